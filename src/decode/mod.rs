@@ -1,0 +1,342 @@
+//! From a file name to profiled instances: sniff what the input is (raw
+//! protobuf, OCI archive, OCI directory, any of them gzip-compressed, or
+//! stdin), find the instance layers, and stream each through
+//! [`instance::profile_instance`] into its own [`Aggregate`].
+//!
+//! The input kind is decided by content, never by the file name.
+
+pub mod archive;
+pub mod instance;
+pub mod wire;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path as FsPath, PathBuf};
+
+use indicatif::ProgressBar;
+
+use crate::profile::{Aggregate, Path};
+pub use archive::ArchiveError;
+pub use instance::{InstanceError, InstanceSummary};
+
+/// Read buffer size: large enough that syscalls do not show in profiles.
+const BUF_SIZE: usize = 256 * 1024;
+
+pub const INSTANCE_MEDIA_TYPE: &str = "application/org.ommx.v1.instance";
+
+/// Where the bytes come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Stdin,
+    Path(PathBuf),
+}
+
+impl Input {
+    pub fn from_arg(arg: &str) -> Self {
+        if arg == "-" {
+            Input::Stdin
+        } else {
+            Input::Path(PathBuf::from(arg))
+        }
+    }
+
+    /// How the input is named in messages and reports.
+    pub fn display_name(&self) -> String {
+        match self {
+            Input::Stdin => "<stdin>".to_string(),
+            Input::Path(p) => p.display().to_string(),
+        }
+    }
+}
+
+/// What kind of container held the instances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Container {
+    /// Raw `ommx.v1.Instance` bytes.
+    Raw,
+    /// An OCI image layout in a tar archive (an `.ommx` file).
+    Archive,
+    /// An extracted OCI image-layout directory.
+    Directory,
+}
+
+/// One layer of an archive's manifest.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LayerInfo {
+    /// Position in the manifest (all layers).
+    pub index: usize,
+    pub media_type: String,
+    pub digest: String,
+    pub size: u64,
+    pub annotations: BTreeMap<String, String>,
+    /// Position among the instance layers, for instance layers.
+    pub instance_index: Option<usize>,
+    /// Why the layer is not profiled, for the others.
+    pub not_profiled: Option<String>,
+}
+
+impl LayerInfo {
+    pub fn title(&self) -> Option<&str> {
+        self.annotations
+            .get("org.ommx.v1.instance.title")
+            .map(String::as_str)
+    }
+}
+
+/// What the input turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    pub name: String,
+    /// Size of the input as stored (compressed, when it is), when known.
+    pub file_bytes: Option<u64>,
+    pub container: Container,
+    pub gzip: bool,
+    pub layers: Vec<LayerInfo>,
+}
+
+/// The profile of one instance.
+#[derive(Debug, Clone)]
+pub struct ProfiledInstance {
+    /// Position among the archive's instance layers; `None` for raw input.
+    pub instance_index: Option<usize>,
+    pub title: Option<String>,
+    pub summary: InstanceSummary,
+    pub aggregate: Aggregate,
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub document: Document,
+    pub instances: Vec<ProfiledInstance>,
+}
+
+/// Which instances to profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    /// Every instance layer.
+    All,
+    /// The N-th instance layer (0-based, manifest order).
+    Layer(usize),
+    /// None: list the layers only.
+    ListOnly,
+}
+
+/// Everything that can go wrong reading an input. Messages do not repeat the
+/// file name; the caller puts it in front.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("cannot read: {0}")]
+    Io(#[from] io::Error),
+    #[error("the input is empty")]
+    Empty,
+    #[error("not an OMMX instance or archive: the content looks like {0}")]
+    WrongKind(&'static str),
+    #[error("gzip data is corrupt: {0}")]
+    Gzip(io::Error),
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    #[error("the archive has no {INSTANCE_MEDIA_TYPE} layer (layers: {0})")]
+    NoInstanceLayer(String),
+    #[error("--layer {requested} is out of range: the input has {available} instance layer(s)")]
+    LayerOutOfRange { requested: usize, available: usize },
+    #[error("{}{source}", layer.map(|l| format!("instance layer {l}: ")).unwrap_or_default())]
+    Instance {
+        layer: Option<usize>,
+        source: InstanceError,
+    },
+}
+
+/// Magic numbers of formats people mistake for instances, for a helpful message.
+fn looks_like(head: &[u8]) -> Option<&'static str> {
+    let trimmed = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map(|i| &head[i..]);
+    Some(match head {
+        [0x89, b'P', b'N', b'G', ..] => "a PNG image",
+        [0xff, 0xd8, 0xff, ..] => "a JPEG image",
+        [b'%', b'P', b'D', b'F', ..] => "a PDF document",
+        [b'P', b'K', 3, 4, ..] => "a zip archive",
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => "zstd-compressed data (decompress it first)",
+        [b'B', b'Z', b'h', ..] => "bzip2-compressed data (decompress it first)",
+        [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => "xz-compressed data (decompress it first)",
+        _ => match trimmed {
+            Some([b'{' | b'[', ..]) => "JSON text",
+            Some([b'<', ..]) => "XML or HTML text",
+            _ => return None,
+        },
+    })
+}
+
+fn is_gzip(head: &[u8]) -> bool {
+    head.starts_with(&[0x1f, 0x8b])
+}
+
+/// A tar header has "ustar" at offset 257 (POSIX "ustar\0", GNU "ustar  ").
+fn is_tar(head: &[u8]) -> bool {
+    head.len() >= 262 && &head[257..262] == b"ustar"
+}
+
+/// Reads up to `n` bytes without consuming them.
+fn peek<R: BufRead>(reader: &mut R, n: usize) -> io::Result<Vec<u8>> {
+    // A BufReader's buffer may hold less than n after one fill; that is fine
+    // for sniffing: BUF_SIZE is far above the 512 bytes a tar header needs.
+    let buf = reader.fill_buf()?;
+    Ok(buf[..buf.len().min(n)].to_vec())
+}
+
+/// Opens, sniffs and (unless listing only) profiles `input`.
+pub fn read(
+    input: &Input,
+    selection: Selection,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
+    let name = input.display_name();
+    match input {
+        Input::Path(path) if path.is_dir() => {
+            archive::read_directory(path, name, selection, progress)
+        }
+        Input::Path(path) => read_file(path, name, selection, progress),
+        Input::Stdin => {
+            let mut stdin = BufReader::with_capacity(BUF_SIZE, io::stdin().lock());
+            let head = peek(&mut stdin, 512)?;
+            if is_gzip(&head) || is_tar(&head) {
+                // Archives need random access: spool to an unlinked temporary file.
+                let mut spool = tempfile::tempfile()?;
+                io::copy(&mut stdin, &mut spool)?;
+                let mut report = read_file_handle(spool, name, selection, progress)?;
+                report.document.file_bytes = None;
+                Ok(report)
+            } else {
+                read_raw(stdin, None, name, None, false, selection, progress)
+            }
+        }
+    }
+}
+
+fn read_file(
+    path: &FsPath,
+    name: String,
+    selection: Selection,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
+    read_file_handle(File::open(path)?, name, selection, progress)
+}
+
+fn read_file_handle(
+    file: File,
+    name: String,
+    selection: Selection,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
+    let file_bytes = file.metadata()?.len();
+    progress.set_length(file_bytes);
+    let mut reader = BufReader::with_capacity(BUF_SIZE, file);
+    let head = peek(&mut reader, 512)?;
+    if head.is_empty() {
+        return Err(DecodeError::Empty);
+    }
+    if is_gzip(&head) {
+        let mut gz =
+            BufReader::with_capacity(BUF_SIZE, flate2::bufread::MultiGzDecoder::new(reader));
+        let inner = peek(&mut gz, 512).map_err(DecodeError::Gzip)?;
+        if is_tar(&inner) {
+            let file = gz.into_inner().into_inner().into_inner();
+            return archive::read_tar(
+                archive::TarSource::gzip(file)?,
+                name,
+                file_bytes,
+                selection,
+                progress,
+            );
+        }
+        return read_raw(gz, Some(file_bytes), name, None, true, selection, progress);
+    }
+    if is_tar(&head) {
+        let file = reader.into_inner();
+        return archive::read_tar(
+            archive::TarSource::plain(file)?,
+            name,
+            file_bytes,
+            selection,
+            progress,
+        );
+    }
+    read_raw(
+        reader,
+        Some(file_bytes),
+        name,
+        Some(file_bytes),
+        false,
+        selection,
+        progress,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_raw<R: BufRead>(
+    mut reader: R,
+    file_bytes: Option<u64>,
+    name: String,
+    total: Option<u64>,
+    gzip: bool,
+    selection: Selection,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
+    let head =
+        peek(&mut reader, 512).map_err(|e| if gzip { DecodeError::Gzip(e) } else { e.into() })?;
+    if head.is_empty() {
+        return Err(DecodeError::Empty);
+    }
+    if let Some(kind) = looks_like(&head) {
+        return Err(DecodeError::WrongKind(kind));
+    }
+    let document = Document {
+        name,
+        file_bytes,
+        container: Container::Raw,
+        gzip,
+        layers: Vec::new(),
+    };
+    let mut instances = Vec::new();
+    match selection {
+        Selection::ListOnly => {}
+        Selection::Layer(n) if n > 0 => {
+            return Err(DecodeError::LayerOutOfRange {
+                requested: n,
+                available: 1,
+            })
+        }
+        _ => {
+            let reader = progress.wrap_read(reader);
+            instances.push(profile_one(reader, total, None, None)?);
+        }
+    }
+    Ok(Report {
+        document,
+        instances,
+    })
+}
+
+/// Profiles one instance stream into a fresh aggregate.
+pub(crate) fn profile_one<R: Read>(
+    reader: R,
+    total: Option<u64>,
+    instance_index: Option<usize>,
+    title: Option<String>,
+) -> Result<ProfiledInstance, DecodeError> {
+    let mut aggregate = Aggregate::new();
+    let summary = instance::profile_instance(reader, total, &mut Path::new(), &mut aggregate)
+        .map_err(|source| DecodeError::Instance {
+            layer: instance_index,
+            source,
+        })?;
+    Ok(ProfiledInstance {
+        instance_index,
+        title,
+        summary,
+        aggregate,
+    })
+}

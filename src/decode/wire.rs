@@ -1,0 +1,233 @@
+//! A minimal streaming reader for the top level of a protobuf message: it
+//! yields one field at a time from any `Read`, so repeated fields can be
+//! decoded element by element without holding the whole message.
+//!
+//! No length read from the input is trusted: a length-delimited field is
+//! checked against the bytes known to remain (when the total is known), and
+//! otherwise read incrementally so a hostile length can only fail with
+//! "truncated", never allocate ahead of the data.
+
+use std::io::{self, Read};
+
+/// What went wrong at the wire level, with the byte offset where it did.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("truncated input: {what} at byte {offset} runs past the end of the data")]
+    Truncated { what: &'static str, offset: u64 },
+    #[error("malformed protobuf at byte {offset}: {what}")]
+    Malformed { what: String, offset: u64 },
+    #[error("read failed at byte {offset}: {source}")]
+    Io { offset: u64, source: io::Error },
+}
+
+/// Protobuf wire types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireType {
+    Varint,
+    Fixed64,
+    Len,
+    Fixed32,
+}
+
+pub struct FieldReader<R> {
+    reader: R,
+    offset: u64,
+    /// Total bytes in the message, when the container says so.
+    total: Option<u64>,
+}
+
+impl<R: Read> FieldReader<R> {
+    pub fn new(reader: R, total: Option<u64>) -> Self {
+        Self {
+            reader,
+            offset: 0,
+            total,
+        }
+    }
+
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    fn read_byte(&mut self) -> Result<Option<u8>, WireError> {
+        let mut byte = [0u8; 1];
+        loop {
+            match self.reader.read(&mut byte) {
+                Ok(0) => return Ok(None),
+                Ok(_) => {
+                    self.offset += 1;
+                    return Ok(Some(byte[0]));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(WireError::Io {
+                        offset: self.offset,
+                        source,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Reads a varint; `Ok(None)` only at a clean end of input before its first byte.
+    fn varint(&mut self, what: &'static str, eof_ok: bool) -> Result<Option<u64>, WireError> {
+        let start = self.offset;
+        let mut value: u64 = 0;
+        for i in 0..10 {
+            let Some(byte) = self.read_byte()? else {
+                if i == 0 && eof_ok {
+                    return Ok(None);
+                }
+                return Err(WireError::Truncated {
+                    what,
+                    offset: start,
+                });
+            };
+            if i == 9 && byte > 1 {
+                return Err(WireError::Malformed {
+                    what: format!("{what} is longer than 64 bits"),
+                    offset: start,
+                });
+            }
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte & 0x80 == 0 {
+                return Ok(Some(value));
+            }
+        }
+        unreachable!("the tenth byte either ends the varint or is rejected")
+    }
+
+    /// The next field's number and wire type, or `None` at the end of input.
+    pub fn next_field(&mut self) -> Result<Option<(u32, WireType)>, WireError> {
+        let start = self.offset;
+        let Some(key) = self.varint("field tag", true)? else {
+            return Ok(None);
+        };
+        let field = key >> 3;
+        let wire_type = match key & 7 {
+            0 => WireType::Varint,
+            1 => WireType::Fixed64,
+            2 => WireType::Len,
+            5 => WireType::Fixed32,
+            other => {
+                return Err(WireError::Malformed {
+                    what: format!("unsupported wire type {other} in tag of field {field}"),
+                    offset: start,
+                })
+            }
+        };
+        if field == 0 || field > u64::from(u32::MAX >> 3) {
+            return Err(WireError::Malformed {
+                what: format!("invalid field number {field}"),
+                offset: start,
+            });
+        }
+        Ok(Some((field as u32, wire_type)))
+    }
+
+    pub fn read_varint(&mut self) -> Result<u64, WireError> {
+        Ok(self.varint("varint", false)?.expect("eof_ok is false"))
+    }
+
+    /// Reads the body of a length-delimited field into `buf` (replacing its contents).
+    pub fn read_len_into(&mut self, buf: &mut Vec<u8>) -> Result<(), WireError> {
+        buf.clear();
+        self.append_len(buf)
+    }
+
+    /// Appends the body of a length-delimited field to `buf`.
+    pub fn append_len(&mut self, buf: &mut Vec<u8>) -> Result<(), WireError> {
+        let start = self.offset;
+        let len = self
+            .varint("length prefix", false)?
+            .expect("eof_ok is false");
+        if let Some(total) = self.total {
+            if len > total.saturating_sub(self.offset) {
+                return Err(WireError::Truncated {
+                    what: "a length-delimited field",
+                    offset: start,
+                });
+            }
+            // Known to be present: reserving up front is safe.
+            buf.reserve(len as usize);
+        }
+        let before = buf.len();
+        let got = (&mut self.reader)
+            .take(len)
+            .read_to_end(buf)
+            .map_err(|source| WireError::Io {
+                offset: self.offset,
+                source,
+            })?;
+        self.offset += got as u64;
+        if (got as u64) < len {
+            buf.truncate(before);
+            return Err(WireError::Truncated {
+                what: "a length-delimited field",
+                offset: start,
+            });
+        }
+        Ok(())
+    }
+
+    /// Skips a field of the given wire type.
+    pub fn skip(&mut self, wire_type: WireType) -> Result<(), WireError> {
+        let start = self.offset;
+        let n = match wire_type {
+            WireType::Varint => {
+                self.read_varint()?;
+                return Ok(());
+            }
+            WireType::Fixed64 => 8,
+            WireType::Fixed32 => 4,
+            WireType::Len => self
+                .varint("length prefix", false)?
+                .expect("eof_ok is false"),
+        };
+        let skipped =
+            io::copy(&mut (&mut self.reader).take(n), &mut io::sink()).map_err(|source| {
+                WireError::Io {
+                    offset: self.offset,
+                    source,
+                }
+            })?;
+        self.offset += skipped;
+        if skipped < n {
+            return Err(WireError::Truncated {
+                what: "a field",
+                offset: start,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_fields_and_rejects_lengths_past_the_end() {
+        // field 2 (LEN) "ab", field 5 varint 1
+        let data = [0x12, 2, b'a', b'b', 0x28, 1];
+        let mut r = FieldReader::new(&data[..], Some(data.len() as u64));
+        assert_eq!(r.next_field().unwrap(), Some((2, WireType::Len)));
+        let mut buf = Vec::new();
+        r.read_len_into(&mut buf).unwrap();
+        assert_eq!(buf, b"ab");
+        assert_eq!(r.next_field().unwrap(), Some((5, WireType::Varint)));
+        assert_eq!(r.read_varint().unwrap(), 1);
+        assert_eq!(r.next_field().unwrap(), None);
+
+        let bad = [0x12, 0xff, 0xff, 0xff, 0xff, 0x0f, b'a'];
+        for total in [Some(bad.len() as u64), None] {
+            let mut r = FieldReader::new(&bad[..], total);
+            r.next_field().unwrap();
+            let err = r.read_len_into(&mut buf).unwrap_err();
+            assert!(
+                matches!(err, WireError::Truncated { offset: 1, .. }),
+                "{err}"
+            );
+        }
+    }
+}

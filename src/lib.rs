@@ -1,0 +1,24 @@
+//! memprof: see where the memory of an OMMX optimization problem goes.
+//!
+//! The pipeline, one module per stage, data flowing one way:
+//! [`decode`] (bytes → streamed entities) → [`model`] (OMMX's in-memory types
+//! and normalization) → [`profile`] (leaf-only traversal into one
+//! [`profile::Aggregate`]) → [`render`] (every output format is a view of
+//! that aggregate). [`cli`] turns arguments into plain options and [`run`]
+//! wires the stages together.
+
+pub mod cli;
+pub mod decode;
+pub mod model;
+pub mod output;
+pub mod profile;
+pub mod progress;
+pub mod render;
+
+/// Types generated from proto/ by build.rs.
+pub mod ommx_v1 {
+    #![allow(clippy::all, clippy::pedantic, missing_docs)]
+    include!(concat!(env!("OUT_DIR"), "/ommx.v1.rs"));
+}
+
+pub use cli::run;

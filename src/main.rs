@@ -1,0 +1,51 @@
+//! The `memprof` binary: parse arguments, run, map the outcome to an exit
+//! status (0 success, 2 error; a closed stdout pipe ends quietly with 0).
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .filter_map(|e| e.downcast_ref::<io::Error>())
+        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// The error and its causes on one line. Many of memprof's errors already
+/// quote their cause; a cause whose text the line already ends with is not
+/// repeated.
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line.replace(['\n', '\r'], " ")
+}
+
+fn main() -> ExitCode {
+    let cli = match memprof::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match memprof::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            let message = one_line(&err);
+            let _ = writeln!(io::stderr(), "memprof: error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

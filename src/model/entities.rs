@@ -1,0 +1,455 @@
+//! Decision variables, constraints and the smaller parts of an instance, with
+//! OMMX 2.9.3's frame names and validation rules.
+
+use std::collections::BTreeMap;
+
+use crate::ommx_v1 as pb;
+use crate::profile::collections::{
+    btree_set_u64, leaf, option_f64, option_string, scalar_map, string_bytes, string_map,
+    vec_of_8_byte, vec_of_strings, MapKind,
+};
+use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+
+use super::{Function, ModelError};
+
+/// Tolerance OMMX uses when it checks a substituted value against its bound.
+const ATOL: f64 = 1e-6;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Binary,
+    Integer,
+    Continuous,
+    SemiInteger,
+    SemiContinuous,
+}
+
+impl Kind {
+    fn from_wire(id: u64, kind: i32) -> Result<Self, ModelError> {
+        use pb::decision_variable::Kind as W;
+        Ok(match W::try_from(kind) {
+            Ok(W::Binary) => Kind::Binary,
+            Ok(W::Integer) => Kind::Integer,
+            Ok(W::Continuous) => Kind::Continuous,
+            Ok(W::SemiInteger) => Kind::SemiInteger,
+            Ok(W::SemiContinuous) => Kind::SemiContinuous,
+            Ok(W::Unspecified) | Err(_) => return Err(ModelError::UnknownKind { id, kind }),
+        })
+    }
+
+    fn is_integral(self) -> bool {
+        matches!(self, Kind::Binary | Kind::Integer | Kind::SemiInteger)
+    }
+}
+
+/// A decision variable as OMMX holds it. Metadata strings are kept because
+/// later analyses (names, families) need them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionVariable {
+    pub id: u64,
+    pub kind: Kind,
+    pub bound: (f64, f64),
+    pub substituted_value: Option<f64>,
+    pub name: Option<String>,
+    pub subscripts: Vec<i64>,
+    pub parameters: BTreeMap<String, String>,
+    pub description: Option<String>,
+}
+
+impl DecisionVariable {
+    pub fn from_wire(v: pb::DecisionVariable) -> Result<Self, ModelError> {
+        let pb::DecisionVariable {
+            id,
+            kind,
+            bound,
+            name,
+            subscripts,
+            parameters,
+            description,
+            substituted_value,
+        } = v;
+        let kind = Kind::from_wire(id, kind)?;
+        // An absent bound reads as the wire default [0, 0].
+        let (lower, upper) = bound.map_or((0.0, 0.0), |b| (b.lower, b.upper));
+        if lower.is_nan() || upper.is_nan() || lower > upper {
+            return Err(ModelError::InvalidBound { id, lower, upper });
+        }
+        let (mut lower, mut upper) = (lower, upper);
+        if kind == Kind::Binary {
+            lower = lower.max(0.0);
+            upper = upper.min(1.0);
+        }
+        if kind.is_integral() {
+            lower = lower.ceil();
+            upper = upper.floor();
+        }
+        if lower > upper {
+            return Err(ModelError::InvalidBound { id, lower, upper });
+        }
+        if let Some(value) = substituted_value {
+            let in_bound = value >= lower - ATOL && value <= upper + ATOL;
+            let integral = !kind.is_integral() || (value - value.round()).abs() <= ATOL;
+            if value.is_nan() || !in_bound || !integral {
+                return Err(ModelError::InvalidSubstitutedValue {
+                    id,
+                    value,
+                    lower,
+                    upper,
+                });
+            }
+        }
+        Ok(Self {
+            id,
+            kind,
+            bound: (lower, upper),
+            substituted_value,
+            name,
+            subscripts,
+            parameters,
+            description,
+        })
+    }
+}
+
+impl LogicalMemoryProfile for DecisionVariable {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let DecisionVariable {
+            id: _,
+            kind: _,
+            bound: _,
+            substituted_value,
+            name,
+            subscripts,
+            parameters,
+            description,
+        } = self;
+        leaf(&path.with("DecisionVariable.id"), visitor, 8);
+        leaf(&path.with("DecisionVariable.kind"), visitor, 1);
+        leaf(&path.with("DecisionVariable.bound"), visitor, 16);
+        option_f64(
+            &mut path.with("DecisionVariable.substituted_value"),
+            visitor,
+            *substituted_value,
+        );
+        let mut meta = path.with("DecisionVariable.metadata");
+        option_string(
+            &mut meta.with("DecisionVariableMetadata.name"),
+            visitor,
+            name.as_deref(),
+        );
+        vec_of_8_byte(
+            &mut meta.with("DecisionVariableMetadata.subscripts"),
+            visitor,
+            subscripts.len(),
+        );
+        string_map(
+            &mut meta.with("DecisionVariableMetadata.parameters"),
+            visitor,
+            MapKind::FnvHashMap,
+            parameters.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+        option_string(
+            &mut meta.with("DecisionVariableMetadata.description"),
+            visitor,
+            description.as_deref(),
+        );
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Equality {
+    EqualToZero,
+    LessThanOrEqualToZero,
+}
+
+/// A constraint as OMMX holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Constraint {
+    pub id: u64,
+    pub equality: Equality,
+    pub function: Function,
+    pub name: Option<String>,
+    pub subscripts: Vec<i64>,
+    pub parameters: BTreeMap<String, String>,
+    pub description: Option<String>,
+}
+
+impl Constraint {
+    pub fn from_wire(c: pb::Constraint) -> Result<Self, ModelError> {
+        let pb::Constraint {
+            id,
+            equality,
+            function,
+            parameters,
+            name,
+            description,
+            subscripts,
+        } = c;
+        let equality = match pb::Equality::try_from(equality) {
+            Ok(pb::Equality::EqualToZero) => Equality::EqualToZero,
+            Ok(pb::Equality::LessThanOrEqualToZero) => Equality::LessThanOrEqualToZero,
+            _ => return Err(ModelError::UnknownEquality { id, equality }),
+        };
+        let function = function.ok_or_else(|| ModelError::MissingFunction {
+            what: format!("constraint {id}"),
+        })?;
+        Ok(Self {
+            id,
+            equality,
+            function: Function::from_wire(&function)?,
+            name,
+            subscripts,
+            parameters,
+            description,
+        })
+    }
+}
+
+impl LogicalMemoryProfile for Constraint {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let Constraint {
+            id: _,
+            equality: _,
+            function,
+            name,
+            subscripts,
+            parameters,
+            description,
+        } = self;
+        leaf(&path.with("Constraint.id"), visitor, 8);
+        leaf(&path.with("Constraint.equality"), visitor, 1);
+        function.visit_logical_memory(&mut path.with("Constraint.function"), visitor);
+        option_string(&mut path.with("Constraint.name"), visitor, name.as_deref());
+        vec_of_8_byte(
+            &mut path.with("Constraint.subscripts"),
+            visitor,
+            subscripts.len(),
+        );
+        string_map(
+            &mut path.with("Constraint.parameters"),
+            visitor,
+            MapKind::FnvHashMap,
+            parameters.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+        option_string(
+            &mut path.with("Constraint.description"),
+            visitor,
+            description.as_deref(),
+        );
+    }
+}
+
+/// A constraint taken out of the problem, kept with the reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemovedConstraint {
+    pub constraint: Constraint,
+    pub removed_reason: String,
+    pub removed_reason_parameters: BTreeMap<String, String>,
+}
+
+impl RemovedConstraint {
+    pub fn from_wire(r: pb::RemovedConstraint) -> Result<Self, ModelError> {
+        let pb::RemovedConstraint {
+            constraint,
+            removed_reason,
+            removed_reason_parameters,
+        } = r;
+        let constraint = constraint.ok_or(ModelError::MissingRemovedConstraint)?;
+        Ok(Self {
+            constraint: Constraint::from_wire(constraint)?,
+            removed_reason,
+            removed_reason_parameters,
+        })
+    }
+}
+
+impl LogicalMemoryProfile for RemovedConstraint {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let RemovedConstraint {
+            constraint,
+            removed_reason,
+            removed_reason_parameters,
+        } = self;
+        constraint.visit_logical_memory(&mut path.with("RemovedConstraint.constraint"), visitor);
+        leaf(
+            &path.with("RemovedConstraint.removed_reason"),
+            visitor,
+            string_bytes(removed_reason),
+        );
+        string_map(
+            &mut path.with("RemovedConstraint.removed_reason_parameters"),
+            visitor,
+            MapKind::FnvHashMap,
+            removed_reason_parameters
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OneHot {
+    pub constraint_id: u64,
+    pub variables: Vec<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sos1 {
+    pub binary_constraint_id: u64,
+    pub big_m_constraint_ids: Vec<u64>,
+    pub variables: Vec<u64>,
+}
+
+/// The hints that survive loading (those on removed constraints are dropped
+/// by the caller, which knows the removed ids).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConstraintHints {
+    pub one_hot: Vec<OneHot>,
+    pub sos1: Vec<Sos1>,
+}
+
+impl LogicalMemoryProfile for ConstraintHints {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let ConstraintHints { one_hot, sos1 } = self;
+        {
+            let mut p = path.with("ConstraintHints.one_hot_constraints");
+            leaf(&p.with("Vec[stack]"), visitor, 24);
+            for OneHot {
+                constraint_id: _,
+                variables,
+            } in one_hot
+            {
+                leaf(&p.with("OneHot.id"), visitor, 8);
+                btree_set_u64(&mut p.with("OneHot.variables"), visitor, variables.len());
+            }
+        }
+        let mut p = path.with("ConstraintHints.sos1_constraints");
+        leaf(&p.with("Vec[stack]"), visitor, 24);
+        for Sos1 {
+            binary_constraint_id: _,
+            big_m_constraint_ids,
+            variables,
+        } in sos1
+        {
+            leaf(&p.with("Sos1.binary_constraint_id"), visitor, 8);
+            btree_set_u64(
+                &mut p.with("Sos1.big_m_constraint_ids"),
+                visitor,
+                big_m_constraint_ids.len(),
+            );
+            btree_set_u64(&mut p.with("Sos1.variables"), visitor, variables.len());
+        }
+    }
+}
+
+/// `decision_variable_dependency`: assignments `x[key] = f(...)` and the
+/// dependency graph OMMX builds from them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AcyclicAssignments {
+    pub assignments: BTreeMap<u64, Function>,
+    pub nodes: usize,
+    pub edges: usize,
+}
+
+impl LogicalMemoryProfile for AcyclicAssignments {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let AcyclicAssignments {
+            assignments,
+            nodes,
+            edges,
+        } = self;
+        {
+            let mut p = path.with("AcyclicAssignments.assignments");
+            leaf(&p.with("FnvHashMap[stack]"), visitor, 32);
+            for function in assignments.values() {
+                leaf(&p.with("FnvHashMap[key]"), visitor, 8);
+                function.visit_logical_memory(&mut p, visitor);
+            }
+        }
+        // The graph: fixed part, then 8 bytes a node and 16 an edge.
+        leaf(
+            &path.with("AcyclicAssignments.dependency"),
+            visitor,
+            144 + 8 * nodes + 16 * edges,
+        );
+    }
+}
+
+/// `Instance.parameters`: absent, or a map of parameter id to value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parameters(pub Option<BTreeMap<u64, f64>>);
+
+impl LogicalMemoryProfile for Parameters {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        match &self.0 {
+            None => leaf(&path.with("Option[stack]"), visitor, 48),
+            Some(entries) => scalar_map(
+                &mut path.with("Parameters.entries"),
+                visitor,
+                MapKind::HashMap,
+                entries.len(),
+            ),
+        }
+    }
+}
+
+/// `Instance.description`: absent, or its optional strings and authors.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Description(pub Option<pb::instance::Description>);
+
+impl LogicalMemoryProfile for Description {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let Some(d) = &self.0 else {
+            return leaf(&path.with("Option[stack]"), visitor, 168);
+        };
+        let pb::instance::Description {
+            name,
+            description,
+            authors,
+            created_by,
+            created,
+            license,
+            dataset,
+        } = d;
+        let fields = [
+            ("Description.name", name),
+            ("Description.description", description),
+            ("Description.created_by", created_by),
+            ("Description.created", created),
+            ("Description.license", license),
+            ("Description.dataset", dataset),
+        ];
+        for (frame, value) in fields {
+            option_string(&mut path.with(frame), visitor, value.as_deref());
+        }
+        vec_of_strings(
+            &mut path.with("Description.authors"),
+            visitor,
+            authors.iter().map(String::as_str),
+        );
+    }
+}
+
+/// `Instance.annotations`: user key/value pairs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Annotations(pub BTreeMap<String, String>);
+
+impl Annotations {
+    pub fn from_wire(map: BTreeMap<String, String>) -> Result<Self, ModelError> {
+        if let Some(key) = map.keys().find(|k| k.starts_with("org.ommx.v1.")) {
+            return Err(ModelError::ReservedAnnotation(key.clone()));
+        }
+        Ok(Self(map))
+    }
+}
+
+impl LogicalMemoryProfile for Annotations {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        string_map(
+            path,
+            visitor,
+            MapKind::HashMap,
+            self.0.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+    }
+}

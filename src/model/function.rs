@@ -1,0 +1,310 @@
+//! OMMX's normalized functions: which variant a wire `Function` becomes and
+//! how many monomials it stores, decided exactly as ommx 2.9.3 decides them.
+//!
+//! Rules (measured against the package): the variant follows the oneof arm
+//! (constant 0.0 is `Zero`); terms with a coefficient of exactly 0.0 are
+//! dropped before anything else looks at them; terms on the same monomial are
+//! summed in file order and removed when the sum is exactly 0.0 (no
+//! tolerance); quadratic keys are unordered pairs; polynomial keys are sorted
+//! id lists; a non-zero constant is one stored term.
+
+use crate::ommx_v1 as pb;
+use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+
+use super::ModelError;
+
+/// A normalized function. Terms are sorted by monomial and merged.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Function {
+    Zero,
+    Constant(f64),
+    /// `(variable, coefficient)` terms plus the constant (0.0 when absent).
+    Linear {
+        terms: Vec<(u64, f64)>,
+        constant: f64,
+    },
+    /// Degree-2 terms on `(min, max)` pairs, then the linear part.
+    Quadratic {
+        quadratic: Vec<((u64, u64), f64)>,
+        linear: Vec<(u64, f64)>,
+        constant: f64,
+    },
+    /// Monomials as sorted id lists; the empty list is the constant.
+    Polynomial {
+        terms: Vec<(Vec<u64>, f64)>,
+    },
+}
+
+/// Stack size of OMMX's `PolynomialBase` and the bytes one stored term adds,
+/// per variant.
+const TERMS_STACK: usize = 32;
+const LINEAR_TERM: usize = 24;
+const QUADRATIC_TERM: usize = 32;
+const POLYNOMIAL_TERM: usize = 48;
+const CONSTANT_BYTES: usize = 40;
+
+fn finite(value: f64, what: &str) -> Result<f64, ModelError> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(ModelError::NonFinite {
+            what: what.to_string(),
+            value,
+        })
+    }
+}
+
+/// Sorts `terms` by key (stably, so file order survives within a key), sums
+/// each run in that order and drops sums that are exactly zero.
+fn merge<K: Ord>(mut terms: Vec<(K, f64)>) -> Vec<(K, f64)> {
+    terms.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut merged: Vec<(K, f64)> = Vec::with_capacity(terms.len());
+    for (key, coefficient) in terms {
+        match merged.last_mut() {
+            Some((last, sum)) if *last == key => *sum += coefficient,
+            _ => {
+                if merged.last().is_some_and(|(_, sum)| *sum == 0.0) {
+                    merged.pop();
+                }
+                merged.push((key, coefficient));
+            }
+        }
+    }
+    if merged.last().is_some_and(|(_, sum)| *sum == 0.0) {
+        merged.pop();
+    }
+    merged
+}
+
+fn linear_terms(linear: &pb::Linear, out: &mut Vec<(u64, f64)>) -> Result<(), ModelError> {
+    out.reserve(linear.terms.len());
+    for term in &linear.terms {
+        let c = finite(term.coefficient, "linear coefficient")?;
+        if c != 0.0 {
+            out.push((term.id, c));
+        }
+    }
+    Ok(())
+}
+
+impl Function {
+    /// Normalizes a wire function. `None` (no arm set) is rejected as 2.9.3 does.
+    pub fn from_wire(function: &pb::Function) -> Result<Self, ModelError> {
+        use pb::function::Function as Arm;
+        let Some(arm) = &function.function else {
+            return Err(ModelError::EmptyFunction);
+        };
+        Ok(match arm {
+            Arm::Constant(c) => {
+                let c = finite(*c, "constant")?;
+                if c == 0.0 {
+                    Function::Zero
+                } else {
+                    Function::Constant(c)
+                }
+            }
+            Arm::Linear(linear) => {
+                let mut terms = Vec::new();
+                linear_terms(linear, &mut terms)?;
+                Function::Linear {
+                    terms: merge(terms),
+                    constant: finite(linear.constant, "constant")?,
+                }
+            }
+            Arm::Quadratic(q) => {
+                if q.rows.len() != q.columns.len() || q.rows.len() != q.values.len() {
+                    return Err(ModelError::QuadraticLengths {
+                        rows: q.rows.len(),
+                        columns: q.columns.len(),
+                        values: q.values.len(),
+                    });
+                }
+                let mut quadratic = Vec::with_capacity(q.rows.len());
+                for ((&r, &c), &v) in q.rows.iter().zip(&q.columns).zip(&q.values) {
+                    let v = finite(v, "quadratic coefficient")?;
+                    if v != 0.0 {
+                        quadratic.push(((r.min(c), r.max(c)), v));
+                    }
+                }
+                let mut linear = Vec::new();
+                let mut constant = 0.0;
+                if let Some(l) = &q.linear {
+                    linear_terms(l, &mut linear)?;
+                    constant = finite(l.constant, "constant")?;
+                }
+                Function::Quadratic {
+                    quadratic: merge(quadratic),
+                    linear: merge(linear),
+                    constant,
+                }
+            }
+            Arm::Polynomial(p) => {
+                let mut terms = Vec::with_capacity(p.terms.len());
+                for monomial in &p.terms {
+                    let c = finite(monomial.coefficient, "polynomial coefficient")?;
+                    if c != 0.0 {
+                        let mut ids = monomial.ids.clone();
+                        ids.sort_unstable();
+                        terms.push((ids, c));
+                    }
+                }
+                Function::Polynomial {
+                    terms: merge(terms),
+                }
+            }
+        })
+    }
+
+    /// Number of monomials OMMX stores, a non-zero constant included.
+    pub fn stored_terms(&self) -> usize {
+        let constant_term = |c: &f64| usize::from(*c != 0.0);
+        match self {
+            Function::Zero | Function::Constant(_) => 0,
+            Function::Linear { terms, constant } => terms.len() + constant_term(constant),
+            Function::Quadratic {
+                quadratic,
+                linear,
+                constant,
+            } => quadratic.len() + linear.len() + constant_term(constant),
+            Function::Polynomial { terms } => terms.len(),
+        }
+    }
+
+    /// The name of the variant as OMMX's frames spell it.
+    pub fn variant_name(&self) -> &'static str {
+        match self {
+            Function::Zero => "Zero",
+            Function::Constant(_) => "Constant",
+            Function::Linear { .. } => "Linear",
+            Function::Quadratic { .. } => "Quadratic",
+            Function::Polynomial { .. } => "Polynomial",
+        }
+    }
+
+    /// Every variable id the function uses (with repeats).
+    pub fn for_each_variable(&self, mut f: impl FnMut(u64)) {
+        match self {
+            Function::Zero | Function::Constant(_) => {}
+            Function::Linear { terms, .. } => terms.iter().for_each(|&(id, _)| f(id)),
+            Function::Quadratic {
+                quadratic, linear, ..
+            } => {
+                for &((a, b), _) in quadratic {
+                    f(a);
+                    f(b);
+                }
+                linear.iter().for_each(|&(id, _)| f(id));
+            }
+            Function::Polynomial { terms } => {
+                terms.iter().flat_map(|(ids, _)| ids).for_each(|&id| f(id))
+            }
+        }
+    }
+
+    /// Logical bytes, as the leaf below reports them.
+    pub fn bytes(&self) -> usize {
+        let per_term = match self {
+            Function::Zero | Function::Constant(_) => return CONSTANT_BYTES,
+            Function::Linear { .. } => LINEAR_TERM,
+            Function::Quadratic { .. } => QUADRATIC_TERM,
+            Function::Polynomial { .. } => POLYNOMIAL_TERM,
+        };
+        TERMS_STACK + per_term * self.stored_terms()
+    }
+}
+
+impl LogicalMemoryProfile for Function {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let mut variant = path.with(self.variant_name());
+        match self {
+            Function::Zero | Function::Constant(_) => visitor.visit_leaf(&variant, self.bytes()),
+            _ => visitor.visit_leaf(&variant.with("PolynomialBase.terms"), self.bytes()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pb::function::Function as Arm;
+
+    fn linear(terms: &[(u64, f64)], constant: f64) -> pb::Function {
+        pb::Function {
+            function: Some(Arm::Linear(pb::Linear {
+                terms: terms
+                    .iter()
+                    .map(|&(id, coefficient)| pb::LinearTerm { id, coefficient })
+                    .collect(),
+                constant,
+            })),
+        }
+    }
+
+    #[test]
+    fn duplicate_terms_sum_and_exact_cancellations_vanish() {
+        let f =
+            Function::from_wire(&linear(&[(1, 1.0), (2, 0.5), (1, -1.0), (3, 0.0)], 0.0)).unwrap();
+        assert_eq!(f.stored_terms(), 1);
+        assert_eq!(f.bytes(), 56);
+        // 0.1 + 0.2 - 0.3 is not exactly zero, so the term stays.
+        let f = Function::from_wire(&linear(&[(1, 0.1), (1, 0.2), (1, -0.3)], 2.0)).unwrap();
+        assert_eq!(f.stored_terms(), 2);
+    }
+
+    #[test]
+    fn constant_zero_is_zero_and_empty_linear_stays_linear() {
+        let zero = pb::Function {
+            function: Some(Arm::Constant(0.0)),
+        };
+        assert_eq!(Function::from_wire(&zero).unwrap(), Function::Zero);
+        let f = Function::from_wire(&linear(&[], 0.0)).unwrap();
+        assert_eq!((f.variant_name(), f.bytes()), ("Linear", 32));
+    }
+
+    #[test]
+    fn quadratic_pairs_are_unordered_and_polynomial_ids_sorted() {
+        let q = pb::Function {
+            function: Some(Arm::Quadratic(pb::Quadratic {
+                rows: vec![1, 2, 1],
+                columns: vec![2, 1, 1],
+                values: vec![1.0, 1.0, 3.0],
+                linear: Some(pb::Linear {
+                    terms: vec![pb::LinearTerm {
+                        id: 1,
+                        coefficient: 1.0,
+                    }],
+                    constant: 4.0,
+                }),
+            })),
+        };
+        let f = Function::from_wire(&q).unwrap();
+        assert_eq!(f.stored_terms(), 4);
+        let p = pb::Function {
+            function: Some(Arm::Polynomial(pb::Polynomial {
+                terms: vec![
+                    pb::Monomial {
+                        ids: vec![3, 1, 1],
+                        coefficient: 1.0,
+                    },
+                    pb::Monomial {
+                        ids: vec![1, 3, 1],
+                        coefficient: -1.0,
+                    },
+                    pb::Monomial {
+                        ids: vec![],
+                        coefficient: 2.0,
+                    },
+                ],
+            })),
+        };
+        let f = Function::from_wire(&p).unwrap();
+        assert_eq!((f.stored_terms(), f.bytes()), (1, 80));
+    }
+
+    #[test]
+    fn non_finite_and_empty_functions_are_rejected() {
+        assert!(Function::from_wire(&linear(&[(1, f64::NAN)], 0.0)).is_err());
+        assert!(Function::from_wire(&linear(&[], f64::INFINITY)).is_err());
+        assert!(Function::from_wire(&pb::Function { function: None }).is_err());
+    }
+}

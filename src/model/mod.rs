@@ -1,0 +1,74 @@
+//! The in-memory instance as OMMX 2.9.3 holds it, one entity at a time.
+//!
+//! Each type here is built from its wire message by OMMX's normalization and
+//! validation rules and implements [`LogicalMemoryProfile`] with OMMX's frame
+//! names, so that a traversal reproduces `Instance.logical_memory_profile()`.
+//! Cross-entity rules (undefined variables, duplicate ids, hints, the
+//! dependency graph) live in [`crate::decode::instance`], which sees the
+//! whole stream.
+
+mod entities;
+mod function;
+
+pub use entities::{
+    AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
+    Equality, Kind, OneHot, Parameters, RemovedConstraint, Sos1,
+};
+pub use function::Function;
+
+/// Why OMMX 2.9.3 would refuse an instance. Each message says what was wrong
+/// in the user's terms.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    #[error("a function has no constant, linear, quadratic or polynomial part (an empty function, or a newer writer's expression function, which 2.9.3 cannot read)")]
+    EmptyFunction,
+    #[error("{what} is {value}, which OMMX rejects (coefficients must be finite)")]
+    NonFinite { what: String, value: f64 },
+    #[error("quadratic function has {rows} rows, {columns} columns and {values} values; the three lists must have the same length")]
+    QuadraticLengths {
+        rows: usize,
+        columns: usize,
+        values: usize,
+    },
+    #[error("decision variable {id} has unknown or unspecified kind {kind}")]
+    UnknownKind { id: u64, kind: i32 },
+    #[error("constraint {id} has unknown or unspecified equality {equality}")]
+    UnknownEquality { id: u64, equality: i32 },
+    #[error("{what} has no function")]
+    MissingFunction { what: String },
+    #[error("removed constraint entry has no constraint")]
+    MissingRemovedConstraint,
+    #[error("decision variable {id} has an invalid bound [{lower}, {upper}]")]
+    InvalidBound { id: u64, lower: f64, upper: f64 },
+    #[error("decision variable {id} has substituted value {value}, inconsistent with its kind and bound [{lower}, {upper}]")]
+    InvalidSubstitutedValue {
+        id: u64,
+        value: f64,
+        lower: f64,
+        upper: f64,
+    },
+    #[error("the objective is missing")]
+    MissingObjective,
+    #[error("format_version is {0}, newer than ommx.v1 (0) that this profile follows")]
+    FormatVersion(u32),
+    #[error("decision variable id {0} is defined more than once")]
+    DuplicateVariable(u64),
+    #[error("constraint id {0} is defined more than once")]
+    DuplicateConstraint(u64),
+    #[error("named function id {0} is defined more than once")]
+    DuplicateNamedFunction(u64),
+    #[error("decision_variable_dependency assigns variable {0}, which is not defined")]
+    UndefinedDependencyKey(u64),
+    #[error("{owner} uses decision variable {id}, which is not defined")]
+    UndefinedVariable { owner: String, id: u64 },
+    #[error("{hint} refers to constraint {id}, which is not defined")]
+    UnknownHintConstraint { hint: String, id: u64 },
+    #[error("{hint} lists decision variable {id} more than once")]
+    DuplicateHintVariable { hint: String, id: u64 },
+    #[error("{hint} lists constraint {id} more than once")]
+    DuplicateHintConstraint { hint: String, id: u64 },
+    #[error("decision_variable_dependency is cyclic (variable {0} depends on itself)")]
+    CyclicDependency(u64),
+    #[error("annotation key {0:?} uses the reserved prefix org.ommx.v1.")]
+    ReservedAnnotation(String),
+}

@@ -1,0 +1,259 @@
+//! The one aggregate every output is a view of: a trie of frames where each
+//! node holds the bytes and the number of leaves that landed exactly on it.
+//!
+//! Inserting a leaf walks the trie from the root, but consecutive leaves
+//! usually share most of their path, so the walk starts from the longest
+//! prefix shared with the previous leaf (compared by pointer for the static
+//! frame names that make up nearly every path).
+
+use super::{Frame, LogicalMemoryVisitor, Path};
+
+/// Index of a node in an [`Aggregate`]. The root is [`Aggregate::ROOT`].
+pub type NodeId = usize;
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub name: Frame,
+    pub parent: Option<NodeId>,
+    pub children: Vec<NodeId>,
+    /// Bytes of the leaves whose path ends exactly here.
+    pub own_bytes: u64,
+    /// Number of (non-zero) leaves whose path ends exactly here.
+    pub own_leaves: u64,
+}
+
+/// Inclusive figures of a node: its own plus all its descendants'.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub bytes: u64,
+    pub leaves: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Aggregate {
+    nodes: Vec<Node>,
+    /// Node ids along the previous leaf's path (index i = depth i + 1).
+    last_path: Vec<NodeId>,
+}
+
+impl Default for Aggregate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn same_frame(a: &Frame, b: &Frame) -> bool {
+    match (a, b) {
+        (Frame::Borrowed(x), Frame::Borrowed(y)) if std::ptr::eq(*x, *y) => true,
+        _ => a.as_ref() == b.as_ref(),
+    }
+}
+
+impl Aggregate {
+    pub const ROOT: NodeId = 0;
+
+    pub fn new() -> Self {
+        Self {
+            nodes: vec![Node {
+                name: Frame::Borrowed(""),
+                parent: None,
+                children: Vec::new(),
+                own_bytes: 0,
+                own_leaves: 0,
+            }],
+            last_path: Vec::new(),
+        }
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id]
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len() == 1 && self.nodes[0].own_bytes == 0
+    }
+
+    /// The child of `parent` named `name`, created if missing.
+    pub fn child(&mut self, parent: NodeId, name: &Frame) -> NodeId {
+        if let Some(&id) = self.nodes[parent]
+            .children
+            .iter()
+            .find(|&&c| same_frame(&self.nodes[c].name, name))
+        {
+            return id;
+        }
+        let id = self.nodes.len();
+        self.nodes.push(Node {
+            name: name.clone(),
+            parent: Some(parent),
+            children: Vec::new(),
+            own_bytes: 0,
+            own_leaves: 0,
+        });
+        self.nodes[parent].children.push(id);
+        id
+    }
+
+    /// The node for `frames`, created if missing.
+    pub fn node_for(&mut self, frames: &[Frame]) -> NodeId {
+        let mut shared = 0;
+        while shared < frames.len()
+            && shared < self.last_path.len()
+            && same_frame(&self.nodes[self.last_path[shared]].name, &frames[shared])
+        {
+            shared += 1;
+        }
+        self.last_path.truncate(shared);
+        let mut id = self.last_path.last().copied().unwrap_or(Self::ROOT);
+        for frame in &frames[shared..] {
+            id = self.child(id, frame);
+            self.last_path.push(id);
+        }
+        id
+    }
+
+    /// Adds `leaves` leaves totalling `bytes` at `id`.
+    pub fn add(&mut self, id: NodeId, bytes: u64, leaves: u64) {
+        let node = &mut self.nodes[id];
+        node.own_bytes += bytes;
+        node.own_leaves += leaves;
+    }
+
+    /// Adds everything in `other` below `prefix` (a path from the root).
+    pub fn merge_under(&mut self, prefix: &[Frame], other: &Aggregate) {
+        let base = self.node_for(prefix);
+        self.last_path.clear();
+        let mut mapping = vec![base; other.nodes.len()];
+        // Parents always precede their children, so one forward pass suffices.
+        for (id, node) in other.nodes.iter().enumerate().skip(1) {
+            let parent = mapping[node.parent.expect("non-root node has a parent")];
+            let mine = self.child(parent, &node.name);
+            mapping[id] = mine;
+            self.add(mine, node.own_bytes, node.own_leaves);
+        }
+        self.add(base, other.nodes[0].own_bytes, other.nodes[0].own_leaves);
+    }
+
+    /// Inclusive totals of every node, indexed by [`NodeId`].
+    pub fn totals(&self) -> Vec<Totals> {
+        let mut totals: Vec<Totals> = self
+            .nodes
+            .iter()
+            .map(|n| Totals {
+                bytes: n.own_bytes,
+                leaves: n.own_leaves,
+            })
+            .collect();
+        for id in (1..self.nodes.len()).rev() {
+            let parent = self.nodes[id].parent.expect("non-root node has a parent");
+            let t = totals[id];
+            totals[parent].bytes += t.bytes;
+            totals[parent].leaves += t.leaves;
+        }
+        totals
+    }
+
+    /// Total bytes of every leaf.
+    pub fn total_bytes(&self) -> u64 {
+        self.nodes.iter().map(|n| n.own_bytes).sum()
+    }
+
+    /// The frames from the root (exclusive) down to `id`.
+    pub fn frames_of(&self, mut id: NodeId) -> Vec<&str> {
+        let mut frames = Vec::new();
+        while let Some(parent) = self.nodes[id].parent {
+            frames.push(self.nodes[id].name.as_ref());
+            id = parent;
+        }
+        frames.reverse();
+        frames
+    }
+
+    /// Every node that holds bytes of its own, with its `;`-joined path,
+    /// sorted as whole strings (the order of OMMX's folded output).
+    pub fn folded_lines(&self) -> Vec<(String, u64)> {
+        let mut lines = Vec::new();
+        let mut stack: Vec<(NodeId, String)> = self.nodes[Self::ROOT]
+            .children
+            .iter()
+            .map(|&c| (c, self.nodes[c].name.to_string()))
+            .collect();
+        while let Some((id, path)) = stack.pop() {
+            let node = &self.nodes[id];
+            for &c in &node.children {
+                stack.push((c, format!("{path};{}", self.nodes[c].name)));
+            }
+            if node.own_bytes > 0 {
+                lines.push((path, node.own_bytes));
+            }
+        }
+        lines.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        lines
+    }
+}
+
+impl LogicalMemoryVisitor for Aggregate {
+    fn visit_leaf(&mut self, path: &Path, bytes: usize) {
+        // OMMX drops zero-byte leaves; so do we, leaf count included.
+        if bytes == 0 {
+            return;
+        }
+        let id = self.node_for(path.frames());
+        self.add(id, bytes as u64, 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn visit(agg: &mut Aggregate, frames: &[&'static str], bytes: usize) {
+        let mut path = Path::new();
+        for f in frames {
+            path.frames.push(Frame::Borrowed(f));
+        }
+        agg.visit_leaf(&path, bytes);
+    }
+
+    #[test]
+    fn sums_leaves_per_path_and_sorts_lines_bytewise() {
+        let mut agg = Aggregate::new();
+        visit(&mut agg, &["A", "B"], 3);
+        visit(&mut agg, &["A"], 5);
+        visit(&mut agg, &["A", "B"], 4);
+        visit(&mut agg, &["A b"], 1);
+        visit(&mut agg, &["A", "C"], 0);
+        let lines = agg.folded_lines();
+        assert_eq!(
+            lines,
+            vec![
+                ("A".to_string(), 5),
+                ("A b".to_string(), 1),
+                ("A;B".to_string(), 7)
+            ]
+        );
+        let totals = agg.totals();
+        assert_eq!(
+            totals[Aggregate::ROOT],
+            Totals {
+                bytes: 13,
+                leaves: 4
+            }
+        );
+    }
+
+    #[test]
+    fn merge_under_prefixes_every_path() {
+        let mut layer = Aggregate::new();
+        visit(&mut layer, &["A", "B"], 3);
+        let mut all = Aggregate::new();
+        all.merge_under(&[Frame::Borrowed("L0")], &layer);
+        all.merge_under(&[Frame::Borrowed("L1")], &layer);
+        let lines = all.folded_lines();
+        assert_eq!(lines, vec![("L0;A;B".into(), 3), ("L1;A;B".into(), 3)]);
+    }
+}

@@ -1,0 +1,84 @@
+//! `memprof ls`: an archive's layers with media type, digest, size,
+//! annotations and whether they are profiled.
+
+use std::io::Write;
+
+use anyhow::Result;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+
+use super::units::human;
+use crate::decode::{Container, Document};
+
+pub fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
+    let kind = match doc.container {
+        Container::Raw => "raw ommx.v1.Instance bytes (no layers)",
+        Container::Archive => "OMMX artifact archive (OCI image layout in tar)",
+        Container::Directory => "OMMX artifact directory (OCI image layout)",
+    };
+    writeln!(
+        out,
+        "{}: {kind}{}",
+        doc.name,
+        if doc.gzip { ", gzip-compressed" } else { "" }
+    )?;
+    if doc.layers.is_empty() {
+        return Ok(());
+    }
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    table.set_header(vec![
+        "#",
+        "media type",
+        "digest",
+        "size",
+        "annotations",
+        "profiled",
+    ]);
+    for layer in &doc.layers {
+        let annotations: Vec<String> = layer
+            .annotations
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let profiled = match (layer.instance_index, &layer.not_profiled) {
+            (Some(i), _) => format!("yes (--layer {i})"),
+            (None, Some(why)) => format!("no: {why}"),
+            (None, None) => "no".to_string(),
+        };
+        table.add_row(vec![
+            layer.index.to_string(),
+            layer.media_type.clone(),
+            layer.digest.chars().take(7 + 12).collect::<String>(),
+            format!("{} ({} B)", human(layer.size), layer.size),
+            annotations.join("\n"),
+            profiled,
+        ]);
+    }
+    writeln!(out, "{table}")?;
+    Ok(())
+}
+
+pub fn render_json(doc: &Document, out: &mut dyn Write) -> Result<()> {
+    #[derive(serde::Serialize)]
+    struct Listing<'a> {
+        schema_version: u32,
+        name: &'a str,
+        container: Container,
+        gzip: bool,
+        file_bytes: Option<u64>,
+        layers: &'a [crate::decode::LayerInfo],
+    }
+    serde_json::to_writer_pretty(
+        &mut *out,
+        &Listing {
+            schema_version: super::json::SCHEMA_VERSION,
+            name: &doc.name,
+            container: doc.container,
+            gzip: doc.gzip,
+            file_bytes: doc.file_bytes,
+            layers: &doc.layers,
+        },
+    )?;
+    writeln!(out)?;
+    Ok(())
+}

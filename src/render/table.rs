@@ -1,0 +1,67 @@
+//! The largest paths as a table: inclusive and own bytes, share of the
+//! total, leaf count; `--top N` rows, then the rest folded into one row and
+//! a total row.
+
+use std::io::{self, Write};
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+
+use super::units::{human, percent};
+use super::{Profile, ViewOptions};
+use crate::profile::Aggregate;
+
+pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write) -> io::Result<()> {
+    profile.write_summary(out)?;
+    writeln!(out)?;
+    let total = profile.total_bytes();
+    let mut ids: Vec<usize> = (1..profile.aggregate.len()).collect();
+    let paths: Vec<String> = (0..profile.aggregate.len())
+        .map(|id| profile.aggregate.frames_of(id).join(";"))
+        .collect();
+    ids.sort_by(|&a, &b| {
+        profile.totals[b]
+            .bytes
+            .cmp(&profile.totals[a].bytes)
+            .then_with(|| paths[a].cmp(&paths[b]))
+    });
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    table.set_header(vec!["path", "inclusive", "own", "% of total", "leaves"]);
+    for &id in ids.iter().take(options.top) {
+        let t = profile.totals[id];
+        let node = profile.aggregate.node(id);
+        table.add_row(vec![
+            paths[id].clone(),
+            human(t.bytes),
+            human(node.own_bytes),
+            percent(t.bytes, total),
+            t.leaves.to_string(),
+        ]);
+    }
+    if ids.len() > options.top {
+        table.add_row(vec![
+            format!(
+                "({} more paths; their bytes are within the rows above)",
+                ids.len() - options.top
+            ),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
+    }
+    let root = profile.totals[Aggregate::ROOT];
+    table.add_row(vec![
+        "total".to_string(),
+        human(root.bytes),
+        String::new(),
+        percent(root.bytes, total),
+        root.leaves.to_string(),
+    ]);
+    for col in 1..5 {
+        if let Some(c) = table.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    writeln!(out, "{table}")
+}
