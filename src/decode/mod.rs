@@ -11,7 +11,7 @@ pub mod wire;
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path as FsPath, PathBuf};
 
 use indicatif::ProgressBar;
@@ -226,11 +226,12 @@ fn read_file(
 }
 
 fn read_file_handle(
-    file: File,
+    mut file: File,
     name: String,
     selection: Selection,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
+    file.seek(SeekFrom::Start(0))?;
     let file_bytes = file.metadata()?.len();
     progress.set_length(file_bytes);
     let mut reader = BufReader::with_capacity(BUF_SIZE, file);

@@ -54,6 +54,19 @@ impl Default for ViewOptions {
 /// `%`, `;`, control characters and a trailing space-digits run (which a
 /// folded reader would take for the count) are percent-encoded.
 pub fn escape_frame(name: &str) -> String {
+    let mut out = escape_frame_chars(name);
+    // "x 12" at the end of a line would read as a count: encode the space.
+    if let Some(pos) = out.rfind(' ') {
+        if pos + 1 < out.len() && out[pos + 1..].bytes().all(|b| b.is_ascii_digit()) {
+            out.replace_range(pos..pos + 1, "%20");
+        }
+    }
+    out
+}
+
+/// Percent-encodes `%`, `;` and control characters, which would break a
+/// folded line.
+pub fn escape_frame_chars(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for c in name.chars() {
         match c {
@@ -67,19 +80,15 @@ pub fn escape_frame(name: &str) -> String {
             c => out.push(c),
         }
     }
-    // "x 12" at the end of a line would read as a count: encode the space.
-    if let Some(pos) = out.rfind(' ') {
-        if pos + 1 < out.len() && out[pos + 1..].bytes().all(|b| b.is_ascii_digit()) {
-            out.replace_range(pos..pos + 1, "%20");
-        }
-    }
     out
 }
 
-/// The root frame naming an instance layer when several are shown.
+/// The root frame naming an instance layer when several are shown:
+/// `layer[1]`, or `layer[0] (title)` (the parenthesis keeps a title that
+/// ends in digits from reading as a count).
 pub fn layer_frame(index: usize, title: Option<&str>) -> String {
     match title {
-        Some(t) => format!("layer[{index}] {}", escape_frame(t)),
+        Some(t) => format!("layer[{index}] ({})", escape_frame_chars(t)),
         None => format!("layer[{index}]"),
     }
 }

@@ -41,7 +41,7 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
     if ids.len() > options.top {
         table.add_row(vec![
             format!(
-                "({} more paths; their bytes are within the rows above)",
+                "({} smaller paths not shown; raise --top to see them)",
                 ids.len() - options.top
             ),
             String::new(),
