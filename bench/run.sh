@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Whole-process benchmark of `memprof inspect --format folded` on two large
+# generated instances (a 1,000,000-term LP and a 2,000-variable dense QUBO),
+# optionally against OMMX 2.9.3's own Instance.logical_memory_profile().
+# See bench/README.md. Usage: bench/run.sh   (from any folder)
+#
+# Environment:
+#   OMMX_PYTHON  a python with ommx==2.9.3: also time OMMX and check that
+#                memprof's folded output equals OMMX's profile text
+#   BENCH_RUNS   timed runs per command (default 5; the median wall time is
+#                reported)
+set -euo pipefail
+export LC_ALL=C
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+runs=${BENCH_RUNS:-5}
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_RUNS must be a positive integer" >&2; exit 2; }
+ommx_python=${OMMX_PYTHON:-}
+out_dir=target/bench
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ommx_snippet="import sys; from ommx.v1 import Instance; Instance.from_bytes(open(sys.argv[1],'rb').read()).logical_memory_profile()"
+
+# How to measure one run: GNU time for the peak RSS of the measured process
+# (%M, KiB), and bash's microsecond EPOCHREALTIME for wall time, because
+# GNU time's %e has only 1/100 s resolution (about 10% of a memprof run).
+# Without GNU time, python's os.wait4 gives the same two numbers.
+if /usr/bin/time -f '%e %M' true >/dev/null 2>&1; then
+    method="wall: bash EPOCHREALTIME around /usr/bin/time; peak RSS: GNU time %M (max resident set of the measured process)"
+    measure() {
+        local start end rss
+        start=$EPOCHREALTIME
+        /usr/bin/time -o "$tmp/time" -f '%e %M' "$@" >/dev/null
+        end=$EPOCHREALTIME
+        read -r _ rss <"$tmp/time"
+        awk -v a="$start" -v b="$end" -v rss="$rss" 'BEGIN { printf "%.4f %d\n", b - a, rss }'
+    }
+else
+    fallback_python=$(command -v python3 || true)
+    [[ -n $fallback_python ]] || fallback_python=$ommx_python
+    [[ -n $fallback_python ]] || { echo "bench: need GNU time (/usr/bin/time -f) or python3 to measure" >&2; exit 2; }
+    method="wall: python time.perf_counter; peak RSS: ru_maxrss of os.wait4 (no GNU time here)"
+    measure() {
+        "$fallback_python" - "$@" <<'EOF'
+import os, subprocess, sys, time
+start = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+wall = time.perf_counter() - start
+code = os.waitstatus_to_exitcode(status)
+if code != 0:
+    sys.exit(f"bench: {sys.argv[1]} exited with {code}")
+print(f"{wall:.4f} {usage.ru_maxrss}")
+EOF
+    }
+fi
+
+# Runs "$@" $runs times; prints "median_wall_s peak_rss_mib" (RSS: the
+# largest of the runs; it hardly varies).
+bench() {
+    local i
+    for ((i = 0; i < runs; i++)); do
+        measure "$@"
+    done | sort -g | awk '
+        BEGIN { rss = 0 }
+        { wall[NR] = $1; if ($2 > rss) rss = $2 }
+        END {
+            median = NR % 2 ? wall[(NR + 1) / 2] : (wall[NR / 2] + wall[NR / 2 + 1]) / 2
+            printf "%.3f %.1f\n", median, rss / 1024
+        }'
+}
+
+echo "bench: building (cargo build --release --bins)" >&2
+cargo build --release --bins --quiet
+
+mkdir -p "$out_dir"
+lp=$out_dir/lp-20000x50-of-100000.pb
+qubo=$out_dir/qubo-2000.pb
+if [[ ! -s $lp ]]; then
+    target/release/memprof-gen lp --constraints 20000 --terms 50 --variables 100000 -o "$lp"
+fi
+if [[ ! -s $qubo ]]; then
+    target/release/memprof-gen qubo --variables 2000 -o "$qubo"
+fi
+
+if [[ -n $ommx_python ]]; then
+    version=$("$ommx_python" -c "import importlib.metadata as m; print(m.version('ommx'))") || {
+        echo "bench: OMMX_PYTHON=$ommx_python cannot import ommx" >&2
+        exit 2
+    }
+    if [[ $version != 2.9.3 ]]; then
+        echo "bench: WARNING: OMMX_PYTHON has ommx $version, not 2.9.3; memprof reproduces 2.9.3" >&2
+    fi
+fi
+
+rows=()
+checks=()
+mismatches=0
+for file in "$lp" "$qubo"; do
+    name=$(basename "$file")
+    echo "bench: $name" >&2
+    size_mb=$(awk -v b="$(stat -c %s "$file")" 'BEGIN { printf "%.1f", b / 1e6 }')
+
+    # One untimed run first: it warms the page cache and gives the output
+    # that is compared with OMMX's.
+    target/release/memprof inspect "$file" --format folded --quiet >"$tmp/memprof.folded"
+    timing=$(bench target/release/memprof inspect "$file" --format folded --quiet)
+    read -r m_wall m_rss <<<"$timing"
+    throughput=$(awk -v s="$size_mb" -v w="$m_wall" 'BEGIN { printf "%.0f", s / w }')
+    row="| $name | $size_mb | $m_wall | $m_rss | $throughput |"
+
+    total=$(awk '{ sum += $NF } END { printf "%d", sum }' "$tmp/memprof.folded")
+    lines=$(wc -l <"$tmp/memprof.folded")
+    if [[ -n $ommx_python ]]; then
+        "$ommx_python" -c "import sys; from ommx.v1 import Instance; sys.stdout.write(Instance.from_bytes(open(sys.argv[1],'rb').read()).logical_memory_profile())" "$file" >"$tmp/ommx.folded"
+        # OMMX's string has no trailing newline; memprof ends every line with one.
+        printf '\n' >>"$tmp/ommx.folded"
+        if cmp -s "$tmp/memprof.folded" "$tmp/ommx.folded"; then
+            checks+=("$name: memprof folded output == ommx logical_memory_profile() ($lines lines, total $total bytes)")
+        else
+            mismatches=$((mismatches + 1))
+            checks+=("$name: MISMATCH between memprof and ommx (memprof total $total bytes)")
+            {
+                echo "bench: ==================== MISMATCH: $name ===================="
+                echo "bench: memprof's folded output differs from ommx's logical_memory_profile() (< memprof, > ommx):"
+                diff "$tmp/memprof.folded" "$tmp/ommx.folded" | head -40 || true
+                echo "bench: ============================================================="
+            } >&2
+        fi
+
+        "$ommx_python" -c "$ommx_snippet" "$file" # warm-up: imports, page cache
+        timing=$(bench "$ommx_python" -c "$ommx_snippet" "$file")
+        read -r o_wall o_rss <<<"$timing"
+        ratio=$(awk -v o="$o_wall" -v m="$m_wall" 'BEGIN { printf "%.1f", o / m }')
+        row="$row $o_wall | $o_rss | ${ratio}× |"
+    else
+        checks+=("$name: $lines lines, total $total bytes (not compared: OMMX_PYTHON unset)")
+    fi
+    rows+=("$row")
+done
+
+echo
+echo "$runs timed runs per command after one warm-up; wall = median, peak RSS = largest of the runs."
+echo "Measured with $method. MB = 10^6 bytes, MiB = 2^20 bytes; throughput = file size / memprof wall."
+echo "$(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), $(target/release/memprof --version)."
+echo
+if [[ -n $ommx_python ]]; then
+    echo "| file | size MB | memprof wall s | memprof peak RSS MiB | throughput MB/s | ommx wall s | ommx peak RSS MiB | speed-up (ommx wall / memprof wall) |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+else
+    echo "| file | size MB | memprof wall s | memprof peak RSS MiB | throughput MB/s |"
+    echo "|---|---:|---:|---:|---:|"
+fi
+printf '%s\n' "${rows[@]}"
+echo
+printf '%s\n' "${checks[@]}"
+
+if ((mismatches > 0)); then
+    echo "bench: FAILED: $mismatches file(s) where memprof's folded output differs from ommx" >&2
+    exit 1
+fi
