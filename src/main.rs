@@ -6,6 +6,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+// Decoding allocates and frees millions of small vectors and strings;
+// mimalloc does that markedly faster than the system allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain()
         .filter_map(|e| e.downcast_ref::<io::Error>())

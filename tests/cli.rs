@@ -83,6 +83,28 @@ fn every_oracle_instance_matches_ommx_byte_for_byte() {
 }
 
 #[test]
+fn sequential_and_pipelined_decoding_agree() {
+    for dir in ["oracle", "rejected"] {
+        for entry in fs::read_dir(fixtures().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "pb") {
+                let run = |threads: &str| {
+                    memprof()
+                        .env("MEMPROF_THREADS", threads)
+                        .args(["inspect", path.to_str().unwrap(), "-f", "folded"])
+                        .output()
+                        .unwrap()
+                };
+                let (one, two) = (run("1"), run("2"));
+                assert_eq!(one.status.code(), two.status.code(), "{}", path.display());
+                assert_eq!(one.stdout, two.stdout, "{}", path.display());
+                assert_eq!(one.stderr, two.stderr, "{}", path.display());
+            }
+        }
+    }
+}
+
+#[test]
 fn archive_layers_match_ommx_and_get_root_frames_together() {
     let multi = oracle("multi.ommx");
     let layers: serde_json::Value =

@@ -98,7 +98,7 @@ fn digest_hex(digest: &str) -> Result<&str, ArchiveError> {
 }
 
 /// A file of the layout opened for reading, with its size.
-type Opened<'a> = Option<(Box<dyn Read + 'a>, u64)>;
+type Opened<'a> = Option<(Box<dyn Read + Send + 'a>, u64)>;
 
 /// Where the layout's files are.
 trait Store {
@@ -178,7 +178,7 @@ fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Resul
 fn open_blob<'s>(
     store: &'s mut dyn Store,
     descriptor: &Descriptor,
-) -> Result<(Hashing<Box<dyn Read + 's>>, u64), DecodeError> {
+) -> Result<(Hashing<Box<dyn Read + Send + 's>>, u64), DecodeError> {
     let hex = digest_hex(&descriptor.digest)?;
     let (reader, size) = store
         .open(&format!("blobs/sha256/{hex}"))?

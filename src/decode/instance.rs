@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
+use std::sync::mpsc;
 
 use prost::{encoding, Message};
 
@@ -75,7 +76,62 @@ impl Hasher for IdHasher {
     }
 }
 
-type IdSet = HashSet<u64, BuildHasherDefault<IdHasher>>;
+/// A set of ids: a bitmap for the dense low ids that real instances use
+/// (one bit each, about 1 ns a lookup), a hash set for the rest.
+#[derive(Default, Clone)]
+pub struct IdSet {
+    bits: Vec<u64>,
+    others: HashSet<u64, BuildHasherDefault<IdHasher>>,
+}
+
+/// Ids below this go to the bitmap (at most 16 MiB of bits).
+const BITMAP_IDS: u64 = 1 << 27;
+
+impl IdSet {
+    pub fn contains(&self, id: &u64) -> bool {
+        let id = *id;
+        if id < BITMAP_IDS {
+            self.bits
+                .get((id / 64) as usize)
+                .is_some_and(|w| w & (1 << (id % 64)) != 0)
+        } else {
+            self.others.contains(&id)
+        }
+    }
+
+    /// Adds `id`; false if it was already there.
+    pub fn insert(&mut self, id: u64) -> bool {
+        if id < BITMAP_IDS {
+            let word = (id / 64) as usize;
+            if word >= self.bits.len() {
+                // Grow geometrically so a long ascending run stays linear.
+                self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
+            }
+            let mask = 1 << (id % 64);
+            let fresh = self.bits[word] & mask == 0;
+            self.bits[word] |= mask;
+            fresh
+        } else {
+            self.others.insert(id)
+        }
+    }
+
+    pub fn extend(&mut self, ids: impl IntoIterator<Item = u64>) {
+        for id in ids {
+            self.insert(id);
+        }
+    }
+
+    /// Every id in the set (bitmap ids ascending, then the others).
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        let low = self.bits.iter().enumerate().flat_map(|(w, &word)| {
+            (0..64)
+                .filter(move |b| word & (1 << b) != 0)
+                .map(move |b| w as u64 * 64 + b)
+        });
+        low.chain(self.others.iter().copied())
+    }
+}
 
 /// Who used a variable, for the error message when it turns out undefined.
 #[derive(Debug, Clone, Copy)]
@@ -147,99 +203,222 @@ fn decode<M: Message + Default>(
     })
 }
 
-/// Streams an instance from `reader` (of `total` bytes, when known) and sends
-/// its leaves to `visitor` under `path`.
-pub fn profile_instance<R: Read, V: LogicalMemoryVisitor>(
-    reader: R,
-    total: Option<u64>,
-    path: &mut Path,
-    visitor: &mut V,
-) -> Result<InstanceSummary, InstanceError> {
-    let mut fields = FieldReader::new(reader, total);
-    let mut state = State::default();
-    // The singular fields and maps, re-encoded in stream order: decoded at the
-    // end as an Instance whose entity lists are empty, prost applying
-    // protobuf's merge and last-entry-wins rules.
-    let mut rest = Vec::new();
-    let mut buf = Vec::new();
+/// One decoded top-level element, in stream order.
+enum Item {
+    Variable(DecisionVariable),
+    Constraint(Constraint),
+    Removed(RemovedConstraint),
+    /// Named functions are checked but not counted by 2.9.3.
+    Named {
+        id: u64,
+        function: Function,
+    },
+    /// Singular fields and map entries, re-encoded as Instance fields.
+    Rest(Vec<u8>),
+    /// The end of the stream, at this offset.
+    End(u64),
+}
 
-    while let Some((field, wire_type)) = fields.next_field()? {
+/// Elements per message between the decoding and the visiting thread.
+const BATCH: usize = 512;
+
+/// Stage one: frames the stream and decodes and normalizes each element.
+struct Producer<R> {
+    fields: FieldReader<R>,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+type Batch = Vec<Result<Item, InstanceError>>;
+
+impl<R: Read> Producer<R> {
+    fn new(reader: R, total: Option<u64>) -> Self {
+        Self {
+            fields: FieldReader::new(reader, total),
+            buf: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// The next elements in stream order; the last batch ends with
+    /// `Item::End` or an error. `None` after that.
+    fn next_batch(&mut self) -> Option<Batch> {
+        if self.done {
+            return None;
+        }
+        let mut batch = Vec::with_capacity(BATCH);
+        while batch.len() < BATCH {
+            let item = next_item(&mut self.fields, &mut self.buf);
+            let last = matches!(item, Ok(Item::End(_)) | Err(_));
+            batch.push(item);
+            if last {
+                self.done = true;
+                break;
+            }
+        }
+        Some(batch)
+    }
+}
+
+fn next_item<R: Read>(
+    fields: &mut FieldReader<R>,
+    buf: &mut Vec<u8>,
+) -> Result<Item, InstanceError> {
+    loop {
+        let Some((field, wire_type)) = fields.next_field()? else {
+            return Ok(Item::End(fields.offset()));
+        };
         match field {
             2 | 4 | 8 | 10 => {
                 expect(field, wire_type, WireType::Len)?;
-                fields.read_len_into(&mut buf)?;
+                fields.read_len_into(buf)?;
                 let at = fields.offset();
-                match field {
-                    2 => {
-                        let v =
-                            DecisionVariable::from_wire(decode("decision_variables", &buf, at)?)?;
-                        if !state.variables.insert(v.id) {
-                            return Err(ModelError::DuplicateVariable(v.id).into());
-                        }
-                        state.summary.variables += 1;
-                        let mut p = path.with("Instance.decision_variables");
-                        leaf(&p.with("BTreeMap[key]"), visitor, 8);
-                        v.visit_logical_memory(&mut p, visitor);
-                    }
-                    4 => {
-                        let c = Constraint::from_wire(decode("constraints", &buf, at)?)?;
-                        state.new_constraint(c.id)?;
-                        state.constraints.insert(c.id);
-                        state.uses(User::Constraint(c.id), &c.function);
-                        state.summary.constraints += 1;
-                        state.summary.terms += c.function.stored_terms() as u64;
-                        let mut p = path.with("Instance.constraints");
-                        leaf(&p.with("BTreeMap[key]"), visitor, 8);
-                        c.visit_logical_memory(&mut p, visitor);
-                    }
-                    8 => {
-                        let r =
-                            RemovedConstraint::from_wire(decode("removed_constraints", &buf, at)?)?;
-                        let id = r.constraint.id;
-                        state.new_constraint(id)?;
-                        state.removed.insert(id);
-                        // 2.9.3 does not check the variables of removed constraints.
-                        state.summary.removed_constraints += 1;
-                        state.summary.terms += r.constraint.function.stored_terms() as u64;
-                        let mut p = path.with("Instance.removed_constraints");
-                        leaf(&p.with("BTreeMap[key]"), visitor, 8);
-                        r.visit_logical_memory(&mut p, visitor);
-                    }
+                return Ok(match field {
+                    2 => Item::Variable(DecisionVariable::from_wire(decode(
+                        "decision_variables",
+                        buf,
+                        at,
+                    )?)?),
+                    4 => Item::Constraint(Constraint::from_wire(decode("constraints", buf, at)?)?),
+                    8 => Item::Removed(RemovedConstraint::from_wire(decode(
+                        "removed_constraints",
+                        buf,
+                        at,
+                    )?)?),
                     _ => {
-                        // Checked like OMMX does, but 2.9.3 does not count them.
-                        let n: pb::NamedFunction = decode("named_functions", &buf, at)?;
+                        let n: pb::NamedFunction = decode("named_functions", buf, at)?;
                         let function =
                             n.function
                                 .as_ref()
                                 .ok_or_else(|| ModelError::MissingFunction {
                                     what: format!("named function {}", n.id),
                                 })?;
-                        let function = Function::from_wire(function)?;
-                        if !state.named_functions.insert(n.id) {
-                            return Err(ModelError::DuplicateNamedFunction(n.id).into());
+                        Item::Named {
+                            id: n.id,
+                            function: Function::from_wire(function)?,
                         }
-                        state.uses(User::NamedFunction(n.id), &function);
-                        state.summary.named_functions += 1;
                     }
-                }
+                });
             }
             1 | 3 | 6 | 7 | 9 | 11 => {
                 expect(field, wire_type, WireType::Len)?;
-                fields.read_len_into(&mut buf)?;
+                fields.read_len_into(buf)?;
+                let mut rest = Vec::with_capacity(buf.len() + 12);
                 encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
                 encoding::encode_varint(buf.len() as u64, &mut rest);
-                rest.extend_from_slice(&buf);
+                rest.extend_from_slice(buf);
+                return Ok(Item::Rest(rest));
             }
             5 | 100 => {
                 expect(field, wire_type, WireType::Varint)?;
                 let value = fields.read_varint()?;
+                let mut rest = Vec::with_capacity(12);
                 encoding::encode_key(field, encoding::WireType::Varint, &mut rest);
                 encoding::encode_varint(value, &mut rest);
+                return Ok(Item::Rest(rest));
             }
             _ => fields.skip(wire_type)?,
         }
     }
-    let end = fields.offset();
+}
+
+/// Whether to decode on a second thread: yes unless `MEMPROF_THREADS=1`.
+/// Both ways give the same result; the switch exists to check that and to
+/// measure the difference.
+fn pipelined() -> bool {
+    std::env::var("MEMPROF_THREADS").map_or(true, |v| v.trim() != "1")
+}
+
+/// Streams an instance from `reader` (of `total` bytes, when known) and sends
+/// its leaves to `visitor` under `path`.
+///
+/// By default two threads share the work: one reads, decodes and normalizes
+/// elements, the other (the caller's) checks and visits them in stream
+/// order, so the result and the error reported are those of a sequential run.
+pub fn profile_instance<R: Read + Send, V: LogicalMemoryVisitor>(
+    reader: R,
+    total: Option<u64>,
+    path: &mut Path,
+    visitor: &mut V,
+) -> Result<InstanceSummary, InstanceError> {
+    let mut producer = Producer::new(reader, total);
+    if !pipelined() {
+        return consume(std::iter::from_fn(|| producer.next_batch()), path, visitor);
+    }
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::sync_channel::<Batch>(8);
+        scope.spawn(move || {
+            while let Some(batch) = producer.next_batch() {
+                // A closed channel means the visiting side stopped on an error.
+                if tx.send(batch).is_err() {
+                    return;
+                }
+            }
+        });
+        // The receiver moves into `consume` and is dropped when it returns,
+        // so a producer blocked on a full channel wakes (and stops) on an error.
+        consume(rx.into_iter(), path, visitor)
+    })
+}
+
+fn consume<V: LogicalMemoryVisitor>(
+    mut batches: impl Iterator<Item = Batch>,
+    path: &mut Path,
+    visitor: &mut V,
+) -> Result<InstanceSummary, InstanceError> {
+    let mut state = State::default();
+    // The singular fields and maps, re-encoded in stream order: decoded at the
+    // end as an Instance whose entity lists are empty, prost applying
+    // protobuf's merge and last-entry-wins rules.
+    let mut rest = Vec::new();
+    let end = 'stream: loop {
+        let Some(batch) = batches.next() else {
+            unreachable!("the producer always ends with End or an error")
+        };
+        for item in batch {
+            match item? {
+                Item::Variable(v) => {
+                    if !state.variables.insert(v.id) {
+                        return Err(ModelError::DuplicateVariable(v.id).into());
+                    }
+                    state.summary.variables += 1;
+                    let mut p = path.with("Instance.decision_variables");
+                    leaf(&p.with("BTreeMap[key]"), visitor, 8);
+                    v.visit_logical_memory(&mut p, visitor);
+                }
+                Item::Constraint(c) => {
+                    state.new_constraint(c.id)?;
+                    state.constraints.insert(c.id);
+                    state.uses(User::Constraint(c.id), &c.function);
+                    state.summary.constraints += 1;
+                    state.summary.terms += c.function.stored_terms() as u64;
+                    let mut p = path.with("Instance.constraints");
+                    leaf(&p.with("BTreeMap[key]"), visitor, 8);
+                    c.visit_logical_memory(&mut p, visitor);
+                }
+                Item::Removed(r) => {
+                    let id = r.constraint.id;
+                    state.new_constraint(id)?;
+                    state.removed.insert(id);
+                    // 2.9.3 does not check the variables of removed constraints.
+                    state.summary.removed_constraints += 1;
+                    state.summary.terms += r.constraint.function.stored_terms() as u64;
+                    let mut p = path.with("Instance.removed_constraints");
+                    leaf(&p.with("BTreeMap[key]"), visitor, 8);
+                    r.visit_logical_memory(&mut p, visitor);
+                }
+                Item::Named { id, function } => {
+                    if !state.named_functions.insert(id) {
+                        return Err(ModelError::DuplicateNamedFunction(id).into());
+                    }
+                    state.uses(User::NamedFunction(id), &function);
+                    state.summary.named_functions += 1;
+                }
+                Item::Rest(bytes) => rest.extend_from_slice(&bytes),
+                Item::End(offset) => break 'stream offset,
+            }
+        }
+    };
     state.summary.wire_bytes = end;
     let pb::Instance {
         description,
@@ -334,7 +513,7 @@ fn check_ids(
 /// appear once; a hint on a removed constraint is dropped.
 fn check_hints(hints: pb::ConstraintHints, state: &State) -> Result<ConstraintHints, ModelError> {
     let mut all_constraints = state.constraints.clone();
-    all_constraints.extend(state.removed.iter().copied());
+    all_constraints.extend(state.removed.iter());
     let undefined_var = |hint, id| ModelError::UndefinedVariable { owner: hint, id };
     let duplicate_var = |hint, id| ModelError::DuplicateHintVariable { hint, id };
     let undefined_con = |hint, id| ModelError::UnknownHintConstraint { hint, id };

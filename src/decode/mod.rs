@@ -200,7 +200,7 @@ pub fn read(
         }
         Input::Path(path) => read_file(path, name, selection, progress),
         Input::Stdin => {
-            let mut stdin = BufReader::with_capacity(BUF_SIZE, io::stdin().lock());
+            let mut stdin = BufReader::with_capacity(BUF_SIZE, io::stdin());
             let head = peek(&mut stdin, 512)?;
             if is_gzip(&head) || is_tar(&head) {
                 // Archives need random access: spool to an unlinked temporary file.
@@ -277,7 +277,7 @@ fn read_file_handle(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn read_raw<R: BufRead>(
+fn read_raw<R: BufRead + Send>(
     mut reader: R,
     file_bytes: Option<u64>,
     name: String,
@@ -311,7 +311,8 @@ fn read_raw<R: BufRead>(
             })
         }
         _ => {
-            let reader = progress.wrap_read(reader);
+            // Count progress per buffer refill, not per (often one-byte) read.
+            let reader = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
             instances.push(profile_one(reader, total, None, None)?);
         }
     }
@@ -322,7 +323,7 @@ fn read_raw<R: BufRead>(
 }
 
 /// Profiles one instance stream into a fresh aggregate.
-pub(crate) fn profile_one<R: Read>(
+pub(crate) fn profile_one<R: Read + Send>(
     reader: R,
     total: Option<u64>,
     instance_index: Option<usize>,

@@ -29,11 +29,26 @@ pub struct Totals {
     pub leaves: u64,
 }
 
+/// Slots of the child-lookup cache (a power of two).
+const CACHE_SLOTS: usize = 1024;
+
+/// One remembered `(parent, static frame) -> child` step.
+#[derive(Debug, Clone, Copy, Default)]
+struct CacheSlot {
+    parent: NodeId,
+    frame_ptr: usize,
+    frame_len: usize,
+    child: NodeId,
+}
+
 #[derive(Debug, Clone)]
 pub struct Aggregate {
     nodes: Vec<Node>,
     /// Node ids along the previous leaf's path (index i = depth i + 1).
     last_path: Vec<NodeId>,
+    /// Direct-mapped cache of child lookups by static frame address, so the
+    /// common step costs a hash and a compare instead of a scan.
+    cache: Box<[CacheSlot]>,
 }
 
 impl Default for Aggregate {
@@ -62,6 +77,9 @@ impl Aggregate {
                 own_leaves: 0,
             }],
             last_path: Vec::new(),
+            // Slot 0 of an empty cache maps (ROOT, null) to ROOT; a null
+            // frame pointer never occurs, so it never matches.
+            cache: vec![CacheSlot::default(); CACHE_SLOTS].into_boxed_slice(),
         }
     }
 
@@ -110,7 +128,26 @@ impl Aggregate {
         self.last_path.truncate(shared);
         let mut id = self.last_path.last().copied().unwrap_or(Self::ROOT);
         for frame in &frames[shared..] {
-            id = self.child(id, frame);
+            id = match frame {
+                Frame::Borrowed(name) => {
+                    let (ptr, len) = (name.as_ptr() as usize, name.len());
+                    let slot = (id.wrapping_mul(0x9e37_79b9) ^ (ptr >> 3)) % CACHE_SLOTS;
+                    let hit = self.cache[slot];
+                    if hit.parent == id && hit.frame_ptr == ptr && hit.frame_len == len {
+                        hit.child
+                    } else {
+                        let child = self.child(id, frame);
+                        self.cache[slot] = CacheSlot {
+                            parent: id,
+                            frame_ptr: ptr,
+                            frame_len: len,
+                            child,
+                        };
+                        child
+                    }
+                }
+                Frame::Owned(_) => self.child(id, frame),
+            };
             self.last_path.push(id);
         }
         id
