@@ -8,7 +8,7 @@
 //! (objective, hints, dependencies, ...), which protobuf allows to be split
 //! and merged anywhere in the stream and so are decoded at the end.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 use std::sync::mpsc;
@@ -587,7 +587,7 @@ fn check_dependency(
     state: &State,
 ) -> Result<AcyclicAssignments, ModelError> {
     let mut assignments = BTreeMap::new();
-    let mut graph: HashMap<u64, BTreeSet<u64>> = HashMap::new();
+    let mut graph: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
     let mut nodes: BTreeSet<u64> = BTreeSet::new();
     for (key, function) in entries {
         if !state.variables.contains(&key) {
@@ -609,7 +609,7 @@ fn check_dependency(
         Active,
         Done,
     }
-    let mut marks: HashMap<u64, Mark> = HashMap::new();
+    let mut marks: BTreeMap<u64, Mark> = BTreeMap::new();
     for &start in graph.keys() {
         if marks.contains_key(&start) {
             continue;

@@ -67,7 +67,7 @@ pub enum ModelError {
     DuplicateHintVariable { hint: String, id: u64 },
     #[error("{hint} lists constraint {id} more than once")]
     DuplicateHintConstraint { hint: String, id: u64 },
-    #[error("decision_variable_dependency is cyclic (variable {0} depends on itself)")]
+    #[error("decision_variable_dependency is cyclic (variable {0} depends on itself through it)")]
     CyclicDependency(u64),
     #[error("annotation key {0:?} uses the reserved prefix org.ommx.v1.")]
     ReservedAnnotation(String),
