@@ -514,28 +514,30 @@ fn check_ids(
 fn check_hints(hints: pb::ConstraintHints, state: &State) -> Result<ConstraintHints, ModelError> {
     let mut all_constraints = state.constraints.clone();
     all_constraints.extend(state.removed.iter());
-    let undefined_var = |hint, id| ModelError::UndefinedVariable { owner: hint, id };
-    let duplicate_var = |hint, id| ModelError::DuplicateHintVariable { hint, id };
-    let undefined_con = |hint, id| ModelError::UnknownHintConstraint { hint, id };
-    let duplicate_con = |hint, id| ModelError::DuplicateHintConstraint { hint, id };
+    let constraints = |ids: &[u64], hint: &dyn Fn() -> String| {
+        check_ids(
+            ids,
+            &all_constraints,
+            hint,
+            |hint, id| ModelError::UnknownHintConstraint { hint, id },
+            |hint, id| ModelError::DuplicateHintConstraint { hint, id },
+        )
+    };
+    let variables = |ids: &[u64], hint: &dyn Fn() -> String| {
+        check_ids(
+            ids,
+            &state.variables,
+            hint,
+            |owner, id| ModelError::UndefinedVariable { owner, id },
+            |hint, id| ModelError::DuplicateHintVariable { hint, id },
+        )
+    };
 
     let mut out = ConstraintHints::default();
     for h in hints.one_hot_constraints {
         let name = || format!("one-hot hint on constraint {}", h.constraint_id);
-        check_ids(
-            &[h.constraint_id],
-            &all_constraints,
-            &name,
-            undefined_con,
-            duplicate_con,
-        )?;
-        check_ids(
-            &h.decision_variables,
-            &state.variables,
-            &name,
-            undefined_var,
-            duplicate_var,
-        )?;
+        constraints(&[h.constraint_id], &name)?;
+        variables(&h.decision_variables, &name)?;
         if !state.removed.contains(&h.constraint_id) {
             out.one_hot.push(OneHot {
                 constraint_id: h.constraint_id,
@@ -545,27 +547,9 @@ fn check_hints(hints: pb::ConstraintHints, state: &State) -> Result<ConstraintHi
     }
     for h in hints.sos1_constraints {
         let name = || format!("SOS1 hint on constraint {}", h.binary_constraint_id);
-        check_ids(
-            &[h.binary_constraint_id],
-            &all_constraints,
-            &name,
-            undefined_con,
-            duplicate_con,
-        )?;
-        check_ids(
-            &h.big_m_constraint_ids,
-            &all_constraints,
-            &name,
-            undefined_con,
-            duplicate_con,
-        )?;
-        check_ids(
-            &h.decision_variables,
-            &state.variables,
-            &name,
-            undefined_var,
-            duplicate_var,
-        )?;
+        constraints(&[h.binary_constraint_id], &name)?;
+        constraints(&h.big_m_constraint_ids, &name)?;
+        variables(&h.decision_variables, &name)?;
         let removed = std::iter::once(&h.binary_constraint_id)
             .chain(&h.big_m_constraint_ids)
             .any(|id| state.removed.contains(id));
