@@ -296,12 +296,12 @@ fn read_layout(
         if profile {
             let title = layer.title().map(str::to_string);
             let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(&mut reader));
-            instances.push(profile_one(
-                stream,
-                Some(size),
-                layer.instance_index,
-                title,
-            )?);
+            let profiled = profile_one(stream, Some(size), layer.instance_index, title);
+            // A blob that fails its digest is reported as corrupt even when
+            // the damage also made it undecodable: that is the real cause.
+            let verified = reader.verify(d);
+            instances.push(verified.and(profiled)?);
+            continue;
         } else {
             progress.inc(size);
         }
