@@ -61,6 +61,17 @@ fn oracle(name: &str) -> String {
         .to_string()
 }
 
+/// The `.pb` files of a fixture folder (`oracle` or `rejected`), sorted.
+fn pb_files(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(fixtures().join(dir))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "pb"))
+        .collect();
+    files.sort();
+    files
+}
+
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut enc = GzEncoder::new(Vec::new(), Compression::default());
     enc.write_all(bytes).unwrap();
@@ -70,14 +81,11 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 #[test]
 fn every_oracle_instance_matches_ommx_byte_for_byte() {
     let mut checked = 0;
-    for entry in fs::read_dir(fixtures().join("oracle")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "pb") {
-            let got = ok(&["inspect", path.to_str().unwrap(), "--format", "folded"]);
-            let want = expected_folded(&path.with_extension("folded"));
-            assert_eq!(got, want, "profile of {}", path.display());
-            checked += 1;
-        }
+    for path in pb_files("oracle") {
+        let got = ok(&["inspect", path.to_str().unwrap(), "--format", "folded"]);
+        let want = expected_folded(&path.with_extension("folded"));
+        assert_eq!(got, want, "profile of {}", path.display());
+        checked += 1;
     }
     assert!(checked >= 30, "only {checked} oracle fixtures found");
 }
@@ -85,21 +93,18 @@ fn every_oracle_instance_matches_ommx_byte_for_byte() {
 #[test]
 fn sequential_and_pipelined_decoding_agree() {
     for dir in ["oracle", "rejected"] {
-        for entry in fs::read_dir(fixtures().join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "pb") {
-                let run = |threads: &str| {
-                    memprof()
-                        .env("MEMPROF_THREADS", threads)
-                        .args(["inspect", path.to_str().unwrap(), "-f", "folded"])
-                        .output()
-                        .unwrap()
-                };
-                let (one, two) = (run("1"), run("2"));
-                assert_eq!(one.status.code(), two.status.code(), "{}", path.display());
-                assert_eq!(one.stdout, two.stdout, "{}", path.display());
-                assert_eq!(one.stderr, two.stderr, "{}", path.display());
-            }
+        for path in pb_files(dir) {
+            let run = |threads: &str| {
+                memprof()
+                    .env("MEMPROF_THREADS", threads)
+                    .args(["inspect", path.to_str().unwrap(), "-f", "folded"])
+                    .output()
+                    .unwrap()
+            };
+            let (one, two) = (run("1"), run("2"));
+            assert_eq!(one.status.code(), two.status.code(), "{}", path.display());
+            assert_eq!(one.stdout, two.stdout, "{}", path.display());
+            assert_eq!(one.stderr, two.stderr, "{}", path.display());
         }
     }
 }
@@ -220,14 +225,11 @@ fn gzip_stdin_and_directory_inputs_give_the_same_profile() {
 #[test]
 fn rejected_instances_fail_with_the_reason() {
     let mut checked = 0;
-    for entry in fs::read_dir(fixtures().join("rejected")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "pb") {
-            let p = path.to_str().unwrap();
-            let err = fails(&["inspect", p, "-f", "folded"]);
-            assert!(err.starts_with(&format!("memprof: error: {p}: ")), "{err}");
-            checked += 1;
-        }
+    for path in pb_files("rejected") {
+        let p = path.to_str().unwrap();
+        let err = fails(&["inspect", p, "-f", "folded"]);
+        assert!(err.starts_with(&format!("memprof: error: {p}: ")), "{err}");
+        checked += 1;
     }
     assert!(checked >= 14);
     let reason = |name: &str| {

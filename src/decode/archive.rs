@@ -293,25 +293,21 @@ fn read_layout(
             _ => false,
         };
         let (mut reader, size) = open_blob(store, d)?;
-        if profile {
+        let profiled = if profile {
             let title = layer.title().map(str::to_string);
             let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(&mut reader));
-            let profiled = profile_one(stream, Some(size), layer.instance_index, title);
-            // A blob that fails its digest is reported as corrupt even when
-            // the damage also made it undecodable: that is the real cause.
-            let verified = reader.verify(d);
-            instances.push(verified.and(profiled)?);
-            continue;
+            Some(profile_one(stream, Some(size), layer.instance_index, title))
         } else {
             progress.inc(size);
-        }
+            None
+        };
+        // The digest is checked first: a blob that fails it is reported as
+        // corrupt even when the damage also made it undecodable.
         reader.verify(d)?;
+        if let Some(profiled) = profiled {
+            instances.push(profiled?);
+        }
     }
-    document.container = if matches!(document.container, Container::Directory) {
-        Container::Directory
-    } else {
-        Container::Archive
-    };
     Ok(Report {
         document,
         instances,

@@ -115,22 +115,6 @@ impl IdSet {
             self.others.insert(id)
         }
     }
-
-    pub fn extend(&mut self, ids: impl IntoIterator<Item = u64>) {
-        for id in ids {
-            self.insert(id);
-        }
-    }
-
-    /// Every id in the set (bitmap ids ascending, then the others).
-    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
-        let low = self.bits.iter().enumerate().flat_map(|(w, &word)| {
-            (0..64)
-                .filter(move |b| word & (1 << b) != 0)
-                .map(move |b| w as u64 * 64 + b)
-        });
-        low.chain(self.others.iter().copied())
-    }
 }
 
 /// Who used a variable, for the error message when it turns out undefined.
@@ -492,14 +476,14 @@ fn consume<V: LogicalMemoryVisitor>(
 /// Checks a list of ids for repeats and undefined members.
 fn check_ids(
     ids: &[u64],
-    known: &IdSet,
+    known: impl Fn(u64) -> bool,
     hint: &dyn Fn() -> String,
     undefined: impl Fn(String, u64) -> ModelError,
     duplicate: impl Fn(String, u64) -> ModelError,
 ) -> Result<(), ModelError> {
     let mut seen = BTreeSet::new();
     for &id in ids {
-        if !known.contains(&id) {
+        if !known(id) {
             return Err(undefined(hint(), id));
         }
         if !seen.insert(id) {
@@ -512,12 +496,11 @@ fn check_ids(
 /// OMMX's hint rules: every referenced constraint and variable must exist and
 /// appear once; a hint on a removed constraint is dropped.
 fn check_hints(hints: pb::ConstraintHints, state: &State) -> Result<ConstraintHints, ModelError> {
-    let mut all_constraints = state.constraints.clone();
-    all_constraints.extend(state.removed.iter());
+    let known_constraint = |id| state.constraints.contains(&id) || state.removed.contains(&id);
     let constraints = |ids: &[u64], hint: &dyn Fn() -> String| {
         check_ids(
             ids,
-            &all_constraints,
+            known_constraint,
             hint,
             |hint, id| ModelError::UnknownHintConstraint { hint, id },
             |hint, id| ModelError::DuplicateHintConstraint { hint, id },
@@ -526,7 +509,7 @@ fn check_hints(hints: pb::ConstraintHints, state: &State) -> Result<ConstraintHi
     let variables = |ids: &[u64], hint: &dyn Fn() -> String| {
         check_ids(
             ids,
-            &state.variables,
+            |id| state.variables.contains(&id),
             hint,
             |owner, id| ModelError::UndefinedVariable { owner, id },
             |hint, id| ModelError::DuplicateHintVariable { hint, id },

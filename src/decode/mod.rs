@@ -210,7 +210,7 @@ pub fn read(
                 report.document.file_bytes = None;
                 Ok(report)
             } else {
-                read_raw(stdin, None, name, None, false, selection, progress)
+                read_raw(stdin, None, name, false, selection, progress)
             }
         }
     }
@@ -253,7 +253,7 @@ fn read_file_handle(
                 progress,
             );
         }
-        return read_raw(gz, Some(file_bytes), name, None, true, selection, progress);
+        return read_raw(gz, Some(file_bytes), name, true, selection, progress);
     }
     if is_tar(&head) {
         let file = reader.into_inner();
@@ -265,23 +265,13 @@ fn read_file_handle(
             progress,
         );
     }
-    read_raw(
-        reader,
-        Some(file_bytes),
-        name,
-        Some(file_bytes),
-        false,
-        selection,
-        progress,
-    )
+    read_raw(reader, Some(file_bytes), name, false, selection, progress)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn read_raw<R: BufRead + Send>(
     mut reader: R,
     file_bytes: Option<u64>,
     name: String,
-    total: Option<u64>,
     gzip: bool,
     selection: Selection,
     progress: &ProgressBar,
@@ -313,6 +303,8 @@ fn read_raw<R: BufRead + Send>(
         _ => {
             // Count progress per buffer refill, not per (often one-byte) read.
             let reader = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
+            // Only an uncompressed file's size bounds the instance's length.
+            let total = if gzip { None } else { file_bytes };
             instances.push(profile_one(reader, total, None, None)?);
         }
     }

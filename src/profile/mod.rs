@@ -90,13 +90,6 @@ pub trait LogicalMemoryProfile {
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V);
 }
 
-/// Runs `value`'s traversal into a fresh [`Aggregate`]. Mostly for tests.
-pub fn aggregate_of<T: LogicalMemoryProfile>(value: &T) -> Aggregate {
-    let mut aggregate = Aggregate::new();
-    value.visit_logical_memory(&mut Path::new(), &mut aggregate);
-    aggregate
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
