@@ -20,7 +20,8 @@ use crate::render::{self, svg::SvgOptions, Format, Profile, ViewOptions};
         ommx.v1.Instance protobuf bytes (any of them gzip-compressed; '-' reads stdin; \
         the kind is detected from the content) and reports logical memory exactly as \
         OMMX 2.9.3's Instance.logical_memory_profile() counts it.\n\n\
-        Exit status: 0 success, 2 error (bad input, bad arguments, I/O)."
+        Exit status: 0 success, 2 error (bad input, bad arguments, I/O).\n\n\
+        Environment: MEMPROF_THREADS=1 decodes on a single thread (same output, for comparison)."
 )]
 pub struct Cli {
     #[command(subcommand)]
