@@ -22,7 +22,7 @@ use crate::model::{
 };
 use crate::ommx_v1 as pb;
 use crate::profile::collections::{leaf, BTREE_STACK};
-use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+use crate::profile::{Aggregate, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
 
 /// Why an instance could not be profiled.
 #[derive(Debug, thiserror::Error)]
@@ -187,111 +187,145 @@ fn decode<M: Message + Default>(
     })
 }
 
+/// What one accepted entity costs, for an [`EntityObserver`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cost {
+    /// Logical bytes under OMMX 2.9.3's accounting, the entity's map key
+    /// included (named functions: 0, as 2.9.3 does not count them).
+    pub bytes: u64,
+    /// Bytes of the encoded element in the file: tag, length prefix and body.
+    pub wire_bytes: u64,
+}
+
+/// A named function as the stream carried it (2.9.3 checks it but does not
+/// keep it, so it has no model type of its own).
+#[derive(Debug, Clone)]
+pub struct NamedFunction {
+    pub id: u64,
+    pub function: Function,
+    pub name: Option<String>,
+    pub subscripts: Vec<i64>,
+    pub parameters: BTreeMap<String, String>,
+    pub description: Option<String>,
+}
+
+/// The instance-wide parts, once the stream has ended and they were checked.
+pub struct Singular<'a> {
+    pub objective: &'a Function,
+    /// Logical bytes of the objective.
+    pub objective_bytes: u64,
+    pub hints: &'a ConstraintHints,
+    pub dependency: &'a AcyclicAssignments,
+    pub parameters: &'a Parameters,
+    pub description: &'a Description,
+    pub annotations: &'a Annotations,
+}
+
+/// An analysis riding on the streaming pass: it sees every entity once,
+/// in stream order, after OMMX's checks accepted it, with what it costs.
+/// Nothing is kept for it; what it keeps is its own business.
+pub trait EntityObserver {
+    fn variable(&mut self, _variable: &DecisionVariable, _cost: Cost) {}
+    fn constraint(&mut self, _constraint: &Constraint, _cost: Cost) {}
+    fn removed_constraint(&mut self, _removed: &RemovedConstraint, _cost: Cost) {}
+    fn named_function(&mut self, _named: &NamedFunction, _cost: Cost) {}
+    /// Called once, after every entity, when the whole instance is accepted.
+    fn finish(&mut self, _singular: &Singular<'_>) {}
+}
+
+/// The observer of a plain profile: sees nothing.
+impl EntityObserver for () {}
+
 /// One decoded top-level element, in stream order.
 enum Item {
-    Variable(DecisionVariable),
-    Constraint(Constraint),
-    Removed(RemovedConstraint),
-    /// Named functions are checked but not counted by 2.9.3.
-    Named {
-        id: u64,
-        function: Function,
-    },
+    Variable(DecisionVariable, Cost),
+    Constraint(Constraint, Cost),
+    Removed(RemovedConstraint, Cost),
+    Named(NamedFunction, Cost),
     /// Singular fields and map entries, re-encoded as Instance fields.
     Rest(Vec<u8>),
     /// The end of the stream, at this offset.
     End(u64),
 }
 
-/// Elements per message between the decoding and the visiting thread.
+/// Elements per batch handed from the framing to the decoding step.
 const BATCH: usize = 512;
+/// Encoded bytes per batch, so a few huge elements do not pile up.
+const BATCH_BYTES: usize = 4 << 20;
 
-/// Stage one: frames the stream and decodes and normalizes each element.
-struct Producer<R> {
-    fields: FieldReader<R>,
-    buf: Vec<u8>,
-    done: bool,
+/// One framed but undecoded element of a batch.
+enum RawElement {
+    /// An entity field's body, `arena[start..end]`, ending at stream `offset`.
+    Entity {
+        field: u32,
+        start: usize,
+        end: usize,
+        offset: u64,
+        wire_bytes: u64,
+    },
+    /// A singular field, re-encoded as an Instance field.
+    Rest(Vec<u8>),
 }
 
-type Batch = Vec<Result<Item, InstanceError>>;
+/// Consecutive elements of the stream, framed by one thread and decoded by
+/// another. The last batch ends with the end of the stream or an error.
+#[derive(Default)]
+struct RawBatch {
+    arena: Vec<u8>,
+    elements: Vec<RawElement>,
+    last: Option<Result<u64, InstanceError>>,
+}
 
-impl<R: Read> Producer<R> {
-    fn new(reader: R, total: Option<u64>) -> Self {
-        Self {
-            fields: FieldReader::new(reader, total),
-            buf: Vec::new(),
-            done: false,
-        }
-    }
-
-    /// The next elements in stream order; the last batch ends with
-    /// `Item::End` or an error. `None` after that.
-    fn next_batch(&mut self) -> Option<Batch> {
-        if self.done {
-            return None;
-        }
-        let mut batch = Vec::with_capacity(BATCH);
-        while batch.len() < BATCH {
-            let item = next_item(&mut self.fields, &mut self.buf);
-            let last = matches!(item, Ok(Item::End(_)) | Err(_));
-            batch.push(item);
-            if last {
-                self.done = true;
-                break;
+/// Reads up to one batch of elements, noting the end of the stream or the
+/// error that stopped it.
+fn frame_batch<R: Read>(fields: &mut FieldReader<R>, raw: &mut RawBatch) {
+    while raw.elements.len() < BATCH && raw.arena.len() < BATCH_BYTES {
+        match frame_one(fields, raw) {
+            Ok(true) => {}
+            Ok(false) => {
+                raw.last = Some(Ok(fields.offset()));
+                return;
+            }
+            Err(e) => {
+                raw.last = Some(Err(e));
+                return;
             }
         }
-        Some(batch)
     }
 }
 
-fn next_item<R: Read>(
+/// Frames the next element into `raw`; false at the end of the stream.
+fn frame_one<R: Read>(
     fields: &mut FieldReader<R>,
-    buf: &mut Vec<u8>,
-) -> Result<Item, InstanceError> {
+    raw: &mut RawBatch,
+) -> Result<bool, InstanceError> {
     loop {
+        let element_start = fields.offset();
         let Some((field, wire_type)) = fields.next_field()? else {
-            return Ok(Item::End(fields.offset()));
+            return Ok(false);
         };
         match field {
             2 | 4 | 8 | 10 => {
                 expect(field, wire_type, WireType::Len)?;
-                fields.read_len_into(buf)?;
-                let at = fields.offset();
-                return Ok(match field {
-                    2 => Item::Variable(DecisionVariable::from_wire(decode(
-                        "decision_variables",
-                        buf,
-                        at,
-                    )?)?),
-                    4 => Item::Constraint(Constraint::from_wire(decode("constraints", buf, at)?)?),
-                    8 => Item::Removed(RemovedConstraint::from_wire(decode(
-                        "removed_constraints",
-                        buf,
-                        at,
-                    )?)?),
-                    _ => {
-                        let n: pb::NamedFunction = decode("named_functions", buf, at)?;
-                        let function =
-                            n.function
-                                .as_ref()
-                                .ok_or_else(|| ModelError::MissingFunction {
-                                    what: format!("named function {}", n.id),
-                                })?;
-                        Item::Named {
-                            id: n.id,
-                            function: Function::from_wire(function)?,
-                        }
-                    }
+                let start = raw.arena.len();
+                fields.append_len(&mut raw.arena)?;
+                raw.elements.push(RawElement::Entity {
+                    field,
+                    start,
+                    end: raw.arena.len(),
+                    offset: fields.offset(),
+                    wire_bytes: fields.offset() - element_start,
                 });
             }
             1 | 3 | 6 | 7 | 9 | 11 => {
                 expect(field, wire_type, WireType::Len)?;
-                fields.read_len_into(buf)?;
-                let mut rest = Vec::with_capacity(buf.len() + 12);
+                let mut body = Vec::new();
+                fields.read_len_into(&mut body)?;
+                let mut rest = Vec::with_capacity(body.len() + 12);
                 encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
-                encoding::encode_varint(buf.len() as u64, &mut rest);
-                rest.extend_from_slice(buf);
-                return Ok(Item::Rest(rest));
+                encoding::encode_varint(body.len() as u64, &mut rest);
+                rest.extend_from_slice(&body);
+                raw.elements.push(RawElement::Rest(rest));
             }
             5 | 100 => {
                 expect(field, wire_type, WireType::Varint)?;
@@ -299,56 +333,295 @@ fn next_item<R: Read>(
                 let mut rest = Vec::with_capacity(12);
                 encoding::encode_key(field, encoding::WireType::Varint, &mut rest);
                 encoding::encode_varint(value, &mut rest);
-                return Ok(Item::Rest(rest));
+                raw.elements.push(RawElement::Rest(rest));
             }
-            _ => fields.skip(wire_type)?,
+            _ => {
+                fields.skip(wire_type)?;
+                continue;
+            }
+        }
+        return Ok(true);
+    }
+}
+
+/// Passes leaves on to the aggregate and counts their bytes.
+struct Counting<'a> {
+    aggregate: &'a mut Aggregate,
+    bytes: u64,
+}
+
+impl LogicalMemoryVisitor for Counting<'_> {
+    fn visit_leaf(&mut self, path: &Path, bytes: usize) {
+        self.bytes += bytes as u64;
+        self.aggregate.visit_leaf(path, bytes);
+    }
+}
+
+/// Visits one map entry (key and value) under `frame` and returns its cost.
+fn visit_entry<T: LogicalMemoryProfile>(
+    frame: &'static str,
+    value: &T,
+    wire_bytes: u64,
+    path: &mut Path,
+    aggregate: &mut Aggregate,
+) -> Cost {
+    let mut counting = Counting {
+        aggregate,
+        bytes: 0,
+    };
+    let mut p = path.with(frame);
+    leaf(&p.with("BTreeMap[key]"), &mut counting, 8);
+    value.visit_logical_memory(&mut p, &mut counting);
+    Cost {
+        bytes: counting.bytes,
+        wire_bytes,
+    }
+}
+
+/// Decodes, normalizes and visits (into `aggregate`) every element of a
+/// batch, leaving `raw` empty for reuse. Decoding stops at the first error,
+/// which ends the batch.
+fn decode_batch(raw: &mut RawBatch, aggregate: &mut Aggregate) -> Batch {
+    let mut path = Path::new();
+    let mut items = Vec::with_capacity(raw.elements.len() + 1);
+    let last = raw.last.take();
+    for element in raw.elements.drain(..) {
+        let item = match element {
+            RawElement::Rest(bytes) => Ok(Item::Rest(bytes)),
+            RawElement::Entity {
+                field,
+                start,
+                end,
+                offset,
+                wire_bytes,
+            } => decode_entity(
+                field,
+                &raw.arena[start..end],
+                offset,
+                wire_bytes,
+                &mut path,
+                aggregate,
+            ),
+        };
+        let failed = item.is_err();
+        items.push(item);
+        if failed {
+            break;
         }
     }
-}
-
-/// Whether to decode on a second thread: yes unless `MEMPROF_THREADS=1`.
-/// Both ways give the same result; the switch exists to check that and to
-/// measure the difference.
-fn pipelined() -> bool {
-    std::env::var("MEMPROF_THREADS").map_or(true, |v| v.trim() != "1")
-}
-
-/// Streams an instance from `reader` (of `total` bytes, when known) and sends
-/// its leaves to `visitor` under `path`.
-///
-/// By default two threads share the work: one reads, decodes and normalizes
-/// elements, the other (the caller's) checks and visits them in stream
-/// order, so the result and the error reported are those of a sequential run.
-pub fn profile_instance<R: Read + Send, V: LogicalMemoryVisitor>(
-    reader: R,
-    total: Option<u64>,
-    path: &mut Path,
-    visitor: &mut V,
-) -> Result<InstanceSummary, InstanceError> {
-    let mut producer = Producer::new(reader, total);
-    if !pipelined() {
-        return consume(std::iter::from_fn(|| producer.next_batch()), path, visitor);
+    raw.elements.clear();
+    raw.arena.clear();
+    if !items.last().is_some_and(Result::is_err) {
+        match last {
+            None => {}
+            Some(Ok(offset)) => items.push(Ok(Item::End(offset))),
+            Some(Err(e)) => items.push(Err(e)),
+        }
     }
-    std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::sync_channel::<Batch>(8);
-        scope.spawn(move || {
-            while let Some(batch) = producer.next_batch() {
-                // A closed channel means the visiting side stopped on an error.
-                if tx.send(batch).is_err() {
-                    return;
-                }
-            }
-        });
-        // The receiver moves into `consume` and is dropped when it returns,
-        // so a producer blocked on a full channel wakes (and stops) on an error.
-        consume(rx.into_iter(), path, visitor)
+    items
+}
+
+fn decode_entity(
+    field: u32,
+    bytes: &[u8],
+    offset: u64,
+    wire_bytes: u64,
+    path: &mut Path,
+    aggregate: &mut Aggregate,
+) -> Result<Item, InstanceError> {
+    Ok(match field {
+        2 => {
+            let v = DecisionVariable::from_wire(decode("decision_variables", bytes, offset)?)?;
+            let cost = visit_entry(
+                "Instance.decision_variables",
+                &v,
+                wire_bytes,
+                path,
+                aggregate,
+            );
+            Item::Variable(v, cost)
+        }
+        4 => {
+            let c = Constraint::from_wire(decode("constraints", bytes, offset)?)?;
+            let cost = visit_entry("Instance.constraints", &c, wire_bytes, path, aggregate);
+            Item::Constraint(c, cost)
+        }
+        8 => {
+            let r = RemovedConstraint::from_wire(decode("removed_constraints", bytes, offset)?)?;
+            let cost = visit_entry(
+                "Instance.removed_constraints",
+                &r,
+                wire_bytes,
+                path,
+                aggregate,
+            );
+            Item::Removed(r, cost)
+        }
+        _ => {
+            let pb::NamedFunction {
+                id,
+                function,
+                subscripts,
+                parameters,
+                name,
+                description,
+            } = decode("named_functions", bytes, offset)?;
+            let function = function.ok_or_else(|| ModelError::MissingFunction {
+                what: format!("named function {id}"),
+            })?;
+            let named = NamedFunction {
+                id,
+                function: Function::from_wire(&function)?,
+                name,
+                subscripts,
+                parameters: parameters.into_iter().collect(),
+                description,
+            };
+            Item::Named(
+                named,
+                Cost {
+                    bytes: 0,
+                    wire_bytes,
+                },
+            )
+        }
     })
 }
 
-fn consume<V: LogicalMemoryVisitor>(
+type Batch = Vec<Result<Item, InstanceError>>;
+
+/// How many threads decode: `MEMPROF_THREADS` if set (1 = everything on the
+/// calling thread), else the machine's parallelism. Every setting gives the
+/// same output and the same error; the switch exists to check that and to
+/// measure the difference.
+fn decoding_threads() -> usize {
+    match std::env::var("MEMPROF_THREADS") {
+        Ok(v) => v.trim().parse().unwrap_or(1).clamp(1, 64),
+        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+    }
+}
+
+/// The framing side, shared by the decoding threads: whoever holds it reads
+/// the next batch, so batches are framed in stream order and numbered.
+struct Framer<R> {
+    fields: FieldReader<R>,
+    /// One ticket per batch that may be framed before the checking side has
+    /// taken it, so memory stays bounded however uneven the batches are.
+    tickets: mpsc::Receiver<()>,
+    next: u64,
+    done: bool,
+}
+
+/// Streams an instance from `reader` (of `total` bytes, when known), adds its
+/// leaves to `aggregate` and shows each accepted entity to `observer`.
+///
+/// With several threads, each takes the next batch of encoded elements in
+/// turn, decodes, normalizes and visits it into an aggregate of its own; the
+/// calling thread checks the entities in stream order (ids, references) and
+/// shows them to the observer, so the result and the error reported are
+/// those of a sequential run. Leaf sums do not depend on the order they are
+/// added in, and every output sorts, so merging the per-thread aggregates at
+/// the end changes no output byte.
+pub fn profile_instance<R: Read + Send, O: EntityObserver>(
+    reader: R,
+    total: Option<u64>,
+    aggregate: &mut Aggregate,
+    observer: &mut O,
+) -> Result<InstanceSummary, InstanceError> {
+    let threads = decoding_threads();
+    let mut fields = FieldReader::new(reader, total);
+    if threads == 1 {
+        let mut raw = RawBatch::default();
+        let batches = std::iter::from_fn(|| {
+            frame_batch(&mut fields, &mut raw);
+            Some(decode_batch(&mut raw, aggregate))
+        });
+        // The borrow of `aggregate` by the batches ends with `consume`'s
+        // stream phase; the singular fields are visited into a second one.
+        let mut singular = Aggregate::new();
+        let summary = consume(batches, &mut singular, observer)?;
+        aggregate.merge_under(&[], &singular);
+        return Ok(summary);
+    }
+    let in_flight = 2 * threads + 2;
+    let (ticket_tx, tickets) = mpsc::sync_channel::<()>(in_flight);
+    for _ in 0..in_flight {
+        ticket_tx
+            .send(())
+            .expect("the channel has room for every ticket");
+    }
+    let framer = std::sync::Mutex::new(Framer {
+        fields,
+        tickets,
+        next: 0,
+        done: false,
+    });
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::sync_channel::<(u64, Batch)>(in_flight);
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let tx = tx.clone();
+                let framer = &framer;
+                scope.spawn(move || {
+                    let mut local = Aggregate::new();
+                    let mut raw = RawBatch::default();
+                    loop {
+                        let seq = {
+                            let mut f = framer.lock().unwrap_or_else(|e| e.into_inner());
+                            // No ticket: the checking side has stopped.
+                            if f.done || f.tickets.recv().is_err() {
+                                break;
+                            }
+                            frame_batch(&mut f.fields, &mut raw);
+                            f.done = raw.last.is_some();
+                            f.next += 1;
+                            f.next - 1
+                        };
+                        let batch = decode_batch(&mut raw, &mut local);
+                        // A closed channel: the checking side stopped on an error.
+                        if tx.send((seq, batch)).is_err() {
+                            break;
+                        }
+                    }
+                    local
+                })
+            })
+            .collect();
+        drop(tx);
+        // Batches arrive in any order; hand them on in sequence.
+        let mut pending = BTreeMap::new();
+        let mut next = 0u64;
+        let mut rx = rx.into_iter();
+        let in_order = std::iter::from_fn(move || loop {
+            if let Some(batch) = pending.remove(&next) {
+                next += 1;
+                // Taken: another batch may be framed. (Sending fails only
+                // once every worker has stopped.)
+                let _ = ticket_tx.send(());
+                return Some(batch);
+            }
+            let (seq, batch) = rx.next()?;
+            pending.insert(seq, batch);
+        });
+        let result = consume(in_order, aggregate, observer);
+        // On an error the receiver is gone by now, so no worker stays
+        // blocked on a full channel; on success they have all finished.
+        for worker in workers {
+            let local = worker
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            if result.is_ok() {
+                aggregate.merge_under(&[], &local);
+            }
+        }
+        result
+    })
+}
+
+fn consume<O: EntityObserver>(
     mut batches: impl Iterator<Item = Batch>,
-    path: &mut Path,
-    visitor: &mut V,
+    aggregate: &mut Aggregate,
+    observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
     let mut state = State::default();
     // The singular fields and maps, re-encoded in stream order: decoded at the
@@ -357,52 +630,48 @@ fn consume<V: LogicalMemoryVisitor>(
     let mut rest = Vec::new();
     let end = 'stream: loop {
         let Some(batch) = batches.next() else {
-            unreachable!("the producer always ends with End or an error")
+            unreachable!("the stream always ends with End or an error")
         };
         for item in batch {
             match item? {
-                Item::Variable(v) => {
+                Item::Variable(v, cost) => {
                     if !state.variables.insert(v.id) {
                         return Err(ModelError::DuplicateVariable(v.id).into());
                     }
                     state.summary.variables += 1;
-                    let mut p = path.with("Instance.decision_variables");
-                    leaf(&p.with("BTreeMap[key]"), visitor, 8);
-                    v.visit_logical_memory(&mut p, visitor);
+                    observer.variable(&v, cost);
                 }
-                Item::Constraint(c) => {
+                Item::Constraint(c, cost) => {
                     state.new_constraint(c.id)?;
                     state.constraints.insert(c.id);
                     state.uses(User::Constraint(c.id), &c.function);
                     state.summary.constraints += 1;
                     state.summary.terms += c.function.stored_terms() as u64;
-                    let mut p = path.with("Instance.constraints");
-                    leaf(&p.with("BTreeMap[key]"), visitor, 8);
-                    c.visit_logical_memory(&mut p, visitor);
+                    observer.constraint(&c, cost);
                 }
-                Item::Removed(r) => {
+                Item::Removed(r, cost) => {
                     let id = r.constraint.id;
                     state.new_constraint(id)?;
                     state.removed.insert(id);
                     // 2.9.3 does not check the variables of removed constraints.
                     state.summary.removed_constraints += 1;
                     state.summary.terms += r.constraint.function.stored_terms() as u64;
-                    let mut p = path.with("Instance.removed_constraints");
-                    leaf(&p.with("BTreeMap[key]"), visitor, 8);
-                    r.visit_logical_memory(&mut p, visitor);
+                    observer.removed_constraint(&r, cost);
                 }
-                Item::Named { id, function } => {
-                    if !state.named_functions.insert(id) {
-                        return Err(ModelError::DuplicateNamedFunction(id).into());
+                Item::Named(n, cost) => {
+                    if !state.named_functions.insert(n.id) {
+                        return Err(ModelError::DuplicateNamedFunction(n.id).into());
                     }
-                    state.uses(User::NamedFunction(id), &function);
+                    state.uses(User::NamedFunction(n.id), &n.function);
                     state.summary.named_functions += 1;
+                    observer.named_function(&n, cost);
                 }
                 Item::Rest(bytes) => rest.extend_from_slice(&bytes),
                 Item::End(offset) => break 'stream offset,
             }
         }
     };
+    drop(batches);
     state.summary.wire_bytes = end;
     let pb::Instance {
         description,
@@ -424,6 +693,7 @@ fn consume<V: LogicalMemoryVisitor>(
         return Err(ModelError::FormatVersion(format_version).into());
     }
 
+    let mut path = Path::new();
     // Entity containers: their stack part is there even when empty.
     for frame in [
         "Instance.decision_variables",
@@ -432,16 +702,21 @@ fn consume<V: LogicalMemoryVisitor>(
     ] {
         leaf(
             &path.with(frame).with("BTreeMap[stack]"),
-            visitor,
+            aggregate,
             BTREE_STACK,
         );
     }
-    leaf(&path.with("Instance.sense"), visitor, 1);
+    leaf(&path.with("Instance.sense"), aggregate, 1);
 
     let objective = Function::from_wire(&objective.ok_or(ModelError::MissingObjective)?)?;
     state.uses(User::Objective, &objective);
     state.summary.terms += objective.stored_terms() as u64;
-    objective.visit_logical_memory(&mut path.with("Instance.objective"), visitor);
+    let mut counting = Counting {
+        aggregate: &mut *aggregate,
+        bytes: 0,
+    };
+    objective.visit_logical_memory(&mut path.with("Instance.objective"), &mut counting);
+    let objective_bytes = counting.bytes;
 
     if let Some((user, id)) = state
         .pending
@@ -456,20 +731,30 @@ fn consume<V: LogicalMemoryVisitor>(
     }
 
     let hints = check_hints(constraint_hints.unwrap_or_default(), &state)?;
-    hints.visit_logical_memory(&mut path.with("Instance.constraint_hints"), visitor);
+    hints.visit_logical_memory(&mut path.with("Instance.constraint_hints"), aggregate);
 
-    let assignments = check_dependency(decision_variable_dependency, &state)?;
-    assignments.visit_logical_memory(
+    let dependency = check_dependency(decision_variable_dependency, &state)?;
+    dependency.visit_logical_memory(
         &mut path.with("Instance.decision_variable_dependency"),
-        visitor,
+        aggregate,
     );
 
-    Parameters(parameters.map(|p| p.entries))
-        .visit_logical_memory(&mut path.with("Instance.parameters"), visitor);
-    Description(description).visit_logical_memory(&mut path.with("Instance.description"), visitor);
-    Annotations::from_wire(annotations)?
-        .visit_logical_memory(&mut path.with("Instance.annotations"), visitor);
+    let parameters = Parameters(parameters.map(|p| p.entries));
+    parameters.visit_logical_memory(&mut path.with("Instance.parameters"), aggregate);
+    let description = Description(description);
+    description.visit_logical_memory(&mut path.with("Instance.description"), aggregate);
+    let annotations = Annotations::from_wire(annotations)?;
+    annotations.visit_logical_memory(&mut path.with("Instance.annotations"), aggregate);
 
+    observer.finish(&Singular {
+        objective: &objective,
+        objective_bytes,
+        hints: &hints,
+        dependency: &dependency,
+        parameters: &parameters,
+        description: &description,
+        annotations: &annotations,
+    });
     Ok(state.summary)
 }
 

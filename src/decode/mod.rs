@@ -16,7 +16,7 @@ use std::path::{Path as FsPath, PathBuf};
 
 use indicatif::ProgressBar;
 
-use crate::profile::{Aggregate, Path};
+use crate::profile::Aggregate;
 pub use archive::ArchiveError;
 pub use instance::{InstanceError, InstanceSummary};
 
@@ -322,10 +322,12 @@ pub(crate) fn profile_one<R: Read + Send>(
     title: Option<String>,
 ) -> Result<ProfiledInstance, DecodeError> {
     let mut aggregate = Aggregate::new();
-    let summary = instance::profile_instance(reader, total, &mut Path::new(), &mut aggregate)
-        .map_err(|source| DecodeError::Instance {
-            layer: instance_index,
-            source,
+    let summary =
+        instance::profile_instance(reader, total, &mut aggregate, &mut ()).map_err(|source| {
+            DecodeError::Instance {
+                layer: instance_index,
+                source,
+            }
         })?;
     Ok(ProfiledInstance {
         instance_index,
