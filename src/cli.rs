@@ -26,6 +26,14 @@ use crate::render::{self, svg::SvgOptions, Format, Profile, ViewOptions};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// After the run, print time and memory per phase (read, decompress,
+    /// decode, normalize, aggregate, check, render) to stderr.
+    #[arg(long, global = true)]
+    pub timings: bool,
+    /// Write the run's phases as a Chrome trace-event JSON file (open it in
+    /// chrome://tracing or ui.perfetto.dev).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub trace: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -123,9 +131,24 @@ fn input_paths(file: &str) -> Vec<&Path> {
     }
 }
 
-/// Runs one command line.
+/// Runs one command line, with `--timings` and `--trace` around it.
 pub fn run(cli: Cli) -> Result<()> {
-    match cli.command {
+    let trace = cli.trace.as_deref().map(|t| Output::from_arg(Some(t)));
+    if cli.timings || trace.is_some() {
+        crate::trace::enable(trace.is_some());
+    }
+    run_command(cli.command)?;
+    if let Some(trace) = trace {
+        trace.write_untimed(crate::trace::write_trace)?;
+    }
+    if cli.timings {
+        crate::trace::write_timings(&mut std::io::stderr().lock())?;
+    }
+    Ok(())
+}
+
+fn run_command(command: Command) -> Result<()> {
+    match command {
         Command::Inspect(args) => {
             let output = Output::from_arg(args.output.as_deref());
             output.check_not_input(&input_paths(&args.common.file))?;

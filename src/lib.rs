@@ -14,6 +14,7 @@ pub mod output;
 pub mod profile;
 pub mod progress;
 pub mod render;
+pub mod trace;
 
 /// Types generated from proto/ by build.rs.
 pub mod ommx_v1 {

@@ -45,6 +45,13 @@ impl Output {
 
     /// Writes everything `render` produces, atomically for files.
     pub fn write_with(&self, render: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+        let _span = crate::trace::span(crate::trace::Phase::Render);
+        self.write_untimed(render)
+    }
+
+    /// [`Output::write_with`] without counting the time as rendering (for
+    /// the trace file itself).
+    pub fn write_untimed(&self, render: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
         match self {
             Output::Stdout => {
                 let stdout = io::stdout();

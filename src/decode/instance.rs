@@ -23,6 +23,7 @@ use crate::model::{
 use crate::ommx_v1 as pb;
 use crate::profile::collections::{leaf, BTREE_STACK};
 use crate::profile::{Aggregate, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+use crate::trace::{self, Laps, Phase};
 
 /// Why an instance could not be profiled.
 #[derive(Debug, thiserror::Error)]
@@ -279,6 +280,7 @@ struct RawBatch {
 /// Reads up to one batch of elements, noting the end of the stream or the
 /// error that stopped it.
 fn frame_batch<R: Read>(fields: &mut FieldReader<R>, raw: &mut RawBatch) {
+    let _span = trace::span(Phase::Read);
     while raw.elements.len() < BATCH && raw.arena.len() < BATCH_BYTES {
         match frame_one(fields, raw) {
             Ok(true) => {}
@@ -383,6 +385,7 @@ fn visit_entry<T: LogicalMemoryProfile>(
 /// which ends the batch.
 fn decode_batch(raw: &mut RawBatch, aggregate: &mut Aggregate) -> Batch {
     let mut path = Path::new();
+    let mut laps = Laps::start();
     let mut items = Vec::with_capacity(raw.elements.len() + 1);
     let last = raw.last.take();
     for element in raw.elements.drain(..) {
@@ -401,6 +404,7 @@ fn decode_batch(raw: &mut RawBatch, aggregate: &mut Aggregate) -> Batch {
                 wire_bytes,
                 &mut path,
                 aggregate,
+                &mut laps,
             ),
         };
         let failed = item.is_err();
@@ -409,6 +413,7 @@ fn decode_batch(raw: &mut RawBatch, aggregate: &mut Aggregate) -> Batch {
             break;
         }
     }
+    laps.finish();
     raw.elements.clear();
     raw.arena.clear();
     if !items.last().is_some_and(Result::is_err) {
@@ -421,6 +426,29 @@ fn decode_batch(raw: &mut RawBatch, aggregate: &mut Aggregate) -> Batch {
     items
 }
 
+/// Decodes one entity element, normalizes it with `from_wire` and visits it
+/// under `frame`, timing each step.
+#[allow(clippy::too_many_arguments)]
+fn entity<W: Message + Default, T: LogicalMemoryProfile>(
+    field: &'static str,
+    frame: &'static str,
+    from_wire: fn(W) -> Result<T, ModelError>,
+    bytes: &[u8],
+    offset: u64,
+    wire_bytes: u64,
+    path: &mut Path,
+    aggregate: &mut Aggregate,
+    laps: &mut Laps,
+) -> Result<(T, Cost), InstanceError> {
+    let wire = decode(field, bytes, offset)?;
+    laps.lap(Phase::Decode);
+    let value = from_wire(wire)?;
+    laps.lap(Phase::Normalize);
+    let cost = visit_entry(frame, &value, wire_bytes, path, aggregate);
+    laps.lap(Phase::Aggregate);
+    Ok((value, cost))
+}
+
 fn decode_entity(
     field: u32,
     bytes: &[u8],
@@ -428,33 +456,49 @@ fn decode_entity(
     wire_bytes: u64,
     path: &mut Path,
     aggregate: &mut Aggregate,
+    laps: &mut Laps,
 ) -> Result<Item, InstanceError> {
     Ok(match field {
         2 => {
-            let v = DecisionVariable::from_wire(decode("decision_variables", bytes, offset)?)?;
-            let cost = visit_entry(
+            let (v, cost) = entity(
+                "decision_variables",
                 "Instance.decision_variables",
-                &v,
+                DecisionVariable::from_wire,
+                bytes,
+                offset,
                 wire_bytes,
                 path,
                 aggregate,
-            );
+                laps,
+            )?;
             Item::Variable(v, cost)
         }
         4 => {
-            let c = Constraint::from_wire(decode("constraints", bytes, offset)?)?;
-            let cost = visit_entry("Instance.constraints", &c, wire_bytes, path, aggregate);
-            Item::Constraint(c, cost)
-        }
-        8 => {
-            let r = RemovedConstraint::from_wire(decode("removed_constraints", bytes, offset)?)?;
-            let cost = visit_entry(
-                "Instance.removed_constraints",
-                &r,
+            let (c, cost) = entity(
+                "constraints",
+                "Instance.constraints",
+                Constraint::from_wire,
+                bytes,
+                offset,
                 wire_bytes,
                 path,
                 aggregate,
-            );
+                laps,
+            )?;
+            Item::Constraint(c, cost)
+        }
+        8 => {
+            let (r, cost) = entity(
+                "removed_constraints",
+                "Instance.removed_constraints",
+                RemovedConstraint::from_wire,
+                bytes,
+                offset,
+                wire_bytes,
+                path,
+                aggregate,
+                laps,
+            )?;
             Item::Removed(r, cost)
         }
         _ => {
@@ -466,6 +510,7 @@ fn decode_entity(
                 name,
                 description,
             } = decode("named_functions", bytes, offset)?;
+            laps.lap(Phase::Decode);
             let function = function.ok_or_else(|| ModelError::MissingFunction {
                 what: format!("named function {id}"),
             })?;
@@ -477,6 +522,7 @@ fn decode_entity(
                 parameters: parameters.into_iter().collect(),
                 description,
             };
+            laps.lap(Phase::Normalize);
             Item::Named(
                 named,
                 Cost {
@@ -611,6 +657,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
             if result.is_ok() {
+                let _span = trace::span(Phase::Aggregate);
                 aggregate.merge_under(&[], &local);
             }
         }
@@ -632,6 +679,7 @@ fn consume<O: EntityObserver>(
         let Some(batch) = batches.next() else {
             unreachable!("the stream always ends with End or an error")
         };
+        let _span = trace::span(Phase::Check);
         for item in batch {
             match item? {
                 Item::Variable(v, cost) => {
@@ -672,6 +720,7 @@ fn consume<O: EntityObserver>(
         }
     };
     drop(batches);
+    let _span = trace::span(Phase::Check);
     state.summary.wire_bytes = end;
     let pb::Instance {
         description,

@@ -84,3 +84,66 @@ fn every_thread_count_gives_the_same_bytes_and_the_same_error() {
         }
     }
 }
+
+#[test]
+fn trace_is_valid_trace_event_json_and_timings_leave_stdout_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    generated_lp(dir.path());
+    let input = dir.path().join("lp.pb");
+    let trace = dir.path().join("trace.json");
+    let plain = run(&input, "2", "folded");
+    let traced = memprof()
+        .env("MEMPROF_THREADS", "2")
+        .args(["--timings", "--trace", trace.to_str().unwrap()])
+        .args(["inspect", input.to_str().unwrap(), "--format", "folded"])
+        .output()
+        .unwrap();
+    assert!(traced.status.success());
+    assert_eq!(plain.stdout, traced.stdout, "timing changes no output byte");
+
+    let stderr = String::from_utf8(traced.stderr).unwrap();
+    for phase in [
+        "read",
+        "decode",
+        "normalize",
+        "aggregate",
+        "check",
+        "render",
+    ] {
+        let row = stderr
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(phase))
+            .unwrap_or_else(|| panic!("no {phase} row in {stderr}"));
+        assert!(row.contains("ms") && row.contains("MiB"), "{row}");
+    }
+
+    let doc: serde_json::Value = serde_json::from_slice(&fs::read(&trace).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let mut phases = std::collections::BTreeSet::new();
+    let mut threads = std::collections::BTreeSet::new();
+    for e in events {
+        let ph = e["ph"].as_str().unwrap();
+        assert!(["M", "X", "C"].contains(&ph), "{e}");
+        assert!(e["pid"].is_u64() && e["tid"].is_u64(), "{e}");
+        if ph == "X" {
+            let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
+            assert!(ts >= 0.0 && dur >= 0.0, "{e}");
+            phases.insert(e["name"].as_str().unwrap().to_string());
+            threads.insert(e["tid"].as_u64().unwrap());
+        }
+        if ph == "C" {
+            assert!(e["args"]["rss_bytes"].as_u64().unwrap() > 0, "{e}");
+        }
+    }
+    for phase in [
+        "read",
+        "decode",
+        "normalize",
+        "aggregate",
+        "check",
+        "render",
+    ] {
+        assert!(phases.contains(phase), "no {phase} span in the trace");
+    }
+    assert!(threads.len() >= 2, "spans from the main thread and workers");
+}
