@@ -8,6 +8,8 @@
 //!   constraints × 50 terms over 100,000 variables, about 20 MB).
 //! - `qubo`: N binaries and a dense quadratic objective over every pair
 //!   i < j plus a linear part (`--variables 2000` ≈ 2,000,000 terms).
+//! - `archive`: an `.ommx` archive (OCI image layout in a tar) with N small
+//!   LP instance layers, each from its own seed.
 //!
 //! The instance is streamed field by field instead of being built in memory:
 //! each decision variable and constraint is encoded on its own, and the one
@@ -83,6 +85,26 @@ enum Shape {
     /// A dense QUBO: binaries x[i], objective sum over i<j of Q_ij x_i x_j plus
     /// a linear term for every variable.
     Qubo(QuboArgs),
+    /// An .ommx archive of many small LP instances, one layer each.
+    Archive(ArchiveArgs),
+}
+
+#[derive(Debug, Args)]
+struct ArchiveArgs {
+    /// Number of instance layers.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    instances: u64,
+    /// Constraints per instance.
+    #[arg(long, value_name = "C", default_value_t = 20)]
+    constraints: u64,
+    /// Distinct variables per constraint.
+    #[arg(long, value_name = "K", default_value_t = 5)]
+    terms: u64,
+    /// Decision variables per instance.
+    #[arg(long, value_name = "V", default_value_t = 50)]
+    variables: u64,
+    #[command(flatten)]
+    output: Output,
 }
 
 #[derive(Debug, Args)]
@@ -344,6 +366,78 @@ impl Qubo {
     }
 }
 
+/// An OCI image layout in a tar, as `ommx` writes an artifact: one manifest
+/// whose layers are raw instances, an empty config, index.json and
+/// oci-layout. Entries carry no timestamps, so the bytes are reproducible.
+fn write_archive(args: &ArchiveArgs, out: &mut Out<'_>) -> Result<()> {
+    use sha2::{Digest, Sha256};
+    let digest = |b: &[u8]| format!("sha256:{}", hex::encode(Sha256::digest(b)));
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut add = |tar: &mut tar::Builder<Vec<u8>>, name: &str, data: &[u8]| -> Result<()> {
+        let mut header = tar::Header::new_ustar();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_mtime(0);
+        header.set_cksum();
+        tar.append_data(&mut header, name, data)?;
+        // Flush each entry as it is added, so memory holds one layer at a time.
+        out.put(tar.get_ref())?;
+        tar.get_mut().clear();
+        Ok(())
+    };
+    add(&mut tar, "oci-layout", br#"{"imageLayoutVersion":"1.0.0"}"#)?;
+    let config = b"{}";
+    add(
+        &mut tar,
+        &format!("blobs/sha256/{}", &digest(config)[7..]),
+        config,
+    )?;
+    let mut layers = Vec::new();
+    for i in 0..args.instances {
+        let lp = Lp::from_args(&LpArgs {
+            constraints: args.constraints,
+            terms: args.terms,
+            variables: args.variables,
+            output: Output {
+                output: PathBuf::new(),
+                seed: args.output.seed.wrapping_add(i),
+            },
+        })?;
+        let mut blob = Vec::new();
+        lp.write(&mut Out::writing(&mut blob))?;
+        let d = digest(&blob);
+        add(&mut tar, &format!("blobs/sha256/{}", &d[7..]), &blob)?;
+        layers.push(serde_json::json!({
+            "mediaType": "application/org.ommx.v1.instance",
+            "digest": d,
+            "size": blob.len(),
+            "annotations": {"org.ommx.v1.instance.title": format!("lp-{i}")},
+        }));
+    }
+    let manifest = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "artifactType": "application/org.ommx.v1.artifact",
+        "config": {"mediaType": "application/org.ommx.v1.config+json",
+                   "digest": digest(config), "size": config.len()},
+        "layers": layers,
+    }))?;
+    add(
+        &mut tar,
+        &format!("blobs/sha256/{}", &digest(&manifest)[7..]),
+        &manifest,
+    )?;
+    let index = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                       "digest": digest(&manifest), "size": manifest.len()}],
+    }))?;
+    add(&mut tar, "index.json", &index)?;
+    tar.finish()?;
+    out.put(tar.get_ref())?;
+    Ok(())
+}
+
 /// Where encoded bytes go: through to a writer, or only counted, to learn a
 /// nested message's length before its header is written.
 struct Out<'w> {
@@ -429,7 +523,7 @@ impl<'w> Out<'w> {
 /// Writes through a temporary file in the same folder and renames it into
 /// place, so an interrupted run never leaves a truncated file that a later
 /// run (or the benchmark's "already generated" check) would take as done.
-fn write_file(path: &Path, write: impl FnOnce(&mut Out<'_>) -> io::Result<()>) -> Result<u64> {
+fn write_file(path: &Path, write: impl FnOnce(&mut Out<'_>) -> Result<()>) -> Result<u64> {
     let folder = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -462,7 +556,7 @@ fn run(cli: Cli) -> Result<()> {
     let (path, len, summary) = match cli.shape {
         Shape::Lp(args) => {
             let lp = Lp::from_args(&args)?;
-            let len = write_file(&args.output.output, |out| lp.write(out))?;
+            let len = write_file(&args.output.output, |out| Ok(lp.write(out)?))?;
             let summary = format!(
                 "LP: {} variables, {} constraints × {} terms",
                 lp.variables, lp.constraints, lp.terms
@@ -471,11 +565,19 @@ fn run(cli: Cli) -> Result<()> {
         }
         Shape::Qubo(args) => {
             let qubo = Qubo::from_args(&args);
-            let len = write_file(&args.output.output, |out| qubo.write(out))?;
+            let len = write_file(&args.output.output, |out| Ok(qubo.write(out)?))?;
             let n = qubo.variables;
             let summary = format!(
                 "QUBO: {n} variables, {} quadratic terms",
                 n * n.saturating_sub(1) / 2
+            );
+            (args.output.output, len, summary)
+        }
+        Shape::Archive(args) => {
+            let len = write_file(&args.output.output, |out| write_archive(&args, out))?;
+            let summary = format!(
+                "archive: {} LP instances of {} variables, {} constraints × {} terms",
+                args.instances, args.variables, args.constraints, args.terms
             );
             (args.output.output, len, summary)
         }

@@ -536,15 +536,34 @@ fn decode_entity(
 
 type Batch = Vec<Result<Item, InstanceError>>;
 
+/// Instances smaller than this decode on the calling thread by default:
+/// starting threads would cost more than they save (an archive of a
+/// thousand small layers ran twice as long with them).
+const SMALL_INSTANCE: u64 = 1 << 20;
+
 /// How many threads decode: `MEMPROF_THREADS` if set (1 = everything on the
-/// calling thread), else the machine's parallelism. Every setting gives the
-/// same output and the same error; the switch exists to check that and to
-/// measure the difference.
-fn decoding_threads() -> usize {
-    match std::env::var("MEMPROF_THREADS") {
+/// calling thread), else the machine's parallelism for instances that are
+/// not known to be small. Every setting gives the same output and the same
+/// error; the switch exists to check that and to measure the difference.
+fn decoding_threads(total: Option<u64>) -> usize {
+    let threads = match std::env::var("MEMPROF_THREADS") {
         Ok(v) => v.trim().parse().unwrap_or(1).clamp(1, 64),
+        Err(_) if total.is_some_and(|t| t < SMALL_INSTANCE) => 1,
         Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+    };
+    match THREAD_LIMIT.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => threads,
+        limit => threads.min(limit),
     }
+}
+
+/// A cap on [`decoding_threads`] (0: none), set while several inputs are
+/// processed at once.
+static THREAD_LIMIT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Caps the threads each instance decodes with (0 lifts the cap).
+pub fn limit_threads(limit: usize) {
+    THREAD_LIMIT.store(limit, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The framing side, shared by the decoding threads: whoever holds it reads
@@ -574,7 +593,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
     aggregate: &mut Aggregate,
     observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
-    let threads = decoding_threads();
+    let threads = decoding_threads(total);
     let mut fields = FieldReader::new(reader, total);
     if threads == 1 {
         let mut raw = RawBatch::default();

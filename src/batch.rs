@@ -1,0 +1,159 @@
+//! Several inputs in one run: shell-style patterns expanded (for shells and
+//! CI configurations that pass them quoted), the files processed in parallel
+//! by a bounded pool, results handed back in argument order.
+//!
+//! Parallelism is split, not multiplied: with P files in flight on a
+//! machine of N cores, each instance decodes with N / P threads (at least
+//! one), so the cores stay busy without oversubscribing them. The output
+//! does not depend on the split: results are kept in argument order and the
+//! first failing file (in that order) is the error reported.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::decode::instance;
+
+/// Expands each argument that is not an existing path but contains glob
+/// characters (`*`, `?`, `[`) into the matching paths, sorted. A pattern
+/// matching nothing is an error (a CI job silently checking no file would
+/// pass forever).
+pub fn expand(args: &[String]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for arg in args {
+        let is_pattern = arg.contains(['*', '?', '[']);
+        if arg == "-" || !is_pattern || Path::new(arg).exists() {
+            out.push(arg.clone());
+            continue;
+        }
+        let paths = glob::glob(arg).with_context(|| format!("{arg}: not a valid pattern"))?;
+        let mut matched = Vec::new();
+        for path in paths {
+            let path = path.with_context(|| format!("{arg}: cannot read a matching path"))?;
+            matched.push(path.to_string_lossy().into_owned());
+        }
+        if matched.is_empty() {
+            bail!("{arg}: no file matches this pattern");
+        }
+        matched.sort();
+        out.extend(matched);
+    }
+    if out.iter().filter(|a| *a == "-").count() > 1 {
+        bail!("-: standard input can be read only once");
+    }
+    Ok(out)
+}
+
+/// One input's result and how long it took.
+#[derive(Debug)]
+pub struct FileRun<T> {
+    pub name: String,
+    pub value: T,
+    pub elapsed: Duration,
+}
+
+/// How many inputs are processed at once: `MEMPROF_THREADS` when set, else
+/// the machine's parallelism, never more than the inputs.
+fn pool_size(inputs: usize) -> usize {
+    let cores = match std::env::var("MEMPROF_THREADS") {
+        Ok(v) => v.trim().parse().unwrap_or(1).clamp(1, 64),
+        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    cores.min(inputs).max(1)
+}
+
+/// Runs `work` on every input, several at a time, and returns the results
+/// in input order, or the error of the first input (in input order) that
+/// failed.
+pub fn run_all<T: Send>(
+    inputs: &[String],
+    work: impl Fn(&str) -> Result<T> + Sync,
+) -> Result<Vec<FileRun<T>>> {
+    let timed = |name: &str| {
+        let start = Instant::now();
+        work(name).map(|value| FileRun {
+            name: name.to_string(),
+            value,
+            elapsed: start.elapsed(),
+        })
+    };
+    let pool = pool_size(inputs.len());
+    if pool == 1 {
+        return inputs.iter().map(|name| timed(name)).collect();
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    instance::limit_threads((cores / pool).max(1));
+    let next = AtomicUsize::new(0);
+    // The lowest failing index so far: later inputs need not start.
+    let failed = AtomicUsize::new(usize::MAX);
+    let results: Mutex<Vec<Option<Result<FileRun<T>>>>> =
+        Mutex::new((0..inputs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..pool {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= inputs.len() || i > failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let result = timed(&inputs[i]);
+                if result.is_err() {
+                    failed.fetch_min(i, Ordering::Relaxed);
+                }
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+            });
+        }
+    });
+    instance::limit_threads(0);
+    let mut out = Vec::with_capacity(inputs.len());
+    for result in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        match result {
+            Some(run) => out.push(run?),
+            None => unreachable!("inputs before the first failure all ran"),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_expand_sorted_and_must_match() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["b.pb", "a.pb", "c.txt"] {
+            std::fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        let pattern = format!("{}/*.pb", dir.path().display());
+        let got = expand(&[pattern.clone()]).unwrap();
+        let want: Vec<String> = ["a.pb", "b.pb"]
+            .iter()
+            .map(|n| dir.path().join(n).to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(got, want);
+        let none = format!("{}/*.ommx", dir.path().display());
+        let err = expand(&[none.clone()]).unwrap_err().to_string();
+        assert_eq!(err, format!("{none}: no file matches this pattern"));
+        assert!(expand(&["-".into(), "-".into()]).is_err());
+    }
+
+    #[test]
+    fn results_come_back_in_input_order_and_the_first_failure_wins() {
+        let inputs: Vec<String> = (0..20).map(|i| i.to_string()).collect();
+        let runs = run_all(&inputs, |s| Ok(s.parse::<u32>()? * 2)).unwrap();
+        let values: Vec<u32> = runs.iter().map(|r| r.value).collect();
+        assert_eq!(values, (0..20).map(|i| i * 2).collect::<Vec<_>>());
+        let err = run_all(&inputs, |s| {
+            let n: u32 = s.parse()?;
+            if n % 7 == 3 {
+                bail!("input {n} failed");
+            }
+            Ok(n)
+        })
+        .unwrap_err();
+        assert_eq!(err.to_string(), "input 3 failed");
+    }
+}
