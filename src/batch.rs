@@ -128,14 +128,14 @@ mod tests {
             std::fs::write(dir.path().join(name), b"x").unwrap();
         }
         let pattern = format!("{}/*.pb", dir.path().display());
-        let got = expand(&[pattern.clone()]).unwrap();
+        let got = expand(std::slice::from_ref(&pattern)).unwrap();
         let want: Vec<String> = ["a.pb", "b.pb"]
             .iter()
             .map(|n| dir.path().join(n).to_string_lossy().into_owned())
             .collect();
         assert_eq!(got, want);
         let none = format!("{}/*.ommx", dir.path().display());
-        let err = expand(&[none.clone()]).unwrap_err().to_string();
+        let err = expand(std::slice::from_ref(&none)).unwrap_err().to_string();
         assert_eq!(err, format!("{none}: no file matches this pattern"));
         assert!(expand(&["-".into(), "-".into()]).is_err());
     }
