@@ -7,13 +7,16 @@
 //! that aggregate). [`cli`] turns arguments into plain options and [`run`]
 //! wires the stages together.
 
+pub mod check;
 pub mod cli;
 pub mod decode;
+pub mod diff;
 pub mod model;
 pub mod output;
 pub mod profile;
 pub mod progress;
 pub mod render;
+pub mod source;
 
 /// Types generated from proto/ by build.rs.
 pub mod ommx_v1 {
