@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use flate2::{write::GzEncoder, Compression};
 
+mod diff_check;
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
