@@ -178,7 +178,8 @@ fn diff_agrees_with_the_oracle_profiles_path_by_path() {
         ("removed_constraints.pb", "hints_sos1.pb"),
     ] {
         let (old, new) = (oracle(a), oracle(b));
-        let (old_in, new_in) = (inclusive(&folded(&old)), inclusive(&folded(&new)));
+        let (old_own, new_own) = (folded(&old), folded(&new));
+        let (old_in, new_in) = (inclusive(&old_own), inclusive(&new_own));
         let (doc, rows) = diff_rows(&old, &new);
         let union: BTreeSet<&String> = old_in.keys().chain(new_in.keys()).collect();
         assert_eq!(rows.len(), union.len(), "{a} -> {b}");
@@ -199,7 +200,7 @@ fn diff_agrees_with_the_oracle_profiles_path_by_path() {
         let total = |m: &BTreeMap<String, u64>| m.values().sum::<u64>() as i64;
         assert_eq!(
             doc["total"]["delta"].as_i64().unwrap(),
-            total(&folded(&new)) - total(&folded(&old))
+            total(&new_own) - total(&old_own)
         );
         // Largest change first.
         let deltas: Vec<u64> = doc["paths"]
@@ -514,13 +515,16 @@ fn each_budget_kind_passes_at_its_boundary_and_fails_past_it() {
         assert_eq!(result["pass"], *want == 0, "{rule}");
         if *want == 1 {
             assert!(!result["failures"].as_array().unwrap().is_empty());
-            let (_, table, _) = check_with(dir.path(), &budget, args);
-            assert!(
-                table.contains("EXCEEDED") && table.contains("look at this"),
-                "{table}"
-            );
         }
     }
+    // The human table names the failure and shows the rule's message.
+    let budget = "rules:\n  - path: total\n    max: 4297 B\n    message: \"look at this\"\n";
+    let (code, table, _) = check_with(dir.path(), budget, &[&ks]);
+    assert_eq!(code, 1);
+    assert!(
+        table.contains("EXCEEDED") && table.contains("look at this"),
+        "{table}"
+    );
 }
 
 #[test]
@@ -712,4 +716,39 @@ fn baselines_work_from_stdin_and_per_layer() {
     assert_eq!(doc["total"]["old_bytes"], layer["total_bytes"]);
     assert!(doc["paths"].as_array().unwrap().len() > 5);
     assert!(fails(&["diff", &saved, &multi, "--layer", "5"]).contains("out of range"));
+}
+
+#[test]
+fn human_formats_snapshot() {
+    let run_here = |args: &[&str]| {
+        let out = memprof()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.code().unwrap() <= 1);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (old, new) = (
+        "fixtures/oracle/obj_linear.pb",
+        "fixtures/oracle/constraints_equality.pb",
+    );
+    insta::assert_snapshot!("diff_table", run_here(&["diff", old, new, "--top", "6"]));
+    insta::assert_snapshot!("diff_tree", run_here(&["diff", new, old, "-f", "tree"]));
+    insta::assert_snapshot!(
+        "diff_markdown",
+        run_here(&["diff", old, new, "-f", "markdown", "--top", "4"])
+    );
+    insta::assert_snapshot!(
+        "check_table",
+        run_here(&[
+            "check",
+            "fixtures/oracle/kitchen_sink.pb",
+            "fixtures/oracle/moderate.pb",
+            "--baseline",
+            "fixtures/baselines",
+            "--budget",
+            "fixtures/budgets/fixtures.yaml",
+        ])
+    );
 }
