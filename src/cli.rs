@@ -1,6 +1,8 @@
 //! Command-line arguments (clap derive) and the one place that wires the
 //! pipeline stages together for each subcommand.
 
+pub mod compare;
+
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -20,7 +22,8 @@ use crate::render::{self, svg::SvgOptions, Format, Profile, ViewOptions};
         ommx.v1.Instance protobuf bytes (any of them gzip-compressed; '-' reads stdin; \
         the kind is detected from the content) and reports logical memory exactly as \
         OMMX 2.9.3's Instance.logical_memory_profile() counts it.\n\n\
-        Exit status: 0 success, 2 error (bad input, bad arguments, I/O).\n\n\
+        Exit status: 0 success, 1 a budget of `memprof check` is exceeded, \
+        2 error (bad input, bad arguments, I/O).\n\n\
         Environment: MEMPROF_THREADS=1 decodes on a single thread (same output, for comparison)."
 )]
 pub struct Cli {
@@ -44,6 +47,10 @@ pub enum Command {
     Flamegraph(FlamegraphArgs),
     /// List an archive's layers (media type, digest, size, annotations).
     Ls(LsArgs),
+    /// Compare two profiles path by path (instances or saved baselines).
+    Diff(compare::DiffArgs),
+    /// Check profiles against budgets and/or a baseline: exit 1 when one is exceeded.
+    Check(compare::CheckArgs),
 }
 
 #[derive(Debug, Args)]
@@ -182,6 +189,8 @@ fn run_command(command: Command) -> Result<()> {
             };
             output.write_with(|out| render::svg::render(&profile, &options, out))
         }
+        Command::Diff(args) => compare::run_diff(args),
+        Command::Check(args) => compare::run_check(args),
         Command::Ls(args) => {
             let common = Common {
                 file: args.file,

@@ -8,13 +8,16 @@
 //! wires the stages together.
 
 pub mod batch;
+pub mod check;
 pub mod cli;
 pub mod decode;
+pub mod diff;
 pub mod model;
 pub mod output;
 pub mod profile;
 pub mod progress;
 pub mod render;
+pub mod source;
 pub mod trace;
 
 /// Types generated from proto/ by build.rs.

@@ -1,5 +1,6 @@
 //! The `memprof` binary: parse arguments, run, map the outcome to an exit
-//! status (0 success, 2 error; a closed stdout pipe ends quietly with 0).
+//! status (0 success, 1 a budget exceeded, 2 error; a closed stdout pipe
+//! ends quietly with 0).
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -47,6 +48,10 @@ fn main() -> ExitCode {
     match memprof::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) if err.is::<memprof::check::BudgetExceeded>() => {
+            let _ = writeln!(io::stderr(), "memprof: check failed: {err}");
+            ExitCode::from(1)
+        }
         Err(err) => {
             let message = one_line(&err);
             let _ = writeln!(io::stderr(), "memprof: error: {message}");

@@ -6,6 +6,7 @@
 //! The input kind is decided by content, never by the file name.
 
 pub mod archive;
+pub mod baseline;
 pub mod instance;
 pub mod wire;
 

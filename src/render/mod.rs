@@ -2,6 +2,8 @@
 //! [`Profile`]: the aggregate of the selected instance layers (under one root
 //! frame per layer when there are several) and the document it came from.
 
+pub mod check;
+pub mod diff;
 pub mod folded;
 pub mod json;
 pub mod layers;

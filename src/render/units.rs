@@ -22,6 +22,28 @@ pub fn percent(part: u64, total: u64) -> String {
     format!("{:.1}%", part as f64 * 100.0 / total as f64)
 }
 
+/// A byte difference with its sign: `+212 B`, `-1.2 KiB`, `0 B`.
+pub fn signed_human(delta: i64) -> String {
+    let size = human(delta.unsigned_abs());
+    match delta.signum() {
+        1 => format!("+{size}"),
+        -1 => format!("-{size}"),
+        _ => size,
+    }
+}
+
+/// A relative change with its sign and one decimal: `+4.9%`, `-100.0%`, `0.0%`.
+pub fn signed_percent(percent: f64) -> String {
+    let text = format!("{:.1}%", percent.abs());
+    if text == "0.0%" {
+        text
+    } else if percent > 0.0 {
+        format!("+{text}")
+    } else {
+        format!("-{text}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -33,5 +55,9 @@ mod tests {
         assert_eq!(human(1024), "1.0 KiB");
         assert_eq!(human(46_360_641), "44.2 MiB");
         assert_eq!(percent(1, 3), "33.3%");
+        assert_eq!(signed_human(-2048), "-2.0 KiB");
+        assert_eq!(signed_human(0), "0 B");
+        assert_eq!(signed_percent(4.94), "+4.9%");
+        assert_eq!(signed_percent(-0.01), "0.0%");
     }
 }

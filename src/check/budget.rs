@@ -1,0 +1,457 @@
+//! The budget file (`memprof-budget.yaml`): a list of rules, each naming
+//! paths and the limits they must hold. Sizes carry explicit units
+//! (`B`; `kB`, `MB`, `GB`, `TB` are 1000-based; `KiB`, `MiB`, `GiB`, `TiB`
+//! 1024-based), growth is a percentage (`5%`), and unknown keys or units are
+//! errors rather than silently ignored limits.
+//!
+//! Limits are exact decimals, compared with integer arithmetic, so a budget
+//! passes exactly at its boundary and fails one byte past it.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+/// Longest accepted number, in digits: keeps every comparison within u128.
+const MAX_DIGITS: usize = 15;
+
+/// A decimal number `mantissa / 10^scale`, as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Decimal {
+    mantissa: u128,
+    scale: u32,
+}
+
+impl Decimal {
+    fn parse(text: &str) -> Option<Self> {
+        let (int, frac) = match text.split_once('.') {
+            Some((i, f)) => (i, f),
+            None => (text, ""),
+        };
+        let digits = int.len() + frac.len();
+        if int.is_empty()
+            || digits > MAX_DIGITS
+            || !int.bytes().all(|b| b.is_ascii_digit())
+            || !frac.bytes().all(|b| b.is_ascii_digit())
+            || (text.contains('.') && frac.is_empty())
+        {
+            return None;
+        }
+        let mantissa = format!("{int}{frac}").parse().ok()?;
+        Some(Self {
+            mantissa,
+            scale: frac.len() as u32,
+        })
+    }
+}
+
+/// A byte size: `value / 10^scale` bytes, exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Size {
+    /// Bytes times 10^scale.
+    scaled: u128,
+    scale: u32,
+    /// As written in the budget file.
+    pub text: String,
+}
+
+const UNITS: [(&str, u128); 9] = [
+    ("B", 1),
+    ("kB", 1000),
+    ("MB", 1_000_000),
+    ("GB", 1_000_000_000),
+    ("TB", 1_000_000_000_000),
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("TiB", 1 << 40),
+];
+
+const UNIT_HELP: &str = "use B, kB, MB, GB, TB (1000-based) or KiB, MiB, GiB, TiB (1024-based)";
+
+impl Size {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let trimmed = text.trim();
+        let split = trimmed
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(trimmed.len());
+        let (number, unit) = (&trimmed[..split], trimmed[split..].trim_start());
+        let decimal = Decimal::parse(number).ok_or_else(|| {
+            format!("{text:?} is not a size: expected a number and a unit, such as \"200 B\" or \"1.5 MiB\"")
+        })?;
+        if unit.is_empty() {
+            return Err(format!("{text:?} has no unit ({UNIT_HELP})"));
+        }
+        let factor = UNITS
+            .iter()
+            .find(|(name, _)| *name == unit)
+            .map(|(_, f)| *f)
+            .ok_or_else(|| format!("unknown unit {unit:?} in {text:?} ({UNIT_HELP})"))?;
+        Ok(Self {
+            scaled: decimal.mantissa * factor,
+            scale: decimal.scale,
+            text: trimmed.to_string(),
+        })
+    }
+
+    fn pow(&self) -> u128 {
+        10u128.pow(self.scale)
+    }
+
+    /// Whether `bytes` is at most this size.
+    pub fn holds(&self, bytes: u64) -> bool {
+        u128::from(bytes).saturating_mul(self.pow()) <= self.scaled
+    }
+
+    /// Whether `bytes / count` is at most this size (`count` > 0).
+    pub fn holds_per(&self, bytes: u64, count: u64) -> bool {
+        u128::from(bytes).saturating_mul(self.pow()) <= self.scaled.saturating_mul(count.into())
+    }
+
+    /// Whether `bytes` reaches this size.
+    pub fn reached_by(&self, bytes: u64) -> bool {
+        u128::from(bytes).saturating_mul(self.pow()) >= self.scaled
+    }
+
+    /// The size in bytes (rounded down), for display.
+    pub fn bytes(&self) -> u64 {
+        u64::try_from(self.scaled / self.pow()).unwrap_or(u64::MAX)
+    }
+}
+
+/// A growth limit in percent, exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Percent {
+    value: Decimal,
+    pub text: String,
+}
+
+impl Percent {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let trimmed = text.trim();
+        let Some(number) = trimmed.strip_suffix('%') else {
+            return Err(format!(
+                "{text:?} is not a percentage: write it with a % sign, such as \"5%\""
+            ));
+        };
+        let value = Decimal::parse(number.trim_end()).ok_or_else(|| {
+            format!("{text:?} is not a percentage: expected a number such as \"5%\" or \"2.5%\"")
+        })?;
+        Ok(Self {
+            value,
+            text: trimmed.to_string(),
+        })
+    }
+
+    /// Whether growing from `old` by `delta` bytes (`old` > 0) stays within
+    /// this percentage.
+    pub fn holds(&self, old: u64, delta: u64) -> bool {
+        let lhs = u128::from(delta)
+            .saturating_mul(100)
+            .saturating_mul(10u128.pow(self.value.scale));
+        lhs <= self.value.mantissa.saturating_mul(old.into())
+    }
+
+    pub fn zero() -> Self {
+        Self {
+            value: Decimal {
+                mantissa: 0,
+                scale: 0,
+            },
+            text: "0%".to_string(),
+        }
+    }
+
+    pub fn as_f64(&self) -> f64 {
+        self.value.mantissa as f64 / 10f64.powi(self.value.scale as i32)
+    }
+}
+
+/// One frame of a path pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum FramePattern {
+    /// `**`: any number of frames, none included.
+    AnyDepth,
+    /// A frame name, where each `*` stands for any run of characters.
+    Name(String),
+}
+
+/// Which paths a rule is about: an exact path, `total`, or a pattern over
+/// `;`-separated frames.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathPattern {
+    frames: Vec<FramePattern>,
+    pub text: String,
+}
+
+impl PathPattern {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text == "total" {
+            return Ok(Self {
+                frames: Vec::new(),
+                text: text.to_string(),
+            });
+        }
+        if text.is_empty() {
+            return Err("the path is empty (write \"total\" for the whole profile)".into());
+        }
+        let mut frames = Vec::new();
+        for frame in text.split(';') {
+            if frame.is_empty() {
+                return Err(format!("path {text:?} has an empty frame"));
+            }
+            if frame == "**" {
+                if frames.last() != Some(&FramePattern::AnyDepth) {
+                    frames.push(FramePattern::AnyDepth);
+                }
+            } else if frame.contains("**") {
+                return Err(format!(
+                    "path {text:?}: ** must be a whole frame (between ';')"
+                ));
+            } else {
+                frames.push(FramePattern::Name(frame.to_string()));
+            }
+        }
+        Ok(Self {
+            frames,
+            text: text.to_string(),
+        })
+    }
+
+    /// Whether the pattern names one path only.
+    pub fn is_exact(&self) -> bool {
+        self.frames
+            .iter()
+            .all(|f| matches!(f, FramePattern::Name(n) if !n.contains('*')))
+    }
+
+    /// Whether the path with these frames (empty for the total) matches.
+    pub fn matches(&self, frames: &[&str]) -> bool {
+        matches_from(&self.frames, frames)
+    }
+}
+
+fn matches_from(pattern: &[FramePattern], frames: &[&str]) -> bool {
+    match pattern.split_first() {
+        None => frames.is_empty(),
+        Some((FramePattern::AnyDepth, rest)) => {
+            (0..=frames.len()).any(|skip| matches_from(rest, &frames[skip..]))
+        }
+        Some((FramePattern::Name(name), rest)) => match frames.split_first() {
+            Some((frame, tail)) => wildcard(name, frame) && matches_from(rest, tail),
+            None => false,
+        },
+    }
+}
+
+/// `*` matches any run of characters (none included); everything else is
+/// literal.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(pos) => rest = &rest[pos + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+macro_rules! string_visitor {
+    ($ty:ident, $expecting:literal) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl Visitor<'_> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($expecting)
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {
+                        $ty::parse(v).map_err(E::custom)
+                    }
+                }
+                d.deserialize_str(V)
+            }
+        }
+    };
+}
+
+string_visitor!(Size, "a size with a unit, such as \"200 B\" or \"50 MiB\"");
+string_visitor!(Percent, "a percentage, such as \"5%\"");
+string_visitor!(
+    PathPattern,
+    "a path such as \"Instance.constraints\" or a pattern such as \"Instance.constraints;**\""
+);
+
+/// One rule of the budget file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub path: PathPattern,
+    /// Most bytes a matched path may hold.
+    #[serde(default)]
+    pub max: Option<Size>,
+    /// Most a matched path may grow against the baseline.
+    #[serde(default)]
+    pub max_growth: Option<Percent>,
+    /// Growth smaller than this is never counted against `max_growth`.
+    #[serde(default)]
+    pub min_delta: Option<Size>,
+    #[serde(default)]
+    pub max_per_variable: Option<Size>,
+    #[serde(default)]
+    pub max_per_constraint: Option<Size>,
+    #[serde(default)]
+    pub max_per_term: Option<Size>,
+    /// Shown when the rule fails.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+impl Rule {
+    /// Whether any limit needs a baseline.
+    pub fn needs_baseline(&self) -> bool {
+        self.max_growth.is_some()
+    }
+
+    /// The rule used with `--baseline` and no budget file.
+    pub fn default_growth() -> Self {
+        Rule {
+            path: PathPattern::parse("total").expect("valid"),
+            max: None,
+            max_growth: Some(Percent::zero()),
+            min_delta: None,
+            max_per_variable: None,
+            max_per_constraint: None,
+            max_per_term: None,
+            message: Some("the total may not grow (the default rule without --budget)".into()),
+        }
+    }
+}
+
+/// A parsed budget file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    pub rules: Vec<Rule>,
+}
+
+/// Why a budget file was refused. Messages do not repeat the file name.
+#[derive(Debug, thiserror::Error)]
+pub enum BudgetError {
+    #[error("cannot read: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("invalid budget: {0}")]
+    Yaml(#[from] serde_yaml::Error),
+    #[error("invalid budget: {0}")]
+    Rule(String),
+}
+
+impl Budget {
+    pub fn parse(text: &str) -> Result<Self, BudgetError> {
+        let budget: Budget = serde_yaml::from_str(text)?;
+        if budget.rules.is_empty() {
+            return Err(BudgetError::Rule("it has no rules".into()));
+        }
+        for (i, rule) in budget.rules.iter().enumerate() {
+            let name = format!("rule {} (path {:?})", i + 1, rule.path.text);
+            if rule.max.is_none()
+                && rule.max_growth.is_none()
+                && rule.max_per_variable.is_none()
+                && rule.max_per_constraint.is_none()
+                && rule.max_per_term.is_none()
+            {
+                return Err(BudgetError::Rule(format!(
+                    "{name} sets no limit (max, max_growth, max_per_variable, max_per_constraint or max_per_term)"
+                )));
+            }
+            if rule.min_delta.is_some() && rule.max_growth.is_none() {
+                return Err(BudgetError::Rule(format!(
+                    "{name}: min_delta only qualifies max_growth, which the rule does not set"
+                )));
+            }
+        }
+        Ok(budget)
+    }
+
+    pub fn load(path: &Path) -> Result<Self, BudgetError> {
+        Self::parse(&std::fs::read_to_string(path)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_exact_in_both_unit_families() {
+        assert_eq!(Size::parse("50 MiB").unwrap().bytes(), 50 << 20);
+        assert_eq!(Size::parse("1.5kB").unwrap().bytes(), 1500);
+        assert_eq!(Size::parse("200 B").unwrap().bytes(), 200);
+        let half = Size::parse("0.5 B").unwrap();
+        assert!(half.holds_per(1, 2) && !half.holds_per(2, 3));
+        assert!(Size::parse("1024").unwrap_err().contains("no unit"));
+        assert!(Size::parse("5 KB")
+            .unwrap_err()
+            .contains("unknown unit \"KB\""));
+        assert!(Size::parse("5 mib").is_err());
+        assert!(Size::parse("-5 B").is_err());
+        assert!(Size::parse("1. B").is_err());
+    }
+
+    #[test]
+    fn percent_boundaries_are_exact() {
+        let p = Percent::parse("5%").unwrap();
+        assert!(p.holds(1000, 50) && !p.holds(1000, 51));
+        let p = Percent::parse("2.5%").unwrap();
+        assert!(p.holds(1000, 25) && !p.holds(1000, 26));
+        assert!(Percent::parse("5").is_err());
+        assert!(Percent::parse("x%").is_err());
+    }
+
+    #[test]
+    fn patterns_match_frames() {
+        let p = |t: &str| PathPattern::parse(t).unwrap();
+        assert!(p("total").matches(&[]));
+        assert!(!p("total").matches(&["A"]));
+        assert!(p("A;**").matches(&["A"]));
+        assert!(p("A;**").matches(&["A", "B", "C"]));
+        assert!(!p("A;**").matches(&["B"]));
+        assert!(p("A;*").matches(&["A", "B"]));
+        assert!(!p("A;*").matches(&["A"]));
+        assert!(!p("A;*").matches(&["A", "B", "C"]));
+        assert!(p("**;Linear;**").matches(&["X", "Linear", "Y"]));
+        assert!(p("layer[*;A").matches(&["layer[0] (t)", "A"]));
+        assert!(p("*.constraints").matches(&["Instance.constraints"]));
+        assert!(!p("*.constraints").matches(&["Instance.constraints_x"]));
+        assert!(p("A").is_exact() && !p("A;*").is_exact());
+        assert!(PathPattern::parse("A;;B").is_err());
+        assert!(PathPattern::parse("A**").is_err());
+    }
+
+    #[test]
+    fn unknown_keys_and_empty_rules_are_refused() {
+        let err = Budget::parse("rules:\n  - path: total\n    maxx: 5 B\n").unwrap_err();
+        assert!(err.to_string().contains("unknown field `maxx`"), "{err}");
+        let err = Budget::parse("rules:\n  - path: total\n").unwrap_err();
+        assert!(err.to_string().contains("sets no limit"), "{err}");
+        let err = Budget::parse("rules:\n  - path: total\n    max: 5\n").unwrap_err();
+        assert!(err.to_string().contains("\"5\" has no unit"), "{err}");
+        let err = Budget::parse("rules:\n  - path: total\n    max: 5 B\n    min_delta: 1 B\n")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("min_delta only qualifies"),
+            "{err}"
+        );
+    }
+}

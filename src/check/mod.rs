@@ -1,0 +1,299 @@
+//! `memprof check`: evaluate budget rules on profiles, optionally against a
+//! baseline. Each rule is applied to every path it matches (on either side,
+//! so a path that disappeared is still seen), once per limit it sets; the
+//! result of one limit is the verdict of its worst path.
+//!
+//! A path absent from the profile holds 0 bytes. Per-entity limits divide by
+//! the file's count of variables, constraints (active ones) or stored terms
+//! and hold trivially when that count is 0.
+
+pub mod budget;
+
+use serde::Serialize;
+
+use crate::decode::InstanceSummary;
+use crate::diff::{Diff, DiffNode};
+use crate::render::units::{human, signed_human, signed_percent};
+use budget::{Percent, Rule, Size};
+
+/// What one limit of a rule measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitKind {
+    Max,
+    MaxGrowth,
+    MaxPerVariable,
+    MaxPerConstraint,
+    MaxPerTerm,
+}
+
+impl LimitKind {
+    pub fn key(self) -> &'static str {
+        match self {
+            LimitKind::Max => "max",
+            LimitKind::MaxGrowth => "max_growth",
+            LimitKind::MaxPerVariable => "max_per_variable",
+            LimitKind::MaxPerConstraint => "max_per_constraint",
+            LimitKind::MaxPerTerm => "max_per_term",
+        }
+    }
+}
+
+/// One matched path under one limit.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathCheck {
+    /// `total` for the whole profile.
+    pub path: String,
+    pub old_bytes: Option<u64>,
+    pub new_bytes: u64,
+    /// The measured value in words, e.g. `+5.1% (+51 B)` or `187.5 B per variable`.
+    pub measured: String,
+    pub pass: bool,
+    /// How close to the limit (1.0 = at it); orders the worst path first.
+    #[serde(skip)]
+    severity: f64,
+}
+
+/// One limit of one rule on one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct LimitResult {
+    /// 1-based position of the rule in the budget (0: the default rule).
+    pub rule: usize,
+    pub path: String,
+    pub limit: LimitKind,
+    /// The limit as written, with qualifiers (`5% (growth under 1 MiB ignored)`).
+    pub limit_text: String,
+    /// Paths the rule matched.
+    pub matched: usize,
+    /// The worst matched path, `None` when nothing matched.
+    pub worst: Option<PathCheck>,
+    /// Every matched path that exceeded the limit.
+    pub failures: Vec<PathCheck>,
+    pub pass: bool,
+    pub message: Option<String>,
+}
+
+/// The verdict on one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    pub file: String,
+    pub baseline: Option<String>,
+    pub pass: bool,
+    pub results: Vec<LimitResult>,
+}
+
+/// The verdict on every file.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    pub schema_version: u32,
+    pub budget: Option<String>,
+    pub pass: bool,
+    pub files: Vec<FileReport>,
+}
+
+impl CheckReport {
+    pub fn new(budget: Option<String>, files: Vec<FileReport>) -> Self {
+        Self {
+            schema_version: 1,
+            budget,
+            pass: files.iter().all(|f| f.pass),
+            files,
+        }
+    }
+
+    pub fn failed_files(&self) -> usize {
+        self.files.iter().filter(|f| !f.pass).count()
+    }
+}
+
+/// Applies `rules` to the diff of a file against its baseline (`has_old`)
+/// or against nothing. Returns the results and the rules that matched no
+/// path.
+pub fn evaluate(
+    diff: &Diff,
+    has_old: bool,
+    summary: &InstanceSummary,
+    rules: &[(usize, Rule)],
+) -> (Vec<LimitResult>, Vec<usize>) {
+    let mut results = Vec::new();
+    let mut unmatched = Vec::new();
+    for (number, rule) in rules {
+        let matched: Vec<usize> = (0..diff.len())
+            .filter(|&id| rule.path.matches(&diff.frames(id)))
+            .collect();
+        if matched.is_empty() {
+            unmatched.push(*number);
+        }
+        let mut limits: Vec<(LimitKind, String, Measure)> = Vec::new();
+        if let Some(max) = &rule.max {
+            let max = max.clone();
+            limits.push((
+                LimitKind::Max,
+                max.text.clone(),
+                Box::new(move |n| {
+                    let bytes = n.new_bytes();
+                    (
+                        max.holds(bytes),
+                        exact(bytes),
+                        ratio(bytes as f64, max.bytes() as f64),
+                    )
+                }),
+            ));
+        }
+        if let Some(growth) = &rule.max_growth {
+            let text = match &rule.min_delta {
+                Some(d) => format!("{} (growth under {} ignored)", growth.text, d.text),
+                None => growth.text.clone(),
+            };
+            let (growth, min_delta) = (growth.clone(), rule.min_delta.clone());
+            limits.push((
+                LimitKind::MaxGrowth,
+                text,
+                Box::new(move |n| growth_check(n, &growth, min_delta.as_ref())),
+            ));
+        }
+        for (kind, size, count, noun) in [
+            (
+                LimitKind::MaxPerVariable,
+                &rule.max_per_variable,
+                summary.variables,
+                "variable",
+            ),
+            (
+                LimitKind::MaxPerConstraint,
+                &rule.max_per_constraint,
+                summary.constraints,
+                "constraint",
+            ),
+            (
+                LimitKind::MaxPerTerm,
+                &rule.max_per_term,
+                summary.terms,
+                "term",
+            ),
+        ] {
+            if let Some(size) = size {
+                let size = size.clone();
+                limits.push((
+                    kind,
+                    size.text.clone(),
+                    Box::new(move |n| per_entity(n, &size, count, noun)),
+                ));
+            }
+        }
+        for (kind, limit_text, measure) in limits {
+            let mut checks: Vec<PathCheck> = matched
+                .iter()
+                .map(|&id| {
+                    let n = diff.node(id);
+                    let (pass, measured, severity) = measure(n);
+                    PathCheck {
+                        path: if id == Diff::ROOT {
+                            "total".to_string()
+                        } else {
+                            diff.path(id).to_string()
+                        },
+                        old_bytes: has_old.then(|| n.old_bytes()),
+                        new_bytes: n.new_bytes(),
+                        measured,
+                        pass,
+                        severity,
+                    }
+                })
+                .collect();
+            // Failures first, then the closest to its limit, then by path.
+            checks.sort_by(|a, b| {
+                a.pass
+                    .cmp(&b.pass)
+                    .then(b.severity.total_cmp(&a.severity))
+                    .then_with(|| a.path.cmp(&b.path))
+            });
+            let failures: Vec<PathCheck> = checks.iter().filter(|c| !c.pass).cloned().collect();
+            results.push(LimitResult {
+                rule: *number,
+                path: rule.path.text.clone(),
+                limit: kind,
+                limit_text,
+                matched: checks.len(),
+                pass: failures.is_empty(),
+                worst: checks.into_iter().next(),
+                failures,
+                message: rule.message.clone(),
+            });
+        }
+    }
+    (results, unmatched)
+}
+
+/// Measures one matched path: passes?, measured value in words, severity.
+type Measure = Box<dyn Fn(&DiffNode) -> (bool, String, f64)>;
+
+/// `200 B`, or `1.2 KiB (1235 B)` where the human form rounds.
+fn exact(bytes: u64) -> String {
+    if bytes < 1024 {
+        human(bytes)
+    } else {
+        format!("{} ({bytes} B)", human(bytes))
+    }
+}
+
+fn ratio(measured: f64, limit: f64) -> f64 {
+    if limit == 0.0 {
+        if measured == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        measured / limit
+    }
+}
+
+fn growth_check(n: &DiffNode, growth: &Percent, min_delta: Option<&Size>) -> (bool, String, f64) {
+    let (old, delta) = (n.old_bytes(), n.delta());
+    let change = match (old, n.delta_percent()) {
+        (0, _) if delta > 0 => format!("new path ({})", signed_human(delta)),
+        (_, Some(p)) => format!("{} ({})", signed_percent(p), signed_human(delta)),
+        _ => signed_human(delta),
+    };
+    if delta <= 0 {
+        return (true, change, 0.0);
+    }
+    let grown = delta as u64;
+    if let Some(min) = min_delta {
+        if !min.reached_by(grown) {
+            return (true, format!("{change}, under min_delta"), 0.0);
+        }
+    }
+    if old == 0 {
+        return (false, change, f64::INFINITY);
+    }
+    let percent = grown as f64 * 100.0 / old as f64;
+    (
+        growth.holds(old, grown),
+        change,
+        ratio(percent, growth.as_f64()),
+    )
+}
+
+fn per_entity(n: &DiffNode, size: &Size, count: u64, noun: &str) -> (bool, String, f64) {
+    let bytes = n.new_bytes();
+    if count == 0 {
+        return (true, format!("{bytes} B, no {noun}s"), 0.0);
+    }
+    let per = bytes as f64 / count as f64;
+    (
+        size.holds_per(bytes, count),
+        format!("{per:.1} B per {noun} ({bytes} B / {count})"),
+        ratio(per, size.bytes().max(1) as f64),
+    )
+}
+
+/// Returned by `memprof check` when a budget is exceeded: the binary exits
+/// with 1 (not 2, which means an error).
+#[derive(Debug, thiserror::Error)]
+#[error("{failed} of {files} file(s) exceed a budget")]
+pub struct BudgetExceeded {
+    pub failed: usize,
+    pub files: usize,
+}

@@ -1,0 +1,78 @@
+//! Per file: a table of every limit of every rule with the worst matched
+//! path, its measured value and the verdict; then each failure with the
+//! rule's message; then one overall line.
+
+use std::io::{self, Write};
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+
+use super::{file_title, rule_name, verdict};
+use crate::check::CheckReport;
+
+pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(budget) = &report.budget {
+        writeln!(out, "budget: {budget}")?;
+    }
+    for file in &report.files {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}: {}",
+            file_title(file),
+            if file.pass { "PASS" } else { "FAIL" }
+        )?;
+        let mut table = Table::new();
+        table.load_style(UTF8_FULL_CONDENSED);
+        table.set_header(vec![
+            "rule",
+            "path",
+            "limit",
+            "worst path",
+            "measured",
+            "verdict",
+        ]);
+        for r in &file.results {
+            let (worst, measured) = match &r.worst {
+                Some(w) => (w.path.clone(), w.measured.clone()),
+                None => ("-".to_string(), "-".to_string()),
+            };
+            table.add_row(vec![
+                if r.rule == 0 {
+                    "default".to_string()
+                } else {
+                    r.rule.to_string()
+                },
+                r.path.clone(),
+                format!("{} {}", r.limit.key(), r.limit_text),
+                worst,
+                measured,
+                verdict(r),
+            ]);
+        }
+        writeln!(out, "{table}")?;
+        for r in file.results.iter().filter(|r| !r.pass) {
+            writeln!(out, "  exceeded: {}", rule_name(r))?;
+            for f in &r.failures {
+                writeln!(out, "    {}: {}", f.path, f.measured)?;
+            }
+            if let Some(m) = &r.message {
+                writeln!(out, "    {m}")?;
+            }
+        }
+    }
+    writeln!(out)?;
+    if report.pass {
+        writeln!(
+            out,
+            "overall: PASS (every budget holds in {} file(s))",
+            report.files.len()
+        )
+    } else {
+        writeln!(
+            out,
+            "overall: FAIL ({} of {} file(s) exceed a budget)",
+            report.failed_files(),
+            report.files.len()
+        )
+    }
+}

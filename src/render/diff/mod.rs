@@ -1,0 +1,118 @@
+//! The formats of `memprof diff`, each a view of one [`DiffView`]: the two
+//! sources, their profiles and the [`Diff`] of their paths.
+
+pub mod folded;
+pub mod json;
+pub mod markdown;
+pub mod svg;
+pub mod table;
+pub mod tree;
+
+use std::io::{self, Write};
+
+use crate::diff::{self, Count, Diff, DiffNode, Status};
+use crate::render::units::{human, signed_human, signed_percent};
+use crate::source::Source;
+
+/// The formats of `memprof diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    /// Changed paths as a table, largest change first, with the counts.
+    Table,
+    /// The changed part of the tree, every level summing to its parent.
+    Tree,
+    /// Every path with old and new bytes as data.
+    Json,
+    /// A pull-request comment (under 65,536 characters).
+    Markdown,
+    /// `path OLD NEW` lines of own bytes: inferno's differential input.
+    Folded,
+}
+
+/// Options of the human views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DiffViewOptions {
+    /// Most path rows (table, markdown); `None` for the format's default.
+    pub top: Option<usize>,
+    /// Deepest tree level shown.
+    pub depth: Option<usize>,
+}
+
+/// What every diff format renders.
+pub struct DiffView<'a> {
+    pub old: &'a Source,
+    pub new: &'a Source,
+    pub diff: Diff,
+    pub counts: Vec<Count>,
+}
+
+impl<'a> DiffView<'a> {
+    pub fn new(old: &'a Source, new: &'a Source) -> Self {
+        let (old_profile, new_profile) = (old.profile(), new.profile());
+        let diff = Diff::of(&old_profile, &new_profile);
+        let root = diff.root();
+        let counts = diff::counts(
+            &old_profile.summary(),
+            &new_profile.summary(),
+            root.old.unwrap_or_default(),
+            root.new.unwrap_or_default(),
+        );
+        Self {
+            old,
+            new,
+            diff,
+            counts,
+        }
+    }
+
+    /// Paths that changed, largest change first.
+    pub fn changed(&self) -> Vec<usize> {
+        self.diff
+            .ranked()
+            .into_iter()
+            .filter(|&id| self.diff.node(id).status() != Status::Unchanged)
+            .collect()
+    }
+
+    pub fn unchanged_count(&self) -> usize {
+        (1..self.diff.len())
+            .filter(|&id| self.diff.node(id).status() == Status::Unchanged)
+            .count()
+    }
+
+    /// The two-line header of the human formats.
+    pub fn write_header(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "old:    {} ({})", self.old.name(), self.old.describe())?;
+        writeln!(out, "new:    {} ({})", self.new.name(), self.new.describe())?;
+        let root = self.diff.root();
+        writeln!(
+            out,
+            "total:  {} -> {} ({}, {}; KiB/MiB are 1024-based)",
+            human(root.old_bytes()),
+            human(root.new_bytes()),
+            signed_human(root.delta()),
+            change_text(root)
+        )
+    }
+}
+
+/// The relative change, or what happened to a path that exists on one side.
+pub fn change_text(node: &DiffNode) -> String {
+    match node.status() {
+        Status::Added => "added".to_string(),
+        Status::Removed => "removed".to_string(),
+        _ => match node.delta_percent() {
+            Some(p) => signed_percent(p),
+            None => "new".to_string(),
+        },
+    }
+}
+
+/// A count difference with its sign.
+pub fn signed_count(delta: i64) -> String {
+    if delta > 0 {
+        format!("+{delta}")
+    } else {
+        delta.to_string()
+    }
+}

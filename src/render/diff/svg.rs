@@ -1,0 +1,89 @@
+//! Differential flamegraphs, rendered in-process by inferno. A differential
+//! graph draws frames as wide as one side's bytes and colours them by the
+//! change (red grew, blue shrank), so one graph alone hides the paths that
+//! exist on the other side only. memprof therefore draws two:
+//!
+//! * the *new* graph: widths are the new bytes; added paths show here;
+//! * the *old* graph (inferno's "negated" differential): widths are the old
+//!   bytes, colours still red for growth and blue for shrinkage; removed paths
+//!   show here, in blue.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use inferno::flamegraph::{self, color::BasicPalette, Palette};
+
+use super::DiffView;
+
+/// Which side sets the frame widths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Widths {
+    New,
+    Old,
+}
+
+/// The name of the old-widths graph written beside `path`: `out.svg` →
+/// `out.old.svg`.
+pub fn old_graph_path(path: &std::path::Path) -> std::path::PathBuf {
+    let stem = match path.extension() {
+        Some(ext) if ext.eq_ignore_ascii_case("svg") => path.with_extension(""),
+        _ => path.to_path_buf(),
+    };
+    let mut name = stem.into_os_string();
+    name.push(".old.svg");
+    name.into()
+}
+
+pub fn render(
+    view: &DiffView<'_>,
+    widths: Widths,
+    companion: &str,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let lines: Vec<String> = view
+        .diff
+        .folded_lines()
+        .into_iter()
+        .map(|(path, old, new)| match widths {
+            Widths::New => format!("{path} {old} {new}"),
+            // inferno takes widths from the second count; negating makes the
+            // colour new - old again.
+            Widths::Old => format!("{path} {new} {old}"),
+        })
+        .collect();
+    let mut opts = flamegraph::Options::default();
+    let (side, shows) = match widths {
+        Widths::New => ("new", "added paths show here; removed ones in"),
+        Widths::Old => ("old", "removed paths show here; added ones in"),
+    };
+    opts.title = format!(
+        "memprof diff: {} -> {} (widths: {side} bytes)",
+        view.old.name(),
+        view.new.name()
+    );
+    let root = view.diff.root();
+    opts.subtitle = Some(format!(
+        "red grew, blue shrank; total {} B -> {} B; {shows} {companion}",
+        root.old_bytes(),
+        root.new_bytes()
+    ));
+    opts.count_name = "bytes".to_string();
+    opts.colors = Palette::Basic(BasicPalette::Mem);
+    opts.deterministic = true;
+    opts.hash = true;
+    opts.negate_differentials = widths == Widths::Old;
+    let side_total = match widths {
+        Widths::New => root.new_bytes(),
+        Widths::Old => root.old_bytes(),
+    };
+    if side_total == 0 {
+        // inferno refuses an empty graph; say so in a graph of our own.
+        write!(
+            out,
+            "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"1200\" height=\"60\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"30\">no bytes on the {side} side</text></svg>\n"
+        )?;
+        return Ok(());
+    }
+    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
+        .context("flamegraph rendering failed")
+}

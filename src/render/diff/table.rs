@@ -1,0 +1,92 @@
+//! The counts side by side, then the changed paths as a table, largest
+//! change first (`--top N`, default 25), with what was left out and a total
+//! row.
+
+use std::io::{self, Write};
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+
+use super::{change_text, signed_count, DiffView, DiffViewOptions};
+use crate::render::units::{human, signed_human};
+
+pub const DEFAULT_TOP: usize = 25;
+
+fn right_align(table: &mut Table, from: usize, to: usize) {
+    for col in from..to {
+        if let Some(c) = table.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+pub fn render(
+    view: &DiffView<'_>,
+    options: &DiffViewOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    view.write_header(out)?;
+    writeln!(out)?;
+    let mut counts = Table::new();
+    counts.load_style(UTF8_FULL_CONDENSED);
+    counts.set_header(vec!["count", "old", "new", "delta"]);
+    for c in &view.counts {
+        counts.add_row(vec![
+            c.name.to_string(),
+            c.old.to_string(),
+            c.new.to_string(),
+            signed_count(c.delta),
+        ]);
+    }
+    right_align(&mut counts, 1, 4);
+    writeln!(out, "{counts}")?;
+    writeln!(out)?;
+
+    let diff = &view.diff;
+    let changed = view.changed();
+    let top = options.top.unwrap_or(DEFAULT_TOP);
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    table.set_header(vec!["path", "old", "new", "delta", "change"]);
+    for &id in changed.iter().take(top) {
+        let n = diff.node(id);
+        table.add_row(vec![
+            diff.path(id).to_string(),
+            human(n.old_bytes()),
+            human(n.new_bytes()),
+            signed_human(n.delta()),
+            change_text(n),
+        ]);
+    }
+    let note = |text: String| {
+        vec![
+            text,
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]
+    };
+    if changed.is_empty() {
+        table.add_row(note("(no path changed)".to_string()));
+    }
+    if changed.len() > top {
+        table.add_row(note(format!(
+            "({} smaller changes not shown; raise --top to see them)",
+            changed.len() - top
+        )));
+    }
+    let unchanged = view.unchanged_count();
+    if unchanged > 0 {
+        table.add_row(note(format!("({unchanged} unchanged paths not shown)")));
+    }
+    let root = diff.root();
+    table.add_row(vec![
+        "total".to_string(),
+        human(root.old_bytes()),
+        human(root.new_bytes()),
+        signed_human(root.delta()),
+        change_text(root),
+    ]);
+    right_align(&mut table, 1, 5);
+    writeln!(out, "{table}")
+}

@@ -1,0 +1,143 @@
+//! Where the profiles that `diff` and `check` compare come from: an instance
+//! (archive, directory, raw bytes, gzip, stdin) decoded now, or a baseline
+//! saved earlier with `memprof inspect --format json`. The kind is decided
+//! by content: a file whose first non-blank byte is `{` is read as a
+//! baseline, anything else goes to [`crate::decode`].
+//!
+//! [`ProfileOptions`] carries everything that shapes a profile, so that
+//! every source of one command is profiled the same way.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::decode::baseline::{self, BaselineInfo};
+use crate::decode::{self, Input, Report, Selection};
+use crate::render::Profile;
+
+/// How each input of a command is profiled.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProfileOptions {
+    /// Only the N-th instance layer, without a root frame.
+    pub layer: Option<usize>,
+    /// No progress bar.
+    pub quiet: bool,
+}
+
+impl ProfileOptions {
+    fn selection(&self) -> Selection {
+        self.layer.map_or(Selection::All, Selection::Layer)
+    }
+}
+
+/// A loaded profile and what it was loaded from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub report: Report,
+    /// Set when the input was a baseline.
+    pub baseline: Option<BaselineInfo>,
+}
+
+impl Source {
+    pub fn profile(&self) -> Profile<'_> {
+        Profile::new(&self.report)
+    }
+
+    /// The file as given on the command line.
+    pub fn name(&self) -> &str {
+        &self.report.document.name
+    }
+
+    /// "baseline of X" or the instance's layer label.
+    pub fn describe(&self) -> String {
+        let layers = self.profile().layer_label();
+        match &self.baseline {
+            Some(info) => format!("baseline of {}, {layers}", info.input),
+            None => layers,
+        }
+    }
+}
+
+/// Bytes read to decide whether a file is JSON.
+const SNIFF: u64 = 4096;
+
+fn starts_like_json(path: &Path) -> io::Result<bool> {
+    let mut head = Vec::new();
+    File::open(path)?.take(SNIFF).read_to_end(&mut head)?;
+    Ok(baseline::looks_like_json_object(&head))
+}
+
+fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<Source> {
+    let bytes = std::fs::read(path)
+        .map_err(decode::DecodeError::Io)
+        .with_context(|| name.to_string())?;
+    let (report, info) = baseline::parse(&bytes, name.to_string(), options.selection())
+        .with_context(|| name.to_string())?;
+    Ok(Source {
+        report,
+        baseline: Some(info),
+    })
+}
+
+fn load_instance(input: &Input, options: &ProfileOptions) -> Result<Report> {
+    let bar = crate::progress::bar(options.quiet);
+    let report =
+        decode::read(input, options.selection(), &bar).with_context(|| input.display_name());
+    bar.finish_and_clear();
+    report
+}
+
+/// Loads `arg` (a path, or `-` for stdin) as an instance or a baseline.
+pub fn load(arg: &str, options: &ProfileOptions) -> Result<Source> {
+    let input = Input::from_arg(arg);
+    match &input {
+        Input::Path(path) if path.is_dir() => Ok(Source {
+            report: load_instance(&input, options)?,
+            baseline: None,
+        }),
+        Input::Path(path) => {
+            // A missing or unreadable file falls through to the decoder,
+            // which reports it in the usual words.
+            if starts_like_json(path).unwrap_or(false) {
+                load_baseline(path, arg, options)
+            } else {
+                Ok(Source {
+                    report: load_instance(&input, options)?,
+                    baseline: None,
+                })
+            }
+        }
+        Input::Stdin => {
+            // Sniffing needs the content twice: spool it.
+            let mut spool = tempfile::NamedTempFile::new()
+                .context("<stdin>: cannot create a temporary file")?;
+            io::copy(&mut io::stdin().lock(), spool.as_file_mut())
+                .context("<stdin>: cannot read")?;
+            let path = spool.path().to_path_buf();
+            let mut source = if starts_like_json(&path).context("<stdin>: cannot read")? {
+                load_baseline(&path, "<stdin>", options)?
+            } else {
+                let report = load_instance(&Input::Path(path), options)
+                    .map_err(|e| rename_stdin(e, spool.path()))?;
+                Source {
+                    report,
+                    baseline: None,
+                }
+            };
+            if source.baseline.is_none() {
+                source.report.document.file_bytes = None;
+            }
+            source.report.document.name = "<stdin>".to_string();
+            Ok(source)
+        }
+    }
+}
+
+/// Errors about the spool file name it as stdin.
+fn rename_stdin(err: anyhow::Error, spool: &Path) -> anyhow::Error {
+    let spool = spool.display().to_string();
+    let text = format!("{err:#}").replace(&spool, "<stdin>");
+    anyhow::anyhow!(text)
+}
