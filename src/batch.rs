@@ -36,7 +36,7 @@ pub fn expand(args: &[String]) -> Result<Vec<String>> {
             matched.push(path.to_string_lossy().into_owned());
         }
         if matched.is_empty() {
-            bail!("{arg}: no file matches this pattern");
+            bail!("{arg}: the pattern matches no file");
         }
         matched.sort();
         out.extend(matched);
@@ -136,7 +136,7 @@ mod tests {
         assert_eq!(got, want);
         let none = format!("{}/*.ommx", dir.path().display());
         let err = expand(std::slice::from_ref(&none)).unwrap_err().to_string();
-        assert_eq!(err, format!("{none}: no file matches this pattern"));
+        assert_eq!(err, format!("{none}: the pattern matches no file"));
         assert!(expand(&["-".into(), "-".into()]).is_err());
     }
 

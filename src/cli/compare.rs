@@ -178,32 +178,6 @@ pub fn run_diff(args: DiffArgs) -> Result<()> {
     Ok(())
 }
 
-/// The FILE arguments with globs expanded: an argument naming an existing
-/// path (or '-') is taken as it is; one with glob characters is expanded
-/// (sorted) and must match something.
-fn expand_files(args: &[String]) -> Result<Vec<String>> {
-    let mut files = Vec::new();
-    for arg in args {
-        let is_glob = arg.contains(['*', '?', '[']);
-        if arg == "-" || !is_glob || Path::new(arg).exists() {
-            files.push(arg.clone());
-            continue;
-        }
-        let paths = glob::glob(arg).with_context(|| format!("{arg}: not a valid glob"))?;
-        let mut matched = Vec::new();
-        for path in paths {
-            let path = path.with_context(|| format!("{arg}: cannot expand"))?;
-            matched.push(path.display().to_string());
-        }
-        if matched.is_empty() {
-            bail!("{arg}: the pattern matches no file");
-        }
-        matched.sort();
-        files.extend(matched);
-    }
-    Ok(files)
-}
-
 /// Where each file's baseline comes from.
 enum Baselines {
     None,
@@ -261,7 +235,7 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
             );
         }
     }
-    let files = expand_files(&args.files)?;
+    let files = crate::batch::expand(&args.files)?;
     one_stdin(
         files
             .iter()
@@ -283,9 +257,9 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
         Some(b) if Path::new(b).is_dir() => Baselines::Directory(PathBuf::from(b)),
         Some(b) => Baselines::Shared(Box::new(source::load(b, &options)?)),
     };
-    let mut reports = Vec::new();
-    let mut warnings = Vec::new();
-    for file in &files {
+    // Files are checked in parallel; reports and warnings keep file order.
+    let runs = crate::batch::run_all(&files, |file| {
+        let mut warnings = Vec::new();
         let new = source::load(file, &options)?;
         let baseline = baselines.for_file(file, &options)?;
         let new_profile = new.profile();
@@ -306,12 +280,20 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
                 rule.path.text
             ));
         }
-        reports.push(FileReport {
-            file: file.clone(),
+        let report = FileReport {
+            file: file.to_string(),
             baseline: baseline_name,
             pass: results.iter().all(|r| r.pass),
             results,
-        });
+        };
+        Ok((report, warnings))
+    })?;
+    let mut reports = Vec::new();
+    let mut warnings = Vec::new();
+    for run in runs {
+        let (report, file_warnings) = run.value;
+        reports.push(report);
+        warnings.extend(file_warnings);
     }
     let report = CheckReport::new(
         args.budget.as_ref().map(|b| b.display().to_string()),
