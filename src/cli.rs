@@ -8,8 +8,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::batch::FileRun;
 use crate::decode::{self, Input, Selection};
 use crate::output::Output;
+use crate::render::files::FileSummary;
 use crate::render::{self, svg::SvgOptions, Format, Profile, ViewOptions};
 
 #[derive(Debug, Parser)]
@@ -65,10 +67,26 @@ pub struct Common {
     pub quiet: bool,
 }
 
+/// The inputs of a command that takes several.
+#[derive(Debug, Args)]
+pub struct Inputs {
+    /// Inputs: .ommx archives, OCI layout directories, raw instance bytes, or '-' for
+    /// stdin. Quoted patterns ('runs/*.ommx') are expanded. Several inputs are
+    /// profiled in parallel, each under a root frame `file[i] (name)`.
+    #[arg(required = true, num_args = 1..)]
+    pub files: Vec<String>,
+    /// Profile only the N-th instance layer (0-based, manifest order) of each input.
+    #[arg(long, value_name = "N")]
+    pub layer: Option<usize>,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     #[command(flatten)]
-    pub common: Common,
+    pub common: Inputs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Tree)]
     pub format: Format,
@@ -89,7 +107,7 @@ pub struct InspectArgs {
 #[derive(Debug, Args)]
 pub struct FlamegraphArgs {
     #[command(flatten)]
-    pub common: Common,
+    pub common: Inputs,
     /// Where to write the SVG ('-' for stdout).
     #[arg(short, long, value_name = "FILE")]
     pub output: String,
@@ -130,12 +148,54 @@ fn read(common: &Common, selection: Selection) -> Result<decode::Report> {
     report
 }
 
-fn input_paths(file: &str) -> Vec<&Path> {
-    if file == "-" {
-        Vec::new()
-    } else {
-        vec![Path::new(file)]
+fn input_paths(files: &[String]) -> Vec<&Path> {
+    files
+        .iter()
+        .filter(|f| *f != "-")
+        .map(|f| Path::new(f.as_str()))
+        .collect()
+}
+
+/// The reports of every input: one read with a progress bar, several in
+/// parallel (without bars, which would fight over the terminal).
+fn read_inputs(inputs: &Inputs, files: &[String]) -> Result<Vec<FileRun<decode::Report>>> {
+    let selection = selection(inputs.layer);
+    crate::batch::run_all(files, |file| {
+        let common = Common {
+            file: file.to_string(),
+            layer: inputs.layer,
+            quiet: inputs.quiet || files.len() > 1,
+        };
+        read(&common, selection)
+    })
+}
+
+/// The profile of every input together, and the per-file rows when there
+/// are several. `combined` receives what the profile borrows.
+fn profile_inputs<'a>(
+    runs: &'a [FileRun<decode::Report>],
+    combined: &'a mut Option<decode::Report>,
+) -> (Profile<'a>, Option<Vec<FileSummary>>) {
+    if let [one] = runs {
+        return (Profile::new(&one.value), None);
     }
+    let files: Vec<FileSummary> = runs.iter().map(FileSummary::of).collect();
+    let report = combined.insert(decode::Report {
+        document: decode::Document {
+            name: format!("{} files", runs.len()),
+            file_bytes: files.iter().map(|f| f.file_bytes).sum(),
+            container: runs[0].value.document.container,
+            gzip: false,
+            layers: Vec::new(),
+        },
+        instances: runs
+            .iter()
+            .flat_map(|r| r.value.instances.iter().cloned())
+            .collect(),
+    });
+    let named: Vec<(&str, &decode::Report)> =
+        runs.iter().map(|r| (r.name.as_str(), &r.value)).collect();
+    (Profile::of_files(&named, report), Some(files))
 }
 
 /// Runs one command line, with `--timings` and `--trace` around it.
@@ -158,9 +218,11 @@ fn run_command(command: Command) -> Result<()> {
     match command {
         Command::Inspect(args) => {
             let output = Output::from_arg(args.output.as_deref());
-            output.check_not_input(&input_paths(&args.common.file))?;
-            let report = read(&args.common, selection(args.common.layer))?;
-            let profile = Profile::new(&report);
+            let files = crate::batch::expand(&args.common.files)?;
+            output.check_not_input(&input_paths(&files))?;
+            let runs = read_inputs(&args.common, &files)?;
+            let mut combined = None;
+            let (profile, per_file) = profile_inputs(&runs, &mut combined);
             let view = ViewOptions {
                 depth: args.depth,
                 min_percent: args.min_percent,
@@ -170,18 +232,35 @@ fn run_command(command: Command) -> Result<()> {
                 match args.format {
                     Format::Folded => render::folded::render(&profile, out)?,
                     Format::Tree => render::tree::render(&profile, &view, out)?,
-                    Format::Table => render::table::render(&profile, &view, out)?,
-                    Format::Json => render::json::render_json(&profile, out)?,
-                    Format::Yaml => render::json::render_yaml(&profile, out)?,
+                    Format::Table => {
+                        render::table::render(&profile, &view, out)?;
+                        if let Some(files) = &per_file {
+                            writeln!(out)?;
+                            render::files::render_table(files, out)?;
+                        }
+                    }
+                    Format::Json | Format::Yaml => {
+                        let document = match &per_file {
+                            Some(files) => render::json::document_of_files(&profile, files),
+                            None => render::json::document(&profile),
+                        };
+                        if args.format == Format::Json {
+                            render::json::write_json(&document, out)?;
+                        } else {
+                            render::json::write_yaml(&document, out)?;
+                        }
+                    }
                 }
                 Ok(())
             })
         }
         Command::Flamegraph(args) => {
             let output = Output::from_arg(Some(&args.output));
-            output.check_not_input(&input_paths(&args.common.file))?;
-            let report = read(&args.common, selection(args.common.layer))?;
-            let profile = Profile::new(&report);
+            let files = crate::batch::expand(&args.common.files)?;
+            output.check_not_input(&input_paths(&files))?;
+            let runs = read_inputs(&args.common, &files)?;
+            let mut combined = None;
+            let (profile, _) = profile_inputs(&runs, &mut combined);
             let options = SvgOptions {
                 title: args.title,
                 inverted: args.inverted,

@@ -6,6 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
+use super::files::FileSummary;
 use super::Profile;
 use crate::decode::{Container, InstanceSummary};
 use crate::profile::Aggregate;
@@ -23,6 +24,9 @@ pub struct Document {
     pub layers: Vec<LayerRef>,
     pub summary: InstanceSummary,
     pub total_bytes: u64,
+    /// Per-input figures, when several inputs were profiled together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<FileSummary>>,
     pub tree: TreeNode,
 }
 
@@ -93,17 +97,35 @@ pub fn document(profile: &Profile<'_>) -> Document {
             .collect(),
         summary: profile.summary(),
         total_bytes: profile.total_bytes(),
+        files: None,
         tree: node(profile, Aggregate::ROOT),
     }
 }
 
 pub fn render_json(profile: &Profile<'_>, out: &mut dyn Write) -> Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &document(profile))?;
-    writeln!(out)?;
-    Ok(())
+    write_json(&document(profile), out)
 }
 
 pub fn render_yaml(profile: &Profile<'_>, out: &mut dyn Write) -> Result<()> {
     serde_yaml::to_writer(&mut *out, &document(profile))?;
+    Ok(())
+}
+
+/// The document of several inputs profiled together, with a row per input.
+pub fn document_of_files(profile: &Profile<'_>, files: &[FileSummary]) -> Document {
+    Document {
+        files: Some(files.to_vec()),
+        ..document(profile)
+    }
+}
+
+pub fn write_json(document: &Document, out: &mut dyn Write) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *out, document)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+pub fn write_yaml(document: &Document, out: &mut dyn Write) -> Result<()> {
+    serde_yaml::to_writer(&mut *out, document)?;
     Ok(())
 }

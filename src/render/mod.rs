@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod diff;
+pub mod files;
 pub mod folded;
 pub mod json;
 pub mod layers;
@@ -95,6 +96,11 @@ pub fn layer_frame(index: usize, title: Option<&str>) -> String {
     }
 }
 
+/// The root frame naming one input when several are shown: `file[0] (name)`.
+pub fn file_frame(index: usize, name: &str) -> String {
+    format!("file[{index}] ({})", escape_frame_chars(name))
+}
+
 /// What every format renders.
 pub struct Profile<'a> {
     pub report: &'a Report,
@@ -123,6 +129,23 @@ impl<'a> Profile<'a> {
         let totals = aggregate.totals();
         Self {
             report,
+            aggregate,
+            totals,
+        }
+    }
+
+    /// Several inputs in one profile: each file's profile (layer frames
+    /// included) under a root frame of its own. `combined` holds every
+    /// instance of every file, for the summary.
+    pub fn of_files(reports: &[(&str, &Report)], combined: &'a Report) -> Self {
+        let mut aggregate = Aggregate::new();
+        for (i, (name, report)) in reports.iter().enumerate() {
+            let one = Profile::new(report);
+            aggregate.merge_under(&[Frame::Owned(file_frame(i, name))], &one.aggregate);
+        }
+        let totals = aggregate.totals();
+        Self {
+            report: combined,
             aggregate,
             totals,
         }

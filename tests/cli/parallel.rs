@@ -147,3 +147,80 @@ fn trace_is_valid_trace_event_json_and_timings_leave_stdout_alone() {
     }
     assert!(threads.len() >= 2, "spans from the main thread and workers");
 }
+
+#[test]
+fn several_inputs_are_profiled_together_in_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oracle");
+    let names = ["kitchen_sink.pb", "moderate.pb", "multi.ommx", "empty.pb"];
+    for name in names {
+        fs::copy(oracle.join(name), dir.path().join(name)).unwrap();
+    }
+    let paths: Vec<String> = names
+        .iter()
+        .map(|n| dir.path().join(n).to_string_lossy().into_owned())
+        .collect();
+    let inspect = |threads: &str, args: &[&str]| {
+        let out = memprof()
+            .env("MEMPROF_THREADS", threads)
+            .arg("inspect")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+
+    // Folded: each file's own lines under its root frame, in argument order.
+    let args: Vec<&str> = paths
+        .iter()
+        .map(String::as_str)
+        .chain(["-f", "folded"])
+        .collect();
+    let together = inspect("1", &args);
+    let mut expected = Vec::new();
+    for (i, path) in paths.iter().enumerate() {
+        for line in inspect("1", &[path, "-f", "folded"]).lines() {
+            expected.push(format!("file[{i}] ({path});{line}"));
+        }
+    }
+    expected.sort();
+    assert_eq!(together.lines().collect::<Vec<_>>(), expected);
+    assert_eq!(inspect("4", &args), together, "threads change nothing");
+
+    // A quoted pattern expands, sorted, to the same files.
+    let pattern = format!("{}/*", dir.path().display());
+    let globbed = inspect("2", &[&pattern, "-f", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&globbed).unwrap();
+    let files = doc["files"].as_array().unwrap();
+    let mut sorted = paths.clone();
+    sorted.sort();
+    let listed: Vec<&str> = files.iter().map(|f| f["file"].as_str().unwrap()).collect();
+    assert_eq!(listed, sorted);
+    let sum: u64 = files
+        .iter()
+        .map(|f| f["logical_bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(doc["total_bytes"].as_u64().unwrap(), sum);
+    assert_eq!(doc["tree"]["bytes"].as_u64().unwrap(), sum);
+    for f in files {
+        assert!(f["seconds"].as_f64().unwrap() >= 0.0);
+    }
+    let table = inspect("2", &[&pattern, "-f", "table"]);
+    assert!(table.contains("total (4 files)"), "{table}");
+
+    // One bad input fails the run, naming the first bad file in order.
+    let bad = dir.path().join("bad.pb");
+    fs::write(&bad, [0x12, 0x7f]).unwrap();
+    let out = memprof()
+        .args(["inspect", &paths[0], bad.to_str().unwrap(), &paths[1]])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with(&format!("memprof: error: {}:", bad.display())),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
