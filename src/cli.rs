@@ -3,12 +3,13 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::decode::{self, Input, Selection};
+use crate::decode::{self, EntityObserver, Input, Pass, ProfileOptions, Selection};
 use crate::output::Output;
-use crate::render::{self, svg::SvgOptions, Format, Profile, ViewOptions};
+use crate::profile::family::GroupBy;
+use crate::render::{self, svg::SvgOptions, Account, Format, Profile, View, ViewOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -50,10 +51,46 @@ pub struct Common {
     pub quiet: bool,
 }
 
+/// What a profile counts and how it groups: shared by the commands that
+/// show a profile (inspect, flamegraph; diff and check take the same).
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ProfileArgs {
+    /// Insert one frame per family (entity name) under the variables,
+    /// constraints and removed constraints; unnamed entities go to "(unnamed)".
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = GroupBy::None)]
+    pub group_by: GroupBy,
+    /// memory: OMMX 2.9.3's in-memory bytes; wire: encoded protobuf bytes per
+    /// path (tags, length prefixes and unknown fields as Wire[...] frames);
+    /// both: the two side by side (table format only).
+    #[arg(long, value_enum, default_value_t = View::Memory)]
+    pub view: View,
+}
+
+impl ProfileArgs {
+    /// What the decoding pass must collect for these options.
+    pub fn options(&self) -> ProfileOptions {
+        ProfileOptions {
+            group_by: self.group_by,
+            wire: self.view != View::Memory,
+        }
+    }
+
+    /// The single account shown, for outputs that show one.
+    fn single_account(&self, what: &str) -> Result<Account> {
+        Ok(match self.view {
+            View::Memory => Account::Memory,
+            View::Wire => Account::Wire,
+            View::Both => bail!("--view both is only available with --format table, not {what}"),
+        })
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     #[command(flatten)]
     pub common: Common,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Tree)]
     pub format: Format,
@@ -75,6 +112,8 @@ pub struct InspectArgs {
 pub struct FlamegraphArgs {
     #[command(flatten)]
     pub common: Common,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
     /// Where to write the SVG ('-' for stdout).
     #[arg(short, long, value_name = "FILE")]
     pub output: String,
@@ -108,9 +147,22 @@ fn selection(layer: Option<usize>) -> Selection {
 }
 
 fn read(common: &Common, selection: Selection) -> Result<decode::Report> {
+    let mut nothing = ();
+    read_observed(common, selection, ProfileOptions::default(), &mut nothing)
+}
+
+/// Reads `common.file` with `options`, showing every entity to `observer`.
+fn read_observed(
+    common: &Common,
+    selection: Selection,
+    options: ProfileOptions,
+    observer: &mut dyn EntityObserver,
+) -> Result<decode::Report> {
     let input = Input::from_arg(&common.file);
     let bar = crate::progress::bar(common.quiet);
-    let report = decode::read(&input, selection, &bar).with_context(|| input.display_name());
+    let mut pass = Pass { options, observer };
+    let report =
+        decode::read_with(&input, selection, &mut pass, &bar).with_context(|| input.display_name());
     bar.finish_and_clear();
     report
 }
@@ -129,13 +181,32 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Inspect(args) => {
             let output = Output::from_arg(args.output.as_deref());
             output.check_not_input(&input_paths(&args.common.file))?;
-            let report = read(&args.common, selection(args.common.layer))?;
-            let profile = Profile::new(&report);
             let view = ViewOptions {
                 depth: args.depth,
                 min_percent: args.min_percent,
                 top: args.top,
             };
+            let both = args.profile.view == View::Both;
+            let account = if both && args.format == Format::Table {
+                Account::Memory
+            } else {
+                let name = format!("{:?}", args.format).to_lowercase();
+                args.profile.single_account(&format!("--format {name}"))?
+            };
+            let mut nothing = ();
+            let report = read_observed(
+                &args.common,
+                selection(args.common.layer),
+                args.profile.options(),
+                &mut nothing,
+            )?;
+            let profile = Profile::of(&report, account);
+            if both {
+                let wire = Profile::of(&report, Account::Wire);
+                return output.write_with(|out| {
+                    Ok(render::side_by_side::render(&profile, &wire, &view, out)?)
+                });
+            }
             output.write_with(|out| {
                 match args.format {
                     Format::Folded => render::folded::render(&profile, out)?,
@@ -150,8 +221,15 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Flamegraph(args) => {
             let output = Output::from_arg(Some(&args.output));
             output.check_not_input(&input_paths(&args.common.file))?;
-            let report = read(&args.common, selection(args.common.layer))?;
-            let profile = Profile::new(&report);
+            let account = args.profile.single_account("a flamegraph")?;
+            let mut nothing = ();
+            let report = read_observed(
+                &args.common,
+                selection(args.common.layer),
+                args.profile.options(),
+                &mut nothing,
+            )?;
+            let profile = Profile::of(&report, account);
             let options = SvgOptions {
                 title: args.title,
                 inverted: args.inverted,

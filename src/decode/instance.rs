@@ -22,7 +22,9 @@ use crate::model::{
 };
 use crate::ommx_v1 as pb;
 use crate::profile::collections::{leaf, BTREE_STACK};
-use crate::profile::{Aggregate, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+use crate::profile::family::{family_frame, GroupBy};
+use crate::profile::wire::{self as wire_view, TopLevelField};
+use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
 
 /// Why an instance could not be profiled.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +58,57 @@ pub struct InstanceSummary {
     pub terms: u64,
     /// Bytes of the encoded instance.
     pub wire_bytes: u64,
+}
+
+/// What a pass produces besides OMMX's logical profile.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProfileOptions {
+    /// Family frames under the entity containers (`--group-by`).
+    pub group_by: GroupBy,
+    /// Also account the encoded bytes per path (the wire view).
+    pub wire: bool,
+}
+
+/// The profiles one pass accumulates: the logical one and, when asked, the
+/// wire one. Each decoding thread fills its own; they are merged at the end.
+#[derive(Debug, Clone)]
+pub struct Accounts {
+    pub memory: Aggregate,
+    /// Encoded bytes per path; `None` unless [`ProfileOptions::wire`].
+    pub wire: Option<Aggregate>,
+    group_by: GroupBy,
+}
+
+impl Accounts {
+    pub fn new(options: ProfileOptions) -> Self {
+        Self {
+            memory: Aggregate::new(),
+            wire: options.wire.then(Aggregate::new),
+            group_by: options.group_by,
+        }
+    }
+
+    fn options(&self) -> ProfileOptions {
+        ProfileOptions {
+            group_by: self.group_by,
+            wire: self.wire.is_some(),
+        }
+    }
+
+    fn merge(&mut self, other: &Accounts) {
+        self.memory.merge_under(&[], &other.memory);
+        if let (Some(mine), Some(theirs)) = (&mut self.wire, &other.wire) {
+            mine.merge_under(&[], theirs);
+        }
+    }
+
+    /// The family frame of an entity named `name`, when grouping.
+    fn family(&self, name: Option<&str>) -> Option<Frame> {
+        match self.group_by {
+            GroupBy::None => None,
+            GroupBy::Name => Some(family_frame(name)),
+        }
+    }
 }
 
 /// A cheap hasher for integer ids (a multiply and a rotate).
@@ -225,6 +278,9 @@ pub struct Singular<'a> {
 /// in stream order, after OMMX's checks accepted it, with what it costs.
 /// Nothing is kept for it; what it keeps is its own business.
 pub trait EntityObserver {
+    /// Called before each instance: `layer` is its position among the
+    /// archive's instance layers (`None` for raw input).
+    fn begin(&mut self, _layer: Option<usize>) {}
     fn variable(&mut self, _variable: &DecisionVariable, _cost: Cost) {}
     fn constraint(&mut self, _constraint: &Constraint, _cost: Cost) {}
     fn removed_constraint(&mut self, _removed: &RemovedConstraint, _cost: Cost) {}
@@ -261,10 +317,21 @@ enum RawElement {
         start: usize,
         end: usize,
         offset: u64,
+        tag_bytes: u64,
         wire_bytes: u64,
     },
-    /// A singular field, re-encoded as an Instance field.
-    Rest(Vec<u8>),
+    /// A singular field, re-encoded as an Instance field (`bytes`, whose
+    /// value starts at `value_start` for a length-delimited field), with
+    /// the size of its original encoding.
+    Rest {
+        bytes: Vec<u8>,
+        field: u32,
+        value_start: Option<usize>,
+        tag_bytes: u64,
+        wire_bytes: u64,
+    },
+    /// A field the schema does not know, skipped (`wire_bytes` in all).
+    Unknown { wire_bytes: u64 },
 }
 
 /// Consecutive elements of the stream, framed by one thread and decoded by
@@ -299,49 +366,64 @@ fn frame_one<R: Read>(
     fields: &mut FieldReader<R>,
     raw: &mut RawBatch,
 ) -> Result<bool, InstanceError> {
-    loop {
-        let element_start = fields.offset();
-        let Some((field, wire_type)) = fields.next_field()? else {
-            return Ok(false);
-        };
-        match field {
-            2 | 4 | 8 | 10 => {
-                expect(field, wire_type, WireType::Len)?;
-                let start = raw.arena.len();
-                fields.append_len(&mut raw.arena)?;
-                raw.elements.push(RawElement::Entity {
-                    field,
-                    start,
-                    end: raw.arena.len(),
-                    offset: fields.offset(),
-                    wire_bytes: fields.offset() - element_start,
-                });
-            }
-            1 | 3 | 6 | 7 | 9 | 11 => {
-                expect(field, wire_type, WireType::Len)?;
-                let mut body = Vec::new();
-                fields.read_len_into(&mut body)?;
-                let mut rest = Vec::with_capacity(body.len() + 12);
-                encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
-                encoding::encode_varint(body.len() as u64, &mut rest);
-                rest.extend_from_slice(&body);
-                raw.elements.push(RawElement::Rest(rest));
-            }
-            5 | 100 => {
-                expect(field, wire_type, WireType::Varint)?;
-                let value = fields.read_varint()?;
-                let mut rest = Vec::with_capacity(12);
-                encoding::encode_key(field, encoding::WireType::Varint, &mut rest);
-                encoding::encode_varint(value, &mut rest);
-                raw.elements.push(RawElement::Rest(rest));
-            }
-            _ => {
-                fields.skip(wire_type)?;
-                continue;
-            }
+    let element_start = fields.offset();
+    let Some((field, wire_type)) = fields.next_field()? else {
+        return Ok(false);
+    };
+    let tag_bytes = fields.offset() - element_start;
+    match field {
+        2 | 4 | 8 | 10 => {
+            expect(field, wire_type, WireType::Len)?;
+            let start = raw.arena.len();
+            fields.append_len(&mut raw.arena)?;
+            raw.elements.push(RawElement::Entity {
+                field,
+                start,
+                end: raw.arena.len(),
+                offset: fields.offset(),
+                tag_bytes,
+                wire_bytes: fields.offset() - element_start,
+            });
         }
-        return Ok(true);
+        1 | 3 | 6 | 7 | 9 | 11 => {
+            expect(field, wire_type, WireType::Len)?;
+            let mut body = Vec::new();
+            fields.read_len_into(&mut body)?;
+            let mut rest = Vec::with_capacity(body.len() + 12);
+            encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
+            encoding::encode_varint(body.len() as u64, &mut rest);
+            let value_start = Some(rest.len());
+            rest.extend_from_slice(&body);
+            raw.elements.push(RawElement::Rest {
+                bytes: rest,
+                field,
+                value_start,
+                tag_bytes,
+                wire_bytes: fields.offset() - element_start,
+            });
+        }
+        5 | 100 => {
+            expect(field, wire_type, WireType::Varint)?;
+            let value = fields.read_varint()?;
+            let mut rest = Vec::with_capacity(12);
+            encoding::encode_key(field, encoding::WireType::Varint, &mut rest);
+            encoding::encode_varint(value, &mut rest);
+            raw.elements.push(RawElement::Rest {
+                bytes: rest,
+                field,
+                value_start: None,
+                tag_bytes,
+                wire_bytes: fields.offset() - element_start,
+            });
+        }
+        _ => {
+            fields.skip(wire_type)?;
+            raw.elements.push(RawElement::Unknown {
+                wire_bytes: fields.offset() - element_start,
+            });
+        }
     }
+    Ok(true)
 }
 
 /// Passes leaves on to the aggregate and counts their bytes.
@@ -357,50 +439,107 @@ impl LogicalMemoryVisitor for Counting<'_> {
     }
 }
 
-/// Visits one map entry (key and value) under `frame` and returns its cost.
-fn visit_entry<T: LogicalMemoryProfile>(
+/// The leaves of one entity map entry (key and value) under its container
+/// `frame` and, when grouping, its family frame.
+pub fn visit_entity_entry<T: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
     frame: &'static str,
+    family: Option<Frame>,
     value: &T,
-    wire_bytes: u64,
     path: &mut Path,
-    aggregate: &mut Aggregate,
+    visitor: &mut V,
+) {
+    let mut p = path.with(frame);
+    match family {
+        Some(f) => entry_leaves(value, &mut p.with(f), visitor),
+        None => entry_leaves(value, &mut p, visitor),
+    }
+}
+
+fn entry_leaves<T: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    value: &T,
+    path: &mut Path,
+    visitor: &mut V,
+) {
+    leaf(&path.with("BTreeMap[key]"), visitor, 8);
+    value.visit_logical_memory(path, visitor);
+}
+
+/// Visits one entity into `accounts` (logical and, when asked, wire) and
+/// returns its cost. `element` is the entity as it was encoded.
+fn account_entity<T: LogicalMemoryProfile>(
+    frame: &'static str,
+    name: Option<&str>,
+    value: &T,
+    element: TopLevelField<'_>,
+    path: &mut Path,
+    accounts: &mut Accounts,
 ) -> Cost {
+    let family = accounts.family(name);
+    if let Some(wire) = &mut accounts.wire {
+        wire_view::visit_top_level(element, family.clone(), path, wire);
+    }
     let mut counting = Counting {
-        aggregate,
+        aggregate: &mut accounts.memory,
         bytes: 0,
     };
-    let mut p = path.with(frame);
-    leaf(&p.with("BTreeMap[key]"), &mut counting, 8);
-    value.visit_logical_memory(&mut p, &mut counting);
+    visit_entity_entry(frame, family, value, path, &mut counting);
     Cost {
         bytes: counting.bytes,
-        wire_bytes,
+        wire_bytes: element.wire_bytes,
     }
 }
 
 /// Decodes, normalizes and visits (into `aggregate`) every element of a
 /// batch, leaving `raw` empty for reuse. Decoding stops at the first error,
 /// which ends the batch.
-fn decode_batch(raw: &mut RawBatch, aggregate: &mut Aggregate) -> Batch {
+fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch {
     let mut path = Path::new();
     let mut items = Vec::with_capacity(raw.elements.len() + 1);
     let last = raw.last.take();
     for element in raw.elements.drain(..) {
         let item = match element {
-            RawElement::Rest(bytes) => Ok(Item::Rest(bytes)),
+            RawElement::Rest {
+                bytes,
+                field,
+                value_start,
+                tag_bytes,
+                wire_bytes,
+            } => {
+                if let Some(wire) = &mut accounts.wire {
+                    let element = TopLevelField {
+                        number: field,
+                        tag_bytes,
+                        wire_bytes,
+                        body: value_start.map(|start| &bytes[start..]),
+                    };
+                    wire_view::visit_top_level(element, None, &mut path, wire);
+                }
+                Ok(Item::Rest(bytes))
+            }
+            RawElement::Unknown { wire_bytes } => {
+                if let Some(wire) = &mut accounts.wire {
+                    let unknown = path.with(wire_view::UNKNOWN);
+                    wire.visit_leaf(&unknown, wire_bytes as usize);
+                }
+                continue;
+            }
             RawElement::Entity {
                 field,
                 start,
                 end,
                 offset,
+                tag_bytes,
                 wire_bytes,
             } => decode_entity(
-                field,
-                &raw.arena[start..end],
+                TopLevelField {
+                    number: field,
+                    tag_bytes,
+                    wire_bytes,
+                    body: Some(&raw.arena[start..end]),
+                },
                 offset,
-                wire_bytes,
                 &mut path,
-                aggregate,
+                accounts,
             ),
         };
         let failed = item.is_err();
@@ -422,39 +561,30 @@ fn decode_batch(raw: &mut RawBatch, aggregate: &mut Aggregate) -> Batch {
 }
 
 fn decode_entity(
-    field: u32,
-    bytes: &[u8],
+    element: TopLevelField<'_>,
     offset: u64,
-    wire_bytes: u64,
     path: &mut Path,
-    aggregate: &mut Aggregate,
+    accounts: &mut Accounts,
 ) -> Result<Item, InstanceError> {
-    Ok(match field {
+    let bytes = element.body.unwrap_or_default();
+    Ok(match element.number {
         2 => {
             let v = DecisionVariable::from_wire(decode("decision_variables", bytes, offset)?)?;
-            let cost = visit_entry(
-                "Instance.decision_variables",
-                &v,
-                wire_bytes,
-                path,
-                aggregate,
-            );
+            let frame = "Instance.decision_variables";
+            let cost = account_entity(frame, v.name.as_deref(), &v, element, path, accounts);
             Item::Variable(v, cost)
         }
         4 => {
             let c = Constraint::from_wire(decode("constraints", bytes, offset)?)?;
-            let cost = visit_entry("Instance.constraints", &c, wire_bytes, path, aggregate);
+            let frame = "Instance.constraints";
+            let cost = account_entity(frame, c.name.as_deref(), &c, element, path, accounts);
             Item::Constraint(c, cost)
         }
         8 => {
             let r = RemovedConstraint::from_wire(decode("removed_constraints", bytes, offset)?)?;
-            let cost = visit_entry(
-                "Instance.removed_constraints",
-                &r,
-                wire_bytes,
-                path,
-                aggregate,
-            );
+            let frame = "Instance.removed_constraints";
+            let name = r.constraint.name.as_deref();
+            let cost = account_entity(frame, name, &r, element, path, accounts);
             Item::Removed(r, cost)
         }
         _ => {
@@ -477,11 +607,16 @@ fn decode_entity(
                 parameters: parameters.into_iter().collect(),
                 description,
             };
+            // 2.9.3 does not count named functions in memory; their bytes
+            // are in the file all the same.
+            if let Some(wire) = &mut accounts.wire {
+                wire_view::visit_top_level(element, None, path, wire);
+            }
             Item::Named(
                 named,
                 Cost {
                     bytes: 0,
-                    wire_bytes,
+                    wire_bytes: element.wire_bytes,
                 },
             )
         }
@@ -522,10 +657,10 @@ struct Framer<R> {
 /// those of a sequential run. Leaf sums do not depend on the order they are
 /// added in, and every output sorts, so merging the per-thread aggregates at
 /// the end changes no output byte.
-pub fn profile_instance<R: Read + Send, O: EntityObserver>(
+pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
     reader: R,
     total: Option<u64>,
-    aggregate: &mut Aggregate,
+    accounts: &mut Accounts,
     observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
     let threads = decoding_threads();
@@ -534,13 +669,13 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
         let mut raw = RawBatch::default();
         let batches = std::iter::from_fn(|| {
             frame_batch(&mut fields, &mut raw);
-            Some(decode_batch(&mut raw, aggregate))
+            Some(decode_batch(&mut raw, accounts))
         });
-        // The borrow of `aggregate` by the batches ends with `consume`'s
+        // The borrow of `accounts` by the batches ends with `consume`'s
         // stream phase; the singular fields are visited into a second one.
         let mut singular = Aggregate::new();
         let summary = consume(batches, &mut singular, observer)?;
-        aggregate.merge_under(&[], &singular);
+        accounts.memory.merge_under(&[], &singular);
         return Ok(summary);
     }
     let in_flight = 2 * threads + 2;
@@ -550,6 +685,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
             .send(())
             .expect("the channel has room for every ticket");
     }
+    let options = accounts.options();
     let framer = std::sync::Mutex::new(Framer {
         fields,
         tickets,
@@ -563,7 +699,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
                 let tx = tx.clone();
                 let framer = &framer;
                 scope.spawn(move || {
-                    let mut local = Aggregate::new();
+                    let mut local = Accounts::new(options);
                     let mut raw = RawBatch::default();
                     loop {
                         let seq = {
@@ -603,7 +739,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
             let (seq, batch) = rx.next()?;
             pending.insert(seq, batch);
         });
-        let result = consume(in_order, aggregate, observer);
+        let result = consume(in_order, &mut accounts.memory, observer);
         // On an error the receiver is gone by now, so no worker stays
         // blocked on a full channel; on success they have all finished.
         for worker in workers {
@@ -611,14 +747,14 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
             if result.is_ok() {
-                aggregate.merge_under(&[], &local);
+                accounts.merge(&local);
             }
         }
         result
     })
 }
 
-fn consume<O: EntityObserver>(
+fn consume<O: EntityObserver + ?Sized>(
     mut batches: impl Iterator<Item = Batch>,
     aggregate: &mut Aggregate,
     observer: &mut O,

@@ -9,6 +9,8 @@
 
 pub mod aggregate;
 pub mod collections;
+pub mod family;
+pub mod wire;
 
 use std::borrow::Cow;
 use std::ops::{Deref, DerefMut};

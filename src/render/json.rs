@@ -74,7 +74,7 @@ pub fn document(profile: &Profile<'_>) -> Document {
     Document {
         schema_version: SCHEMA_VERSION,
         tool: concat!("memprof ", env!("CARGO_PKG_VERSION")),
-        accounting: "ommx 2.9.3 logical_memory_profile",
+        accounting: profile.account.describe(),
         input: InputInfo {
             name: doc.name.clone(),
             container: doc.container,

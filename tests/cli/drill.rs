@@ -1,0 +1,325 @@
+//! Drill-down: `top`, families (`--group-by name`), `stats`, the wire view
+//! and `explain`, on crafted instances and on every oracle fixture.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use memprof::ommx_v1 as pb;
+use prost::Message;
+
+use crate::{fails, ok, oracle, pb_files};
+
+fn linear(ids: &[u64]) -> pb::Function {
+    pb::Function {
+        function: Some(pb::function::Function::Linear(pb::Linear {
+            terms: ids
+                .iter()
+                .map(|&id| pb::LinearTerm {
+                    id,
+                    coefficient: 1.5,
+                })
+                .collect(),
+            constant: 0.0,
+        })),
+    }
+}
+
+fn variable(id: u64, name: Option<&str>, subscripts: &[i64]) -> pb::DecisionVariable {
+    pb::DecisionVariable {
+        id,
+        kind: pb::decision_variable::Kind::Continuous as i32,
+        bound: Some(pb::Bound {
+            lower: 0.0,
+            upper: 1.0,
+        }),
+        name: name.map(str::to_string),
+        subscripts: subscripts.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn constraint(id: u64, name: Option<&str>, subscripts: &[i64], terms: u64) -> pb::Constraint {
+    let ids: Vec<u64> = (0..terms).collect();
+    pb::Constraint {
+        id,
+        equality: pb::Equality::LessThanOrEqualToZero as i32,
+        function: Some(linear(&ids)),
+        name: name.map(str::to_string),
+        subscripts: subscripts.to_vec(),
+        ..Default::default()
+    }
+}
+
+/// Constraint names, subscripts and term counts of the crafted instance:
+/// a family of three, hostile names, an unnamed and an empty-named one.
+const CONSTRAINTS: &[(u64, Option<&str>, &[i64], u64)] = &[
+    (1, Some("flow"), &[0, 1], 3),
+    (2, Some("flow"), &[0, 2], 7),
+    (3, Some("flow"), &[1, 2], 5),
+    (4, Some("a;b"), &[], 2),
+    (5, Some("cap 12"), &[], 9),
+    (6, None, &[], 1),
+    (7, Some(""), &[], 4),
+    (8, Some("BTreeMap[key]"), &[], 2),
+    (9, Some("(unnamed)"), &[], 2),
+    (10, Some("flow"), &[2, 2], 7),
+];
+
+/// The crafted instance: 10 variables (x[0..8] and two unnamed), the
+/// constraints above, and one removed constraint of family "flow".
+fn crafted() -> pb::Instance {
+    let mut variables: Vec<_> = (0..8)
+        .map(|i| variable(i, Some("x"), &[i as i64]))
+        .collect();
+    variables.push(variable(8, None, &[]));
+    variables.push(variable(9, Some("y"), &[]));
+    pb::Instance {
+        decision_variables: variables,
+        objective: Some(linear(&[0, 1])),
+        constraints: CONSTRAINTS
+            .iter()
+            .map(|&(id, name, subs, terms)| constraint(id, name, subs, terms))
+            .collect(),
+        removed_constraints: vec![pb::RemovedConstraint {
+            constraint: Some(constraint(11, Some("flow"), &[9, 9], 8)),
+            removed_reason: "relaxed".to_string(),
+            removed_reason_parameters: Default::default(),
+        }],
+        sense: pb::instance::Sense::Minimize as i32,
+        ..Default::default()
+    }
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let path = dir.join(name);
+    fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// `path bytes` lines of folded output.
+fn folded(text: &str) -> Vec<(String, u64)> {
+    text.lines()
+        .map(|l| {
+            let (path, bytes) = l.rsplit_once(' ').unwrap();
+            (path.to_string(), bytes.parse().unwrap())
+        })
+        .collect()
+}
+
+fn total(text: &str) -> u64 {
+    folded(text).iter().map(|l| l.1).sum()
+}
+
+/// The folded profile with the family frame (the second frame under an
+/// entity container) taken out and equal paths summed.
+fn without_families(text: &str) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (path, bytes) in folded(text) {
+        let mut frames: Vec<&str> = path.split(';').collect();
+        let grouped = matches!(
+            frames[0],
+            "Instance.decision_variables" | "Instance.constraints" | "Instance.removed_constraints"
+        );
+        if grouped && frames.len() > 2 {
+            frames.remove(1);
+        }
+        *out.entry(frames.join(";")).or_insert(0) += bytes;
+    }
+    out
+}
+
+#[test]
+fn families_get_one_escaped_frame_each_and_keep_every_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "crafted.pb", &crafted().encode_to_vec());
+    let plain = ok(&["inspect", &file, "-f", "folded"]);
+    let grouped = ok(&["inspect", &file, "-f", "folded", "--group-by", "name"]);
+    assert_eq!(total(&plain), total(&grouped));
+    let plain_lines: BTreeMap<String, u64> = folded(&plain).into_iter().collect();
+    assert_eq!(without_families(&grouped), plain_lines);
+
+    let mut families = BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+    for (path, _) in folded(&grouped) {
+        let frames: Vec<&str> = path.split(';').collect();
+        if frames.len() > 2 && frames[0].starts_with("Instance.") {
+            families
+                .entry(frames[0].to_string())
+                .or_default()
+                .insert(frames[1].to_string());
+        }
+    }
+    let constraint_families: Vec<&str> = families["Instance.constraints"]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        constraint_families,
+        [
+            "%28unnamed)",
+            "%42TreeMap[key]",
+            "(empty name)",
+            "(unnamed)",
+            "a%3Bb",
+            "cap%2012",
+            "flow",
+        ]
+    );
+    let variable_families: Vec<&str> = families["Instance.decision_variables"]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(variable_families, ["(unnamed)", "x", "y"]);
+    assert!(families["Instance.removed_constraints"].contains("flow"));
+    // The container's own stack part stays directly under it.
+    assert!(grouped.contains("\nInstance.constraints;BTreeMap[stack] 24\n"));
+
+    // The "flow" family holds exactly its four constraints: per constraint
+    // 8 (key) + 8 (id) + 1 (equality) + 32 + 24·terms + name 28 +
+    // subscripts 24 + 16 + parameters 32 + description 24.
+    let flow: u64 = folded(&grouped)
+        .iter()
+        .filter(|(p, _)| p.starts_with("Instance.constraints;flow;"))
+        .map(|l| l.1)
+        .sum();
+    let terms = 3 + 7 + 5 + 7;
+    assert_eq!(
+        flow,
+        4 * (8 + 8 + 1 + 32 + 28 + 24 + 16 + 32 + 24) + 24 * terms
+    );
+
+    // The JSON tree and the flamegraph take the same frames.
+    let doc: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", &file, "-f", "json", "--group-by", "name"])).unwrap();
+    assert_eq!(doc["total_bytes"], total(&plain));
+    let svg = ok(&["flamegraph", &file, "--group-by", "name", "-o", "-"]);
+    assert!(
+        svg.contains("cap%2012"),
+        "family frames reach the flamegraph"
+    );
+}
+
+#[test]
+fn grouping_changes_no_total_on_any_oracle_fixture() {
+    for path in pb_files("oracle") {
+        let p = path.to_str().unwrap();
+        let plain = ok(&["inspect", p, "-f", "folded"]);
+        let grouped = ok(&["inspect", p, "-f", "folded", "--group-by", "name"]);
+        let plain_lines: BTreeMap<String, u64> = folded(&plain).into_iter().collect();
+        assert_eq!(without_families(&grouped), plain_lines, "{p}");
+    }
+}
+
+#[test]
+fn wire_total_is_the_blob_size_on_every_oracle_fixture() {
+    let mut checked = 0;
+    for path in pb_files("oracle") {
+        let p = path.to_str().unwrap();
+        let size = fs::metadata(&path).unwrap().len();
+        let wire = ok(&["inspect", p, "-f", "folded", "--view", "wire"]);
+        assert_eq!(total(&wire), size, "{p}");
+        let grouped = ok(&[
+            "inspect",
+            p,
+            "-f",
+            "folded",
+            "--view",
+            "wire",
+            "--group-by",
+            "name",
+        ]);
+        assert_eq!(total(&grouped), size, "{p} grouped");
+        checked += 1;
+    }
+    assert!(checked >= 30);
+
+    // Each instance layer of an archive: its blob's size.
+    let layers: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(oracle("multi.layers.json")).unwrap()).unwrap();
+    let sizes: Vec<u64> = layers["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["mediaType"] == "application/org.ommx.v1.instance")
+        .map(|l| l["size"].as_u64().unwrap())
+        .collect();
+    let multi = oracle("multi.ommx");
+    for (k, size) in sizes.iter().enumerate() {
+        let k = k.to_string();
+        let wire = ok(&[
+            "inspect", &multi, "--layer", &k, "-f", "folded", "--view", "wire",
+        ]);
+        assert_eq!(total(&wire), *size, "layer {k}");
+    }
+    let all = ok(&["inspect", &multi, "-f", "folded", "--view", "wire"]);
+    assert_eq!(total(&all), sizes.iter().sum::<u64>());
+}
+
+#[test]
+fn wire_view_shows_overhead_and_unknown_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut instance = crafted();
+    instance.named_functions.push(pb::NamedFunction {
+        id: 1,
+        function: Some(linear(&[0])),
+        name: Some("f".to_string()),
+        ..Default::default()
+    });
+    let mut bytes = instance.encode_to_vec();
+    // A constraint carrying the unused field 4 (varint 7): 2 unknown bytes.
+    let mut body = constraint(20, Some("extra"), &[], 1).encode_to_vec();
+    body.extend_from_slice(&[0x20, 0x07]);
+    bytes.push(0x22);
+    bytes.push(body.len() as u8);
+    bytes.extend_from_slice(&body);
+    // A top-level field 53 (varint 1): 3 unknown bytes.
+    bytes.extend_from_slice(&[0xa8, 0x03, 0x01]);
+    let file = write(dir.path(), "unknown.pb", &bytes);
+
+    let wire = ok(&["inspect", &file, "-f", "folded", "--view", "wire"]);
+    assert_eq!(total(&wire), bytes.len() as u64);
+    let lines: BTreeMap<String, u64> = folded(&wire).into_iter().collect();
+    assert_eq!(lines["Wire[unknown fields]"], 3);
+    assert_eq!(lines["Instance.constraints;Wire[unknown fields]"], 2);
+    // One tag byte per constraint element (11 of them), and their length
+    // prefixes.
+    assert_eq!(lines["Instance.constraints;Wire[tag]"], 11);
+    let prefixes: usize = instance
+        .constraints
+        .iter()
+        .map(|c| prost::encoding::encoded_len_varint(c.encoded_len() as u64))
+        .sum();
+    assert_eq!(
+        lines["Instance.constraints;Wire[length]"],
+        prefixes as u64 + 1
+    );
+    // Named functions are not in memory for 2.9.3 but are in the file.
+    assert!(lines.contains_key("Instance.named_functions;NamedFunction.name"));
+    // The payload of constraint names is their UTF-8 bytes.
+    let names: u64 = CONSTRAINTS
+        .iter()
+        .filter_map(|c| c.1)
+        .map(|n| n.len() as u64)
+        .sum();
+    assert_eq!(
+        lines["Instance.constraints;Constraint.name"],
+        names + "extra".len() as u64
+    );
+
+    let both = ok(&[
+        "inspect", &file, "--view", "both", "-f", "table", "--top", "200",
+    ]);
+    assert!(both.contains("memory / disk"), "{both}");
+    assert!(both.contains("Wire[unknown fields]"), "{both}");
+    assert!(
+        both.contains(&format!("({} B, encoded protobuf", bytes.len())),
+        "{both}"
+    );
+    let err = fails(&["inspect", &file, "--view", "both", "-f", "json"]);
+    assert!(
+        err.contains("--view both is only available with --format table"),
+        "{err}"
+    );
+    let svg = ok(&["flamegraph", &file, "--view", "wire", "-o", "-"]);
+    assert!(svg.contains("encoded protobuf bytes"));
+}
