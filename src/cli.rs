@@ -7,9 +7,12 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::decode::{self, EntityObserver, Input, Pass, ProfileOptions, Selection};
+use crate::drill::{top::Top, KindFilter};
 use crate::output::Output;
 use crate::profile::family::GroupBy;
-use crate::render::{self, svg::SvgOptions, Account, Format, Profile, View, ViewOptions};
+use crate::render::{
+    self, svg::SvgOptions, Account, DataFormat, Format, Profile, View, ViewOptions,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -37,6 +40,22 @@ pub enum Command {
     Flamegraph(FlamegraphArgs),
     /// List an archive's layers (media type, digest, size, annotations).
     Ls(LsArgs),
+    /// The largest single entities (constraints, variables, ...) by logical bytes.
+    Top(TopArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// How many entities to show.
+    #[arg(short, long, value_name = "N", default_value_t = 10)]
+    pub n: usize,
+    /// Which entities to rank.
+    #[arg(long, value_enum, default_value_t = KindFilter::All)]
+    pub kind: KindFilter,
+    #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
+    pub format: DataFormat,
 }
 
 #[derive(Debug, Args)]
@@ -236,6 +255,25 @@ pub fn run(cli: Cli) -> Result<()> {
                 min_width: args.min_width,
             };
             output.write_with(|out| render::svg::render(&profile, &options, out))
+        }
+        Command::Top(args) => {
+            let mut top = Top::new(args.n, args.kind);
+            let report = read_observed(
+                &args.common,
+                selection(args.common.layer),
+                ProfileOptions::default(),
+                &mut top,
+            )?;
+            let profile = Profile::new(&report);
+            let entities = top.into_sorted();
+            let kind = args.kind.to_possible_value().expect("no skipped variants");
+            let top_report = render::top::TopReport {
+                profile: &profile,
+                kind: kind.get_name(),
+                n: args.n,
+                entities: &entities,
+            };
+            Output::Stdout.write_with(|out| render::top::render(&top_report, args.format, out))
         }
         Command::Ls(args) => {
             let common = Common {

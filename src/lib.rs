@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod decode;
+pub mod drill;
 pub mod model;
 pub mod output;
 pub mod profile;

@@ -8,6 +8,7 @@ pub mod layers;
 pub mod side_by_side;
 pub mod svg;
 pub mod table;
+pub mod top;
 pub mod tree;
 pub mod units;
 
@@ -31,6 +32,18 @@ pub enum Format {
     /// The tree as JSON (the baseline format).
     Json,
     /// The tree as YAML.
+    Yaml,
+}
+
+/// The formats of the drill-down commands (`top`, `stats`, `explain`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum DataFormat {
+    /// A table for people.
+    #[default]
+    Table,
+    /// JSON, integers only, fixed key order.
+    Json,
+    /// The same document as YAML.
     Yaml,
 }
 

@@ -323,3 +323,98 @@ fn wire_view_shows_overhead_and_unknown_fields() {
     let svg = ok(&["flamegraph", &file, "--view", "wire", "-o", "-"]);
     assert!(svg.contains("encoded protobuf bytes"));
 }
+
+/// Logical bytes of a crafted constraint (OMMX 2.9.3's rules, spelled out).
+fn constraint_bytes(name: Option<&str>, subscripts: usize, terms: u64) -> u64 {
+    let name = 24 + name.map_or(0, |n| n.len() as u64);
+    // key, id, equality, linear terms, name, subscripts, parameters, description
+    8 + 8 + 1 + (32 + 24 * terms) + name + (24 + 8 * subscripts as u64) + 32 + 24
+}
+
+#[test]
+fn top_ranks_entities_by_bytes_then_stream_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "crafted.pb", &crafted().encode_to_vec());
+    let mut want: Vec<(u64, u64, &str)> = CONSTRAINTS
+        .iter()
+        .map(|&(id, name, subs, terms)| {
+            (id, constraint_bytes(name, subs.len(), terms), "constraint")
+        })
+        .collect();
+    // The removed one: its constraint, the reason "relaxed", its parameters.
+    want.push((
+        11,
+        constraint_bytes(Some("flow"), 2, 8) + 24 + 7 + 32,
+        "removed",
+    ));
+    // Stable sort: equal sizes keep stream order.
+    want.sort_by_key(|w| std::cmp::Reverse(w.1));
+    let doc: serde_json::Value =
+        serde_json::from_str(&ok(&["top", &file, "-n", "5", "-f", "json"])).unwrap();
+    let got: Vec<(u64, u64, &str)> = doc["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["id"].as_u64().unwrap(),
+                e["bytes"].as_u64().unwrap(),
+                e["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want[..5]);
+    // Ties: flow[0,2] (id 2) and flow[2,2] (id 10) are the same size.
+    let ids: Vec<u64> = got.iter().map(|g| g.0).collect();
+    let (two, ten) = (
+        ids.iter().position(|&i| i == 2),
+        ids.iter().position(|&i| i == 10),
+    );
+    assert!(two.is_some() && two < ten, "{ids:?}");
+    let first = &doc["entities"][0];
+    assert_eq!(first["name"], "flow");
+    assert_eq!(first["subscripts"], serde_json::json!([9, 9]));
+    assert_eq!(first["terms"], 8);
+    assert!(first["wire_bytes"].as_u64().unwrap() > 0);
+
+    let constraints: serde_json::Value = serde_yaml::from_str(&ok(&[
+        "top",
+        &file,
+        "-n",
+        "100",
+        "--kind",
+        "constraint",
+        "-f",
+        "yaml",
+    ]))
+    .unwrap();
+    let kinds: Vec<&str> = constraints["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.len(), CONSTRAINTS.len());
+    assert!(kinds.iter().all(|&k| k == "constraint"));
+
+    // Variables x[0..8] all cost 153 + 1 (name) + 8 (one subscript). Ties
+    // go to the larger encoding (x[0]'s id 0 is not encoded at all), then
+    // to stream order.
+    let vars: serde_json::Value = serde_json::from_str(&ok(&[
+        "top", &file, "-n", "3", "--kind", "variable", "-f", "json",
+    ]))
+    .unwrap();
+    let vars: Vec<(u64, u64)> = vars["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["id"].as_u64().unwrap(), e["bytes"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(vars, [(1, 162), (2, 162), (3, 162)]);
+
+    let table = ok(&["top", &file, "-n", "2"]);
+    let total = doc["total_bytes"].as_u64().unwrap();
+    let share = format!("{:.1}%", want[0].1 as f64 * 100.0 / total as f64);
+    assert!(table.contains(&share), "{table}");
+    assert!(table.contains("flow[9,9]"), "{table}");
+}
