@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::decode::{self, EntityObserver, Input, Pass, ProfileOptions, Selection};
-use crate::drill::{top::Top, KindFilter};
+use crate::drill::{explain::Explainer, top::Top, KindFilter};
 use crate::output::Output;
 use crate::profile::family::GroupBy;
 use crate::render::{
@@ -42,6 +42,23 @@ pub enum Command {
     Ls(LsArgs),
     /// The largest single entities (constraints, variables, ...) by logical bytes.
     Top(TopArgs),
+    /// How one path's bytes were computed: the rule, the counts, the arithmetic.
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Paths as `memprof inspect --format folded` prints them (frames joined
+    /// by ';'), e.g. 'Instance.constraints;Constraint.function'.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Paths of a profile grouped by family (see inspect --group-by).
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = GroupBy::None)]
+    pub group_by: GroupBy,
+    #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
+    pub format: DataFormat,
 }
 
 #[derive(Debug, Args)]
@@ -274,6 +291,58 @@ pub fn run(cli: Cli) -> Result<()> {
                 entities: &entities,
             };
             Output::Stdout.write_with(|out| render::top::render(&top_report, args.format, out))
+        }
+        Command::Explain(args) => {
+            let paths: Vec<String> = args.paths.iter().map(|p| p.trim().to_string()).collect();
+            let mut explainer = Explainer::new(&paths, args.group_by);
+            let options = ProfileOptions {
+                group_by: args.group_by,
+                wire: false,
+            };
+            let report = read_observed(
+                &args.common,
+                selection(args.common.layer),
+                options,
+                &mut explainer,
+            )?;
+            if report.instances.len() > 1 {
+                bail!(
+                    "{}: explain works on one instance at a time and this archive has {}; pick one with --layer",
+                    args.common.file,
+                    report.instances.len()
+                );
+            }
+            let profile = Profile::new(&report);
+            if explainer.unexplained_bytes > 0 {
+                bail!(
+                    "{} bytes below the asked paths have no rule (a bug in memprof)",
+                    explainer.unexplained_bytes
+                );
+            }
+            let explanations = explainer.explanations();
+            for x in &explanations {
+                let Some(node) = profile.find(&x.path) else {
+                    bail!(
+                        "{}: the profile has no path {:?} (memprof inspect {} --format folded{} lists them)",
+                        args.common.file,
+                        x.path,
+                        args.common.file,
+                        if args.group_by == GroupBy::Name { " --group-by name" } else { "" }
+                    );
+                };
+                let reported = profile.totals[node].bytes;
+                if reported != x.bytes {
+                    bail!(
+                        "{}: the explanation of {} adds up to {} B but the profile reports {reported} B (a bug in memprof)",
+                        args.common.file,
+                        x.path,
+                        x.bytes
+                    );
+                }
+            }
+            Output::Stdout.write_with(|out| {
+                render::explain::render(&profile, &explanations, args.format, out)
+            })
         }
         Command::Ls(args) => {
             let common = Common {

@@ -21,7 +21,7 @@ use crate::model::{
     Function, ModelError, OneHot, Parameters, RemovedConstraint, Sos1,
 };
 use crate::ommx_v1 as pb;
-use crate::profile::collections::{leaf, BTREE_STACK};
+use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
 use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::wire::{self as wire_view, TopLevelField};
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
@@ -460,7 +460,7 @@ fn entry_leaves<T: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
     path: &mut Path,
     visitor: &mut V,
 ) {
-    leaf(&path.with("BTreeMap[key]"), visitor, 8);
+    leaf(&path.with("BTreeMap[key]"), visitor, &SCALAR_8);
     value.visit_logical_memory(path, visitor);
 }
 
@@ -829,31 +829,9 @@ fn consume<O: EntityObserver + ?Sized>(
         return Err(ModelError::FormatVersion(format_version).into());
     }
 
-    let mut path = Path::new();
-    // Entity containers: their stack part is there even when empty.
-    for frame in [
-        "Instance.decision_variables",
-        "Instance.constraints",
-        "Instance.removed_constraints",
-    ] {
-        leaf(
-            &path.with(frame).with("BTreeMap[stack]"),
-            aggregate,
-            BTREE_STACK,
-        );
-    }
-    leaf(&path.with("Instance.sense"), aggregate, 1);
-
     let objective = Function::from_wire(&objective.ok_or(ModelError::MissingObjective)?)?;
     state.uses(User::Objective, &objective);
     state.summary.terms += objective.stored_terms() as u64;
-    let mut counting = Counting {
-        aggregate: &mut *aggregate,
-        bytes: 0,
-    };
-    objective.visit_logical_memory(&mut path.with("Instance.objective"), &mut counting);
-    let objective_bytes = counting.bytes;
-
     if let Some((user, id)) = state
         .pending
         .iter()
@@ -865,33 +843,61 @@ fn consume<O: EntityObserver + ?Sized>(
         }
         .into());
     }
-
     let hints = check_hints(constraint_hints.unwrap_or_default(), &state)?;
-    hints.visit_logical_memory(&mut path.with("Instance.constraint_hints"), aggregate);
-
     let dependency = check_dependency(decision_variable_dependency, &state)?;
-    dependency.visit_logical_memory(
-        &mut path.with("Instance.decision_variable_dependency"),
-        aggregate,
-    );
-
     let parameters = Parameters(parameters.map(|p| p.entries));
-    parameters.visit_logical_memory(&mut path.with("Instance.parameters"), aggregate);
     let description = Description(description);
-    description.visit_logical_memory(&mut path.with("Instance.description"), aggregate);
     let annotations = Annotations::from_wire(annotations)?;
-    annotations.visit_logical_memory(&mut path.with("Instance.annotations"), aggregate);
 
-    observer.finish(&Singular {
+    let singular = Singular {
         objective: &objective,
-        objective_bytes,
+        objective_bytes: objective.bytes() as u64,
         hints: &hints,
         dependency: &dependency,
         parameters: &parameters,
         description: &description,
         annotations: &annotations,
-    });
+    };
+    visit_instance_parts(&singular, aggregate);
+    observer.finish(&singular);
     Ok(state.summary)
+}
+
+/// The leaves of everything but the entities: the entity containers' own
+/// stack parts, the sense and the singular fields.
+pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, visitor: &mut V) {
+    let Singular {
+        objective,
+        objective_bytes: _,
+        hints,
+        dependency,
+        parameters,
+        description,
+        annotations,
+    } = singular;
+    let mut path = Path::new();
+    // Entity containers: their stack part is there even when empty.
+    for frame in [
+        "Instance.decision_variables",
+        "Instance.constraints",
+        "Instance.removed_constraints",
+    ] {
+        leaf(
+            &path.with(frame).with("BTreeMap[stack]"),
+            visitor,
+            &BTREE_MAP,
+        );
+    }
+    leaf(&path.with("Instance.sense"), visitor, &ENUM);
+    objective.visit_logical_memory(&mut path.with("Instance.objective"), visitor);
+    hints.visit_logical_memory(&mut path.with("Instance.constraint_hints"), visitor);
+    dependency.visit_logical_memory(
+        &mut path.with("Instance.decision_variable_dependency"),
+        visitor,
+    );
+    parameters.visit_logical_memory(&mut path.with("Instance.parameters"), visitor);
+    description.visit_logical_memory(&mut path.with("Instance.description"), visitor);
+    annotations.visit_logical_memory(&mut path.with("Instance.annotations"), visitor);
 }
 
 /// Checks a list of ids for repeats and undefined members.

@@ -7,6 +7,7 @@
 //! - [`stats`]: per-kind and per-family distributions;
 //! - [`explain`]: how one path's bytes were computed.
 
+pub mod explain;
 pub mod top;
 
 use crate::decode::instance::NamedFunction;

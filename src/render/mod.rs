@@ -2,6 +2,7 @@
 //! [`Profile`]: the aggregate of the selected instance layers (under one root
 //! frame per layer when there are several) and the document it came from.
 
+pub mod explain;
 pub mod folded;
 pub mod json;
 pub mod layers;
@@ -186,6 +187,20 @@ impl<'a> Profile<'a> {
             },
             many => format!("all {} instance layers", many.len()),
         }
+    }
+
+    /// The node at `path` (`;`-separated frames), if the profile has it.
+    pub fn find(&self, path: &str) -> Option<usize> {
+        let mut id = Aggregate::ROOT;
+        for frame in path.split(';') {
+            id = *self
+                .aggregate
+                .node(id)
+                .children
+                .iter()
+                .find(|&&c| self.aggregate.node(c).name == frame)?;
+        }
+        Some(id)
     }
 
     /// Children of `id`, largest first, ties by name.

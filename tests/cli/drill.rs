@@ -418,3 +418,132 @@ fn top_ranks_entities_by_bytes_then_stream_order() {
     assert!(table.contains(&share), "{table}");
     assert!(table.contains("flow[9,9]"), "{table}");
 }
+
+#[test]
+fn explanations_add_up_to_every_reported_path_of_every_oracle_fixture() {
+    use memprof::decode::{read_with, Input, Pass, ProfileOptions, Selection};
+    use memprof::drill::explain::Explainer;
+    use memprof::profile::family::GroupBy;
+    let bar = indicatif::ProgressBar::hidden();
+    let mut checked = 0;
+    for path in pb_files("oracle") {
+        for group_by in [GroupBy::None, GroupBy::Name] {
+            let input = Input::Path(path.clone());
+            let options = ProfileOptions {
+                group_by,
+                wire: false,
+            };
+            // First the profile, to learn its paths; then explain them all.
+            let mut nothing = ();
+            let mut pass = Pass {
+                options,
+                observer: &mut nothing,
+            };
+            let report = read_with(&input, Selection::All, &mut pass, &bar).unwrap();
+            let aggregate = &report.instances[0].aggregate;
+            let totals = aggregate.totals();
+            let paths: Vec<String> = (1..aggregate.len())
+                .map(|id| aggregate.frames_of(id).join(";"))
+                .collect();
+            let mut explainer = Explainer::new(&paths, group_by);
+            let mut pass = Pass {
+                options,
+                observer: &mut explainer,
+            };
+            read_with(&input, Selection::All, &mut pass, &bar).unwrap();
+            assert_eq!(explainer.unexplained_bytes, 0, "{}", path.display());
+            for (i, x) in explainer.explanations().into_iter().enumerate() {
+                assert_eq!(
+                    x.bytes,
+                    totals[i + 1].bytes,
+                    "{} {}",
+                    path.display(),
+                    x.path
+                );
+                let leaves: u64 = x.groups.iter().map(|g| g.leaves).sum();
+                assert_eq!(
+                    leaves,
+                    totals[i + 1].leaves,
+                    "{} {}",
+                    path.display(),
+                    x.path
+                );
+                for g in &x.groups {
+                    let per_unit: u64 = g.units.iter().map(|u| u.bytes_per_unit * u.total).sum();
+                    assert_eq!(g.bytes, g.leaves * g.base + per_unit, "{}", g.path);
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked}");
+}
+
+#[test]
+fn explain_states_the_rule_and_the_arithmetic() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "crafted.pb", &crafted().encode_to_vec());
+    let terms = "Instance.constraints;flow;Constraint.function;Linear;PolynomialBase.terms";
+    let text = ok(&["explain", &file, terms, "--group-by", "name"]);
+    // flow[...] has 3, 7, 5 and 7 terms.
+    assert!(
+        text.contains("4 functions × 32 + 24 × 22 terms = 656 (3 to 7 terms each)"),
+        "{text}"
+    );
+    assert!(text.contains("rule: a Linear function"), "{text}");
+    let uniform = ok(&[
+        "explain",
+        &file,
+        "Instance.constraints;cap%2012;Constraint.function",
+        "--group-by",
+        "name",
+    ]);
+    assert!(
+        uniform.contains("1 functions × (32 + 24 × 9 terms) = 248"),
+        "{uniform}"
+    );
+
+    let doc: serde_json::Value = serde_json::from_str(&ok(&[
+        "explain",
+        &file,
+        "Instance.constraints",
+        "Instance.decision_variables;DecisionVariable.metadata",
+        "-f",
+        "json",
+    ]))
+    .unwrap();
+    let profile: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", &file, "-f", "json"])).unwrap();
+    let child = |name: &str| {
+        profile["tree"]["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        doc["explanations"][0]["bytes"],
+        child("Instance.constraints")["bytes"]
+    );
+    let ten_vars_of_metadata = doc["explanations"][1]["bytes"].as_u64().unwrap();
+    // 10 × (name 24 + subscripts 24 + parameters 32 + description 24),
+    // plus 9 names' bytes ("x" × 8, "y") and 8 subscripts.
+    assert_eq!(ten_vars_of_metadata, 10 * 104 + 9 + 8 * 8);
+
+    let err = fails(&["explain", &file, "Instance.nowhere"]);
+    assert!(
+        err.contains("the profile has no path \"Instance.nowhere\""),
+        "{err}"
+    );
+    let err = fails(&["explain", &oracle("multi.ommx"), "Instance.constraints"]);
+    assert!(err.contains("pick one with --layer"), "{err}");
+    ok(&[
+        "explain",
+        &oracle("multi.ommx"),
+        "--layer",
+        "1",
+        "Instance.sense",
+    ]);
+}
