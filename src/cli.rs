@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::decode::{self, EntityObserver, Input, Pass, ProfileOptions, Selection};
-use crate::drill::{explain::Explainer, top::Top, KindFilter};
+use crate::drill::{explain::Explainer, stats::StatsCollector, top::Top, KindFilter};
 use crate::output::Output;
 use crate::profile::family::GroupBy;
 use crate::render::{
@@ -44,6 +44,23 @@ pub enum Command {
     Top(TopArgs),
     /// How one path's bytes were computed: the rule, the counts, the arithmetic.
     Explain(ExplainArgs),
+    /// Size distributions (count, min/p50/p90/p99/max bytes and terms) per
+    /// entity kind and per family.
+    Stats(StatsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Which entities to describe.
+    #[arg(long, value_enum, default_value_t = KindFilter::All)]
+    pub kind: KindFilter,
+    /// Table: number of family rows (largest total first).
+    #[arg(long, value_name = "N", default_value_t = 25)]
+    pub top: usize,
+    #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
+    pub format: DataFormat,
 }
 
 #[derive(Debug, Args)]
@@ -291,6 +308,20 @@ pub fn run(cli: Cli) -> Result<()> {
                 entities: &entities,
             };
             Output::Stdout.write_with(|out| render::top::render(&top_report, args.format, out))
+        }
+        Command::Stats(args) => {
+            let mut stats = StatsCollector::new(args.kind);
+            let report = read_observed(
+                &args.common,
+                selection(args.common.layer),
+                ProfileOptions::default(),
+                &mut stats,
+            )?;
+            let profile = Profile::new(&report);
+            let (kinds, families) = stats.report();
+            Output::Stdout.write_with(|out| {
+                render::stats::render(&profile, &kinds, &families, args.top, args.format, out)
+            })
         }
         Command::Explain(args) => {
             let paths: Vec<String> = args.paths.iter().map(|p| p.trim().to_string()).collect();

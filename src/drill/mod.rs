@@ -8,6 +8,7 @@
 //! - [`explain`]: how one path's bytes were computed.
 
 pub mod explain;
+pub mod stats;
 pub mod top;
 
 use crate::decode::instance::NamedFunction;

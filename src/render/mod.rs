@@ -7,6 +7,7 @@ pub mod folded;
 pub mod json;
 pub mod layers;
 pub mod side_by_side;
+pub mod stats;
 pub mod svg;
 pub mod table;
 pub mod top;

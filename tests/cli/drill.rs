@@ -547,3 +547,131 @@ fn explain_states_the_rule_and_the_arithmetic() {
         "Instance.sense",
     ]);
 }
+
+fn nearest_rank(mut values: Vec<u64>, p: f64) -> u64 {
+    values.sort_unstable();
+    let rank = ((p / 100.0 * values.len() as f64).ceil() as usize).clamp(1, values.len());
+    values[rank - 1]
+}
+
+#[test]
+fn stats_give_per_kind_and_per_family_distributions() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "crafted.pb", &crafted().encode_to_vec());
+    let doc: serde_json::Value =
+        serde_json::from_str(&ok(&["stats", &file, "-f", "json"])).unwrap();
+    assert!(doc["percentiles"]
+        .as_str()
+        .unwrap()
+        .contains("nearest-rank"));
+    let family = |kind: &str, name: serde_json::Value| {
+        doc["families"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == kind && f["family"] == name)
+            .unwrap_or_else(|| panic!("no family {kind} {name}"))
+            .clone()
+    };
+    let flow = family("constraint", "flow".into());
+    let flow_rows: Vec<_> = CONSTRAINTS.iter().filter(|c| c.1 == Some("flow")).collect();
+    let bytes: Vec<u64> = flow_rows
+        .iter()
+        .map(|c| constraint_bytes(c.1, c.2.len(), c.3))
+        .collect();
+    let terms: Vec<u64> = flow_rows.iter().map(|c| c.3).collect();
+    assert_eq!(flow["count"], 4);
+    assert_eq!(flow["bytes"]["total"], bytes.iter().sum::<u64>());
+    assert_eq!(flow["bytes"]["min"], *bytes.iter().min().unwrap());
+    assert_eq!(flow["bytes"]["max"], *bytes.iter().max().unwrap());
+    for (p, key) in [(50.0, "p50"), (90.0, "p90"), (99.0, "p99")] {
+        assert_eq!(flow["bytes"][key], nearest_rank(bytes.clone(), p), "{key}");
+        assert_eq!(flow["terms"][key], nearest_rank(terms.clone(), p), "{key}");
+    }
+    assert_eq!(flow["terms"]["p50"], 5);
+    assert_eq!(flow["bytes"]["exact"], true);
+    // Largest: 7 terms, ids 2 and 10 tie; the first in the stream wins.
+    assert_eq!(flow["largest"]["id"], 2);
+    assert_eq!(flow["largest"]["subscripts"], serde_json::json!([0, 2]));
+
+    let unnamed = family("constraint", serde_json::Value::Null);
+    assert_eq!(unnamed["count"], 1);
+    let x = family("variable", "x".into());
+    assert_eq!(
+        (x["count"].as_u64(), x["bytes"]["p99"].as_u64()),
+        (Some(8), Some(162))
+    );
+    assert!(x["terms"].is_null());
+    let removed = family("removed", "flow".into());
+    assert_eq!(removed["count"], 1);
+
+    let kinds = doc["kinds"].as_array().unwrap();
+    let constraints = kinds.iter().find(|k| k["kind"] == "constraint").unwrap();
+    let all: Vec<u64> = CONSTRAINTS
+        .iter()
+        .map(|c| constraint_bytes(c.1, c.2.len(), c.3))
+        .collect();
+    assert_eq!(constraints["count"], CONSTRAINTS.len() as u64);
+    assert_eq!(constraints["bytes"]["p90"], nearest_rank(all.clone(), 90.0));
+    assert_eq!(constraints["bytes"]["total"], all.iter().sum::<u64>());
+    // Kind totals add up to the entity containers of the profile, keys included.
+    let profile: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", &file, "-f", "json"])).unwrap();
+    let container = profile["tree"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "Instance.constraints")
+        .unwrap()["bytes"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        container,
+        all.iter().sum::<u64>() + 24,
+        "plus BTreeMap[stack]"
+    );
+
+    let only: serde_json::Value =
+        serde_yaml::from_str(&ok(&["stats", &file, "--kind", "variable", "-f", "yaml"])).unwrap();
+    assert_eq!(only["kinds"].as_array().unwrap().len(), 1);
+    let table = ok(&["stats", &file, "--top", "2"]);
+    assert!(table.contains("more families; raise --top"), "{table}");
+    assert!(table.contains("flow"), "{table}");
+}
+
+#[test]
+fn stats_switch_to_log_buckets_past_64_distinct_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 150u64;
+    let instance = pb::Instance {
+        decision_variables: (0..n).map(|i| variable(i, None, &[])).collect(),
+        objective: Some(linear(&[])),
+        constraints: (1..=n)
+            .map(|t| constraint(t, Some("wide"), &[], t))
+            .collect(),
+        ..Default::default()
+    };
+    let file = write(dir.path(), "wide.pb", &instance.encode_to_vec());
+    let doc: serde_json::Value =
+        serde_json::from_str(&ok(&["stats", &file, "--kind", "constraint", "-f", "json"])).unwrap();
+    let wide = &doc["families"][0];
+    assert_eq!(wide["family"], "wide");
+    let bytes: Vec<u64> = (1..=n)
+        .map(|t| constraint_bytes(Some("wide"), 0, t))
+        .collect();
+    assert_eq!(wide["bytes"]["exact"], false);
+    // Terms 1..=150 are below 256: their buckets are exact values.
+    assert_eq!(wide["terms"]["p50"], 75);
+    for key in ["p50", "p90", "p99"] {
+        let p: f64 = key[1..].parse().unwrap();
+        let truth = nearest_rank(bytes.clone(), p);
+        let got = wide["bytes"][key].as_u64().unwrap();
+        assert!(
+            got <= truth && (truth - got) * 128 <= truth,
+            "{key}: {got} vs {truth}"
+        );
+    }
+    assert_eq!(wide["bytes"]["min"], bytes[0]);
+    assert_eq!(wide["bytes"]["max"], bytes[bytes.len() - 1]);
+    assert_eq!(wide["largest"]["id"], n);
+}
