@@ -7,7 +7,8 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use prost::Message;
 
-use memprof::decode::instance::profile_instance;
+use memprof::decode::instance::{profile_instance, Accounts};
+use memprof::decode::ProfileOptions;
 use memprof::model::Function;
 use memprof::ommx_v1 as pb;
 use memprof::profile::{Aggregate, LogicalMemoryProfile, Path};
@@ -82,15 +83,10 @@ fn profile(c: &mut Criterion) {
         group.bench_function(format!("lp-100k-terms/threads={threads}"), |b| {
             std::env::set_var("MEMPROF_THREADS", threads);
             b.iter(|| {
-                let mut aggregate = Aggregate::new();
-                profile_instance(
-                    &bytes[..],
-                    Some(bytes.len() as u64),
-                    &mut aggregate,
-                    &mut (),
-                )
-                .unwrap();
-                black_box(aggregate.total_bytes())
+                let mut accounts = Accounts::new(ProfileOptions::default());
+                profile_instance(&bytes[..], Some(bytes.len() as u64), &mut accounts, &mut ())
+                    .unwrap();
+                black_box(accounts.memory.total_bytes())
             })
         });
     }

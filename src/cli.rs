@@ -5,14 +5,18 @@ pub mod compare;
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::batch::FileRun;
-use crate::decode::{self, Input, Selection};
+use crate::decode::{self, EntityObserver, Input, Pass, ProfileOptions, Selection};
+use crate::drill::{explain::Explainer, stats::StatsCollector, top::Top, KindFilter};
 use crate::output::Output;
+use crate::profile::family::GroupBy;
 use crate::render::files::FileSummary;
-use crate::render::{self, svg::SvgOptions, Format, Profile, ViewOptions};
+use crate::render::{
+    self, svg::SvgOptions, Account, DataFormat, Format, Profile, View, ViewOptions,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -53,6 +57,56 @@ pub enum Command {
     Diff(compare::DiffArgs),
     /// Check profiles against budgets and/or a baseline: exit 1 when one is exceeded.
     Check(compare::CheckArgs),
+    /// The largest single entities (constraints, variables, ...) by logical bytes.
+    Top(TopArgs),
+    /// How one path's bytes were computed: the rule, the counts, the arithmetic.
+    Explain(ExplainArgs),
+    /// Size distributions (count, min/p50/p90/p99/max bytes and terms) per
+    /// entity kind and per family.
+    Stats(StatsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Which entities to describe.
+    #[arg(long, value_enum, default_value_t = KindFilter::All)]
+    pub kind: KindFilter,
+    /// Table: number of family rows (largest total first).
+    #[arg(long, value_name = "N", default_value_t = 25)]
+    pub top: usize,
+    #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
+    pub format: DataFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Paths as `memprof inspect --format folded` prints them (frames joined
+    /// by ';'), e.g. 'Instance.constraints;Constraint.function'.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Paths of a profile grouped by family (see inspect --group-by).
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = GroupBy::None)]
+    pub group_by: GroupBy,
+    #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
+    pub format: DataFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// How many entities to show.
+    #[arg(short, long, value_name = "N", default_value_t = 10)]
+    pub n: usize,
+    /// Which entities to rank.
+    #[arg(long, value_enum, default_value_t = KindFilter::All)]
+    pub kind: KindFilter,
+    #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
+    pub format: DataFormat,
 }
 
 #[derive(Debug, Args)]
@@ -83,10 +137,46 @@ pub struct Inputs {
     pub quiet: bool,
 }
 
+/// What a profile counts and how it groups: shared by the commands that
+/// show a profile (inspect, flamegraph; diff and check take the same).
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ProfileArgs {
+    /// Insert one frame per family (entity name) under the variables,
+    /// constraints and removed constraints; unnamed entities go to "(unnamed)".
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = GroupBy::None)]
+    pub group_by: GroupBy,
+    /// memory: OMMX 2.9.3's in-memory bytes; wire: encoded protobuf bytes per
+    /// path (tags, length prefixes and unknown fields as Wire[...] frames);
+    /// both: the two side by side (table format only).
+    #[arg(long, value_enum, default_value_t = View::Memory)]
+    pub view: View,
+}
+
+impl ProfileArgs {
+    /// What the decoding pass must collect for these options.
+    pub fn options(&self) -> ProfileOptions {
+        ProfileOptions {
+            group_by: self.group_by,
+            wire: self.view != View::Memory,
+        }
+    }
+
+    /// The single account shown, for outputs that show one.
+    fn single_account(&self, what: &str) -> Result<Account> {
+        Ok(match self.view {
+            View::Memory => Account::Memory,
+            View::Wire => Account::Wire,
+            View::Both => bail!("--view both is only available with --format table, not {what}"),
+        })
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     #[command(flatten)]
     pub common: Inputs,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Tree)]
     pub format: Format,
@@ -108,6 +198,8 @@ pub struct InspectArgs {
 pub struct FlamegraphArgs {
     #[command(flatten)]
     pub common: Inputs,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
     /// Where to write the SVG ('-' for stdout).
     #[arg(short, long, value_name = "FILE")]
     pub output: String,
@@ -141,9 +233,22 @@ fn selection(layer: Option<usize>) -> Selection {
 }
 
 fn read(common: &Common, selection: Selection) -> Result<decode::Report> {
+    let mut nothing = ();
+    read_observed(common, selection, ProfileOptions::default(), &mut nothing)
+}
+
+/// Reads `common.file` with `options`, showing every entity to `observer`.
+fn read_observed(
+    common: &Common,
+    selection: Selection,
+    options: ProfileOptions,
+    observer: &mut dyn EntityObserver,
+) -> Result<decode::Report> {
     let input = Input::from_arg(&common.file);
     let bar = crate::progress::bar(common.quiet);
-    let report = decode::read(&input, selection, &bar).with_context(|| input.display_name());
+    let mut pass = Pass { options, observer };
+    let report =
+        decode::read_with(&input, selection, &mut pass, &bar).with_context(|| input.display_name());
     bar.finish_and_clear();
     report
 }
@@ -158,7 +263,11 @@ fn input_paths(files: &[String]) -> Vec<&Path> {
 
 /// The reports of every input: one read with a progress bar, several in
 /// parallel (without bars, which would fight over the terminal).
-fn read_inputs(inputs: &Inputs, files: &[String]) -> Result<Vec<FileRun<decode::Report>>> {
+fn read_inputs(
+    inputs: &Inputs,
+    files: &[String],
+    options: ProfileOptions,
+) -> Result<Vec<FileRun<decode::Report>>> {
     let selection = selection(inputs.layer);
     crate::batch::run_all(files, |file| {
         let common = Common {
@@ -166,7 +275,7 @@ fn read_inputs(inputs: &Inputs, files: &[String]) -> Result<Vec<FileRun<decode::
             layer: inputs.layer,
             quiet: inputs.quiet || files.len() > 1,
         };
-        read(&common, selection)
+        read_observed(&common, selection, options, &mut ())
     })
 }
 
@@ -175,9 +284,10 @@ fn read_inputs(inputs: &Inputs, files: &[String]) -> Result<Vec<FileRun<decode::
 fn profile_inputs<'a>(
     runs: &'a [FileRun<decode::Report>],
     combined: &'a mut Option<decode::Report>,
+    account: Account,
 ) -> (Profile<'a>, Option<Vec<FileSummary>>) {
     if let [one] = runs {
-        return (Profile::new(&one.value), None);
+        return (Profile::of(&one.value, account), None);
     }
     let files: Vec<FileSummary> = runs.iter().map(FileSummary::of).collect();
     let report = combined.insert(decode::Report {
@@ -195,7 +305,7 @@ fn profile_inputs<'a>(
     });
     let named: Vec<(&str, &decode::Report)> =
         runs.iter().map(|r| (r.name.as_str(), &r.value)).collect();
-    (Profile::of_files(&named, report), Some(files))
+    (Profile::of_files(&named, report, account), Some(files))
 }
 
 /// Runs one command line, with `--timings` and `--trace` around it.
@@ -220,14 +330,33 @@ fn run_command(command: Command) -> Result<()> {
             let output = Output::from_arg(args.output.as_deref());
             let files = crate::batch::expand(&args.common.files)?;
             output.check_not_input(&input_paths(&files))?;
-            let runs = read_inputs(&args.common, &files)?;
-            let mut combined = None;
-            let (profile, per_file) = profile_inputs(&runs, &mut combined);
             let view = ViewOptions {
                 depth: args.depth,
                 min_percent: args.min_percent,
                 top: args.top,
             };
+            let both = args.profile.view == View::Both;
+            let account = if both && args.format == Format::Table {
+                Account::Memory
+            } else {
+                let name = format!("{:?}", args.format).to_lowercase();
+                args.profile.single_account(&format!("--format {name}"))?
+            };
+            let runs = read_inputs(&args.common, &files, args.profile.options())?;
+            let mut combined = None;
+            let (profile, per_file) = profile_inputs(&runs, &mut combined, account);
+            if both {
+                let mut combined = None;
+                let (wire, _) = profile_inputs(&runs, &mut combined, Account::Wire);
+                return output.write_with(|out| {
+                    render::side_by_side::render(&profile, &wire, &view, out)?;
+                    if let Some(files) = &per_file {
+                        writeln!(out)?;
+                        render::files::render_table(files, out)?;
+                    }
+                    Ok(())
+                });
+            }
             output.write_with(|out| {
                 match args.format {
                     Format::Folded => render::folded::render(&profile, out)?,
@@ -258,9 +387,10 @@ fn run_command(command: Command) -> Result<()> {
             let output = Output::from_arg(Some(&args.output));
             let files = crate::batch::expand(&args.common.files)?;
             output.check_not_input(&input_paths(&files))?;
-            let runs = read_inputs(&args.common, &files)?;
+            let account = args.profile.single_account("a flamegraph")?;
+            let runs = read_inputs(&args.common, &files, args.profile.options())?;
             let mut combined = None;
-            let (profile, _) = profile_inputs(&runs, &mut combined);
+            let (profile, _) = profile_inputs(&runs, &mut combined, account);
             let options = SvgOptions {
                 title: args.title,
                 inverted: args.inverted,
@@ -270,6 +400,91 @@ fn run_command(command: Command) -> Result<()> {
         }
         Command::Diff(args) => compare::run_diff(args),
         Command::Check(args) => compare::run_check(args),
+        Command::Top(args) => {
+            let mut top = Top::new(args.n, args.kind);
+            let report = read_observed(
+                &args.common,
+                selection(args.common.layer),
+                ProfileOptions::default(),
+                &mut top,
+            )?;
+            let profile = Profile::new(&report);
+            let entities = top.into_sorted();
+            let kind = args.kind.to_possible_value().expect("no skipped variants");
+            let top_report = render::top::TopReport {
+                profile: &profile,
+                kind: kind.get_name(),
+                n: args.n,
+                entities: &entities,
+            };
+            Output::Stdout.write_with(|out| render::top::render(&top_report, args.format, out))
+        }
+        Command::Stats(args) => {
+            let mut stats = StatsCollector::new(args.kind);
+            let report = read_observed(
+                &args.common,
+                selection(args.common.layer),
+                ProfileOptions::default(),
+                &mut stats,
+            )?;
+            let profile = Profile::new(&report);
+            let (kinds, families) = stats.report();
+            Output::Stdout.write_with(|out| {
+                render::stats::render(&profile, &kinds, &families, args.top, args.format, out)
+            })
+        }
+        Command::Explain(args) => {
+            let paths: Vec<String> = args.paths.iter().map(|p| p.trim().to_string()).collect();
+            let mut explainer = Explainer::new(&paths, args.group_by);
+            let options = ProfileOptions {
+                group_by: args.group_by,
+                wire: false,
+            };
+            let report = read_observed(
+                &args.common,
+                selection(args.common.layer),
+                options,
+                &mut explainer,
+            )?;
+            if report.instances.len() > 1 {
+                bail!(
+                    "{}: explain works on one instance at a time and this archive has {}; pick one with --layer",
+                    args.common.file,
+                    report.instances.len()
+                );
+            }
+            let profile = Profile::new(&report);
+            if explainer.unexplained_bytes > 0 {
+                bail!(
+                    "{} bytes below the asked paths have no rule (a bug in memprof)",
+                    explainer.unexplained_bytes
+                );
+            }
+            let explanations = explainer.explanations();
+            for x in &explanations {
+                let Some(node) = profile.find(&x.path) else {
+                    bail!(
+                        "{}: the profile has no path {:?} (memprof inspect {} --format folded{} lists them)",
+                        args.common.file,
+                        x.path,
+                        args.common.file,
+                        if args.group_by == GroupBy::Name { " --group-by name" } else { "" }
+                    );
+                };
+                let reported = profile.totals[node].bytes;
+                if reported != x.bytes {
+                    bail!(
+                        "{}: the explanation of {} adds up to {} B but the profile reports {reported} B (a bug in memprof)",
+                        args.common.file,
+                        x.path,
+                        x.bytes
+                    );
+                }
+            }
+            Output::Stdout.write_with(|out| {
+                render::explain::render(&profile, &explanations, args.format, out)
+            })
+        }
         Command::Ls(args) => {
             let common = Common {
                 file: args.file,

@@ -12,6 +12,7 @@ pub mod check;
 pub mod cli;
 pub mod decode;
 pub mod diff;
+pub mod drill;
 pub mod model;
 pub mod output;
 pub mod profile;

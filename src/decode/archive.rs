@@ -18,7 +18,7 @@ use indicatif::ProgressBar;
 use sha2::{Digest, Sha256};
 
 use super::{
-    profile_one, Container, DecodeError, Document, LayerInfo, Report, Selection, BUF_SIZE,
+    profile_one, Container, DecodeError, Document, LayerInfo, Pass, Report, Selection, BUF_SIZE,
     INSTANCE_MEDIA_TYPE,
 };
 
@@ -224,6 +224,7 @@ fn read_layout(
     store: &mut dyn Store,
     mut document: Document,
     selection: Selection,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let index =
@@ -296,7 +297,13 @@ fn read_layout(
         let profiled = if profile {
             let title = layer.title().map(str::to_string);
             let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(&mut reader));
-            Some(profile_one(stream, Some(size), layer.instance_index, title))
+            Some(profile_one(
+                stream,
+                Some(size),
+                layer.instance_index,
+                title,
+                pass,
+            ))
         } else {
             progress.inc(size);
             None
@@ -459,6 +466,7 @@ pub(crate) fn read_tar(
     name: String,
     file_bytes: u64,
     selection: Selection,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let gzip = source.gzip;
@@ -470,7 +478,7 @@ pub(crate) fn read_tar(
         gzip,
         layers: Vec::new(),
     };
-    read_layout(&mut store, document, selection, progress)
+    read_layout(&mut store, document, selection, pass, progress)
 }
 
 /// An extracted layout: files under a directory, links refused.
@@ -500,6 +508,7 @@ pub(crate) fn read_directory(
     root: &FsPath,
     name: String,
     selection: Selection,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let document = Document {
@@ -509,5 +518,5 @@ pub(crate) fn read_directory(
         gzip: false,
         layers: Vec::new(),
     };
-    read_layout(&mut DirStore { root }, document, selection, progress)
+    read_layout(&mut DirStore { root }, document, selection, pass, progress)
 }

@@ -285,6 +285,8 @@ fn split_layers(doc: &BaselineDoc) -> Result<Vec<ProfiledInstance>, BaselineErro
         title: layer.title.clone(),
         summary: InstanceSummary::from(layer.summary.clone()),
         aggregate,
+        // A baseline holds the in-memory view only.
+        wire: None,
     };
     match doc.layers.as_slice() {
         [] => Err(malformed("it lists no instance layer".into())),

@@ -21,8 +21,10 @@ use crate::model::{
     Function, ModelError, OneHot, Parameters, RemovedConstraint, Sos1,
 };
 use crate::ommx_v1 as pb;
-use crate::profile::collections::{leaf, BTREE_STACK};
-use crate::profile::{Aggregate, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
+use crate::profile::family::{family_frame, GroupBy};
+use crate::profile::wire::{self as wire_view, TopLevelField};
+use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
 use crate::trace::{self, Laps, Phase};
 
 /// Why an instance could not be profiled.
@@ -57,6 +59,57 @@ pub struct InstanceSummary {
     pub terms: u64,
     /// Bytes of the encoded instance.
     pub wire_bytes: u64,
+}
+
+/// What a pass produces besides OMMX's logical profile.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProfileOptions {
+    /// Family frames under the entity containers (`--group-by`).
+    pub group_by: GroupBy,
+    /// Also account the encoded bytes per path (the wire view).
+    pub wire: bool,
+}
+
+/// The profiles one pass accumulates: the logical one and, when asked, the
+/// wire one. Each decoding thread fills its own; they are merged at the end.
+#[derive(Debug, Clone)]
+pub struct Accounts {
+    pub memory: Aggregate,
+    /// Encoded bytes per path; `None` unless [`ProfileOptions::wire`].
+    pub wire: Option<Aggregate>,
+    group_by: GroupBy,
+}
+
+impl Accounts {
+    pub fn new(options: ProfileOptions) -> Self {
+        Self {
+            memory: Aggregate::new(),
+            wire: options.wire.then(Aggregate::new),
+            group_by: options.group_by,
+        }
+    }
+
+    fn options(&self) -> ProfileOptions {
+        ProfileOptions {
+            group_by: self.group_by,
+            wire: self.wire.is_some(),
+        }
+    }
+
+    fn merge(&mut self, other: &Accounts) {
+        self.memory.merge_under(&[], &other.memory);
+        if let (Some(mine), Some(theirs)) = (&mut self.wire, &other.wire) {
+            mine.merge_under(&[], theirs);
+        }
+    }
+
+    /// The family frame of an entity named `name`, when grouping.
+    fn family(&self, name: Option<&str>) -> Option<Frame> {
+        match self.group_by {
+            GroupBy::None => None,
+            GroupBy::Name => Some(family_frame(name)),
+        }
+    }
 }
 
 /// A cheap hasher for integer ids (a multiply and a rotate).
@@ -226,6 +279,9 @@ pub struct Singular<'a> {
 /// in stream order, after OMMX's checks accepted it, with what it costs.
 /// Nothing is kept for it; what it keeps is its own business.
 pub trait EntityObserver {
+    /// Called before each instance: `layer` is its position among the
+    /// archive's instance layers (`None` for raw input).
+    fn begin(&mut self, _layer: Option<usize>) {}
     fn variable(&mut self, _variable: &DecisionVariable, _cost: Cost) {}
     fn constraint(&mut self, _constraint: &Constraint, _cost: Cost) {}
     fn removed_constraint(&mut self, _removed: &RemovedConstraint, _cost: Cost) {}
@@ -262,10 +318,21 @@ enum RawElement {
         start: usize,
         end: usize,
         offset: u64,
+        tag_bytes: u64,
         wire_bytes: u64,
     },
-    /// A singular field, re-encoded as an Instance field.
-    Rest(Vec<u8>),
+    /// A singular field, re-encoded as an Instance field (`bytes`, whose
+    /// value starts at `value_start` for a length-delimited field), with
+    /// the size of its original encoding.
+    Rest {
+        bytes: Vec<u8>,
+        field: u32,
+        value_start: Option<usize>,
+        tag_bytes: u64,
+        wire_bytes: u64,
+    },
+    /// A field the schema does not know, skipped (`wire_bytes` in all).
+    Unknown { wire_bytes: u64 },
 }
 
 /// Consecutive elements of the stream, framed by one thread and decoded by
@@ -301,49 +368,64 @@ fn frame_one<R: Read>(
     fields: &mut FieldReader<R>,
     raw: &mut RawBatch,
 ) -> Result<bool, InstanceError> {
-    loop {
-        let element_start = fields.offset();
-        let Some((field, wire_type)) = fields.next_field()? else {
-            return Ok(false);
-        };
-        match field {
-            2 | 4 | 8 | 10 => {
-                expect(field, wire_type, WireType::Len)?;
-                let start = raw.arena.len();
-                fields.append_len(&mut raw.arena)?;
-                raw.elements.push(RawElement::Entity {
-                    field,
-                    start,
-                    end: raw.arena.len(),
-                    offset: fields.offset(),
-                    wire_bytes: fields.offset() - element_start,
-                });
-            }
-            1 | 3 | 6 | 7 | 9 | 11 => {
-                expect(field, wire_type, WireType::Len)?;
-                let mut body = Vec::new();
-                fields.read_len_into(&mut body)?;
-                let mut rest = Vec::with_capacity(body.len() + 12);
-                encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
-                encoding::encode_varint(body.len() as u64, &mut rest);
-                rest.extend_from_slice(&body);
-                raw.elements.push(RawElement::Rest(rest));
-            }
-            5 | 100 => {
-                expect(field, wire_type, WireType::Varint)?;
-                let value = fields.read_varint()?;
-                let mut rest = Vec::with_capacity(12);
-                encoding::encode_key(field, encoding::WireType::Varint, &mut rest);
-                encoding::encode_varint(value, &mut rest);
-                raw.elements.push(RawElement::Rest(rest));
-            }
-            _ => {
-                fields.skip(wire_type)?;
-                continue;
-            }
+    let element_start = fields.offset();
+    let Some((field, wire_type)) = fields.next_field()? else {
+        return Ok(false);
+    };
+    let tag_bytes = fields.offset() - element_start;
+    match field {
+        2 | 4 | 8 | 10 => {
+            expect(field, wire_type, WireType::Len)?;
+            let start = raw.arena.len();
+            fields.append_len(&mut raw.arena)?;
+            raw.elements.push(RawElement::Entity {
+                field,
+                start,
+                end: raw.arena.len(),
+                offset: fields.offset(),
+                tag_bytes,
+                wire_bytes: fields.offset() - element_start,
+            });
         }
-        return Ok(true);
+        1 | 3 | 6 | 7 | 9 | 11 => {
+            expect(field, wire_type, WireType::Len)?;
+            let mut body = Vec::new();
+            fields.read_len_into(&mut body)?;
+            let mut rest = Vec::with_capacity(body.len() + 12);
+            encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
+            encoding::encode_varint(body.len() as u64, &mut rest);
+            let value_start = Some(rest.len());
+            rest.extend_from_slice(&body);
+            raw.elements.push(RawElement::Rest {
+                bytes: rest,
+                field,
+                value_start,
+                tag_bytes,
+                wire_bytes: fields.offset() - element_start,
+            });
+        }
+        5 | 100 => {
+            expect(field, wire_type, WireType::Varint)?;
+            let value = fields.read_varint()?;
+            let mut rest = Vec::with_capacity(12);
+            encoding::encode_key(field, encoding::WireType::Varint, &mut rest);
+            encoding::encode_varint(value, &mut rest);
+            raw.elements.push(RawElement::Rest {
+                bytes: rest,
+                field,
+                value_start: None,
+                tag_bytes,
+                wire_bytes: fields.offset() - element_start,
+            });
+        }
+        _ => {
+            fields.skip(wire_type)?;
+            raw.elements.push(RawElement::Unknown {
+                wire_bytes: fields.offset() - element_start,
+            });
+        }
     }
+    Ok(true)
 }
 
 /// Passes leaves on to the aggregate and counts their bytes.
@@ -359,51 +441,108 @@ impl LogicalMemoryVisitor for Counting<'_> {
     }
 }
 
-/// Visits one map entry (key and value) under `frame` and returns its cost.
-fn visit_entry<T: LogicalMemoryProfile>(
+/// The leaves of one entity map entry (key and value) under its container
+/// `frame` and, when grouping, its family frame.
+pub fn visit_entity_entry<T: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
     frame: &'static str,
+    family: Option<Frame>,
     value: &T,
-    wire_bytes: u64,
     path: &mut Path,
-    aggregate: &mut Aggregate,
+    visitor: &mut V,
+) {
+    let mut p = path.with(frame);
+    match family {
+        Some(f) => entry_leaves(value, &mut p.with(f), visitor),
+        None => entry_leaves(value, &mut p, visitor),
+    }
+}
+
+fn entry_leaves<T: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    value: &T,
+    path: &mut Path,
+    visitor: &mut V,
+) {
+    leaf(&path.with("BTreeMap[key]"), visitor, &SCALAR_8);
+    value.visit_logical_memory(path, visitor);
+}
+
+/// Visits one entity into `accounts` (logical and, when asked, wire) and
+/// returns its cost. `element` is the entity as it was encoded.
+fn account_entity<T: LogicalMemoryProfile>(
+    frame: &'static str,
+    name: Option<&str>,
+    value: &T,
+    element: TopLevelField<'_>,
+    path: &mut Path,
+    accounts: &mut Accounts,
 ) -> Cost {
+    let family = accounts.family(name);
+    if let Some(wire) = &mut accounts.wire {
+        wire_view::visit_top_level(element, family.clone(), path, wire);
+    }
     let mut counting = Counting {
-        aggregate,
+        aggregate: &mut accounts.memory,
         bytes: 0,
     };
-    let mut p = path.with(frame);
-    leaf(&p.with("BTreeMap[key]"), &mut counting, 8);
-    value.visit_logical_memory(&mut p, &mut counting);
+    visit_entity_entry(frame, family, value, path, &mut counting);
     Cost {
         bytes: counting.bytes,
-        wire_bytes,
+        wire_bytes: element.wire_bytes,
     }
 }
 
 /// Decodes, normalizes and visits (into `aggregate`) every element of a
 /// batch, leaving `raw` empty for reuse. Decoding stops at the first error,
 /// which ends the batch.
-fn decode_batch(raw: &mut RawBatch, aggregate: &mut Aggregate) -> Batch {
+fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch {
     let mut path = Path::new();
     let mut laps = Laps::start();
     let mut items = Vec::with_capacity(raw.elements.len() + 1);
     let last = raw.last.take();
     for element in raw.elements.drain(..) {
         let item = match element {
-            RawElement::Rest(bytes) => Ok(Item::Rest(bytes)),
+            RawElement::Rest {
+                bytes,
+                field,
+                value_start,
+                tag_bytes,
+                wire_bytes,
+            } => {
+                if let Some(wire) = &mut accounts.wire {
+                    let element = TopLevelField {
+                        number: field,
+                        tag_bytes,
+                        wire_bytes,
+                        body: value_start.map(|start| &bytes[start..]),
+                    };
+                    wire_view::visit_top_level(element, None, &mut path, wire);
+                }
+                Ok(Item::Rest(bytes))
+            }
+            RawElement::Unknown { wire_bytes } => {
+                if let Some(wire) = &mut accounts.wire {
+                    let unknown = path.with(wire_view::UNKNOWN);
+                    wire.visit_leaf(&unknown, wire_bytes as usize);
+                }
+                continue;
+            }
             RawElement::Entity {
                 field,
                 start,
                 end,
                 offset,
+                tag_bytes,
                 wire_bytes,
             } => decode_entity(
-                field,
-                &raw.arena[start..end],
+                TopLevelField {
+                    number: field,
+                    tag_bytes,
+                    wire_bytes,
+                    body: Some(&raw.arena[start..end]),
+                },
                 offset,
-                wire_bytes,
                 &mut path,
-                aggregate,
+                accounts,
                 &mut laps,
             ),
         };
@@ -426,79 +565,44 @@ fn decode_batch(raw: &mut RawBatch, aggregate: &mut Aggregate) -> Batch {
     items
 }
 
-/// Decodes one entity element, normalizes it with `from_wire` and visits it
-/// under `frame`, timing each step.
-#[allow(clippy::too_many_arguments)]
-fn entity<W: Message + Default, T: LogicalMemoryProfile>(
-    field: &'static str,
-    frame: &'static str,
-    from_wire: fn(W) -> Result<T, ModelError>,
-    bytes: &[u8],
-    offset: u64,
-    wire_bytes: u64,
-    path: &mut Path,
-    aggregate: &mut Aggregate,
-    laps: &mut Laps,
-) -> Result<(T, Cost), InstanceError> {
-    let wire = decode(field, bytes, offset)?;
-    laps.lap(Phase::Decode);
-    let value = from_wire(wire)?;
-    laps.lap(Phase::Normalize);
-    let cost = visit_entry(frame, &value, wire_bytes, path, aggregate);
-    laps.lap(Phase::Aggregate);
-    Ok((value, cost))
-}
-
 fn decode_entity(
-    field: u32,
-    bytes: &[u8],
+    element: TopLevelField<'_>,
     offset: u64,
-    wire_bytes: u64,
     path: &mut Path,
-    aggregate: &mut Aggregate,
+    accounts: &mut Accounts,
     laps: &mut Laps,
 ) -> Result<Item, InstanceError> {
-    Ok(match field {
+    let bytes = element.body.unwrap_or_default();
+    Ok(match element.number {
         2 => {
-            let (v, cost) = entity(
-                "decision_variables",
-                "Instance.decision_variables",
-                DecisionVariable::from_wire,
-                bytes,
-                offset,
-                wire_bytes,
-                path,
-                aggregate,
-                laps,
-            )?;
+            let v = decode("decision_variables", bytes, offset)?;
+            laps.lap(Phase::Decode);
+            let v = DecisionVariable::from_wire(v)?;
+            laps.lap(Phase::Normalize);
+            let frame = "Instance.decision_variables";
+            let cost = account_entity(frame, v.name.as_deref(), &v, element, path, accounts);
+            laps.lap(Phase::Aggregate);
             Item::Variable(v, cost)
         }
         4 => {
-            let (c, cost) = entity(
-                "constraints",
-                "Instance.constraints",
-                Constraint::from_wire,
-                bytes,
-                offset,
-                wire_bytes,
-                path,
-                aggregate,
-                laps,
-            )?;
+            let c = decode("constraints", bytes, offset)?;
+            laps.lap(Phase::Decode);
+            let c = Constraint::from_wire(c)?;
+            laps.lap(Phase::Normalize);
+            let frame = "Instance.constraints";
+            let cost = account_entity(frame, c.name.as_deref(), &c, element, path, accounts);
+            laps.lap(Phase::Aggregate);
             Item::Constraint(c, cost)
         }
         8 => {
-            let (r, cost) = entity(
-                "removed_constraints",
-                "Instance.removed_constraints",
-                RemovedConstraint::from_wire,
-                bytes,
-                offset,
-                wire_bytes,
-                path,
-                aggregate,
-                laps,
-            )?;
+            let r = decode("removed_constraints", bytes, offset)?;
+            laps.lap(Phase::Decode);
+            let r = RemovedConstraint::from_wire(r)?;
+            laps.lap(Phase::Normalize);
+            let frame = "Instance.removed_constraints";
+            let name = r.constraint.name.as_deref();
+            let cost = account_entity(frame, name, &r, element, path, accounts);
+            laps.lap(Phase::Aggregate);
             Item::Removed(r, cost)
         }
         _ => {
@@ -523,11 +627,17 @@ fn decode_entity(
                 description,
             };
             laps.lap(Phase::Normalize);
+            // 2.9.3 does not count named functions in memory; their bytes
+            // are in the file all the same.
+            if let Some(wire) = &mut accounts.wire {
+                wire_view::visit_top_level(element, None, path, wire);
+            }
+            laps.lap(Phase::Aggregate);
             Item::Named(
                 named,
                 Cost {
                     bytes: 0,
-                    wire_bytes,
+                    wire_bytes: element.wire_bytes,
                 },
             )
         }
@@ -587,10 +697,10 @@ struct Framer<R> {
 /// those of a sequential run. Leaf sums do not depend on the order they are
 /// added in, and every output sorts, so merging the per-thread aggregates at
 /// the end changes no output byte.
-pub fn profile_instance<R: Read + Send, O: EntityObserver>(
+pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
     reader: R,
     total: Option<u64>,
-    aggregate: &mut Aggregate,
+    accounts: &mut Accounts,
     observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
     let threads = decoding_threads(total);
@@ -599,13 +709,13 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
         let mut raw = RawBatch::default();
         let batches = std::iter::from_fn(|| {
             frame_batch(&mut fields, &mut raw);
-            Some(decode_batch(&mut raw, aggregate))
+            Some(decode_batch(&mut raw, accounts))
         });
-        // The borrow of `aggregate` by the batches ends with `consume`'s
+        // The borrow of `accounts` by the batches ends with `consume`'s
         // stream phase; the singular fields are visited into a second one.
         let mut singular = Aggregate::new();
         let summary = consume(batches, &mut singular, observer)?;
-        aggregate.merge_under(&[], &singular);
+        accounts.memory.merge_under(&[], &singular);
         return Ok(summary);
     }
     let in_flight = 2 * threads + 2;
@@ -615,6 +725,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
             .send(())
             .expect("the channel has room for every ticket");
     }
+    let options = accounts.options();
     let framer = std::sync::Mutex::new(Framer {
         fields,
         tickets,
@@ -628,7 +739,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
                 let tx = tx.clone();
                 let framer = &framer;
                 scope.spawn(move || {
-                    let mut local = Aggregate::new();
+                    let mut local = Accounts::new(options);
                     let mut raw = RawBatch::default();
                     loop {
                         let seq = {
@@ -668,7 +779,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
             let (seq, batch) = rx.next()?;
             pending.insert(seq, batch);
         });
-        let result = consume(in_order, aggregate, observer);
+        let result = consume(in_order, &mut accounts.memory, observer);
         // On an error the receiver is gone by now, so no worker stays
         // blocked on a full channel; on success they have all finished.
         for worker in workers {
@@ -677,14 +788,14 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
             if result.is_ok() {
                 let _span = trace::span(Phase::Aggregate);
-                aggregate.merge_under(&[], &local);
+                accounts.merge(&local);
             }
         }
         result
     })
 }
 
-fn consume<O: EntityObserver>(
+fn consume<O: EntityObserver + ?Sized>(
     mut batches: impl Iterator<Item = Batch>,
     aggregate: &mut Aggregate,
     observer: &mut O,
@@ -761,31 +872,9 @@ fn consume<O: EntityObserver>(
         return Err(ModelError::FormatVersion(format_version).into());
     }
 
-    let mut path = Path::new();
-    // Entity containers: their stack part is there even when empty.
-    for frame in [
-        "Instance.decision_variables",
-        "Instance.constraints",
-        "Instance.removed_constraints",
-    ] {
-        leaf(
-            &path.with(frame).with("BTreeMap[stack]"),
-            aggregate,
-            BTREE_STACK,
-        );
-    }
-    leaf(&path.with("Instance.sense"), aggregate, 1);
-
     let objective = Function::from_wire(&objective.ok_or(ModelError::MissingObjective)?)?;
     state.uses(User::Objective, &objective);
     state.summary.terms += objective.stored_terms() as u64;
-    let mut counting = Counting {
-        aggregate: &mut *aggregate,
-        bytes: 0,
-    };
-    objective.visit_logical_memory(&mut path.with("Instance.objective"), &mut counting);
-    let objective_bytes = counting.bytes;
-
     if let Some((user, id)) = state
         .pending
         .iter()
@@ -797,33 +886,61 @@ fn consume<O: EntityObserver>(
         }
         .into());
     }
-
     let hints = check_hints(constraint_hints.unwrap_or_default(), &state)?;
-    hints.visit_logical_memory(&mut path.with("Instance.constraint_hints"), aggregate);
-
     let dependency = check_dependency(decision_variable_dependency, &state)?;
-    dependency.visit_logical_memory(
-        &mut path.with("Instance.decision_variable_dependency"),
-        aggregate,
-    );
-
     let parameters = Parameters(parameters.map(|p| p.entries));
-    parameters.visit_logical_memory(&mut path.with("Instance.parameters"), aggregate);
     let description = Description(description);
-    description.visit_logical_memory(&mut path.with("Instance.description"), aggregate);
     let annotations = Annotations::from_wire(annotations)?;
-    annotations.visit_logical_memory(&mut path.with("Instance.annotations"), aggregate);
 
-    observer.finish(&Singular {
+    let singular = Singular {
         objective: &objective,
-        objective_bytes,
+        objective_bytes: objective.bytes() as u64,
         hints: &hints,
         dependency: &dependency,
         parameters: &parameters,
         description: &description,
         annotations: &annotations,
-    });
+    };
+    visit_instance_parts(&singular, aggregate);
+    observer.finish(&singular);
     Ok(state.summary)
+}
+
+/// The leaves of everything but the entities: the entity containers' own
+/// stack parts, the sense and the singular fields.
+pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, visitor: &mut V) {
+    let Singular {
+        objective,
+        objective_bytes: _,
+        hints,
+        dependency,
+        parameters,
+        description,
+        annotations,
+    } = singular;
+    let mut path = Path::new();
+    // Entity containers: their stack part is there even when empty.
+    for frame in [
+        "Instance.decision_variables",
+        "Instance.constraints",
+        "Instance.removed_constraints",
+    ] {
+        leaf(
+            &path.with(frame).with("BTreeMap[stack]"),
+            visitor,
+            &BTREE_MAP,
+        );
+    }
+    leaf(&path.with("Instance.sense"), visitor, &ENUM);
+    objective.visit_logical_memory(&mut path.with("Instance.objective"), visitor);
+    hints.visit_logical_memory(&mut path.with("Instance.constraint_hints"), visitor);
+    dependency.visit_logical_memory(
+        &mut path.with("Instance.decision_variable_dependency"),
+        visitor,
+    );
+    parameters.visit_logical_memory(&mut path.with("Instance.parameters"), visitor);
+    description.visit_logical_memory(&mut path.with("Instance.description"), visitor);
+    annotations.visit_logical_memory(&mut path.with("Instance.annotations"), visitor);
 }
 
 /// Checks a list of ids for repeats and undefined members.

@@ -19,7 +19,7 @@ use indicatif::ProgressBar;
 
 use crate::profile::Aggregate;
 pub use archive::ArchiveError;
-pub use instance::{InstanceError, InstanceSummary};
+pub use instance::{EntityObserver, InstanceError, InstanceSummary, ProfileOptions};
 
 /// Read buffer size: large enough that syscalls do not show in profiles.
 const BUF_SIZE: usize = 256 * 1024;
@@ -105,6 +105,8 @@ pub struct ProfiledInstance {
     pub title: Option<String>,
     pub summary: InstanceSummary,
     pub aggregate: Aggregate,
+    /// Encoded bytes per path, when [`ProfileOptions::wire`] asked for them.
+    pub wire: Option<Aggregate>,
 }
 
 #[derive(Debug, Clone)]
@@ -188,18 +190,42 @@ fn peek<R: BufRead>(reader: &mut R, n: usize) -> io::Result<Vec<u8>> {
     Ok(buf[..buf.len().min(n)].to_vec())
 }
 
-/// Opens, sniffs and (unless listing only) profiles `input`.
+/// How each instance is profiled, and the analysis riding on the pass (it
+/// sees every instance's entities, told of each instance by
+/// [`EntityObserver::begin`]).
+pub struct Pass<'a> {
+    pub options: ProfileOptions,
+    pub observer: &'a mut dyn EntityObserver,
+}
+
+/// Opens, sniffs and (unless listing only) profiles `input` with OMMX's
+/// logical accounting only.
 pub fn read(
     input: &Input,
     selection: Selection,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
+    let mut nothing = ();
+    let mut pass = Pass {
+        options: ProfileOptions::default(),
+        observer: &mut nothing,
+    };
+    read_with(input, selection, &mut pass, progress)
+}
+
+/// Opens, sniffs and (unless listing only) profiles `input` as `pass` asks.
+pub fn read_with(
+    input: &Input,
+    selection: Selection,
+    pass: &mut Pass<'_>,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
     let name = input.display_name();
     match input {
         Input::Path(path) if path.is_dir() => {
-            archive::read_directory(path, name, selection, progress)
+            archive::read_directory(path, name, selection, pass, progress)
         }
-        Input::Path(path) => read_file(path, name, selection, progress),
+        Input::Path(path) => read_file(path, name, selection, pass, progress),
         Input::Stdin => {
             let mut stdin = BufReader::with_capacity(BUF_SIZE, io::stdin());
             let head = peek(&mut stdin, 512)?;
@@ -207,11 +233,11 @@ pub fn read(
                 // Archives need random access: spool to an unlinked temporary file.
                 let mut spool = tempfile::tempfile()?;
                 io::copy(&mut stdin, &mut spool)?;
-                let mut report = read_file_handle(spool, name, selection, progress)?;
+                let mut report = read_file_handle(spool, name, selection, pass, progress)?;
                 report.document.file_bytes = None;
                 Ok(report)
             } else {
-                read_raw(stdin, None, name, false, selection, progress)
+                read_raw(stdin, None, name, false, selection, pass, progress)
             }
         }
     }
@@ -221,15 +247,17 @@ fn read_file(
     path: &FsPath,
     name: String,
     selection: Selection,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
-    read_file_handle(File::open(path)?, name, selection, progress)
+    read_file_handle(File::open(path)?, name, selection, pass, progress)
 }
 
 fn read_file_handle(
     mut file: File,
     name: String,
     selection: Selection,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     file.seek(SeekFrom::Start(0))?;
@@ -251,10 +279,11 @@ fn read_file_handle(
                 name,
                 file_bytes,
                 selection,
+                pass,
                 progress,
             );
         }
-        return read_raw(gz, Some(file_bytes), name, true, selection, progress);
+        return read_raw(gz, Some(file_bytes), name, true, selection, pass, progress);
     }
     if is_tar(&head) {
         let file = reader.into_inner();
@@ -263,10 +292,19 @@ fn read_file_handle(
             name,
             file_bytes,
             selection,
+            pass,
             progress,
         );
     }
-    read_raw(reader, Some(file_bytes), name, false, selection, progress)
+    read_raw(
+        reader,
+        Some(file_bytes),
+        name,
+        false,
+        selection,
+        pass,
+        progress,
+    )
 }
 
 fn read_raw<R: BufRead + Send>(
@@ -275,6 +313,7 @@ fn read_raw<R: BufRead + Send>(
     name: String,
     gzip: bool,
     selection: Selection,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let head =
@@ -306,7 +345,7 @@ fn read_raw<R: BufRead + Send>(
             let reader = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
             // Only an uncompressed file's size bounds the instance's length.
             let total = if gzip { None } else { file_bytes };
-            instances.push(profile_one(reader, total, None, None)?);
+            instances.push(profile_one(reader, total, None, None, pass)?);
         }
     }
     Ok(Report {
@@ -321,19 +360,20 @@ pub(crate) fn profile_one<R: Read + Send>(
     total: Option<u64>,
     instance_index: Option<usize>,
     title: Option<String>,
+    pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, DecodeError> {
-    let mut aggregate = Aggregate::new();
-    let summary =
-        instance::profile_instance(reader, total, &mut aggregate, &mut ()).map_err(|source| {
-            DecodeError::Instance {
-                layer: instance_index,
-                source,
-            }
+    let mut accounts = instance::Accounts::new(pass.options);
+    pass.observer.begin(instance_index);
+    let summary = instance::profile_instance(reader, total, &mut accounts, &mut *pass.observer)
+        .map_err(|source| DecodeError::Instance {
+            layer: instance_index,
+            source,
         })?;
     Ok(ProfiledInstance {
         instance_index,
         title,
         summary,
-        aggregate,
+        aggregate: accounts.memory,
+        wire: accounts.wire,
     })
 }

@@ -5,12 +5,27 @@ use std::collections::BTreeMap;
 
 use crate::ommx_v1 as pb;
 use crate::profile::collections::{
-    btree_set_u64, leaf, option_f64, option_string, scalar_map, string_bytes, string_map,
-    vec_of_8_byte, vec_of_strings, MapKind,
+    btree_set_u64, leaf, option_f64, option_string, scalar_map, string, string_map, vec_of_8_byte,
+    vec_of_strings, MapKind, ENUM, FNV_HASHMAP, SCALAR_8, VEC,
 };
-use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
 
 use super::{Function, ModelError};
+
+/// A `Bound`: two f64, always there.
+pub const BOUND: Rule = Rule::fixed("a Bound (two f64)", "bounds", 16);
+/// An absent `Option<Parameters>`.
+pub const PARAMETERS_NONE: Rule = Rule::fixed("an absent Option<Parameters>", "absent values", 48);
+/// An absent `Option<Description>`.
+pub const DESCRIPTION_NONE: Rule =
+    Rule::fixed("an absent Option<Description>", "absent values", 168);
+/// OMMX's dependency graph of the assignments.
+pub const DEPENDENCY_GRAPH: Rule = Rule {
+    what: "the dependency graph: fixed part, then per node and per edge",
+    leaves: "graphs",
+    base: 144,
+    per: [(8, "nodes"), (16, "edges")],
+};
 
 /// Tolerance OMMX uses when it checks a substituted value against its bound.
 const ATOL: f64 = 1e-6;
@@ -123,9 +138,9 @@ impl LogicalMemoryProfile for DecisionVariable {
             parameters,
             description,
         } = self;
-        leaf(&path.with("DecisionVariable.id"), visitor, 8);
-        leaf(&path.with("DecisionVariable.kind"), visitor, 1);
-        leaf(&path.with("DecisionVariable.bound"), visitor, 16);
+        leaf(&path.with("DecisionVariable.id"), visitor, &SCALAR_8);
+        leaf(&path.with("DecisionVariable.kind"), visitor, &ENUM);
+        leaf(&path.with("DecisionVariable.bound"), visitor, &BOUND);
         option_f64(
             &mut path.with("DecisionVariable.substituted_value"),
             visitor,
@@ -216,8 +231,8 @@ impl LogicalMemoryProfile for Constraint {
             parameters,
             description,
         } = self;
-        leaf(&path.with("Constraint.id"), visitor, 8);
-        leaf(&path.with("Constraint.equality"), visitor, 1);
+        leaf(&path.with("Constraint.id"), visitor, &SCALAR_8);
+        leaf(&path.with("Constraint.equality"), visitor, &ENUM);
         function.visit_logical_memory(&mut path.with("Constraint.function"), visitor);
         option_string(&mut path.with("Constraint.name"), visitor, name.as_deref());
         vec_of_8_byte(
@@ -271,10 +286,10 @@ impl LogicalMemoryProfile for RemovedConstraint {
             removed_reason_parameters,
         } = self;
         constraint.visit_logical_memory(&mut path.with("RemovedConstraint.constraint"), visitor);
-        leaf(
+        string(
             &path.with("RemovedConstraint.removed_reason"),
             visitor,
-            string_bytes(removed_reason),
+            removed_reason,
         );
         string_map(
             &mut path.with("RemovedConstraint.removed_reason_parameters"),
@@ -313,25 +328,25 @@ impl LogicalMemoryProfile for ConstraintHints {
         let ConstraintHints { one_hot, sos1 } = self;
         {
             let mut p = path.with("ConstraintHints.one_hot_constraints");
-            leaf(&p.with("Vec[stack]"), visitor, 24);
+            leaf(&p.with("Vec[stack]"), visitor, &VEC);
             for OneHot {
                 constraint_id: _,
                 variables,
             } in one_hot
             {
-                leaf(&p.with("OneHot.id"), visitor, 8);
+                leaf(&p.with("OneHot.id"), visitor, &SCALAR_8);
                 btree_set_u64(&mut p.with("OneHot.variables"), visitor, variables.len());
             }
         }
         let mut p = path.with("ConstraintHints.sos1_constraints");
-        leaf(&p.with("Vec[stack]"), visitor, 24);
+        leaf(&p.with("Vec[stack]"), visitor, &VEC);
         for Sos1 {
             binary_constraint_id: _,
             big_m_constraint_ids,
             variables,
         } in sos1
         {
-            leaf(&p.with("Sos1.binary_constraint_id"), visitor, 8);
+            leaf(&p.with("Sos1.binary_constraint_id"), visitor, &SCALAR_8);
             btree_set_u64(
                 &mut p.with("Sos1.big_m_constraint_ids"),
                 visitor,
@@ -360,17 +375,17 @@ impl LogicalMemoryProfile for AcyclicAssignments {
         } = self;
         {
             let mut p = path.with("AcyclicAssignments.assignments");
-            leaf(&p.with("FnvHashMap[stack]"), visitor, 32);
+            leaf(&p.with("FnvHashMap[stack]"), visitor, &FNV_HASHMAP);
             for function in assignments.values() {
-                leaf(&p.with("FnvHashMap[key]"), visitor, 8);
+                leaf(&p.with("FnvHashMap[key]"), visitor, &SCALAR_8);
                 function.visit_logical_memory(&mut p, visitor);
             }
         }
         // The graph: fixed part, then 8 bytes a node and 16 an edge.
-        leaf(
+        visitor.visit_rule(
             &path.with("AcyclicAssignments.dependency"),
-            visitor,
-            144 + 8 * nodes + 16 * edges,
+            &DEPENDENCY_GRAPH,
+            [*nodes, *edges],
         );
     }
 }
@@ -382,7 +397,7 @@ pub struct Parameters(pub Option<BTreeMap<u64, f64>>);
 impl LogicalMemoryProfile for Parameters {
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
         match &self.0 {
-            None => leaf(&path.with("Option[stack]"), visitor, 48),
+            None => leaf(&path.with("Option[stack]"), visitor, &PARAMETERS_NONE),
             Some(entries) => scalar_map(
                 &mut path.with("Parameters.entries"),
                 visitor,
@@ -400,7 +415,7 @@ pub struct Description(pub Option<pb::instance::Description>);
 impl LogicalMemoryProfile for Description {
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
         let Some(d) = &self.0 else {
-            return leaf(&path.with("Option[stack]"), visitor, 168);
+            return leaf(&path.with("Option[stack]"), visitor, &DESCRIPTION_NONE);
         };
         let pb::instance::Description {
             name,

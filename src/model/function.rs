@@ -9,7 +9,7 @@
 //! id lists; a non-zero constant is one stored term.
 
 use crate::ommx_v1 as pb;
-use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
 
 use super::ModelError;
 
@@ -42,6 +42,27 @@ const LINEAR_TERM: usize = 24;
 const QUADRATIC_TERM: usize = 32;
 const POLYNOMIAL_TERM: usize = 48;
 const CONSTANT_BYTES: usize = 40;
+
+pub const ZERO_RULE: Rule = Rule::fixed("a Zero function", "functions", CONSTANT_BYTES);
+pub const CONSTANT_RULE: Rule = Rule::fixed("a Constant function", "functions", CONSTANT_BYTES);
+pub const LINEAR_RULE: Rule = Rule::per_unit(
+    "a Linear function: PolynomialBase's stack part plus one entry per stored term",
+    "functions",
+    TERMS_STACK,
+    (LINEAR_TERM, "terms"),
+);
+pub const QUADRATIC_RULE: Rule = Rule::per_unit(
+    "a Quadratic function: PolynomialBase's stack part plus one entry per stored term",
+    "functions",
+    TERMS_STACK,
+    (QUADRATIC_TERM, "terms"),
+);
+pub const POLYNOMIAL_RULE: Rule = Rule::per_unit(
+    "a Polynomial function: PolynomialBase's stack part plus one entry per stored term",
+    "functions",
+    TERMS_STACK,
+    (POLYNOMIAL_TERM, "terms"),
+);
 
 fn finite(value: f64, what: &str) -> Result<f64, ModelError> {
     if value.is_finite() {
@@ -212,24 +233,32 @@ impl Function {
         }
     }
 
+    /// The rule of its one leaf.
+    pub fn rule(&self) -> &'static Rule {
+        match self {
+            Function::Zero => &ZERO_RULE,
+            Function::Constant(_) => &CONSTANT_RULE,
+            Function::Linear { .. } => &LINEAR_RULE,
+            Function::Quadratic { .. } => &QUADRATIC_RULE,
+            Function::Polynomial { .. } => &POLYNOMIAL_RULE,
+        }
+    }
+
     /// Logical bytes, as the leaf below reports them.
     pub fn bytes(&self) -> usize {
-        let per_term = match self {
-            Function::Zero | Function::Constant(_) => return CONSTANT_BYTES,
-            Function::Linear { .. } => LINEAR_TERM,
-            Function::Quadratic { .. } => QUADRATIC_TERM,
-            Function::Polynomial { .. } => POLYNOMIAL_TERM,
-        };
-        TERMS_STACK + per_term * self.stored_terms()
+        self.rule().bytes([self.stored_terms(), 0])
     }
 }
 
 impl LogicalMemoryProfile for Function {
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
         let mut variant = path.with(self.variant_name());
+        let counts = [self.stored_terms(), 0];
         match self {
-            Function::Zero | Function::Constant(_) => visitor.visit_leaf(&variant, self.bytes()),
-            _ => visitor.visit_leaf(&variant.with("PolynomialBase.terms"), self.bytes()),
+            Function::Zero | Function::Constant(_) => {
+                visitor.visit_rule(&variant, self.rule(), counts)
+            }
+            _ => visitor.visit_rule(&variant.with("PolynomialBase.terms"), self.rule(), counts),
         }
     }
 }

@@ -8,7 +8,7 @@
 //! whole stream.
 
 mod entities;
-mod function;
+pub mod function;
 
 pub use entities::{
     AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,

@@ -6,6 +6,8 @@
 //! prefix shared with the previous leaf (compared by pointer for the static
 //! frame names that make up nearly every path).
 
+use std::collections::HashMap;
+
 use super::{Frame, LogicalMemoryVisitor, Path};
 
 /// Index of a node in an [`Aggregate`]. The root is [`Aggregate::ROOT`].
@@ -49,7 +51,14 @@ pub struct Aggregate {
     /// Direct-mapped cache of child lookups by static frame address, so the
     /// common step costs a hash and a compare instead of a scan.
     cache: Box<[CacheSlot]>,
+    /// Children by name, for nodes with many children: family frames
+    /// (`--group-by name`) can put thousands under one node.
+    by_name: HashMap<NodeId, HashMap<Box<str>, NodeId>>,
 }
+
+/// Above this many children a node's children are looked up by name
+/// instead of scanned.
+const SCAN_CHILDREN: usize = 16;
 
 impl Default for Aggregate {
     fn default() -> Self {
@@ -80,6 +89,7 @@ impl Aggregate {
             // Slot 0 of an empty cache maps (ROOT, null) to ROOT; a null
             // frame pointer never occurs, so it never matches.
             cache: vec![CacheSlot::default(); CACHE_SLOTS].into_boxed_slice(),
+            by_name: HashMap::new(),
         }
     }
 
@@ -97,11 +107,19 @@ impl Aggregate {
 
     /// The child of `parent` named `name`, created if missing.
     pub fn child(&mut self, parent: NodeId, name: &Frame) -> NodeId {
-        if let Some(&id) = self.nodes[parent]
-            .children
-            .iter()
-            .find(|&&c| same_frame(&self.nodes[c].name, name))
-        {
+        let children = &self.nodes[parent].children;
+        let found = if children.len() > SCAN_CHILDREN {
+            self.by_name
+                .get(&parent)
+                .and_then(|m| m.get(name.as_ref()))
+                .copied()
+        } else {
+            children
+                .iter()
+                .copied()
+                .find(|&c| same_frame(&self.nodes[c].name, name))
+        };
+        if let Some(id) = found {
             return id;
         }
         let id = self.nodes.len();
@@ -113,6 +131,17 @@ impl Aggregate {
             own_leaves: 0,
         });
         self.nodes[parent].children.push(id);
+        let children = &self.nodes[parent].children;
+        if children.len() > SCAN_CHILDREN {
+            let index = self.by_name.entry(parent).or_default();
+            if index.is_empty() {
+                for &c in children {
+                    index.insert(self.nodes[c].name.as_ref().into(), c);
+                }
+            } else {
+                index.insert(name.as_ref().into(), id);
+            }
+        }
         id
     }
 

@@ -1,8 +1,12 @@
 //! OMMX 2.9.3's accounting of the standard containers and scalars, as free
 //! functions over a path and a visitor. Sizes are x86-64 `size_of` values;
 //! heap contents count by length, never by capacity.
+//!
+//! Every leaf is emitted through a named [`Rule`], so the numbers here are
+//! the only copy: `memprof explain` restates these rules, it does not
+//! repeat them.
 
-use super::{LogicalMemoryVisitor, Path};
+use super::{LogicalMemoryVisitor, Path, Rule};
 
 /// `size_of::<String>()`, `size_of::<Vec<T>>()`.
 pub const STRING_STACK: usize = 24;
@@ -11,14 +15,42 @@ pub const BTREE_STACK: usize = 24;
 pub const FNV_HASHMAP_STACK: usize = 32;
 pub const HASHMAP_STACK: usize = 48;
 
-/// Bytes of a `String` holding `s`: its stack part plus its UTF-8 length.
-pub fn string_bytes(s: &str) -> usize {
-    STRING_STACK + s.len()
+/// An id, an i64 or an f64 (also a map key of those types).
+pub const SCALAR_8: Rule = Rule::fixed("an 8-byte value (u64 id, i64 or f64)", "values", 8);
+/// A one-byte enum (kind, equality, sense).
+pub const ENUM: Rule = Rule::fixed("a one-byte enum", "values", 1);
+/// A `String`: stack part plus UTF-8 length.
+pub const STRING: Rule = Rule::per_unit(
+    "a String: its stack part plus its UTF-8 length",
+    "strings",
+    STRING_STACK,
+    (1, "UTF-8 bytes"),
+);
+/// An absent `Option<String>` (the niche makes it the size of a String).
+pub const OPTION_STRING_NONE: Rule =
+    Rule::fixed("an absent Option<String>", "absent values", STRING_STACK);
+/// An absent `Option<f64>`.
+pub const OPTION_F64_NONE: Rule = Rule::fixed("an absent Option<f64>", "absent values", 16);
+/// The tag an `Option<f64>` holds beside its value.
+pub const OPTION_F64_TAG: Rule = Rule::fixed(
+    "the tag of a present Option<f64> (size_of Option<f64> − size_of f64)",
+    "present values",
+    8,
+);
+pub const VEC: Rule = Rule::fixed("a Vec's stack part", "vectors", VEC_STACK);
+pub const BTREE_MAP: Rule = Rule::fixed("a BTreeMap's stack part", "maps", BTREE_STACK);
+pub const BTREE_SET: Rule = Rule::fixed("a BTreeSet's stack part", "sets", BTREE_STACK);
+pub const FNV_HASHMAP: Rule = Rule::fixed("an FnvHashMap's stack part", "maps", FNV_HASHMAP_STACK);
+pub const HASHMAP: Rule = Rule::fixed("a HashMap's stack part", "maps", HASHMAP_STACK);
+
+/// A leaf of `rule` with no per-unit part at `path`.
+pub fn leaf<V: LogicalMemoryVisitor>(path: &Path, visitor: &mut V, rule: &'static Rule) {
+    visitor.visit_rule(path, rule, [0, 0]);
 }
 
-/// A plain scalar of `bytes` (ids, floats, enums) at `path`.
-pub fn leaf<V: LogicalMemoryVisitor>(path: &Path, visitor: &mut V, bytes: usize) {
-    visitor.visit_leaf(path, bytes);
+/// A `String` holding `s` at `path`.
+pub fn string<V: LogicalMemoryVisitor>(path: &Path, visitor: &mut V, s: &str) {
+    visitor.visit_rule(path, &STRING, [s.len(), 0]);
 }
 
 /// An `Option<String>`: 24 bytes of stack either way.
@@ -28,28 +60,32 @@ pub fn option_string<V: LogicalMemoryVisitor>(
     value: Option<&str>,
 ) {
     match value {
-        None => visitor.visit_leaf(&path.with("Option[stack]"), STRING_STACK),
+        None => leaf(&path.with("Option[stack]"), visitor, &OPTION_STRING_NONE),
         // size_of::<Option<String>>() == size_of::<String>(): no additional stack.
-        Some(s) => visitor.visit_leaf(path, string_bytes(s)),
+        Some(s) => string(path, visitor, s),
     }
 }
 
 /// An `Option<f64>`: 16 bytes when absent; 8 of tag plus the value when present.
 pub fn option_f64<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, value: Option<f64>) {
     match value {
-        None => visitor.visit_leaf(&path.with("Option[stack]"), 16),
+        None => leaf(&path.with("Option[stack]"), visitor, &OPTION_F64_NONE),
         Some(_) => {
-            visitor.visit_leaf(&path.with("Option[additional stack]"), 8);
-            visitor.visit_leaf(path, 8);
+            leaf(
+                &path.with("Option[additional stack]"),
+                visitor,
+                &OPTION_F64_TAG,
+            );
+            leaf(path, visitor, &SCALAR_8);
         }
     }
 }
 
 /// A `Vec<i64>` / `Vec<u64>`: the vector's stack part, then 8 bytes per element.
 pub fn vec_of_8_byte<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, len: usize) {
-    visitor.visit_leaf(&path.with("Vec[stack]"), VEC_STACK);
+    leaf(&path.with("Vec[stack]"), visitor, &VEC);
     for _ in 0..len {
-        visitor.visit_leaf(path, 8);
+        leaf(path, visitor, &SCALAR_8);
     }
 }
 
@@ -59,17 +95,17 @@ pub fn vec_of_strings<'a, V: LogicalMemoryVisitor>(
     visitor: &mut V,
     items: impl IntoIterator<Item = &'a str>,
 ) {
-    visitor.visit_leaf(&path.with("Vec[stack]"), VEC_STACK);
+    leaf(&path.with("Vec[stack]"), visitor, &VEC);
     for s in items {
-        visitor.visit_leaf(path, string_bytes(s));
+        string(path, visitor, s);
     }
 }
 
 /// A `BTreeSet<u64>` of `len` elements.
 pub fn btree_set_u64<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, len: usize) {
-    visitor.visit_leaf(&path.with("BTreeSet[stack]"), BTREE_STACK);
+    leaf(&path.with("BTreeSet[stack]"), visitor, &BTREE_SET);
     for _ in 0..len {
-        visitor.visit_leaf(path, 8);
+        leaf(path, visitor, &SCALAR_8);
     }
 }
 
@@ -82,10 +118,10 @@ pub enum MapKind {
 }
 
 impl MapKind {
-    fn frames(self) -> (&'static str, &'static str, usize) {
+    fn frames(self) -> (&'static str, &'static str, &'static Rule) {
         match self {
-            MapKind::FnvHashMap => ("FnvHashMap[stack]", "FnvHashMap[key]", FNV_HASHMAP_STACK),
-            MapKind::HashMap => ("HashMap[stack]", "HashMap[key]", HASHMAP_STACK),
+            MapKind::FnvHashMap => ("FnvHashMap[stack]", "FnvHashMap[key]", &FNV_HASHMAP),
+            MapKind::HashMap => ("HashMap[stack]", "HashMap[key]", &HASHMAP),
         }
     }
 }
@@ -98,10 +134,10 @@ pub fn string_map<'a, V: LogicalMemoryVisitor>(
     entries: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) {
     let (stack_frame, key_frame, stack) = kind.frames();
-    visitor.visit_leaf(&path.with(stack_frame), stack);
+    leaf(&path.with(stack_frame), visitor, stack);
     for (key, value) in entries {
-        visitor.visit_leaf(&path.with(key_frame), string_bytes(key));
-        visitor.visit_leaf(path, string_bytes(value));
+        string(&path.with(key_frame), visitor, key);
+        string(path, visitor, value);
     }
 }
 
@@ -113,9 +149,9 @@ pub fn scalar_map<V: LogicalMemoryVisitor>(
     len: usize,
 ) {
     let (stack_frame, key_frame, stack) = kind.frames();
-    visitor.visit_leaf(&path.with(stack_frame), stack);
+    leaf(&path.with(stack_frame), visitor, stack);
     for _ in 0..len {
-        visitor.visit_leaf(&path.with(key_frame), 8);
-        visitor.visit_leaf(path, 8);
+        leaf(&path.with(key_frame), visitor, &SCALAR_8);
+        leaf(path, visitor, &SCALAR_8);
     }
 }

@@ -9,6 +9,8 @@
 
 pub mod aggregate;
 pub mod collections;
+pub mod family;
+pub mod wire;
 
 use std::borrow::Cow;
 use std::ops::{Deref, DerefMut};
@@ -79,10 +81,61 @@ impl Drop for PathGuard<'_> {
     }
 }
 
+/// How a leaf's bytes are computed: `base` plus, for each of up to two
+/// units, `bytes per unit × count` (`32 + 24 × terms`, `144 + 8 × nodes +
+/// 16 × edges`). Every leaf of the in-memory profile is emitted with its
+/// rule, so the rule that computes a number is the one that explains it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// What the bytes are, in words.
+    pub what: &'static str,
+    /// What one leaf is, plural (`functions`, `strings`).
+    pub leaves: &'static str,
+    pub base: usize,
+    /// `(bytes per unit, unit name)`; unused slots are `(0, "")`.
+    pub per: [(usize, &'static str); 2],
+}
+
+impl Rule {
+    pub const fn fixed(what: &'static str, leaves: &'static str, base: usize) -> Self {
+        Self {
+            what,
+            leaves,
+            base,
+            per: [(0, ""), (0, "")],
+        }
+    }
+
+    pub const fn per_unit(
+        what: &'static str,
+        leaves: &'static str,
+        base: usize,
+        per: (usize, &'static str),
+    ) -> Self {
+        Self {
+            what,
+            leaves,
+            base,
+            per: [per, (0, "")],
+        }
+    }
+
+    /// The bytes of one leaf with `counts` units.
+    pub const fn bytes(&self, counts: [usize; 2]) -> usize {
+        self.base + self.per[0].0 * counts[0] + self.per[1].0 * counts[1]
+    }
+}
+
 /// Receives the leaves of a traversal. Leaves on the same path may arrive many
 /// times; summing them is the visitor's job.
 pub trait LogicalMemoryVisitor {
     fn visit_leaf(&mut self, path: &Path, bytes: usize);
+
+    /// A leaf computed by `rule` from `counts`. Visitors that only sum take
+    /// the default; `explain` keeps the rule and the counts.
+    fn visit_rule(&mut self, path: &Path, rule: &'static Rule, counts: [usize; 2]) {
+        self.visit_leaf(path, rule.bytes(counts));
+    }
 }
 
 /// A value that can report its logical memory as leaves under `path`.

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::files::FileSummary;
 use super::Profile;
-use crate::decode::{Container, InstanceSummary};
+use crate::decode::{Container, InstanceSummary, Report};
 use crate::profile::Aggregate;
 
 /// Bumped whenever a field changes meaning or disappears.
@@ -73,28 +73,50 @@ fn node(profile: &Profile<'_>, id: usize) -> TreeNode {
     }
 }
 
+pub const TOOL: &str = concat!("memprof ", env!("CARGO_PKG_VERSION"));
+
+/// The input part of every JSON document.
+pub fn input_info(report: &Report) -> InputInfo {
+    let doc = &report.document;
+    InputInfo {
+        name: doc.name.clone(),
+        container: doc.container,
+        gzip: doc.gzip,
+        file_bytes: doc.file_bytes,
+    }
+}
+
+/// The instance layers of every JSON document.
+pub fn layer_refs(report: &Report) -> Vec<LayerRef> {
+    report
+        .instances
+        .iter()
+        .map(|i| LayerRef {
+            index: i.instance_index,
+            title: i.title.clone(),
+            summary: i.summary.clone(),
+        })
+        .collect()
+}
+
+/// Writes any document as pretty JSON or YAML.
+pub fn write_data<T: Serialize>(value: &T, yaml: bool, out: &mut dyn Write) -> Result<()> {
+    if yaml {
+        serde_yaml::to_writer(&mut *out, value)?;
+    } else {
+        serde_json::to_writer_pretty(&mut *out, value)?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
 pub fn document(profile: &Profile<'_>) -> Document {
-    let doc = &profile.report.document;
     Document {
         schema_version: SCHEMA_VERSION,
-        tool: concat!("memprof ", env!("CARGO_PKG_VERSION")),
-        accounting: "ommx 2.9.3 logical_memory_profile",
-        input: InputInfo {
-            name: doc.name.clone(),
-            container: doc.container,
-            gzip: doc.gzip,
-            file_bytes: doc.file_bytes,
-        },
-        layers: profile
-            .report
-            .instances
-            .iter()
-            .map(|i| LayerRef {
-                index: i.instance_index,
-                title: i.title.clone(),
-                summary: i.summary.clone(),
-            })
-            .collect(),
+        tool: TOOL,
+        accounting: profile.account.describe(),
+        input: input_info(profile.report),
+        layers: layer_refs(profile.report),
         summary: profile.summary(),
         total_bytes: profile.total_bytes(),
         files: None,

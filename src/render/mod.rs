@@ -4,12 +4,16 @@
 
 pub mod check;
 pub mod diff;
+pub mod explain;
 pub mod files;
 pub mod folded;
 pub mod json;
 pub mod layers;
+pub mod side_by_side;
+pub mod stats;
 pub mod svg;
 pub mod table;
+pub mod top;
 pub mod tree;
 pub mod units;
 
@@ -17,6 +21,7 @@ use std::io::Write;
 
 use crate::decode::{InstanceSummary, Report};
 use crate::profile::aggregate::Totals;
+pub use crate::profile::family::{escape_frame, escape_frame_chars};
 use crate::profile::{Aggregate, Frame};
 
 /// The formats of `memprof inspect`.
@@ -33,6 +38,50 @@ pub enum Format {
     Json,
     /// The tree as YAML.
     Yaml,
+}
+
+/// The formats of the drill-down commands (`top`, `stats`, `explain`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum DataFormat {
+    /// A table for people.
+    #[default]
+    Table,
+    /// JSON, integers only, fixed key order.
+    Json,
+    /// The same document as YAML.
+    Yaml,
+}
+
+/// Which bytes a profile shows (`--view`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum View {
+    /// OMMX 2.9.3's logical in-memory bytes.
+    #[default]
+    Memory,
+    /// Encoded protobuf bytes per path; the total is the instance's size.
+    Wire,
+    /// Both side by side, with the in-memory/on-disk ratio (table format).
+    Both,
+}
+
+/// The accounting one profile follows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Account {
+    /// OMMX 2.9.3's logical in-memory bytes.
+    #[default]
+    Memory,
+    /// Encoded protobuf bytes.
+    Wire,
+}
+
+impl Account {
+    /// The JSON `accounting` field.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Account::Memory => "ommx 2.9.3 logical_memory_profile",
+            Account::Wire => "protobuf wire bytes",
+        }
+    }
 }
 
 /// Options of the human views.
@@ -53,39 +102,6 @@ impl Default for ViewOptions {
     }
 }
 
-/// Escapes a name taken from user data for use as one folded-stack frame:
-/// `%`, `;`, control characters and a trailing space-digits run (which a
-/// folded reader would take for the count) are percent-encoded.
-pub fn escape_frame(name: &str) -> String {
-    let mut out = escape_frame_chars(name);
-    // "x 12" at the end of a line would read as a count: encode the space.
-    if let Some(pos) = out.rfind(' ') {
-        if pos + 1 < out.len() && out[pos + 1..].bytes().all(|b| b.is_ascii_digit()) {
-            out.replace_range(pos..pos + 1, "%20");
-        }
-    }
-    out
-}
-
-/// Percent-encodes `%`, `;` and control characters, which would break a
-/// folded line.
-pub fn escape_frame_chars(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        match c {
-            '%' | ';' => out.push_str(&format!("%{:02X}", c as u32)),
-            c if c.is_control() => {
-                let mut buf = [0u8; 4];
-                for b in c.encode_utf8(&mut buf).bytes() {
-                    out.push_str(&format!("%{b:02X}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// The root frame naming an instance layer when several are shown:
 /// `layer[1]`, or `layer[0] (title)` (the parenthesis keeps a title that
 /// ends in digits from reading as a count).
@@ -104,16 +120,30 @@ pub fn file_frame(index: usize, name: &str) -> String {
 /// What every format renders.
 pub struct Profile<'a> {
     pub report: &'a Report,
+    pub account: Account,
     pub aggregate: Aggregate,
     pub totals: Vec<Totals>,
 }
 
 impl<'a> Profile<'a> {
-    /// Combines the report's instances: one alone stands at the root; several
-    /// each get a layer root frame.
+    /// The logical profile of the report's instances.
     pub fn new(report: &'a Report) -> Self {
+        Self::of(report, Account::Memory)
+    }
+
+    /// Combines the report's instances under `account`: one alone stands at
+    /// the root; several each get a layer root frame. The wire account must
+    /// have been collected ([`crate::decode::ProfileOptions::wire`]).
+    pub fn of(report: &'a Report, account: Account) -> Self {
+        let pick = |instance: &'a crate::decode::ProfiledInstance| match account {
+            Account::Memory => &instance.aggregate,
+            Account::Wire => instance
+                .wire
+                .as_ref()
+                .expect("the wire view is collected whenever it is shown"),
+        };
         let aggregate = match report.instances.as_slice() {
-            [one] => one.aggregate.clone(),
+            [one] => pick(one).clone(),
             many => {
                 let mut all = Aggregate::new();
                 for instance in many {
@@ -121,7 +151,7 @@ impl<'a> Profile<'a> {
                         instance.instance_index.unwrap_or(0),
                         instance.title.as_deref(),
                     );
-                    all.merge_under(&[Frame::Owned(frame)], &instance.aggregate);
+                    all.merge_under(&[Frame::Owned(frame)], pick(instance));
                 }
                 all
             }
@@ -129,6 +159,7 @@ impl<'a> Profile<'a> {
         let totals = aggregate.totals();
         Self {
             report,
+            account,
             aggregate,
             totals,
         }
@@ -137,15 +168,16 @@ impl<'a> Profile<'a> {
     /// Several inputs in one profile: each file's profile (layer frames
     /// included) under a root frame of its own. `combined` holds every
     /// instance of every file, for the summary.
-    pub fn of_files(reports: &[(&str, &Report)], combined: &'a Report) -> Self {
+    pub fn of_files(reports: &[(&str, &Report)], combined: &'a Report, account: Account) -> Self {
         let mut aggregate = Aggregate::new();
         for (i, (name, report)) in reports.iter().enumerate() {
-            let one = Profile::new(report);
+            let one = Profile::of(report, account);
             aggregate.merge_under(&[Frame::Owned(file_frame(i, name))], &one.aggregate);
         }
         let totals = aggregate.totals();
         Self {
             report: combined,
+            account,
             aggregate,
             totals,
         }
@@ -184,6 +216,20 @@ impl<'a> Profile<'a> {
         }
     }
 
+    /// The node at `path` (`;`-separated frames), if the profile has it.
+    pub fn find(&self, path: &str) -> Option<usize> {
+        let mut id = Aggregate::ROOT;
+        for frame in path.split(';') {
+            id = *self
+                .aggregate
+                .node(id)
+                .children
+                .iter()
+                .find(|&&c| self.aggregate.node(c).name == frame)?;
+        }
+        Some(id)
+    }
+
     /// Children of `id`, largest first, ties by name.
     pub fn sorted_children(&self, id: usize) -> Vec<usize> {
         let mut children = self.aggregate.node(id).children.clone();
@@ -216,9 +262,18 @@ impl<'a> Profile<'a> {
             Some(b) => writeln!(out, "file bytes:  {} ({b} B)", units::human(b))?,
             None => writeln!(out, "file bytes:  {} B of instance data", s.wire_bytes)?,
         }
+        self.write_total(out)
+    }
+
+    /// The header line naming the total and what it counts.
+    pub fn write_total(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let (label, what) = match self.account {
+            Account::Memory => ("logical:", "OMMX 2.9.3's estimate"),
+            Account::Wire => ("wire:", "encoded protobuf, the size of the instance data"),
+        };
         writeln!(
             out,
-            "logical:     {} ({} B, OMMX 2.9.3's estimate; KiB/MiB are 1024-based)",
+            "{label:<12} {} ({} B, {what}; KiB/MiB are 1024-based)",
             units::human(self.total_bytes()),
             self.total_bytes()
         )

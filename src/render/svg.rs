@@ -29,10 +29,11 @@ pub fn render(profile: &Profile<'_>, options: &SvgOptions, out: &mut dyn Write) 
             profile.layer_label()
         )
     });
-    opts.subtitle = Some(format!(
-        "logical bytes as OMMX 2.9.3 counts them; total {} B",
-        profile.total_bytes()
-    ));
+    let what = match profile.account {
+        super::Account::Memory => "logical bytes as OMMX 2.9.3 counts them",
+        super::Account::Wire => "encoded protobuf bytes",
+    };
+    opts.subtitle = Some(format!("{what}; total {} B", profile.total_bytes()));
     opts.count_name = "bytes".to_string();
     opts.colors = Palette::Basic(BasicPalette::Mem);
     opts.deterministic = true;

@@ -9,6 +9,7 @@ use assert_cmd::Command;
 use flate2::{write::GzEncoder, Compression};
 
 mod diff_check;
+mod drill;
 mod parallel;
 
 fn fixtures() -> PathBuf {

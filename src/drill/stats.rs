@@ -1,0 +1,336 @@
+//! `memprof stats`: distributions of entity sizes per kind and per family.
+//!
+//! For every kind (variables, constraints, removed constraints, named
+//! functions) and every family (entities sharing a name) it reports the
+//! count, the total, min / p50 / p90 / p99 / max of the logical bytes and of
+//! the stored terms, and the entity holding the maximum bytes.
+//!
+//! Percentiles are nearest-rank: the p-th percentile of n values is the
+//! smallest value v such that at least ⌈p·n/100⌉ values are ≤ v. They come
+//! from a [`Histogram`] whose memory does not grow with the number of
+//! entities:
+//! - while a distribution has at most [`EXACT_DISTINCT`] distinct values it
+//!   keeps them all with their counts, and its percentiles are exact (entity
+//!   sizes take few distinct values: every 50-term constraint of a family
+//!   costs the same);
+//! - past that it switches to log buckets that keep the top 8 significant
+//!   bits of each value (values below 256 stay exact). A percentile is then
+//!   reported as its bucket's lower bound clamped to [min, max], at most
+//!   1/128 (0.78%) below the true nearest-rank value and never above it.
+//!   Each distribution says whether it is `exact`.
+//!
+//! min, max, count and total are always exact. Memory per distribution: at
+//! most 64 values, or 128 buckets per power of two that its values span
+//! (sizes within a family rarely span more than a few), independent of the
+//! number of entities.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{EntityKind, EntityRef, EntityView, KindFilter};
+use crate::decode::instance::{Cost, EntityObserver, NamedFunction};
+use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
+
+/// Distinct values kept exactly before switching to log buckets.
+pub const EXACT_DISTINCT: usize = 64;
+/// Significant bits kept by a log bucket.
+const BUCKET_BITS: u32 = 8;
+
+/// A bounded-memory histogram of `u64` values (see the module docs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Histogram {
+    /// Value (or bucket lower bound) → count.
+    counts: BTreeMap<u64, u64>,
+    exact: bool,
+    n: u64,
+    min: u64,
+    max: u64,
+    sum: u128,
+}
+
+/// The lower bound of `v`'s log bucket: `v` with all but its top
+/// [`BUCKET_BITS`] significant bits cleared.
+fn bucket(v: u64) -> u64 {
+    let bits = 64 - v.leading_zeros();
+    if bits <= BUCKET_BITS {
+        return v;
+    }
+    let shift = bits - BUCKET_BITS;
+    (v >> shift) << shift
+}
+
+impl Histogram {
+    pub fn new() -> Self {
+        Self {
+            exact: true,
+            min: u64::MAX,
+            ..Self::default()
+        }
+    }
+
+    pub fn add(&mut self, v: u64) {
+        self.n += 1;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.sum += u128::from(v);
+        let key = if self.exact { v } else { bucket(v) };
+        *self.counts.entry(key).or_insert(0) += 1;
+        if self.exact && self.counts.len() > EXACT_DISTINCT {
+            let mut buckets = BTreeMap::new();
+            for (v, c) in std::mem::take(&mut self.counts) {
+                *buckets.entry(bucket(v)).or_insert(0) += c;
+            }
+            self.counts = buckets;
+            self.exact = false;
+        }
+    }
+
+    /// The nearest-rank `p`-th percentile (0 < p ≤ 100); `None` when empty.
+    pub fn percentile(&self, p: f64) -> Option<u64> {
+        if self.n == 0 {
+            return None;
+        }
+        let rank = ((p / 100.0 * self.n as f64).ceil() as u64).clamp(1, self.n);
+        let mut seen = 0;
+        for (&v, &c) in &self.counts {
+            seen += c;
+            if seen >= rank {
+                return Some(v.clamp(self.min, self.max));
+            }
+        }
+        Some(self.max)
+    }
+
+    pub fn summary(&self) -> Option<Distribution> {
+        Some(Distribution {
+            min: (self.n > 0).then_some(self.min)?,
+            p50: self.percentile(50.0)?,
+            p90: self.percentile(90.0)?,
+            p99: self.percentile(99.0)?,
+            max: self.max,
+            total: u64::try_from(self.sum).unwrap_or(u64::MAX),
+            exact: self.exact,
+        })
+    }
+}
+
+/// The figures of one distribution.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Distribution {
+    pub min: u64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+    pub total: u64,
+    /// False when the percentiles come from log buckets (≤ 0.78% low).
+    pub exact: bool,
+}
+
+/// What is kept per kind and per family.
+#[derive(Debug, Clone)]
+struct Accumulator {
+    bytes: Histogram,
+    terms: Option<Histogram>,
+    largest: Option<(u64, EntityRef)>,
+}
+
+impl Accumulator {
+    fn new(kind: EntityKind) -> Self {
+        Self {
+            bytes: Histogram::new(),
+            terms: (kind != EntityKind::Variable).then(Histogram::new),
+            largest: None,
+        }
+    }
+
+    fn add(&mut self, layer: Option<usize>, e: &EntityView<'_>, bytes: u64) {
+        self.bytes.add(bytes);
+        if let (Some(h), Some(t)) = (&mut self.terms, e.terms) {
+            h.add(t);
+        }
+        // Ties keep the first in stream order.
+        if self.largest.as_ref().is_none_or(|(b, _)| bytes > *b) {
+            self.largest = Some((bytes, EntityRef::new(layer, e)));
+        }
+    }
+
+    fn report(&self, kind: EntityKind, family: Option<Option<String>>) -> Option<Stats> {
+        let (largest_bytes, largest) = self.largest.clone()?;
+        Some(Stats {
+            kind,
+            family,
+            count: self.bytes.n,
+            bytes: self.bytes.summary()?,
+            terms: self.terms.as_ref().and_then(Histogram::summary),
+            largest,
+            largest_bytes,
+        })
+    }
+}
+
+/// One line of the report: a kind, or a family of a kind.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    pub kind: EntityKind,
+    /// The family's name (`null` for unnamed entities); absent on kind lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<Option<String>>,
+    pub count: u64,
+    pub bytes: Distribution,
+    /// Stored terms; `null` for variables.
+    pub terms: Option<Distribution>,
+    /// The entity with the most bytes (the first, on ties).
+    pub largest: EntityRef,
+    pub largest_bytes: u64,
+}
+
+/// The per-kind and per-family accumulators of one kind.
+#[derive(Debug)]
+struct KindStats {
+    all: Accumulator,
+    named: HashMap<String, Accumulator>,
+    unnamed: Option<Accumulator>,
+}
+
+/// The observer collecting the distributions.
+#[derive(Debug)]
+pub struct StatsCollector {
+    kinds: KindFilter,
+    per_kind: BTreeMap<EntityKind, KindStats>,
+    layer: Option<usize>,
+}
+
+impl StatsCollector {
+    pub fn new(kinds: KindFilter) -> Self {
+        Self {
+            kinds,
+            per_kind: BTreeMap::new(),
+            layer: None,
+        }
+    }
+
+    fn add(&mut self, e: EntityView<'_>, cost: Cost) {
+        if !self.kinds.admits(e.kind) {
+            return;
+        }
+        let k = self.per_kind.entry(e.kind).or_insert_with(|| KindStats {
+            all: Accumulator::new(e.kind),
+            named: HashMap::new(),
+            unnamed: None,
+        });
+        k.all.add(self.layer, &e, cost.bytes);
+        let family = match e.name {
+            None => k.unnamed.get_or_insert_with(|| Accumulator::new(e.kind)),
+            Some(name) => {
+                if !k.named.contains_key(name) {
+                    k.named.insert(name.to_string(), Accumulator::new(e.kind));
+                }
+                k.named.get_mut(name).expect("inserted above")
+            }
+        };
+        family.add(self.layer, &e, cost.bytes);
+    }
+
+    /// Kind lines in kind order, and family lines by kind, then total bytes
+    /// (largest first), then name.
+    pub fn report(&self) -> (Vec<Stats>, Vec<Stats>) {
+        let mut kinds = Vec::new();
+        let mut families = Vec::new();
+        for (&kind, k) in &self.per_kind {
+            kinds.extend(k.all.report(kind, None));
+            let mut lines: Vec<Stats> = k
+                .named
+                .iter()
+                .filter_map(|(name, acc)| acc.report(kind, Some(Some(name.clone()))))
+                .chain(
+                    k.unnamed
+                        .iter()
+                        .filter_map(|acc| acc.report(kind, Some(None))),
+                )
+                .collect();
+            lines.sort_by(|a, b| {
+                b.bytes
+                    .total
+                    .cmp(&a.bytes.total)
+                    .then_with(|| a.family.cmp(&b.family))
+            });
+            families.extend(lines);
+        }
+        (kinds, families)
+    }
+}
+
+impl EntityObserver for StatsCollector {
+    fn begin(&mut self, layer: Option<usize>) {
+        self.layer = layer;
+    }
+    fn variable(&mut self, v: &DecisionVariable, cost: Cost) {
+        self.add(EntityView::variable(v), cost);
+    }
+    fn constraint(&mut self, c: &Constraint, cost: Cost) {
+        self.add(EntityView::constraint(c), cost);
+    }
+    fn removed_constraint(&mut self, r: &RemovedConstraint, cost: Cost) {
+        self.add(EntityView::removed(r), cost);
+    }
+    fn named_function(&mut self, n: &NamedFunction, cost: Cost) {
+        self.add(EntityView::named_function(n), cost);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nearest_rank(sorted: &[u64], p: f64) -> u64 {
+        let rank = ((p / 100.0 * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+        sorted[rank - 1]
+    }
+
+    #[test]
+    fn exact_while_few_distinct_values() {
+        let mut h = Histogram::new();
+        let values: Vec<u64> = (1..=100).map(|i| 1000 + (i % 10) * 24).collect();
+        values.iter().for_each(|&v| h.add(v));
+        let mut sorted = values.clone();
+        sorted.sort_unstable();
+        let d = h.summary().unwrap();
+        assert!(d.exact);
+        for (p, got) in [(50.0, d.p50), (90.0, d.p90), (99.0, d.p99)] {
+            assert_eq!(got, nearest_rank(&sorted, p), "p{p}");
+        }
+        assert_eq!((d.min, d.max), (1000, 1216));
+        assert_eq!(d.total, values.iter().sum::<u64>());
+        assert_eq!(Histogram::new().summary(), None);
+    }
+
+    #[test]
+    fn log_buckets_stay_within_the_stated_error() {
+        let mut h = Histogram::new();
+        // 10,000 distinct values over four orders of magnitude.
+        let values: Vec<u64> = (0..10_000u64).map(|i| 100 + i * i / 7 + i).collect();
+        values.iter().for_each(|&v| h.add(v));
+        let mut sorted = values.clone();
+        sorted.sort_unstable();
+        let d = h.summary().unwrap();
+        assert!(!d.exact);
+        let octaves = 64 - (sorted[sorted.len() - 1] / sorted[0]).leading_zeros() as usize + 1;
+        assert!(
+            h.counts.len() <= 128 * octaves,
+            "{} buckets",
+            h.counts.len()
+        );
+        for (p, got) in [(50.0, d.p50), (90.0, d.p90), (99.0, d.p99)] {
+            let truth = nearest_rank(&sorted, p);
+            assert!(got <= truth, "p{p}: {got} > {truth}");
+            assert!(
+                (truth - got) as f64 <= truth as f64 / 128.0,
+                "p{p}: {got} vs {truth}"
+            );
+        }
+        assert_eq!((d.min, d.max), (sorted[0], *sorted.last().unwrap()));
+        assert_eq!(bucket(255), 255);
+        assert_eq!(bucket(257), 256);
+        assert_eq!(bucket(1023), 1020);
+    }
+}

@@ -1,0 +1,463 @@
+//! The wire view: encoded protobuf bytes per logical path.
+//!
+//! Each field of the encoded instance is attributed to the path its value
+//! has in OMMX's in-memory profile (a constraint's terms to
+//! `Instance.constraints;Constraint.function;Linear;PolynomialBase.terms`, a
+//! variable's name to `...;DecisionVariableMetadata.name`, map keys under
+//! `...[key]`), so the two views line up path by path. What has no in-memory
+//! counterpart gets frames of its own:
+//! - `P;Wire[tag]`: the field tags of the fields at `P`;
+//! - `P;Wire[length]`: the length prefixes of the length-delimited fields at `P`;
+//! - `P;Wire[unknown fields]`: fields the schema does not know, whole (tag
+//!   included); at the top level, `Wire[unknown fields]` alone;
+//! - `Instance.named_functions` and `Instance.format_version`, which 2.9.3
+//!   does not count in memory.
+//!
+//! Every byte of the instance lands in exactly one leaf, so the wire total is
+//! the size of the instance blob.
+
+use super::{Frame, LogicalMemoryVisitor, Path};
+
+pub const TAG: &str = "Wire[tag]";
+pub const LENGTH: &str = "Wire[length]";
+pub const UNKNOWN: &str = "Wire[unknown fields]";
+
+/// How a known field's value is accounted.
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    /// Scalars, strings, packed lists: the value's bytes at the field's path.
+    Payload,
+    /// A nested message: its fields, below the field's path.
+    Message(&'static Schema),
+    /// `Function.constant`: at `Zero` or `Constant`, as OMMX names the variant.
+    Constant,
+}
+
+/// One known field: its number, the frames it adds, and its shape.
+type FieldRule = (u32, &'static [&'static str], Shape);
+
+/// The known fields of a message.
+#[derive(Debug)]
+pub struct Schema {
+    fields: &'static [FieldRule],
+}
+
+impl Schema {
+    fn field(&self, number: u32) -> Option<&FieldRule> {
+        self.fields.iter().find(|f| f.0 == number)
+    }
+}
+
+use Shape::{Message, Payload};
+
+const TERMS: &[&str] = &["PolynomialBase.terms"];
+
+static LINEAR_TERM: Schema = Schema {
+    fields: &[(1, &[], Payload), (2, &[], Payload)],
+};
+/// Linear: every byte belongs to the function's stored terms.
+static LINEAR: Schema = Schema {
+    fields: &[(1, &[], Message(&LINEAR_TERM)), (2, &[], Payload)],
+};
+static QUADRATIC: Schema = Schema {
+    fields: &[
+        (1, &[], Payload),
+        (2, &[], Payload),
+        (3, &[], Payload),
+        (4, &[], Message(&LINEAR)),
+    ],
+};
+static MONOMIAL: Schema = Schema {
+    fields: &[(1, &[], Payload), (2, &[], Payload)],
+};
+static POLYNOMIAL: Schema = Schema {
+    fields: &[(1, &[], Message(&MONOMIAL))],
+};
+static FUNCTION: Schema = Schema {
+    fields: &[
+        (1, &[], Shape::Constant),
+        (2, &["Linear", TERMS[0]], Message(&LINEAR)),
+        (3, &["Quadratic", TERMS[0]], Message(&QUADRATIC)),
+        (4, &["Polynomial", TERMS[0]], Message(&POLYNOMIAL)),
+    ],
+};
+
+static FNV_STRING_ENTRY: Schema = Schema {
+    fields: &[(1, &["FnvHashMap[key]"], Payload), (2, &[], Payload)],
+};
+static HASH_ENTRY: Schema = Schema {
+    fields: &[(1, &["HashMap[key]"], Payload), (2, &[], Payload)],
+};
+static FUNCTION_ENTRY: Schema = Schema {
+    fields: &[
+        (1, &["FnvHashMap[key]"], Payload),
+        (2, &[], Message(&FUNCTION)),
+    ],
+};
+
+static BOUND: Schema = Schema {
+    fields: &[(1, &[], Payload), (2, &[], Payload)],
+};
+const META: &str = "DecisionVariable.metadata";
+pub static DECISION_VARIABLE: Schema = Schema {
+    fields: &[
+        (1, &["DecisionVariable.id"], Payload),
+        (2, &["DecisionVariable.kind"], Payload),
+        (3, &["DecisionVariable.bound"], Message(&BOUND)),
+        (4, &[META, "DecisionVariableMetadata.name"], Payload),
+        (5, &[META, "DecisionVariableMetadata.subscripts"], Payload),
+        (
+            6,
+            &[META, "DecisionVariableMetadata.parameters"],
+            Message(&FNV_STRING_ENTRY),
+        ),
+        (7, &[META, "DecisionVariableMetadata.description"], Payload),
+        (8, &["DecisionVariable.substituted_value"], Payload),
+    ],
+};
+pub static CONSTRAINT: Schema = Schema {
+    fields: &[
+        (1, &["Constraint.id"], Payload),
+        (2, &["Constraint.equality"], Payload),
+        (3, &["Constraint.function"], Message(&FUNCTION)),
+        (5, &["Constraint.parameters"], Message(&FNV_STRING_ENTRY)),
+        (6, &["Constraint.name"], Payload),
+        (7, &["Constraint.description"], Payload),
+        (8, &["Constraint.subscripts"], Payload),
+    ],
+};
+pub static REMOVED_CONSTRAINT: Schema = Schema {
+    fields: &[
+        (1, &["RemovedConstraint.constraint"], Message(&CONSTRAINT)),
+        (2, &["RemovedConstraint.removed_reason"], Payload),
+        (
+            3,
+            &["RemovedConstraint.removed_reason_parameters"],
+            Message(&FNV_STRING_ENTRY),
+        ),
+    ],
+};
+pub static NAMED_FUNCTION: Schema = Schema {
+    fields: &[
+        (1, &["NamedFunction.id"], Payload),
+        (2, &["NamedFunction.function"], Message(&FUNCTION)),
+        (3, &["NamedFunction.subscripts"], Payload),
+        (4, &["NamedFunction.parameters"], Message(&FNV_STRING_ENTRY)),
+        (5, &["NamedFunction.name"], Payload),
+        (6, &["NamedFunction.description"], Payload),
+    ],
+};
+static DESCRIPTION: Schema = Schema {
+    fields: &[
+        (1, &["Description.name"], Payload),
+        (2, &["Description.description"], Payload),
+        (3, &["Description.authors"], Payload),
+        (4, &["Description.created_by"], Payload),
+        (5, &["Description.created"], Payload),
+        (6, &["Description.license"], Payload),
+        (7, &["Description.dataset"], Payload),
+    ],
+};
+static PARAMETERS: Schema = Schema {
+    fields: &[(1, &["Parameters.entries"], Message(&HASH_ENTRY))],
+};
+static ONE_HOT: Schema = Schema {
+    fields: &[
+        (1, &["OneHot.id"], Payload),
+        (2, &["OneHot.variables"], Payload),
+    ],
+};
+static SOS1: Schema = Schema {
+    fields: &[
+        (1, &["Sos1.binary_constraint_id"], Payload),
+        (2, &["Sos1.big_m_constraint_ids"], Payload),
+        (3, &["Sos1.variables"], Payload),
+    ],
+};
+static HINTS: Schema = Schema {
+    fields: &[
+        (
+            2,
+            &["ConstraintHints.one_hot_constraints"],
+            Message(&ONE_HOT),
+        ),
+        (3, &["ConstraintHints.sos1_constraints"], Message(&SOS1)),
+    ],
+};
+
+/// The top level: `Instance`'s fields.
+static INSTANCE: Schema = Schema {
+    fields: &[
+        (1, &["Instance.description"], Message(&DESCRIPTION)),
+        (
+            2,
+            &["Instance.decision_variables"],
+            Message(&DECISION_VARIABLE),
+        ),
+        (3, &["Instance.objective"], Message(&FUNCTION)),
+        (4, &["Instance.constraints"], Message(&CONSTRAINT)),
+        (5, &["Instance.sense"], Payload),
+        (6, &["Instance.parameters"], Message(&PARAMETERS)),
+        (7, &["Instance.constraint_hints"], Message(&HINTS)),
+        (
+            8,
+            &["Instance.removed_constraints"],
+            Message(&REMOVED_CONSTRAINT),
+        ),
+        (
+            9,
+            &[
+                "Instance.decision_variable_dependency",
+                "AcyclicAssignments.assignments",
+            ],
+            Message(&FUNCTION_ENTRY),
+        ),
+        (10, &["Instance.named_functions"], Message(&NAMED_FUNCTION)),
+        (11, &["Instance.annotations"], Message(&HASH_ENTRY)),
+        (100, &["Instance.format_version"], Payload),
+    ],
+};
+
+/// One top-level field of an instance as the stream framed it: `tag_bytes`
+/// of tag, `wire_bytes` in all. `body` is the value of a length-delimited
+/// field (the prefix is the rest of the header); `None` for a varint.
+#[derive(Debug, Clone, Copy)]
+pub struct TopLevelField<'a> {
+    pub number: u32,
+    pub tag_bytes: u64,
+    pub wire_bytes: u64,
+    pub body: Option<&'a [u8]>,
+}
+
+/// Attributes one top-level field to its paths. `family`, when given, is
+/// inserted below the entity container (`--group-by name`); the element's
+/// tag and length prefix belong to it.
+pub fn visit_top_level<V: LogicalMemoryVisitor>(
+    field: TopLevelField<'_>,
+    family: Option<Frame>,
+    path: &mut Path,
+    visitor: &mut V,
+) {
+    let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let Some(&(_, frames, shape)) = INSTANCE.field(field.number) else {
+        visitor.visit_leaf(&path.with(UNKNOWN), to_usize(field.wire_bytes));
+        return;
+    };
+    with_frames(path, frames, &mut |path| match &family {
+        Some(f) => visit_element(field, shape, &mut path.with(f.clone()), visitor),
+        None => visit_element(field, shape, path, visitor),
+    });
+}
+
+fn visit_element<V: LogicalMemoryVisitor>(
+    field: TopLevelField<'_>,
+    shape: Shape,
+    path: &mut Path,
+    visitor: &mut V,
+) {
+    let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    visitor.visit_leaf(&path.with(TAG), to_usize(field.tag_bytes));
+    let value = field.wire_bytes - field.tag_bytes;
+    match (field.body, shape) {
+        (Some(body), Message(schema)) => {
+            let prefix = value - body.len() as u64;
+            visitor.visit_leaf(&path.with(LENGTH), to_usize(prefix));
+            visit_message(schema, body, path, visitor, 0);
+        }
+        (Some(body), _) => {
+            let prefix = value - body.len() as u64;
+            visitor.visit_leaf(&path.with(LENGTH), to_usize(prefix));
+            visitor.visit_leaf(path, body.len());
+        }
+        (None, _) => visitor.visit_leaf(path, to_usize(value)),
+    }
+}
+
+/// Runs `f` with `frames` pushed on `path`.
+fn with_frames(path: &mut Path, frames: &[&'static str], f: &mut dyn FnMut(&mut Path)) {
+    match frames.split_first() {
+        None => f(path),
+        Some((first, rest)) => with_frames(&mut path.with(*first), rest, f),
+    }
+}
+
+/// Nesting deeper than this is accounted as unknown rather than walked
+/// (prost itself refuses messages nested 100 deep).
+const MAX_DEPTH: u32 = 100;
+
+/// A read position in a message body.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn varint(&mut self) -> Option<u64> {
+        let mut value = 0u64;
+        for i in 0..10 {
+            let b = *self.bytes.get(self.at)?;
+            self.at += 1;
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    fn advance(&mut self, n: u64) -> Option<()> {
+        let end = self.at.checked_add(usize::try_from(n).ok()?)?;
+        (end <= self.bytes.len()).then(|| self.at = end)
+    }
+
+    /// Skips a value of `wire_type` (groups included, to their end tag).
+    fn skip(&mut self, wire_type: u64, field: u64, depth: u32) -> Option<()> {
+        match wire_type {
+            0 => self.varint().map(drop),
+            1 => self.advance(8),
+            2 => {
+                let len = self.varint()?;
+                self.advance(len)
+            }
+            3 if depth < MAX_DEPTH => loop {
+                let key = self.varint()?;
+                if key & 7 == 4 {
+                    return (key >> 3 == field).then_some(());
+                }
+                self.skip(key & 7, key >> 3, depth + 1)?;
+            },
+            5 => self.advance(4),
+            _ => None,
+        }
+    }
+}
+
+/// Attributes the fields of one message body to paths below `path`. Bytes
+/// that do not parse (which the decoder rejects anyway) are unknown.
+fn visit_message<V: LogicalMemoryVisitor>(
+    schema: &Schema,
+    body: &[u8],
+    path: &mut Path,
+    visitor: &mut V,
+    depth: u32,
+) {
+    let mut cur = Cursor { bytes: body, at: 0 };
+    while cur.at < body.len() {
+        let start = cur.at;
+        let parsed = cur.varint().and_then(|key| {
+            let tag_end = cur.at;
+            let (number, wire_type) = (key >> 3, key & 7);
+            let known = u32::try_from(number)
+                .ok()
+                .and_then(|n| schema.field(n))
+                .filter(|_| depth < MAX_DEPTH && wire_type != 3 && wire_type != 4);
+            let Some(&(_, frames, shape)) = known else {
+                cur.skip(wire_type, number, depth)?;
+                visitor.visit_leaf(&path.with(UNKNOWN), cur.at - start);
+                return Some(());
+            };
+            let len_start = cur.at;
+            let value = if wire_type == 2 {
+                let len = cur.varint()?;
+                let value_start = cur.at;
+                cur.advance(len)?;
+                Some(&body[value_start..cur.at])
+            } else {
+                cur.skip(wire_type, number, depth)?;
+                None
+            };
+            let value_bytes = &body[len_start..cur.at];
+            with_frames(path, frames, &mut |path| {
+                visitor.visit_leaf(&path.with(TAG), tag_end - start);
+                match (value, shape) {
+                    (Some(inner), Message(schema)) => {
+                        let prefix = value_bytes.len() - inner.len();
+                        visitor.visit_leaf(&path.with(LENGTH), prefix);
+                        visit_message(schema, inner, path, visitor, depth + 1);
+                    }
+                    (Some(inner), _) => {
+                        let prefix = value_bytes.len() - inner.len();
+                        visitor.visit_leaf(&path.with(LENGTH), prefix);
+                        visitor.visit_leaf(path, inner.len());
+                    }
+                    (None, Shape::Constant) => {
+                        let zero = value_bytes
+                            .try_into()
+                            .map(f64::from_le_bytes)
+                            .is_ok_and(|c| c == 0.0);
+                        let variant = if zero { "Zero" } else { "Constant" };
+                        visitor.visit_leaf(&path.with(variant), value_bytes.len());
+                    }
+                    (None, _) => visitor.visit_leaf(path, value_bytes.len()),
+                }
+            });
+            Some(())
+        });
+        if parsed.is_none() {
+            visitor.visit_leaf(&path.with(UNKNOWN), body.len() - start);
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Aggregate;
+
+    #[test]
+    fn every_byte_lands_in_one_leaf() {
+        // Constraint { id: 3, function: { linear: { terms: [{id 1, coef 2.0}] } },
+        //              unknown field 4 = varint 7, name: "c" }
+        let mut term = vec![0x08, 0x01, 0x11];
+        term.extend_from_slice(&2.0f64.to_le_bytes());
+        let mut linear = vec![0x0a, term.len() as u8];
+        linear.extend_from_slice(&term);
+        let mut function = vec![0x12, linear.len() as u8];
+        function.extend_from_slice(&linear);
+        let mut body = vec![0x08, 0x03, 0x1a, function.len() as u8];
+        body.extend_from_slice(&function);
+        body.extend_from_slice(&[0x20, 0x07, 0x32, 0x01, b'c']);
+        let mut agg = Aggregate::new();
+        let header = 2;
+        visit_top_level(
+            TopLevelField {
+                number: 4,
+                tag_bytes: 1,
+                wire_bytes: header + body.len() as u64,
+                body: Some(&body),
+            },
+            None,
+            &mut Path::new(),
+            &mut agg,
+        );
+        assert_eq!(agg.total_bytes(), header + body.len() as u64);
+        let lines = agg.folded_lines();
+        let get = |p: &str| lines.iter().find(|l| l.0 == p).map(|l| l.1);
+        let terms = "Instance.constraints;Constraint.function;Linear;PolynomialBase.terms";
+        assert_eq!(get(terms), Some(1 + 8));
+        assert_eq!(get(&format!("{terms};Wire[tag]")), Some(4));
+        assert_eq!(get(&format!("{terms};Wire[length]")), Some(2));
+        assert_eq!(get("Instance.constraints;Wire[unknown fields]"), Some(2));
+        assert_eq!(get("Instance.constraints;Constraint.name"), Some(1));
+        assert_eq!(get("Instance.constraints;Constraint.id"), Some(1));
+    }
+
+    #[test]
+    fn garbage_is_unknown_not_a_panic() {
+        let mut agg = Aggregate::new();
+        let body = [0x1a, 0xff, 0x01, 0x00];
+        visit_top_level(
+            TopLevelField {
+                number: 4,
+                tag_bytes: 1,
+                wire_bytes: 2 + body.len() as u64,
+                body: Some(&body),
+            },
+            None,
+            &mut Path::new(),
+            &mut agg,
+        );
+        assert_eq!(agg.total_bytes(), 2 + body.len() as u64);
+    }
+}

@@ -1,0 +1,139 @@
+//! `memprof stats` as tables, JSON or YAML.
+
+use std::io::Write;
+
+use anyhow::Result;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use serde::Serialize;
+
+use super::json::{input_info, layer_refs, write_data, InputInfo, LayerRef, SCHEMA_VERSION, TOOL};
+use super::units::human;
+use super::{DataFormat, Profile};
+use crate::drill::stats::{Distribution, Stats};
+use crate::drill::EntityRef;
+use crate::profile::family::{escape_frame_chars, UNNAMED};
+
+/// How the percentiles are computed, stated in every document.
+pub const METHOD: &str =
+    "nearest-rank; exact while a distribution has at most 64 distinct values, \
+    else from log buckets keeping 8 significant bits (reported as the bucket's lower bound, \
+    at most 0.78% below the true value; see each distribution's `exact`)";
+
+#[derive(Debug, Serialize)]
+struct StatsDocument<'a> {
+    schema_version: u32,
+    tool: &'static str,
+    accounting: &'static str,
+    input: InputInfo,
+    layers: Vec<LayerRef>,
+    total_bytes: u64,
+    percentiles: &'static str,
+    kinds: &'a [Stats],
+    families: &'a [Stats],
+}
+
+fn figures(d: &Distribution, bytes: bool) -> String {
+    let f = |v: u64| if bytes { human(v) } else { v.to_string() };
+    let approx = if d.exact { "" } else { "~" };
+    format!(
+        "{} / {approx}{} / {approx}{} / {approx}{} / {}",
+        f(d.min),
+        f(d.p50),
+        f(d.p90),
+        f(d.p99),
+        f(d.max)
+    )
+}
+
+fn largest(e: &EntityRef, bytes: u64) -> String {
+    format!("{} {} ({})", e.id, e.display_name(), human(bytes))
+}
+
+fn table(rows: &[Stats], families: bool, limit: usize) -> Table {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    let mut header = vec!["kind"];
+    if families {
+        header.push("family");
+    }
+    header.extend([
+        "count",
+        "total",
+        "bytes min / p50 / p90 / p99 / max",
+        "terms min / p50 / p90 / p99 / max",
+        "largest (id name)",
+    ]);
+    table.set_header(header);
+    for s in rows.iter().take(limit) {
+        let mut row = vec![s.kind.label().to_string()];
+        if families {
+            row.push(match &s.family {
+                Some(Some(name)) => escape_frame_chars(name),
+                _ => UNNAMED.to_string(),
+            });
+        }
+        row.extend([
+            s.count.to_string(),
+            human(s.bytes.total),
+            figures(&s.bytes, true),
+            s.terms
+                .as_ref()
+                .map_or_else(|| "-".to_string(), |t| figures(t, false)),
+            largest(&s.largest, s.largest_bytes),
+        ]);
+        table.add_row(row);
+    }
+    if rows.len() > limit {
+        let mut row = vec![String::new(); if families { 7 } else { 6 }];
+        row[0] = format!(
+            "({} more families; raise --top to see them)",
+            rows.len() - limit
+        );
+        table.add_row(row);
+    }
+    let first = if families { 2 } else { 1 };
+    for col in first..first + 4 {
+        if let Some(c) = table.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+pub fn render(
+    profile: &Profile<'_>,
+    kinds: &[Stats],
+    families: &[Stats],
+    top: usize,
+    format: DataFormat,
+    out: &mut dyn Write,
+) -> Result<()> {
+    if format != DataFormat::Table {
+        let doc = StatsDocument {
+            schema_version: SCHEMA_VERSION,
+            tool: TOOL,
+            accounting: profile.account.describe(),
+            input: input_info(profile.report),
+            layers: layer_refs(profile.report),
+            total_bytes: profile.total_bytes(),
+            percentiles: METHOD,
+            kinds,
+            families,
+        };
+        return write_data(&doc, format == DataFormat::Yaml, out);
+    }
+    profile.write_summary(out)?;
+    writeln!(
+        out,
+        "percentiles: nearest-rank; ~ marks figures from log buckets (≤ 0.78% low)"
+    )?;
+    writeln!(out)?;
+    writeln!(out, "{}", table(kinds, false, usize::MAX))?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "families (entities sharing a name), largest total first:"
+    )?;
+    writeln!(out, "{}", table(families, true, top))?;
+    Ok(())
+}

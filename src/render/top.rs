@@ -1,0 +1,109 @@
+//! `memprof top` as a table, JSON or YAML.
+
+use std::io::Write;
+
+use anyhow::Result;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use serde::Serialize;
+
+use super::json::{input_info, layer_refs, write_data, InputInfo, LayerRef, SCHEMA_VERSION, TOOL};
+use super::units::{human, percent};
+use super::{DataFormat, Profile};
+use crate::drill::top::TopEntity;
+
+#[derive(Debug, Serialize)]
+struct TopDocument<'a> {
+    schema_version: u32,
+    tool: &'static str,
+    accounting: &'static str,
+    input: InputInfo,
+    layers: Vec<LayerRef>,
+    total_bytes: u64,
+    kind: &'a str,
+    n: usize,
+    /// Largest first.
+    entities: &'a [TopEntity],
+}
+
+/// What `top` found, and what it was asked.
+pub struct TopReport<'a> {
+    pub profile: &'a Profile<'a>,
+    pub kind: &'a str,
+    pub n: usize,
+    pub entities: &'a [TopEntity],
+}
+
+pub fn render(report: &TopReport<'_>, format: DataFormat, out: &mut dyn Write) -> Result<()> {
+    let profile = report.profile;
+    let total = profile.total_bytes();
+    if format != DataFormat::Table {
+        let doc = TopDocument {
+            schema_version: SCHEMA_VERSION,
+            tool: TOOL,
+            accounting: profile.account.describe(),
+            input: input_info(profile.report),
+            layers: layer_refs(profile.report),
+            total_bytes: total,
+            kind: report.kind,
+            n: report.n,
+            entities: report.entities,
+        };
+        return write_data(&doc, format == DataFormat::Yaml, out);
+    }
+    profile.write_summary(out)?;
+    writeln!(out)?;
+    let several_layers = profile.report.instances.len() > 1;
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    let mut header = vec![
+        "#",
+        "kind",
+        "id",
+        "name",
+        "terms",
+        "bytes",
+        "% of total",
+        "on disk",
+    ];
+    if several_layers {
+        header.insert(1, "layer");
+    }
+    table.set_header(header);
+    for (rank, e) in report.entities.iter().enumerate() {
+        let mut row = vec![
+            (rank + 1).to_string(),
+            e.entity.kind.label().to_string(),
+            e.entity.id.to_string(),
+            e.entity.display_name(),
+            e.terms.map_or_else(|| "-".to_string(), |t| t.to_string()),
+            format!("{} ({} B)", human(e.bytes), e.bytes),
+            percent(e.bytes, total),
+            human(e.wire_bytes),
+        ];
+        if several_layers {
+            row.insert(
+                1,
+                e.entity.layer.map_or_else(String::new, |l| l.to_string()),
+            );
+        }
+        table.add_row(row);
+    }
+    let first_number = if several_layers { 3 } else { 2 };
+    for col in [
+        0,
+        first_number,
+        first_number + 2,
+        first_number + 3,
+        first_number + 4,
+        first_number + 5,
+    ] {
+        if let Some(c) = table.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    writeln!(out, "{table}")?;
+    if report.entities.is_empty() {
+        writeln!(out, "(no {} entities)", report.kind)?;
+    }
+    Ok(())
+}
