@@ -18,8 +18,8 @@ use indicatif::ProgressBar;
 use sha2::{Digest, Sha256};
 
 use super::{
-    profile_one, Container, DecodeError, Document, LayerInfo, Report, Selection, BUF_SIZE,
-    INSTANCE_MEDIA_TYPE,
+    profile_one, Container, DecodeError, Document, LayerInfo, Observers, Report, Selection,
+    BUF_SIZE, INSTANCE_MEDIA_TYPE,
 };
 
 /// Caps on the small JSON documents read whole.
@@ -225,6 +225,7 @@ fn read_layout(
     mut document: Document,
     selection: Selection,
     progress: &ProgressBar,
+    observers: &mut dyn Observers,
 ) -> Result<Report, DecodeError> {
     let index =
         read_capped(store, "index.json", "index.json", INDEX_CAP)?.ok_or(ArchiveError::NoIndex)?;
@@ -296,7 +297,13 @@ fn read_layout(
         let profiled = if profile {
             let title = layer.title().map(str::to_string);
             let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(&mut reader));
-            Some(profile_one(stream, Some(size), layer.instance_index, title))
+            Some(profile_one(
+                stream,
+                Some(size),
+                layer.instance_index,
+                title,
+                observers,
+            ))
         } else {
             progress.inc(size);
             None
@@ -460,6 +467,7 @@ pub(crate) fn read_tar(
     file_bytes: u64,
     selection: Selection,
     progress: &ProgressBar,
+    observers: &mut dyn Observers,
 ) -> Result<Report, DecodeError> {
     let gzip = source.gzip;
     let mut store = TarStore::scan(source)?;
@@ -470,7 +478,7 @@ pub(crate) fn read_tar(
         gzip,
         layers: Vec::new(),
     };
-    read_layout(&mut store, document, selection, progress)
+    read_layout(&mut store, document, selection, progress, observers)
 }
 
 /// An extracted layout: files under a directory, links refused.
@@ -501,6 +509,7 @@ pub(crate) fn read_directory(
     name: String,
     selection: Selection,
     progress: &ProgressBar,
+    observers: &mut dyn Observers,
 ) -> Result<Report, DecodeError> {
     let document = Document {
         name,
@@ -509,5 +518,11 @@ pub(crate) fn read_directory(
         gzip: false,
         layers: Vec::new(),
     };
-    read_layout(&mut DirStore { root }, document, selection, progress)
+    read_layout(
+        &mut DirStore { root },
+        document,
+        selection,
+        progress,
+        observers,
+    )
 }

@@ -18,7 +18,7 @@ use prost::{encoding, Message};
 use super::wire::{FieldReader, WireError, WireType};
 use crate::model::{
     AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
-    Function, ModelError, OneHot, Parameters, RemovedConstraint, Sos1,
+    FileWaste, Function, ModelError, OneHot, Parameters, RemovedConstraint, Sos1,
 };
 use crate::ommx_v1 as pb;
 use crate::profile::collections::{leaf, BTREE_STACK};
@@ -195,6 +195,9 @@ pub struct Cost {
     pub bytes: u64,
     /// Bytes of the encoded element in the file: tag, length prefix and body.
     pub wire_bytes: u64,
+    /// What normalizing the entity's function dropped or merged from the
+    /// file's terms (zero for variables).
+    pub waste: FileWaste,
 }
 
 /// A named function as the stream carried it (2.9.3 checks it but does not
@@ -214,6 +217,8 @@ pub struct Singular<'a> {
     pub objective: &'a Function,
     /// Logical bytes of the objective.
     pub objective_bytes: u64,
+    /// What normalizing the objective dropped or merged from the file.
+    pub objective_waste: FileWaste,
     pub hints: &'a ConstraintHints,
     pub dependency: &'a AcyclicAssignments,
     pub parameters: &'a Parameters,
@@ -375,6 +380,7 @@ fn visit_entry<T: LogicalMemoryProfile>(
     Cost {
         bytes: counting.bytes,
         wire_bytes,
+        waste: FileWaste::default(),
     }
 }
 
@@ -442,12 +448,16 @@ fn decode_entity(
             Item::Variable(v, cost)
         }
         4 => {
-            let c = Constraint::from_wire(decode("constraints", bytes, offset)?)?;
+            let (c, waste) = Constraint::from_wire_measured(decode("constraints", bytes, offset)?)?;
             let cost = visit_entry("Instance.constraints", &c, wire_bytes, path, aggregate);
-            Item::Constraint(c, cost)
+            Item::Constraint(c, Cost { waste, ..cost })
         }
         8 => {
-            let r = RemovedConstraint::from_wire(decode("removed_constraints", bytes, offset)?)?;
+            let (r, waste) = RemovedConstraint::from_wire_measured(decode(
+                "removed_constraints",
+                bytes,
+                offset,
+            )?)?;
             let cost = visit_entry(
                 "Instance.removed_constraints",
                 &r,
@@ -455,7 +465,7 @@ fn decode_entity(
                 path,
                 aggregate,
             );
-            Item::Removed(r, cost)
+            Item::Removed(r, Cost { waste, ..cost })
         }
         _ => {
             let pb::NamedFunction {
@@ -469,9 +479,11 @@ fn decode_entity(
             let function = function.ok_or_else(|| ModelError::MissingFunction {
                 what: format!("named function {id}"),
             })?;
+            let normalized = Function::from_wire(&function)?;
+            let waste = FileWaste::of(&function, &normalized);
             let named = NamedFunction {
                 id,
-                function: Function::from_wire(&function)?,
+                function: normalized,
                 name,
                 subscripts,
                 parameters: parameters.into_iter().collect(),
@@ -482,6 +494,7 @@ fn decode_entity(
                 Cost {
                     bytes: 0,
                     wire_bytes,
+                    waste,
                 },
             )
         }
@@ -522,7 +535,7 @@ struct Framer<R> {
 /// those of a sequential run. Leaf sums do not depend on the order they are
 /// added in, and every output sorts, so merging the per-thread aggregates at
 /// the end changes no output byte.
-pub fn profile_instance<R: Read + Send, O: EntityObserver>(
+pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
     reader: R,
     total: Option<u64>,
     aggregate: &mut Aggregate,
@@ -618,7 +631,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver>(
     })
 }
 
-fn consume<O: EntityObserver>(
+fn consume<O: EntityObserver + ?Sized>(
     mut batches: impl Iterator<Item = Batch>,
     aggregate: &mut Aggregate,
     observer: &mut O,
@@ -708,7 +721,10 @@ fn consume<O: EntityObserver>(
     }
     leaf(&path.with("Instance.sense"), aggregate, 1);
 
-    let objective = Function::from_wire(&objective.ok_or(ModelError::MissingObjective)?)?;
+    let wire_objective = objective.ok_or(ModelError::MissingObjective)?;
+    let objective = Function::from_wire(&wire_objective)?;
+    let objective_waste = FileWaste::of(&wire_objective, &objective);
+    drop(wire_objective);
     state.uses(User::Objective, &objective);
     state.summary.terms += objective.stored_terms() as u64;
     let mut counting = Counting {
@@ -749,6 +765,7 @@ fn consume<O: EntityObserver>(
     observer.finish(&Singular {
         objective: &objective,
         objective_bytes,
+        objective_waste,
         hints: &hints,
         dependency: &dependency,
         parameters: &parameters,

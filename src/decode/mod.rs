@@ -18,7 +18,21 @@ use indicatif::ProgressBar;
 
 use crate::profile::Aggregate;
 pub use archive::ArchiveError;
-pub use instance::{InstanceError, InstanceSummary};
+pub use instance::{EntityObserver, InstanceError, InstanceSummary};
+
+/// Hands out the [`EntityObserver`] that rides along each instance profiled:
+/// one per instance, since an archive may hold several instance layers.
+pub trait Observers {
+    /// The observer for the instance at `instance_index` (`None`: raw input).
+    fn observer(&mut self, instance_index: Option<usize>) -> &mut dyn EntityObserver;
+}
+
+/// No observers: a plain profile.
+impl Observers for () {
+    fn observer(&mut self, _instance_index: Option<usize>) -> &mut dyn EntityObserver {
+        self
+    }
+}
 
 /// Read buffer size: large enough that syscalls do not show in profiles.
 const BUF_SIZE: usize = 256 * 1024;
@@ -193,12 +207,23 @@ pub fn read(
     selection: Selection,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
+    read_observed(input, selection, progress, &mut ())
+}
+
+/// [`read`], showing each profiled instance's entities to an observer from
+/// `observers`.
+pub fn read_observed(
+    input: &Input,
+    selection: Selection,
+    progress: &ProgressBar,
+    observers: &mut dyn Observers,
+) -> Result<Report, DecodeError> {
     let name = input.display_name();
     match input {
         Input::Path(path) if path.is_dir() => {
-            archive::read_directory(path, name, selection, progress)
+            archive::read_directory(path, name, selection, progress, observers)
         }
-        Input::Path(path) => read_file(path, name, selection, progress),
+        Input::Path(path) => read_file(path, name, selection, progress, observers),
         Input::Stdin => {
             let mut stdin = BufReader::with_capacity(BUF_SIZE, io::stdin());
             let head = peek(&mut stdin, 512)?;
@@ -206,11 +231,11 @@ pub fn read(
                 // Archives need random access: spool to an unlinked temporary file.
                 let mut spool = tempfile::tempfile()?;
                 io::copy(&mut stdin, &mut spool)?;
-                let mut report = read_file_handle(spool, name, selection, progress)?;
+                let mut report = read_file_handle(spool, name, selection, progress, observers)?;
                 report.document.file_bytes = None;
                 Ok(report)
             } else {
-                read_raw(stdin, None, name, false, selection, progress)
+                read_raw(stdin, None, name, false, selection, progress, observers)
             }
         }
     }
@@ -221,8 +246,9 @@ fn read_file(
     name: String,
     selection: Selection,
     progress: &ProgressBar,
+    observers: &mut dyn Observers,
 ) -> Result<Report, DecodeError> {
-    read_file_handle(File::open(path)?, name, selection, progress)
+    read_file_handle(File::open(path)?, name, selection, progress, observers)
 }
 
 fn read_file_handle(
@@ -230,6 +256,7 @@ fn read_file_handle(
     name: String,
     selection: Selection,
     progress: &ProgressBar,
+    observers: &mut dyn Observers,
 ) -> Result<Report, DecodeError> {
     file.seek(SeekFrom::Start(0))?;
     let file_bytes = file.metadata()?.len();
@@ -251,9 +278,18 @@ fn read_file_handle(
                 file_bytes,
                 selection,
                 progress,
+                observers,
             );
         }
-        return read_raw(gz, Some(file_bytes), name, true, selection, progress);
+        return read_raw(
+            gz,
+            Some(file_bytes),
+            name,
+            true,
+            selection,
+            progress,
+            observers,
+        );
     }
     if is_tar(&head) {
         let file = reader.into_inner();
@@ -263,9 +299,18 @@ fn read_file_handle(
             file_bytes,
             selection,
             progress,
+            observers,
         );
     }
-    read_raw(reader, Some(file_bytes), name, false, selection, progress)
+    read_raw(
+        reader,
+        Some(file_bytes),
+        name,
+        false,
+        selection,
+        progress,
+        observers,
+    )
 }
 
 fn read_raw<R: BufRead + Send>(
@@ -275,6 +320,7 @@ fn read_raw<R: BufRead + Send>(
     gzip: bool,
     selection: Selection,
     progress: &ProgressBar,
+    observers: &mut dyn Observers,
 ) -> Result<Report, DecodeError> {
     let head =
         peek(&mut reader, 512).map_err(|e| if gzip { DecodeError::Gzip(e) } else { e.into() })?;
@@ -305,7 +351,7 @@ fn read_raw<R: BufRead + Send>(
             let reader = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
             // Only an uncompressed file's size bounds the instance's length.
             let total = if gzip { None } else { file_bytes };
-            instances.push(profile_one(reader, total, None, None)?);
+            instances.push(profile_one(reader, total, None, None, observers)?);
         }
     }
     Ok(Report {
@@ -320,10 +366,12 @@ pub(crate) fn profile_one<R: Read + Send>(
     total: Option<u64>,
     instance_index: Option<usize>,
     title: Option<String>,
+    observers: &mut dyn Observers,
 ) -> Result<ProfiledInstance, DecodeError> {
     let mut aggregate = Aggregate::new();
+    let observer = observers.observer(instance_index);
     let summary =
-        instance::profile_instance(reader, total, &mut aggregate, &mut ()).map_err(|source| {
+        instance::profile_instance(reader, total, &mut aggregate, observer).map_err(|source| {
             DecodeError::Instance {
                 layer: instance_index,
                 source,
