@@ -6,8 +6,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::advise::{Advisors, Severity};
 use crate::decode::{self, Input, Selection};
 use crate::output::Output;
+use crate::render::advice::{AdviceFormat, AdviceView};
 use crate::render::{self, svg::SvgOptions, Format, Profile, ViewOptions};
 
 #[derive(Debug, Parser)]
@@ -36,6 +38,8 @@ pub enum Command {
     Flamegraph(FlamegraphArgs),
     /// List an archive's layers (media type, digest, size, annotations).
     Ls(LsArgs),
+    /// Recommend changes that would shrink the instance, with measured savings.
+    Advise(AdviseArgs),
 }
 
 #[derive(Debug, Args)]
@@ -87,6 +91,21 @@ pub struct FlamegraphArgs {
     /// Omit frames narrower than this many pixels.
     #[arg(long, value_name = "PIXELS")]
     pub min_width: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct AdviseArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = AdviceFormat::Table)]
+    pub format: AdviceFormat,
+    /// Show only recommendations of this severity or above (the summary still counts all).
+    #[arg(long, value_enum, value_name = "LEVEL", default_value_t = Severity::Info)]
+    pub min_severity: Severity,
+    /// Write to FILE instead of stdout ('-' is stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -158,6 +177,26 @@ pub fn run(cli: Cli) -> Result<()> {
                 min_width: args.min_width,
             };
             output.write_with(|out| render::svg::render(&profile, &options, out))
+        }
+        Command::Advise(args) => {
+            let output = Output::from_arg(args.output.as_deref());
+            output.check_not_input(&input_paths(&args.common.file))?;
+            let input = Input::from_arg(&args.common.file);
+            let bar = crate::progress::bar(args.common.quiet);
+            let mut advisors = Advisors::default();
+            let report =
+                decode::read_observed(&input, selection(args.common.layer), &bar, &mut advisors)
+                    .with_context(|| input.display_name());
+            bar.finish_and_clear();
+            let report = report?;
+            let layers = advisors.advise(&report);
+            let profile = Profile::new(&report);
+            let view = AdviceView {
+                profile: &profile,
+                layers: &layers,
+                min_severity: args.min_severity,
+            };
+            output.write_with(|out| render::advice::render(&view, args.format, out))
         }
         Command::Ls(args) => {
             let common = Common {
