@@ -170,10 +170,15 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
             continue;
         }
         let mut summary = format!(
-            "summary:     total {} ({} B); applying all {found} recommendations would save \
-             about {} ({} B, {}), overlapping savings counted once",
+            "summary:     total {} ({} B); applying {} would save about {} ({} B, {}), \
+             overlapping savings counted once",
             human(layer.total_bytes),
             layer.total_bytes,
+            if found == 1 {
+                "the 1 recommendation".to_string()
+            } else {
+                format!("all {found} recommendations")
+            },
             human(layer.estimated_saving_bytes),
             layer.estimated_saving_bytes,
             percent(layer.estimated_saving_bytes, layer.total_bytes)
