@@ -6,8 +6,8 @@
 //! hash entry per distinct string and per distinct constraint function, and
 //! a small record per variable (whether a variable is unused is known only
 //! once the objective, hints and dependencies at the end have been seen).
-//! Every number is in OMMX 2.9.3's accounting (see `/OMMX.md` in the shared
-//! notes and `crate::profile::collections`), except the `wasted-file-bytes`
+//! Every number is in OMMX 2.9.3's accounting (see `fixtures/README.md` and
+//! `crate::profile::collections`), except the `wasted-file-bytes`
 //! rule, which counts encoded bytes of the file.
 //!
 //! Rules live in three files: [`strings`] (metadata against payload,
