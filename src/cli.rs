@@ -8,11 +8,13 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::advise::{Advisors, Severity};
 use crate::batch::FileRun;
 use crate::decode::{self, EntityObserver, Input, Pass, ProfileOptions, Selection};
 use crate::drill::{explain::Explainer, stats::StatsCollector, top::Top, KindFilter};
 use crate::output::Output;
 use crate::profile::family::GroupBy;
+use crate::render::advice::{AdviceFormat, AdviceView};
 use crate::render::files::FileSummary;
 use crate::render::{
     self, svg::SvgOptions, Account, DataFormat, Format, Profile, View, ViewOptions,
@@ -64,6 +66,8 @@ pub enum Command {
     /// Size distributions (count, min/p50/p90/p99/max bytes and terms) per
     /// entity kind and per family.
     Stats(StatsArgs),
+    /// Recommend changes that would shrink the instance, with measured savings.
+    Advise(AdviseArgs),
 }
 
 #[derive(Debug, Args)]
@@ -212,6 +216,21 @@ pub struct FlamegraphArgs {
     /// Omit frames narrower than this many pixels.
     #[arg(long, value_name = "PIXELS")]
     pub min_width: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct AdviseArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = AdviceFormat::Table)]
+    pub format: AdviceFormat,
+    /// Show only recommendations of this severity or above (the summary still counts all).
+    #[arg(long, value_enum, value_name = "LEVEL", default_value_t = Severity::Info)]
+    pub min_severity: Severity,
+    /// Write to FILE instead of stdout ('-' is stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -484,6 +503,25 @@ fn run_command(command: Command) -> Result<()> {
             Output::Stdout.write_with(|out| {
                 render::explain::render(&profile, &explanations, args.format, out)
             })
+        }
+        Command::Advise(args) => {
+            let output = Output::from_arg(args.output.as_deref());
+            output.check_not_input(&input_paths(std::slice::from_ref(&args.common.file)))?;
+            let mut advisors = Advisors::default();
+            let report = read_observed(
+                &args.common,
+                selection(args.common.layer),
+                ProfileOptions::default(),
+                &mut advisors,
+            )?;
+            let layers = advisors.advise(&report);
+            let profile = Profile::new(&report);
+            let view = AdviceView {
+                profile: &profile,
+                layers: &layers,
+                min_severity: args.min_severity,
+            };
+            output.write_with(|out| render::advice::render(&view, args.format, out))
         }
         Command::Ls(args) => {
             let common = Common {

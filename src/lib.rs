@@ -7,6 +7,7 @@
 //! that aggregate). [`cli`] turns arguments into plain options and [`run`]
 //! wires the stages together.
 
+pub mod advise;
 pub mod batch;
 pub mod check;
 pub mod cli;

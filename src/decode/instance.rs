@@ -18,7 +18,7 @@ use prost::{encoding, Message};
 use super::wire::{FieldReader, WireError, WireType};
 use crate::model::{
     AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
-    Function, ModelError, OneHot, Parameters, RemovedConstraint, Sos1,
+    FileWaste, Function, ModelError, OneHot, Parameters, RemovedConstraint, Sos1,
 };
 use crate::ommx_v1 as pb;
 use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
@@ -249,6 +249,9 @@ pub struct Cost {
     pub bytes: u64,
     /// Bytes of the encoded element in the file: tag, length prefix and body.
     pub wire_bytes: u64,
+    /// What normalizing the entity's function dropped or merged from the
+    /// file's terms (zero for variables).
+    pub waste: FileWaste,
 }
 
 /// A named function as the stream carried it (2.9.3 checks it but does not
@@ -268,6 +271,8 @@ pub struct Singular<'a> {
     pub objective: &'a Function,
     /// Logical bytes of the objective.
     pub objective_bytes: u64,
+    /// What normalizing the objective dropped or merged from the file.
+    pub objective_waste: FileWaste,
     pub hints: &'a ConstraintHints,
     pub dependency: &'a AcyclicAssignments,
     pub parameters: &'a Parameters,
@@ -488,6 +493,7 @@ fn account_entity<T: LogicalMemoryProfile>(
     Cost {
         bytes: counting.bytes,
         wire_bytes: element.wire_bytes,
+        waste: FileWaste::default(),
     }
 }
 
@@ -587,23 +593,23 @@ fn decode_entity(
         4 => {
             let c = decode("constraints", bytes, offset)?;
             laps.lap(Phase::Decode);
-            let c = Constraint::from_wire(c)?;
+            let (c, waste) = Constraint::from_wire_measured(c)?;
             laps.lap(Phase::Normalize);
             let frame = "Instance.constraints";
             let cost = account_entity(frame, c.name.as_deref(), &c, element, path, accounts);
             laps.lap(Phase::Aggregate);
-            Item::Constraint(c, cost)
+            Item::Constraint(c, Cost { waste, ..cost })
         }
         8 => {
             let r = decode("removed_constraints", bytes, offset)?;
             laps.lap(Phase::Decode);
-            let r = RemovedConstraint::from_wire(r)?;
+            let (r, waste) = RemovedConstraint::from_wire_measured(r)?;
             laps.lap(Phase::Normalize);
             let frame = "Instance.removed_constraints";
             let name = r.constraint.name.as_deref();
             let cost = account_entity(frame, name, &r, element, path, accounts);
             laps.lap(Phase::Aggregate);
-            Item::Removed(r, cost)
+            Item::Removed(r, Cost { waste, ..cost })
         }
         _ => {
             let pb::NamedFunction {
@@ -618,9 +624,11 @@ fn decode_entity(
             let function = function.ok_or_else(|| ModelError::MissingFunction {
                 what: format!("named function {id}"),
             })?;
+            let normalized = Function::from_wire(&function)?;
+            let waste = FileWaste::of(&function, &normalized);
             let named = NamedFunction {
                 id,
-                function: Function::from_wire(&function)?,
+                function: normalized,
                 name,
                 subscripts,
                 parameters: parameters.into_iter().collect(),
@@ -638,6 +646,7 @@ fn decode_entity(
                 Cost {
                     bytes: 0,
                     wire_bytes: element.wire_bytes,
+                    waste,
                 },
             )
         }
@@ -872,7 +881,10 @@ fn consume<O: EntityObserver + ?Sized>(
         return Err(ModelError::FormatVersion(format_version).into());
     }
 
-    let objective = Function::from_wire(&objective.ok_or(ModelError::MissingObjective)?)?;
+    let wire_objective = objective.ok_or(ModelError::MissingObjective)?;
+    let objective = Function::from_wire(&wire_objective)?;
+    let objective_waste = FileWaste::of(&wire_objective, &objective);
+    drop(wire_objective);
     state.uses(User::Objective, &objective);
     state.summary.terms += objective.stored_terms() as u64;
     if let Some((user, id)) = state
@@ -895,6 +907,7 @@ fn consume<O: EntityObserver + ?Sized>(
     let singular = Singular {
         objective: &objective,
         objective_bytes: objective.bytes() as u64,
+        objective_waste,
         hints: &hints,
         dependency: &dependency,
         parameters: &parameters,
@@ -912,6 +925,7 @@ pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, vi
     let Singular {
         objective,
         objective_bytes: _,
+        objective_waste: _,
         hints,
         dependency,
         parameters,

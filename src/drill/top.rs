@@ -146,6 +146,7 @@ mod tests {
                 Cost {
                     bytes,
                     wire_bytes: 1,
+                    ..Cost::default()
                 },
             );
         }

@@ -10,7 +10,7 @@ use crate::profile::collections::{
 };
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
 
-use super::{Function, ModelError};
+use super::{FileWaste, Function, ModelError};
 
 /// A `Bound`: two f64, always there.
 pub const BOUND: Rule = Rule::fixed("a Bound (two f64)", "bounds", 16);
@@ -191,6 +191,12 @@ pub struct Constraint {
 
 impl Constraint {
     pub fn from_wire(c: pb::Constraint) -> Result<Self, ModelError> {
+        Self::from_wire_measured(c).map(|(c, _)| c)
+    }
+
+    /// [`Constraint::from_wire`], also reporting what normalizing the
+    /// function removed from the file's terms.
+    pub fn from_wire_measured(c: pb::Constraint) -> Result<(Self, FileWaste), ModelError> {
         let pb::Constraint {
             id,
             equality,
@@ -208,15 +214,18 @@ impl Constraint {
         let function = function.ok_or_else(|| ModelError::MissingFunction {
             what: format!("constraint {id}"),
         })?;
-        Ok(Self {
+        let normalized = Function::from_wire(&function)?;
+        let waste = FileWaste::of(&function, &normalized);
+        let constraint = Self {
             id,
             equality,
-            function: Function::from_wire(&function)?,
+            function: normalized,
             name,
             subscripts,
             parameters,
             description,
-        })
+        };
+        Ok((constraint, waste))
     }
 }
 
@@ -264,17 +273,25 @@ pub struct RemovedConstraint {
 
 impl RemovedConstraint {
     pub fn from_wire(r: pb::RemovedConstraint) -> Result<Self, ModelError> {
+        Self::from_wire_measured(r).map(|(r, _)| r)
+    }
+
+    /// [`RemovedConstraint::from_wire`], also reporting what normalizing the
+    /// function removed from the file's terms.
+    pub fn from_wire_measured(r: pb::RemovedConstraint) -> Result<(Self, FileWaste), ModelError> {
         let pb::RemovedConstraint {
             constraint,
             removed_reason,
             removed_reason_parameters,
         } = r;
         let constraint = constraint.ok_or(ModelError::MissingRemovedConstraint)?;
-        Ok(Self {
-            constraint: Constraint::from_wire(constraint)?,
+        let (constraint, waste) = Constraint::from_wire_measured(constraint)?;
+        let removed = Self {
+            constraint,
             removed_reason,
             removed_reason_parameters,
-        })
+        };
+        Ok((removed, waste))
     }
 }
 

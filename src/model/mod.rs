@@ -14,7 +14,7 @@ pub use entities::{
     AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
     Equality, Kind, OneHot, Parameters, RemovedConstraint, Sos1,
 };
-pub use function::Function;
+pub use function::{FileWaste, Function};
 
 /// Why OMMX 2.9.3 would refuse an instance. Each message says what was wrong
 /// in the user's terms.

@@ -2,6 +2,7 @@
 //! [`Profile`]: the aggregate of the selected instance layers (under one root
 //! frame per layer when there are several) and the document it came from.
 
+pub mod advice;
 pub mod check;
 pub mod diff;
 pub mod explain;

@@ -1,0 +1,104 @@
+//! 128-bit fingerprints, so the analyses keep one small entry per distinct
+//! string or function instead of the value itself.
+//!
+//! Two values are taken to be equal when their 128-bit fingerprints are:
+//! with n distinct values the chance of a false match is about n² / 2¹²⁹,
+//! far below anything observable. The mixing is a folded 64×64→128-bit
+//! multiply (as in wyhash); it is fast, not cryptographic, and nothing here
+//! needs more: a crafted collision could only make a recommendation wrong.
+
+use std::hash::{BuildHasherDefault, Hasher};
+
+const K: [u64; 4] = [
+    0x9e37_79b9_7f4a_7c15,
+    0xd6e8_feb8_6659_fd93,
+    0xa076_1d64_78bd_642f,
+    0xe703_7ed1_a0b4_28db,
+];
+
+/// Multiplies and folds the 128-bit product.
+pub fn mix(a: u64, b: u64) -> u64 {
+    let r = u128::from(a).wrapping_mul(u128::from(b));
+    (r as u64) ^ ((r >> 64) as u64)
+}
+
+/// A fingerprint of a byte string.
+pub fn bytes128(bytes: &[u8]) -> u128 {
+    let mut lanes = [K[0] ^ bytes.len() as u64, K[1] ^ bytes.len() as u64];
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        lanes[0] = mix(lanes[0] ^ word, K[2]);
+        lanes[1] = mix(lanes[1] ^ word, K[3]);
+    }
+    let mut last = [0u8; 8];
+    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    let word = u64::from_le_bytes(last);
+    let a = mix(lanes[0] ^ word, K[2]);
+    let b = mix(lanes[1] ^ word, K[3]);
+    (u128::from(mix(a, K[1])) << 64) | u128::from(mix(b, K[0]))
+}
+
+/// A fingerprint of one monomial (sorted variable ids) with a coefficient
+/// (given as bits). Summing these over a function's terms fingerprints the
+/// function independently of the order the terms are stored in.
+pub fn term128(ids: &[u64], coefficient: u64) -> u128 {
+    let mut a = K[0] ^ ids.len() as u64;
+    let mut b = K[1] ^ ids.len() as u64;
+    for &id in ids {
+        a = mix(a ^ id, K[2]);
+        b = mix(b ^ id, K[3]);
+    }
+    let a = mix(a ^ coefficient, K[3]);
+    let b = mix(b ^ coefficient, K[2]);
+    (u128::from(a) << 64) | u128::from(b)
+}
+
+/// The final fingerprint of a sum of term fingerprints over `terms` terms.
+pub fn finish128(sum: u128, terms: u64) -> u128 {
+    let a = mix((sum >> 64) as u64 ^ terms, K[0]);
+    let b = mix(sum as u64 ^ terms, K[1]);
+    (u128::from(a) << 64) | u128::from(b)
+}
+
+/// A hasher for keys that are already fingerprints: it keeps their bits.
+#[derive(Default)]
+pub struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, n: u128) {
+        self.0 = n as u64 ^ (n >> 64) as u64;
+    }
+}
+
+pub type BuildPrehashed = BuildHasherDefault<Prehashed>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_tell_values_apart() {
+        assert_eq!(bytes128(b"abc"), bytes128(b"abc"));
+        assert_ne!(bytes128(b"abc"), bytes128(b"abd"));
+        assert_ne!(bytes128(b""), bytes128(b"\0"));
+        assert_ne!(bytes128(b"12345678"), bytes128(b"123456789"));
+        let x = 2.0f64.to_bits();
+        assert_ne!(term128(&[1, 2], x), term128(&[2, 1], x));
+        assert_ne!(term128(&[1], x), term128(&[1, 1], x));
+        // Order of terms does not matter once summed.
+        let (p, q) = (term128(&[1], x), term128(&[2], x));
+        assert_eq!(
+            finish128(p.wrapping_add(q), 2),
+            finish128(q.wrapping_add(p), 2)
+        );
+    }
+}

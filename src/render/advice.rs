@@ -1,0 +1,263 @@
+//! `memprof advise` output: a table with the details of each recommendation
+//! below it (human units), or the same as JSON/YAML (integers, fixed key
+//! order, `schema_version`).
+
+use std::io::Write;
+
+use anyhow::Result;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use serde::Serialize;
+
+use super::json::InputInfo;
+use super::units::{human, percent};
+use super::Profile;
+use crate::advise::{LayerAdvice, Measure, Recommendation, Sample, Severity};
+
+/// Bumped whenever a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The formats of `memprof advise`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AdviceFormat {
+    /// A table, largest saving first, then each recommendation's details.
+    Table,
+    Json,
+    Yaml,
+}
+
+/// What is shown: the advice of each layer and the severity floor.
+pub struct AdviceView<'a> {
+    pub profile: &'a Profile<'a>,
+    pub layers: &'a [LayerAdvice],
+    pub min_severity: Severity,
+}
+
+impl AdviceView<'_> {
+    fn shown<'l>(&self, layer: &'l LayerAdvice) -> Vec<&'l Recommendation> {
+        layer
+            .recommendations
+            .iter()
+            .filter(|r| r.severity >= self.min_severity)
+            .collect()
+    }
+}
+
+pub fn render(view: &AdviceView<'_>, format: AdviceFormat, out: &mut dyn Write) -> Result<()> {
+    match format {
+        AdviceFormat::Table => render_table(view, out)?,
+        AdviceFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, &document(view))?;
+            writeln!(out)?;
+        }
+        AdviceFormat::Yaml => serde_yaml::to_writer(&mut *out, &document(view))?,
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct Thresholds {
+    high: f64,
+    medium: f64,
+    low: f64,
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema_version: u32,
+    tool: &'static str,
+    accounting: &'static str,
+    input: InputInfo,
+    min_severity: Severity,
+    /// Lower bounds of each severity: the saving in percent of the total.
+    severity_thresholds_percent: Thresholds,
+    layers: Vec<LayerDocument<'a>>,
+}
+
+#[derive(Serialize)]
+struct LayerDocument<'a> {
+    index: Option<usize>,
+    title: Option<&'a str>,
+    total_bytes: u64,
+    file_bytes: u64,
+    estimated_saving_bytes: u64,
+    estimated_saving_percent: f64,
+    file_saving_bytes: u64,
+    /// All recommendations, including those below `min_severity`.
+    recommendations_found: usize,
+    recommendations: Vec<&'a Recommendation>,
+}
+
+fn document<'a>(view: &'a AdviceView<'a>) -> Document<'a> {
+    let doc = &view.profile.report.document;
+    let threshold = |s: Severity| {
+        Severity::THRESHOLDS
+            .iter()
+            .find(|(t, _)| *t == s)
+            .map_or(0.0, |(_, p)| *p)
+    };
+    Document {
+        schema_version: SCHEMA_VERSION,
+        tool: concat!("memprof ", env!("CARGO_PKG_VERSION")),
+        accounting: "ommx 2.9.3 logical_memory_profile",
+        input: InputInfo {
+            name: doc.name.clone(),
+            container: doc.container,
+            gzip: doc.gzip,
+            file_bytes: doc.file_bytes,
+        },
+        min_severity: view.min_severity,
+        severity_thresholds_percent: Thresholds {
+            high: threshold(Severity::High),
+            medium: threshold(Severity::Medium),
+            low: threshold(Severity::Low),
+        },
+        layers: view
+            .layers
+            .iter()
+            .map(|l| LayerDocument {
+                index: l.index,
+                title: l.title.as_deref(),
+                total_bytes: l.total_bytes,
+                file_bytes: l.file_bytes,
+                estimated_saving_bytes: l.estimated_saving_bytes,
+                estimated_saving_percent: l.estimated_saving_percent,
+                file_saving_bytes: l.file_saving_bytes,
+                recommendations_found: l.recommendations.len(),
+                recommendations: view.shown(l),
+            })
+            .collect(),
+    }
+}
+
+fn sample_text(s: &Sample) -> String {
+    let mut text = s.entity.to_string();
+    if let Some(id) = s.id {
+        text.push_str(&format!(" {id}"));
+    }
+    if let Some(name) = &s.name {
+        text.push_str(&format!(" {name:?}"));
+    }
+    format!("{text}: {}", s.detail)
+}
+
+fn share(r: &Recommendation) -> String {
+    match r.measure {
+        Measure::Logical => format!("{:.1}%", r.saving_percent),
+        Measure::File => format!("{:.1}% of file", r.saving_percent),
+    }
+}
+
+fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+    view.profile.write_summary(out)?;
+    for layer in view.layers {
+        writeln!(out)?;
+        if view.layers.len() > 1 {
+            let name = match (&layer.index, &layer.title) {
+                (Some(i), Some(t)) => format!("instance layer {i} ({t})"),
+                (Some(i), None) => format!("instance layer {i}"),
+                (None, _) => "raw instance".to_string(),
+            };
+            writeln!(out, "== {name} ==")?;
+        }
+        let found = layer.recommendations.len();
+        let shown = view.shown(layer);
+        if found == 0 {
+            writeln!(
+                out,
+                "No recommendations: nothing in this instance would save memory or file bytes \
+                 under OMMX 2.9.3's accounting."
+            )?;
+            continue;
+        }
+        let mut summary = format!(
+            "summary:     total {} ({} B); applying {} would save about {} ({} B, {}), \
+             overlapping savings counted once",
+            human(layer.total_bytes),
+            layer.total_bytes,
+            if found == 1 {
+                "the 1 recommendation".to_string()
+            } else {
+                format!("all {found} recommendations")
+            },
+            human(layer.estimated_saving_bytes),
+            layer.estimated_saving_bytes,
+            percent(layer.estimated_saving_bytes, layer.total_bytes)
+        );
+        if layer.file_saving_bytes > 0 {
+            summary.push_str(&format!(
+                "; the file would lose {} B of its {} B",
+                layer.file_saving_bytes, layer.file_bytes
+            ));
+        }
+        writeln!(out, "{summary}")?;
+        if shown.is_empty() {
+            writeln!(
+                out,
+                "No recommendations at or above --min-severity {} ({found} below it).",
+                view.min_severity.label()
+            )?;
+            continue;
+        }
+        writeln!(out)?;
+        let mut table = Table::new();
+        table.load_style(UTF8_FULL_CONDENSED);
+        table.set_header(vec![
+            "#",
+            "rule",
+            "severity",
+            "saving",
+            "% of total",
+            "concerned",
+        ]);
+        for (i, r) in shown.iter().enumerate() {
+            table.add_row(vec![
+                (i + 1).to_string(),
+                r.rule.to_string(),
+                r.severity.label().to_string(),
+                human(r.saving_bytes),
+                share(r),
+                human(r.bytes_concerned),
+            ]);
+        }
+        for col in [3, 4, 5] {
+            if let Some(c) = table.column_mut(col) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        writeln!(out, "{table}")?;
+        if shown.len() < found {
+            writeln!(
+                out,
+                "({} below --min-severity {} not shown)",
+                found - shown.len(),
+                view.min_severity.label()
+            )?;
+        }
+        for (i, r) in shown.iter().enumerate() {
+            writeln!(out)?;
+            writeln!(
+                out,
+                "[{}] {} ({}): saves {} B{}",
+                i + 1,
+                r.rule,
+                r.severity.label(),
+                r.saving_bytes,
+                match r.measure {
+                    Measure::Logical => "",
+                    Measure::File => " of the file",
+                }
+            )?;
+            writeln!(out, "    finding:    {}", r.title)?;
+            for (j, path) in r.paths.iter().enumerate() {
+                let label = if j == 0 { "paths:" } else { "" };
+                writeln!(out, "    {label:<11} {path}")?;
+            }
+            for (j, s) in r.sample.iter().enumerate() {
+                let label = if j == 0 { "sample:" } else { "" };
+                writeln!(out, "    {label:<11} {}", sample_text(s))?;
+            }
+            writeln!(out, "    suggestion: {}", r.suggestion)?;
+        }
+    }
+    Ok(())
+}
