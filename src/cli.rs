@@ -166,7 +166,7 @@ impl ProfileArgs {
     }
 
     /// The single account shown, for outputs that show one.
-    fn single_account(&self, what: &str) -> Result<Account> {
+    pub(crate) fn single_account(&self, what: &str) -> Result<Account> {
         Ok(match self.view {
             View::Memory => Account::Memory,
             View::Wire => Account::Wire,

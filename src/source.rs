@@ -15,11 +15,15 @@ use anyhow::{Context, Result};
 
 use crate::decode::baseline::{self, BaselineInfo};
 use crate::decode::{self, Input, Report, Selection};
-use crate::render::Profile;
+use crate::render::{Account, Profile};
 
 /// How each input of a command is profiled.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProfileOptions {
+    /// Family frames (`--group-by name`).
+    pub group_by: crate::profile::family::GroupBy,
+    /// Which bytes are compared: in-memory, or encoded (`--view wire`).
+    pub account: Account,
     /// Only the N-th instance layer, without a root frame.
     pub layer: Option<usize>,
     /// No progress bar.
@@ -36,13 +40,15 @@ impl ProfileOptions {
 #[derive(Debug, Clone)]
 pub struct Source {
     pub report: Report,
+    /// Which of the report's accounts is compared.
+    pub account: Account,
     /// Set when the input was a baseline.
     pub baseline: Option<BaselineInfo>,
 }
 
 impl Source {
     pub fn profile(&self) -> Profile<'_> {
-        Profile::new(&self.report)
+        Profile::of(&self.report, self.account)
     }
 
     /// The file as given on the command line.
@@ -73,18 +79,31 @@ fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<So
     let bytes = std::fs::read(path)
         .map_err(decode::DecodeError::Io)
         .with_context(|| name.to_string())?;
+    if options.account == Account::Wire {
+        anyhow::bail!(
+            "{name}: a baseline holds the in-memory view only; compare wire views of instances"
+        );
+    }
     let (report, info) = baseline::parse(&bytes, name.to_string(), options.selection())
         .with_context(|| name.to_string())?;
     Ok(Source {
         report,
+        account: options.account,
         baseline: Some(info),
     })
 }
 
 fn load_instance(input: &Input, options: &ProfileOptions) -> Result<Report> {
     let bar = crate::progress::bar(options.quiet);
-    let report =
-        decode::read(input, options.selection(), &bar).with_context(|| input.display_name());
+    let mut pass = decode::Pass {
+        options: decode::ProfileOptions {
+            group_by: options.group_by,
+            wire: options.account == Account::Wire,
+        },
+        observer: &mut (),
+    };
+    let report = decode::read_with(input, options.selection(), &mut pass, &bar)
+        .with_context(|| input.display_name());
     bar.finish_and_clear();
     report
 }
@@ -95,6 +114,7 @@ pub fn load(arg: &str, options: &ProfileOptions) -> Result<Source> {
     match &input {
         Input::Path(path) if path.is_dir() => Ok(Source {
             report: load_instance(&input, options)?,
+            account: options.account,
             baseline: None,
         }),
         Input::Path(path) => {
@@ -105,6 +125,7 @@ pub fn load(arg: &str, options: &ProfileOptions) -> Result<Source> {
             } else {
                 Ok(Source {
                     report: load_instance(&input, options)?,
+                    account: options.account,
                     baseline: None,
                 })
             }
@@ -123,6 +144,7 @@ pub fn load(arg: &str, options: &ProfileOptions) -> Result<Source> {
                     .map_err(|e| rename_stdin(e, spool.path()))?;
                 Source {
                     report,
+                    account: options.account,
                     baseline: None,
                 }
             };

@@ -26,14 +26,20 @@ pub struct CompareCommon {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub profile: super::ProfileArgs,
 }
 
 impl CompareCommon {
-    fn options(&self) -> ProfileOptions {
-        ProfileOptions {
+    fn options(&self) -> Result<ProfileOptions> {
+        Ok(ProfileOptions {
             layer: self.layer,
             quiet: self.quiet,
-        }
+            group_by: self.profile.group_by,
+            account: self
+                .profile
+                .single_account("diff and check (use memory or wire)")?,
+        })
     }
 }
 
@@ -130,7 +136,7 @@ pub fn run_diff(args: DiffArgs) -> Result<()> {
             Some((new_graph, old_graph, old_path))
         }
     };
-    let options = args.common.options();
+    let options = args.common.options()?;
     let old = source::load(&args.old, &options)?;
     let new = source::load(&args.new, &options)?;
     let view = DiffView::new(&old, &new);
@@ -213,7 +219,7 @@ impl Baselines {
 }
 
 pub fn run_check(args: CheckArgs) -> Result<()> {
-    let options = args.common.options();
+    let options = args.common.options()?;
     let rules: Vec<(usize, Rule)> = match &args.budget {
         Some(path) => {
             let budget = Budget::load(path).with_context(|| path.display().to_string())?;

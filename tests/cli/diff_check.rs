@@ -752,3 +752,49 @@ fn human_formats_snapshot() {
         ])
     );
 }
+
+#[test]
+fn diff_and_check_take_the_wire_view_and_families() {
+    // Wire view: the totals are the files' sizes.
+    let (old, new) = (oracle("obj_linear.pb"), oracle("obj_linear_constant.pb"));
+    let doc = json_of(&ok(&["diff", &old, &new, "--view", "wire", "-f", "json"]));
+    let size = |f: &str| fs::metadata(f).unwrap().len();
+    assert_eq!(doc["total"]["old_bytes"].as_u64().unwrap(), size(&old));
+    assert_eq!(doc["total"]["new_bytes"].as_u64().unwrap(), size(&new));
+    assert!(doc["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["path"].as_str().unwrap().ends_with("Wire[tag]")));
+
+    // Families: a self-diff is zero and carries the family frames.
+    let ks = oracle("kitchen_sink.pb");
+    let grouped = json_of(&ok(&["diff", &ks, &ks, "--group-by", "name", "-f", "json"]));
+    let paths = grouped["paths"].as_array().unwrap();
+    assert!(paths.iter().all(|p| p["delta"] == 0));
+    assert!(paths
+        .iter()
+        .any(|p| p["path"] == "Instance.constraints;cap;Constraint.function"));
+
+    // check --view wire: a budget on the file size, at and one past its boundary.
+    let dir = tempfile::tempdir().unwrap();
+    let total = size(&ks);
+    for (limit, code) in [(total, 0), (total - 1, 1)] {
+        let budget = write(
+            dir.path(),
+            "wire.yaml",
+            format!("rules:\n  - path: total\n    max: {limit} B\n").as_bytes(),
+        );
+        let (got, _, _) = run(&["check", &ks, "--budget", &budget, "--view", "wire"]);
+        assert_eq!(got, code, "limit {limit} B against {total} B on disk");
+    }
+    // A baseline holds only the in-memory view; both views cannot be compared.
+    let baseline = write(
+        dir.path(),
+        "b.json",
+        ok(&["inspect", &ks, "-f", "json"]).as_bytes(),
+    );
+    let err = fails(&["diff", &baseline, &ks, "--view", "wire"]);
+    assert!(err.contains("in-memory view only"), "{err}");
+    assert!(fails(&["diff", &ks, &ks, "--view", "both"]).contains("--view both"));
+}
