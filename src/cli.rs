@@ -221,7 +221,7 @@ pub struct FlamegraphArgs {
 #[derive(Debug, Args)]
 pub struct AdviseArgs {
     #[command(flatten)]
-    pub common: Common,
+    pub common: Inputs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = AdviceFormat::Table)]
     pub format: AdviceFormat,
@@ -506,22 +506,37 @@ fn run_command(command: Command) -> Result<()> {
         }
         Command::Advise(args) => {
             let output = Output::from_arg(args.output.as_deref());
-            output.check_not_input(&input_paths(std::slice::from_ref(&args.common.file)))?;
-            let mut advisors = Advisors::default();
-            let report = read_observed(
-                &args.common,
-                selection(args.common.layer),
-                ProfileOptions::default(),
-                &mut advisors,
-            )?;
-            let layers = advisors.advise(&report);
-            let profile = Profile::new(&report);
-            let view = AdviceView {
-                profile: &profile,
-                layers: &layers,
-                min_severity: args.min_severity,
-            };
-            output.write_with(|out| render::advice::render(&view, args.format, out))
+            let files = crate::batch::expand(&args.common.files)?;
+            output.check_not_input(&input_paths(&files))?;
+            // Each input is read with its own advisors, several at a time.
+            let runs = crate::batch::run_all(&files, |file| {
+                let common = Common {
+                    file: file.to_string(),
+                    layer: args.common.layer,
+                    quiet: args.common.quiet || files.len() > 1,
+                };
+                let mut advisors = Advisors::default();
+                let report = read_observed(
+                    &common,
+                    selection(common.layer),
+                    ProfileOptions::default(),
+                    &mut advisors,
+                )?;
+                let layers = advisors.advise(&report);
+                Ok((report, layers))
+            })?;
+            let profiles: Vec<Profile<'_>> =
+                runs.iter().map(|r| Profile::new(&r.value.0)).collect();
+            let views: Vec<AdviceView<'_>> = profiles
+                .iter()
+                .zip(&runs)
+                .map(|(profile, run)| AdviceView {
+                    profile,
+                    layers: &run.value.1,
+                    min_severity: args.min_severity,
+                })
+                .collect();
+            output.write_with(|out| render::advice::render_many(&views, args.format, out))
         }
         Command::Ls(args) => {
             let common = Common {

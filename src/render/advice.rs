@@ -54,6 +54,43 @@ pub fn render(view: &AdviceView<'_>, format: AdviceFormat, out: &mut dyn Write) 
     Ok(())
 }
 
+/// The advice of several inputs: tables one after another, or one JSON/YAML
+/// document holding each input's document in argument order.
+pub fn render_many(
+    views: &[AdviceView<'_>],
+    format: AdviceFormat,
+    out: &mut dyn Write,
+) -> Result<()> {
+    if let [one] = views {
+        return render(one, format, out);
+    }
+    #[derive(Serialize)]
+    struct Many<'a> {
+        schema_version: u32,
+        files: Vec<Document<'a>>,
+    }
+    let many = || Many {
+        schema_version: SCHEMA_VERSION,
+        files: views.iter().map(document).collect(),
+    };
+    match format {
+        AdviceFormat::Table => {
+            for (i, view) in views.iter().enumerate() {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                render_table(view, out)?;
+            }
+        }
+        AdviceFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, &many())?;
+            writeln!(out)?;
+        }
+        AdviceFormat::Yaml => serde_yaml::to_writer(&mut *out, &many())?,
+    }
+    Ok(())
+}
+
 #[derive(Serialize)]
 struct Thresholds {
     high: f64,

@@ -224,3 +224,30 @@ fn several_inputs_are_profiled_together_in_any_thread_count() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn advise_takes_several_inputs_and_gives_each_its_own_document() {
+    let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oracle");
+    let files: Vec<String> = ["kitchen_sink.pb", "moderate.pb", "multi.ommx"]
+        .iter()
+        .map(|n| oracle.join(n).to_string_lossy().into_owned())
+        .collect();
+    let advise = |threads: &str, files: &[String]| {
+        let out = memprof()
+            .env("MEMPROF_THREADS", threads)
+            .arg("advise")
+            .args(files)
+            .args(["-f", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let together = advise("2", &files);
+    assert_eq!(together, advise("1", &files), "threads change nothing");
+    let each = together["files"].as_array().unwrap();
+    assert_eq!(each.len(), files.len());
+    for (doc, file) in each.iter().zip(&files) {
+        assert_eq!(doc, &advise("1", std::slice::from_ref(file)), "{file}");
+    }
+}
