@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Whole-process benchmark of `memprof inspect --format folded` on two large
-# generated instances (a 1,000,000-term LP and a 2,000-variable dense QUBO),
-# optionally against OMMX 2.9.3's own Instance.logical_memory_profile().
+# Whole-process benchmark of `memprof inspect --format folded` on generated
+# instances (a 1,000,000-term LP, a 2,000-variable dense QUBO, an archive of
+# 1,000 small instances; with BENCH_LARGE=1 also a 10,000,000-term LP and a
+# 1 GB LP), optionally against OMMX 2.9.3's own logical_memory_profile().
 # See bench/README.md. Usage: bench/run.sh   (from any folder)
 #
 # Environment:
 #   OMMX_PYTHON  a python with ommx==2.9.3: also time OMMX and check that
 #                memprof's folded output equals OMMX's profile text
 #   BENCH_RUNS   timed runs per command (default 5; the median wall time is
-#                reported)
+#                reported; the large files get at most 3)
+#   BENCH_LARGE  1: also the 10,000,000-term LP (~220 MB) and the 1 GB LP
+#                (OMMX is not run on these: it needs minutes and many GB)
 set -euo pipefail
 export LC_ALL=C
 
@@ -78,11 +81,18 @@ cargo build --release --bins --quiet
 mkdir -p "$out_dir"
 lp=$out_dir/lp-20000x50-of-100000.pb
 qubo=$out_dir/qubo-2000.pb
-if [[ ! -s $lp ]]; then
-    target/release/memprof-gen lp --constraints 20000 --terms 50 --variables 100000 -o "$lp"
-fi
-if [[ ! -s $qubo ]]; then
-    target/release/memprof-gen qubo --variables 2000 -o "$qubo"
+archive=$out_dir/archive-1000.ommx
+lp10m=$out_dir/lp-200000x50-of-1000000.pb
+lp1g=$out_dir/lp-1000000x50-of-5000000.pb
+gen() { [[ -s $1 ]] || target/release/memprof-gen "${@:2}" -o "$1"; }
+gen "$lp" lp --constraints 20000 --terms 50 --variables 100000
+gen "$qubo" qubo --variables 2000
+gen "$archive" archive --instances 1000
+files=("$lp" "$qubo" "$archive")
+if [[ ${BENCH_LARGE:-0} == 1 ]]; then
+    gen "$lp10m" lp --constraints 200000 --terms 50 --variables 1000000
+    gen "$lp1g" lp --constraints 1000000 --terms 50 --variables 5000000
+    files+=("$lp10m" "$lp1g")
 fi
 
 if [[ -n $ommx_python ]]; then
@@ -98,22 +108,32 @@ fi
 rows=()
 checks=()
 mismatches=0
-for file in "$lp" "$qubo"; do
+all_runs=$runs
+for file in "${files[@]}"; do
     name=$(basename "$file")
     echo "bench: $name" >&2
     size_mb=$(awk -v b="$(stat -c %s "$file")" 'BEGIN { printf "%.1f", b / 1e6 }')
+    large=0
+    [[ $file == "$lp10m" || $file == "$lp1g" ]] && large=1
+    runs=$all_runs
+    ((large)) && ((runs > 3)) && runs=3
 
     # One untimed run first: it warms the page cache and gives the output
     # that is compared with OMMX's.
     target/release/memprof inspect "$file" --format folded --quiet >"$tmp/memprof.folded"
     timing=$(bench target/release/memprof inspect "$file" --format folded --quiet)
     read -r m_wall m_rss <<<"$timing"
+    # The same on one thread, to show what the second core buys.
+    export MEMPROF_THREADS=1
+    timing=$(bench target/release/memprof inspect "$file" --format folded --quiet)
+    unset MEMPROF_THREADS
+    read -r s_wall _ <<<"$timing"
     throughput=$(awk -v s="$size_mb" -v w="$m_wall" 'BEGIN { printf "%.0f", s / w }')
-    row="| $name | $size_mb | $m_wall | $m_rss | $throughput |"
+    row="| $name | $size_mb | $m_wall | $s_wall | $m_rss | $throughput |"
 
     total=$(awk '{ sum += $NF } END { printf "%d", sum }' "$tmp/memprof.folded")
     lines=$(wc -l <"$tmp/memprof.folded")
-    if [[ -n $ommx_python ]]; then
+    if [[ -n $ommx_python && $large == 0 && $file != "$archive" ]]; then
         "$ommx_python" -c "import sys; from ommx.v1 import Instance; sys.stdout.write(Instance.from_bytes(open(sys.argv[1],'rb').read()).logical_memory_profile())" "$file" >"$tmp/ommx.folded"
         # OMMX's string has no trailing newline; memprof ends every line with one.
         printf '\n' >>"$tmp/ommx.folded"
@@ -136,22 +156,23 @@ for file in "$lp" "$qubo"; do
         ratio=$(awk -v o="$o_wall" -v m="$m_wall" 'BEGIN { printf "%.1f", o / m }')
         row="$row $o_wall | $o_rss | ${ratio}× |"
     else
-        checks+=("$name: $lines lines, total $total bytes (not compared: OMMX_PYTHON unset)")
+        checks+=("$name: $lines lines, total $total bytes (not compared with OMMX)")
+        [[ -n $ommx_python ]] && row="$row - | - | - |"
     fi
     rows+=("$row")
 done
 
 echo
-echo "$runs timed runs per command after one warm-up; wall = median, peak RSS = largest of the runs."
+echo "$all_runs timed runs per command (3 for the large files) after one warm-up; wall = median, peak RSS = largest of the runs."
 echo "Measured with $method. MB = 10^6 bytes, MiB = 2^20 bytes; throughput = file size / memprof wall."
 echo "$(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), $(target/release/memprof --version)."
 echo
 if [[ -n $ommx_python ]]; then
-    echo "| file | size MB | memprof wall s | memprof peak RSS MiB | throughput MB/s | ommx wall s | ommx peak RSS MiB | speed-up (ommx wall / memprof wall) |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| file | size MB | memprof wall s | memprof 1-thread wall s | memprof peak RSS MiB | throughput MB/s | ommx wall s | ommx peak RSS MiB | speed-up (ommx wall / memprof wall) |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 else
-    echo "| file | size MB | memprof wall s | memprof peak RSS MiB | throughput MB/s |"
-    echo "|---|---:|---:|---:|---:|"
+    echo "| file | size MB | memprof wall s | memprof 1-thread wall s | memprof peak RSS MiB | throughput MB/s |"
+    echo "|---|---:|---:|---:|---:|---:|"
 fi
 printf '%s\n' "${rows[@]}"
 echo
