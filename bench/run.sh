@@ -131,7 +131,7 @@ for file in "${files[@]}"; do
     throughput=$(awk -v s="$size_mb" -v w="$m_wall" 'BEGIN { printf "%.0f", s / w }')
     row="| $name | $size_mb | $m_wall | $s_wall | $m_rss | $throughput |"
 
-    total=$(awk '{ sum += $NF } END { printf "%d", sum }' "$tmp/memprof.folded")
+    total=$(awk '{ sum += $NF } END { printf "%.0f", sum }' "$tmp/memprof.folded")
     lines=$(wc -l <"$tmp/memprof.folded")
     if [[ -n $ommx_python && $large == 0 && $file != "$archive" ]]; then
         "$ommx_python" -c "import sys; from ommx.v1 import Instance; sys.stdout.write(Instance.from_bytes(open(sys.argv[1],'rb').read()).logical_memory_profile())" "$file" >"$tmp/ommx.folded"

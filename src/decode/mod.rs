@@ -369,6 +369,10 @@ pub(crate) fn profile_one<R: Read + Send>(
             layer: instance_index,
             source,
         })?;
+    accounts.memory.release_cache();
+    if let Some(wire) = &mut accounts.wire {
+        wire.release_cache();
+    }
     Ok(ProfiledInstance {
         instance_index,
         title,

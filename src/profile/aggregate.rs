@@ -50,7 +50,9 @@ pub struct Aggregate {
     last_path: Vec<NodeId>,
     /// Direct-mapped cache of child lookups by static frame address, so the
     /// common step costs a hash and a compare instead of a scan.
-    cache: Box<[CacheSlot]>,
+    /// Allocated on first use and released by [`Aggregate::release_cache`],
+    /// so the many finished aggregates of a large archive cost nothing.
+    cache: Vec<CacheSlot>,
     /// Children by name, for nodes with many children: family frames
     /// (`--group-by name`) can put thousands under one node.
     by_name: HashMap<NodeId, HashMap<Box<str>, NodeId>>,
@@ -88,7 +90,7 @@ impl Aggregate {
             last_path: Vec::new(),
             // Slot 0 of an empty cache maps (ROOT, null) to ROOT; a null
             // frame pointer never occurs, so it never matches.
-            cache: vec![CacheSlot::default(); CACHE_SLOTS].into_boxed_slice(),
+            cache: Vec::new(),
             by_name: HashMap::new(),
         }
     }
@@ -161,6 +163,9 @@ impl Aggregate {
                 Frame::Borrowed(name) => {
                     let (ptr, len) = (name.as_ptr() as usize, name.len());
                     let slot = (id.wrapping_mul(0x9e37_79b9) ^ (ptr >> 3)) % CACHE_SLOTS;
+                    if self.cache.is_empty() {
+                        self.cache = vec![CacheSlot::default(); CACHE_SLOTS];
+                    }
                     let hit = self.cache[slot];
                     if hit.parent == id && hit.frame_ptr == ptr && hit.frame_len == len {
                         hit.child
@@ -180,6 +185,13 @@ impl Aggregate {
             self.last_path.push(id);
         }
         id
+    }
+
+    /// Frees the insertion caches (32 KiB) of an aggregate that is complete;
+    /// inserting afterwards still works, only the first steps are slower.
+    pub fn release_cache(&mut self) {
+        self.cache = Vec::new();
+        self.last_path = Vec::new();
     }
 
     /// Adds `leaves` leaves totalling `bytes` at `id`.
