@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::decode::{self, Input, Selection};
+use crate::decode::{self, limits::parse_size, Input, Limits, Selection};
 use crate::output::Output;
 use crate::render::{self, svg::SvgOptions, Format, Profile, ViewOptions};
 
@@ -48,6 +48,9 @@ pub struct Common {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Refuse gzip input that decompresses to more than SIZE (e.g. 512MiB, 64GiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
+    pub max_decompressed: u64,
 }
 
 #[derive(Debug, Args)]
@@ -101,6 +104,9 @@ pub struct LsArgs {
     pub file: String,
     #[arg(short, long, value_enum, default_value_t = LsFormat::Table)]
     pub format: LsFormat,
+    /// Refuse gzip input that decompresses to more than SIZE (e.g. 512MiB, 64GiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
+    pub max_decompressed: u64,
 }
 
 fn selection(layer: Option<usize>) -> Selection {
@@ -110,7 +116,11 @@ fn selection(layer: Option<usize>) -> Selection {
 fn read(common: &Common, selection: Selection) -> Result<decode::Report> {
     let input = Input::from_arg(&common.file);
     let bar = crate::progress::bar(common.quiet);
-    let report = decode::read(&input, selection, &bar).with_context(|| input.display_name());
+    let limits = Limits {
+        max_decompressed: common.max_decompressed,
+    };
+    let report =
+        decode::read_with(&input, selection, &limits, &bar).with_context(|| input.display_name());
     bar.finish_and_clear();
     report
 }
@@ -164,6 +174,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 file: args.file,
                 layer: None,
                 quiet: true,
+                max_decompressed: args.max_decompressed,
             };
             let report = read(&common, Selection::ListOnly)?;
             Output::Stdout.write_with(|out| match args.format {

@@ -7,18 +7,22 @@
 
 pub mod archive;
 pub mod instance;
+pub mod limits;
 pub mod wire;
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::{Path as FsPath, PathBuf};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use indicatif::ProgressBar;
 
 use crate::profile::{Aggregate, Path};
 pub use archive::ArchiveError;
 pub use instance::{InstanceError, InstanceSummary};
+pub use limits::Limits;
 
 /// Read buffer size: large enough that syscalls do not show in profiles.
 const BUF_SIZE: usize = 256 * 1024;
@@ -135,6 +139,8 @@ pub enum DecodeError {
     WrongKind(&'static str),
     #[error("gzip data is corrupt: {0}")]
     Gzip(io::Error),
+    #[error("{}", limits::decompressed_too_large(*.0))]
+    DecompressedTooLarge(u64),
     #[error(transparent)]
     Archive(#[from] ArchiveError),
     #[error("the archive has no {INSTANCE_MEDIA_TYPE} layer (layers: {0})")]
@@ -187,10 +193,21 @@ fn peek<R: BufRead>(reader: &mut R, n: usize) -> io::Result<Vec<u8>> {
     Ok(buf[..buf.len().min(n)].to_vec())
 }
 
-/// Opens, sniffs and (unless listing only) profiles `input`.
+/// Opens, sniffs and (unless listing only) profiles `input`, with the
+/// default [`Limits`].
 pub fn read(
     input: &Input,
     selection: Selection,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
+    read_with(input, selection, &Limits::default(), progress)
+}
+
+/// Opens, sniffs and (unless listing only) profiles `input` within `limits`.
+pub fn read_with(
+    input: &Input,
+    selection: Selection,
+    limits: &Limits,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let name = input.display_name();
@@ -198,7 +215,7 @@ pub fn read(
         Input::Path(path) if path.is_dir() => {
             archive::read_directory(path, name, selection, progress)
         }
-        Input::Path(path) => read_file(path, name, selection, progress),
+        Input::Path(path) => read_file(File::open(path)?, name, selection, limits, progress),
         Input::Stdin => {
             let mut stdin = BufReader::with_capacity(BUF_SIZE, io::stdin());
             let head = peek(&mut stdin, 512)?;
@@ -206,7 +223,7 @@ pub fn read(
                 // Archives need random access: spool to an unlinked temporary file.
                 let mut spool = tempfile::tempfile()?;
                 io::copy(&mut stdin, &mut spool)?;
-                let mut report = read_file_handle(spool, name, selection, progress)?;
+                let mut report = read_file(spool, name, selection, limits, progress)?;
                 report.document.file_bytes = None;
                 Ok(report)
             } else {
@@ -216,19 +233,30 @@ pub fn read(
     }
 }
 
-fn read_file(
-    path: &FsPath,
+/// Sniffs and profiles an open file (read from its start) of any kind but a
+/// directory; `name` is how reports call it.
+pub fn read_file(
+    file: File,
     name: String,
     selection: Selection,
+    limits: &Limits,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
-    read_file_handle(File::open(path)?, name, selection, progress)
+    let tripped = Arc::new(AtomicBool::new(false));
+    let result = read_file_capped(file, name, selection, limits, &tripped, progress);
+    // Whatever a reader made of a stream stopped at the limit, say so.
+    if result.is_err() && tripped.load(Ordering::Relaxed) {
+        return Err(DecodeError::DecompressedTooLarge(limits.max_decompressed));
+    }
+    result
 }
 
-fn read_file_handle(
+fn read_file_capped(
     mut file: File,
     name: String,
     selection: Selection,
+    limits: &Limits,
+    tripped: &Arc<AtomicBool>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     file.seek(SeekFrom::Start(0))?;
@@ -240,13 +268,19 @@ fn read_file_handle(
         return Err(DecodeError::Empty);
     }
     if is_gzip(&head) {
-        let mut gz =
-            BufReader::with_capacity(BUF_SIZE, flate2::bufread::MultiGzDecoder::new(reader));
+        let mut gz = BufReader::with_capacity(
+            BUF_SIZE,
+            limits::Capped::new(
+                flate2::bufread::MultiGzDecoder::new(reader),
+                limits.max_decompressed,
+                tripped.clone(),
+            ),
+        );
         let inner = peek(&mut gz, 512).map_err(DecodeError::Gzip)?;
         if is_tar(&inner) {
-            let file = gz.into_inner().into_inner().into_inner();
+            let file = gz.into_inner().into_inner().into_inner().into_inner();
             return archive::read_tar(
-                archive::TarSource::gzip(file)?,
+                archive::TarSource::gzip(file, limits.max_decompressed, tripped.clone())?,
                 name,
                 file_bytes,
                 selection,
