@@ -8,7 +8,9 @@
 //!
 //! A gzip stream is counted as it is decompressed ([`Capped`]), so a
 //! decompression bomb is stopped as soon as it passes the limit, before its
-//! output is held or processed further.
+//! output is held or processed further. The same limit bounds what is read
+//! from stdin or a pipe, whose size is not known in advance: an endless
+//! stream ends in an error.
 
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -76,6 +78,15 @@ pub fn decompressed_too_large(limit: u64) -> String {
     format!(
         "gzip data decompresses to more than {}, the --max-decompressed limit; \
          raise it if the input is trusted",
+        size_text(limit)
+    )
+}
+
+/// The message of a pipe or stdin stopped at the limit.
+pub fn stream_too_long(limit: u64) -> String {
+    format!(
+        "the input stream is longer than {}, the --max-decompressed limit (which also bounds \
+         input from a pipe); raise it if the input is trusted",
         size_text(limit)
     )
 }

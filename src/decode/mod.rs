@@ -141,6 +141,8 @@ pub enum DecodeError {
     Gzip(io::Error),
     #[error("{}", limits::decompressed_too_large(*.0))]
     DecompressedTooLarge(u64),
+    #[error("{}", limits::stream_too_long(*.0))]
+    StreamTooLong(u64),
     #[error(transparent)]
     Archive(#[from] ArchiveError),
     #[error("the archive has no {INSTANCE_MEDIA_TYPE} layer (layers: {0})")]
@@ -215,22 +217,49 @@ pub fn read_with(
         Input::Path(path) if path.is_dir() => {
             archive::read_directory(path, name, selection, progress)
         }
-        Input::Path(path) => read_file(File::open(path)?, name, selection, limits, progress),
-        Input::Stdin => {
-            let mut stdin = BufReader::with_capacity(BUF_SIZE, io::stdin());
-            let head = peek(&mut stdin, 512)?;
-            if is_gzip(&head) || is_tar(&head) {
-                // Archives need random access: spool to an unlinked temporary file.
-                let mut spool = tempfile::tempfile()?;
-                io::copy(&mut stdin, &mut spool)?;
-                let mut report = read_file(spool, name, selection, limits, progress)?;
-                report.document.file_bytes = None;
-                Ok(report)
+        Input::Path(path) => {
+            let file = File::open(path)?;
+            if file.metadata()?.is_file() {
+                read_file(file, name, selection, limits, progress)
             } else {
-                read_raw(stdin, None, name, false, selection, progress)
+                // A pipe (`<(...)`), a FIFO or a device: no size, no seeking.
+                read_stream(file, name, selection, limits, progress)
             }
         }
+        Input::Stdin => read_stream(io::stdin(), name, selection, limits, progress),
     }
+}
+
+/// Reads an input of unknown size that cannot seek (stdin, a pipe). At most
+/// `limits.max_decompressed` bytes are read from it, so an endless stream
+/// ends in an error rather than in exhausted memory or disk.
+fn read_stream<R: Read + Send>(
+    reader: R,
+    name: String,
+    selection: Selection,
+    limits: &Limits,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
+    let tripped = Arc::new(AtomicBool::new(false));
+    let capped = limits::Capped::new(reader, limits.max_decompressed, tripped.clone());
+    let result = (|| {
+        let mut stream = BufReader::with_capacity(BUF_SIZE, capped);
+        let head = peek(&mut stream, 512)?;
+        if is_gzip(&head) || is_tar(&head) {
+            // Archives need random access: spool to an unlinked temporary file.
+            let mut spool = tempfile::tempfile()?;
+            io::copy(&mut stream, &mut spool)?;
+            let mut report = read_file(spool, name, selection, limits, progress)?;
+            report.document.file_bytes = None;
+            Ok(report)
+        } else {
+            read_raw(stream, None, name, false, selection, progress)
+        }
+    })();
+    if result.is_err() && tripped.load(Ordering::Relaxed) {
+        return Err(DecodeError::StreamTooLong(limits.max_decompressed));
+    }
+    result
 }
 
 /// Sniffs and profiles an open file (read from its start) of any kind but a

@@ -406,6 +406,19 @@ fn cases() -> Vec<Case> {
             &["--max-decompressed", "8MiB"],
             Expect::Error("gzip data decompresses to more than 8MiB, the --max-decompressed limit"),
         ),
+        Case {
+            kind: Some("stream-too-long"),
+            name: "endless stdin",
+            setup: Box::new(|_| inspect("-".into(), &["--max-decompressed", "1MiB"])),
+            // An unknown field whose body runs on and on.
+            stdin: Some(
+                [&[0xa2, 0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20][..], &[0; 2 << 20]].concat(),
+            ),
+            fsize_limit: None,
+            expect: Expect::Error(
+                "<stdin>: the input stream is longer than 1MiB, the --max-decompressed limit",
+            ),
+        },
         // --- archives
         err_case(
             "tar-corrupt",
@@ -853,7 +866,7 @@ fn catalogue_kinds() -> Vec<String> {
 
 /// Peak memory any case may use: the binary, its buffers and one small
 /// instance, nowhere near what the hostile inputs claim or decompress to.
-const RSS_BOUND_KIB: i64 = 160 * 1024;
+const RSS_BOUND_KIB: i64 = 64 * 1024;
 
 #[test]
 fn every_catalogued_error_is_produced_and_every_case_stays_small() {
@@ -870,6 +883,7 @@ fn every_catalogued_error_is_produced_and_every_case_stays_small() {
     );
 
     let mut failures = Vec::new();
+    let mut peak = (0, "");
     for case in &cases {
         let dir = tempfile::tempdir().unwrap();
         let args = (case.setup)(dir.path());
@@ -913,6 +927,7 @@ fn every_catalogued_error_is_produced_and_every_case_stays_small() {
                 }
             }
         }
+        peak = peak.max((rss, case.name));
         if rss > RSS_BOUND_KIB {
             problems.push(format!("peak RSS {rss} KiB"));
         }
@@ -928,6 +943,12 @@ fn every_catalogued_error_is_produced_and_every_case_stays_small() {
             ));
         }
     }
+    println!(
+        "{} cases; highest peak RSS {} KiB ({})",
+        cases.len(),
+        peak.0,
+        peak.1
+    );
     assert!(
         !Path::new("/tmp/memprof-hardening-absolute.txt").exists(),
         "an absolute entry name was extracted"
@@ -1012,14 +1033,67 @@ fn the_decompression_limit_is_exact_and_applies_to_stdin() {
     let err = fails(&["inspect", &path, "--max-decompressed", &below]);
     assert!(err.contains(&format!("more than {below} bytes")), "{err}");
     let out = memprof()
-        .args(["inspect", "-", "--max-decompressed", "1KiB"])
+        .args(["inspect", "-", "--max-decompressed", "64KiB"])
         .write_stdin(gzip_bomb(&[0xa2, 0x01, 0xff, 0xff, 0x03], 4))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
-        stderr.contains("<stdin>: gzip data decompresses to more than 1KiB"),
+        stderr.contains("<stdin>: gzip data decompresses to more than 64KiB"),
+        "{stderr}"
+    );
+}
+
+fn mkfifo(path: &Path) {
+    let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn a_pipe_named_as_the_input_is_read_as_a_stream() {
+    // As with `memprof inspect <(zcat problem.ommx.gz)`: a FIFO cannot seek.
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["kitchen_sink.pb", "multi.ommx"] {
+        let fifo = dir.path().join(name);
+        mkfifo(&fifo);
+        let bytes = fs::read(oracle(name)).unwrap();
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::write(fifo, bytes).unwrap())
+        };
+        let got = super::ok(&["inspect", fifo.to_str().unwrap(), "-f", "folded"]);
+        writer.join().unwrap();
+        assert_eq!(
+            got,
+            super::ok(&["inspect", &oracle(name), "-f", "folded"]),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn an_endless_pipe_is_stopped_at_the_limit() {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("memprof"))
+        .args(["inspect", "-", "--max-decompressed", "4MiB"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        // A decision variable (field 2) whose declared body never ends.
+        let _ = stdin.write_all(&[0x12, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20]);
+        let zeros = vec![0u8; 1 << 16];
+        while stdin.write_all(&zeros).is_ok() {}
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("<stdin>: the input stream is longer than 4MiB"),
         "{stderr}"
     );
 }
