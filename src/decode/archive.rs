@@ -21,7 +21,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Component, Path as FsPath};
-
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -29,7 +28,6 @@ use indicatif::ProgressBar;
 use sha2::{Digest, Sha256};
 
 use super::limits::Capped;
-
 use super::{
     profile_one, Container, DecodeError, Document, LayerInfo, Report, Selection, BUF_SIZE,
     INSTANCE_MEDIA_TYPE,
@@ -281,7 +279,7 @@ fn read_layout(
     }
     let mut descriptors = Vec::new();
     // A manifest listed twice (two tags of one image) is read once.
-    let mut manifests: HashMap<&str, Vec<Descriptor>> = HashMap::new();
+    let mut manifests: HashMap<&str, (u64, Vec<Descriptor>)> = HashMap::new();
     for m in &index.manifests {
         let what = format!("manifest {}", m.digest);
         if m.size > MANIFEST_CAP {
@@ -298,9 +296,17 @@ fn read_layout(
             (&mut reader).take(MANIFEST_CAP).read_to_end(&mut bytes)?;
             reader.verify(m)?;
             let manifest: Manifest = parse_json(&bytes, &what)?;
-            manifests.insert(&m.digest, manifest.layers);
+            manifests.insert(&m.digest, (m.size, manifest.layers));
         }
-        let layers = &manifests[m.digest.as_str()];
+        let (size, layers) = &manifests[m.digest.as_str()];
+        if *size != m.size {
+            return Err(ArchiveError::SizeMismatch {
+                digest: m.digest.clone(),
+                declared: m.size,
+                actual: *size,
+            }
+            .into());
+        }
         if descriptors.len() + layers.len() > MAX_LAYERS {
             return Err(ArchiveError::TooMany {
                 what: "layers",

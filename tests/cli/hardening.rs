@@ -517,6 +517,16 @@ fn cases() -> Vec<Case> {
             "bytes but its descriptor says",
         ),
         err_case(
+            "size-mismatch",
+            "manifest-twice.ommx",
+            with_index(index_with(json!([manifest_descriptor.clone(), {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": format!("sha256:{}", sha(&manifest.1)),
+                "size": manifest.1.len() + 1,
+            }]))),
+            "bytes but its descriptor says",
+        ),
+        err_case(
             "digest-mismatch",
             "tampered.ommx",
             RawTar::default()
