@@ -10,7 +10,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::advise::{Advisors, Severity};
 use crate::batch::FileRun;
-use crate::decode::{self, EntityObserver, Input, Pass, ProfileOptions, Selection};
+use crate::decode::{
+    self, limits::parse_size, EntityObserver, Input, Limits, Pass, ProfileOptions, Selection,
+};
 use crate::drill::{explain::Explainer, stats::StatsCollector, top::Top, KindFilter};
 use crate::output::Output;
 use crate::profile::family::GroupBy;
@@ -123,6 +125,9 @@ pub struct Common {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Refuse gzip input that decompresses to more than SIZE (e.g. 512MiB, 64GiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
+    pub max_decompressed: u64,
 }
 
 /// The inputs of a command that takes several.
@@ -139,6 +144,9 @@ pub struct Inputs {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Refuse gzip input that decompresses to more than SIZE (e.g. 512MiB, 64GiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
+    pub max_decompressed: u64,
 }
 
 /// What a profile counts and how it groups: shared by the commands that
@@ -245,6 +253,9 @@ pub struct LsArgs {
     pub file: String,
     #[arg(short, long, value_enum, default_value_t = LsFormat::Table)]
     pub format: LsFormat,
+    /// Refuse gzip input that decompresses to more than SIZE (e.g. 512MiB, 64GiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
+    pub max_decompressed: u64,
 }
 
 fn selection(layer: Option<usize>) -> Selection {
@@ -265,9 +276,12 @@ fn read_observed(
 ) -> Result<decode::Report> {
     let input = Input::from_arg(&common.file);
     let bar = crate::progress::bar(common.quiet);
+    let limits = Limits {
+        max_decompressed: common.max_decompressed,
+    };
     let mut pass = Pass { options, observer };
-    let report =
-        decode::read_with(&input, selection, &mut pass, &bar).with_context(|| input.display_name());
+    let report = decode::read_with(&input, selection, &limits, &mut pass, &bar)
+        .with_context(|| input.display_name());
     bar.finish_and_clear();
     report
 }
@@ -293,6 +307,7 @@ fn read_inputs(
             file: file.to_string(),
             layer: inputs.layer,
             quiet: inputs.quiet || files.len() > 1,
+            max_decompressed: inputs.max_decompressed,
         };
         read_observed(&common, selection, options, &mut ())
     })
@@ -514,6 +529,7 @@ fn run_command(command: Command) -> Result<()> {
                     file: file.to_string(),
                     layer: args.common.layer,
                     quiet: args.common.quiet || files.len() > 1,
+                    max_decompressed: args.common.max_decompressed,
                 };
                 let mut advisors = Advisors::default();
                 let report = read_observed(
@@ -543,6 +559,7 @@ fn run_command(command: Command) -> Result<()> {
                 file: args.file,
                 layer: None,
                 quiet: true,
+                max_decompressed: args.max_decompressed,
             };
             let report = read(&common, Selection::ListOnly)?;
             Output::Stdout.write_with(|out| match args.format {

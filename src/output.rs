@@ -1,6 +1,7 @@
 //! Where rendered bytes go: stdout, or a file written to a temporary name in
 //! the same directory and renamed into place, so a failure never leaves a
-//! partial or clobbered file.
+//! partial or clobbered file. The output may not be one of the inputs, under
+//! any name (another spelling, a symbolic or a hard link).
 
 use std::fs;
 use std::io::{self, Write};
@@ -30,7 +31,7 @@ impl Output {
         let out_canon = fs::canonicalize(out).ok();
         for input in inputs {
             let same = match (&out_canon, fs::canonicalize(input).ok()) {
-                (Some(a), Some(b)) => *a == b,
+                (Some(a), Some(b)) => *a == b || same_file(a, &b),
                 _ => out == input,
             };
             if same {
@@ -43,7 +44,9 @@ impl Output {
         Ok(())
     }
 
-    /// Writes everything `render` produces, atomically for files.
+    /// Writes everything `render` produces, atomically for files. An error,
+    /// from the renderer or the disk, leaves an existing file untouched and
+    /// removes the temporary one.
     pub fn write_with(&self, render: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
         let _span = crate::trace::span(crate::trace::Phase::Render);
         self.write_untimed(render)
@@ -65,20 +68,22 @@ impl Output {
                     Some(p) if !p.as_os_str().is_empty() => p,
                     _ => Path::new("."),
                 };
-                let mut tmp = tempfile::Builder::new()
-                    .prefix(".memprof-")
-                    .tempfile_in(dir)
-                    .with_context(|| {
-                        format!(
-                            "{}: cannot create a temporary file in {}",
-                            path.display(),
-                            dir.display()
-                        )
-                    })?;
+                let mut builder = tempfile::Builder::new();
+                builder.prefix(".memprof-");
+                // A new file's usual mode (0666 less the umask), not 0600.
+                #[cfg(unix)]
+                builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+                let mut tmp = builder.tempfile_in(dir).with_context(|| {
+                    format!(
+                        "{}: cannot create a temporary file in {}",
+                        path.display(),
+                        dir.display()
+                    )
+                })?;
                 {
                     let mut w = io::BufWriter::new(tmp.as_file_mut());
-                    render(&mut w)?;
-                    w.flush()
+                    render(&mut w)
+                        .and_then(|()| Ok(w.flush()?))
                         .with_context(|| format!("{}: write failed", path.display()))?;
                 }
                 tmp.persist(path).with_context(|| {
@@ -87,5 +92,102 @@ impl Output {
                 Ok(())
             }
         }
+    }
+}
+
+/// Whether two existing paths are one file (hard links included).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(a), Ok(b)) = (fs::metadata(a), fs::metadata(b)) {
+            return a.dev() == b.dev() && a.ino() == b.ino();
+        }
+    }
+    let _ = (a, b);
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn an_error_mid_render_keeps_the_old_file_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        fs::write(&path, "previous").unwrap();
+        let output = Output::File(path.clone());
+        let err = output
+            .write_with(|w| {
+                // More than a BufWriter holds, so part of it reaches the disk.
+                w.write_all(&[b'x'; 100_000])?;
+                anyhow::bail!("the renderer gave up")
+            })
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("out.txt: write failed: the renderer gave up"));
+        assert_eq!(fs::read_to_string(&path).unwrap(), "previous");
+        assert_eq!(entries(dir.path()), ["out.txt"]);
+    }
+
+    #[test]
+    fn a_finished_render_replaces_the_file_by_renaming() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        fs::write(&path, "previous").unwrap();
+        // A second name for the old file: written in place, it would change too.
+        let old = dir.path().join("old.txt");
+        fs::hard_link(&path, &old).unwrap();
+        Output::File(path.clone())
+            .write_with(|w| Ok(w.write_all(b"new")?))
+            .unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(fs::read_to_string(&old).unwrap(), "previous");
+        assert_eq!(entries(dir.path()), ["old.txt", "out.txt"]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_ne!(
+                mode & 0o044,
+                0,
+                "readable beyond the owner as usual: {mode:o}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_input_is_refused_under_any_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.pb");
+        fs::write(&input, "x").unwrap();
+        let respelled = dir.path().join(".").join("in.pb");
+        let hard = dir.path().join("hard.pb");
+        fs::hard_link(&input, &hard).unwrap();
+        let mut names = vec![input.clone(), respelled, hard];
+        #[cfg(unix)]
+        {
+            let soft = dir.path().join("soft.pb");
+            std::os::unix::fs::symlink(&input, &soft).unwrap();
+            names.push(soft);
+        }
+        for name in names {
+            let err = Output::File(name.clone())
+                .check_not_input(&[&input])
+                .unwrap_err();
+            assert!(err.to_string().contains("refusing"), "{}", name.display());
+        }
+        let other = dir.path().join("other.svg");
+        Output::File(other).check_not_input(&[&input]).unwrap();
+        Output::Stdout.check_not_input(&[&input]).unwrap();
     }
 }

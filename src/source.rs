@@ -102,8 +102,14 @@ fn load_instance(input: &Input, options: &ProfileOptions) -> Result<Report> {
         },
         observer: &mut (),
     };
-    let report = decode::read_with(input, options.selection(), &mut pass, &bar)
-        .with_context(|| input.display_name());
+    let report = decode::read_with(
+        input,
+        options.selection(),
+        &decode::Limits::default(),
+        &mut pass,
+        &bar,
+    )
+    .with_context(|| input.display_name());
     bar.finish_and_clear();
     report
 }

@@ -4,19 +4,30 @@
 //!
 //! A tar is read in two passes: the first records where each regular file's
 //! data starts (seeking past data in plain files) and keeps small files; the
-//! second streams the blobs the manifest names, in manifest order. Nothing is
-//! extracted to disk; entries that are not regular files, or whose names are
-//! absolute or climb with `..`, are ignored. Every blob used is checked
-//! against its digest and declared size.
+//! second streams the blobs the manifests name, each distinct blob once, in
+//! the order they are stored (so a gzip archive is decompressed about twice,
+//! never once per layer). Every blob used is checked against its digest and
+//! declared size.
+//!
+//! Hygiene: nothing is ever extracted to disk and no link is followed.
+//! Entries whose names are absolute or climb with `..` are ignored; links,
+//! devices and FIFOs are never opened (naming one as a layout file is an
+//! error); a name that occurs twice is an error rather than a guess; an
+//! entry whose declared size runs past the end of the archive is an error.
+//! Fixed caps bound what a hostile archive can make memprof hold: entries,
+//! manifests, layers and the size of the JSON documents.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Component, Path as FsPath};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use indicatif::ProgressBar;
 use sha2::{Digest, Sha256};
 
+use super::limits::Capped;
 use super::{
     profile_one, Container, DecodeError, Document, LayerInfo, Pass, Report, Selection, BUF_SIZE,
     INSTANCE_MEDIA_TYPE,
@@ -28,6 +39,14 @@ const MANIFEST_CAP: u64 = 4 << 20;
 /// Small entries kept from the first tar pass (manifests are a few KB).
 const KEEP_ENTRY: u64 = 64 << 10;
 const KEEP_TOTAL: u64 = 8 << 20;
+/// Entries in a tar (an OMMX artifact has a handful per layer).
+pub const MAX_ENTRIES: u64 = 16_384;
+/// Manifests listed by index.json (OMMX writes one).
+pub const MAX_MANIFESTS: usize = 256;
+/// Layers over all manifests.
+pub const MAX_LAYERS: usize = 4096;
+/// Longest entry name memprof looks at; layout names are under 80 bytes.
+const MAX_NAME: usize = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
@@ -56,8 +75,21 @@ pub enum ArchiveError {
     },
     #[error("blob {digest} does not match its digest (content hashes to sha256:{actual})")]
     DigestMismatch { digest: String, actual: String },
-    #[error("{0} is a symbolic link; memprof does not follow links in an image layout")]
-    Symlink(String),
+    #[error("{name} is {kind}; memprof reads only regular files and never follows links")]
+    NotAFile { name: String, kind: &'static str },
+    #[error(
+        "the archive has more than one entry named {0}; memprof does not guess which is meant"
+    )]
+    DuplicateEntry(String),
+    #[error("tar entry {name} declares {size} bytes from byte {offset}, past the end of the archive ({file_len} bytes)")]
+    EntryPastEnd {
+        name: String,
+        offset: u64,
+        size: u64,
+        file_len: u64,
+    },
+    #[error("the archive has more than {cap} {what}, the limit")]
+    TooMany { what: &'static str, cap: u64 },
 }
 
 /// An OCI content descriptor.
@@ -104,6 +136,9 @@ type Opened<'a> = Option<(Box<dyn Read + Send + 'a>, u64)>;
 trait Store {
     /// Opens the file at `name` (relative to the layout root), if present.
     fn open(&mut self, name: &str) -> Result<Opened<'_>, DecodeError>;
+
+    /// Where the file's data is stored, for reading blobs in storage order.
+    fn position(&self, name: &str) -> Option<u64>;
 }
 
 /// Hashes everything read through it.
@@ -175,13 +210,16 @@ fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Resul
     })
 }
 
+fn blob_path(descriptor: &Descriptor) -> Result<String, ArchiveError> {
+    Ok(format!("blobs/sha256/{}", digest_hex(&descriptor.digest)?))
+}
+
 fn open_blob<'s>(
     store: &'s mut dyn Store,
     descriptor: &Descriptor,
 ) -> Result<(Hashing<Box<dyn Read + Send + 's>>, u64), DecodeError> {
-    let hex = digest_hex(&descriptor.digest)?;
     let (reader, size) = store
-        .open(&format!("blobs/sha256/{hex}"))?
+        .open(&blob_path(descriptor)?)?
         .ok_or_else(|| ArchiveError::MissingBlob(descriptor.digest.clone()))?;
     if size != descriptor.size {
         return Err(ArchiveError::SizeMismatch {
@@ -233,7 +271,16 @@ fn read_layout(
     if index.manifests.is_empty() {
         return Err(ArchiveError::NoManifest.into());
     }
+    if index.manifests.len() > MAX_MANIFESTS {
+        return Err(ArchiveError::TooMany {
+            what: "manifests",
+            cap: MAX_MANIFESTS as u64,
+        }
+        .into());
+    }
     let mut descriptors = Vec::new();
+    // A manifest listed twice (two tags of one image) is read once.
+    let mut manifests: HashMap<&str, (u64, Vec<Descriptor>)> = HashMap::new();
     for m in &index.manifests {
         let what = format!("manifest {}", m.digest);
         if m.size > MANIFEST_CAP {
@@ -244,12 +291,31 @@ fn read_layout(
             }
             .into());
         }
-        let (mut reader, _) = open_blob(store, m)?;
-        let mut bytes = Vec::new();
-        (&mut reader).take(MANIFEST_CAP).read_to_end(&mut bytes)?;
-        reader.verify(m)?;
-        let manifest: Manifest = parse_json(&bytes, &what)?;
-        descriptors.extend(manifest.layers);
+        if !manifests.contains_key(m.digest.as_str()) {
+            let (mut reader, _) = open_blob(store, m)?;
+            let mut bytes = Vec::new();
+            (&mut reader).take(MANIFEST_CAP).read_to_end(&mut bytes)?;
+            reader.verify(m)?;
+            let manifest: Manifest = parse_json(&bytes, &what)?;
+            manifests.insert(&m.digest, (m.size, manifest.layers));
+        }
+        let (size, layers) = &manifests[m.digest.as_str()];
+        if *size != m.size {
+            return Err(ArchiveError::SizeMismatch {
+                digest: m.digest.clone(),
+                declared: m.size,
+                actual: *size,
+            }
+            .into());
+        }
+        if descriptors.len() + layers.len() > MAX_LAYERS {
+            return Err(ArchiveError::TooMany {
+                what: "layers",
+                cap: MAX_LAYERS as u64,
+            }
+            .into());
+        }
+        descriptors.extend(layers.iter().cloned());
     }
 
     let mut instance_count = 0;
@@ -285,25 +351,55 @@ fn read_layout(
         _ => {}
     }
 
-    progress.set_length(descriptors.iter().map(|d| d.size).sum());
-    let mut instances = Vec::new();
+    // Each distinct blob is read once, in storage order; a layer listed
+    // twice shares its blob's profile. Blobs that are missing come first, so
+    // that error does not wait for the others to be read.
+    let selected = |layer: &LayerInfo| match (selection, layer.instance_index) {
+        (Selection::All, Some(_)) => true,
+        (Selection::Layer(n), Some(i)) => n == i,
+        _ => false,
+    };
+    let mut blobs: Vec<(Option<u64>, &str, usize)> = Vec::new();
+    let mut first_use: HashMap<&str, usize> = HashMap::new();
+    for (i, d) in descriptors.iter().enumerate() {
+        let path = blob_path(d)?;
+        if let Some(&first) = first_use.get(d.digest.as_str()) {
+            if descriptors[first].size != d.size {
+                return Err(ArchiveError::SizeMismatch {
+                    digest: d.digest.clone(),
+                    declared: d.size,
+                    actual: descriptors[first].size,
+                }
+                .into());
+            }
+            continue;
+        }
+        first_use.insert(&d.digest, i);
+        blobs.push((store.position(&path), &d.digest, i));
+    }
+    blobs.sort_by_key(|&(position, _, i)| (position, i));
+    // For each blob to profile: the first instance layer using it (named in
+    // its errors) and how many selected layers use it.
+    let mut profiled_digests: HashMap<&str, (Option<usize>, usize)> = HashMap::new();
     for (d, layer) in descriptors.iter().zip(&document.layers) {
-        let profile = match (selection, layer.instance_index) {
-            (Selection::All, Some(_)) => true,
-            (Selection::Layer(n), Some(i)) => n == i,
-            _ => false,
-        };
+        if selected(layer) {
+            profiled_digests
+                .entry(&d.digest)
+                .or_insert((layer.instance_index, 0))
+                .1 += 1;
+        }
+    }
+
+    progress.set_length(blobs.iter().fold(0u64, |sum, &(_, _, i)| {
+        sum.saturating_add(descriptors[i].size)
+    }));
+    let mut profiles: HashMap<&str, super::ProfiledInstance> = HashMap::new();
+    for &(_, digest, i) in &blobs {
+        let d = &descriptors[i];
         let (mut reader, size) = open_blob(store, d)?;
-        let profiled = if profile {
-            let title = layer.title().map(str::to_string);
+        let profiled = if let Some(&(instance_index, _)) = profiled_digests.get(digest) {
             let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(&mut reader));
-            Some(profile_one(
-                stream,
-                Some(size),
-                layer.instance_index,
-                title,
-                pass,
-            ))
+            Some(profile_one(stream, Some(size), instance_index, None, pass))
         } else {
             progress.inc(size);
             None
@@ -312,7 +408,26 @@ fn read_layout(
         // corrupt even when the damage also made it undecodable.
         reader.verify(d)?;
         if let Some(profiled) = profiled {
-            instances.push(profiled?);
+            profiles.insert(digest, profiled?);
+        }
+    }
+
+    let mut instances = Vec::new();
+    for (d, layer) in descriptors.iter().zip(&document.layers) {
+        if selected(layer) {
+            let uses = &mut profiled_digests
+                .get_mut(d.digest.as_str())
+                .expect("counted")
+                .1;
+            *uses -= 1;
+            let mut profiled = if *uses == 0 {
+                profiles.remove(d.digest.as_str()).expect("profiled")
+            } else {
+                profiles[d.digest.as_str()].clone()
+            };
+            profiled.instance_index = layer.instance_index;
+            profiled.title = layer.title().map(str::to_string);
+            instances.push(profiled);
         }
     }
     Ok(Report {
@@ -324,34 +439,39 @@ fn read_layout(
 /// A tar archive on disk, plain or gzip-compressed.
 pub(crate) struct TarSource {
     file: File,
-    gzip: bool,
+    /// For gzip archives: the decompressed-size limit and the flag its
+    /// reader raises when the limit stops it.
+    gzip: Option<(u64, Arc<AtomicBool>)>,
 }
 
 impl TarSource {
     pub(crate) fn plain(mut file: File) -> io::Result<Self> {
         file.seek(SeekFrom::Start(0))?;
-        Ok(Self { file, gzip: false })
+        Ok(Self { file, gzip: None })
     }
 
-    pub(crate) fn gzip(mut file: File) -> io::Result<Self> {
+    pub(crate) fn gzip(mut file: File, limit: u64, tripped: Arc<AtomicBool>) -> io::Result<Self> {
         file.seek(SeekFrom::Start(0))?;
-        Ok(Self { file, gzip: true })
+        Ok(Self {
+            file,
+            gzip: Some((limit, tripped)),
+        })
     }
 }
 
-type GzStream = BufReader<flate2::bufread::MultiGzDecoder<BufReader<File>>>;
+type GzStream = BufReader<Capped<flate2::bufread::MultiGzDecoder<BufReader<File>>>>;
 
 /// The tar's regular files by name: data offset and size, and the content
-/// of small ones.
+/// of small ones; and the names of entries that are not regular files.
 struct TarStore {
     source: TarSource,
-    entries: HashMap<String, (u64, u64)>,
-    kept: HashMap<String, Vec<u8>>,
+    table: EntryTable,
     /// The open decompressor and its position, for gzip archives.
     gz: Option<(GzStream, u64)>,
 }
 
-/// The entry's name inside the layout, or `None` for names memprof ignores.
+/// The entry's name inside the layout, or `None` for names memprof ignores:
+/// absolute, climbing with `..`, not UTF-8, or implausibly long.
 fn entry_name(path: &FsPath) -> Option<String> {
     let mut parts = Vec::new();
     for component in path.components() {
@@ -361,41 +481,43 @@ fn entry_name(path: &FsPath) -> Option<String> {
             _ => return None,
         }
     }
-    Some(parts.join("/"))
+    let name = parts.join("/");
+    (!name.is_empty() && name.len() <= MAX_NAME).then_some(name)
 }
 
 impl TarStore {
-    fn gz_stream(file: &File) -> io::Result<GzStream> {
+    fn gz_stream(file: &File, limit: u64, tripped: &Arc<AtomicBool>) -> io::Result<GzStream> {
         let mut file = file.try_clone()?;
         file.seek(SeekFrom::Start(0))?;
         Ok(BufReader::with_capacity(
             BUF_SIZE,
-            flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(BUF_SIZE, file)),
+            Capped::new(
+                flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(BUF_SIZE, file)),
+                limit,
+                tripped.clone(),
+            ),
         ))
     }
 
     fn scan(source: TarSource) -> Result<Self, DecodeError> {
         let mut table = EntryTable::default();
-        let tar_err = |e: io::Error| DecodeError::Archive(ArchiveError::Tar(e));
-        if source.gzip {
-            let mut archive = tar::Archive::new(Self::gz_stream(&source.file)?);
-            for entry in archive.entries().map_err(tar_err)? {
-                table
-                    .record(&mut entry.map_err(tar_err)?)
-                    .map_err(tar_err)?;
+        if let Some((limit, tripped)) = &source.gzip {
+            let mut archive = tar::Archive::new(Self::gz_stream(&source.file, *limit, tripped)?);
+            // Entries are read through, so each one's data is known to be there.
+            for entry in archive.entries().map_err(ArchiveError::Tar)? {
+                table.record(&mut entry.map_err(ArchiveError::Tar)?, None)?;
             }
         } else {
+            let file_len = source.file.metadata()?.len();
             let mut archive = tar::Archive::new(BufReader::with_capacity(BUF_SIZE, &source.file));
-            for entry in archive.entries_with_seek().map_err(tar_err)? {
-                table
-                    .record(&mut entry.map_err(tar_err)?)
-                    .map_err(tar_err)?;
+            // Entries are seeked past: each one's extent is checked instead.
+            for entry in archive.entries_with_seek().map_err(ArchiveError::Tar)? {
+                table.record(&mut entry.map_err(ArchiveError::Tar)?, Some(file_len))?;
             }
         }
         Ok(Self {
             source,
-            entries: table.entries,
-            kept: table.kept,
+            table,
             gz: None,
         })
     }
@@ -404,50 +526,113 @@ impl TarStore {
 /// What the first pass learns about a tar's entries.
 #[derive(Default)]
 struct EntryTable {
-    entries: HashMap<String, (u64, u64)>,
+    /// Regular files: data offset and size.
+    files: HashMap<String, (u64, u64)>,
+    /// The content of small regular files.
     kept: HashMap<String, Vec<u8>>,
     kept_total: u64,
+    /// Entries that are not regular files (links, devices, ...), by kind.
+    special: HashMap<String, &'static str>,
+    count: u64,
+}
+
+/// What a tar entry that is not a regular file is, for entries that could
+/// stand where a file is expected; `None` for those memprof simply skips
+/// (directories, metadata headers).
+fn special_kind(entry_type: tar::EntryType) -> Option<&'static str> {
+    use tar::EntryType as T;
+    Some(match entry_type {
+        T::Symlink => "a symbolic link",
+        T::Link => "a hard link",
+        T::Char => "a character device",
+        T::Block => "a block device",
+        T::Fifo => "a FIFO",
+        T::GNUSparse => "a sparse file",
+        T::Continuous => "a contiguous file",
+        _ => return None,
+    })
 }
 
 impl EntryTable {
-    /// Records a regular file with a safe name (a later duplicate wins, as in tar).
-    fn record<R: Read>(&mut self, entry: &mut tar::Entry<'_, R>) -> io::Result<()> {
-        if entry.header().entry_type() != tar::EntryType::Regular {
+    /// Records one entry. `file_len` is the archive's size when entries are
+    /// seeked past rather than read through.
+    fn record<R: Read>(
+        &mut self,
+        entry: &mut tar::Entry<'_, R>,
+        file_len: Option<u64>,
+    ) -> Result<(), DecodeError> {
+        self.count += 1;
+        if self.count > MAX_ENTRIES {
+            return Err(ArchiveError::TooMany {
+                what: "entries",
+                cap: MAX_ENTRIES,
+            }
+            .into());
+        }
+        let entry_type = entry.header().entry_type();
+        let special = special_kind(entry_type);
+        if entry_type != tar::EntryType::Regular && special.is_none() {
             return Ok(());
         }
         let Some(name) = entry.path().ok().and_then(|p| entry_name(&p)) else {
             return Ok(());
         };
-        let size = entry.size();
+        if self.files.contains_key(&name) || self.special.contains_key(&name) {
+            return Err(ArchiveError::DuplicateEntry(name).into());
+        }
+        if let Some(kind) = special {
+            self.special.insert(name, kind);
+            return Ok(());
+        }
+        let (offset, size) = (entry.raw_file_position(), entry.size());
+        if let Some(file_len) = file_len {
+            if offset.checked_add(size).is_none_or(|end| end > file_len) {
+                return Err(ArchiveError::EntryPastEnd {
+                    name,
+                    offset,
+                    size,
+                    file_len,
+                }
+                .into());
+            }
+        }
         if size <= KEEP_ENTRY && self.kept_total + size <= KEEP_TOTAL {
             let mut bytes = Vec::with_capacity(size as usize);
-            entry.read_to_end(&mut bytes)?;
+            entry.read_to_end(&mut bytes).map_err(ArchiveError::Tar)?;
+            if bytes.len() as u64 != size {
+                return Err(ArchiveError::Tar(io::ErrorKind::UnexpectedEof.into()).into());
+            }
             self.kept_total += size;
             self.kept.insert(name.clone(), bytes);
-        } else {
-            self.kept.remove(&name);
         }
-        self.entries.insert(name, (entry.raw_file_position(), size));
+        self.files.insert(name, (offset, size));
         Ok(())
     }
 }
 
 impl Store for TarStore {
     fn open(&mut self, name: &str) -> Result<Opened<'_>, DecodeError> {
-        let Some(&(offset, size)) = self.entries.get(name) else {
+        if let Some(kind) = self.table.special.get(name) {
+            return Err(ArchiveError::NotAFile {
+                name: name.to_string(),
+                kind,
+            }
+            .into());
+        }
+        let Some(&(offset, size)) = self.table.files.get(name) else {
             return Ok(None);
         };
-        if let Some(bytes) = self.kept.get(name) {
+        if let Some(bytes) = self.table.kept.get(name) {
             return Ok(Some((Box::new(&bytes[..]), size)));
         }
-        if !self.source.gzip {
+        let Some((limit, tripped)) = &self.source.gzip else {
             let mut file = &self.source.file;
             file.seek(SeekFrom::Start(offset))?;
             return Ok(Some((Box::new(file.take(size)), size)));
-        }
+        };
         // Gzip: reuse the decompressor when the blob lies ahead, else restart.
         if self.gz.as_ref().is_none_or(|(_, pos)| *pos > offset) {
-            self.gz = Some((Self::gz_stream(&self.source.file)?, 0));
+            self.gz = Some((Self::gz_stream(&self.source.file, *limit, tripped)?, 0));
         }
         let (stream, pos) = self.gz.as_mut().expect("just set");
         let skip = offset - *pos;
@@ -459,6 +644,10 @@ impl Store for TarStore {
         *pos = offset + size;
         Ok(Some((Box::new(stream.take(size)), size)))
     }
+
+    fn position(&self, name: &str) -> Option<u64> {
+        self.table.files.get(name).map(|&(offset, _)| offset)
+    }
 }
 
 pub(crate) fn read_tar(
@@ -469,7 +658,7 @@ pub(crate) fn read_tar(
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
-    let gzip = source.gzip;
+    let gzip = source.gzip.is_some();
     let mut store = TarStore::scan(source)?;
     let document = Document {
         name,
@@ -481,26 +670,80 @@ pub(crate) fn read_tar(
     read_layout(&mut store, document, selection, pass, progress)
 }
 
-/// An extracted layout: files under a directory, links refused.
+/// An extracted layout: regular files under a directory. No link is
+/// followed, at any level below the root, and nothing but a regular file is
+/// opened (a FIFO would block, a device would never end).
 struct DirStore<'a> {
     root: &'a FsPath,
 }
 
+fn file_kind(file_type: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    if file_type.is_symlink() {
+        "a symbolic link"
+    } else if file_type.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
 impl Store for DirStore<'_> {
     fn open(&mut self, name: &str) -> Result<Opened<'_>, DecodeError> {
-        let path = self.root.join(name);
-        let meta = match std::fs::symlink_metadata(&path) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e.into()),
-        };
-        if meta.file_type().is_symlink() {
-            return Err(ArchiveError::Symlink(name.to_string()).into());
+        let mut path = self.root.to_path_buf();
+        let parts: Vec<&str> = name.split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            path.push(part);
+            let meta = match std::fs::symlink_metadata(&path) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(e.into()),
+            };
+            let last = i + 1 == parts.len();
+            if !last && meta.is_file() {
+                // A file where a directory should be: the blob is not there.
+                return Ok(None);
+            }
+            let fine = if last { meta.is_file() } else { meta.is_dir() };
+            if !fine {
+                return Err(ArchiveError::NotAFile {
+                    name: parts[..=i].join("/"),
+                    kind: file_kind(meta.file_type()),
+                }
+                .into());
+            }
         }
+        let file = File::open(&path)?;
+        // Checked again on the open file, in case the path changed meanwhile.
+        let meta = file.metadata()?;
         if !meta.is_file() {
-            return Ok(None);
+            return Err(ArchiveError::NotAFile {
+                name: name.to_string(),
+                kind: file_kind(meta.file_type()),
+            }
+            .into());
         }
-        Ok(Some((Box::new(File::open(&path)?), meta.len())))
+        Ok(Some((Box::new(file), meta.len())))
+    }
+
+    fn position(&self, _name: &str) -> Option<u64> {
+        // No storage order to follow: manifest order.
+        Some(0)
     }
 }
 

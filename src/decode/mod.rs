@@ -8,18 +8,22 @@
 pub mod archive;
 pub mod baseline;
 pub mod instance;
+pub mod limits;
 pub mod wire;
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::{Path as FsPath, PathBuf};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use indicatif::ProgressBar;
 
 use crate::profile::Aggregate;
 pub use archive::ArchiveError;
 pub use instance::{EntityObserver, InstanceError, InstanceSummary, ProfileOptions};
+pub use limits::Limits;
 
 /// Read buffer size: large enough that syscalls do not show in profiles.
 const BUF_SIZE: usize = 256 * 1024;
@@ -138,6 +142,10 @@ pub enum DecodeError {
     WrongKind(&'static str),
     #[error("gzip data is corrupt: {0}")]
     Gzip(io::Error),
+    #[error("{}", limits::decompressed_too_large(*.0))]
+    DecompressedTooLarge(u64),
+    #[error("{}", limits::stream_too_long(*.0))]
+    StreamTooLong(u64),
     #[error(transparent)]
     Archive(#[from] ArchiveError),
     #[error("the archive has no {INSTANCE_MEDIA_TYPE} layer (layers: {0})")]
@@ -199,7 +207,7 @@ pub struct Pass<'a> {
 }
 
 /// Opens, sniffs and (unless listing only) profiles `input` with OMMX's
-/// logical accounting only.
+/// logical accounting only, within the default [`Limits`].
 pub fn read(
     input: &Input,
     selection: Selection,
@@ -210,13 +218,15 @@ pub fn read(
         options: ProfileOptions::default(),
         observer: &mut nothing,
     };
-    read_with(input, selection, &mut pass, progress)
+    read_with(input, selection, &Limits::default(), &mut pass, progress)
 }
 
-/// Opens, sniffs and (unless listing only) profiles `input` as `pass` asks.
+/// Opens, sniffs and (unless listing only) profiles `input` within `limits`,
+/// as `pass` asks.
 pub fn read_with(
     input: &Input,
     selection: Selection,
+    limits: &Limits,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
@@ -225,38 +235,77 @@ pub fn read_with(
         Input::Path(path) if path.is_dir() => {
             archive::read_directory(path, name, selection, pass, progress)
         }
-        Input::Path(path) => read_file(path, name, selection, pass, progress),
-        Input::Stdin => {
-            let mut stdin = BufReader::with_capacity(BUF_SIZE, io::stdin());
-            let head = peek(&mut stdin, 512)?;
-            if is_gzip(&head) || is_tar(&head) {
-                // Archives need random access: spool to an unlinked temporary file.
-                let mut spool = tempfile::tempfile()?;
-                io::copy(&mut stdin, &mut spool)?;
-                let mut report = read_file_handle(spool, name, selection, pass, progress)?;
-                report.document.file_bytes = None;
-                Ok(report)
+        Input::Path(path) => {
+            let file = File::open(path)?;
+            if file.metadata()?.is_file() {
+                read_file(file, name, selection, limits, pass, progress)
             } else {
-                read_raw(stdin, None, name, false, selection, pass, progress)
+                // A pipe (`<(...)`), a FIFO or a device: no size, no seeking.
+                read_stream(file, name, selection, limits, pass, progress)
             }
         }
+        Input::Stdin => read_stream(io::stdin(), name, selection, limits, pass, progress),
     }
 }
 
-fn read_file(
-    path: &FsPath,
+/// Reads an input of unknown size that cannot seek (stdin, a pipe). At most
+/// `limits.max_decompressed` bytes are read from it, so an endless stream
+/// ends in an error rather than in exhausted memory or disk.
+fn read_stream<R: Read + Send>(
+    reader: R,
     name: String,
     selection: Selection,
+    limits: &Limits,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
-    read_file_handle(File::open(path)?, name, selection, pass, progress)
+    let tripped = Arc::new(AtomicBool::new(false));
+    let capped = limits::Capped::new(reader, limits.max_decompressed, tripped.clone());
+    let result = (|| {
+        let mut stream = BufReader::with_capacity(BUF_SIZE, capped);
+        let head = peek(&mut stream, 512)?;
+        if is_gzip(&head) || is_tar(&head) {
+            // Archives need random access: spool to an unlinked temporary file.
+            let mut spool = tempfile::tempfile()?;
+            io::copy(&mut stream, &mut spool)?;
+            let mut report = read_file(spool, name, selection, limits, pass, progress)?;
+            report.document.file_bytes = None;
+            Ok(report)
+        } else {
+            read_raw(stream, None, name, false, selection, pass, progress)
+        }
+    })();
+    if result.is_err() && tripped.load(Ordering::Relaxed) {
+        return Err(DecodeError::StreamTooLong(limits.max_decompressed));
+    }
+    result
 }
 
-fn read_file_handle(
+/// Sniffs and profiles an open file (read from its start) of any kind but a
+/// directory; `name` is how reports call it.
+pub fn read_file(
+    file: File,
+    name: String,
+    selection: Selection,
+    limits: &Limits,
+    pass: &mut Pass<'_>,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
+    let tripped = Arc::new(AtomicBool::new(false));
+    let result = read_file_capped(file, name, selection, limits, &tripped, pass, progress);
+    // Whatever a reader made of a stream stopped at the limit, say so.
+    if result.is_err() && tripped.load(Ordering::Relaxed) {
+        return Err(DecodeError::DecompressedTooLarge(limits.max_decompressed));
+    }
+    result
+}
+
+fn read_file_capped(
     mut file: File,
     name: String,
     selection: Selection,
+    limits: &Limits,
+    tripped: &Arc<AtomicBool>,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
@@ -269,13 +318,19 @@ fn read_file_handle(
         return Err(DecodeError::Empty);
     }
     if is_gzip(&head) {
-        let mut gz =
-            BufReader::with_capacity(BUF_SIZE, flate2::bufread::MultiGzDecoder::new(reader));
+        let mut gz = BufReader::with_capacity(
+            BUF_SIZE,
+            limits::Capped::new(
+                flate2::bufread::MultiGzDecoder::new(reader),
+                limits.max_decompressed,
+                tripped.clone(),
+            ),
+        );
         let inner = peek(&mut gz, 512).map_err(DecodeError::Gzip)?;
         if is_tar(&inner) {
-            let file = gz.into_inner().into_inner().into_inner();
+            let file = gz.into_inner().into_inner().into_inner().into_inner();
             return archive::read_tar(
-                archive::TarSource::gzip(file)?,
+                archive::TarSource::gzip(file, limits.max_decompressed, tripped.clone())?,
                 name,
                 file_bytes,
                 selection,
@@ -354,7 +409,7 @@ fn read_raw<R: BufRead + Send>(
     })
 }
 
-/// Profiles one instance stream into a fresh aggregate.
+/// Profiles one instance stream into fresh accounts.
 pub(crate) fn profile_one<R: Read + Send>(
     reader: R,
     total: Option<u64>,

@@ -4,10 +4,16 @@
 //!
 //! No length read from the input is trusted: a length-delimited field is
 //! checked against the bytes known to remain (when the total is known), and
-//! otherwise read incrementally so a hostile length can only fail with
-//! "truncated", never allocate ahead of the data.
+//! is read incrementally in any case, so a hostile length can only fail with
+//! "truncated", never allocate ahead of the data. (A known total is itself
+//! only a claim: a sparse file, or a tar header, can declare far more bytes
+//! than memory holds, so even then at most [`RESERVE_AHEAD`] is reserved.)
 
 use std::io::{self, Read};
+
+/// The most a length prefix that fits the known total may reserve before
+/// its bytes arrive; past this the buffer grows as the data does.
+pub const RESERVE_AHEAD: u64 = 64 << 20;
 
 /// What went wrong at the wire level, with the byte offset where it did.
 #[derive(Debug, thiserror::Error)]
@@ -148,8 +154,8 @@ impl<R: Read> FieldReader<R> {
                     offset: start,
                 });
             }
-            // Known to be present: reserving up front is safe.
-            buf.reserve(len as usize);
+            // Claimed to be present: reserve up front, within reason.
+            buf.reserve(len.min(RESERVE_AHEAD) as usize);
         }
         let before = buf.len();
         let got = (&mut self.reader)

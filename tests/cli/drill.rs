@@ -439,7 +439,14 @@ fn explanations_add_up_to_every_reported_path_of_every_oracle_fixture() {
                 options,
                 observer: &mut nothing,
             };
-            let report = read_with(&input, Selection::All, &mut pass, &bar).unwrap();
+            let report = read_with(
+                &input,
+                Selection::All,
+                &memprof::decode::Limits::default(),
+                &mut pass,
+                &bar,
+            )
+            .unwrap();
             let aggregate = &report.instances[0].aggregate;
             let totals = aggregate.totals();
             let paths: Vec<String> = (1..aggregate.len())
@@ -450,7 +457,14 @@ fn explanations_add_up_to_every_reported_path_of_every_oracle_fixture() {
                 options,
                 observer: &mut explainer,
             };
-            read_with(&input, Selection::All, &mut pass, &bar).unwrap();
+            read_with(
+                &input,
+                Selection::All,
+                &memprof::decode::Limits::default(),
+                &mut pass,
+                &bar,
+            )
+            .unwrap();
             assert_eq!(explainer.unexplained_bytes, 0, "{}", path.display());
             for (i, x) in explainer.explanations().into_iter().enumerate() {
                 assert_eq!(
