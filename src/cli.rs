@@ -149,6 +149,19 @@ pub struct Inputs {
     pub max_decompressed: u64,
 }
 
+impl Inputs {
+    /// The single-input arguments for one of the inputs; with several in
+    /// flight there are no progress bars (they would fight over the terminal).
+    fn for_file(&self, file: &str, several: bool) -> Common {
+        Common {
+            file: file.to_string(),
+            layer: self.layer,
+            quiet: self.quiet || several,
+            max_decompressed: self.max_decompressed,
+        }
+    }
+}
+
 /// What a profile counts and how it groups: shared by the commands that
 /// show a profile (inspect, flamegraph; diff and check take the same).
 #[derive(Debug, Clone, Copy, Args)]
@@ -303,12 +316,7 @@ fn read_inputs(
 ) -> Result<Vec<FileRun<decode::Report>>> {
     let selection = selection(inputs.layer);
     crate::batch::run_all(files, |file| {
-        let common = Common {
-            file: file.to_string(),
-            layer: inputs.layer,
-            quiet: inputs.quiet || files.len() > 1,
-            max_decompressed: inputs.max_decompressed,
-        };
+        let common = inputs.for_file(file, files.len() > 1);
         read_observed(&common, selection, options, &mut ())
     })
 }
@@ -525,12 +533,7 @@ fn run_command(command: Command) -> Result<()> {
             output.check_not_input(&input_paths(&files))?;
             // Each input is read with its own advisors, several at a time.
             let runs = crate::batch::run_all(&files, |file| {
-                let common = Common {
-                    file: file.to_string(),
-                    layer: args.common.layer,
-                    quiet: args.common.quiet || files.len() > 1,
-                    max_decompressed: args.common.max_decompressed,
-                };
+                let common = args.common.for_file(file, files.len() > 1);
                 let mut advisors = Advisors::default();
                 let report = read_observed(
                     &common,
