@@ -17,6 +17,7 @@
 //! Fixed caps bound what a hostile archive can make memprof hold: entries,
 //! manifests, layers and the size of the JSON documents.
 
+use crate::trace::{Phase, TimedRead};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
@@ -459,7 +460,7 @@ impl TarSource {
     }
 }
 
-type GzStream = BufReader<Capped<flate2::bufread::MultiGzDecoder<BufReader<File>>>>;
+type GzStream = BufReader<Capped<TimedRead<flate2::bufread::MultiGzDecoder<BufReader<File>>>>>;
 
 /// The tar's regular files by name: data offset and size, and the content
 /// of small ones; and the names of entries that are not regular files.
@@ -492,7 +493,12 @@ impl TarStore {
         Ok(BufReader::with_capacity(
             BUF_SIZE,
             Capped::new(
-                flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(BUF_SIZE, file)),
+                TimedRead {
+                    inner: flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(
+                        BUF_SIZE, file,
+                    )),
+                    phase: Phase::Decompress,
+                },
                 limit,
                 tripped.clone(),
             ),

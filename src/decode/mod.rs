@@ -321,14 +321,17 @@ fn read_file_capped(
         let mut gz = BufReader::with_capacity(
             BUF_SIZE,
             limits::Capped::new(
-                flate2::bufread::MultiGzDecoder::new(reader),
+                crate::trace::TimedRead {
+                    inner: flate2::bufread::MultiGzDecoder::new(reader),
+                    phase: crate::trace::Phase::Decompress,
+                },
                 limits.max_decompressed,
                 tripped.clone(),
             ),
         );
         let inner = peek(&mut gz, 512).map_err(DecodeError::Gzip)?;
         if is_tar(&inner) {
-            let file = gz.into_inner().into_inner().into_inner().into_inner();
+            let file = gz.into_inner().into_inner().inner.into_inner().into_inner();
             return archive::read_tar(
                 archive::TarSource::gzip(file, limits.max_decompressed, tripped.clone())?,
                 name,

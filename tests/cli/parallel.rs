@@ -251,3 +251,34 @@ fn advise_takes_several_inputs_and_gives_each_its_own_document() {
         assert_eq!(doc, &advise("1", std::slice::from_ref(file)), "{file}");
     }
 }
+
+#[test]
+fn timings_count_gzip_inflation_as_decompress() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let raw = fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oracle/moderate.pb"))
+        .unwrap();
+    let gz = dir.path().join("moderate.pb.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(&raw).unwrap();
+    fs::write(&gz, encoder.finish().unwrap()).unwrap();
+    let out = memprof()
+        .args([
+            "--timings",
+            "inspect",
+            gz.to_str().unwrap(),
+            "-f",
+            "folded",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let row = stderr
+        .lines()
+        .find(|l| l.starts_with("decompress"))
+        .unwrap();
+    let spans: u64 = row.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!(spans > 0, "{row}");
+}
