@@ -232,17 +232,30 @@ impl PathPattern {
     }
 }
 
+/// Matches frame by frame in O(pattern × frames) steps: `reach[j]` says
+/// whether the pattern read so far can end just before frame `j`. (The
+/// obvious backtracking is exponential in the number of `**` on a deep
+/// path, and both come from files a user may not have written.)
 fn matches_from(pattern: &[FramePattern], frames: &[&str]) -> bool {
-    match pattern.split_first() {
-        None => frames.is_empty(),
-        Some((FramePattern::AnyDepth, rest)) => {
-            (0..=frames.len()).any(|skip| matches_from(rest, &frames[skip..]))
+    let mut reach = vec![false; frames.len() + 1];
+    reach[0] = true;
+    for part in pattern {
+        match part {
+            FramePattern::AnyDepth => {
+                // Once a position is reached, every later one is too.
+                if let Some(first) = reach.iter().position(|&r| r) {
+                    reach[first..].iter_mut().for_each(|r| *r = true);
+                }
+            }
+            FramePattern::Name(name) => {
+                for j in (1..=frames.len()).rev() {
+                    reach[j] = reach[j - 1] && wildcard(name, frames[j - 1]);
+                }
+                reach[0] = false;
+            }
         }
-        Some((FramePattern::Name(name), rest)) => match frames.split_first() {
-            Some((frame, tail)) => wildcard(name, frame) && matches_from(rest, tail),
-            None => false,
-        },
     }
+    reach[frames.len()]
 }
 
 /// `*` matches any run of characters (none included); everything else is
@@ -434,9 +447,25 @@ mod tests {
         assert!(p("layer[*;A").matches(&["layer[0] (t)", "A"]));
         assert!(p("*.constraints").matches(&["Instance.constraints"]));
         assert!(!p("*.constraints").matches(&["Instance.constraints_x"]));
+        assert!(p("**;A;**;A").matches(&["A", "B", "A"]));
+        assert!(!p("**;A;**;A").matches(&["A", "B"]));
+        assert!(p("A;**;B").matches(&["A", "B"]));
+        assert!(!p("A;**;B").matches(&["A", "B", "C"]));
         assert!(p("A").is_exact() && !p("A;*").is_exact());
         assert!(PathPattern::parse("A;;B").is_err());
         assert!(PathPattern::parse("A**").is_err());
+    }
+
+    #[test]
+    fn many_any_depths_on_a_deep_path_stay_fast() {
+        // Backtracking tries about C(63, 32) splits before it gives up on
+        // this one; the test would not finish.
+        let pattern = PathPattern::parse(&["**;x"; 32].join(";")).unwrap();
+        let mut frames = vec!["x"; 63];
+        frames.push("y");
+        assert!(!pattern.matches(&frames));
+        assert!(pattern.matches(&vec!["x"; 64]));
+        assert!(!pattern.matches(&vec!["x"; 31]));
     }
 
     #[test]
