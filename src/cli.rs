@@ -115,6 +115,23 @@ pub struct TopArgs {
     pub format: DataFormat,
 }
 
+/// The resource limits every input is read under.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct LimitArgs {
+    /// Most bytes read from one input (e.g. 512MiB, 64GiB): what gzip data decompresses
+    /// to, what stdin or a pipe delivers, and the size of a baseline file.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
+    pub max_decompressed: u64,
+}
+
+impl LimitArgs {
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_decompressed: self.max_decompressed,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct Common {
     /// Input: .ommx archive, OCI layout directory, raw instance bytes, or '-' for stdin.
@@ -125,9 +142,8 @@ pub struct Common {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Refuse gzip input that decompresses to more than SIZE (e.g. 512MiB, 64GiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
-    pub max_decompressed: u64,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// The inputs of a command that takes several.
@@ -144,9 +160,8 @@ pub struct Inputs {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Refuse gzip input that decompresses to more than SIZE (e.g. 512MiB, 64GiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
-    pub max_decompressed: u64,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 impl Inputs {
@@ -157,7 +172,7 @@ impl Inputs {
             file: file.to_string(),
             layer: self.layer,
             quiet: self.quiet || several,
-            max_decompressed: self.max_decompressed,
+            limits: self.limits,
         }
     }
 }
@@ -266,9 +281,8 @@ pub struct LsArgs {
     pub file: String,
     #[arg(short, long, value_enum, default_value_t = LsFormat::Table)]
     pub format: LsFormat,
-    /// Refuse gzip input that decompresses to more than SIZE (e.g. 512MiB, 64GiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
-    pub max_decompressed: u64,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 fn selection(layer: Option<usize>) -> Selection {
@@ -289,9 +303,7 @@ fn read_observed(
 ) -> Result<decode::Report> {
     let input = Input::from_arg(&common.file);
     let bar = crate::progress::bar(common.quiet);
-    let limits = Limits {
-        max_decompressed: common.max_decompressed,
-    };
+    let limits = common.limits.limits();
     let mut pass = Pass { options, observer };
     let report = decode::read_with(&input, selection, &limits, &mut pass, &bar)
         .with_context(|| input.display_name());
@@ -562,7 +574,7 @@ fn run_command(command: Command) -> Result<()> {
                 file: args.file,
                 layer: None,
                 quiet: true,
-                max_decompressed: args.max_decompressed,
+                limits: args.limits,
             };
             let report = read(&common, Selection::ListOnly)?;
             Output::Stdout.write_with(|out| match args.format {

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::decode::baseline::{self, BaselineInfo};
+use crate::decode::baseline::{self, BaselineError, BaselineInfo};
 use crate::decode::{self, Input, Report, Selection};
 use crate::render::{Account, Profile};
 
@@ -28,6 +28,8 @@ pub struct ProfileOptions {
     pub layer: Option<usize>,
     /// No progress bar.
     pub quiet: bool,
+    /// What an input may make memprof read (`--max-decompressed`).
+    pub limits: decode::Limits,
 }
 
 impl ProfileOptions {
@@ -76,9 +78,15 @@ fn starts_like_json(path: &Path) -> io::Result<bool> {
 }
 
 fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<Source> {
-    let bytes = std::fs::read(path)
+    let limit = options.limits.max_decompressed;
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|file| file.take(limit.saturating_add(1)).read_to_end(&mut bytes))
         .map_err(decode::DecodeError::Io)
         .with_context(|| name.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(BaselineError::TooLarge(limit)).with_context(|| name.to_string());
+    }
     if options.account == Account::Wire {
         anyhow::bail!(
             "{name}: a baseline holds the in-memory view only; compare wire views of instances"
@@ -102,14 +110,8 @@ fn load_instance(input: &Input, options: &ProfileOptions) -> Result<Report> {
         },
         observer: &mut (),
     };
-    let report = decode::read_with(
-        input,
-        options.selection(),
-        &decode::Limits::default(),
-        &mut pass,
-        &bar,
-    )
-    .with_context(|| input.display_name());
+    let report = decode::read_with(input, options.selection(), &options.limits, &mut pass, &bar)
+        .with_context(|| input.display_name());
     bar.finish_and_clear();
     report
 }
@@ -140,8 +142,15 @@ pub fn load(arg: &str, options: &ProfileOptions) -> Result<Source> {
             // Sniffing needs the content twice: spool it.
             let mut spool = tempfile::NamedTempFile::new()
                 .context("<stdin>: cannot create a temporary file")?;
-            io::copy(&mut io::stdin().lock(), spool.as_file_mut())
-                .context("<stdin>: cannot read")?;
+            let limit = options.limits.max_decompressed;
+            let copied = io::copy(
+                &mut io::stdin().lock().take(limit.saturating_add(1)),
+                spool.as_file_mut(),
+            )
+            .context("<stdin>: cannot read")?;
+            if copied > limit {
+                return Err(decode::DecodeError::StreamTooLong(limit)).context("<stdin>");
+            }
             let path = spool.path().to_path_buf();
             let mut source = if starts_like_json(&path).context("<stdin>: cannot read")? {
                 load_baseline(&path, "<stdin>", options)?

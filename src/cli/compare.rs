@@ -28,6 +28,8 @@ pub struct CompareCommon {
     pub quiet: bool,
     #[command(flatten)]
     pub profile: super::ProfileArgs,
+    #[command(flatten)]
+    pub limits: super::LimitArgs,
 }
 
 impl CompareCommon {
@@ -35,6 +37,7 @@ impl CompareCommon {
         Ok(ProfileOptions {
             layer: self.layer,
             quiet: self.quiet,
+            limits: self.limits.limits(),
             group_by: self.profile.group_by,
             account: self
                 .profile
@@ -112,7 +115,7 @@ fn file_inputs<'a>(args: impl IntoIterator<Item = &'a str>) -> Vec<&'a Path> {
 
 fn one_stdin<'a>(args: impl IntoIterator<Item = &'a str>) -> Result<()> {
     if args.into_iter().filter(|a| *a == "-").count() > 1 {
-        bail!("standard input ('-') can be only one of the inputs");
+        bail!("-: standard input can be read only once");
     }
     Ok(())
 }

@@ -39,6 +39,8 @@ pub enum BaselineError {
     Accounting { found: String },
     #[error("malformed baseline: {0}")]
     Malformed(String),
+    #[error("the baseline is larger than {}, the --max-decompressed limit (which also bounds baseline files); raise it if the file is trusted", super::limits::size_text(*.0))]
+    TooLarge(u64),
     #[error("--layer {requested} is out of range: the baseline has {available} instance layer(s)")]
     LayerOutOfRange { requested: usize, available: usize },
 }

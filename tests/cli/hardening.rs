@@ -23,6 +23,8 @@ use prost::Message;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+mod commands;
+
 use super::{fails, fixtures, gzip, memprof, oracle, pb_files};
 use memprof::decode::{self, Limits, Selection};
 use memprof::ommx_v1 as pb;
@@ -880,7 +882,8 @@ const RSS_BOUND_KIB: i64 = 64 * 1024;
 
 #[test]
 fn every_catalogued_error_is_produced_and_every_case_stays_small() {
-    let cases = cases();
+    let mut cases = cases();
+    cases.extend(commands::cases());
     let catalogue: BTreeSet<String> = catalogue_kinds().into_iter().collect();
     let covered: BTreeSet<String> = cases
         .iter()
@@ -1015,7 +1018,7 @@ fn the_default_decompression_limit_is_the_documented_one() {
         panic!("inspect parses as inspect");
     };
     assert_eq!(
-        args.common.max_decompressed,
+        args.common.limits.max_decompressed,
         memprof::decode::limits::DEFAULT_MAX_DECOMPRESSED
     );
     assert_eq!(Limits::default().max_decompressed, 4 << 30);
