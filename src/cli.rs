@@ -3,7 +3,7 @@
 
 pub mod compare;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -70,6 +70,51 @@ pub enum Command {
     Stats(StatsArgs),
     /// Recommend changes that would shrink the instance, with measured savings.
     Advise(AdviseArgs),
+}
+
+impl Command {
+    /// The inputs as given (`-` for stdin, patterns unexpanded): every file
+    /// the command reads.
+    pub fn inputs(&self) -> Vec<String> {
+        match self {
+            Command::Inspect(a) => a.common.files.clone(),
+            Command::Flamegraph(a) => a.common.files.clone(),
+            Command::Advise(a) => a.common.files.clone(),
+            Command::Ls(a) => vec![a.file.clone()],
+            Command::Top(a) => vec![a.common.file.clone()],
+            Command::Explain(a) => vec![a.common.file.clone()],
+            Command::Stats(a) => vec![a.common.file.clone()],
+            Command::Diff(a) => vec![a.old.clone(), a.new.clone()],
+            Command::Check(a) => {
+                let mut files = a.files.clone();
+                files.extend(a.baseline.clone());
+                files.extend(a.budget.iter().map(|b| b.display().to_string()));
+                files
+            }
+        }
+    }
+
+    /// The files the command writes (stdout aside).
+    pub fn outputs(&self) -> Vec<PathBuf> {
+        let file = |o: &Option<String>| o.iter().filter(|o| *o != "-").map(PathBuf::from).collect();
+        match self {
+            Command::Inspect(a) => file(&a.output),
+            Command::Advise(a) => file(&a.output),
+            Command::Flamegraph(a) => file(&Some(a.output.clone())),
+            Command::Diff(a) => {
+                let mut out: Vec<PathBuf> = file(&a.output);
+                if let Some(graph) = &a.flamegraph {
+                    out.push(graph.clone());
+                    out.push(render::diff::svg::old_graph_path(graph));
+                }
+                out
+            }
+            Command::Check(a) => file(&a.output),
+            Command::Ls(_) | Command::Top(_) | Command::Explain(_) | Command::Stats(_) => {
+                Vec::new()
+            }
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -365,6 +410,23 @@ fn profile_inputs<'a>(
 /// Runs one command line, with `--timings` and `--trace` around it.
 pub fn run(cli: Cli) -> Result<()> {
     let trace = cli.trace.as_deref().map(|t| Output::from_arg(Some(t)));
+    if let Some(Output::File(path)) = &trace {
+        let inputs = crate::batch::expand(&cli.command.inputs())?;
+        let inputs: Vec<&Path> = inputs.iter().filter(|i| *i != "-").map(Path::new).collect();
+        Output::File(path.clone()).check_not_input(&inputs)?;
+        if let Some(out) = cli
+            .command
+            .outputs()
+            .into_iter()
+            .find(|out| crate::output::names_same_file(path, out))
+        {
+            bail!(
+                "{}: --trace names the same file as the command's output {}",
+                path.display(),
+                out.display()
+            );
+        }
+    }
     if cli.timings || trace.is_some() {
         crate::trace::enable(trace.is_some());
     }

@@ -28,18 +28,11 @@ impl Output {
         let Output::File(out) = self else {
             return Ok(());
         };
-        let out_canon = fs::canonicalize(out).ok();
-        for input in inputs {
-            let same = match (&out_canon, fs::canonicalize(input).ok()) {
-                (Some(a), Some(b)) => *a == b || same_file(a, &b),
-                _ => out == input,
-            };
-            if same {
-                bail!(
-                    "{}: refusing to write the output over the input file",
-                    out.display()
-                );
-            }
+        if inputs.iter().any(|input| names_same_file(out, input)) {
+            bail!(
+                "{}: refusing to write the output over the input file",
+                out.display()
+            );
         }
         Ok(())
     }
@@ -96,6 +89,30 @@ impl Output {
 }
 
 /// Whether two existing paths are one file (hard links included).
+/// Whether two paths name the same file: another spelling, a symbolic or a
+/// hard link, or (for a file not yet written) the same name in the same
+/// directory.
+pub fn names_same_file(a: &Path, b: &Path) -> bool {
+    match (resolve(a), resolve(b)) {
+        (Some(x), Some(y)) => x == y || same_file(&x, &y),
+        _ => a == b,
+    }
+}
+
+/// The canonical path of `path`, or of its directory joined with its name
+/// when the file does not exist yet.
+fn resolve(path: &Path) -> Option<PathBuf> {
+    if let Ok(canonical) = fs::canonicalize(path) {
+        return Some(canonical);
+    }
+    let name = path.file_name()?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(fs::canonicalize(dir).ok()?.join(name))
+}
+
 fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     {

@@ -986,6 +986,49 @@ fn tree(dir: &Path) -> BTreeSet<PathBuf> {
 }
 
 #[test]
+fn a_trace_file_never_replaces_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = fs::read(oracle("kitchen_sink.pb")).unwrap();
+    let input = write(dir.path(), "k.pb", &original);
+    let budget = write(
+        dir.path(),
+        "budget.yaml",
+        b"rules:\n  - path: total\n    max: 1 MiB\n",
+    );
+    // Other spellings of the same files: relative to the directory, through
+    // a hard link, an input matched by a pattern.
+    fs::hard_link(&input, dir.path().join("link.pb")).unwrap();
+    for args in [
+        vec!["--trace", "./k.pb", "inspect", "k.pb"],
+        vec!["--trace", "link.pb", "top", "k.pb"],
+        vec!["--trace", "k.pb", "inspect", "*.pb"],
+        vec!["--trace", "k.pb", "diff", "link.pb", "link.pb"],
+        vec![
+            "--trace",
+            "budget.yaml",
+            "check",
+            "k.pb",
+            "--budget",
+            "budget.yaml",
+        ],
+    ] {
+        let out = memprof()
+            .args(&args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.ends_with("refusing to write the output over the input file\n"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(fs::read(&input).unwrap(), original, "{args:?}");
+    }
+    assert!(fs::read_to_string(&budget).unwrap().starts_with("rules:"));
+}
+
+#[test]
 fn a_write_failing_mid_render_keeps_the_previous_output() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.svg");

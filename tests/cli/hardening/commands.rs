@@ -105,7 +105,7 @@ pub(super) fn cases() -> Vec<Case> {
             "stdin-twice",
             "diff - -",
             |_| strings(&["diff", "-", "-"]),
-            Some(kitchen),
+            Some(kitchen.clone()),
             "-: standard input can be read only once",
         ),
         command_case(
@@ -273,6 +273,27 @@ pub(super) fn cases() -> Vec<Case> {
             },
             None,
             "--flamegraph needs a file name: it writes two graphs",
+        ),
+        command_case(
+            "output-is-input",
+            "--trace naming the input",
+            move |dir| {
+                let file = write(dir, "k.pb", &kitchen);
+                strings(&["--trace", &file, "inspect", &file])
+            },
+            None,
+            "k.pb: refusing to write the output over the input file",
+        ),
+        command_case(
+            "trace-is-output",
+            "--trace naming the -o file",
+            |dir| {
+                let out = dir.join("out.txt");
+                let out = out.to_str().unwrap();
+                strings(&["--trace", out, "inspect", &oracle("kitchen_sink.pb"), "-o", out])
+            },
+            None,
+            "out.txt: --trace names the same file as the command's output",
         ),
         command_case(
             "view-both-format",
