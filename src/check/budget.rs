@@ -8,6 +8,7 @@
 //! passes exactly at its boundary and fails one byte past it.
 
 use std::fmt;
+use std::io::Read;
 use std::path::Path;
 
 use serde::de::{self, Deserializer, Visitor};
@@ -279,6 +280,44 @@ fn wildcard(pattern: &str, text: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
+/// Most text a budget may hold once its YAML aliases are expanded. An alias
+/// repeats what it names, so a small file can stand for a huge document
+/// (a 1 MiB budget repeating a 400 KB message took 14 GB); every string
+/// read is charged to this allowance, plus [`TEXT_OVERHEAD`] for the value
+/// around it, which also bounds the number of rules.
+const MAX_BUDGET_TEXT: usize = 8 << 20;
+
+/// What each string is charged on top of its length.
+const TEXT_OVERHEAD: usize = 64;
+
+thread_local! {
+    /// What is left of [`MAX_BUDGET_TEXT`] in the budget being parsed.
+    static TEXT_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(MAX_BUDGET_TEXT) };
+}
+
+fn spend_text(len: usize) -> Result<(), String> {
+    TEXT_LEFT.with(|left| {
+        let cost = len.saturating_add(TEXT_OVERHEAD);
+        match left.get().checked_sub(cost) {
+            Some(rest) => {
+                left.set(rest);
+                Ok(())
+            }
+            None => Err(format!(
+                "its text adds up to more than {} MiB once YAML aliases are expanded",
+                MAX_BUDGET_TEXT >> 20
+            )),
+        }
+    })
+}
+
+/// A rule's message, charged to the text allowance like every other string.
+fn message<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let text = String::deserialize(d)?;
+    spend_text(text.len()).map_err(de::Error::custom)?;
+    Ok(Some(text))
+}
+
 macro_rules! string_visitor {
     ($ty:ident, $expecting:literal) => {
         impl<'de> Deserialize<'de> for $ty {
@@ -290,6 +329,7 @@ macro_rules! string_visitor {
                         f.write_str($expecting)
                     }
                     fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {
+                        spend_text(v.len()).map_err(E::custom)?;
                         $ty::parse(v).map_err(E::custom)
                     }
                 }
@@ -327,7 +367,7 @@ pub struct Rule {
     #[serde(default)]
     pub max_per_term: Option<Size>,
     /// Shown when the rule fails.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "message")]
     pub message: Option<String>,
 }
 
@@ -359,11 +399,20 @@ pub struct Budget {
     pub rules: Vec<Rule>,
 }
 
+/// Most rules a budget may have.
+pub const MAX_RULES: usize = 10_000;
+
+/// Largest budget file read: a budget is a few dozen rules, and what a
+/// budget costs to apply and report grows with its rules.
+pub const MAX_BUDGET_BYTES: u64 = 1 << 20;
+
 /// Why a budget file was refused. Messages do not repeat the file name.
 #[derive(Debug, thiserror::Error)]
 pub enum BudgetError {
     #[error("cannot read: {0}")]
     Io(#[from] std::io::Error),
+    #[error("the budget file is larger than {} bytes, the limit", MAX_BUDGET_BYTES)]
+    TooLarge,
     #[error("invalid budget: {0}")]
     Yaml(#[from] serde_yaml::Error),
     #[error("invalid budget: {0}")]
@@ -372,9 +421,16 @@ pub enum BudgetError {
 
 impl Budget {
     pub fn parse(text: &str) -> Result<Self, BudgetError> {
+        TEXT_LEFT.with(|left| left.set(MAX_BUDGET_TEXT));
         let budget: Budget = serde_yaml::from_str(text)?;
         if budget.rules.is_empty() {
             return Err(BudgetError::Rule("it has no rules".into()));
+        }
+        if budget.rules.len() > MAX_RULES {
+            return Err(BudgetError::Rule(format!(
+                "it has {} rules, more than the {MAX_RULES} allowed",
+                budget.rules.len()
+            )));
         }
         for (i, rule) in budget.rules.iter().enumerate() {
             let name = format!("rule {} (path {:?})", i + 1, rule.path.text);
@@ -398,7 +454,14 @@ impl Budget {
     }
 
     pub fn load(path: &Path) -> Result<Self, BudgetError> {
-        Self::parse(&std::fs::read_to_string(path)?)
+        let mut text = String::new();
+        std::fs::File::open(path)?
+            .take(MAX_BUDGET_BYTES + 1)
+            .read_to_string(&mut text)?;
+        if text.len() as u64 > MAX_BUDGET_BYTES {
+            return Err(BudgetError::TooLarge);
+        }
+        Self::parse(&text)
     }
 }
 
@@ -454,6 +517,35 @@ mod tests {
         assert!(p("A").is_exact() && !p("A;*").is_exact());
         assert!(PathPattern::parse("A;;B").is_err());
         assert!(PathPattern::parse("A**").is_err());
+    }
+
+    #[test]
+    fn aliases_cannot_blow_a_small_budget_up() {
+        // 2,000 aliases of a 100 KB message: 200 MB once expanded.
+        let mut text = format!(
+            "rules:\n  - {{path: total, max: 1 MiB, message: &m \"{}\"}}\n",
+            "x".repeat(100_000)
+        );
+        text.push_str(&"  - {path: total, max: 1 MiB, message: *m}\n".repeat(2_000));
+        let err = Budget::parse(&text).unwrap_err().to_string();
+        assert!(
+            err.contains("more than 8 MiB once YAML aliases are expanded"),
+            "{err}"
+        );
+        // The allowance starts afresh for the next budget.
+        assert!(Budget::parse("rules:\n  - {path: total, max: 1 MiB}\n").is_ok());
+    }
+
+    #[test]
+    fn rules_are_capped() {
+        let text = "rules:\n".to_string() + &"  - {path: total, max: 1 MiB}\n".repeat(MAX_RULES);
+        assert_eq!(Budget::parse(&text).unwrap().rules.len(), MAX_RULES);
+        let text = text + "  - {path: total, max: 1 MiB}\n";
+        let err = Budget::parse(&text).unwrap_err().to_string();
+        assert!(
+            err.ends_with("it has 10001 rules, more than the 10000 allowed"),
+            "{err}"
+        );
     }
 
     #[test]

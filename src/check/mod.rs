@@ -107,8 +107,8 @@ impl CheckReport {
 }
 
 /// Applies `rules` to the diff of a file against its baseline (`has_old`)
-/// or against nothing. Returns the results and the rules that matched no
-/// path.
+/// or against nothing. Returns the results and the positions in `rules` of
+/// the rules that matched no path.
 pub fn evaluate(
     diff: &Diff,
     has_old: bool,
@@ -117,12 +117,13 @@ pub fn evaluate(
 ) -> (Vec<LimitResult>, Vec<usize>) {
     let mut results = Vec::new();
     let mut unmatched = Vec::new();
-    for (number, rule) in rules {
+    let frames: Vec<Vec<&str>> = (0..diff.len()).map(|id| diff.frames(id)).collect();
+    for (position, (number, rule)) in rules.iter().enumerate() {
         let matched: Vec<usize> = (0..diff.len())
-            .filter(|&id| rule.path.matches(&diff.frames(id)))
+            .filter(|&id| rule.path.matches(&frames[id]))
             .collect();
         if matched.is_empty() {
-            unmatched.push(*number);
+            unmatched.push(position);
         }
         let mut limits: Vec<(LimitKind, String, Measure)> = Vec::new();
         if let Some(max) = &rule.max {

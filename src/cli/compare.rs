@@ -282,8 +282,8 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
         };
         let (results, unmatched) =
             check::evaluate(&diff, baseline.is_some(), &new_profile.summary(), &rules);
-        for n in unmatched {
-            let rule = &rules.iter().find(|(k, _)| *k == n).expect("rule").1;
+        for position in unmatched {
+            let (n, rule) = &rules[position];
             warnings.push(format!(
                 "memprof: warning: {file}: rule {n} (path {:?}) matches no path",
                 rule.path.text

@@ -45,6 +45,13 @@ pub enum BaselineError {
     LayerOutOfRange { requested: usize, available: usize },
 }
 
+/// The one field read before the rest: which schema the document follows.
+#[derive(Debug, Deserialize)]
+struct VersionDoc {
+    #[serde(default)]
+    schema_version: Option<serde_json::Value>,
+}
+
 #[derive(Debug, Deserialize)]
 struct BaselineDoc {
     accounting: String,
@@ -136,11 +143,18 @@ pub fn parse(
     name: String,
     selection: Selection,
 ) -> Result<(Report, BaselineInfo), BaselineError> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(BaselineError::Syntax)?;
-    let Some(object) = value.as_object() else {
-        return Err(BaselineError::NotBaseline("not a JSON object".into()));
+    // First only the version, skipping everything else without building
+    // it; then the document straight into its types, never as a generic
+    // JSON value (which costs several times the file's size).
+    let head: VersionDoc = match serde_json::from_slice(bytes) {
+        Ok(head) => head,
+        Err(e) if e.is_syntax() || e.is_eof() || e.is_io() => return Err(BaselineError::Syntax(e)),
+        Err(_) if !looks_like_json_object(bytes) => {
+            return Err(BaselineError::NotBaseline("not a JSON object".into()))
+        }
+        Err(e) => return Err(BaselineError::NotBaseline(e.to_string())),
     };
-    match object.get("schema_version") {
+    match head.schema_version {
         None => {
             return Err(BaselineError::NotBaseline(
                 "it has no schema_version".into(),
@@ -157,7 +171,7 @@ pub fn parse(
         },
     }
     let doc: BaselineDoc =
-        serde_json::from_value(value).map_err(|e| BaselineError::NotBaseline(e.to_string()))?;
+        serde_json::from_slice(bytes).map_err(|e| BaselineError::NotBaseline(e.to_string()))?;
     if doc.accounting != ACCOUNTING {
         return Err(BaselineError::Accounting {
             found: doc.accounting,

@@ -258,6 +258,37 @@ pub(super) fn cases() -> Vec<Case> {
             "rules:\n  - path: total\n    message: hello\n",
             "invalid budget: rule 1 (path \"total\") sets no limit",
         ),
+        command_case(
+            "budget-invalid",
+            "a budget whose YAML aliases expand to gigabytes",
+            |dir| {
+                // Under 1 MiB on disk; 15,000 copies of a 400 KB message once
+                // the aliases are expanded (it took 14 GB before the cap).
+                let mut text = format!(
+                    "rules:\n  - {{path: total, max: 1 MiB, message: &m \"{}\"}}\n",
+                    "x".repeat(400_000)
+                );
+                text.push_str(&"  - {path: total, max: 1 MiB, message: *m}\n".repeat(15_000));
+                let budget = write(dir, "budget.yaml", text.as_bytes());
+                strings(&["check", &oracle("kitchen_sink.pb"), "--budget", &budget])
+            },
+            None,
+            "invalid budget: rules[20]: its text adds up to more than 8 MiB once YAML aliases are expanded",
+        ),
+        command_case(
+            "budget-too-large",
+            "a budget file past the size cap",
+            |dir| {
+                let mut text = String::from("rules:\n");
+                while text.len() <= 1 << 20 {
+                    text.push_str("  - {path: \"**;x\", max: 1 MiB}\n");
+                }
+                let budget = write(dir, "budget.yaml", text.as_bytes());
+                strings(&["check", &oracle("kitchen_sink.pb"), "--budget", &budget])
+            },
+            None,
+            "budget.yaml: the budget file is larger than 1048576 bytes, the limit",
+        ),
         budget_case(
             "budget-needs-baseline",
             "a growth limit without --baseline",
