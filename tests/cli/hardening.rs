@@ -1292,46 +1292,70 @@ fn sweep(
 #[test]
 #[ignore = "run in a child process by every_truncation_and_byte_corruption_fails_cleanly_or_profiles"]
 fn corruption_sweep_worker() {
-    let mut panics = Vec::new();
-    let mut runs = 0;
-    let mut scratch = Scratch::new();
-    // Raw instances as files (length known) and, cut short, as streams.
+    // Raw instances as files (length known) and, cut short, as streams;
+    // an archive and a gzip-compressed instance through the whole read
+    // path, sniffing included.
+    let mut raw = Vec::new();
     for path in pb_files("oracle") {
         let bytes = fs::read(&path).unwrap();
-        if bytes.len() > 1024 {
-            continue;
+        if bytes.len() <= 1024 {
+            raw.push((
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                bytes,
+            ));
         }
-        let label = path.file_name().unwrap().to_string_lossy().into_owned();
-        runs += sweep(
-            &label,
-            &bytes,
-            |b| {
-                let known = profile_raw(b, true);
-                // A cut changes what a known length allows; the stream,
-                // not knowing it, must come to the same verdict.
-                if b.len() < bytes.len() {
-                    assert_eq!(known, profile_raw(b, false), "file and stream agree");
-                }
-            },
-            &mut panics,
-        );
     }
-    // An archive and a gzip-compressed instance through the whole read
-    // path, sniffing included.
-    let archive = fs::read(oracle("single.ommx")).unwrap();
-    runs += sweep(
-        "single.ommx",
-        &archive,
-        |b| drop(scratch.read(b)),
-        &mut panics,
-    );
-    let gz = gzip(&fs::read(oracle("kitchen_sink.pb")).unwrap());
-    runs += sweep(
-        "kitchen_sink.pb.gz",
-        &gz,
-        |b| drop(scratch.read(b)),
-        &mut panics,
-    );
+    let files = [
+        (
+            "single.ommx".to_string(),
+            fs::read(oracle("single.ommx")).unwrap(),
+        ),
+        (
+            "kitchen_sink.pb.gz".to_string(),
+            gzip(&fs::read(oracle("kitchen_sink.pb")).unwrap()),
+        ),
+    ];
+    // Two sweepers, one per core, each taking every other input.
+    let sweepers = 2;
+    let results: Vec<(usize, Vec<String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..sweepers)
+            .map(|k| {
+                let (raw, files) = (&raw, &files);
+                scope.spawn(move || {
+                    let mut panics = Vec::new();
+                    let mut runs = 0;
+                    let mut scratch = Scratch::new();
+                    for (label, bytes) in raw.iter().skip(k).step_by(sweepers) {
+                        runs += sweep(
+                            label,
+                            bytes,
+                            |b| {
+                                let known = profile_raw(b, true);
+                                // A cut changes what a known length allows;
+                                // the stream, not knowing it, must come to
+                                // the same verdict.
+                                if b.len() < bytes.len() {
+                                    assert_eq!(
+                                        known,
+                                        profile_raw(b, false),
+                                        "file and stream agree"
+                                    );
+                                }
+                            },
+                            &mut panics,
+                        );
+                    }
+                    for (label, bytes) in files.iter().skip(k).step_by(sweepers) {
+                        runs += sweep(label, bytes, |b| drop(scratch.read(b)), &mut panics);
+                    }
+                    (runs, panics)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let runs: usize = results.iter().map(|(r, _)| r).sum();
+    let panics: Vec<String> = results.into_iter().flat_map(|(_, p)| p).collect();
     println!("sweep: {runs} mutations, {} panics", panics.len());
     assert!(
         panics.is_empty(),
