@@ -273,7 +273,7 @@ pub(super) fn cases() -> Vec<Case> {
                 strings(&["check", &oracle("kitchen_sink.pb"), "--budget", &budget])
             },
             None,
-            "invalid budget: rules[20]: its text adds up to more than 8 MiB once YAML aliases are expanded",
+            "invalid budget: rules[10].message: its text adds up to more than 4 MiB once YAML aliases are expanded",
         ),
         command_case(
             "budget-too-large",
