@@ -1267,15 +1267,18 @@ fn mutations(bytes: &[u8]) -> impl Iterator<Item = (String, Vec<u8>)> + '_ {
     cuts.chain(changes)
 }
 
-/// Runs `check` on every mutation, catching panics; returns (runs, panics).
+/// Runs `check` on the mutations that are this sweeper's share (every
+/// `share.1`-th, from the `share.0`-th), catching panics; returns how many
+/// ran.
 fn sweep(
     label: &str,
     bytes: &[u8],
+    share: (usize, usize),
     mut check: impl FnMut(&[u8]),
     panics: &mut Vec<String>,
 ) -> usize {
     let mut runs = 0;
-    for (what, mutated) in mutations(bytes) {
+    for (what, mutated) in mutations(bytes).skip(share.0).step_by(share.1) {
         runs += 1;
         if catch_unwind(AssertUnwindSafe(|| check(&mutated))).is_err() {
             panics.push(format!("{label}: {what}"));
@@ -1315,7 +1318,7 @@ fn corruption_sweep_worker() {
             gzip(&fs::read(oracle("kitchen_sink.pb")).unwrap()),
         ),
     ];
-    // Two sweepers, one per core, each taking every other input.
+    // Two sweepers, one per core, each taking every other mutation.
     let sweepers = 2;
     let results: Vec<(usize, Vec<String>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..sweepers)
@@ -1325,10 +1328,11 @@ fn corruption_sweep_worker() {
                     let mut panics = Vec::new();
                     let mut runs = 0;
                     let mut scratch = Scratch::new();
-                    for (label, bytes) in raw.iter().skip(k).step_by(sweepers) {
+                    for (label, bytes) in raw {
                         runs += sweep(
                             label,
                             bytes,
+                            (k, sweepers),
                             |b| {
                                 let known = profile_raw(b, true);
                                 // A cut changes what a known length allows;
@@ -1345,8 +1349,9 @@ fn corruption_sweep_worker() {
                             &mut panics,
                         );
                     }
-                    for (label, bytes) in files.iter().skip(k).step_by(sweepers) {
-                        runs += sweep(label, bytes, |b| drop(scratch.read(b)), &mut panics);
+                    for (label, bytes) in files {
+                        let read = |b: &[u8]| drop(scratch.read(b));
+                        runs += sweep(label, bytes, (k, sweepers), read, &mut panics);
                     }
                     (runs, panics)
                 })
