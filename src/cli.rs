@@ -3,7 +3,7 @@
 
 pub mod compare;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -14,7 +14,7 @@ use crate::decode::{
     self, limits::parse_size, EntityObserver, Input, Limits, Pass, ProfileOptions, Selection,
 };
 use crate::drill::{explain::Explainer, stats::StatsCollector, top::Top, KindFilter};
-use crate::output::Output;
+use crate::output::{input_files, Output};
 use crate::profile::family::GroupBy;
 use crate::render::advice::{AdviceFormat, AdviceView};
 use crate::render::files::FileSummary;
@@ -96,20 +96,25 @@ impl Command {
 
     /// The files the command writes (stdout aside).
     pub fn outputs(&self) -> Vec<PathBuf> {
-        let file = |o: &Option<String>| o.iter().filter(|o| *o != "-").map(PathBuf::from).collect();
+        let file = |o: Option<&String>| -> Vec<PathBuf> {
+            o.into_iter()
+                .filter(|o| *o != "-")
+                .map(PathBuf::from)
+                .collect()
+        };
         match self {
-            Command::Inspect(a) => file(&a.output),
-            Command::Advise(a) => file(&a.output),
-            Command::Flamegraph(a) => file(&Some(a.output.clone())),
+            Command::Inspect(a) => file(a.output.as_ref()),
+            Command::Advise(a) => file(a.output.as_ref()),
+            Command::Flamegraph(a) => file(Some(&a.output)),
             Command::Diff(a) => {
-                let mut out: Vec<PathBuf> = file(&a.output);
+                let mut out = file(a.output.as_ref());
                 if let Some(graph) = &a.flamegraph {
                     out.push(graph.clone());
                     out.push(render::diff::svg::old_graph_path(graph));
                 }
                 out
             }
-            Command::Check(a) => file(&a.output),
+            Command::Check(a) => file(a.output.as_ref()),
             Command::Ls(_) | Command::Top(_) | Command::Explain(_) | Command::Stats(_) => {
                 Vec::new()
             }
@@ -356,14 +361,6 @@ fn read_observed(
     report
 }
 
-fn input_paths(files: &[String]) -> Vec<&Path> {
-    files
-        .iter()
-        .filter(|f| *f != "-")
-        .map(|f| Path::new(f.as_str()))
-        .collect()
-}
-
 /// The reports of every input: one read with a progress bar, several in
 /// parallel (without bars, which would fight over the terminal).
 fn read_inputs(
@@ -410,10 +407,9 @@ fn profile_inputs<'a>(
 /// Runs one command line, with `--timings` and `--trace` around it.
 pub fn run(cli: Cli) -> Result<()> {
     let trace = cli.trace.as_deref().map(|t| Output::from_arg(Some(t)));
-    if let Some(Output::File(path)) = &trace {
+    if let Some(file @ Output::File(path)) = &trace {
         let inputs = crate::batch::expand(&cli.command.inputs())?;
-        let inputs: Vec<&Path> = inputs.iter().filter(|i| *i != "-").map(Path::new).collect();
-        Output::File(path.clone()).check_not_input(&inputs)?;
+        file.check_not_input(&input_files(inputs.iter().map(String::as_str)))?;
         if let Some(out) = cli
             .command
             .outputs()
@@ -445,7 +441,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Inspect(args) => {
             let output = Output::from_arg(args.output.as_deref());
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_paths(&files))?;
+            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
             let view = ViewOptions {
                 depth: args.depth,
                 min_percent: args.min_percent,
@@ -502,7 +498,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Flamegraph(args) => {
             let output = Output::from_arg(Some(&args.output));
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_paths(&files))?;
+            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
             let account = args.profile.single_account("a flamegraph")?;
             let runs = read_inputs(&args.common, &files, args.profile.options())?;
             let mut combined = None;
@@ -604,7 +600,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Advise(args) => {
             let output = Output::from_arg(args.output.as_deref());
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_paths(&files))?;
+            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
             // Each input is read with its own advisors, several at a time.
             let runs = crate::batch::run_all(&files, |file| {
                 let common = args.common.for_file(file, files.len() > 1);

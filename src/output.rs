@@ -89,6 +89,15 @@ impl Output {
 }
 
 /// Whether two existing paths are one file (hard links included).
+/// The files among command-line inputs (`-`, stdin, is not one), to check
+/// an output against.
+pub fn input_files<'a>(args: impl IntoIterator<Item = &'a str>) -> Vec<&'a Path> {
+    args.into_iter()
+        .filter(|a| *a != "-")
+        .map(Path::new)
+        .collect()
+}
+
 /// Whether two paths name the same file: another spelling, a symbolic or a
 /// hard link, or (for a file not yet written) the same name in the same
 /// directory.

@@ -227,6 +227,26 @@ fn paths(mask: u8) -> Vec<String> {
         .collect()
 }
 
+/// What one recommendation has seen so far: its sums, the kinds of entity
+/// they come from, and sample entities.
+#[derive(Debug, Default)]
+struct Tally {
+    sums: Sums,
+    kinds: u8,
+    samples: Samples,
+}
+
+impl Tally {
+    /// Counts one function of an entity of `kind`.
+    fn count(&mut self, kind: EntityKind, terms: u64, bytes: u64, other: u64) {
+        self.sums.functions += 1;
+        self.sums.terms += terms;
+        self.sums.bytes += bytes;
+        self.sums.other += other;
+        self.kinds |= kind_bit(kind);
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct FunctionTally {
     groups: HashMap<u128, Group, BuildPrehashed>,
@@ -234,18 +254,12 @@ pub struct FunctionTally {
     exact_repeats: u64,
     identical_samples: Samples,
     /// Constraint functions (active and removed): bytes, `other` = CSR bytes.
-    matrix: Sums,
-    matrix_kinds: u8,
-    matrix_samples: Samples,
+    matrix: Tally,
     /// Functions in a costlier variant: bytes, `other` = minimal bytes.
-    variants: Sums,
-    variant_kinds: u8,
-    variant_samples: Samples,
+    variants: Tally,
     /// Functions with wasted file bytes: `terms` = zero terms, `other` =
     /// merged terms, `bytes` = encoded bytes.
-    wasted: Sums,
-    wasted_kinds: u8,
-    wasted_samples: Samples,
+    wasted: Tally,
     /// For the combined estimate: active constraint functions in all, those
     /// without variables (bytes, `other` = CSR), and the objective
     /// (bytes, `other` = minimal).
@@ -259,12 +273,9 @@ impl FunctionTally {
         if w.bytes == 0 && w.zero_terms == 0 && w.merged_terms == 0 {
             return;
         }
-        self.wasted.functions += 1;
-        self.wasted.terms += w.zero_terms;
-        self.wasted.other += w.merged_terms;
-        self.wasted.bytes += w.bytes;
-        self.wasted_kinds |= kind_bit(kind);
-        self.wasted_samples.offer(|| {
+        self.wasted
+            .count(kind, w.zero_terms, w.bytes, w.merged_terms);
+        self.wasted.samples.offer(|| {
             sample(
                 kind,
                 id,
@@ -288,12 +299,8 @@ impl FunctionTally {
         if s.minimal >= s.bytes {
             return;
         }
-        self.variants.functions += 1;
-        self.variants.terms += s.terms;
-        self.variants.bytes += s.bytes;
-        self.variants.other += s.minimal;
-        self.variant_kinds |= kind_bit(kind);
-        self.variant_samples.offer(|| {
+        self.variants.count(kind, s.terms, s.bytes, s.minimal);
+        self.variants.samples.offer(|| {
             sample(
                 kind,
                 id,
@@ -319,13 +326,9 @@ impl FunctionTally {
         let active = kind == EntityKind::Constraint;
         self.waste(kind, Some(c.id), name, waste);
         self.variant(kind, Some(c.id), name, f, &s);
-        self.matrix.functions += 1;
-        self.matrix.terms += s.terms;
-        self.matrix.bytes += s.bytes;
-        self.matrix.other += s.csr;
-        self.matrix_kinds |= kind_bit(kind);
+        self.matrix.count(kind, s.terms, s.bytes, s.csr);
         if s.degree > 0 {
-            self.matrix_samples.offer(|| {
+            self.matrix.samples.offer(|| {
                 sample(
                     kind,
                     Some(c.id),
@@ -468,7 +471,7 @@ impl FunctionTally {
 
     /// Constraint functions against the CSR baseline.
     pub fn matrix(&self) -> Option<Finding> {
-        let m = self.matrix;
+        let m = self.matrix.sums;
         if m.terms == 0 || m.bytes <= m.other {
             return None;
         }
@@ -487,8 +490,8 @@ impl FunctionTally {
             bytes_concerned: m.bytes,
             saving_bytes: m.bytes - m.other,
             severity: None,
-            paths: paths(self.matrix_kinds),
-            sample: self.matrix_samples.0.clone(),
+            paths: paths(self.matrix.kinds),
+            sample: self.matrix.samples.0.clone(),
             suggestion: format!(
                 "Hold the constraint functions as one sparse matrix in CSR form ({CSR_ROW} B \
                  per row, {CSR_ID} B per variable id and {CSR_COEFFICIENT} B per coefficient) \
@@ -506,7 +509,7 @@ impl FunctionTally {
     }
 
     pub fn variants(&self) -> Option<Finding> {
-        let v = self.variants;
+        let v = self.variants.sums;
         if v.functions == 0 {
             return None;
         }
@@ -521,8 +524,8 @@ impl FunctionTally {
             bytes_concerned: v.bytes,
             saving_bytes: v.bytes - v.other,
             severity: None,
-            paths: paths(self.variant_kinds),
-            sample: self.variant_samples.0.clone(),
+            paths: paths(self.variants.kinds),
+            sample: self.variants.samples.0.clone(),
             suggestion: format!(
                 "Write functions of degree ≤ 1 as Linear ({LINEAR_TERM} B a term) and of degree \
                  2 as Quadratic ({QUADRATIC_TERM} B a term) rather than Polynomial (48 B a \
@@ -537,7 +540,7 @@ impl FunctionTally {
     }
 
     pub fn wasted(&self) -> Option<Finding> {
-        let w = self.wasted;
+        let w = self.wasted.sums;
         if w.functions == 0 {
             return None;
         }
@@ -555,8 +558,8 @@ impl FunctionTally {
             bytes_concerned: w.bytes,
             saving_bytes: w.bytes,
             severity: None,
-            paths: paths(self.wasted_kinds),
-            sample: self.wasted_samples.0.clone(),
+            paths: paths(self.wasted.kinds),
+            sample: self.wasted.samples.0.clone(),
             suggestion: "Drop zero coefficients and sum duplicate terms before writing: the \
                 loaded instance is the same and the file smaller. (Bytes counted: each \
                 function's encoding and its length prefix; enclosing length prefixes may \

@@ -11,7 +11,7 @@ use clap::{ArgGroup, Args};
 use crate::check::budget::{Budget, Rule};
 use crate::check::{self, BudgetExceeded, CheckReport, FileReport};
 use crate::diff::Diff;
-use crate::output::Output;
+use crate::output::{input_files, Output};
 use crate::profile::Aggregate;
 use crate::render::check::{self as check_render, CheckFormat};
 use crate::render::diff::{self as diff_render, DiffFormat, DiffView, DiffViewOptions};
@@ -106,13 +106,6 @@ pub struct CheckArgs {
     pub output: Option<String>,
 }
 
-fn file_inputs<'a>(args: impl IntoIterator<Item = &'a str>) -> Vec<&'a Path> {
-    args.into_iter()
-        .filter(|a| *a != "-")
-        .map(Path::new)
-        .collect()
-}
-
 fn one_stdin<'a>(args: impl IntoIterator<Item = &'a str>) -> Result<()> {
     if args.into_iter().filter(|a| *a == "-").count() > 1 {
         bail!("-: standard input can be read only once");
@@ -122,7 +115,7 @@ fn one_stdin<'a>(args: impl IntoIterator<Item = &'a str>) -> Result<()> {
 
 pub fn run_diff(args: DiffArgs) -> Result<()> {
     one_stdin([args.old.as_str(), args.new.as_str()])?;
-    let inputs = file_inputs([args.old.as_str(), args.new.as_str()]);
+    let inputs = input_files([args.old.as_str(), args.new.as_str()]);
     let output = Output::from_arg(args.output.as_deref());
     output.check_not_input(&inputs)?;
     let graphs = match &args.flamegraph {
@@ -252,7 +245,7 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
             .chain(args.baseline.as_deref()),
     )?;
     let output = Output::from_arg(args.output.as_deref());
-    let mut inputs = file_inputs(files.iter().map(String::as_str));
+    let mut inputs = input_files(files.iter().map(String::as_str));
     if let Some(b) = &args.baseline {
         inputs.push(Path::new(b));
     }

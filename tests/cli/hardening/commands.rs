@@ -30,9 +30,39 @@ fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
 }
 
-fn baseline_json() -> serde_json::Value {
+/// The committed baseline of `kitchen_sink.pb`.
+fn committed_baseline() -> String {
     let path = fixtures().join("baselines/kitchen_sink.pb.json");
-    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+    path.to_str().unwrap().to_string()
+}
+
+fn baseline_json() -> serde_json::Value {
+    serde_json::from_slice(&fs::read(committed_baseline()).unwrap()).unwrap()
+}
+
+/// A case diffing the committed baseline against its instance, with `extra`
+/// arguments.
+fn committed_baseline_case(
+    kind: &'static str,
+    name: &'static str,
+    extra: &'static [&'static str],
+    needle: &'static str,
+) -> Case {
+    command_case(
+        kind,
+        name,
+        move |_| {
+            let mut args = vec![
+                "diff".into(),
+                committed_baseline(),
+                oracle("kitchen_sink.pb"),
+            ];
+            args.extend(strings(extra));
+            args
+        },
+        None,
+        needle,
+    )
 }
 
 /// A case diffing a baseline, edited by `edit`, against the instance it
@@ -146,7 +176,7 @@ pub(super) fn cases() -> Vec<Case> {
             "baseline-syntax",
             "a baseline cut short",
             |dir| {
-                let text = fs::read(fixtures().join("baselines/kitchen_sink.pb.json")).unwrap();
+                let text = fs::read(committed_baseline()).unwrap();
                 let baseline = write(dir, "cut.json", &text[..text.len() / 2]);
                 vec!["diff".into(), baseline, oracle("kitchen_sink.pb")]
             },
@@ -188,27 +218,16 @@ pub(super) fn cases() -> Vec<Case> {
             },
             "malformed baseline: total_bytes is",
         ),
-        command_case(
+        committed_baseline_case(
             "baseline-too-large",
             "a baseline larger than --max-decompressed",
-            |_| {
-                let baseline = fixtures().join("baselines/kitchen_sink.pb.json");
-                let new = oracle("kitchen_sink.pb");
-                let old = baseline.to_str().unwrap();
-                strings(&["diff", old, &new, "--max-decompressed", "1KiB"])
-            },
-            None,
+            &["--max-decompressed", "1KiB"],
             "kitchen_sink.pb.json: the baseline is larger than 1KiB, the --max-decompressed limit",
         ),
-        command_case(
+        committed_baseline_case(
             "baseline-wire",
             "a baseline compared in the wire view",
-            |_| {
-                let baseline = fixtures().join("baselines/kitchen_sink.pb.json");
-                let new = oracle("kitchen_sink.pb");
-                strings(&["diff", baseline.to_str().unwrap(), &new, "--view", "wire"])
-            },
-            None,
+            &["--view", "wire"],
             "a baseline holds the in-memory view only; compare wire views of instances",
         ),
         command_case(
@@ -223,15 +242,10 @@ pub(super) fn cases() -> Vec<Case> {
             None,
             "baselines/kitchen_sink.pb.json: no baseline for",
         ),
-        command_case(
+        committed_baseline_case(
             "layer-out-of-range",
             "--layer past a baseline's layers",
-            |_| {
-                let baseline = fixtures().join("baselines/kitchen_sink.pb.json");
-                let new = oracle("kitchen_sink.pb");
-                strings(&["diff", baseline.to_str().unwrap(), &new, "--layer", "3"])
-            },
-            None,
+            &["--layer", "3"],
             "--layer 3 is out of range: the baseline has 1 instance layer(s)",
         ),
         budget_case(
