@@ -44,7 +44,7 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub timings: bool,
     /// Write the run's phases as a Chrome trace-event JSON file (open it in
-    /// chrome://tracing or ui.perfetto.dev).
+    /// chrome://tracing or ui.perfetto.dev). It may not be an input or the output.
     #[arg(long, global = true, value_name = "FILE")]
     pub trace: Option<String>,
 }
