@@ -172,10 +172,16 @@ pub struct LimitArgs {
     /// to, what stdin or a pipe delivers, and the size of a baseline file.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
     pub max_decompressed: u64,
+    /// Largest single element of an instance read from gzip data, stdin or a pipe
+    /// (one variable, constraint or named function; the objective and other singular
+    /// fields together), held whole while it is decoded.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "32MiB")]
+    pub max_element: u64,
 }
 
 impl LimitArgs {
     pub fn limits(&self) -> Limits {
+        decode::limits::set_max_element(self.max_element);
         Limits {
             max_decompressed: self.max_decompressed,
         }

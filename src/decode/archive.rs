@@ -30,8 +30,8 @@ use sha2::{Digest, Sha256};
 
 use super::limits::Capped;
 use super::{
-    profile_one, Container, DecodeError, Document, LayerInfo, Pass, Report, Selection, BUF_SIZE,
-    INSTANCE_MEDIA_TYPE,
+    profile_one_within, Container, DecodeError, Document, LayerInfo, Pass, Report, Selection,
+    BUF_SIZE, INSTANCE_MEDIA_TYPE,
 };
 
 /// Caps on the small JSON documents read whole.
@@ -140,6 +140,12 @@ trait Store {
 
     /// Where the file's data is stored, for reading blobs in storage order.
     fn position(&self, name: &str) -> Option<u64>;
+
+    /// Whether the sizes of files are only claims about decompressed data
+    /// (a gzip archive's tar headers) rather than bytes on disk.
+    fn sizes_claimed(&self) -> bool {
+        false
+    }
 }
 
 /// Hashes everything read through it.
@@ -395,12 +401,21 @@ fn read_layout(
         sum.saturating_add(descriptors[i].size)
     }));
     let mut profiles: HashMap<&str, super::ProfiledInstance> = HashMap::new();
+    let claimed = store.sizes_claimed();
     for &(_, digest, i) in &blobs {
         let d = &descriptors[i];
         let (mut reader, size) = open_blob(store, d)?;
         let profiled = if let Some(&(instance_index, _)) = profiled_digests.get(digest) {
             let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(&mut reader));
-            Some(profile_one(stream, Some(size), instance_index, None, pass))
+            let max_element = claimed.then(super::limits::max_element);
+            Some(profile_one_within(
+                stream,
+                Some(size),
+                max_element,
+                instance_index,
+                None,
+                pass,
+            ))
         } else {
             progress.inc(size);
             None
@@ -653,6 +668,10 @@ impl Store for TarStore {
 
     fn position(&self, name: &str) -> Option<u64> {
         self.table.files.get(name).map(|&(offset, _)| offset)
+    }
+
+    fn sizes_claimed(&self) -> bool {
+        self.source.gzip.is_some()
     }
 }
 

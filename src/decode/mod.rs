@@ -412,7 +412,8 @@ fn read_raw<R: BufRead + Send>(
     })
 }
 
-/// Profiles one instance stream into fresh accounts.
+/// Profiles one instance stream into fresh accounts; a stream of unknown
+/// length is read under the `--max-element` limit.
 pub(crate) fn profile_one<R: Read + Send>(
     reader: R,
     total: Option<u64>,
@@ -420,13 +421,32 @@ pub(crate) fn profile_one<R: Read + Send>(
     title: Option<String>,
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, DecodeError> {
+    let max_element = total.is_none().then(limits::max_element);
+    profile_one_within(reader, total, max_element, instance_index, title, pass)
+}
+
+/// [`profile_one`] with the element limit given.
+pub(crate) fn profile_one_within<R: Read + Send>(
+    reader: R,
+    total: Option<u64>,
+    max_element: Option<u64>,
+    instance_index: Option<usize>,
+    title: Option<String>,
+    pass: &mut Pass<'_>,
+) -> Result<ProfiledInstance, DecodeError> {
     let mut accounts = instance::Accounts::new(pass.options);
     pass.observer.begin(instance_index);
-    let summary = instance::profile_instance(reader, total, &mut accounts, &mut *pass.observer)
-        .map_err(|source| DecodeError::Instance {
-            layer: instance_index,
-            source,
-        })?;
+    let summary = instance::profile_instance_within(
+        reader,
+        total,
+        max_element,
+        &mut accounts,
+        &mut *pass.observer,
+    )
+    .map_err(|source| DecodeError::Instance {
+        layer: instance_index,
+        source,
+    })?;
     accounts.memory.release_cache();
     if let Some(wire) = &mut accounts.wire {
         wire.release_cache();
