@@ -46,6 +46,11 @@ pub const MAX_ENTRIES: u64 = 16_384;
 pub const MAX_MANIFESTS: usize = 256;
 /// Layers over all manifests.
 pub const MAX_LAYERS: usize = 4096;
+/// Layer annotations over all manifests as listed (OMMX writes a few a layer).
+pub const MAX_ANNOTATIONS: usize = 65_536;
+/// The sizes of the manifests index.json lists, each counted as often as it
+/// is listed: what the layer list may cost, however the index repeats them.
+const MANIFESTS_LISTED_CAP: u64 = 16 << 20;
 /// Longest entry name memprof looks at; layout names are under 80 bytes.
 const MAX_NAME: usize = 4096;
 
@@ -285,27 +290,57 @@ fn read_layout(
         }
         .into());
     }
-    let mut descriptors = Vec::new();
-    // A manifest listed twice (two tags of one image) is read once.
-    let mut manifests: HashMap<&str, (u64, Vec<Descriptor>)> = HashMap::new();
+    // Checked in index order, so the first bad manifest listed is the one named.
+    let mut listed: u64 = 0;
     for m in &index.manifests {
-        let what = format!("manifest {}", m.digest);
         if m.size > MANIFEST_CAP {
             return Err(ArchiveError::TooLarge {
-                what,
+                what: format!("manifest {}", m.digest),
                 size: m.size,
                 cap: MANIFEST_CAP,
             }
             .into());
         }
-        if !manifests.contains_key(m.digest.as_str()) {
-            let (mut reader, _) = open_blob(store, m)?;
-            let mut bytes = Vec::new();
-            (&mut reader).take(MANIFEST_CAP).read_to_end(&mut bytes)?;
-            reader.verify(m)?;
-            let manifest: Manifest = parse_json(&bytes, &what)?;
-            manifests.insert(&m.digest, (m.size, manifest.layers));
+        blob_path(m)?;
+        // A manifest listed N times is held (its layers) N times.
+        listed = listed.saturating_add(m.size);
+        if listed > MANIFESTS_LISTED_CAP {
+            return Err(ArchiveError::TooLarge {
+                what: "the manifests index.json lists (each counted as often as listed)".into(),
+                size: listed,
+                cap: MANIFESTS_LISTED_CAP,
+            }
+            .into());
         }
+    }
+    // A manifest listed twice (two tags of one image) is read once; distinct
+    // manifests are read in storage order, so a gzip archive is not
+    // decompressed again from the start for each.
+    let mut distinct: Vec<&Descriptor> = Vec::new();
+    for m in &index.manifests {
+        if !distinct.iter().any(|d| d.digest == m.digest) {
+            distinct.push(m);
+        }
+    }
+    let mut by_position: Vec<(Option<u64>, usize)> = distinct
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Ok((store.position(&blob_path(m)?), i)))
+        .collect::<Result<_, ArchiveError>>()?;
+    by_position.sort();
+    let mut manifests: HashMap<&str, (u64, Vec<Descriptor>)> = HashMap::new();
+    for (_, i) in by_position {
+        let m = distinct[i];
+        let (mut reader, _) = open_blob(store, m)?;
+        let mut bytes = Vec::new();
+        (&mut reader).take(MANIFEST_CAP).read_to_end(&mut bytes)?;
+        reader.verify(m)?;
+        let manifest: Manifest = parse_json(&bytes, &format!("manifest {}", m.digest))?;
+        manifests.insert(&m.digest, (m.size, manifest.layers));
+    }
+    let mut descriptors = Vec::new();
+    let mut annotations = 0usize;
+    for m in &index.manifests {
         let (size, layers) = &manifests[m.digest.as_str()];
         if *size != m.size {
             return Err(ArchiveError::SizeMismatch {
@@ -319,6 +354,14 @@ fn read_layout(
             return Err(ArchiveError::TooMany {
                 what: "layers",
                 cap: MAX_LAYERS as u64,
+            }
+            .into());
+        }
+        annotations += layers.iter().map(|l| l.annotations.len()).sum::<usize>();
+        if annotations > MAX_ANNOTATIONS {
+            return Err(ArchiveError::TooMany {
+                what: "layer annotations",
+                cap: MAX_ANNOTATIONS as u64,
             }
             .into());
         }
@@ -525,14 +568,19 @@ impl TarStore {
         if let Some((limit, tripped)) = &source.gzip {
             let mut archive = tar::Archive::new(Self::gz_stream(&source.file, *limit, tripped)?);
             // Entries are read through, so each one's data is known to be there.
-            for entry in archive.entries().map_err(ArchiveError::Tar)? {
+            // Raw: long names and pax headers are read here, within caps.
+            for entry in archive.entries().map_err(ArchiveError::Tar)?.raw(true) {
                 table.record(&mut entry.map_err(ArchiveError::Tar)?, None)?;
             }
         } else {
             let file_len = source.file.metadata()?.len();
             let mut archive = tar::Archive::new(BufReader::with_capacity(BUF_SIZE, &source.file));
             // Entries are seeked past: each one's extent is checked instead.
-            for entry in archive.entries_with_seek().map_err(ArchiveError::Tar)? {
+            for entry in archive
+                .entries_with_seek()
+                .map_err(ArchiveError::Tar)?
+                .raw(true)
+            {
                 table.record(&mut entry.map_err(ArchiveError::Tar)?, Some(file_len))?;
             }
         }
@@ -555,6 +603,30 @@ struct EntryTable {
     /// Entries that are not regular files (links, devices, ...), by kind.
     special: HashMap<String, &'static str>,
     count: u64,
+    /// What GNU long-name and pax headers said about the next entry.
+    extension: Extension,
+}
+
+/// The metadata headers before an entry, read within [`MAX_EXTENSION`].
+/// (The tar crate would read them whole, however large they claim to be.)
+#[derive(Default)]
+struct Extension {
+    /// A GNU long name: `Some(None)` when it is one memprof ignores.
+    long_name: Option<Option<String>>,
+    /// A pax `path` record.
+    pax_path: Option<Option<String>>,
+    /// A pax `size` record.
+    pax_size: Option<u64>,
+}
+
+/// Largest pax header read; a long name longer than [`MAX_NAME`] is skipped
+/// unread (its entry is then ignored, as any name that long is).
+const MAX_EXTENSION: u64 = 64 << 10;
+
+/// A name from a long-name or pax record, as memprof would use it.
+fn extension_name(bytes: &[u8]) -> Option<String> {
+    let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+    entry_name(FsPath::new(std::str::from_utf8(bytes).ok()?))
 }
 
 /// What a tar entry that is not a regular file is, for entries that could
@@ -591,11 +663,67 @@ impl EntryTable {
             .into());
         }
         let entry_type = entry.header().entry_type();
+        if entry_type.is_gnu_longname() {
+            let name = if entry.size() > MAX_NAME as u64 + 1 {
+                None
+            } else {
+                let mut bytes = Vec::new();
+                entry
+                    .take(MAX_NAME as u64 + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(ArchiveError::Tar)?;
+                extension_name(&bytes)
+            };
+            self.extension.long_name = Some(name);
+            return Ok(());
+        }
+        if entry_type.is_pax_local_extensions() {
+            if entry.size() > MAX_EXTENSION {
+                return Err(ArchiveError::TooLarge {
+                    what: "a pax header".into(),
+                    size: entry.size(),
+                    cap: MAX_EXTENSION,
+                }
+                .into());
+            }
+            let mut bytes = Vec::new();
+            entry.read_to_end(&mut bytes).map_err(ArchiveError::Tar)?;
+            for record in tar::PaxExtensions::new(&bytes) {
+                let record = record.map_err(ArchiveError::Tar)?;
+                match record.key_bytes() {
+                    b"path" => self.extension.pax_path = Some(extension_name(record.value_bytes())),
+                    b"size" => {
+                        let size = record.value().ok().and_then(|v| v.parse().ok());
+                        self.extension.pax_size = Some(size.ok_or_else(|| {
+                            ArchiveError::Tar(io::Error::other("a pax size record is not a number"))
+                        })?);
+                    }
+                    _ => {}
+                }
+            }
+            return Ok(());
+        }
+        if entry_type.is_gnu_longlink() || entry_type.is_pax_global_extensions() {
+            return Ok(());
+        }
+        let extension = std::mem::take(&mut self.extension);
+        if let Some(size) = extension.pax_size.filter(|&size| size != entry.size()) {
+            return Err(ArchiveError::Tar(io::Error::other(format!(
+                "a pax header gives an entry {size} bytes where its tar header says {}; \
+                 memprof does not read such entries",
+                entry.size()
+            )))
+            .into());
+        }
         let special = special_kind(entry_type);
         if entry_type != tar::EntryType::Regular && special.is_none() {
             return Ok(());
         }
-        let Some(name) = entry.path().ok().and_then(|p| entry_name(&p)) else {
+        let name = match (extension.long_name, extension.pax_path) {
+            (Some(name), _) | (None, Some(name)) => name,
+            (None, None) => entry.path().ok().and_then(|p| entry_name(&p)),
+        };
+        let Some(name) = name else {
             return Ok(());
         };
         if self.files.contains_key(&name) || self.special.contains_key(&name) {

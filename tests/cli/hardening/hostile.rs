@@ -5,10 +5,49 @@
 //! bound, so a regression to memory proportional to the claim fails here.
 
 use prost::Message;
+use serde_json::json;
 
-use super::{file_case, varint, Case, Expect};
+use super::{
+    blob_name, descriptor, file_case, index_with, layout, manifest_with, small_instance, varint,
+    Case, Expect, RawTar, INSTANCE,
+};
 use crate::gzip;
 use memprof::ommx_v1 as pb;
+
+const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+
+/// A manifest of one instance layer carrying `annotations` annotations of
+/// `value_len`-byte values.
+fn annotated_manifest(
+    instance: &[u8],
+    annotations: usize,
+    value_len: usize,
+    tag: usize,
+) -> Vec<u8> {
+    let mut layer = descriptor(INSTANCE, instance);
+    let map: serde_json::Map<String, serde_json::Value> = (0..annotations)
+        .map(|i| (format!("a{tag}.{i}"), json!("v".repeat(value_len))))
+        .collect();
+    layer["annotations"] = serde_json::Value::Object(map);
+    manifest_with(json!([layer]))
+}
+
+/// A gzip stream of `zeros_mib` MiB of zeros in 1 MiB members, cheap to build.
+fn gzip_zeros(zeros_mib: usize) -> Vec<u8> {
+    let member = gzip(&vec![0u8; 1 << 20]);
+    member.repeat(zeros_mib)
+}
+
+/// A tar header (GNU) of entry type `kind` declaring `size` bytes.
+fn header(name: &str, kind: u8, size: u64) -> Vec<u8> {
+    let mut header = tar::Header::new_gnu();
+    header.set_path(name).unwrap();
+    header.set_entry_type(tar::EntryType::new(kind));
+    header.set_size(size);
+    header.set_mode(0o644);
+    header.set_cksum();
+    header.as_bytes().to_vec()
+}
 
 /// Field `field`, length-delimited, with `body`.
 fn len_field(field: u32, body: &[u8]) -> Vec<u8> {
@@ -72,7 +111,113 @@ pub(super) fn cases() -> Vec<Case> {
         bytes.extend([0u8; 4096]);
         bytes
     };
+    let instance = small_instance();
+    let [index, manifest, blob] = layout(&instance);
+    // One manifest of 40,000 annotations, listed twice: 80,000 layer annotations.
+    let many_annotations = {
+        let manifest = annotated_manifest(&instance, 40_000, 1, 0);
+        let d = descriptor(MANIFEST, &manifest);
+        RawTar::default()
+            .file("index.json", &index_with(json!([d, d])))
+            .file(&blob_name(&manifest), &manifest)
+            .file(&blob_name(&instance), &instance)
+            .finish()
+    };
+    // One 1 MiB manifest listed 17 times.
+    let listed_often = {
+        let manifest = annotated_manifest(&instance, 1, 1 << 20, 0);
+        let d = descriptor(MANIFEST, &manifest);
+        RawTar::default()
+            .file("index.json", &index_with(json!(vec![d; 17])))
+            .file(&blob_name(&manifest), &manifest)
+            .file(&blob_name(&instance), &instance)
+            .finish()
+    };
+    // 64 distinct manifests of 100 KB (too large to be kept from the first
+    // pass), stored in the reverse of their index order after 32 MiB of
+    // filler: read in index order, each would decompress the archive again
+    // (2 GiB in all, past the catalogue's time bound).
+    let reversed_manifests = {
+        let manifests: Vec<Vec<u8>> = (0..64)
+            .map(|tag| annotated_manifest(&instance, 1, 100_000, tag))
+            .collect();
+        let index = index_with(json!(manifests
+            .iter()
+            .map(|m| descriptor(MANIFEST, m))
+            .collect::<Vec<_>>()));
+        let mut out = gzip(&header("filler", b'0', 32 << 20));
+        out.extend(gzip_zeros(32));
+        let tar = manifests
+            .iter()
+            .rev()
+            .fold(RawTar::default(), |t, m| t.file(&blob_name(m), m))
+            .file("index.json", &index)
+            .file(&blob_name(&instance), &instance)
+            .finish();
+        out.extend(gzip(&tar));
+        out
+    };
+    // A GNU long name of 64 MiB (for an entry memprof then ignores) before a
+    // valid layout, gzip-compressed.
+    let long_name = {
+        let mut out = gzip(&header("././@LongLink", b'L', 64 << 20));
+        out.extend(gzip_zeros(64));
+        out.extend(gzip(
+            &RawTar::default()
+                .file("named-by-the-long-name", b"")
+                .files(&[index.clone(), manifest.clone(), blob.clone()])
+                .finish(),
+        ));
+        out
+    };
+    // A pax header of 64 MiB.
+    let pax = {
+        let mut out = gzip(&header("pax", b'x', 64 << 20));
+        out.extend(gzip_zeros(64));
+        out
+    };
     vec![
+        file_case(
+            "too-many",
+            "many-annotations.ommx",
+            many_annotations,
+            &[],
+            Expect::Error("the archive has more than 65536 layer annotations, the limit"),
+        ),
+        file_case(
+            "too-large",
+            "listed-often.ommx",
+            listed_often,
+            &[],
+            Expect::Error("the manifests index.json lists (each counted as often as listed) is"),
+        ),
+        Case {
+            kind: None,
+            name: "reversed-manifests.ommx.gz",
+            setup: Box::new(move |dir| {
+                super::inspect(super::write(dir, "reversed.ommx.gz", &reversed_manifests), &[])
+            }),
+            stdin: None,
+            fsize_limit: None,
+            expect: Expect::Profile,
+        },
+        Case {
+            kind: None,
+            name: "long-name.ommx.gz",
+            setup: Box::new(move |dir| {
+                super::inspect(super::write(dir, "long-name.ommx.gz", &long_name), &[])
+            }),
+            stdin: None,
+            fsize_limit: None,
+            expect: Expect::Profile,
+        },
+        file_case(
+            "too-large",
+            "pax.ommx.gz",
+            pax,
+            &[],
+            Expect::Error("a pax header is 67108864 bytes, more than the 65536-byte limit"),
+        ),
         file_case(
             "rejected",
             "repeated-references.pb.gz",
