@@ -57,6 +57,12 @@ pub enum InstanceError {
         super::limits::size_text(*.limit)
     )]
     SingularTooLarge { limit: u64 },
+    #[error(
+        "--group-by name: the entities have more than {MAX_FAMILIES} distinct names (or more \
+         than 1 MiB of them), memprof's limit; a name that differs for every entity (x_1_2 \
+         rather than x with subscripts [1, 2]) is a family of its own"
+    )]
+    TooManyFamilies,
 }
 
 /// Counts a caller may want to show next to the profile.
@@ -211,6 +217,43 @@ struct State {
     pending: Vec<(User, u64)>,
     pending_ids: IdSet,
     summary: InstanceSummary,
+}
+
+/// Distinct entity names with `--group-by name`: each is a family frame
+/// under its container, with a subtree of its own, in every thread's
+/// aggregate and in every output, so they are capped (in stream order, the
+/// same whatever the threads).
+pub const MAX_FAMILIES: usize = 65_536;
+/// Bytes of those distinct names.
+pub const MAX_FAMILY_BYTES: usize = 1 << 20;
+
+/// The distinct names seen so far, when grouping by name.
+struct Families {
+    names: Option<HashSet<Box<str>>>,
+    bytes: usize,
+}
+
+impl Families {
+    fn new(group_by: GroupBy) -> Self {
+        Self {
+            names: (group_by == GroupBy::Name).then(HashSet::new),
+            bytes: 0,
+        }
+    }
+
+    fn see(&mut self, name: Option<&str>) -> Result<(), InstanceError> {
+        let (Some(names), Some(name)) = (&mut self.names, name) else {
+            return Ok(());
+        };
+        if !names.contains(name) {
+            self.bytes += name.len();
+            names.insert(name.into());
+            if names.len() > MAX_FAMILIES || self.bytes > MAX_FAMILY_BYTES {
+                return Err(InstanceError::TooManyFamilies);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Distinct variable ids that may wait for their definition: a hostile
@@ -798,6 +841,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
     observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
     let threads = decoding_threads(total);
+    let group_by = accounts.group_by;
     let mut fields = FieldReader::new(reader, total).with_max_len(max_element);
     if threads == 1 {
         let mut raw = RawBatch::default();
@@ -812,7 +856,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
         // The borrow of `accounts` by the batches ends with `consume`'s
         // stream phase; the singular fields are visited into a second one.
         let mut singular = Aggregate::new();
-        let summary = consume(batches, max_element, &mut singular, observer)?;
+        let summary = consume(batches, max_element, group_by, &mut singular, observer)?;
         accounts.memory.merge_under(&[], &singular);
         return Ok(summary);
     }
@@ -883,7 +927,13 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
             let (seq, batch, token) = rx.next()?;
             pending.insert(seq, (batch, token));
         });
-        let result = consume(in_order, max_element, &mut accounts.memory, observer);
+        let result = consume(
+            in_order,
+            max_element,
+            group_by,
+            &mut accounts.memory,
+            observer,
+        );
         // On an error the receiver is gone by now, so no worker stays
         // blocked on a full channel; on success they have all finished.
         for worker in workers {
@@ -902,10 +952,12 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
 fn consume<O: EntityObserver + ?Sized>(
     mut batches: impl Iterator<Item = Batch>,
     max_element: Option<u64>,
+    group_by: GroupBy,
     aggregate: &mut Aggregate,
     observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
     let mut state = State::default();
+    let mut families = Families::new(group_by);
     // The singular fields and maps, re-encoded in stream order: decoded at the
     // end as an Instance whose entity lists are empty, prost applying
     // protobuf's merge and last-entry-wins rules.
@@ -922,6 +974,7 @@ fn consume<O: EntityObserver + ?Sized>(
                         return Err(ModelError::DuplicateVariable(v.id).into());
                     }
                     state.summary.variables += 1;
+                    families.see(v.name.as_deref())?;
                     observer.variable(&v, cost);
                 }
                 Item::Constraint(c, cost) => {
@@ -929,6 +982,7 @@ fn consume<O: EntityObserver + ?Sized>(
                     state.constraints.insert(c.id);
                     state.uses(User::Constraint(c.id), &c.function)?;
                     state.summary.constraints += 1;
+                    families.see(c.name.as_deref())?;
                     state.summary.terms += c.function.stored_terms() as u64;
                     observer.constraint(&c, cost);
                 }
@@ -938,6 +992,7 @@ fn consume<O: EntityObserver + ?Sized>(
                     state.removed.insert(id);
                     // 2.9.3 does not check the variables of removed constraints.
                     state.summary.removed_constraints += 1;
+                    families.see(r.constraint.name.as_deref())?;
                     state.summary.terms += r.constraint.function.stored_terms() as u64;
                     observer.removed_constraint(&r, cost);
                 }

@@ -176,7 +176,29 @@ pub(super) fn cases() -> Vec<Case> {
         out.extend(gzip_zeros(64));
         out
     };
+    // 70 variables with distinct names of 16 KiB: past the 1 MiB of distinct
+    // names `--group-by name` accepts.
+    let long_names = {
+        let mut bytes = objective();
+        for id in 0..70u64 {
+            let v = pb::DecisionVariable {
+                id,
+                kind: 3,
+                name: Some(format!("{id:05}{}", "n".repeat(16 << 10))),
+                ..Default::default()
+            };
+            bytes.extend(len_field(2, &v.encode_to_vec()));
+        }
+        gzip(&bytes)
+    };
     vec![
+        file_case(
+            "too-many-families",
+            "long-names.pb.gz",
+            long_names,
+            &["--group-by", "name"],
+            Expect::Error("--group-by name: the entities have more than 65536 distinct names"),
+        ),
         file_case(
             "too-many",
             "many-annotations.ommx",
