@@ -79,14 +79,25 @@ fn starts_like_json(path: &Path) -> io::Result<bool> {
 
 fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<Source> {
     let limit = options.limits.max_decompressed;
+    let read = limit.min(baseline::MAX_BASELINE);
+    let too_large = |len: u64| match len {
+        len if len > limit => Err(BaselineError::TooLarge(limit)),
+        len if len > baseline::MAX_BASELINE => Err(BaselineError::TooBig),
+        _ => Ok(()),
+    };
     let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|file| file.take(limit.saturating_add(1)).read_to_end(&mut bytes))
+    let stated = File::open(path)
+        .and_then(|file| {
+            // A file's stated size is refused before any of it is read.
+            let stated = file.metadata()?.len();
+            if too_large(stated).is_ok() {
+                file.take(read.saturating_add(1)).read_to_end(&mut bytes)?;
+            }
+            Ok(stated)
+        })
         .map_err(decode::DecodeError::Io)
         .with_context(|| name.to_string())?;
-    if bytes.len() as u64 > limit {
-        return Err(BaselineError::TooLarge(limit)).with_context(|| name.to_string());
-    }
+    too_large(stated.max(bytes.len() as u64)).with_context(|| name.to_string())?;
     if options.account == Account::Wire {
         anyhow::bail!(
             "{name}: a baseline holds the in-memory view only; compare wire views of instances"

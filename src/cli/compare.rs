@@ -273,6 +273,7 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
             ),
             None => (Diff::new(&empty, &new_profile.aggregate), None),
         };
+        check::check_work(diff.len(), rules.len()).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
         let (results, unmatched) =
             check::evaluate(&diff, baseline.is_some(), &new_profile.summary(), &rules);
         for position in unmatched {

@@ -9,9 +9,9 @@ use serde_json::json;
 
 use super::{
     blob_name, descriptor, file_case, index_with, layout, manifest_with, small_instance, varint,
-    Case, Expect, RawTar, INSTANCE,
+    write, Case, Expect, RawTar, INSTANCE,
 };
-use crate::gzip;
+use crate::{gzip, oracle};
 use memprof::ommx_v1 as pb;
 
 const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
@@ -36,6 +36,27 @@ fn annotated_manifest(
 fn gzip_zeros(zeros_mib: usize) -> Vec<u8> {
     let member = gzip(&vec![0u8; 1 << 20]);
     member.repeat(zeros_mib)
+}
+
+/// A case running `args(dir)`, expecting an error containing `needle`.
+fn command_case(
+    kind: &'static str,
+    name: &'static str,
+    args: impl Fn(&std::path::Path) -> Vec<String> + 'static,
+    needle: &'static str,
+) -> Case {
+    Case {
+        kind: Some(kind),
+        name,
+        setup: Box::new(args),
+        stdin: None,
+        fsize_limit: None,
+        expect: Expect::Error(needle),
+    }
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
 }
 
 /// A tar header (GNU) of entry type `kind` declaring `size` bytes.
@@ -191,7 +212,57 @@ pub(super) fn cases() -> Vec<Case> {
         }
         gzip(&bytes)
     };
+    // 300 variables of distinct names: with --group-by name, about 2,700 paths.
+    let named_variables = {
+        let mut bytes = objective();
+        for id in 0..300u64 {
+            let v = pb::DecisionVariable {
+                id,
+                kind: 3,
+                name: Some(format!("v{id}")),
+                ..Default::default()
+            };
+            bytes.extend(len_field(2, &v.encode_to_vec()));
+        }
+        bytes
+    };
     vec![
+        command_case(
+            "baseline-too-large",
+            "a baseline file of 300 MiB (sparse)",
+            |dir| {
+                let path = write(dir, "huge.json", b"{");
+                std::fs::File::options()
+                    .write(true)
+                    .open(&path)
+                    .unwrap()
+                    .set_len(300 << 20)
+                    .unwrap();
+                strings(&["diff", &path, &oracle("kitchen_sink.pb")])
+            },
+            "huge.json: the baseline is larger than 256MiB, memprof's limit for baseline files",
+        ),
+        command_case(
+            "budget-invalid",
+            "a budget nested 400,000 deep",
+            |dir| {
+                let text = format!("rules: {}", "[".repeat(400_000));
+                let budget = write(dir, "budget.yaml", text.as_bytes());
+                strings(&["check", &oracle("kitchen_sink.pb"), "--budget", &budget])
+            },
+            "budget.yaml: invalid budget: it nests [ ] or { } more than 64 levels deep",
+        ),
+        command_case(
+            "budget-too-much-work",
+            "10,000 rules against 2,700 paths",
+            move |dir| {
+                let instance = write(dir, "named.pb", &named_variables);
+                let text = "rules:\n".to_string() + &"  - {path: '**', max: 1 GiB}\n".repeat(10_000);
+                let budget = write(dir, "budget.yaml", text.as_bytes());
+                strings(&["check", &instance, "--group-by", "name", "--budget", &budget])
+            },
+            "comparisons, more than memprof's limit of 20000000",
+        ),
         file_case(
             "too-many-families",
             "long-names.pb.gz",
