@@ -20,7 +20,9 @@ use crate::decode::instance;
 /// Expands each argument that is not an existing path but contains glob
 /// characters (`*`, `?`, `[`) into the matching paths, sorted. A pattern
 /// matching nothing is an error (a CI job silently checking no file would
-/// pass forever).
+/// pass forever). Only files and directories are taken: a FIFO, a socket or
+/// a device a pattern happens to match would block or never end (one named
+/// outright is read, as the user asked).
 pub fn expand(args: &[String]) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for arg in args {
@@ -33,6 +35,9 @@ pub fn expand(args: &[String]) -> Result<Vec<String>> {
         let mut matched = Vec::new();
         for path in paths {
             let path = path.with_context(|| format!("{arg}: cannot read a matching path"))?;
+            if std::fs::metadata(&path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+                continue;
+            }
             matched.push(path.to_string_lossy().into_owned());
         }
         if matched.is_empty() {

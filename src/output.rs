@@ -23,7 +23,8 @@ impl Output {
         }
     }
 
-    /// Refuses to write over an input.
+    /// Refuses to write over an input, or anywhere inside an input that is
+    /// a directory (an OCI layout, a `--baseline` directory).
     pub fn check_not_input(&self, inputs: &[&Path]) -> Result<()> {
         let Output::File(out) = self else {
             return Ok(());
@@ -32,6 +33,13 @@ impl Output {
             bail!(
                 "{}: refusing to write the output over the input file",
                 out.display()
+            );
+        }
+        if let Some(dir) = inputs.iter().find(|input| is_inside(out, input)) {
+            bail!(
+                "{}: refusing to write the output inside the input directory {}",
+                out.display(),
+                dir.display()
             );
         }
         Ok(())
@@ -54,6 +62,20 @@ impl Output {
                 let mut lock = io::BufWriter::new(stdout.lock());
                 render(&mut lock)?;
                 lock.flush()?;
+                Ok(())
+            }
+            Output::File(path) if !replaceable(path) => {
+                // A FIFO, a device, /dev/stdout: written into as it is, never
+                // replaced (a temporary file renamed over /dev/null would
+                // turn it into a regular file).
+                let file = fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .with_context(|| format!("{}: cannot open for writing", path.display()))?;
+                let mut w = io::BufWriter::new(file);
+                render(&mut w)
+                    .and_then(|()| Ok(w.flush()?))
+                    .with_context(|| format!("{}: write failed", path.display()))?;
                 Ok(())
             }
             Output::File(path) => {
@@ -88,7 +110,30 @@ impl Output {
     }
 }
 
-/// Whether two existing paths are one file (hard links included).
+/// Whether `path` is a file that may be replaced by renaming a new one over
+/// it: a regular file, or nothing yet. Anything else (a FIFO, a character
+/// or block device, a socket), and every name under `/dev` and `/proc`
+/// (`/dev/stdout` is a link into `/proc`), is written into in place.
+fn replaceable(path: &Path) -> bool {
+    let special_dir = |p: &Path| p.starts_with("/dev") || p.starts_with("/proc");
+    if special_dir(path) || resolve(path).is_some_and(|p| special_dir(&p)) {
+        return false;
+    }
+    // A directory is left to the rename, which refuses it.
+    fs::metadata(path).map_or(true, |meta| meta.is_file() || meta.is_dir())
+}
+
+/// Whether `path` would land inside `dir`, an existing directory.
+fn is_inside(path: &Path, dir: &Path) -> bool {
+    if !dir.is_dir() {
+        return false;
+    }
+    match (resolve(path), fs::canonicalize(dir)) {
+        (Some(path), Ok(dir)) => path.starts_with(&dir),
+        _ => false,
+    }
+}
+
 /// The files among command-line inputs (`-`, stdin, is not one), to check
 /// an output against.
 pub fn input_files<'a>(args: impl IntoIterator<Item = &'a str>) -> Vec<&'a Path> {

@@ -117,10 +117,12 @@ pub(super) fn cases() -> Vec<Case> {
         }
         gzip(&bytes)
     };
-    // More distinct undefined ids than the cap, in one monomial.
+    // More distinct undefined ids than the cap, 4,096 to a monomial.
     let distinct_references = {
         let mut bytes = objective();
-        bytes.extend(monomial_constraint(1, (1..=(1u64 << 18) + 1).collect()));
+        for c in 0..65u64 {
+            bytes.extend(monomial_constraint(c, (c * 4096..(c + 1) * 4096).collect()));
+        }
         gzip(&bytes)
     };
     // A variable whose length prefix claims 2 MiB, all present, under a
@@ -226,7 +228,58 @@ pub(super) fn cases() -> Vec<Case> {
         }
         bytes
     };
+    let layout_files = layout(&instance);
+    let layout_dir = move |dir: &std::path::Path| {
+        let root = dir.join("layout");
+        for (name, bytes) in &layout_files {
+            write(&root, name, bytes);
+        }
+        root.to_str().unwrap().to_string()
+    };
+    let layout_dir2 = layout_dir.clone();
     vec![
+        command_case(
+            "output-in-input",
+            "-o into the input layout directory",
+            move |dir| {
+                let root = layout_dir(dir);
+                strings(&["inspect", &root, "-o", &format!("{root}/index.json")])
+            },
+            "index.json: refusing to write the output inside the input directory",
+        ),
+        command_case(
+            "output-in-input",
+            "--trace into the input layout directory",
+            move |dir| {
+                let root = layout_dir2(dir);
+                let trace = format!("{root}/blobs/sha256/trace.json");
+                strings(&["--trace", &trace, "inspect", &root])
+            },
+            "trace.json: refusing to write the output inside the input directory",
+        ),
+        command_case(
+            "output-in-input",
+            "check -o into the --baseline directory",
+            |dir| {
+                let baselines = crate::fixtures().join("baselines");
+                let copy = dir.join("baselines");
+                std::fs::create_dir_all(&copy).unwrap();
+                for entry in std::fs::read_dir(&baselines).unwrap() {
+                    let entry = entry.unwrap();
+                    std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+                }
+                let out = copy.join("kitchen_sink.pb.json");
+                strings(&[
+                    "check",
+                    &oracle("kitchen_sink.pb"),
+                    "--baseline",
+                    copy.to_str().unwrap(),
+                    "-o",
+                    out.to_str().unwrap(),
+                ])
+            },
+            "kitchen_sink.pb.json: refusing to write the output inside the input directory",
+        ),
         command_case(
             "baseline-too-large",
             "a baseline file of 300 MiB (sparse)",
@@ -343,4 +396,84 @@ pub(super) fn cases() -> Vec<Case> {
             expect: Expect::Error("truncated input: a length-delimited field at byte 1 runs past the end"),
         },
     ]
+}
+
+/// Runs the binary with a deadline: (exit code, stdout, stderr), or a
+/// failure naming the hang.
+fn run_within(args: &[&str], seconds: u64) -> (Option<i32>, String, String) {
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memprof"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(seconds) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("memprof {args:?} did not finish within {seconds} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_pattern_skips_fifos_it_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(oracle("kitchen_sink.pb"), dir.path().join("a.pb")).unwrap();
+    super::mkfifo(&dir.path().join("b.pb"));
+    let pattern = dir.path().join("*.pb");
+    let (code, stdout, stderr) = run_within(&["inspect", pattern.to_str().unwrap(), "-q"], 20);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("a.pb") || !stdout.is_empty(), "{stdout}");
+    assert!(!stdout.contains("b.pb"), "{stdout}");
+}
+
+#[test]
+fn outputs_to_a_fifo_or_dev_stdout_are_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("out.fifo");
+    super::mkfifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let input = oracle("kitchen_sink.pb");
+    let (code, _, stderr) = run_within(
+        &[
+            "inspect",
+            &input,
+            "-f",
+            "folded",
+            "-o",
+            fifo.to_str().unwrap(),
+        ],
+        20,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let folded = super::super::ok(&["inspect", &input, "-f", "folded"]);
+    assert_eq!(reader.join().unwrap(), folded);
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    // Nothing else was created beside it.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+
+    let (code, stdout, stderr) = run_within(
+        &["inspect", &input, "-f", "folded", "-o", "/dev/stdout"],
+        20,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, folded);
 }
