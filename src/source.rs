@@ -150,24 +150,26 @@ pub fn load(arg: &str, options: &ProfileOptions) -> Result<Source> {
             }
         }
         Input::Stdin => {
-            // Sniffing needs the content twice: spool it.
-            let mut spool = tempfile::NamedTempFile::new()
-                .context("<stdin>: cannot create a temporary file")?;
+            // Sniffing needs the content twice: spool it, to a file without
+            // a name where the system has them (nothing is left behind,
+            // however the process ends), reopened by its descriptor's path.
+            let mut spool =
+                tempfile::tempfile().context("<stdin>: cannot create a temporary file")?;
             let limit = options.limits.max_decompressed;
             let copied = io::copy(
                 &mut io::stdin().lock().take(limit.saturating_add(1)),
-                spool.as_file_mut(),
+                &mut spool,
             )
             .context("<stdin>: cannot read")?;
             if copied > limit {
                 return Err(decode::DecodeError::StreamTooLong(limit)).context("<stdin>");
             }
-            let path = spool.path().to_path_buf();
+            let path = crate::output::descriptor_path(&spool);
             let mut source = if starts_like_json(&path).context("<stdin>: cannot read")? {
                 load_baseline(&path, "<stdin>", options)?
             } else {
-                let report = load_instance(&Input::Path(path), options)
-                    .map_err(|e| rename_stdin(e, spool.path()))?;
+                let report = load_instance(&Input::Path(path.clone()), options)
+                    .map_err(|e| rename_stdin(e, &path))?;
                 Source {
                     report,
                     account: options.account,
@@ -186,6 +188,18 @@ pub fn load(arg: &str, options: &ProfileOptions) -> Result<Source> {
 /// Errors about the spool file name it as stdin.
 fn rename_stdin(err: anyhow::Error, spool: &Path) -> anyhow::Error {
     let spool = spool.display().to_string();
-    let text = format!("{err:#}").replace(&spool, "<stdin>");
-    anyhow::anyhow!(text)
+    // The causes joined as the binary joins them: one that the text already
+    // ends with is not repeated.
+    let mut text = String::new();
+    for cause in err.chain() {
+        let cause = cause.to_string();
+        if text.ends_with(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    anyhow::anyhow!(text.replace(&spool, "<stdin>"))
 }

@@ -477,3 +477,96 @@ fn outputs_to_a_fifo_or_dev_stdout_are_written_in_place() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout, folded);
 }
+
+/// Every name in `dir`.
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_signal_while_stdin_is_spooled_leaves_no_file() {
+    use std::io::Write;
+    use std::process::Stdio;
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memprof"))
+            .args(["diff", "-", &oracle("kitchen_sink.pb")])
+            .env("TMPDIR", tmp.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Part of an instance, and stdin left open: memprof is spooling.
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&[0x12; 4096]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        child.wait().unwrap();
+        assert_eq!(
+            names_in(tmp.path()),
+            Vec::<String>::new(),
+            "signal {signal}"
+        );
+    }
+}
+
+#[test]
+fn a_signal_while_the_output_is_written_leaves_no_file() {
+    // 30,000 families: 270,000 folded lines, about a second to render in a
+    // debug build, after about as long reading: the signals are timed to
+    // land while the output is written (sooner or later, the test still
+    // holds, it only proves less).
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = objective();
+    for id in 0..30_000u64 {
+        let v = pb::DecisionVariable {
+            id,
+            kind: 3,
+            name: Some(format!("n{id}")),
+            ..Default::default()
+        };
+        bytes.extend(len_field(2, &v.encode_to_vec()));
+    }
+    let input = write(dir.path(), "names.pb", &bytes);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    for (signal, after_ms) in [
+        (libc::SIGTERM, 1500),
+        (libc::SIGKILL, 1800),
+        (libc::SIGINT, 2100),
+    ] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memprof"))
+            .args([
+                "inspect",
+                &input,
+                "--group-by",
+                "name",
+                "-f",
+                "folded",
+                "-o",
+            ])
+            .arg(out.join("profile.txt"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(after_ms));
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let status = child.wait().unwrap();
+        let left = names_in(&out);
+        // Either the run finished first (then the output is complete) or
+        // nothing is there at all.
+        if status.success() {
+            assert_eq!(left, ["profile.txt"]);
+            std::fs::remove_file(out.join("profile.txt")).unwrap();
+        } else {
+            assert_eq!(left, Vec::<String>::new(), "signal {signal}");
+        }
+    }
+}
