@@ -33,16 +33,31 @@ fn one_line(err: &anyhow::Error) -> String {
         }
         line.push_str(&text);
     }
-    line.replace(['\n', '\r'], " ")
+    // Names from archives and file names may hold control characters: the
+    // line reaches a terminal, so they are escaped.
+    memprof::render::escape_control(&line.replace(['\n', '\r'], " ")).into_owned()
 }
 
 fn main() -> ExitCode {
     let cli = match memprof::cli::Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // clap's usage error, on one line like every other error (its
+            // usage and tip lines joined), with control characters escaped.
+            let text = e.render().to_string();
+            let parts: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let line = memprof::render::escape_control(&parts.join("; ")).into_owned();
+            let _ = writeln!(io::stderr(), "{line}");
+            return ExitCode::from(2);
+        }
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            // --help, --version: to stdout as clap writes them.
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::SUCCESS;
         }
     };
     match memprof::run(cli) {

@@ -62,7 +62,10 @@ impl Source {
     pub fn describe(&self) -> String {
         let layers = self.profile().layer_label();
         match &self.baseline {
-            Some(info) => format!("baseline of {}, {layers}", info.input),
+            Some(info) => format!(
+                "baseline of {}, {layers}",
+                crate::render::escape_control(&info.input)
+            ),
             None => layers,
         }
     }

@@ -329,7 +329,7 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
     }
     let mut stderr = std::io::stderr();
     for w in warnings {
-        let _ = writeln!(stderr, "{w}");
+        let _ = writeln!(stderr, "{}", crate::render::escape_control(&w));
     }
     if !report.pass {
         return Err(BudgetExceeded {

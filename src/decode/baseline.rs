@@ -250,7 +250,7 @@ fn check_node(node: &NodeDoc, path: &str) -> Result<(), BaselineError> {
     let mut leaves = 0u64;
     let mut names = HashSet::new();
     for child in &node.children {
-        if child.name.is_empty() || child.name.contains([';', '\n', '\r']) {
+        if child.name.is_empty() || child.name.contains(|c: char| c == ';' || c.is_control()) {
             return Err(malformed(format!(
                 "{path}: child name {:?} cannot be a frame",
                 child.name

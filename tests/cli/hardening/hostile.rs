@@ -237,7 +237,18 @@ pub(super) fn cases() -> Vec<Case> {
         root.to_str().unwrap().to_string()
     };
     let layout_dir2 = layout_dir.clone();
+    let evil_duplicate = RawTar::default()
+        .file("evil\x1b[31m", b"a")
+        .file("evil\x1b[31m", b"b")
+        .finish();
     vec![
+        file_case(
+            "duplicate-entry",
+            "a duplicate name with an escape sequence",
+            evil_duplicate,
+            &[],
+            Expect::Error("more than one entry named evil\\x1b[31m;"),
+        ),
         command_case(
             "output-in-input",
             "-o into the input layout directory",
@@ -569,4 +580,74 @@ fn a_signal_while_the_output_is_written_leaves_no_file() {
             assert_eq!(left, Vec::<String>::new(), "signal {signal}");
         }
     }
+}
+
+/// Whether `text` holds a control character other than a line end.
+fn has_raw_controls(text: &str) -> bool {
+    text.chars().any(|c| c.is_control() && c != '\n')
+}
+
+#[test]
+fn text_from_an_archive_reaches_the_terminal_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let instance = small_instance();
+    let mut layer = descriptor(INSTANCE, &instance);
+    layer["annotations"] = json!({
+        "org.ommx.v1.instance.title": "t\x1b]0;pwned\x07",
+        "k\nnext": "v\x1b[2J\u{202e}",
+    });
+    layer["mediaType"] = json!(INSTANCE);
+    let manifest = manifest_with(json!([layer]));
+    let index = index_with(json!([descriptor(MANIFEST, &manifest)]));
+    let tar = RawTar::default()
+        .file("index.json", &index)
+        .file(&blob_name(&manifest), &manifest)
+        .file(&blob_name(&instance), &instance)
+        .finish();
+    let path = write(dir.path(), "evil.ommx", &tar);
+    for args in [
+        vec!["ls", path.as_str()],
+        vec!["inspect", path.as_str(), "--layer", "0", "-f", "tree"],
+        vec!["inspect", path.as_str(), "-f", "table"],
+        vec!["advise", path.as_str()],
+    ] {
+        let (code, stdout, stderr) = run_within(&args, 20);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        assert!(!has_raw_controls(&stdout), "{args:?}: {stdout:?}");
+        assert!(!has_raw_controls(&stderr), "{args:?}: {stderr:?}");
+    }
+    let (_, stdout, _) = run_within(&["ls", path.as_str()], 20);
+    assert!(stdout.contains("t\\x1b]0;pwned\\x07"), "{stdout}");
+    assert!(stdout.contains("k\\nnext=v\\x1b[2J\\u{202e}"), "{stdout}");
+}
+
+#[test]
+fn every_error_is_one_line_argument_errors_included() {
+    for args in [
+        vec!["inspect", "x.pb", "--bogus"],
+        vec!["inspect"],
+        vec!["ls", "x", "--max-decompressed", "lots"],
+    ] {
+        let (code, _, stderr) = run_within(&args, 20);
+        assert_eq!(code, Some(2), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+    }
+}
+
+#[test]
+fn a_baseline_frame_with_a_control_character_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = super::super::ok(&["inspect", &oracle("kitchen_sink.pb"), "-f", "json"]);
+    let evil = baseline.replacen(
+        "\"Instance.objective\"",
+        "\"Instance.objective\\u001b[31m\"",
+        1,
+    );
+    assert_ne!(evil, baseline);
+    let path = write(dir.path(), "evil.json", evil.as_bytes());
+    let (code, _, stderr) = run_within(&["diff", &path, &oracle("kitchen_sink.pb")], 20);
+    assert_eq!(code, Some(2));
+    assert!(!has_raw_controls(&stderr), "{stderr:?}");
+    assert!(stderr.contains("cannot be a frame"), "{stderr}");
 }
