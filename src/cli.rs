@@ -3,7 +3,7 @@
 
 pub mod compare;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -46,7 +46,7 @@ pub struct Cli {
     /// Write the run's phases as a Chrome trace-event JSON file (open it in
     /// chrome://tracing or ui.perfetto.dev). It may not be an input or the output.
     #[arg(long, global = true, value_name = "FILE")]
-    pub trace: Option<String>,
+    pub trace: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -75,7 +75,7 @@ pub enum Command {
 impl Command {
     /// The inputs as given (`-` for stdin, patterns unexpanded): every file
     /// the command reads.
-    pub fn inputs(&self) -> Vec<String> {
+    pub fn inputs(&self) -> Vec<PathBuf> {
         match self {
             Command::Inspect(a) => a.common.files.clone(),
             Command::Flamegraph(a) => a.common.files.clone(),
@@ -88,7 +88,7 @@ impl Command {
             Command::Check(a) => {
                 let mut files = a.files.clone();
                 files.extend(a.baseline.clone());
-                files.extend(a.budget.iter().map(|b| b.display().to_string()));
+                files.extend(a.budget.clone());
                 files
             }
         }
@@ -96,10 +96,10 @@ impl Command {
 
     /// The files the command writes (stdout aside).
     pub fn outputs(&self) -> Vec<PathBuf> {
-        let file = |o: Option<&String>| -> Vec<PathBuf> {
+        let file = |o: Option<&PathBuf>| -> Vec<PathBuf> {
             o.into_iter()
-                .filter(|o| *o != "-")
-                .map(PathBuf::from)
+                .filter(|o| o.as_os_str() != "-")
+                .cloned()
                 .collect()
         };
         match self {
@@ -191,7 +191,7 @@ impl LimitArgs {
 #[derive(Debug, Args)]
 pub struct Common {
     /// Input: .ommx archive, OCI layout directory, raw instance bytes, or '-' for stdin.
-    pub file: String,
+    pub file: PathBuf,
     /// Profile only the N-th instance layer (0-based, manifest order), without a root frame.
     #[arg(long, value_name = "N")]
     pub layer: Option<usize>,
@@ -209,7 +209,7 @@ pub struct Inputs {
     /// stdin. Quoted patterns ('runs/*.ommx') are expanded. Several inputs are
     /// profiled in parallel, each under a root frame `file[i] (name)`.
     #[arg(required = true, num_args = 1..)]
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
     /// Profile only the N-th instance layer (0-based, manifest order) of each input.
     #[arg(long, value_name = "N")]
     pub layer: Option<usize>,
@@ -223,9 +223,9 @@ pub struct Inputs {
 impl Inputs {
     /// The single-input arguments for one of the inputs; with several in
     /// flight there are no progress bars (they would fight over the terminal).
-    fn for_file(&self, file: &str, several: bool) -> Common {
+    fn for_file(&self, file: &Path, several: bool) -> Common {
         Common {
-            file: file.to_string(),
+            file: file.to_path_buf(),
             layer: self.layer,
             quiet: self.quiet || several,
             limits: self.limits,
@@ -287,7 +287,7 @@ pub struct InspectArgs {
     pub top: usize,
     /// Write to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -298,7 +298,7 @@ pub struct FlamegraphArgs {
     pub profile: ProfileArgs,
     /// Where to write the SVG ('-' for stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: String,
+    pub output: PathBuf,
     /// Title of the graph (default: memprof, the file and the layer).
     #[arg(long)]
     pub title: Option<String>,
@@ -322,7 +322,7 @@ pub struct AdviseArgs {
     pub min_severity: Severity,
     /// Write to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -334,7 +334,7 @@ pub enum LsFormat {
 #[derive(Debug, Args)]
 pub struct LsArgs {
     /// Input: .ommx archive, OCI layout directory, raw instance bytes, or '-' for stdin.
-    pub file: String,
+    pub file: PathBuf,
     #[arg(short, long, value_enum, default_value_t = LsFormat::Table)]
     pub format: LsFormat,
     #[command(flatten)]
@@ -357,7 +357,7 @@ fn read_observed(
     options: ProfileOptions,
     observer: &mut dyn EntityObserver,
 ) -> Result<decode::Report> {
-    let input = Input::from_arg(&common.file);
+    let input = Input::from_path(&common.file);
     let bar = crate::progress::bar(common.quiet);
     let limits = common.limits.limits();
     let mut pass = Pass { options, observer };
@@ -371,7 +371,7 @@ fn read_observed(
 /// parallel (without bars, which would fight over the terminal).
 fn read_inputs(
     inputs: &Inputs,
-    files: &[String],
+    files: &[PathBuf],
     options: ProfileOptions,
 ) -> Result<Vec<FileRun<decode::Report>>> {
     let selection = selection(inputs.layer);
@@ -415,7 +415,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let trace = cli.trace.as_deref().map(|t| Output::from_arg(Some(t)));
     if let Some(file @ Output::File(path)) = &trace {
         let inputs = crate::batch::expand(&cli.command.inputs())?;
-        file.check_not_input(&input_files(inputs.iter().map(String::as_str)))?;
+        file.check_not_input(&input_files(inputs.iter().map(PathBuf::as_path)))?;
         if let Some(out) = cli
             .command
             .outputs()
@@ -447,7 +447,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Inspect(args) => {
             let output = Output::from_arg(args.output.as_deref());
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
+            output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             let view = ViewOptions {
                 depth: args.depth,
                 min_percent: args.min_percent,
@@ -504,7 +504,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Flamegraph(args) => {
             let output = Output::from_arg(Some(&args.output));
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
+            output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             let account = args.profile.single_account("a flamegraph")?;
             let runs = read_inputs(&args.common, &files, args.profile.options())?;
             let mut combined = None;
@@ -567,7 +567,7 @@ fn run_command(command: Command) -> Result<()> {
             if report.instances.len() > 1 {
                 bail!(
                     "{}: explain works on one instance at a time and this archive has {}; pick one with --layer",
-                    args.common.file,
+                    args.common.file.display(),
                     report.instances.len()
                 );
             }
@@ -583,9 +583,9 @@ fn run_command(command: Command) -> Result<()> {
                 let Some(node) = profile.find(&x.path) else {
                     bail!(
                         "{}: the profile has no path {:?} (memprof inspect {} --format folded{} lists them)",
-                        args.common.file,
+                        args.common.file.display(),
                         x.path,
-                        args.common.file,
+                        args.common.file.display(),
                         if args.group_by == GroupBy::Name { " --group-by name" } else { "" }
                     );
                 };
@@ -593,7 +593,7 @@ fn run_command(command: Command) -> Result<()> {
                 if reported != x.bytes {
                     bail!(
                         "{}: the explanation of {} adds up to {} B but the profile reports {reported} B (a bug in memprof)",
-                        args.common.file,
+                        args.common.file.display(),
                         x.path,
                         x.bytes
                     );
@@ -606,7 +606,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Advise(args) => {
             let output = Output::from_arg(args.output.as_deref());
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
+            output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             // Each input is read with its own advisors, several at a time.
             let runs = crate::batch::run_all(&files, |file| {
                 let common = args.common.for_file(file, files.len() > 1);

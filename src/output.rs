@@ -17,10 +17,11 @@ pub enum Output {
 }
 
 impl Output {
-    pub fn from_arg(arg: Option<&str>) -> Self {
+    pub fn from_arg(arg: Option<&Path>) -> Self {
         match arg {
-            None | Some("-") => Output::Stdout,
-            Some(path) => Output::File(PathBuf::from(path)),
+            None => Output::Stdout,
+            Some(path) if path.as_os_str() == "-" => Output::Stdout,
+            Some(path) => Output::File(path.to_path_buf()),
         }
     }
 
@@ -275,11 +276,8 @@ fn is_inside(path: &Path, dir: &Path) -> bool {
 
 /// The files among command-line inputs (`-`, stdin, is not one), to check
 /// an output against.
-pub fn input_files<'a>(args: impl IntoIterator<Item = &'a str>) -> Vec<&'a Path> {
-    args.into_iter()
-        .filter(|a| *a != "-")
-        .map(Path::new)
-        .collect()
+pub fn input_files<'a>(args: impl IntoIterator<Item = &'a Path>) -> Vec<&'a Path> {
+    args.into_iter().filter(|a| a.as_os_str() != "-").collect()
 }
 
 /// Whether two paths name the same file: another spelling, a symbolic or a

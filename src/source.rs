@@ -131,8 +131,8 @@ fn load_instance(input: &Input, options: &ProfileOptions) -> Result<Report> {
 }
 
 /// Loads `arg` (a path, or `-` for stdin) as an instance or a baseline.
-pub fn load(arg: &str, options: &ProfileOptions) -> Result<Source> {
-    let input = Input::from_arg(arg);
+pub fn load(arg: &Path, options: &ProfileOptions) -> Result<Source> {
+    let input = Input::from_path(arg);
     match &input {
         Input::Path(path) if path.is_dir() => Ok(Source {
             report: load_instance(&input, options)?,
@@ -143,7 +143,7 @@ pub fn load(arg: &str, options: &ProfileOptions) -> Result<Source> {
             // A missing or unreadable file falls through to the decoder,
             // which reports it in the usual words.
             if starts_like_json(path).unwrap_or(false) {
-                load_baseline(path, arg, options)
+                load_baseline(path, &arg.display().to_string(), options)
             } else {
                 Ok(Source {
                     report: load_instance(&input, options)?,

@@ -46,6 +46,15 @@ impl Input {
         }
     }
 
+    /// `-` is stdin; anything else a path, whatever its bytes.
+    pub fn from_path(arg: &std::path::Path) -> Self {
+        if arg.as_os_str() == "-" {
+            Input::Stdin
+        } else {
+            Input::Path(arg.to_path_buf())
+        }
+    }
+
     /// How the input is named in messages and reports.
     pub fn display_name(&self) -> String {
         match self {

@@ -651,3 +651,53 @@ fn a_baseline_frame_with_a_control_character_is_refused() {
     assert!(!has_raw_controls(&stderr), "{stderr:?}");
     assert!(stderr.contains("cannot be a frame"), "{stderr}");
 }
+
+#[test]
+fn a_file_name_that_is_not_utf8_is_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"caf\xe9 \x1b.pb"));
+    std::fs::copy(oracle("kitchen_sink.pb"), &path).unwrap();
+    let folded = super::super::ok(&["inspect", &oracle("kitchen_sink.pb"), "-f", "folded"]);
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = super::super::memprof().args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = run(&[
+        "inspect".as_ref(),
+        path.as_os_str(),
+        "-f".as_ref(),
+        "folded".as_ref(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, folded);
+    // Found by a pattern, and named (escaped) in an error.
+    let pattern = dir.path().join("caf*");
+    let (code, stdout, stderr) = run(&[
+        "inspect".as_ref(),
+        pattern.as_os_str(),
+        "-f".as_ref(),
+        "folded".as_ref(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, folded);
+    let out = dir.path().join(std::ffi::OsStr::from_bytes(b"out\xff.txt"));
+    let (code, _, stderr) = run(&[
+        "inspect".as_ref(),
+        path.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(out.is_file());
+    std::fs::write(&path, b"").unwrap();
+    let (code, _, stderr) = run(&["inspect".as_ref(), path.as_os_str()]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("\\x1b.pb: the input is empty"), "{stderr}");
+}
