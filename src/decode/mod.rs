@@ -147,6 +147,8 @@ pub enum DecodeError {
     Io(#[from] io::Error),
     #[error("the input is empty")]
     Empty,
+    #[error("cannot read: the file changed size while it was read ({opened} bytes when opened, {now} after); read it once it is complete")]
+    Changed { opened: u64, now: u64 },
     #[error("not an OMMX instance or archive: the content looks like {0}")]
     WrongKind(&'static str),
     #[error("gzip data is corrupt: {0}")]
@@ -246,8 +248,20 @@ pub fn read_with(
         }
         Input::Path(path) => {
             let file = File::open(path)?;
-            if file.metadata()?.is_file() {
-                read_file(file, name, selection, limits, pass, progress)
+            let opened = file.metadata()?;
+            if opened.is_file() {
+                let handle = file.try_clone()?;
+                let result = read_file(file, name, selection, limits, pass, progress);
+                // What was read from a file that shrank or grew meanwhile is
+                // not the file (a gzip member boundary, say, reads as an end).
+                let now = handle.metadata()?.len();
+                if now != opened.len() {
+                    return Err(DecodeError::Changed {
+                        opened: opened.len(),
+                        now,
+                    });
+                }
+                result
             } else {
                 // A pipe (`<(...)`), a FIFO or a device: no size, no seeking.
                 read_stream(file, name, selection, limits, pass, progress)

@@ -701,3 +701,38 @@ fn a_file_name_that_is_not_utf8_is_read() {
     assert_eq!(code, Some(2));
     assert!(stderr.contains("\\x1b.pb: the input is empty"), "{stderr}");
 }
+
+#[test]
+fn a_file_that_changes_while_it_is_read_is_not_profiled() {
+    // An unknown field of 256 MiB of zeros, gzip-compressed (a few seconds to
+    // inflate in a debug build); the file grows while memprof reads it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut header = varint(20 << 3 | 2);
+    header.extend(varint(256 << 20));
+    let mut bytes = gzip(&header);
+    bytes.extend(gzip_zeros(256));
+    let path = write(dir.path(), "growing.pb.gz", &bytes);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memprof"))
+        .args(["inspect", &path, "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    if child.try_wait().unwrap().is_some() {
+        // Finished before the file changed: nothing to show on this machine.
+        return;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, &gzip(b"more")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("growing.pb.gz: cannot read: the file changed size while it was read"),
+        "{stderr}"
+    );
+}
