@@ -10,6 +10,7 @@ use flate2::{write::GzEncoder, Compression};
 
 mod advise;
 mod diff_check;
+mod differential;
 mod drill;
 mod hardening;
 mod parallel;
