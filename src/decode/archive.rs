@@ -18,8 +18,9 @@
 //! Hygiene: nothing is ever extracted to disk and no link is followed.
 //! Entries whose names are absolute or climb with `..` are ignored; links,
 //! devices and FIFOs are never opened (naming one as a layout file is an
-//! error); an entry whose declared size runs past the end of the archive is
-//! an error.
+//! error). A plain tar ends at its first damaged header, and an entry whose
+//! data runs past the end of the file holds what is there, as in OMMX's
+//! reader; a gzip-compressed tar (memprof's own extension) must be whole.
 //! Fixed caps bound what a hostile archive can make memprof hold: entries,
 //! manifests, layers and the size of the JSON documents.
 
@@ -73,13 +74,6 @@ pub enum ArchiveError {
     MissingBlob(String),
     #[error("{name} is {kind}; memprof reads only regular files and never follows links")]
     NotAFile { name: String, kind: &'static str },
-    #[error("tar entry {name} declares {size} bytes from byte {offset}, past the end of the archive ({file_len} bytes)")]
-    EntryPastEnd {
-        name: String,
-        offset: u64,
-        size: u64,
-        file_len: u64,
-    },
     #[error("the archive has more than {cap} {what}, the limit")]
     TooMany { what: &'static str, cap: u64 },
 }
@@ -517,9 +511,13 @@ impl TarStore {
         } else {
             let file_len = source.file.metadata()?.len();
             let mut archive = tar::Archive::new(BufReader::with_capacity(BUF_SIZE, &source.file));
-            // Entries are seeked past: each one's extent is checked instead.
+            // Entries are seeked past. The archive ends at the first header
+            // that cannot be read (damaged, or cut short), keeping what came
+            // before: OMMX 2.9.3's reader does the same, so an archive whose
+            // layout files precede the damage is read by both.
             for entry in archive.entries_with_seek().map_err(ArchiveError::Tar)? {
-                table.record(&mut entry.map_err(ArchiveError::Tar)?, Some(file_len))?;
+                let Ok(mut entry) = entry else { break };
+                table.record(&mut entry, Some(file_len))?;
             }
         }
         Ok(Self {
@@ -594,24 +592,20 @@ impl EntryTable {
             self.special.insert(name, kind);
             return Ok(());
         }
-        let (offset, size) = (entry.raw_file_position(), entry.size());
-        if let Some(file_len) = file_len {
-            if offset.checked_add(size).is_none_or(|end| end > file_len) {
-                return Err(ArchiveError::EntryPastEnd {
-                    name,
-                    offset,
-                    size,
-                    file_len,
-                }
-                .into());
-            }
-        }
+        let (offset, declared) = (entry.raw_file_position(), entry.size());
+        // An entry whose data runs past the end of the file holds what is
+        // there, as OMMX reads it (and nothing can follow it).
+        let mut size = file_len.map_or(declared, |len| declared.min(len.saturating_sub(offset)));
         if size <= KEEP_ENTRY && self.kept_total + size <= KEEP_TOTAL {
             let mut bytes = Vec::with_capacity(size as usize);
-            entry.read_to_end(&mut bytes).map_err(ArchiveError::Tar)?;
-            if bytes.len() as u64 != size {
+            entry
+                .take(size)
+                .read_to_end(&mut bytes)
+                .map_err(ArchiveError::Tar)?;
+            if bytes.len() as u64 != size && file_len.is_none() {
                 return Err(ArchiveError::Tar(io::ErrorKind::UnexpectedEof.into()).into());
             }
+            size = bytes.len() as u64;
             self.kept_total += size;
             self.kept.insert(name.clone(), bytes);
         }
