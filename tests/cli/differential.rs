@@ -4,6 +4,7 @@
 //! generates the cases and runs the oracle; see fixtures/differential/README.md.
 
 use std::fs;
+use std::io::Read;
 
 use serde::Deserialize;
 
@@ -15,7 +16,12 @@ struct Case {
     /// `raw` (an ommx.v1.Instance) or `archive` (an .ommx file).
     kind: String,
     category: String,
+    /// The input (raw cases), or the input gzip-compressed (archives, which
+    /// are mostly tar padding).
+    #[serde(default)]
     input_hex: String,
+    #[serde(default)]
+    input_gzip_hex: String,
     /// `accept` or `reject`: what OMMX 2.9.3 did with the input.
     verdict: String,
     /// OMMX's `logical_memory_profile()` of each instance layer, when accepted.
@@ -24,6 +30,19 @@ struct Case {
     /// The last line of OMMX's error, when refused.
     #[serde(default)]
     error: String,
+}
+
+impl Case {
+    fn input(&self) -> Vec<u8> {
+        if self.input_gzip_hex.is_empty() {
+            return hex::decode(&self.input_hex).unwrap();
+        }
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&hex::decode(&self.input_gzip_hex).unwrap()[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
 }
 
 fn corpus() -> Vec<Case> {
@@ -61,7 +80,7 @@ fn memprof_agrees_with_ommx_on_every_corpus_case() {
     let mut disagreements = Vec::new();
     for case in &cases {
         let path = dir.path().join(&case.name);
-        fs::write(&path, hex::decode(&case.input_hex).unwrap()).unwrap();
+        fs::write(&path, case.input()).unwrap();
         let path = path.to_str().unwrap();
         let problem = match (case.verdict.as_str(), case.kind.as_str()) {
             ("accept", "raw") => match folded(path, None) {
