@@ -3,6 +3,8 @@
 
 pub mod compare;
 
+use std::ffi::OsString;
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -402,6 +404,62 @@ fn profile_inputs<'a>(
     let named: Vec<(&str, &decode::Report)> =
         runs.iter().map(|r| (r.name.as_str(), &r.value)).collect();
     (Profile::of_files(&named, report, account), Some(files))
+}
+
+/// The whole `memprof` program on the command line `args` (program name
+/// first): parse, run, report, and return the exit status: 0 success, 1 a
+/// budget exceeded, 2 an error (printed on one line) or bad arguments; a
+/// closed stdout pipe ends quietly with 0. The binary and the Python
+/// package's `memprof` command are this function.
+pub fn main<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match run(cli) {
+        Ok(()) => 0,
+        Err(err) if is_broken_pipe(&err) => 0,
+        Err(err) if err.is::<crate::check::BudgetExceeded>() => {
+            let _ = writeln!(io::stderr(), "memprof: check failed: {err}");
+            1
+        }
+        Err(err) => {
+            let _ = writeln!(io::stderr(), "memprof: error: {}", one_line(&err));
+            2
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .filter_map(|e| e.downcast_ref::<io::Error>())
+        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// The error and its causes on one line, as `memprof: error: ...` prints
+/// it. Many of memprof's errors already quote their cause; a cause whose
+/// text the line already ends with is not repeated.
+pub fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line.replace(['\n', '\r'], " ")
 }
 
 /// Runs one command line, with `--timings` and `--trace` around it.
