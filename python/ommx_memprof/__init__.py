@@ -295,7 +295,7 @@ def assert_within(
     p = profile(instance, **profile_options)
     result = p.check(budget, baseline=baseline, budget_file=budget_file)
     if not result.passed:
-        raise AssertionError(result.text)
+        raise AssertionError(result.text.lstrip("\n"))
     return p
 
 

@@ -22,7 +22,7 @@ def test_assert_within_fails_with_the_check_table(tmp_path, kitchen_sink):
     cli = run_memprof("check", kitchen_sink, "--budget", budget)
     assert cli.returncode == 1
     # The same table; the command's report also names its budget file.
-    assert cli.stdout == f"budget: {budget}\n" + message
+    assert cli.stdout == f"budget: {budget}\n\n" + message
     assert "FAIL" in message and "Instance.constraints" in message
     with pytest.raises(AssertionError, match="overall: FAIL"):
         ommx_memprof.assert_within(kitchen_sink, 4297)

@@ -163,3 +163,13 @@ def test_flamegraph_and_notebook_views(kitchen_sink):
     assert "Instance.decision_variables" in page
     assert "<iframe srcdoc=" in page and "&lt;svg" in page
     assert str(p) == p.tree()
+
+
+def test_from_several_threads():
+    # The work runs without the GIL; profiles made at once stay apart.
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = RAW[:20] * 3
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda p: ommx_memprof.profile(p.read_bytes()).folded(), paths))
+    assert got == [p.with_suffix(".folded").read_text() for p in paths]
