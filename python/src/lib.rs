@@ -102,20 +102,24 @@ impl Origin {
         }
     }
 
+    /// Errors name the input as the user knows it, not the spool file.
+    fn named(&self, err: anyhow::Error) -> anyhow::Error {
+        match self {
+            Origin::Path(_) => err,
+            Origin::Spooled { file, name } => {
+                let spool = file.path().display().to_string();
+                anyhow::anyhow!(memprof::cli::one_line(&err).replace(&spool, name))
+            }
+        }
+    }
+
     /// Loads the profile (an instance, or a baseline JSON), named as the
     /// user knows it.
     fn load(&self, options: &ProfileOptions) -> Result<Source> {
-        let path = self.path();
-        let arg = path.display().to_string();
-        match self {
-            Origin::Path(_) => source::load(&arg, options),
-            Origin::Spooled { name, .. } => {
-                let mut source = source::load(&arg, options)
-                    .map_err(|e| anyhow::anyhow!(memprof::cli::one_line(&e).replace(&arg, name)))?;
-                source.report.document.name = name.clone();
-                Ok(source)
-            }
-        }
+        let arg = self.path().display().to_string();
+        let mut source = source::load(&arg, options).map_err(|e| self.named(e))?;
+        source.report.document.name = self.name().to_string();
+        Ok(source)
     }
 
     /// One more pass over the instance, showing every entity to `observer`.
@@ -126,14 +130,16 @@ impl Origin {
             observer,
         };
         let bar = memprof::progress::bar(true);
+        let input = Input::Path(self.path());
         let mut report = decode::read_with(
-            &Input::Path(self.path()),
+            &input,
             selection,
             &decode::Limits::default(),
             &mut pass,
             &bar,
         )
-        .with_context(|| self.name().to_string())?;
+        .with_context(|| input.display_name())
+        .map_err(|e| self.named(e))?;
         report.document.name = self.name().to_string();
         Ok(report)
     }
