@@ -4,16 +4,22 @@
 //!
 //! A tar is read in two passes: the first records where each regular file's
 //! data starts (seeking past data in plain files) and keeps small files; the
-//! second streams the blobs the manifests name, each distinct blob once, in
-//! the order they are stored (so a gzip archive is decompressed about twice,
-//! never once per layer). Every blob used is checked against its digest and
-//! declared size.
+//! second streams the instance blobs the manifests name, each distinct blob
+//! once, in the order they are stored (so a gzip archive is decompressed
+//! about twice, never once per layer).
+//!
+//! What is read follows OMMX 2.9.3, which memprof must agree with: the
+//! first entry of a name counts and later ones are ignored (OMMX's own
+//! ArtifactBuilder writes a blob twice when a layer is added twice); a blob
+//! is what is stored under its digest's name, at the size stored, with
+//! neither digest nor declared size checked; blobs of layers that are not
+//! profiled are never opened, so a missing foreign blob is no error.
 //!
 //! Hygiene: nothing is ever extracted to disk and no link is followed.
 //! Entries whose names are absolute or climb with `..` are ignored; links,
 //! devices and FIFOs are never opened (naming one as a layout file is an
-//! error); a name that occurs twice is an error rather than a guess; an
-//! entry whose declared size runs past the end of the archive is an error.
+//! error); an entry whose declared size runs past the end of the archive is
+//! an error.
 //! Fixed caps bound what a hostile archive can make memprof hold: entries,
 //! manifests, layers and the size of the JSON documents.
 
@@ -26,7 +32,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use indicatif::ProgressBar;
-use sha2::{Digest, Sha256};
 
 use super::limits::Capped;
 use super::{
@@ -68,20 +73,8 @@ pub enum ArchiveError {
     BadDigest(String),
     #[error("blob {0} is missing from the archive")]
     MissingBlob(String),
-    #[error("blob {digest} is {actual} bytes but its descriptor says {declared}")]
-    SizeMismatch {
-        digest: String,
-        declared: u64,
-        actual: u64,
-    },
-    #[error("blob {digest} does not match its digest (content hashes to sha256:{actual})")]
-    DigestMismatch { digest: String, actual: String },
     #[error("{name} is {kind}; memprof reads only regular files and never follows links")]
     NotAFile { name: String, kind: &'static str },
-    #[error(
-        "the archive has more than one entry named {0}; memprof does not guess which is meant"
-    )]
-    DuplicateEntry(String),
     #[error("tar entry {name} declares {size} bytes from byte {offset}, past the end of the archive ({file_len} bytes)")]
     EntryPastEnd {
         name: String,
@@ -142,46 +135,6 @@ trait Store {
     fn position(&self, name: &str) -> Option<u64>;
 }
 
-/// Hashes everything read through it.
-struct Hashing<R> {
-    inner: R,
-    hasher: Sha256,
-    read: u64,
-}
-
-impl<R: Read> Read for Hashing<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
-        self.read += n as u64;
-        Ok(n)
-    }
-}
-
-impl<R: Read> Hashing<R> {
-    /// Reads what is left and checks size and digest against `descriptor`.
-    fn verify(mut self, descriptor: &Descriptor) -> Result<(), DecodeError> {
-        io::copy(&mut self, &mut io::sink())?;
-        let actual = hex::encode(self.hasher.finalize());
-        if self.read != descriptor.size {
-            return Err(ArchiveError::SizeMismatch {
-                digest: descriptor.digest.clone(),
-                declared: descriptor.size,
-                actual: self.read,
-            }
-            .into());
-        }
-        if descriptor.digest != format!("sha256:{actual}") {
-            return Err(ArchiveError::DigestMismatch {
-                digest: descriptor.digest.clone(),
-                actual,
-            }
-            .into());
-        }
-        Ok(())
-    }
-}
-
 fn read_capped(
     store: &mut dyn Store,
     name: &str,
@@ -215,29 +168,17 @@ fn blob_path(descriptor: &Descriptor) -> Result<String, ArchiveError> {
     Ok(format!("blobs/sha256/{}", digest_hex(&descriptor.digest)?))
 }
 
+/// Opens the blob a descriptor names. Like OMMX 2.9.3, memprof reads what
+/// the archive stores under the digest's name, at the size stored: neither
+/// the digest nor the descriptor's size is checked against the content
+/// (OMMX checks neither, and reads such archives).
 fn open_blob<'s>(
     store: &'s mut dyn Store,
     descriptor: &Descriptor,
-) -> Result<(Hashing<Box<dyn Read + Send + 's>>, u64), DecodeError> {
-    let (reader, size) = store
+) -> Result<(Box<dyn Read + Send + 's>, u64), DecodeError> {
+    store
         .open(&blob_path(descriptor)?)?
-        .ok_or_else(|| ArchiveError::MissingBlob(descriptor.digest.clone()))?;
-    if size != descriptor.size {
-        return Err(ArchiveError::SizeMismatch {
-            digest: descriptor.digest.clone(),
-            declared: descriptor.size,
-            actual: size,
-        }
-        .into());
-    }
-    Ok((
-        Hashing {
-            inner: reader,
-            hasher: Sha256::new(),
-            read: 0,
-        },
-        size,
-    ))
+        .ok_or_else(|| ArchiveError::MissingBlob(descriptor.digest.clone()).into())
 }
 
 fn not_profiled_reason(media_type: &str) -> String {
@@ -281,7 +222,7 @@ fn read_layout(
     }
     let mut descriptors = Vec::new();
     // A manifest listed twice (two tags of one image) is read once.
-    let mut manifests: HashMap<&str, (u64, Vec<Descriptor>)> = HashMap::new();
+    let mut manifests: HashMap<&str, Vec<Descriptor>> = HashMap::new();
     for m in &index.manifests {
         let what = format!("manifest {}", m.digest);
         if m.size > MANIFEST_CAP {
@@ -293,22 +234,21 @@ fn read_layout(
             .into());
         }
         if !manifests.contains_key(m.digest.as_str()) {
-            let (mut reader, _) = open_blob(store, m)?;
-            let mut bytes = Vec::new();
-            (&mut reader).take(MANIFEST_CAP).read_to_end(&mut bytes)?;
-            reader.verify(m)?;
-            let manifest: Manifest = parse_json(&bytes, &what)?;
-            manifests.insert(&m.digest, (m.size, manifest.layers));
-        }
-        let (size, layers) = &manifests[m.digest.as_str()];
-        if *size != m.size {
-            return Err(ArchiveError::SizeMismatch {
-                digest: m.digest.clone(),
-                declared: m.size,
-                actual: *size,
+            let (reader, size) = open_blob(store, m)?;
+            if size > MANIFEST_CAP {
+                return Err(ArchiveError::TooLarge {
+                    what,
+                    size,
+                    cap: MANIFEST_CAP,
+                }
+                .into());
             }
-            .into());
+            let mut bytes = Vec::new();
+            reader.take(MANIFEST_CAP).read_to_end(&mut bytes)?;
+            let manifest: Manifest = parse_json(&bytes, &what)?;
+            manifests.insert(&m.digest, manifest.layers);
         }
+        let layers = &manifests[m.digest.as_str()];
         if descriptors.len() + layers.len() > MAX_LAYERS {
             return Err(ArchiveError::TooMany {
                 what: "layers",
@@ -352,65 +292,46 @@ fn read_layout(
         _ => {}
     }
 
-    // Each distinct blob is read once, in storage order; a layer listed
-    // twice shares its blob's profile. Blobs that are missing come first, so
-    // that error does not wait for the others to be read.
+    // Each distinct instance blob that is profiled is read once, in storage
+    // order; a layer listed twice shares its blob's profile. Other blobs are
+    // not opened: OMMX does not read them either (a missing foreign blob is
+    // no error). Blobs that are missing come first, so that error does not
+    // wait for the others to be read.
     let selected = |layer: &LayerInfo| match (selection, layer.instance_index) {
         (Selection::All, Some(_)) => true,
         (Selection::Layer(n), Some(i)) => n == i,
         _ => false,
     };
-    let mut blobs: Vec<(Option<u64>, &str, usize)> = Vec::new();
-    let mut first_use: HashMap<&str, usize> = HashMap::new();
-    for (i, d) in descriptors.iter().enumerate() {
-        let path = blob_path(d)?;
-        if let Some(&first) = first_use.get(d.digest.as_str()) {
-            if descriptors[first].size != d.size {
-                return Err(ArchiveError::SizeMismatch {
-                    digest: d.digest.clone(),
-                    declared: d.size,
-                    actual: descriptors[first].size,
-                }
-                .into());
-            }
-            continue;
-        }
-        first_use.insert(&d.digest, i);
-        blobs.push((store.position(&path), &d.digest, i));
-    }
-    blobs.sort_by_key(|&(position, _, i)| (position, i));
     // For each blob to profile: the first instance layer using it (named in
     // its errors) and how many selected layers use it.
     let mut profiled_digests: HashMap<&str, (Option<usize>, usize)> = HashMap::new();
-    for (d, layer) in descriptors.iter().zip(&document.layers) {
-        if selected(layer) {
-            profiled_digests
-                .entry(&d.digest)
-                .or_insert((layer.instance_index, 0))
-                .1 += 1;
+    let mut blobs: Vec<(Option<u64>, &str, usize)> = Vec::new();
+    for (i, (d, layer)) in descriptors.iter().zip(&document.layers).enumerate() {
+        if !selected(layer) {
+            continue;
+        }
+        let uses = profiled_digests
+            .entry(&d.digest)
+            .or_insert((layer.instance_index, 0));
+        uses.1 += 1;
+        if uses.1 == 1 {
+            blobs.push((store.position(&blob_path(d)?), &d.digest, i));
         }
     }
+    blobs.sort_by_key(|&(position, _, i)| (position, i));
 
     progress.set_length(blobs.iter().fold(0u64, |sum, &(_, _, i)| {
         sum.saturating_add(descriptors[i].size)
     }));
     let mut profiles: HashMap<&str, super::ProfiledInstance> = HashMap::new();
     for &(_, digest, i) in &blobs {
-        let d = &descriptors[i];
-        let (mut reader, size) = open_blob(store, d)?;
-        let profiled = if let Some(&(instance_index, _)) = profiled_digests.get(digest) {
-            let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(&mut reader));
-            Some(profile_one(stream, Some(size), instance_index, None, pass))
-        } else {
-            progress.inc(size);
-            None
-        };
-        // The digest is checked first: a blob that fails it is reported as
-        // corrupt even when the damage also made it undecodable.
-        reader.verify(d)?;
-        if let Some(profiled) = profiled {
-            profiles.insert(digest, profiled?);
-        }
+        let (reader, size) = open_blob(store, &descriptors[i])?;
+        let instance_index = profiled_digests[digest].0;
+        let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
+        profiles.insert(
+            digest,
+            profile_one(stream, Some(size), instance_index, None, pass)?,
+        );
     }
 
     let mut instances = Vec::new();
@@ -584,7 +505,10 @@ impl EntryTable {
             return Ok(());
         };
         if self.files.contains_key(&name) || self.special.contains_key(&name) {
-            return Err(ArchiveError::DuplicateEntry(name).into());
+            // OMMX 2.9.3 reads the first entry of a name and never looks at
+            // the others, whatever they hold; ArtifactBuilder itself writes
+            // a blob twice when the same layer is added twice.
+            return Ok(());
         }
         if let Some(kind) = special {
             self.special.insert(name, kind);

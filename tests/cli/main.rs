@@ -10,6 +10,7 @@ use flate2::{write::GzEncoder, Compression};
 
 mod advise;
 mod diff_check;
+mod differential;
 mod drill;
 mod hardening;
 mod parallel;
@@ -352,15 +353,20 @@ fn broken_and_wrong_kind_files_fail_cleanly() {
     let mut tampered = instance.clone();
     *tampered.last_mut().unwrap() ^= 1;
     let forged = oci_tar(
-        &[(&format!("blobs/sha256/{}", hex_of(&instance)), tampered)],
+        &[(
+            &format!("blobs/sha256/{}", hex_of(&instance)),
+            tampered.clone(),
+        )],
         serde_json::json!([{"mediaType": "application/org.ommx.v1.instance",
                             "digest": format!("sha256:{}", hex_of(&instance)), "size": instance.len()}]),
     );
+    // OMMX 2.9.3 does not check digests: it decodes what is stored under
+    // the digest's name, and so does memprof (this one still decodes).
     let p = write("tampered.ommx", &forged);
-    let err = fails(&["inspect", &p, "-f", "folded"]);
-    assert!(
-        err.contains("does not match its digest") || err.contains("rejects"),
-        "{err}"
+    let raw = write("tampered.pb", &tampered);
+    assert_eq!(
+        ok(&["inspect", &p, "-f", "folded"]),
+        ok(&["inspect", &raw, "-f", "folded"])
     );
 
     let out_of_range = fails(&["inspect", &oracle("multi.ommx"), "--layer", "7"]);
