@@ -616,41 +616,8 @@ fn run_command(command: Command) -> Result<()> {
                 options,
                 &mut explainer,
             )?;
-            if report.instances.len() > 1 {
-                bail!(
-                    "{}: explain works on one instance at a time and this archive has {}; pick one with --layer",
-                    args.common.file,
-                    report.instances.len()
-                );
-            }
             let profile = Profile::new(&report);
-            if explainer.unexplained_bytes > 0 {
-                bail!(
-                    "{} bytes below the asked paths have no rule (a bug in memprof)",
-                    explainer.unexplained_bytes
-                );
-            }
-            let explanations = explainer.explanations();
-            for x in &explanations {
-                let Some(node) = profile.find(&x.path) else {
-                    bail!(
-                        "{}: the profile has no path {:?} (memprof inspect {} --format folded{} lists them)",
-                        args.common.file,
-                        x.path,
-                        args.common.file,
-                        if args.group_by == GroupBy::Name { " --group-by name" } else { "" }
-                    );
-                };
-                let reported = profile.totals[node].bytes;
-                if reported != x.bytes {
-                    bail!(
-                        "{}: the explanation of {} adds up to {} B but the profile reports {reported} B (a bug in memprof)",
-                        args.common.file,
-                        x.path,
-                        x.bytes
-                    );
-                }
-            }
+            let explanations = explainer.checked_explanations(&profile, &args.common.file)?;
             Output::Stdout.write_with(|out| {
                 render::explain::render(&profile, &explanations, args.format, out)
             })

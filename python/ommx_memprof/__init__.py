@@ -137,6 +137,11 @@ class Profile:
         """``memprof advise``: what would make the instance smaller."""
         return Report(*self._native.advise(min_severity))
 
+    def explain(self, *paths: str) -> "Report":
+        """``memprof explain``: how each path's bytes were computed (the rule,
+        the counts, the arithmetic). Paths as ``folded()`` prints them."""
+        return Report(*self._native.explain(list(paths)))
+
     def diff(self, new: Any) -> "Diff":
         """``memprof diff SELF NEW``: ``self`` is the old side; ``new`` is a
         ``Profile`` or anything ``profile()`` takes."""

@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 use memprof::advise::{Advisors, Severity};
 use memprof::check::{self, budget::Budget, CheckReport};
 use memprof::decode::{self, EntityObserver, Input, Report, Selection};
-use memprof::drill::{stats::StatsCollector, top::Top, KindFilter};
+use memprof::drill::{explain::Explainer, stats::StatsCollector, top::Top, KindFilter};
 use memprof::profile::family::GroupBy;
 use memprof::render::advice::{AdviceFormat, AdviceView};
 use memprof::render::diff::{self as diff_render, DiffView, DiffViewOptions};
@@ -123,12 +123,14 @@ impl Origin {
     }
 
     /// One more pass over the instance, showing every entity to `observer`.
-    fn observe(&self, layer: Option<usize>, observer: &mut dyn EntityObserver) -> Result<Report> {
+    fn observe(
+        &self,
+        layer: Option<usize>,
+        options: decode::ProfileOptions,
+        observer: &mut dyn EntityObserver,
+    ) -> Result<Report> {
         let selection = layer.map_or(Selection::All, Selection::Layer);
-        let mut pass = decode::Pass {
-            options: decode::ProfileOptions::default(),
-            observer,
-        };
+        let mut pass = decode::Pass { options, observer };
         let bar = memprof::progress::bar(true);
         let input = Input::Path(self.path());
         let mut report = decode::read_with(
@@ -151,6 +153,7 @@ struct NativeProfile {
     source: Source,
     origin: Origin,
     layer: Option<usize>,
+    group_by: GroupBy,
 }
 
 fn options(layer: Option<usize>, view: &str, group_by: Option<&str>) -> Result<ProfileOptions> {
@@ -192,6 +195,7 @@ fn profile_path(
                 source,
                 origin,
                 layer,
+                group_by: options.group_by,
             })
         })
     })
@@ -223,6 +227,7 @@ fn profile_bytes(
                 source,
                 origin,
                 layer,
+                group_by: options.group_by,
             })
         })
     })
@@ -309,7 +314,9 @@ impl NativeProfile {
             guarded(|| {
                 let kind = value::<KindFilter>("kind", kind)?;
                 let mut top = Top::new(n, kind);
-                let report = self.origin.observe(self.layer, &mut top)?;
+                let report = self
+                    .origin
+                    .observe(self.layer, Default::default(), &mut top)?;
                 let profile = Profile::new(&report);
                 let entities = top.into_sorted();
                 let name = kind.to_possible_value().expect("no skipped variants");
@@ -331,7 +338,9 @@ impl NativeProfile {
             guarded(|| {
                 let kind = value::<KindFilter>("kind", kind)?;
                 let mut stats = StatsCollector::new(kind);
-                let report = self.origin.observe(self.layer, &mut stats)?;
+                let report = self
+                    .origin
+                    .observe(self.layer, Default::default(), &mut stats)?;
                 let profile = Profile::new(&report);
                 let (kinds, families) = stats.report();
                 both(|format, out| {
@@ -348,7 +357,9 @@ impl NativeProfile {
             guarded(|| {
                 let min_severity = value::<Severity>("min_severity", min_severity)?;
                 let mut advisors = Advisors::default();
-                let report = self.origin.observe(self.layer, &mut advisors)?;
+                let report = self
+                    .origin
+                    .observe(self.layer, Default::default(), &mut advisors)?;
                 let layers = advisors.advise(&report);
                 let profile = Profile::new(&report);
                 let view = AdviceView {
@@ -360,6 +371,29 @@ impl NativeProfile {
                     text(|out| render::advice::render(&view, AdviceFormat::Table, out))?,
                     text(|out| render::advice::render(&view, AdviceFormat::Json, out))?,
                 ))
+            })
+        })
+    }
+
+    /// `memprof explain PATH...` (with the profile's `--group-by`): (table, JSON).
+    fn explain(&self, py: Python<'_>, paths: Vec<String>) -> PyResult<(String, String)> {
+        py.detach(|| {
+            guarded(|| {
+                if paths.is_empty() {
+                    anyhow::bail!("explain needs at least one path");
+                }
+                let paths: Vec<String> = paths.iter().map(|p| p.trim().to_string()).collect();
+                let mut explainer = Explainer::new(&paths, self.group_by);
+                let options = decode::ProfileOptions {
+                    group_by: self.group_by,
+                    wire: false,
+                };
+                let report = self.origin.observe(self.layer, options, &mut explainer)?;
+                let profile = Profile::new(&report);
+                let explanations = explainer
+                    .checked_explanations(&profile, self.origin.name())
+                    .map_err(|e| self.origin.named(e))?;
+                both(|format, out| render::explain::render(&profile, &explanations, format, out))
             })
         })
     }

@@ -112,6 +112,10 @@ def test_wire_view_totals_the_file(kitchen_sink):
         (lambda p: p.top(3, kind="constraint"), ["top", "-n", "3", "--kind", "constraint"]),
         (lambda p: p.stats(kind="variable", top=3), ["stats", "--kind", "variable", "--top", "3"]),
         (lambda p: p.advise(min_severity="medium"), ["advise", "--min-severity", "medium"]),
+        (
+            lambda p: p.explain("Instance.constraints;Constraint.function", "Instance.sense"),
+            ["explain", "Instance.constraints;Constraint.function", "Instance.sense"],
+        ),
     ],
 )
 def test_drill_downs_are_the_commands_output(kitchen_sink, method, command):
@@ -121,6 +125,18 @@ def test_drill_downs_are_the_commands_output(kitchen_sink, method, command):
     data = json.loads(run_memprof(command[0], kitchen_sink, *command[1:], "--format", "json").stdout)
     assert report.to_dict() == data
     assert report._repr_html_().startswith("<pre>")
+
+
+def test_explain_with_families_and_layers(kitchen_sink):
+    grouped = ommx_memprof.profile(kitchen_sink, group_by="name").explain("Instance.constraints;cap")
+    cli = run_memprof("explain", kitchen_sink, "Instance.constraints;cap", "--group-by", "name")
+    assert str(grouped) == cli.stdout
+    archive = ORACLE / "multi.ommx"
+    with pytest.raises(ValueError, match="explain works on one instance at a time and this archive has 3"):
+        ommx_memprof.profile(archive).explain("Instance.constraints")
+    assert ommx_memprof.profile(archive, layer=0).explain("Instance.constraints").to_dict()["schema_version"] == 1
+    with pytest.raises(ValueError, match='^<bytes>: the profile has no path "Instance.nope"'):
+        ommx_memprof.profile(kitchen_sink.read_bytes()).explain("Instance.nope")
 
 
 def test_drill_downs_of_bytes_name_the_input(kitchen_sink):
