@@ -47,8 +47,6 @@ const KEEP_ENTRY: u64 = 64 << 10;
 const KEEP_TOTAL: u64 = 8 << 20;
 /// Entries in a tar (an OMMX artifact has a handful per layer).
 pub const MAX_ENTRIES: u64 = 16_384;
-/// Manifests listed by index.json (OMMX writes one).
-pub const MAX_MANIFESTS: usize = 256;
 /// Layers over all manifests.
 pub const MAX_LAYERS: usize = 4096;
 /// Longest entry name memprof looks at; layout names are under 80 bytes.
@@ -69,8 +67,8 @@ pub enum ArchiveError {
     },
     #[error("index.json lists no manifest")]
     NoManifest,
-    #[error("unsupported digest {0:?} (expected sha256:<64 hex digits>)")]
-    BadDigest(String),
+    #[error("the manifest's artifactType is {}, not {ARTIFACT_TYPE}: not an OMMX artifact", .0.as_deref().map_or("missing".to_string(), |t| format!("{t:?}")))]
+    NotOmmx(Option<String>),
     #[error("blob {0} is missing from the archive")]
     MissingBlob(String),
     #[error("{name} is {kind}; memprof reads only regular files and never follows links")]
@@ -86,40 +84,145 @@ pub enum ArchiveError {
     TooMany { what: &'static str, cap: u64 },
 }
 
+// The layout's JSON documents, shaped as OMMX 2.9.3 reads them (through
+// the OCI image-spec types it uses): the same required fields and JSON
+// types, so that a document OMMX refuses is refused here too, and unknown
+// keys are ignored as there.
+
 /// An OCI content descriptor.
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Descriptor {
     media_type: String,
-    digest: String,
+    digest: Digest,
     size: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable_map")]
     annotations: BTreeMap<String, String>,
+    #[allow(dead_code)] // read for its type only
+    urls: Option<Vec<String>>,
+    #[allow(dead_code)]
+    platform: Option<Platform>,
+    #[allow(dead_code)]
+    artifact_type: Option<String>,
+    #[allow(dead_code)]
+    data: Option<String>,
 }
 
+/// A descriptor's platform: read for its shape only.
+#[allow(dead_code)]
+#[derive(Debug, Clone, serde::Deserialize)]
+struct Platform {
+    architecture: String,
+    os: String,
+    #[serde(rename = "os.version")]
+    os_version: Option<String>,
+    #[serde(rename = "os.features")]
+    os_features: Option<Vec<String>>,
+    variant: Option<String>,
+    features: Option<Vec<String>>,
+}
+
+/// `index.json`: only its first manifest is read, as OMMX does.
+#[allow(dead_code)] // most fields are read for their shape only
 #[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Index {
+    schema_version: u32,
+    media_type: Option<String>,
+    artifact_type: Option<String>,
     manifests: Vec<Descriptor>,
+    subject: Option<Descriptor>,
+    annotations: Option<HashMap<String, String>>,
 }
 
+#[allow(dead_code)]
 #[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Manifest {
-    #[serde(default)]
+    schema_version: u32,
+    media_type: Option<String>,
+    artifact_type: Option<String>,
+    config: Descriptor,
     layers: Vec<Descriptor>,
+    subject: Option<Descriptor>,
+    annotations: Option<HashMap<String, String>>,
 }
 
-/// The hex part of a `sha256:` digest, validated.
-fn digest_hex(digest: &str) -> Result<&str, ArchiveError> {
-    match digest.strip_prefix("sha256:") {
-        Some(hex)
-            if hex.len() == 64
-                && hex
+/// The artifact type an OMMX manifest declares; OMMX refuses any other.
+pub const ARTIFACT_TYPE: &str = "application/org.ommx.v1.artifact";
+
+fn nullable_map<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    use serde::Deserialize;
+    Ok(Option::<BTreeMap<String, String>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// A content digest, `algorithm:encoded`, valid by the OCI image spec's
+/// grammar: algorithm components of `[a-z0-9]` joined by `+._-`, an
+/// encoded part of `[a-zA-Z0-9=_-]`, and for sha256/384/512 exactly
+/// 64/96/128 lowercase hex digits. Any algorithm is allowed, as in OMMX;
+/// its blob lives at `blobs/<algorithm>/<encoded>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Digest(String);
+
+impl Digest {
+    fn parse(text: &str) -> Result<Self, String> {
+        let (algorithm, encoded) = text
+            .split_once(':')
+            .ok_or_else(|| format!("digest {text:?} has no ':'"))?;
+        let component = |part: &str| {
+            !part.is_empty()
+                && part
                     .bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) =>
-        {
-            Ok(hex)
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        };
+        if !algorithm.split(['+', '.', '_', '-']).all(component) {
+            return Err(format!("digest {text:?} has an invalid algorithm"));
         }
-        _ => Err(ArchiveError::BadDigest(digest.to_string())),
+        let encoded_ok = !encoded.is_empty()
+            && encoded
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'=' | b'_' | b'-'));
+        let hex_len = match algorithm {
+            "sha256" => Some(64),
+            "sha384" => Some(96),
+            "sha512" => Some(128),
+            _ => None,
+        };
+        let hex_ok = hex_len.is_none_or(|len| {
+            encoded.len() == len
+                && encoded
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        });
+        if !encoded_ok || !hex_ok {
+            return Err(format!("digest {text:?} has an invalid encoded part"));
+        }
+        Ok(Self(text.to_string()))
+    }
+
+    fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Where the blob is stored in the layout.
+    fn blob_path(&self) -> String {
+        let (algorithm, encoded) = self.0.split_once(':').expect("parsed");
+        format!("blobs/{algorithm}/{encoded}")
+    }
+}
+
+impl std::fmt::Display for Digest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Digest {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Digest::parse(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -164,10 +267,6 @@ fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Resul
     })
 }
 
-fn blob_path(descriptor: &Descriptor) -> Result<String, ArchiveError> {
-    Ok(format!("blobs/sha256/{}", digest_hex(&descriptor.digest)?))
-}
-
 /// Opens the blob a descriptor names. Like OMMX 2.9.3, memprof reads what
 /// the archive stores under the digest's name, at the size stored: neither
 /// the digest nor the descriptor's size is checked against the content
@@ -177,8 +276,8 @@ fn open_blob<'s>(
     descriptor: &Descriptor,
 ) -> Result<(Box<dyn Read + Send + 's>, u64), DecodeError> {
     store
-        .open(&blob_path(descriptor)?)?
-        .ok_or_else(|| ArchiveError::MissingBlob(descriptor.digest.clone()).into())
+        .open(&descriptor.digest.blob_path())?
+        .ok_or_else(|| ArchiveError::MissingBlob(descriptor.digest.to_string()).into())
 }
 
 fn not_profiled_reason(media_type: &str) -> String {
@@ -210,53 +309,34 @@ fn read_layout(
     let index =
         read_capped(store, "index.json", "index.json", INDEX_CAP)?.ok_or(ArchiveError::NoIndex)?;
     let index: Index = parse_json(&index, "index.json")?;
-    if index.manifests.is_empty() {
-        return Err(ArchiveError::NoManifest.into());
-    }
-    if index.manifests.len() > MAX_MANIFESTS {
-        return Err(ArchiveError::TooMany {
-            what: "manifests",
-            cap: MAX_MANIFESTS as u64,
+    // OMMX reads the first manifest the index lists and no other.
+    let m = index.manifests.first().ok_or(ArchiveError::NoManifest)?;
+    let what = format!("manifest {}", m.digest);
+    let (reader, size) = open_blob(store, m)?;
+    if size > MANIFEST_CAP {
+        return Err(ArchiveError::TooLarge {
+            what,
+            size,
+            cap: MANIFEST_CAP,
         }
         .into());
     }
-    let mut descriptors = Vec::new();
-    // A manifest listed twice (two tags of one image) is read once.
-    let mut manifests: HashMap<&str, Vec<Descriptor>> = HashMap::new();
-    for m in &index.manifests {
-        let what = format!("manifest {}", m.digest);
-        if m.size > MANIFEST_CAP {
-            return Err(ArchiveError::TooLarge {
-                what,
-                size: m.size,
-                cap: MANIFEST_CAP,
-            }
-            .into());
+    let mut bytes = Vec::new();
+    reader.take(MANIFEST_CAP).read_to_end(&mut bytes)?;
+    let manifest: Manifest = parse_json(&bytes, &what)?;
+    match manifest.artifact_type.as_deref() {
+        Some(ARTIFACT_TYPE) => {}
+        found => {
+            return Err(ArchiveError::NotOmmx(found.map(str::to_string)).into());
         }
-        if !manifests.contains_key(m.digest.as_str()) {
-            let (reader, size) = open_blob(store, m)?;
-            if size > MANIFEST_CAP {
-                return Err(ArchiveError::TooLarge {
-                    what,
-                    size,
-                    cap: MANIFEST_CAP,
-                }
-                .into());
-            }
-            let mut bytes = Vec::new();
-            reader.take(MANIFEST_CAP).read_to_end(&mut bytes)?;
-            let manifest: Manifest = parse_json(&bytes, &what)?;
-            manifests.insert(&m.digest, manifest.layers);
+    }
+    let descriptors = manifest.layers;
+    if descriptors.len() > MAX_LAYERS {
+        return Err(ArchiveError::TooMany {
+            what: "layers",
+            cap: MAX_LAYERS as u64,
         }
-        let layers = &manifests[m.digest.as_str()];
-        if descriptors.len() + layers.len() > MAX_LAYERS {
-            return Err(ArchiveError::TooMany {
-                what: "layers",
-                cap: MAX_LAYERS as u64,
-            }
-            .into());
-        }
-        descriptors.extend(layers.iter().cloned());
+        .into());
     }
 
     let mut instance_count = 0;
@@ -265,7 +345,7 @@ fn read_layout(
         document.layers.push(LayerInfo {
             index,
             media_type: d.media_type.clone(),
-            digest: d.digest.clone(),
+            digest: d.digest.to_string(),
             size: d.size,
             annotations: d.annotations.clone(),
             instance_index: is_instance.then_some(instance_count),
@@ -311,11 +391,11 @@ fn read_layout(
             continue;
         }
         let uses = profiled_digests
-            .entry(&d.digest)
+            .entry(d.digest.as_str())
             .or_insert((layer.instance_index, 0));
         uses.1 += 1;
         if uses.1 == 1 {
-            blobs.push((store.position(&blob_path(d)?), &d.digest, i));
+            blobs.push((store.position(&d.digest.blob_path()), d.digest.as_str(), i));
         }
     }
     blobs.sort_by_key(|&(position, _, i)| (position, i));
