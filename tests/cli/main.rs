@@ -13,6 +13,7 @@ mod diff_check;
 mod differential;
 mod drill;
 mod hardening;
+mod matrix;
 mod parallel;
 
 pub(crate) fn fixtures() -> PathBuf {
