@@ -1260,6 +1260,30 @@ fn every_rejected_model_error_has_a_fixture_or_a_case() {
         .collect();
     messages.push("removed constraint entry has no constraint".into());
     messages.push("named function id 1 is defined more than once".into());
+    // An integer variable whose bound holds no integer.
+    let no_integer = pb::Instance {
+        decision_variables: vec![pb::DecisionVariable {
+            id: 1,
+            kind: pb::decision_variable::Kind::Integer as i32,
+            bound: Some(pb::Bound {
+                lower: 1.1,
+                upper: 1.9,
+            }),
+            ..Default::default()
+        }],
+        objective: Some(pb::Function {
+            function: Some(pb::function::Function::Constant(1.0)),
+        }),
+        ..Default::default()
+    };
+    let path = tempfile::NamedTempFile::new().unwrap();
+    fs::write(path.path(), no_integer.encode_to_vec()).unwrap();
+    let input = decode::Input::Path(path.path().to_path_buf());
+    messages.push(
+        decode::read(&input, Selection::All, &bar)
+            .unwrap_err()
+            .to_string(),
+    );
     let fragments = [
         "has no constant, linear, quadratic or polynomial part",
         "which OMMX rejects (coefficients must be finite)",
@@ -1282,6 +1306,8 @@ fn every_rejected_model_error_has_a_fixture_or_a_case() {
         "lists constraint",
         "is cyclic",
         "uses the reserved prefix",
+        "is an expression (the `expression` arm",
+        "is integer with bound [1.1, 1.9], which holds no value of that kind",
     ];
     for fragment in fragments {
         assert!(
