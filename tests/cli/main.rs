@@ -444,25 +444,30 @@ fn flamegraph_is_deterministic_and_titled() {
 #[test]
 fn closed_pipe_ends_quietly() {
     let bin = assert_cmd::cargo::cargo_bin("memprof");
-    let out = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "set -o pipefail; '{}' flamegraph '{}' -o - | head -c 10 > /dev/null",
-            bin.display(),
-            oracle("moderate.pb")
-        ))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let moderate = oracle("moderate.pb");
+    // Outputs well past a pipe's 64 KiB buffer, in every serializer (a YAML
+    // error once hid the broken pipe inside it: exit 2).
+    for args in [
+        "flamegraph {} -o -",
+        "inspect {} -f json",
+        "inspect {} -f yaml",
+        "top {} -n 500 -f yaml",
+        "top {} -n 500 -f json",
+        "stats {} -f yaml",
+    ] {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "set -o pipefail; '{}' {} | head -c 10 > /dev/null",
+                bin.display(),
+                args.replace("{}", &format!("'{moderate}'"))
+            ))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args}: {stderr}");
+        assert!(out.stderr.is_empty(), "{args}: {stderr}");
+    }
 }
 
 #[test]
