@@ -3,6 +3,8 @@
 
 pub mod compare;
 
+use std::ffi::OsString;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -410,6 +412,80 @@ fn profile_inputs<'a>(
     (Profile::of_files(&named, report, account), Some(files))
 }
 
+/// The whole `memprof` program on the command line `args` (program name
+/// first): parse, run, report, and return the exit status: 0 success, 1 a
+/// budget exceeded, 2 an error (printed on one line) or bad arguments; a
+/// closed stdout pipe ends quietly with 0. The binary and the Python
+/// package's `memprof` command are this function.
+pub fn main<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // clap's usage error, on one line like every other error (its
+            // usage and tip lines joined), with control characters escaped.
+            let text = e.render().to_string();
+            let parts: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let _ = writeln!(
+                io::stderr(),
+                "{}",
+                render::escape_control(&parts.join("; "))
+            );
+            return 2;
+        }
+        Err(e) => {
+            // --help, --version: to stdout as clap writes them.
+            let _ = e.print();
+            return 0;
+        }
+    };
+    match run(cli) {
+        Ok(()) => 0,
+        Err(err) if is_broken_pipe(&err) => 0,
+        Err(err) if err.is::<crate::check::BudgetExceeded>() => {
+            let _ = writeln!(io::stderr(), "memprof: check failed: {err}");
+            1
+        }
+        Err(err) => {
+            let _ = writeln!(io::stderr(), "memprof: error: {}", one_line(&err));
+            2
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .filter_map(|e| e.downcast_ref::<io::Error>())
+        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// The error and its causes on one line, as `memprof: error: ...` prints
+/// it. Many of memprof's errors already quote their cause; a cause whose
+/// text the line already ends with is not repeated.
+pub fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    // Names from archives and file names may hold control characters: the
+    // line reaches a terminal, so they are escaped.
+    render::escape_control(&line.replace(['\n', '\r'], " ")).into_owned()
+}
+
 /// Runs one command line, with `--timings` and `--trace` around it.
 pub fn run(cli: Cli) -> Result<()> {
     let trace = cli.trace.as_deref().map(|t| Output::from_arg(Some(t)));
@@ -564,41 +640,9 @@ fn run_command(command: Command) -> Result<()> {
                 options,
                 &mut explainer,
             )?;
-            if report.instances.len() > 1 {
-                bail!(
-                    "{}: explain works on one instance at a time and this archive has {}; pick one with --layer",
-                    args.common.file.display(),
-                    report.instances.len()
-                );
-            }
             let profile = Profile::new(&report);
-            if explainer.unexplained_bytes > 0 {
-                bail!(
-                    "{} bytes below the asked paths have no rule (a bug in memprof)",
-                    explainer.unexplained_bytes
-                );
-            }
-            let explanations = explainer.explanations();
-            for x in &explanations {
-                let Some(node) = profile.find(&x.path) else {
-                    bail!(
-                        "{}: the profile has no path {:?} (memprof inspect {} --format folded{} lists them)",
-                        args.common.file.display(),
-                        x.path,
-                        args.common.file.display(),
-                        if args.group_by == GroupBy::Name { " --group-by name" } else { "" }
-                    );
-                };
-                let reported = profile.totals[node].bytes;
-                if reported != x.bytes {
-                    bail!(
-                        "{}: the explanation of {} adds up to {} B but the profile reports {reported} B (a bug in memprof)",
-                        args.common.file.display(),
-                        x.path,
-                        x.bytes
-                    );
-                }
-            }
+            let explanations = explainer
+                .checked_explanations(&profile, &args.common.file.display().to_string())?;
             Output::Stdout.write_with(|out| {
                 render::explain::render(&profile, &explanations, args.format, out)
             })

@@ -61,10 +61,17 @@ impl Output {
         match self {
             Output::Stdout => {
                 let stdout = io::stdout();
-                let mut lock = io::BufWriter::new(stdout.lock());
-                render(&mut lock)?;
-                lock.flush()?;
-                Ok(())
+                let mut out = PipeWatch {
+                    inner: io::BufWriter::new(stdout.lock()),
+                    broken: false,
+                };
+                let written = render(&mut out).and_then(|()| Ok(out.flush()?));
+                match written {
+                    // Whatever wrapped it (a YAML error hides its cause), a
+                    // reader that went away (`| head`) is a broken pipe.
+                    Err(_) if out.broken => Err(io::Error::from(io::ErrorKind::BrokenPipe).into()),
+                    written => written,
+                }
             }
             Output::File(path) if !replaceable(path) => {
                 // A FIFO, a device, /dev/stdout: written into as it is, never
@@ -82,6 +89,34 @@ impl Output {
             }
             Output::File(path) => write_atomically(path, render),
         }
+    }
+}
+
+/// A writer that remembers whether a write failed because its reader went
+/// away.
+struct PipeWatch<W> {
+    inner: W,
+    broken: bool,
+}
+
+impl<W: Write> PipeWatch<W> {
+    fn watch<T>(&mut self, result: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &result {
+            self.broken |= e.kind() == io::ErrorKind::BrokenPipe;
+        }
+        result
+    }
+}
+
+impl<W: Write> Write for PipeWatch<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let result = self.inner.write(buf);
+        self.watch(result)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let result = self.inner.flush();
+        self.watch(result)
     }
 }
 

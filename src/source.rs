@@ -1,8 +1,8 @@
 //! Where the profiles that `diff` and `check` compare come from: an instance
 //! (archive, directory, raw bytes, gzip, stdin) decoded now, or a baseline
 //! saved earlier with `memprof inspect --format json`. The kind is decided
-//! by content: a file whose first non-blank byte is `{` is read as a
-//! baseline, anything else goes to [`crate::decode`].
+//! by structure: text that parses as JSON is a baseline, anything else
+//! goes to [`crate::decode`] (a protobuf message may start with `{`).
 //!
 //! [`ProfileOptions`] carries everything that shapes a profile, so that
 //! every source of one command is profiled the same way.
@@ -74,10 +74,67 @@ impl Source {
 /// Bytes read to decide whether a file is JSON.
 const SNIFF: u64 = 4096;
 
-fn starts_like_json(path: &Path) -> io::Result<bool> {
+/// How a file's first bytes say it could be a baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextStart {
+    /// A byte-order mark (UTF-8 or UTF-16): text for certain, since no
+    /// protobuf message starts with 0xEF, 0xFE or 0xFF (their low three bits,
+    /// a first tag's wire type, would be 7 or 6).
+    Marked,
+    /// `{` after blanks: JSON, or a protobuf message that happens to start
+    /// so (a 123-byte description is `0a 7b …`); only a parse tells.
+    Brace,
+}
+
+fn text_start(path: &Path) -> io::Result<Option<TextStart>> {
     let mut head = Vec::new();
     File::open(path)?.take(SNIFF).read_to_end(&mut head)?;
-    Ok(baseline::looks_like_json_object(&head))
+    Ok(if byte_order_mark(&head).is_some() {
+        Some(TextStart::Marked)
+    } else if baseline::looks_like_json_object(&head) {
+        Some(TextStart::Brace)
+    } else {
+        None
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bom {
+    Utf8,
+    Utf16Le,
+    Utf16Be,
+}
+
+fn byte_order_mark(bytes: &[u8]) -> Option<Bom> {
+    match bytes {
+        [0xef, 0xbb, 0xbf, ..] => Some(Bom::Utf8),
+        [0xff, 0xfe, ..] => Some(Bom::Utf16Le),
+        [0xfe, 0xff, ..] => Some(Bom::Utf16Be),
+        _ => None,
+    }
+}
+
+/// The text as UTF-8 without a byte-order mark: baselines saved by tools that
+/// add one (PowerShell's `>` writes UTF-16) read like any other.
+fn without_bom(bytes: Vec<u8>) -> Result<Vec<u8>, BaselineError> {
+    let utf16 = |be: bool| {
+        let units: Vec<u16> = bytes[2..]
+            .chunks(2)
+            .map(|pair| match (pair, be) {
+                ([hi, lo], true) | ([lo, hi], false) => u16::from_be_bytes([*hi, *lo]),
+                _ => 0xfffd,
+            })
+            .collect();
+        String::from_utf16(&units)
+            .map(String::into_bytes)
+            .map_err(|_| BaselineError::Malformed("the file is not valid UTF-16 text".into()))
+    };
+    match byte_order_mark(&bytes) {
+        None => Ok(bytes),
+        Some(Bom::Utf8) => Ok(bytes[3..].to_vec()),
+        Some(Bom::Utf16Le) => utf16(false),
+        Some(Bom::Utf16Be) => utf16(true),
+    }
 }
 
 fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<Source> {
@@ -106,6 +163,7 @@ fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<So
             "{name}: a baseline holds the in-memory view only; compare wire views of instances"
         );
     }
+    let bytes = without_bom(bytes).with_context(|| name.to_string())?;
     let (report, info) = baseline::parse(&bytes, name.to_string(), options.selection())
         .with_context(|| name.to_string())?;
     Ok(Source {
@@ -130,30 +188,51 @@ fn load_instance(input: &Input, options: &ProfileOptions) -> Result<Report> {
     report
 }
 
+fn instance_source(input: &Input, options: &ProfileOptions) -> Result<Source> {
+    Ok(Source {
+        report: load_instance(input, options)?,
+        account: options.account,
+        baseline: None,
+    })
+}
+
+/// Loads a file (not a directory) as a baseline or an instance, decided by
+/// structure: text that parses as JSON is a baseline; anything else goes to
+/// the decoder, which decides by structure in turn. `name` names the file
+/// in baseline errors.
+fn load_file(path: &Path, name: &str, options: &ProfileOptions) -> Result<Source> {
+    let input = Input::Path(path.to_path_buf());
+    // A missing or unreadable file falls through to the decoder, which
+    // reports it in the usual words.
+    match text_start(path).unwrap_or(None) {
+        None => instance_source(&input, options),
+        Some(TextStart::Marked) => load_baseline(path, name, options),
+        Some(TextStart::Brace) => match load_baseline(path, name, options) {
+            Err(baseline_error) if is_not_json(&baseline_error) => {
+                // Not JSON after all: perhaps an instance whose bytes start
+                // like it. If it is not one either, the JSON error says more.
+                instance_source(&input, options).map_err(|_| baseline_error)
+            }
+            loaded => loaded,
+        },
+    }
+}
+
+fn is_not_json(err: &anyhow::Error) -> bool {
+    matches!(
+        err.downcast_ref::<BaselineError>(),
+        Some(BaselineError::Syntax(_))
+    )
+}
+
 /// Loads `arg` (a path, or `-` for stdin) as an instance or a baseline.
 pub fn load(arg: &Path, options: &ProfileOptions) -> Result<Source> {
     let input = Input::from_path(arg);
     match &input {
-        Input::Path(path) if path.is_dir() => Ok(Source {
-            report: load_instance(&input, options)?,
-            account: options.account,
-            baseline: None,
-        }),
-        Input::Path(path) => {
-            // A missing or unreadable file falls through to the decoder,
-            // which reports it in the usual words.
-            if starts_like_json(path).unwrap_or(false) {
-                load_baseline(path, &arg.display().to_string(), options)
-            } else {
-                Ok(Source {
-                    report: load_instance(&input, options)?,
-                    account: options.account,
-                    baseline: None,
-                })
-            }
-        }
+        Input::Path(path) if path.is_dir() => instance_source(&input, options),
+        Input::Path(path) => load_file(path, &arg.display().to_string(), options),
         Input::Stdin => {
-            // Sniffing needs the content twice: spool it, to a file without
+            // Deciding needs the content twice: spool it, to a file without
             // a name where the system has them (nothing is left behind,
             // however the process ends), reopened by its descriptor's path.
             let mut spool =
@@ -168,17 +247,8 @@ pub fn load(arg: &Path, options: &ProfileOptions) -> Result<Source> {
                 return Err(decode::DecodeError::StreamTooLong(limit)).context("<stdin>");
             }
             let path = crate::output::descriptor_path(&spool);
-            let mut source = if starts_like_json(&path).context("<stdin>: cannot read")? {
-                load_baseline(&path, "<stdin>", options)?
-            } else {
-                let report = load_instance(&Input::Path(path.clone()), options)
-                    .map_err(|e| rename_stdin(e, &path))?;
-                Source {
-                    report,
-                    account: options.account,
-                    baseline: None,
-                }
-            };
+            let mut source =
+                load_file(&path, "<stdin>", options).map_err(|e| rename_stdin(e, &path))?;
             if source.baseline.is_none() {
                 source.report.document.file_bytes = None;
             }

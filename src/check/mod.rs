@@ -13,7 +13,9 @@ use serde::Serialize;
 
 use crate::decode::InstanceSummary;
 use crate::diff::{Diff, DiffNode};
+use crate::profile::Aggregate;
 use crate::render::units::{human, signed_human, signed_percent};
+use crate::source::Source;
 use budget::{Percent, Rule, Size};
 
 /// What one limit of a rule measures.
@@ -131,6 +133,47 @@ pub fn check_work(paths: usize, rules: usize) -> Result<(), String> {
             "{rules} budget rules against {paths} paths is {work} comparisons, more than \
              memprof's limit of {MAX_MATCHES}; use fewer rules or a smaller profile"
         ));
+    }
+    Ok(())
+}
+
+/// The verdict on one file: `new` (named `file`) against `baseline`, or
+/// against nothing. Also returns the positions in `rules` of the rules that
+/// matched no path. Refuses rules × paths past [`MAX_MATCHES`].
+pub fn check_file(
+    file: &str,
+    new: &Source,
+    baseline: Option<&Source>,
+    rules: &[(usize, Rule)],
+) -> anyhow::Result<(FileReport, Vec<usize>)> {
+    let new_profile = new.profile();
+    let empty = Aggregate::new();
+    let (diff, baseline_name) = match baseline {
+        Some(old) => (
+            Diff::of(&old.profile(), &new_profile),
+            Some(old.name().to_string()),
+        ),
+        None => (Diff::new(&empty, &new_profile.aggregate), None),
+    };
+    check_work(diff.len(), rules.len()).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+    let (results, unmatched) = evaluate(&diff, baseline.is_some(), &new_profile.summary(), rules);
+    let report = FileReport {
+        file: file.to_string(),
+        baseline: baseline_name,
+        pass: results.iter().all(|r| r.pass),
+        results,
+    };
+    Ok((report, unmatched))
+}
+
+/// Refuses rules that need a baseline when there is none; `budget` names
+/// the budget file in the message.
+pub fn require_baseline(rules: &[(usize, Rule)], budget: &str) -> anyhow::Result<()> {
+    if let Some((n, rule)) = rules.iter().find(|(_, r)| r.needs_baseline()) {
+        anyhow::bail!(
+            "{budget}: rule {n} (path {:?}) sets max_growth, which needs --baseline",
+            rule.path.text
+        );
     }
     Ok(())
 }

@@ -9,10 +9,8 @@ use anyhow::{bail, Context, Result};
 use clap::{ArgGroup, Args};
 
 use crate::check::budget::{Budget, Rule};
-use crate::check::{self, BudgetExceeded, CheckReport, FileReport};
-use crate::diff::Diff;
+use crate::check::{self, BudgetExceeded, CheckReport};
 use crate::output::{input_files, Output};
-use crate::profile::Aggregate;
 use crate::render::check::{self as check_render, CheckFormat};
 use crate::render::diff::{self as diff_render, DiffFormat, DiffView, DiffViewOptions};
 use crate::source::{self, ProfileOptions, Source};
@@ -233,12 +231,8 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
         None => vec![(0, Rule::default_growth())],
     };
     if args.baseline.is_none() {
-        if let Some((n, rule)) = rules.iter().find(|(_, r)| r.needs_baseline()) {
-            bail!(
-                "{}: rule {n} (path {:?}) sets max_growth, which needs --baseline",
-                args.budget.as_ref().expect("a budget").display(),
-                rule.path.text
-            );
+        if let Some(budget) = &args.budget {
+            check::require_baseline(&rules, &budget.display().to_string())?;
         }
     }
     let files = crate::batch::expand(&args.files)?;
@@ -268,19 +262,9 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
         let mut warnings = Vec::new();
         let new = source::load(file, &options)?;
         let baseline = baselines.for_file(file, &options)?;
-        let new_profile = new.profile();
-        let empty = Aggregate::new();
-        let (diff, baseline_name) = match &baseline {
-            Some((old, _)) => (
-                Diff::of(&old.profile(), &new_profile),
-                Some(old.name().to_string()),
-            ),
-            None => (Diff::new(&empty, &new_profile.aggregate), None),
-        };
-        check::check_work(diff.len(), rules.len())
-            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        let (results, unmatched) =
-            check::evaluate(&diff, baseline.is_some(), &new_profile.summary(), &rules);
+        let name = file.display().to_string();
+        let (report, unmatched) =
+            check::check_file(&name, &new, baseline.as_ref().map(|(b, _)| b), &rules)?;
         for position in unmatched {
             let (n, rule) = &rules[position];
             warnings.push(format!(
@@ -289,12 +273,6 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
                 rule.path.text
             ));
         }
-        let report = FileReport {
-            file: file.display().to_string(),
-            baseline: baseline_name,
-            pass: results.iter().all(|r| r.pass),
-            results,
-        };
         Ok((report, warnings))
     })?;
     let mut reports = Vec::new();

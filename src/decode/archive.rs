@@ -4,16 +4,23 @@
 //!
 //! A tar is read in two passes: the first records where each regular file's
 //! data starts (seeking past data in plain files) and keeps small files; the
-//! second streams the blobs the manifests name, each distinct blob once, in
-//! the order they are stored (so a gzip archive is decompressed about twice,
-//! never once per layer). Every blob used is checked against its digest and
-//! declared size.
+//! second streams the instance blobs the manifests name, each distinct blob
+//! once, in the order they are stored (so a gzip archive is decompressed
+//! about twice, never once per layer).
+//!
+//! What is read follows OMMX 2.9.3, which memprof must agree with: the
+//! first entry of a name counts and later ones are ignored (OMMX's own
+//! ArtifactBuilder writes a blob twice when a layer is added twice); a blob
+//! is what is stored under its digest's name, at the size stored, with
+//! neither digest nor declared size checked; blobs of layers that are not
+//! profiled are never opened, so a missing foreign blob is no error.
 //!
 //! Hygiene: nothing is ever extracted to disk and no link is followed.
 //! Entries whose names are absolute or climb with `..` are ignored; links,
 //! devices and FIFOs are never opened (naming one as a layout file is an
-//! error); a name that occurs twice is an error rather than a guess; an
-//! entry whose declared size runs past the end of the archive is an error.
+//! error). A plain tar ends at its first damaged header, and an entry whose
+//! data runs past the end of the file holds what is there, as in OMMX's
+//! reader; a gzip-compressed tar (memprof's own extension) must be whole.
 //! Fixed caps bound what a hostile archive can make memprof hold: entries,
 //! manifests, layers and the size of the JSON documents.
 
@@ -26,7 +33,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use indicatif::ProgressBar;
-use sha2::{Digest, Sha256};
 
 use super::limits::Capped;
 use super::{
@@ -42,15 +48,8 @@ const KEEP_ENTRY: u64 = 64 << 10;
 const KEEP_TOTAL: u64 = 8 << 20;
 /// Entries in a tar (an OMMX artifact has a handful per layer).
 pub const MAX_ENTRIES: u64 = 16_384;
-/// Manifests listed by index.json (OMMX writes one).
-pub const MAX_MANIFESTS: usize = 256;
 /// Layers over all manifests.
 pub const MAX_LAYERS: usize = 4096;
-/// Layer annotations over all manifests as listed (OMMX writes a few a layer).
-pub const MAX_ANNOTATIONS: usize = 65_536;
-/// The sizes of the manifests index.json lists, each counted as often as it
-/// is listed: what the layer list may cost, however the index repeats them.
-const MANIFESTS_LISTED_CAP: u64 = 16 << 20;
 /// Longest entry name memprof looks at; layout names are under 80 bytes.
 const MAX_NAME: usize = 4096;
 
@@ -69,69 +68,155 @@ pub enum ArchiveError {
     },
     #[error("index.json lists no manifest")]
     NoManifest,
-    #[error("unsupported digest {0:?} (expected sha256:<64 hex digits>)")]
-    BadDigest(String),
+    #[error("the manifest's artifactType is {}, not {ARTIFACT_TYPE}: not an OMMX artifact", .0.as_deref().map_or("missing".to_string(), |t| format!("{t:?}")))]
+    NotOmmx(Option<String>),
     #[error("blob {0} is missing from the archive")]
     MissingBlob(String),
-    #[error("blob {digest} is {actual} bytes but its descriptor says {declared}")]
-    SizeMismatch {
-        digest: String,
-        declared: u64,
-        actual: u64,
-    },
-    #[error("blob {digest} does not match its digest (content hashes to sha256:{actual})")]
-    DigestMismatch { digest: String, actual: String },
     #[error("{name} is {kind}; memprof reads only regular files and never follows links")]
     NotAFile { name: String, kind: &'static str },
-    #[error(
-        "the archive has more than one entry named {0}; memprof does not guess which is meant"
-    )]
-    DuplicateEntry(String),
-    #[error("tar entry {name} declares {size} bytes from byte {offset}, past the end of the archive ({file_len} bytes)")]
-    EntryPastEnd {
-        name: String,
-        offset: u64,
-        size: u64,
-        file_len: u64,
-    },
     #[error("the archive has more than {cap} {what}, the limit")]
     TooMany { what: &'static str, cap: u64 },
 }
+
+// The layout's JSON documents, shaped as OMMX 2.9.3 reads them (through
+// the OCI image-spec types it uses): the same required fields and JSON
+// types, so that a document OMMX refuses is refused here too, and unknown
+// keys are ignored as there.
 
 /// An OCI content descriptor.
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Descriptor {
     media_type: String,
-    digest: String,
+    digest: Digest,
     size: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable_map")]
     annotations: BTreeMap<String, String>,
+    #[allow(dead_code)] // read for its type only
+    urls: Option<Vec<String>>,
+    #[allow(dead_code)]
+    platform: Option<Platform>,
+    #[allow(dead_code)]
+    artifact_type: Option<String>,
+    #[allow(dead_code)]
+    data: Option<String>,
 }
 
+/// A descriptor's platform: read for its shape only.
+#[allow(dead_code)]
+#[derive(Debug, Clone, serde::Deserialize)]
+struct Platform {
+    architecture: String,
+    os: String,
+    #[serde(rename = "os.version")]
+    os_version: Option<String>,
+    #[serde(rename = "os.features")]
+    os_features: Option<Vec<String>>,
+    variant: Option<String>,
+    features: Option<Vec<String>>,
+}
+
+/// `index.json`: only its first manifest is read, as OMMX does.
+#[allow(dead_code)] // most fields are read for their shape only
 #[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Index {
+    schema_version: u32,
+    media_type: Option<String>,
+    artifact_type: Option<String>,
     manifests: Vec<Descriptor>,
+    subject: Option<Descriptor>,
+    annotations: Option<HashMap<String, String>>,
 }
 
+#[allow(dead_code)]
 #[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Manifest {
-    #[serde(default)]
+    schema_version: u32,
+    media_type: Option<String>,
+    artifact_type: Option<String>,
+    config: Descriptor,
     layers: Vec<Descriptor>,
+    subject: Option<Descriptor>,
+    annotations: Option<HashMap<String, String>>,
 }
 
-/// The hex part of a `sha256:` digest, validated.
-fn digest_hex(digest: &str) -> Result<&str, ArchiveError> {
-    match digest.strip_prefix("sha256:") {
-        Some(hex)
-            if hex.len() == 64
-                && hex
+/// The artifact type an OMMX manifest declares; OMMX refuses any other.
+pub const ARTIFACT_TYPE: &str = "application/org.ommx.v1.artifact";
+
+fn nullable_map<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    use serde::Deserialize;
+    Ok(Option::<BTreeMap<String, String>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// A content digest, `algorithm:encoded`, valid by the OCI image spec's
+/// grammar: algorithm components of `[a-z0-9]` joined by `+._-`, an
+/// encoded part of `[a-zA-Z0-9=_-]`, and for sha256/384/512 exactly
+/// 64/96/128 lowercase hex digits. Any algorithm is allowed, as in OMMX;
+/// its blob lives at `blobs/<algorithm>/<encoded>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Digest(String);
+
+impl Digest {
+    fn parse(text: &str) -> Result<Self, String> {
+        let (algorithm, encoded) = text
+            .split_once(':')
+            .ok_or_else(|| format!("digest {text:?} has no ':'"))?;
+        let component = |part: &str| {
+            !part.is_empty()
+                && part
                     .bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) =>
-        {
-            Ok(hex)
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        };
+        if !algorithm.split(['+', '.', '_', '-']).all(component) {
+            return Err(format!("digest {text:?} has an invalid algorithm"));
         }
-        _ => Err(ArchiveError::BadDigest(digest.to_string())),
+        let encoded_ok = !encoded.is_empty()
+            && encoded
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'=' | b'_' | b'-'));
+        let hex_len = match algorithm {
+            "sha256" => Some(64),
+            "sha384" => Some(96),
+            "sha512" => Some(128),
+            _ => None,
+        };
+        let hex_ok = hex_len.is_none_or(|len| {
+            encoded.len() == len
+                && encoded
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        });
+        if !encoded_ok || !hex_ok {
+            return Err(format!("digest {text:?} has an invalid encoded part"));
+        }
+        Ok(Self(text.to_string()))
+    }
+
+    fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Where the blob is stored in the layout.
+    fn blob_path(&self) -> String {
+        let (algorithm, encoded) = self.0.split_once(':').expect("parsed");
+        format!("blobs/{algorithm}/{encoded}")
+    }
+}
+
+impl std::fmt::Display for Digest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Digest {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Digest::parse(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -150,46 +235,6 @@ trait Store {
     /// (a gzip archive's tar headers) rather than bytes on disk.
     fn sizes_claimed(&self) -> bool {
         false
-    }
-}
-
-/// Hashes everything read through it.
-struct Hashing<R> {
-    inner: R,
-    hasher: Sha256,
-    read: u64,
-}
-
-impl<R: Read> Read for Hashing<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
-        self.read += n as u64;
-        Ok(n)
-    }
-}
-
-impl<R: Read> Hashing<R> {
-    /// Reads what is left and checks size and digest against `descriptor`.
-    fn verify(mut self, descriptor: &Descriptor) -> Result<(), DecodeError> {
-        io::copy(&mut self, &mut io::sink())?;
-        let actual = hex::encode(self.hasher.finalize());
-        if self.read != descriptor.size {
-            return Err(ArchiveError::SizeMismatch {
-                digest: descriptor.digest.clone(),
-                declared: descriptor.size,
-                actual: self.read,
-            }
-            .into());
-        }
-        if descriptor.digest != format!("sha256:{actual}") {
-            return Err(ArchiveError::DigestMismatch {
-                digest: descriptor.digest.clone(),
-                actual,
-            }
-            .into());
-        }
-        Ok(())
     }
 }
 
@@ -222,33 +267,17 @@ fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Resul
     })
 }
 
-fn blob_path(descriptor: &Descriptor) -> Result<String, ArchiveError> {
-    Ok(format!("blobs/sha256/{}", digest_hex(&descriptor.digest)?))
-}
-
+/// Opens the blob a descriptor names. Like OMMX 2.9.3, memprof reads what
+/// the archive stores under the digest's name, at the size stored: neither
+/// the digest nor the descriptor's size is checked against the content
+/// (OMMX checks neither, and reads such archives).
 fn open_blob<'s>(
     store: &'s mut dyn Store,
     descriptor: &Descriptor,
-) -> Result<(Hashing<Box<dyn Read + Send + 's>>, u64), DecodeError> {
-    let (reader, size) = store
-        .open(&blob_path(descriptor)?)?
-        .ok_or_else(|| ArchiveError::MissingBlob(descriptor.digest.clone()))?;
-    if size != descriptor.size {
-        return Err(ArchiveError::SizeMismatch {
-            digest: descriptor.digest.clone(),
-            declared: descriptor.size,
-            actual: size,
-        }
-        .into());
-    }
-    Ok((
-        Hashing {
-            inner: reader,
-            hasher: Sha256::new(),
-            read: 0,
-        },
-        size,
-    ))
+) -> Result<(Box<dyn Read + Send + 's>, u64), DecodeError> {
+    store
+        .open(&descriptor.digest.blob_path())?
+        .ok_or_else(|| ArchiveError::MissingBlob(descriptor.digest.to_string()).into())
 }
 
 fn not_profiled_reason(media_type: &str) -> String {
@@ -280,92 +309,34 @@ fn read_layout(
     let index =
         read_capped(store, "index.json", "index.json", INDEX_CAP)?.ok_or(ArchiveError::NoIndex)?;
     let index: Index = parse_json(&index, "index.json")?;
-    if index.manifests.is_empty() {
-        return Err(ArchiveError::NoManifest.into());
-    }
-    if index.manifests.len() > MAX_MANIFESTS {
-        return Err(ArchiveError::TooMany {
-            what: "manifests",
-            cap: MAX_MANIFESTS as u64,
+    // OMMX reads the first manifest the index lists and no other.
+    let m = index.manifests.first().ok_or(ArchiveError::NoManifest)?;
+    let what = format!("manifest {}", m.digest);
+    let (reader, size) = open_blob(store, m)?;
+    if size > MANIFEST_CAP {
+        return Err(ArchiveError::TooLarge {
+            what,
+            size,
+            cap: MANIFEST_CAP,
         }
         .into());
     }
-    // Checked in index order, so the first bad manifest listed is the one named.
-    let mut listed: u64 = 0;
-    for m in &index.manifests {
-        if m.size > MANIFEST_CAP {
-            return Err(ArchiveError::TooLarge {
-                what: format!("manifest {}", m.digest),
-                size: m.size,
-                cap: MANIFEST_CAP,
-            }
-            .into());
-        }
-        blob_path(m)?;
-        // A manifest listed N times is held (its layers) N times.
-        listed = listed.saturating_add(m.size);
-        if listed > MANIFESTS_LISTED_CAP {
-            return Err(ArchiveError::TooLarge {
-                what: "the manifests index.json lists (each counted as often as listed)".into(),
-                size: listed,
-                cap: MANIFESTS_LISTED_CAP,
-            }
-            .into());
+    let mut bytes = Vec::new();
+    reader.take(MANIFEST_CAP).read_to_end(&mut bytes)?;
+    let manifest: Manifest = parse_json(&bytes, &what)?;
+    match manifest.artifact_type.as_deref() {
+        Some(ARTIFACT_TYPE) => {}
+        found => {
+            return Err(ArchiveError::NotOmmx(found.map(str::to_string)).into());
         }
     }
-    // A manifest listed twice (two tags of one image) is read once; distinct
-    // manifests are read in storage order, so a gzip archive is not
-    // decompressed again from the start for each.
-    let mut distinct: Vec<&Descriptor> = Vec::new();
-    for m in &index.manifests {
-        if !distinct.iter().any(|d| d.digest == m.digest) {
-            distinct.push(m);
+    let descriptors = manifest.layers;
+    if descriptors.len() > MAX_LAYERS {
+        return Err(ArchiveError::TooMany {
+            what: "layers",
+            cap: MAX_LAYERS as u64,
         }
-    }
-    let mut by_position: Vec<(Option<u64>, usize)> = distinct
-        .iter()
-        .enumerate()
-        .map(|(i, m)| Ok((store.position(&blob_path(m)?), i)))
-        .collect::<Result<_, ArchiveError>>()?;
-    by_position.sort();
-    let mut manifests: HashMap<&str, (u64, Vec<Descriptor>)> = HashMap::new();
-    for (_, i) in by_position {
-        let m = distinct[i];
-        let (mut reader, _) = open_blob(store, m)?;
-        let mut bytes = Vec::new();
-        (&mut reader).take(MANIFEST_CAP).read_to_end(&mut bytes)?;
-        reader.verify(m)?;
-        let manifest: Manifest = parse_json(&bytes, &format!("manifest {}", m.digest))?;
-        manifests.insert(&m.digest, (m.size, manifest.layers));
-    }
-    let mut descriptors = Vec::new();
-    let mut annotations = 0usize;
-    for m in &index.manifests {
-        let (size, layers) = &manifests[m.digest.as_str()];
-        if *size != m.size {
-            return Err(ArchiveError::SizeMismatch {
-                digest: m.digest.clone(),
-                declared: m.size,
-                actual: *size,
-            }
-            .into());
-        }
-        if descriptors.len() + layers.len() > MAX_LAYERS {
-            return Err(ArchiveError::TooMany {
-                what: "layers",
-                cap: MAX_LAYERS as u64,
-            }
-            .into());
-        }
-        annotations += layers.iter().map(|l| l.annotations.len()).sum::<usize>();
-        if annotations > MAX_ANNOTATIONS {
-            return Err(ArchiveError::TooMany {
-                what: "layer annotations",
-                cap: MAX_ANNOTATIONS as u64,
-            }
-            .into());
-        }
-        descriptors.extend(layers.iter().cloned());
+        .into());
     }
 
     let mut instance_count = 0;
@@ -374,7 +345,7 @@ fn read_layout(
         document.layers.push(LayerInfo {
             index,
             media_type: d.media_type.clone(),
-            digest: d.digest.clone(),
+            digest: d.digest.to_string(),
             size: d.size,
             annotations: d.annotations.clone(),
             instance_index: is_instance.then_some(instance_count),
@@ -401,44 +372,33 @@ fn read_layout(
         _ => {}
     }
 
-    // Each distinct blob is read once, in storage order; a layer listed
-    // twice shares its blob's profile. Blobs that are missing come first, so
-    // that error does not wait for the others to be read.
+    // Each distinct instance blob that is profiled is read once, in storage
+    // order; a layer listed twice shares its blob's profile. Other blobs are
+    // not opened: OMMX does not read them either (a missing foreign blob is
+    // no error). Blobs that are missing come first, so that error does not
+    // wait for the others to be read.
     let selected = |layer: &LayerInfo| match (selection, layer.instance_index) {
         (Selection::All, Some(_)) => true,
         (Selection::Layer(n), Some(i)) => n == i,
         _ => false,
     };
-    let mut blobs: Vec<(Option<u64>, &str, usize)> = Vec::new();
-    let mut first_use: HashMap<&str, usize> = HashMap::new();
-    for (i, d) in descriptors.iter().enumerate() {
-        let path = blob_path(d)?;
-        if let Some(&first) = first_use.get(d.digest.as_str()) {
-            if descriptors[first].size != d.size {
-                return Err(ArchiveError::SizeMismatch {
-                    digest: d.digest.clone(),
-                    declared: d.size,
-                    actual: descriptors[first].size,
-                }
-                .into());
-            }
-            continue;
-        }
-        first_use.insert(&d.digest, i);
-        blobs.push((store.position(&path), &d.digest, i));
-    }
-    blobs.sort_by_key(|&(position, _, i)| (position, i));
     // For each blob to profile: the first instance layer using it (named in
     // its errors) and how many selected layers use it.
     let mut profiled_digests: HashMap<&str, (Option<usize>, usize)> = HashMap::new();
-    for (d, layer) in descriptors.iter().zip(&document.layers) {
-        if selected(layer) {
-            profiled_digests
-                .entry(&d.digest)
-                .or_insert((layer.instance_index, 0))
-                .1 += 1;
+    let mut blobs: Vec<(Option<u64>, &str, usize)> = Vec::new();
+    for (i, (d, layer)) in descriptors.iter().zip(&document.layers).enumerate() {
+        if !selected(layer) {
+            continue;
+        }
+        let uses = profiled_digests
+            .entry(d.digest.as_str())
+            .or_insert((layer.instance_index, 0));
+        uses.1 += 1;
+        if uses.1 == 1 {
+            blobs.push((store.position(&d.digest.blob_path()), d.digest.as_str(), i));
         }
     }
+    blobs.sort_by_key(|&(position, _, i)| (position, i));
 
     progress.set_length(blobs.iter().fold(0u64, |sum, &(_, _, i)| {
         sum.saturating_add(descriptors[i].size)
@@ -446,29 +406,14 @@ fn read_layout(
     let mut profiles: HashMap<&str, super::ProfiledInstance> = HashMap::new();
     let claimed = store.sizes_claimed();
     for &(_, digest, i) in &blobs {
-        let d = &descriptors[i];
-        let (mut reader, size) = open_blob(store, d)?;
-        let profiled = if let Some(&(instance_index, _)) = profiled_digests.get(digest) {
-            let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(&mut reader));
-            let max_element = claimed.then(super::limits::max_element);
-            Some(profile_one_within(
-                stream,
-                Some(size),
-                max_element,
-                instance_index,
-                None,
-                pass,
-            ))
-        } else {
-            progress.inc(size);
-            None
-        };
-        // The digest is checked first: a blob that fails it is reported as
-        // corrupt even when the damage also made it undecodable.
-        reader.verify(d)?;
-        if let Some(profiled) = profiled {
-            profiles.insert(digest, profiled?);
-        }
+        let (reader, size) = open_blob(store, &descriptors[i])?;
+        let instance_index = profiled_digests[digest].0;
+        let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
+        let max_element = claimed.then(super::limits::max_element);
+        profiles.insert(
+            digest,
+            profile_one_within(stream, Some(size), max_element, instance_index, None, pass)?,
+        );
     }
 
     let mut instances = Vec::new();
@@ -575,13 +520,18 @@ impl TarStore {
         } else {
             let file_len = source.file.metadata()?.len();
             let mut archive = tar::Archive::new(BufReader::with_capacity(BUF_SIZE, &source.file));
-            // Entries are seeked past: each one's extent is checked instead.
+            // Entries are seeked past. The archive ends at the first header
+            // that cannot be read (damaged, or cut short), keeping what came
+            // before: OMMX 2.9.3's reader does the same, so an archive whose
+            // layout files precede the damage is read by both. Raw: long
+            // names and pax headers are read here, within caps.
             for entry in archive
                 .entries_with_seek()
                 .map_err(ArchiveError::Tar)?
                 .raw(true)
             {
-                table.record(&mut entry.map_err(ArchiveError::Tar)?, Some(file_len))?;
+                let Ok(mut entry) = entry else { break };
+                table.record(&mut entry, Some(file_len))?;
             }
         }
         Ok(Self {
@@ -727,30 +677,29 @@ impl EntryTable {
             return Ok(());
         };
         if self.files.contains_key(&name) || self.special.contains_key(&name) {
-            return Err(ArchiveError::DuplicateEntry(name).into());
+            // OMMX 2.9.3 reads the first entry of a name and never looks at
+            // the others, whatever they hold; ArtifactBuilder itself writes
+            // a blob twice when the same layer is added twice.
+            return Ok(());
         }
         if let Some(kind) = special {
             self.special.insert(name, kind);
             return Ok(());
         }
-        let (offset, size) = (entry.raw_file_position(), entry.size());
-        if let Some(file_len) = file_len {
-            if offset.checked_add(size).is_none_or(|end| end > file_len) {
-                return Err(ArchiveError::EntryPastEnd {
-                    name,
-                    offset,
-                    size,
-                    file_len,
-                }
-                .into());
-            }
-        }
+        let (offset, declared) = (entry.raw_file_position(), entry.size());
+        // An entry whose data runs past the end of the file holds what is
+        // there, as OMMX reads it (and nothing can follow it).
+        let mut size = file_len.map_or(declared, |len| declared.min(len.saturating_sub(offset)));
         if size <= KEEP_ENTRY && self.kept_total + size <= KEEP_TOTAL {
             let mut bytes = Vec::with_capacity(size as usize);
-            entry.read_to_end(&mut bytes).map_err(ArchiveError::Tar)?;
-            if bytes.len() as u64 != size {
+            entry
+                .take(size)
+                .read_to_end(&mut bytes)
+                .map_err(ArchiveError::Tar)?;
+            if bytes.len() as u64 != size && file_len.is_none() {
                 return Err(ArchiveError::Tar(io::ErrorKind::UnexpectedEof.into()).into());
             }
+            size = bytes.len() as u64;
             self.kept_total += size;
             self.kept.insert(name.clone(), bytes);
         }

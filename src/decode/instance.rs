@@ -301,16 +301,31 @@ fn expect(field: u32, found: WireType, expected: WireType) -> Result<(), Instanc
     }
 }
 
+/// Decodes the body of one of the Instance's fields as OMMX does: as a
+/// field of the Instance, one level down prost's recursion budget, so that
+/// unknown groups inside it may nest exactly as deep as OMMX lets them.
 fn decode<M: Message + Default>(
     field: &'static str,
     bytes: &[u8],
     offset: u64,
 ) -> Result<M, InstanceError> {
-    M::decode(bytes).map_err(|source| InstanceError::Decode {
+    use prost::bytes::Buf;
+    let mut prefix = Vec::with_capacity(10);
+    encoding::encode_varint(bytes.len() as u64, &mut prefix);
+    let mut buf = Buf::chain(prefix.as_slice(), bytes);
+    let mut message = M::default();
+    encoding::message::merge(
+        encoding::WireType::LengthDelimited,
+        &mut message,
+        &mut buf,
+        encoding::DecodeContext::default(),
+    )
+    .map_err(|source| InstanceError::Decode {
         field,
         offset,
         source,
-    })
+    })?;
+    Ok(message)
 }
 
 /// What one accepted entity costs, for an [`EntityObserver`].
@@ -496,7 +511,7 @@ fn frame_one<R: Read>(
             });
         }
         _ => {
-            fields.skip(wire_type)?;
+            fields.skip(field, wire_type)?;
             raw.elements.push(RawElement::Unknown {
                 wire_bytes: fields.offset() - element_start,
             });
@@ -1033,7 +1048,11 @@ fn consume<O: EntityObserver + ?Sized>(
         named_functions: _,
         annotations,
         format_version,
-    } = decode("the instance's singular fields", &rest, end)?;
+    } = pb::Instance::decode(rest.as_slice()).map_err(|source| InstanceError::Decode {
+        field: "the instance's singular fields",
+        offset: end,
+        source,
+    })?;
     drop(rest);
 
     if format_version > 0 {

@@ -153,6 +153,10 @@ pub enum DecodeError {
     WrongKind(&'static str),
     #[error("gzip data is corrupt: {0}")]
     Gzip(io::Error),
+    #[error("the gzip stream holds another gzip stream: decompress the file once (gunzip) and try again")]
+    NestedGzip,
+    #[error("an empty tar archive: it ends before its first entry, so it holds no OCI layout")]
+    EmptyTar,
     #[error("{}", limits::decompressed_too_large(*.0))]
     DecompressedTooLarge(u64),
     #[error("{}", limits::stream_too_long(*.0))]
@@ -192,21 +196,51 @@ fn looks_like(head: &[u8]) -> Option<&'static str> {
     })
 }
 
+/// Gzip's magic number. Safe to go by: no protobuf message starts with
+/// 0x1f (its low three bits, a first tag's wire type, would be 7), and a
+/// stream that starts so but does not inflate is reported as corrupt gzip.
 fn is_gzip(head: &[u8]) -> bool {
     head.starts_with(&[0x1f, 0x8b])
 }
 
-/// A tar header has "ustar" at offset 257 (POSIX "ustar\0", GNU "ustar  ").
+/// A tar archive is one whose first 512-byte header carries a valid
+/// checksum: the octal number at offset 148 equals the sum of the header's
+/// bytes with that field read as spaces (unsigned, or signed as some old
+/// writers summed). "ustar" at offset 257 proves nothing: a protobuf string
+/// can hold it there.
 fn is_tar(head: &[u8]) -> bool {
-    head.len() >= 262 && &head[257..262] == b"ustar"
+    let Some(header) = head.get(..512) else {
+        return false;
+    };
+    let field = &header[148..156];
+    let digits = field
+        .iter()
+        .copied()
+        .skip_while(|&b| b == b' ')
+        .take_while(|b| (b'0'..=b'7').contains(b))
+        .collect::<Vec<u8>>();
+    let rest_is_padding = field
+        .iter()
+        .skip_while(|&&b| b == b' ')
+        .skip(digits.len())
+        .all(|&b| b == b' ' || b == 0);
+    if digits.is_empty() || !rest_is_padding {
+        return false;
+    }
+    let Ok(stored) = u32::from_str_radix(std::str::from_utf8(&digits).unwrap_or(""), 8) else {
+        return false;
+    };
+    let outside = header[..148].iter().chain(&header[156..]);
+    let unsigned: u32 = outside.clone().map(|&b| u32::from(b)).sum::<u32>() + 8 * u32::from(b' ');
+    let signed: i32 = outside.map(|&b| i32::from(b as i8)).sum::<i32>() + 8 * i32::from(b' ');
+    stored == unsigned || i64::from(stored) == i64::from(signed)
 }
 
-/// Reads up to `n` bytes without consuming them.
-fn peek<R: BufRead>(reader: &mut R, n: usize) -> io::Result<Vec<u8>> {
-    // A BufReader's buffer may hold less than n after one fill; that is fine
-    // for sniffing: BUF_SIZE is far above the 512 bytes a tar header needs.
-    let buf = reader.fill_buf()?;
-    Ok(buf[..buf.len().min(n)].to_vec())
+/// An archive with no entries: tar's end-of-archive marker, a block of
+/// zeros, comes first. (No protobuf message starts with a zero byte: field
+/// number 0 does not exist.)
+fn is_empty_tar(head: &[u8]) -> bool {
+    head.len() >= 512 && head[..512].iter().all(|&b| b == 0)
 }
 
 /// How each instance is profiled, and the analysis riding on the pass (it
@@ -271,6 +305,23 @@ pub fn read_with(
     }
 }
 
+/// Bytes read to decide what an input is: one tar header.
+const HEAD: usize = 512;
+
+/// Reads the first [`HEAD`] bytes (fewer only at the end of the input),
+/// however the reader hands them out: a pipe or a decompressor may give a
+/// few bytes at a time.
+fn read_head<R: Read>(reader: &mut R) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(HEAD);
+    reader.take(HEAD as u64).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// The reader again as it was before its head was read.
+fn unread<R: Read>(head: Vec<u8>, reader: R) -> io::Chain<io::Cursor<Vec<u8>>, R> {
+    io::Cursor::new(head).chain(reader)
+}
+
 /// Reads an input of unknown size that cannot seek (stdin, a pipe). At most
 /// `limits.max_decompressed` bytes are read from it, so an endless stream
 /// ends in an error rather than in exhausted memory or disk.
@@ -286,16 +337,17 @@ fn read_stream<R: Read + Send>(
     let capped = limits::Capped::new(reader, limits.max_decompressed, tripped.clone());
     let result = (|| {
         let mut stream = BufReader::with_capacity(BUF_SIZE, capped);
-        let head = peek(&mut stream, 512)?;
-        if is_gzip(&head) || is_tar(&head) {
+        let head = read_head(&mut stream)?;
+        if is_gzip(&head) || is_tar(&head) || is_empty_tar(&head) {
             // Archives need random access: spool to an unlinked temporary file.
             let mut spool = tempfile::tempfile()?;
-            io::copy(&mut stream, &mut spool)?;
+            io::copy(&mut unread(head, stream), &mut spool)?;
             let mut report = read_file(spool, name, selection, limits, pass, progress)?;
             report.document.file_bytes = None;
             Ok(report)
         } else {
-            read_raw(stream, None, name, false, selection, pass, progress)
+            let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), stream));
+            read_raw(reader, &head, None, name, false, selection, pass, progress)
         }
     })();
     if result.is_err() && tripped.load(Ordering::Relaxed) {
@@ -323,6 +375,10 @@ pub fn read_file(
     result
 }
 
+/// Decides what a file is by its structure: a gzip stream (by its magic,
+/// which no protobuf message can start with, then by inflating), a tar
+/// archive (by its first header's checksum), and otherwise an instance,
+/// which only a decode can confirm.
 fn read_file_capped(
     mut file: File,
     name: String,
@@ -336,25 +392,29 @@ fn read_file_capped(
     let file_bytes = file.metadata()?.len();
     progress.set_length(file_bytes);
     let mut reader = BufReader::with_capacity(BUF_SIZE, file);
-    let head = peek(&mut reader, 512)?;
+    let head = read_head(&mut reader)?;
     if head.is_empty() {
         return Err(DecodeError::Empty);
     }
     if is_gzip(&head) {
-        let mut gz = BufReader::with_capacity(
-            BUF_SIZE,
-            limits::Capped::new(
-                crate::trace::TimedRead {
-                    inner: flate2::bufread::MultiGzDecoder::new(reader),
-                    phase: crate::trace::Phase::Decompress,
-                },
-                limits.max_decompressed,
-                tripped.clone(),
-            ),
+        let mut file = reader.into_inner();
+        file.seek(SeekFrom::Start(0))?;
+        let mut gz = limits::Capped::new(
+            crate::trace::TimedRead {
+                inner: flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(
+                    BUF_SIZE, file,
+                )),
+                phase: crate::trace::Phase::Decompress,
+            },
+            limits.max_decompressed,
+            tripped.clone(),
         );
-        let inner = peek(&mut gz, 512).map_err(DecodeError::Gzip)?;
+        let inner = read_head(&mut gz).map_err(DecodeError::Gzip)?;
+        if is_gzip(&inner) {
+            return Err(DecodeError::NestedGzip);
+        }
         if is_tar(&inner) {
-            let file = gz.into_inner().into_inner().inner.into_inner().into_inner();
+            let file = gz.into_inner().inner.into_inner().into_inner();
             return archive::read_tar(
                 archive::TarSource::gzip(file, limits.max_decompressed, tripped.clone())?,
                 name,
@@ -364,7 +424,20 @@ fn read_file_capped(
                 progress,
             );
         }
-        return read_raw(gz, Some(file_bytes), name, true, selection, pass, progress);
+        if is_empty_tar(&inner) {
+            return Err(DecodeError::EmptyTar);
+        }
+        let reader = BufReader::with_capacity(BUF_SIZE, unread(inner.clone(), gz));
+        return read_raw(
+            reader,
+            &inner,
+            Some(file_bytes),
+            name,
+            true,
+            selection,
+            pass,
+            progress,
+        );
     }
     if is_tar(&head) {
         let file = reader.into_inner();
@@ -377,8 +450,13 @@ fn read_file_capped(
             progress,
         );
     }
+    if is_empty_tar(&head) {
+        return Err(DecodeError::EmptyTar);
+    }
+    let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), reader));
     read_raw(
         reader,
+        &head,
         Some(file_bytes),
         name,
         false,
@@ -388,8 +466,12 @@ fn read_file_capped(
     )
 }
 
+/// Profiles raw instance bytes; `head` is their start, for the hint an
+/// error gets when the bytes turn out to be something else.
+#[allow(clippy::too_many_arguments)]
 fn read_raw<R: BufRead + Send>(
-    mut reader: R,
+    reader: R,
+    head: &[u8],
     file_bytes: Option<u64>,
     name: String,
     gzip: bool,
@@ -397,13 +479,8 @@ fn read_raw<R: BufRead + Send>(
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
-    let head =
-        peek(&mut reader, 512).map_err(|e| if gzip { DecodeError::Gzip(e) } else { e.into() })?;
     if head.is_empty() {
         return Err(DecodeError::Empty);
-    }
-    if let Some(kind) = looks_like(&head) {
-        return Err(DecodeError::WrongKind(kind));
     }
     let document = Document {
         name,
@@ -412,9 +489,20 @@ fn read_raw<R: BufRead + Send>(
         gzip,
         layers: Vec::new(),
     };
+    // Only an uncompressed file's size bounds the instance's length.
+    let total = if gzip { None } else { file_bytes };
     let mut instances = Vec::new();
     match selection {
-        Selection::ListOnly => {}
+        // Listing does not decode, unless the bytes look like another
+        // format: then only a decode tells an instance from, say, JSON.
+        Selection::ListOnly if looks_like(head).is_none() => {}
+        Selection::ListOnly => {
+            let mut plain = Pass {
+                options: ProfileOptions::default(),
+                observer: &mut (),
+            };
+            profile_one(reader, total, None, None, &mut plain).map_err(|e| hint(e, head))?;
+        }
         Selection::Layer(n) if n > 0 => {
             return Err(DecodeError::LayerOutOfRange {
                 requested: n,
@@ -424,15 +512,23 @@ fn read_raw<R: BufRead + Send>(
         _ => {
             // Count progress per buffer refill, not per (often one-byte) read.
             let reader = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
-            // Only an uncompressed file's size bounds the instance's length.
-            let total = if gzip { None } else { file_bytes };
-            instances.push(profile_one(reader, total, None, None, pass)?);
+            instances
+                .push(profile_one(reader, total, None, None, pass).map_err(|e| hint(e, head))?);
         }
     }
     Ok(Report {
         document,
         instances,
     })
+}
+
+/// An instance that failed to decode and starts like a known other format
+/// is reported as that format.
+fn hint(err: DecodeError, head: &[u8]) -> DecodeError {
+    match (&err, looks_like(head)) {
+        (DecodeError::Instance { .. }, Some(kind)) => DecodeError::WrongKind(kind),
+        _ => err,
+    }
 }
 
 /// Profiles one instance stream into fresh accounts; a stream of unknown

@@ -40,8 +40,16 @@ pub enum WireType {
     Varint,
     Fixed64,
     Len,
+    /// The start of a (deprecated) group: fields up to the matching end.
+    StartGroup,
+    EndGroup,
     Fixed32,
 }
+
+/// How deep prost (and so OMMX) lets unknown groups nest: every skipped
+/// field costs one level of its recursion budget of 100, counted from the
+/// message whose field it is; a field at depth 100 is refused.
+pub const GROUP_DEPTH_LIMIT: u32 = 100;
 
 pub struct FieldReader<R> {
     reader: R,
@@ -141,6 +149,8 @@ impl<R: Read> FieldReader<R> {
             0 => WireType::Varint,
             1 => WireType::Fixed64,
             2 => WireType::Len,
+            3 => WireType::StartGroup,
+            4 => WireType::EndGroup,
             5 => WireType::Fixed32,
             other => {
                 return Err(WireError::Malformed {
@@ -218,9 +228,25 @@ impl<R: Read> FieldReader<R> {
         Ok(())
     }
 
-    /// Skips a field of the given wire type.
-    pub fn skip(&mut self, wire_type: WireType) -> Result<(), WireError> {
+    /// Skips a field of the given wire type (a top-level field of the
+    /// message: groups inside it may nest to [`GROUP_DEPTH_LIMIT`]).
+    pub fn skip(&mut self, field: u32, wire_type: WireType) -> Result<(), WireError> {
+        self.skip_within(field, wire_type, GROUP_DEPTH_LIMIT)
+    }
+
+    fn skip_within(
+        &mut self,
+        field: u32,
+        wire_type: WireType,
+        depth_left: u32,
+    ) -> Result<(), WireError> {
         let start = self.offset;
+        if depth_left == 0 {
+            return Err(WireError::Malformed {
+                what: format!("groups nested deeper than {GROUP_DEPTH_LIMIT} levels"),
+                offset: start,
+            });
+        }
         let n = match wire_type {
             WireType::Varint => {
                 self.read_varint()?;
@@ -231,6 +257,22 @@ impl<R: Read> FieldReader<R> {
             WireType::Len => self
                 .varint("length prefix", false)?
                 .expect("eof_ok is false"),
+            WireType::StartGroup => loop {
+                let Some((inner, inner_type)) = self.next_field()? else {
+                    return Err(WireError::Truncated {
+                        what: "a group",
+                        offset: start,
+                    });
+                };
+                if inner_type == WireType::EndGroup {
+                    if inner != field {
+                        return Err(end_group_mismatch(self.offset, inner));
+                    }
+                    return Ok(());
+                }
+                self.skip_within(inner, inner_type, depth_left - 1)?;
+            },
+            WireType::EndGroup => return Err(end_group_mismatch(start, field)),
         };
         self.skip_bytes(n, start, "a field")
     }
@@ -255,9 +297,48 @@ impl<R: Read> FieldReader<R> {
     }
 }
 
+fn end_group_mismatch(offset: u64, field: u32) -> WireError {
+    WireError::Malformed {
+        what: format!("end of group {field} without its start"),
+        offset,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skips_groups_as_prost_does() {
+        // group 16 { varint 1 = 8, group 15 {} } then field 3 (LEN) ""
+        let data = [0x83, 0x01, 0x08, 0x08, 0x7b, 0x7c, 0x84, 0x01, 0x1a, 0x00];
+        let mut r = FieldReader::new(&data[..], None);
+        assert_eq!(r.next_field().unwrap(), Some((16, WireType::StartGroup)));
+        r.skip(16, WireType::StartGroup).unwrap();
+        assert_eq!(r.next_field().unwrap(), Some((3, WireType::Len)));
+
+        let skip_all = |data: &[u8]| {
+            let mut r = FieldReader::new(data, None);
+            while let Some((field, wire_type)) = r.next_field()? {
+                r.skip(field, wire_type)?;
+            }
+            Ok::<_, WireError>(())
+        };
+        // An end without a start, an end of another group, an unended group.
+        assert!(skip_all(&[0x7c]).is_err());
+        assert!(skip_all(&[0x7b, 0x84, 0x01]).is_err());
+        assert!(skip_all(&[0x7b, 0x08, 0x01]).is_err());
+        // 100 nested groups are read; a field inside the 100th is not.
+        let nested = |depth: usize, inner: &[u8]| {
+            let mut d = vec![0x7b; depth];
+            d.extend_from_slice(inner);
+            d.extend(std::iter::repeat_n(0x7c, depth));
+            d
+        };
+        assert!(skip_all(&nested(100, &[])).is_ok());
+        assert!(skip_all(&nested(100, &[0x08, 0x01])).is_err());
+        assert!(skip_all(&nested(99, &[0x08, 0x01])).is_ok());
+    }
 
     #[test]
     fn reads_fields_and_rejects_lengths_past_the_end() {

@@ -55,6 +55,57 @@ impl Kind {
     fn is_integral(self) -> bool {
         matches!(self, Kind::Binary | Kind::Integer | Kind::SemiInteger)
     }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Binary => "binary",
+            Kind::Integer => "integer",
+            Kind::Continuous => "continuous",
+            Kind::SemiInteger => "semi-integer",
+            Kind::SemiContinuous => "semi-continuous",
+        }
+    }
+
+    /// The bound OMMX 2.9.3 keeps for a variable of this kind declared with
+    /// `[lower, upper]` (already a valid bound), or `None` when it refuses
+    /// the pair: integer bounds are rounded inwards with a tolerance of
+    /// [`ATOL`]; a semi-integer variable without an integer in its bound is
+    /// fixed at 0; a binary one is clamped to [0, 0], [0, 1] or [1, 1].
+    fn consistent_bound(self, lower: f64, upper: f64) -> Option<(f64, f64)> {
+        match self {
+            Kind::Continuous | Kind::SemiContinuous => Some((lower, upper)),
+            Kind::Integer => integer_bound(lower, upper),
+            Kind::SemiInteger => Some(integer_bound(lower, upper).unwrap_or((0.0, 0.0))),
+            Kind::Binary => {
+                if lower > 1.0 + ATOL || upper < -ATOL {
+                    None
+                } else if lower > ATOL {
+                    Some((1.0, 1.0))
+                } else if upper < 1.0 - ATOL {
+                    Some((0.0, 0.0))
+                } else {
+                    Some((0.0, 1.0))
+                }
+            }
+        }
+    }
+}
+
+/// The integers of `[lower, upper]` as a bound, `None` when there are none:
+/// finite ends move to `ceil(lower - ATOL)` and `floor(upper + ATOL)`.
+fn integer_bound(lower: f64, upper: f64) -> Option<(f64, f64)> {
+    let lower = if lower.is_finite() {
+        // `+ 0.0` turns the -0.0 that ceil gives for small negatives into 0.0.
+        (lower - ATOL).ceil() + 0.0
+    } else {
+        lower
+    };
+    let upper = if upper.is_finite() {
+        (upper + ATOL).floor()
+    } else {
+        upper
+    };
+    (upper >= lower).then_some((lower, upper))
 }
 
 /// A decision variable as OMMX holds it. Metadata strings are kept because
@@ -86,25 +137,32 @@ impl DecisionVariable {
         let kind = Kind::from_wire(id, kind)?;
         // An absent bound reads as the wire default [0, 0].
         let (lower, upper) = bound.map_or((0.0, 0.0), |b| (b.lower, b.upper));
-        if lower.is_nan() || upper.is_nan() || lower > upper {
+        // Bound::new in 2.9.3: no NaN, no +inf lower or -inf upper, lower <= upper.
+        if lower.is_nan()
+            || upper.is_nan()
+            || lower == f64::INFINITY
+            || upper == f64::NEG_INFINITY
+            || lower > upper
+        {
             return Err(ModelError::InvalidBound { id, lower, upper });
         }
-        let (mut lower, mut upper) = (lower, upper);
-        if kind == Kind::Binary {
-            lower = lower.max(0.0);
-            upper = upper.min(1.0);
-        }
-        if kind.is_integral() {
-            lower = lower.ceil();
-            upper = upper.floor();
-        }
-        if lower > upper {
-            return Err(ModelError::InvalidBound { id, lower, upper });
-        }
+        let (lower, upper) =
+            kind.consistent_bound(lower, upper)
+                .ok_or(ModelError::BoundInconsistentToKind {
+                    id,
+                    kind: kind.name(),
+                    lower,
+                    upper,
+                })?;
         if let Some(value) = substituted_value {
-            let in_bound = value >= lower - ATOL && value <= upper + ATOL;
-            let integral = !kind.is_integral() || (value - value.round()).abs() <= ATOL;
-            if value.is_nan() || !in_bound || !integral {
+            // Checked against the bound as adjusted to the kind, with OMMX's
+            // absolute tolerance. A NaN fails the bound test; an infinite
+            // value in an infinite bound passes both (inf - inf is NaN,
+            // which is not >= ATOL).
+            let in_bound = lower - ATOL <= value && value <= upper + ATOL;
+            let gap = (value.round() - value).abs();
+            let integral = !kind.is_integral() || gap < ATOL || gap.is_nan();
+            if !in_bound || !integral {
                 return Err(ModelError::InvalidSubstitutedValue {
                     id,
                     value,

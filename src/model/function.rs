@@ -139,6 +139,9 @@ impl Function {
             return Err(ModelError::EmptyFunction);
         };
         Ok(match arm {
+            // 2.9.3 decodes this arm (so a later arm on the wire replaces
+            // it) but refuses a function that ends up with it.
+            Arm::Expression(_) => return Err(ModelError::ExpressionFunction),
             Arm::Constant(c) => {
                 let c = finite(*c, "constant")?;
                 if c == 0.0 {
@@ -327,7 +330,7 @@ impl FileWaste {
         use pb::function::Function as Arm;
         let nonzero = |c: f64| u64::from(c != 0.0);
         let in_file = match &wire.function {
-            None | Some(Arm::Constant(_)) => 0,
+            None | Some(Arm::Constant(_) | Arm::Expression(_)) => 0,
             Some(Arm::Linear(l)) => l.terms.len() as u64 + nonzero(l.constant),
             Some(Arm::Quadratic(q)) => {
                 q.values.len() as u64
@@ -343,7 +346,7 @@ impl FileWaste {
         }
         let zero = |c: &f64| *c == 0.0;
         let zero_terms = match &wire.function {
-            None | Some(Arm::Constant(_)) => 0,
+            None | Some(Arm::Constant(_) | Arm::Expression(_)) => 0,
             Some(Arm::Linear(l)) => l.terms.iter().filter(|t| zero(&t.coefficient)).count(),
             Some(Arm::Quadratic(q)) => {
                 q.values.iter().filter(|v| zero(v)).count()

@@ -20,8 +20,10 @@ pub use function::{FileWaste, Function};
 /// in the user's terms.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ModelError {
-    #[error("a function has no constant, linear, quadratic or polynomial part (an empty function, or a newer writer's expression function, which 2.9.3 cannot read)")]
+    #[error("a function has no constant, linear, quadratic or polynomial part (an empty function, which OMMX 2.9.3 takes for a newer SDK's and refuses)")]
     EmptyFunction,
+    #[error("a function is an expression (the `expression` arm, written by a newer OMMX SDK), which OMMX 2.9.3 cannot read")]
+    ExpressionFunction,
     #[error("{what} is {value}, which OMMX rejects (coefficients must be finite)")]
     NonFinite { what: String, value: f64 },
     #[error("quadratic function has {rows} rows, {columns} columns and {values} values; the three lists must have the same length")]
@@ -40,6 +42,13 @@ pub enum ModelError {
     MissingRemovedConstraint,
     #[error("decision variable {id} has an invalid bound [{lower}, {upper}]")]
     InvalidBound { id: u64, lower: f64, upper: f64 },
+    #[error("decision variable {id} is {kind} with bound [{lower}, {upper}], which holds no value of that kind")]
+    BoundInconsistentToKind {
+        id: u64,
+        kind: &'static str,
+        lower: f64,
+        upper: f64,
+    },
     #[error("decision variable {id} has substituted value {value}, inconsistent with its kind and bound [{lower}, {upper}]")]
     InvalidSubstitutedValue {
         id: u64,

@@ -798,3 +798,60 @@ fn diff_and_check_take_the_wire_view_and_families() {
     assert!(err.contains("in-memory view only"), "{err}");
     assert!(fails(&["diff", &ks, &ks, "--view", "both"]).contains("--view both"));
 }
+
+/// Baselines and instances are told apart by structure: bytes that start
+/// like JSON but do not parse are tried as an instance, and a baseline saved
+/// with a byte-order mark (UTF-8, or UTF-16 as PowerShell's `>` writes) reads.
+#[test]
+fn inputs_that_look_like_the_other_kind_are_read_as_what_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let instance = base().encode_to_vec();
+    // An empty unknown group (field 15) first: the file starts with `{|`.
+    let braced = [&[0x7b, 0x7c][..], &instance].concat();
+    // A 123-byte description first: the file starts `\n{`, JSON after a blank.
+    let description = pb::instance::Description {
+        name: Some("d".repeat(121)),
+        ..Default::default()
+    };
+    let described = pb::Instance {
+        description: Some(description),
+        ..base()
+    }
+    .encode_to_vec();
+    assert_eq!(&described[..2], &[0x0a, 0x7b]);
+    let plain = write(dir.path(), "plain.pb", &instance);
+    for (name, bytes) in [("braced.pb", &braced), ("described.pb", &described)] {
+        let path = write(dir.path(), name, bytes);
+        let doc = json_of(&ok(&["diff", &path, &path, "--format", "json"]));
+        assert_eq!(doc["old"]["layers"], "raw instance", "{name}");
+        assert_eq!(doc["old"]["baseline_of"], Value::Null, "{name}");
+    }
+    let path = dir.path().join("braced.pb");
+    let doc = json_of(&ok(&[
+        "diff",
+        &plain,
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert_eq!(doc["total"]["delta"], 0, "{doc}");
+
+    let baseline = ok(&["inspect", &plain, "--format", "json"]);
+    let utf8_bom = [&[0xef, 0xbb, 0xbf][..], baseline.as_bytes()].concat();
+    let utf16: Vec<u8> = [0xfeff_u16]
+        .into_iter()
+        .chain(baseline.encode_utf16())
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    for (name, bytes) in [("bom.json", utf8_bom), ("utf16.json", utf16)] {
+        let path = write(dir.path(), name, &bytes);
+        let doc = json_of(&ok(&["diff", &path, &plain, "--format", "json"]));
+        assert_ne!(doc["old"]["baseline_of"], Value::Null, "{name}");
+        assert_eq!(doc["total"]["delta"], 0, "{name}");
+    }
+
+    // Text that is neither keeps the JSON error.
+    let broken = write(dir.path(), "broken.json", b"{\"schema_version\": ");
+    let err = fails(&["diff", &broken, &plain]);
+    assert!(err.contains("not valid JSON"), "{err}");
+}

@@ -10,8 +10,10 @@ use flate2::{write::GzEncoder, Compression};
 
 mod advise;
 mod diff_check;
+mod differential;
 mod drill;
 mod hardening;
+mod matrix;
 mod parallel;
 
 pub(crate) fn fixtures() -> PathBuf {
@@ -352,15 +354,20 @@ fn broken_and_wrong_kind_files_fail_cleanly() {
     let mut tampered = instance.clone();
     *tampered.last_mut().unwrap() ^= 1;
     let forged = oci_tar(
-        &[(&format!("blobs/sha256/{}", hex_of(&instance)), tampered)],
+        &[(
+            &format!("blobs/sha256/{}", hex_of(&instance)),
+            tampered.clone(),
+        )],
         serde_json::json!([{"mediaType": "application/org.ommx.v1.instance",
                             "digest": format!("sha256:{}", hex_of(&instance)), "size": instance.len()}]),
     );
+    // OMMX 2.9.3 does not check digests: it decodes what is stored under
+    // the digest's name, and so does memprof (this one still decodes).
     let p = write("tampered.ommx", &forged);
-    let err = fails(&["inspect", &p, "-f", "folded"]);
-    assert!(
-        err.contains("does not match its digest") || err.contains("rejects"),
-        "{err}"
+    let raw = write("tampered.pb", &tampered);
+    assert_eq!(
+        ok(&["inspect", &p, "-f", "folded"]),
+        ok(&["inspect", &raw, "-f", "folded"])
     );
 
     let out_of_range = fails(&["inspect", &oracle("multi.ommx"), "--layer", "7"]);
@@ -437,25 +444,30 @@ fn flamegraph_is_deterministic_and_titled() {
 #[test]
 fn closed_pipe_ends_quietly() {
     let bin = assert_cmd::cargo::cargo_bin("memprof");
-    let out = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "set -o pipefail; '{}' flamegraph '{}' -o - | head -c 10 > /dev/null",
-            bin.display(),
-            oracle("moderate.pb")
-        ))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let moderate = oracle("moderate.pb");
+    // Outputs well past a pipe's 64 KiB buffer, in every serializer (a YAML
+    // error once hid the broken pipe inside it: exit 2).
+    for args in [
+        "flamegraph {} -o -",
+        "inspect {} -f json",
+        "inspect {} -f yaml",
+        "top {} -n 500 -f yaml",
+        "top {} -n 500 -f json",
+        "stats {} -f yaml",
+    ] {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "set -o pipefail; '{}' {} | head -c 10 > /dev/null",
+                bin.display(),
+                args.replace("{}", &format!("'{moderate}'"))
+            ))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args}: {stderr}");
+        assert!(out.stderr.is_empty(), "{args}: {stderr}");
+    }
 }
 
 #[test]
