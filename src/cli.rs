@@ -5,7 +5,7 @@ pub mod compare;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -48,7 +48,7 @@ pub struct Cli {
     /// Write the run's phases as a Chrome trace-event JSON file (open it in
     /// chrome://tracing or ui.perfetto.dev). It may not be an input or the output.
     #[arg(long, global = true, value_name = "FILE")]
-    pub trace: Option<String>,
+    pub trace: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -77,7 +77,7 @@ pub enum Command {
 impl Command {
     /// The inputs as given (`-` for stdin, patterns unexpanded): every file
     /// the command reads.
-    pub fn inputs(&self) -> Vec<String> {
+    pub fn inputs(&self) -> Vec<PathBuf> {
         match self {
             Command::Inspect(a) => a.common.files.clone(),
             Command::Flamegraph(a) => a.common.files.clone(),
@@ -90,7 +90,7 @@ impl Command {
             Command::Check(a) => {
                 let mut files = a.files.clone();
                 files.extend(a.baseline.clone());
-                files.extend(a.budget.iter().map(|b| b.display().to_string()));
+                files.extend(a.budget.clone());
                 files
             }
         }
@@ -98,10 +98,10 @@ impl Command {
 
     /// The files the command writes (stdout aside).
     pub fn outputs(&self) -> Vec<PathBuf> {
-        let file = |o: Option<&String>| -> Vec<PathBuf> {
+        let file = |o: Option<&PathBuf>| -> Vec<PathBuf> {
             o.into_iter()
-                .filter(|o| *o != "-")
-                .map(PathBuf::from)
+                .filter(|o| o.as_os_str() != "-")
+                .cloned()
                 .collect()
         };
         match self {
@@ -174,10 +174,16 @@ pub struct LimitArgs {
     /// to, what stdin or a pipe delivers, and the size of a baseline file.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
     pub max_decompressed: u64,
+    /// Largest single element of an instance read from gzip data, stdin or a pipe
+    /// (one variable, constraint or named function; the objective and other singular
+    /// fields together), held whole while it is decoded.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "32MiB")]
+    pub max_element: u64,
 }
 
 impl LimitArgs {
     pub fn limits(&self) -> Limits {
+        decode::limits::set_max_element(self.max_element);
         Limits {
             max_decompressed: self.max_decompressed,
         }
@@ -187,7 +193,7 @@ impl LimitArgs {
 #[derive(Debug, Args)]
 pub struct Common {
     /// Input: .ommx archive, OCI layout directory, raw instance bytes, or '-' for stdin.
-    pub file: String,
+    pub file: PathBuf,
     /// Profile only the N-th instance layer (0-based, manifest order), without a root frame.
     #[arg(long, value_name = "N")]
     pub layer: Option<usize>,
@@ -205,7 +211,7 @@ pub struct Inputs {
     /// stdin. Quoted patterns ('runs/*.ommx') are expanded. Several inputs are
     /// profiled in parallel, each under a root frame `file[i] (name)`.
     #[arg(required = true, num_args = 1..)]
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
     /// Profile only the N-th instance layer (0-based, manifest order) of each input.
     #[arg(long, value_name = "N")]
     pub layer: Option<usize>,
@@ -219,9 +225,9 @@ pub struct Inputs {
 impl Inputs {
     /// The single-input arguments for one of the inputs; with several in
     /// flight there are no progress bars (they would fight over the terminal).
-    fn for_file(&self, file: &str, several: bool) -> Common {
+    fn for_file(&self, file: &Path, several: bool) -> Common {
         Common {
-            file: file.to_string(),
+            file: file.to_path_buf(),
             layer: self.layer,
             quiet: self.quiet || several,
             limits: self.limits,
@@ -283,7 +289,7 @@ pub struct InspectArgs {
     pub top: usize,
     /// Write to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -294,7 +300,7 @@ pub struct FlamegraphArgs {
     pub profile: ProfileArgs,
     /// Where to write the SVG ('-' for stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: String,
+    pub output: PathBuf,
     /// Title of the graph (default: memprof, the file and the layer).
     #[arg(long)]
     pub title: Option<String>,
@@ -318,7 +324,7 @@ pub struct AdviseArgs {
     pub min_severity: Severity,
     /// Write to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -330,7 +336,7 @@ pub enum LsFormat {
 #[derive(Debug, Args)]
 pub struct LsArgs {
     /// Input: .ommx archive, OCI layout directory, raw instance bytes, or '-' for stdin.
-    pub file: String,
+    pub file: PathBuf,
     #[arg(short, long, value_enum, default_value_t = LsFormat::Table)]
     pub format: LsFormat,
     #[command(flatten)]
@@ -353,7 +359,7 @@ fn read_observed(
     options: ProfileOptions,
     observer: &mut dyn EntityObserver,
 ) -> Result<decode::Report> {
-    let input = Input::from_arg(&common.file);
+    let input = Input::from_path(&common.file);
     let bar = crate::progress::bar(common.quiet);
     let limits = common.limits.limits();
     let mut pass = Pass { options, observer };
@@ -367,7 +373,7 @@ fn read_observed(
 /// parallel (without bars, which would fight over the terminal).
 fn read_inputs(
     inputs: &Inputs,
-    files: &[String],
+    files: &[PathBuf],
     options: ProfileOptions,
 ) -> Result<Vec<FileRun<decode::Report>>> {
     let selection = selection(inputs.layer);
@@ -418,10 +424,26 @@ where
 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // clap's usage error, on one line like every other error (its
+            // usage and tip lines joined), with control characters escaped.
+            let text = e.render().to_string();
+            let parts: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let _ = writeln!(
+                io::stderr(),
+                "{}",
+                render::escape_control(&parts.join("; "))
+            );
+            return 2;
+        }
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            // --help, --version: to stdout as clap writes them.
             let _ = e.print();
-            return code;
+            return 0;
         }
     };
     match run(cli) {
@@ -459,7 +481,9 @@ pub fn one_line(err: &anyhow::Error) -> String {
         }
         line.push_str(&text);
     }
-    line.replace(['\n', '\r'], " ")
+    // Names from archives and file names may hold control characters: the
+    // line reaches a terminal, so they are escaped.
+    render::escape_control(&line.replace(['\n', '\r'], " ")).into_owned()
 }
 
 /// Runs one command line, with `--timings` and `--trace` around it.
@@ -467,7 +491,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let trace = cli.trace.as_deref().map(|t| Output::from_arg(Some(t)));
     if let Some(file @ Output::File(path)) = &trace {
         let inputs = crate::batch::expand(&cli.command.inputs())?;
-        file.check_not_input(&input_files(inputs.iter().map(String::as_str)))?;
+        file.check_not_input(&input_files(inputs.iter().map(PathBuf::as_path)))?;
         if let Some(out) = cli
             .command
             .outputs()
@@ -499,7 +523,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Inspect(args) => {
             let output = Output::from_arg(args.output.as_deref());
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
+            output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             let view = ViewOptions {
                 depth: args.depth,
                 min_percent: args.min_percent,
@@ -556,7 +580,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Flamegraph(args) => {
             let output = Output::from_arg(Some(&args.output));
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
+            output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             let account = args.profile.single_account("a flamegraph")?;
             let runs = read_inputs(&args.common, &files, args.profile.options())?;
             let mut combined = None;
@@ -617,7 +641,8 @@ fn run_command(command: Command) -> Result<()> {
                 &mut explainer,
             )?;
             let profile = Profile::new(&report);
-            let explanations = explainer.checked_explanations(&profile, &args.common.file)?;
+            let explanations = explainer
+                .checked_explanations(&profile, &args.common.file.display().to_string())?;
             Output::Stdout.write_with(|out| {
                 render::explain::render(&profile, &explanations, args.format, out)
             })
@@ -625,7 +650,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Advise(args) => {
             let output = Output::from_arg(args.output.as_deref());
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
+            output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             // Each input is read with its own advisors, several at a time.
             let runs = crate::batch::run_all(&files, |file| {
                 let common = args.common.for_file(file, files.len() > 1);

@@ -116,8 +116,7 @@ impl Origin {
     /// Loads the profile (an instance, or a baseline JSON), named as the
     /// user knows it.
     fn load(&self, options: &ProfileOptions) -> Result<Source> {
-        let arg = self.path().display().to_string();
-        let mut source = source::load(&arg, options).map_err(|e| self.named(e))?;
+        let mut source = source::load(&self.path(), options).map_err(|e| self.named(e))?;
         source.report.document.name = self.name().to_string();
         Ok(source)
     }
@@ -493,7 +492,7 @@ impl NativeProfile {
                 }
                 let file = self.source.name().to_string();
                 let (report, unmatched) =
-                    check::check_file(&file, &self.source, baseline.map(|b| &b.source), &rules);
+                    check::check_file(&file, &self.source, baseline.map(|b| &b.source), &rules)?;
                 let warnings = unmatched
                     .into_iter()
                     .map(|position| {

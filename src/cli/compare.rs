@@ -54,9 +54,9 @@ frames as wide as the new bytes (added paths show there) and out.old.svg, the ne
 frames as wide as the old bytes (removed paths show there).")]
 pub struct DiffArgs {
     /// The profile before: instance or baseline JSON.
-    pub old: String,
+    pub old: PathBuf,
     /// The profile after: instance or baseline JSON.
-    pub new: String,
+    pub new: PathBuf,
     #[command(flatten)]
     pub common: CompareCommon,
     /// Output format.
@@ -73,7 +73,7 @@ pub struct DiffArgs {
     pub flamegraph: Option<PathBuf>,
     /// Write to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -87,10 +87,10 @@ When GITHUB_STEP_SUMMARY is set, the markdown report is appended to that file.")
 pub struct CheckArgs {
     /// Instances or baselines to check (globs are expanded).
     #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
     /// Baseline to compare with: a profile (instance or baseline JSON), or a directory holding <file name>.json per FILE.
     #[arg(long, value_name = "B")]
-    pub baseline: Option<String>,
+    pub baseline: Option<PathBuf>,
     /// Budget file (YAML `rules:`; see the README).
     #[arg(long, value_name = "FILE")]
     pub budget: Option<PathBuf>,
@@ -101,19 +101,19 @@ pub struct CheckArgs {
     pub format: CheckFormat,
     /// Write the report to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
 }
 
-fn one_stdin<'a>(args: impl IntoIterator<Item = &'a str>) -> Result<()> {
-    if args.into_iter().filter(|a| *a == "-").count() > 1 {
+fn one_stdin<'a>(args: impl IntoIterator<Item = &'a Path>) -> Result<()> {
+    if args.into_iter().filter(|a| a.as_os_str() == "-").count() > 1 {
         bail!("-: standard input can be read only once");
     }
     Ok(())
 }
 
 pub fn run_diff(args: DiffArgs) -> Result<()> {
-    one_stdin([args.old.as_str(), args.new.as_str()])?;
-    let inputs = input_files([args.old.as_str(), args.new.as_str()]);
+    one_stdin([args.old.as_path(), args.new.as_path()])?;
+    let inputs = input_files([args.old.as_path(), args.new.as_path()]);
     let output = Output::from_arg(args.output.as_deref());
     output.check_not_input(&inputs)?;
     let graphs = match &args.flamegraph {
@@ -188,24 +188,28 @@ enum Baselines {
 }
 
 impl Baselines {
-    fn for_file(&self, file: &str, options: &ProfileOptions) -> Result<Option<(Source, bool)>> {
+    fn for_file(&self, file: &Path, options: &ProfileOptions) -> Result<Option<(Source, bool)>> {
         match self {
             Baselines::None => Ok(None),
             Baselines::Shared(source) => Ok(Some(((**source).clone(), true))),
             Baselines::Directory(dir) => {
-                let name = Path::new(file)
-                    .file_name()
-                    .with_context(|| format!("{file}: has no file name to find its baseline by"))?;
+                let name = file.file_name().with_context(|| {
+                    format!(
+                        "{}: has no file name to find its baseline by",
+                        file.display()
+                    )
+                })?;
                 let mut json = name.to_os_string();
                 json.push(".json");
                 let path = dir.join(json);
                 if !path.is_file() {
                     bail!(
-                        "{}: no baseline for {file} (expected this file in the --baseline directory)",
-                        path.display()
+                        "{}: no baseline for {} (expected this file in the --baseline directory)",
+                        path.display(),
+                        file.display()
                     );
                 }
-                let source = source::load(&path.display().to_string(), options)?;
+                let source = source::load(&path, options)?;
                 Ok(Some((source, true)))
             }
         }
@@ -235,13 +239,13 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
     one_stdin(
         files
             .iter()
-            .map(String::as_str)
+            .map(PathBuf::as_path)
             .chain(args.baseline.as_deref()),
     )?;
     let output = Output::from_arg(args.output.as_deref());
-    let mut inputs = input_files(files.iter().map(String::as_str));
+    let mut inputs = input_files(files.iter().map(PathBuf::as_path));
     if let Some(b) = &args.baseline {
-        inputs.push(Path::new(b));
+        inputs.push(b);
     }
     if let Some(b) = &args.budget {
         inputs.push(b);
@@ -250,7 +254,7 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
 
     let baselines = match &args.baseline {
         None => Baselines::None,
-        Some(b) if Path::new(b).is_dir() => Baselines::Directory(PathBuf::from(b)),
+        Some(b) if b.is_dir() => Baselines::Directory(b.clone()),
         Some(b) => Baselines::Shared(Box::new(source::load(b, &options)?)),
     };
     // Files are checked in parallel; reports and warnings keep file order.
@@ -258,12 +262,14 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
         let mut warnings = Vec::new();
         let new = source::load(file, &options)?;
         let baseline = baselines.for_file(file, &options)?;
+        let name = file.display().to_string();
         let (report, unmatched) =
-            check::check_file(file, &new, baseline.as_ref().map(|(b, _)| b), &rules);
+            check::check_file(&name, &new, baseline.as_ref().map(|(b, _)| b), &rules)?;
         for position in unmatched {
             let (n, rule) = &rules[position];
             warnings.push(format!(
-                "memprof: warning: {file}: rule {n} (path {:?}) matches no path",
+                "memprof: warning: {}: rule {n} (path {:?}) matches no path",
+                file.display(),
                 rule.path.text
             ));
         }
@@ -307,7 +313,7 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
     }
     let mut stderr = std::io::stderr();
     for w in warnings {
-        let _ = writeln!(stderr, "{w}");
+        let _ = writeln!(stderr, "{}", crate::render::escape_control(&w));
     }
     if !report.pass {
         return Err(BudgetExceeded {

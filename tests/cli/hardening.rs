@@ -24,6 +24,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 mod commands;
+mod hostile;
 
 use super::{fails, fixtures, gzip, memprof, oracle, pb_files};
 use memprof::decode::{self, Limits, Selection};
@@ -974,6 +975,7 @@ const RSS_BOUND_KIB: i64 = 64 * 1024;
 fn every_catalogued_error_is_produced_and_every_case_stays_small() {
     let mut cases = cases();
     cases.extend(commands::cases());
+    cases.extend(hostile::cases());
     let catalogue: BTreeSet<String> = catalogue_kinds().into_iter().collect();
     let covered: BTreeSet<String> = cases
         .iter()
