@@ -68,6 +68,10 @@ pub enum ArchiveError {
     },
     #[error("index.json lists no manifest")]
     NoManifest,
+    #[error("the directory has no oci-layout file: OMMX reads a directory only as an OCI image layout (an extracted .ommx archive has none; read the archive itself)")]
+    NoOciLayout,
+    #[error("oci-layout declares version {0:?}; OMMX reads only 1.0.0")]
+    OciLayoutVersion(String),
     #[error("the manifest's artifactType is {}, not {ARTIFACT_TYPE}: not an OMMX artifact", .0.as_deref().map_or("missing".to_string(), |t| format!("{t:?}")))]
     NotOmmx(Option<String>),
     #[error("blob {0} is missing from the archive")]
@@ -863,5 +867,27 @@ pub(crate) fn read_directory(
         gzip: false,
         layers: Vec::new(),
     };
-    read_layout(&mut DirStore { root }, document, selection, pass, progress)
+    let mut store = DirStore { root };
+    check_oci_layout(&mut store)?;
+    read_layout(&mut store, document, selection, pass, progress)
+}
+
+/// `oci-layout` in a directory's layout, as OMMX reads it.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OciLayout {
+    image_layout_version: String,
+}
+
+/// OMMX reads a directory only as an OCI image layout: its `oci-layout` file
+/// must declare version 1.0.0. (A tar needs none, and `.ommx` archives
+/// carry none: an extracted archive is not such a directory.)
+fn check_oci_layout(store: &mut dyn Store) -> Result<(), DecodeError> {
+    let bytes = read_capped(store, "oci-layout", "oci-layout", INDEX_CAP)?
+        .ok_or(ArchiveError::NoOciLayout)?;
+    let layout: OciLayout = parse_json(&bytes, "oci-layout")?;
+    if layout.image_layout_version != "1.0.0" {
+        return Err(ArchiveError::OciLayoutVersion(layout.image_layout_version).into());
+    }
+    Ok(())
 }

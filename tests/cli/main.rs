@@ -222,8 +222,20 @@ fn gzip_stdin_and_directory_inputs_give_the_same_profile() {
         multi_want
     );
 
+    // Unpacked, the archive is no OCI directory for OMMX (an .ommx tar
+    // carries no oci-layout file), and memprof says so; with the file it is.
     let layout = dir.path().join("layout");
     tar::Archive::new(&archive[..]).unpack(&layout).unwrap();
+    let err = fails(&["inspect", layout.to_str().unwrap(), "-f", "folded"]);
+    assert!(
+        err.contains("the directory has no oci-layout file"),
+        "{err}"
+    );
+    fs::write(
+        layout.join("oci-layout"),
+        br#"{"imageLayoutVersion":"1.0.0"}"#,
+    )
+    .unwrap();
     assert_eq!(
         ok(&["inspect", layout.to_str().unwrap(), "-f", "folded"]),
         multi_want

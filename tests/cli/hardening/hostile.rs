@@ -244,6 +244,7 @@ pub(super) fn cases() -> Vec<Case> {
     let layout_files = layout(&instance);
     let layout_dir = move |dir: &std::path::Path| {
         let root = dir.join("layout");
+        write(&root, "oci-layout", br#"{"imageLayoutVersion":"1.0.0"}"#);
         for (name, bytes) in &layout_files {
             write(&root, name, bytes);
         }
