@@ -467,23 +467,12 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 }
 
 /// The error and its causes on one line, as `memprof: error: ...` prints
-/// it. Many of memprof's errors already quote their cause; a cause whose
-/// text the line already ends with is not repeated.
+/// it, control characters escaped.
 pub fn one_line(err: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in err.chain() {
-        let text = cause.to_string();
-        if line.ends_with(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
     // Names from archives and file names may hold control characters: the
     // line reaches a terminal, so they are escaped.
-    render::escape_control(&line.replace(['\n', '\r'], " ")).into_owned()
+    let line = crate::errors::joined(err).replace(['\n', '\r'], " ");
+    render::escape_control(&line).into_owned()
 }
 
 /// Runs one command line, with `--timings` and `--trace` around it.

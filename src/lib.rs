@@ -14,6 +14,7 @@ pub mod cli;
 pub mod decode;
 pub mod diff;
 pub mod drill;
+pub mod errors;
 pub mod model;
 pub mod output;
 pub mod profile;

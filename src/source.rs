@@ -261,18 +261,5 @@ pub fn load(arg: &Path, options: &ProfileOptions) -> Result<Source> {
 /// Errors about the spool file name it as stdin.
 fn rename_stdin(err: anyhow::Error, spool: &Path) -> anyhow::Error {
     let spool = spool.display().to_string();
-    // The causes joined as the binary joins them: one that the text already
-    // ends with is not repeated.
-    let mut text = String::new();
-    for cause in err.chain() {
-        let cause = cause.to_string();
-        if text.ends_with(&cause) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&cause);
-    }
-    anyhow::anyhow!(text.replace(&spool, "<stdin>"))
+    anyhow::anyhow!(crate::errors::joined(&err).replace(&spool, "<stdin>"))
 }
