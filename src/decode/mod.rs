@@ -9,6 +9,8 @@ pub mod archive;
 pub mod baseline;
 pub mod instance;
 pub mod limits;
+pub mod schema;
+pub mod v2;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -24,6 +26,7 @@ use crate::profile::Aggregate;
 pub use archive::ArchiveError;
 pub use instance::{EntityObserver, InstanceError, InstanceSummary, ProfileOptions};
 pub use limits::Limits;
+pub use schema::{Accounting, Reading, Schema};
 
 /// Read buffer size: large enough that syscalls do not show in profiles.
 const BUF_SIZE: usize = 256 * 1024;
@@ -99,6 +102,9 @@ pub struct Document {
     pub container: Container,
     pub gzip: bool,
     pub layers: Vec<LayerInfo>,
+    /// The schema raw input was read with (`None` for archives and
+    /// directories, whose layers name theirs by media type).
+    pub raw_schema: Option<Schema>,
 }
 
 /// The profile of one instance.
@@ -111,6 +117,10 @@ pub struct ProfiledInstance {
     pub aggregate: Aggregate,
     /// Encoded bytes per path, when [`ProfileOptions::wire`] asked for them.
     pub wire: Option<Aggregate>,
+    /// The schema the payload was read with.
+    pub schema: Schema,
+    /// Whose accounting the aggregate follows.
+    pub accounting: Accounting,
 }
 
 #[derive(Debug, Clone)]
@@ -160,6 +170,11 @@ pub enum DecodeError {
     Instance {
         layer: Option<usize>,
         source: InstanceError,
+    },
+    #[error("{}{source}", layer.map(|l| format!("instance layer {l}: ")).unwrap_or_default())]
+    V2 {
+        layer: Option<usize>,
+        source: v2::V2PassError,
     },
 }
 
@@ -324,7 +339,9 @@ fn read_stream<R: Read + Send>(
             Ok(report)
         } else {
             let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), stream));
-            read_raw(reader, &head, None, name, false, selection, pass, progress)
+            read_raw(
+                reader, &head, None, name, false, selection, pass, progress, None,
+            )
         }
     })();
     if result.is_err() && tripped.load(Ordering::Relaxed) {
@@ -376,6 +393,7 @@ fn read_file_capped(
     if is_gzip(&head) {
         let mut file = reader.into_inner();
         file.seek(SeekFrom::Start(0))?;
+        let again = file.try_clone()?;
         let mut gz = limits::Capped::new(
             crate::trace::TimedRead {
                 inner: flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(
@@ -404,6 +422,14 @@ fn read_file_capped(
         if is_empty_tar(&inner) {
             return Err(DecodeError::EmptyTar);
         }
+        let tripped = tripped.clone();
+        let max = limits.max_decompressed;
+        let rewind = move || -> io::Result<Box<dyn Read + Send>> {
+            let mut file = again.try_clone()?;
+            file.seek(SeekFrom::Start(0))?;
+            let gz = flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(BUF_SIZE, file));
+            Ok(Box::new(limits::Capped::new(gz, max, tripped.clone())))
+        };
         let reader = BufReader::with_capacity(BUF_SIZE, unread(inner.clone(), gz));
         return read_raw(
             reader,
@@ -414,6 +440,7 @@ fn read_file_capped(
             selection,
             pass,
             progress,
+            Some(Box::new(rewind)),
         );
     }
     if is_tar(&head) {
@@ -430,6 +457,12 @@ fn read_file_capped(
     if is_empty_tar(&head) {
         return Err(DecodeError::EmptyTar);
     }
+    let again = reader.get_ref().try_clone()?;
+    let rewind = move || -> io::Result<Box<dyn Read + Send>> {
+        let mut file = again.try_clone()?;
+        file.seek(SeekFrom::Start(0))?;
+        Ok(Box::new(file))
+    };
     let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), reader));
     read_raw(
         reader,
@@ -440,11 +473,19 @@ fn read_file_capped(
         selection,
         pass,
         progress,
+        Some(Box::new(rewind)),
     )
 }
 
+/// Opens raw input again from its start, for a second reading with another
+/// schema. Streams that cannot be read twice (stdin, pipes) have none.
+type Rewind<'r> = Option<Box<dyn FnMut() -> io::Result<Box<dyn Read + Send>> + 'r>>;
+
 /// Profiles raw instance bytes; `head` is their start, for the hint an
-/// error gets when the bytes turn out to be something else.
+/// error gets when the bytes turn out to be something else. Unless
+/// `--schema` says, they are read as ommx.v1 and, if that fails and the input
+/// can be read again, as ommx.v2; when both fail, v1's error is the one
+/// reported (as before v2 existed).
 #[allow(clippy::too_many_arguments)]
 fn read_raw<R: BufRead + Send>(
     reader: R,
@@ -455,30 +496,72 @@ fn read_raw<R: BufRead + Send>(
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
+    mut rewind: Rewind<'_>,
 ) -> Result<Report, DecodeError> {
     if head.is_empty() {
         return Err(DecodeError::Empty);
     }
-    let document = Document {
+    let reading = pass.observer.reading();
+    let forced = reading.raw_schema;
+    let mut document = Document {
         name,
         file_bytes,
         container: Container::Raw,
         gzip,
         layers: Vec::new(),
+        raw_schema: Some(forced.unwrap_or(Schema::V1)),
     };
     // Only an uncompressed file's size bounds the instance's length.
     let total = if gzip { None } else { file_bytes };
     let mut instances = Vec::new();
+    // Reads with v1 (or the forced schema), then v2 when detecting.
+    let mut read = |reader: Box<dyn Read + Send + '_>,
+                    pass: &mut Pass<'_>|
+     -> Result<ProfiledInstance, DecodeError> {
+        let first = profile_one(
+            reader,
+            total,
+            None,
+            None,
+            forced.unwrap_or(Schema::V1),
+            pass,
+        );
+        match (first, forced, rewind.as_mut()) {
+            (Err(v1 @ DecodeError::Instance { .. }), None, Some(rewind)) => {
+                let again = BufReader::with_capacity(BUF_SIZE, rewind()?);
+                profile_one(again, total, None, None, Schema::V2, pass).map_err(|v2| match v2 {
+                    // Read as v2, but refused for what was asked of it.
+                    DecodeError::V2 {
+                        source:
+                            v2::V2PassError::V1Analysis(_)
+                            | v2::V2PassError::WireView
+                            | v2::V2PassError::GroupBy,
+                        ..
+                    } => v2,
+                    _ => v1,
+                })
+            }
+            (result, _, _) => result,
+        }
+    };
     match selection {
-        // Listing does not decode, unless the bytes look like another
-        // format: then only a decode tells an instance from, say, JSON.
-        Selection::ListOnly if looks_like(head).is_none() => {}
+        // Listing does not decode when the schema is forced; otherwise it
+        // decodes to tell v1 from v2 (and, when the bytes look like another
+        // format, an instance from, say, JSON).
+        Selection::ListOnly if forced.is_some() && looks_like(head).is_none() => {}
         Selection::ListOnly => {
+            let mut nothing = ();
+            let mut reads = reading.with(&mut nothing);
             let mut plain = Pass {
                 options: ProfileOptions::default(),
-                observer: &mut (),
+                observer: &mut reads,
             };
-            profile_one(reader, total, None, None, &mut plain).map_err(|e| hint(e, head))?;
+            match read(Box::new(reader), &mut plain) {
+                Ok(p) => document.raw_schema = Some(p.schema),
+                Err(e) if looks_like(head).is_some() => return Err(hint(e, head)),
+                // Listed as before: ls says what the bytes are meant to be.
+                Err(_) => {}
+            }
         }
         Selection::Layer(n) if n > 0 => {
             return Err(DecodeError::LayerOutOfRange {
@@ -489,8 +572,9 @@ fn read_raw<R: BufRead + Send>(
         _ => {
             // Count progress per buffer refill, not per (often one-byte) read.
             let reader = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
-            instances
-                .push(profile_one(reader, total, None, None, pass).map_err(|e| hint(e, head))?);
+            let profiled = read(Box::new(reader), pass).map_err(|e| hint(e, head))?;
+            document.raw_schema = Some(profiled.schema);
+            instances.push(profiled);
         }
     }
     Ok(Report {
@@ -508,14 +592,28 @@ fn hint(err: DecodeError, head: &[u8]) -> DecodeError {
     }
 }
 
-/// Profiles one instance stream into fresh accounts.
+/// Profiles one instance stream of `schema` into fresh accounts, with the
+/// accounting `pass` asks for: the streaming v1 pass for OMMX 2.9.3's,
+/// [`v2::profile`] for OMMX 3.0's.
 pub(crate) fn profile_one<R: Read + Send>(
     reader: R,
     total: Option<u64>,
     instance_index: Option<usize>,
     title: Option<String>,
+    schema: Schema,
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, DecodeError> {
+    let accounting = match schema {
+        Schema::V1 => pass
+            .observer
+            .reading()
+            .accounting
+            .unwrap_or(Accounting::Ommx29),
+        Schema::V2 => Accounting::Ommx30,
+    };
+    if accounting == Accounting::Ommx30 {
+        return v2::profile(reader, total, instance_index, title, schema, pass);
+    }
     let mut accounts = instance::Accounts::new(pass.options);
     pass.observer.begin(instance_index);
     let summary = instance::profile_instance(reader, total, &mut accounts, &mut *pass.observer)
@@ -533,5 +631,7 @@ pub(crate) fn profile_one<R: Read + Send>(
         summary,
         aggregate: accounts.memory,
         wire: accounts.wire,
+        schema,
+        accounting,
     })
 }

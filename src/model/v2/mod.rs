@@ -13,6 +13,7 @@
 //! or rows; cyclic substitutions). memprof does not count 3.0's expression
 //! functions yet and refuses them.
 
+mod from_v1;
 mod profile;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,6 +22,8 @@ use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
 
 use super::{Function, ModelError};
+
+pub use from_v1::from_v1;
 
 /// Why a v2 instance cannot be profiled.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -150,17 +153,25 @@ impl Instance {
         self.variables.len()
     }
 
-    /// Active and removed rows of all four collections.
-    pub fn constraint_count(&self) -> usize {
+    fn collections(&self) -> [&Collection; 4] {
         [&self.regular, &self.indicator, &self.one_hot, &self.sos1]
-            .iter()
-            .map(|c| c.active.len() + c.removed.len())
-            .sum()
     }
 
-    /// Stored terms of every function.
+    /// Active rows of all four constraint collections.
+    pub fn constraint_count(&self) -> usize {
+        self.collections().iter().map(|c| c.active.len()).sum()
+    }
+
+    /// Removed rows of all four constraint collections.
+    pub fn removed_count(&self) -> usize {
+        self.collections().iter().map(|c| c.removed.len()).sum()
+    }
+
+    /// Stored terms of the objective and of every constraint row's function
+    /// (active and removed), as v1's summary counts them.
     pub fn stored_terms(&self) -> usize {
-        let rows = [&self.regular, &self.indicator]
+        let rows = self
+            .collections()
             .into_iter()
             .flat_map(|c| c.active.values().chain(c.removed.values().map(|(r, _)| r)))
             .map(|r| match r {
@@ -168,18 +179,6 @@ impl Instance {
                 Row::Set(_) => 0,
             });
         rows.chain(self.objective.iter().map(Function::stored_terms))
-            .chain(self.named_functions.values().map(Function::stored_terms))
-            .chain(
-                self.dependency
-                    .assignments
-                    .values()
-                    .map(Function::stored_terms),
-            )
-            .chain(
-                self.output_objective
-                    .iter()
-                    .map(|o| o.function.stored_terms()),
-            )
             .sum()
     }
 }
@@ -216,12 +215,16 @@ fn equality(value: i32, what: impl Fn() -> String) -> Result<(), V2Error> {
     }
 }
 
-/// Checks every variable `f` uses is defined.
+/// Checks every variable `f` uses is defined (`vars` is `None` where the
+/// reader does not check).
 fn uses_defined(
     f: &Function,
-    vars: &BTreeSet<u64>,
+    vars: Option<&BTreeSet<u64>>,
     owner: impl Fn() -> String,
 ) -> Result<(), V2Error> {
+    let Some(vars) = vars else {
+        return Ok(());
+    };
     let mut missing = None;
     f.for_each_variable(|id| {
         if missing.is_none() && !vars.contains(&id) {
@@ -242,11 +245,14 @@ struct Parts<R> {
     contexts: BTreeMap<u64, pb::ConstraintContext>,
 }
 
+/// Builds a collection; removed rows' references are checked only when
+/// `strict` (3.0's `from_v1_bytes` does not check them).
 fn collection<R>(
     parts: Parts<R>,
     what: &'static str,
     vars: &BTreeSet<u64>,
-    mut row: impl FnMut(u64, R, &BTreeSet<u64>) -> Result<Row, V2Error>,
+    strict: bool,
+    mut row: impl FnMut(u64, R, Option<&BTreeSet<u64>>) -> Result<Row, V2Error>,
 ) -> Result<Collection, V2Error> {
     let Parts {
         active,
@@ -256,13 +262,13 @@ fn collection<R>(
     } = parts;
     let mut out = Collection::default();
     for (id, r) in active {
-        out.active.insert(id, row(id, r, vars)?);
+        out.active.insert(id, row(id, r, Some(vars))?);
     }
     for (id, r) in removed {
         if out.active.contains_key(&id) {
             return Err(V2Error::ActiveAndRemoved { what, id });
         }
-        let row = row(id, r, vars)?;
+        let row = row(id, r, strict.then_some(vars))?;
         let reason = reasons
             .get(&id)
             .map(|r| Reason {
@@ -299,8 +305,15 @@ fn collection<R>(
     Ok(out)
 }
 
-/// Builds the model from a decoded message, validating as it goes.
+/// Builds the model from a decoded message, validating as `from_v2_bytes`
+/// does.
 pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
+    build(message, true)
+}
+
+/// Builds the model; `strict` is false for a message converted from v1,
+/// whose removed rows and substitutions 3.0 does not check.
+fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2Error> {
     let pb::Instance {
         required_features,
         description,
@@ -365,7 +378,7 @@ pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
     inst.fixed_values = table.fixed_values.len();
 
     let objective = function(objective.as_ref(), || "the objective".into())?;
-    uses_defined(&objective, &vars, || "the objective".into())?;
+    uses_defined(&objective, Some(&vars), || "the objective".into())?;
     inst.objective = Some(objective);
 
     let regular = regular_constraints.unwrap_or_default();
@@ -378,6 +391,7 @@ pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
         },
         "constraint",
         &vars,
+        strict,
         |id, c, vars| {
             let what = || format!("constraint {id}");
             equality(c.equality, what)?;
@@ -396,10 +410,11 @@ pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
         },
         "indicator constraint",
         &vars,
+        strict,
         |id, c, vars| {
             let what = || format!("indicator constraint {id}");
             equality(c.equality, what)?;
-            if !vars.contains(&c.indicator_variable) {
+            if vars.is_some_and(|vars| !vars.contains(&c.indicator_variable)) {
                 return Err(V2Error::UndefinedVariable {
                     owner: what(),
                     id: c.indicator_variable,
@@ -411,8 +426,9 @@ pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
         },
     )?;
     let set_row = |kind: &'static str| {
-        move |id: u64, variables: Vec<u64>, vars: &BTreeSet<u64>| {
-            if let Some(&v) = variables.iter().find(|v| !vars.contains(v)) {
+        move |id: u64, variables: Vec<u64>, vars: Option<&BTreeSet<u64>>| {
+            let undefined = vars.and_then(|vars| variables.iter().find(|v| !vars.contains(v)));
+            if let Some(&v) = undefined {
                 return Err(V2Error::UndefinedVariable {
                     owner: format!("{kind} {id}"),
                     id: v,
@@ -434,6 +450,7 @@ pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
         },
         "one-hot constraint",
         &vars,
+        strict,
         set_row("one-hot constraint"),
     )?;
     let sos1 = sos1_constraints.unwrap_or_default();
@@ -449,6 +466,7 @@ pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
         },
         "SOS1 constraint",
         &vars,
+        strict,
         set_row("SOS1 constraint"),
     )?;
 
@@ -456,7 +474,7 @@ pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
     for (id, nf) in named.entries {
         let what = || format!("named function {id}");
         let f = function(nf.function.as_ref(), what)?;
-        uses_defined(&f, &vars, what)?;
+        uses_defined(&f, Some(&vars), what)?;
         inst.named_functions.insert(id, f);
     }
     if let Some(&id) = named
@@ -490,14 +508,14 @@ pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
             return Err(V2Error::FixedAndDependent(*id));
         }
         let f = function(Some(f), what)?;
-        uses_defined(&f, &vars, what)?;
+        uses_defined(&f, strict.then_some(&vars), what)?;
         assignments.insert(*id, f);
     }
     inst.dependency = dependency(assignments)?;
 
     if let Some(o) = output_objective {
         let f = function(o.function.as_ref(), || "the output objective".into())?;
-        uses_defined(&f, &vars, || "the output objective".into())?;
+        uses_defined(&f, Some(&vars), || "the output objective".into())?;
         inst.output_objective = Some(OutputObjective { function: f });
     }
     Ok(inst)
