@@ -14,6 +14,7 @@ mod differential;
 mod drill;
 mod hardening;
 mod parallel;
+mod v2;
 
 pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
