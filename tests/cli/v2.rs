@@ -243,3 +243,79 @@ fn flamegraph_and_baselines_of_v2() {
         "{same}"
     );
 }
+
+#[derive(Debug, serde::Deserialize)]
+struct Case {
+    name: String,
+    /// `raw` (an ommx.v2.Instance) or `migration` (an ommx.v1.Instance read
+    /// with `--accounting 3.0`).
+    kind: String,
+    category: String,
+    input_hex: String,
+    /// `accept` or `reject`: what ommx 3.0.0b7 did.
+    verdict: String,
+    #[serde(default)]
+    profile_gzip_hex: String,
+    #[serde(default)]
+    error: String,
+}
+
+/// The 3.0 differential corpus (fixtures/v2/differential.py), replayed
+/// without Python: same profile where 3.0 reads, a refusal where it refuses.
+#[test]
+fn memprof_agrees_with_ommx_3_on_every_corpus_case() {
+    use std::io::Read;
+    let text = fs::read_to_string(fixtures().join("v2/corpus.jsonl")).unwrap();
+    let cases: Vec<Case> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(cases.len() >= 250, "the corpus has {} cases", cases.len());
+    let dir = tempfile::tempdir().unwrap();
+    let mut disagreements = Vec::new();
+    for case in &cases {
+        let path = dir.path().join(&case.name);
+        fs::write(&path, hex::decode(&case.input_hex).unwrap()).unwrap();
+        let mut cmd = memprof();
+        cmd.args(["inspect", path.to_str().unwrap(), "-f", "folded", "-q"]);
+        match case.kind.as_str() {
+            "raw" => cmd.args(["--schema", "v2"]),
+            "migration" => cmd.args(["--schema", "v1", "--accounting", "3.0"]),
+            other => panic!("{}: unknown kind {other}", case.name),
+        };
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(0)
+                || (out.status.code() == Some(2)
+                    && stderr.lines().count() == 1
+                    && !stderr.contains("panicked")),
+            "{}: {stderr}",
+            case.name
+        );
+        let problem = match (case.verdict.as_str(), out.status.success()) {
+            ("accept", true) => {
+                let mut want = String::new();
+                flate2::read::GzDecoder::new(&hex::decode(&case.profile_gzip_hex).unwrap()[..])
+                    .read_to_string(&mut want)
+                    .unwrap();
+                let got = String::from_utf8(out.stdout).unwrap();
+                (got.strip_suffix('\n').unwrap_or(&got) != want).then(|| "profile differs".into())
+            }
+            ("accept", false) => Some(format!("wrongly refused: {stderr}")),
+            ("reject", true) => Some(format!("wrongly accepted; ommx says: {}", case.error)),
+            ("reject", false) => None,
+            (verdict, _) => panic!("{}: unknown verdict {verdict}", case.name),
+        };
+        if let Some(problem) = problem {
+            disagreements.push(format!("{} ({}): {problem}", case.name, case.category));
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} of {} cases disagree with ommx 3.0.0b7:\n{}",
+        disagreements.len(),
+        cases.len(),
+        disagreements.join("\n")
+    );
+}

@@ -38,11 +38,17 @@ pub enum V2Error {
     Expression { what: String },
     #[error("{what}: {source}")]
     Function { what: String, source: ModelError },
+    #[error("{what} is a function with no arm set (written by a newer OMMX SDK?)")]
+    EmptyFunction { what: String },
+    #[error("decision variable {id}: {source}")]
+    Variable { id: u64, source: ModelError },
     #[error("decision variable {id} has unknown or unspecified kind {kind}")]
     UnknownKind { id: u64, kind: i32 },
     #[error("{what} has unknown or unspecified equality {equality}")]
     UnknownEquality { what: String, equality: i32 },
-    #[error("sense {0} is unknown")]
+    #[error("decision variable {0} has no bound (ommx.v2 requires one)")]
+    MissingBound(u64),
+    #[error("sense {0} is unknown or unspecified")]
     UnknownSense(i32),
     #[error("{owner} uses decision variable {id}, which is not defined")]
     UndefinedVariable { owner: String, id: u64 },
@@ -58,6 +64,10 @@ pub enum V2Error {
     CyclicDependency(u64),
     #[error("decision variable {0} is both fixed and dependent")]
     FixedAndDependent(u64),
+    #[error("fixed variable {0} is used in the objective or a constraint")]
+    FixedUsed(u64),
+    #[error("dependent variable {0} is used in the objective or a constraint")]
+    DependentUsed(u64),
 }
 
 /// A modeling label as 3.0 stores it: each field lands in its own store, and
@@ -192,16 +202,17 @@ pub fn decode(bytes: &[u8]) -> Result<Instance, V2Error> {
 
 fn function(f: Option<&pb1::Function>, what: impl Fn() -> String) -> Result<Function, V2Error> {
     use pb1::function::Function as Arm;
-    match f.and_then(|f| f.function.as_ref()) {
-        // A missing function is 3.0's zero.
-        None => Ok(Function::Zero),
+    let Some(f) = f else {
+        // An absent function is 3.0's zero.
+        return Ok(Function::Zero);
+    };
+    match f.function.as_ref() {
+        None => Err(V2Error::EmptyFunction { what: what() }),
         Some(Arm::Expression(_)) => Err(V2Error::Expression { what: what() }),
-        Some(_) => {
-            Function::from_wire(f.expect("checked above")).map_err(|source| V2Error::Function {
-                what: what(),
-                source,
-            })
-        }
+        Some(_) => Function::from_wire(f).map_err(|source| V2Error::Function {
+            what: what(),
+            source,
+        }),
     }
 }
 
@@ -333,7 +344,8 @@ fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2Error> {
     if let Some(&f) = required_features.iter().find(|&&f| !(1..=4).contains(&f)) {
         return Err(V2Error::UnknownFeature(f));
     }
-    if !(0..=2).contains(&sense) {
+    // v1's unspecified sense is read as minimize (2.9.3 and 3.0 alike).
+    if strict && !(1..=2).contains(&sense) {
         return Err(V2Error::UnknownSense(sense));
     }
     let mut inst = Instance {
@@ -347,6 +359,21 @@ fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2Error> {
         if !(1..=5).contains(&v.kind) {
             return Err(V2Error::UnknownKind { id, kind: v.kind });
         }
+        // v1's bound is optional (its kind's default then); v2's is not.
+        if strict && v.bound.is_none() {
+            return Err(V2Error::MissingBound(id));
+        }
+        // Kind, bound and fixed value are checked as 2.9.3 checks a v1
+        // variable's (3.0 shares those rules).
+        let as_v1 = pb1::DecisionVariable {
+            id,
+            kind: v.kind,
+            bound: v.bound,
+            substituted_value: table.fixed_values.get(&id).copied(),
+            ..Default::default()
+        };
+        crate::model::DecisionVariable::from_wire(as_v1)
+            .map_err(|source| V2Error::Variable { id, source })?;
         inst.variables.insert(id);
     }
     let vars = inst.variables.clone();
@@ -512,6 +539,31 @@ fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2Error> {
         assignments.insert(*id, f);
     }
     inst.dependency = dependency(assignments)?;
+    // Fixed and dependent variables are substituted out of the active
+    // problem; 3.0 refuses a payload still using one there.
+    let fixed: BTreeSet<u64> = table.fixed_values.keys().copied().collect();
+    let active = [&inst.regular, &inst.indicator]
+        .into_iter()
+        .flat_map(|c| c.active.values())
+        .filter_map(|r| match r {
+            Row::Regular(f) | Row::Indicator(f) => Some(f),
+            Row::Set(_) => None,
+        });
+    for f in inst.objective.iter().chain(active) {
+        let mut used = None;
+        f.for_each_variable(|v| {
+            if used.is_none() {
+                if fixed.contains(&v) {
+                    used = Some(V2Error::FixedUsed(v));
+                } else if inst.dependency.assignments.contains_key(&v) {
+                    used = Some(V2Error::DependentUsed(v));
+                }
+            }
+        });
+        if let Some(e) = used {
+            return Err(e);
+        }
+    }
 
     if let Some(o) = output_objective {
         let f = function(o.function.as_ref(), || "the output objective".into())?;
