@@ -38,6 +38,8 @@ pub enum V2Error {
     Expression { what: String },
     #[error("{what}: {source}")]
     Function { what: String, source: ModelError },
+    #[error("{what} has no function")]
+    MissingFunction { what: String },
     #[error("{what} is a function with no arm set (written by a newer OMMX SDK?)")]
     EmptyFunction { what: String },
     #[error("decision variable {id}: {source}")]
@@ -203,8 +205,7 @@ pub fn decode(bytes: &[u8]) -> Result<Instance, V2Error> {
 fn function(f: Option<&pb1::Function>, what: impl Fn() -> String) -> Result<Function, V2Error> {
     use pb1::function::Function as Arm;
     let Some(f) = f else {
-        // An absent function is 3.0's zero.
-        return Ok(Function::Zero);
+        return Err(V2Error::MissingFunction { what: what() });
     };
     match f.function.as_ref() {
         None => Err(V2Error::EmptyFunction { what: what() }),
@@ -566,6 +567,9 @@ fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2Error> {
     }
 
     if let Some(o) = output_objective {
+        if !(1..=2).contains(&o.sense) {
+            return Err(V2Error::UnknownSense(o.sense));
+        }
         let f = function(o.function.as_ref(), || "the output objective".into())?;
         uses_defined(&f, Some(&vars), || "the output objective".into())?;
         inst.output_objective = Some(OutputObjective { function: f });
