@@ -514,36 +514,6 @@ fn read_raw<R: BufRead + Send>(
     // Only an uncompressed file's size bounds the instance's length.
     let total = if gzip { None } else { file_bytes };
     let mut instances = Vec::new();
-    // Reads with v1 (or the forced schema), then v2 when detecting.
-    let mut read = |reader: Box<dyn Read + Send + '_>,
-                    pass: &mut Pass<'_>|
-     -> Result<ProfiledInstance, DecodeError> {
-        let first = profile_one(
-            reader,
-            total,
-            None,
-            None,
-            forced.unwrap_or(Schema::V1),
-            pass,
-        );
-        match (first, forced, rewind.as_mut()) {
-            (Err(v1 @ DecodeError::Instance { .. }), None, Some(rewind)) => {
-                let again = BufReader::with_capacity(BUF_SIZE, rewind()?);
-                profile_one(again, total, None, None, Schema::V2, pass).map_err(|v2| match v2 {
-                    // Read as v2, but refused for what was asked of it.
-                    DecodeError::V2 {
-                        source:
-                            v2::V2PassError::V1Analysis(_)
-                            | v2::V2PassError::WireView
-                            | v2::V2PassError::GroupBy,
-                        ..
-                    } => v2,
-                    _ => v1,
-                })
-            }
-            (result, _, _) => result,
-        }
-    };
     match selection {
         // Listing does not decode when the schema is forced; otherwise it
         // decodes to tell v1 from v2 (and, when the bytes look like another
@@ -556,7 +526,7 @@ fn read_raw<R: BufRead + Send>(
                 options: ProfileOptions::default(),
                 observer: &mut reads,
             };
-            match read(Box::new(reader), &mut plain) {
+            match detect(reader, total, forced, &mut rewind, &mut plain) {
                 Ok(p) => document.raw_schema = Some(p.schema),
                 Err(e) if looks_like(head).is_some() => return Err(hint(e, head)),
                 // Listed as before: ls says what the bytes are meant to be.
@@ -572,7 +542,8 @@ fn read_raw<R: BufRead + Send>(
         _ => {
             // Count progress per buffer refill, not per (often one-byte) read.
             let reader = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
-            let profiled = read(Box::new(reader), pass).map_err(|e| hint(e, head))?;
+            let profiled =
+                detect(reader, total, forced, &mut rewind, pass).map_err(|e| hint(e, head))?;
             document.raw_schema = Some(profiled.schema);
             instances.push(profiled);
         }
@@ -580,6 +551,41 @@ fn read_raw<R: BufRead + Send>(
     Ok(Report {
         document,
         instances,
+    })
+}
+
+/// Reads raw bytes as v1 (or the forced schema) and, when detecting and v1
+/// refuses them, as v2 from a rewound reader. When both fail, v1's error
+/// stands, unless the bytes did read as v2 and only what was asked of them
+/// is refused.
+fn detect<R: Read + Send>(
+    reader: R,
+    total: Option<u64>,
+    forced: Option<Schema>,
+    rewind: &mut Rewind<'_>,
+    pass: &mut Pass<'_>,
+) -> Result<ProfiledInstance, DecodeError> {
+    let first = profile_one(
+        reader,
+        total,
+        None,
+        None,
+        forced.unwrap_or(Schema::V1),
+        pass,
+    );
+    let retry = forced.is_none() && matches!(first, Err(DecodeError::Instance { .. }));
+    let (true, Some(rewind)) = (retry, rewind.as_mut()) else {
+        return first;
+    };
+    let v1 = first.expect_err("a v1 refusal");
+    let again = BufReader::with_capacity(BUF_SIZE, rewind()?);
+    profile_one(again, total, None, None, Schema::V2, pass).map_err(|v2| match v2 {
+        DecodeError::V2 {
+            source:
+                v2::V2PassError::V1Analysis(_) | v2::V2PassError::WireView | v2::V2PassError::GroupBy,
+            ..
+        } => v2,
+        _ => v1,
     })
 }
 
