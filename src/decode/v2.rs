@@ -11,6 +11,8 @@
 use std::io::Read;
 
 use crate::model::v2::{self, V2Error};
+use crate::model::ModelError;
+use crate::ommx_v1::{function::Function as Arm, Function};
 use crate::profile::family::GroupBy;
 use crate::profile::{LogicalMemoryProfile, Path};
 
@@ -87,21 +89,64 @@ pub(crate) fn profile<R: Read>(
 
 /// An `ommx.v1` payload as OMMX 3.0 loads it: first accepted by the v1 pass
 /// (2.9.3's validation, which 3.0's reader applies too), then converted.
+/// 3.0 also reads expression functions, which 2.9.3 refuses: those are
+/// validated by the conversion, the rest by the v1 pass on a copy without them.
 fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, DecodeError> {
-    let mut scratch = Accounts::new(Default::default());
-    instance::profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, &mut ())
-        .map_err(|source| DecodeError::Instance { layer, source })?;
     use prost::Message;
-    let message = crate::ommx_v1::Instance::decode(bytes).map_err(|e| DecodeError::Instance {
-        layer,
-        source: InstanceError::Decode {
-            field: "Instance",
-            offset: bytes.len() as u64,
-            source: e,
-        },
-    })?;
+    let v1_pass = |bytes: &[u8]| {
+        let mut scratch = Accounts::new(Default::default());
+        instance::profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, &mut ())
+            .map(|_| ())
+            .map_err(|source| DecodeError::Instance { layer, source })
+    };
+    let first = v1_pass(bytes);
+    let decode = || {
+        crate::ommx_v1::Instance::decode(bytes).map_err(|e| DecodeError::Instance {
+            layer,
+            source: InstanceError::Decode {
+                field: "Instance",
+                offset: bytes.len() as u64,
+                source: e,
+            },
+        })
+    };
+    let message = match first {
+        Ok(()) => decode()?,
+        Err(DecodeError::Instance {
+            source: InstanceError::Rejected(ModelError::ExpressionFunction),
+            ..
+        }) => {
+            let message = decode()?;
+            let mut without = message.clone();
+            for_each_function(&mut without, &mut |f| {
+                if let Some(Arm::Expression(_)) = f.function {
+                    f.function = Some(Arm::Constant(0.0));
+                }
+            });
+            v1_pass(&without.encode_to_vec())?;
+            message
+        }
+        Err(e) => return Err(e),
+    };
     v2::from_v1(message).map_err(|e| DecodeError::V2 {
         layer,
         source: V2PassError::Conversion(e.to_string()),
     })
+}
+
+/// Every function of a v1 instance.
+fn for_each_function(i: &mut crate::ommx_v1::Instance, f: &mut dyn FnMut(&mut Function)) {
+    i.objective.iter_mut().for_each(&mut *f);
+    for c in &mut i.constraints {
+        c.function.iter_mut().for_each(&mut *f);
+    }
+    for r in &mut i.removed_constraints {
+        for c in r.constraint.iter_mut() {
+            c.function.iter_mut().for_each(&mut *f);
+        }
+    }
+    for n in &mut i.named_functions {
+        n.function.iter_mut().for_each(&mut *f);
+    }
+    i.decision_variable_dependency.values_mut().for_each(f);
 }

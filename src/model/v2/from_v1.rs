@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
 
-use super::{build, Function, Instance, Row, V2Error};
+use super::{build, Func, Instance, Row, V2Error};
+use crate::model::Function;
 
 fn label(
     name: Option<String>,
@@ -49,7 +50,11 @@ pub enum ConversionError {
     Model(#[from] V2Error),
 }
 
-fn finite(f: &Function, what: &str) -> Result<(), ConversionError> {
+fn finite(f: &Func, what: &str) -> Result<(), ConversionError> {
+    // v1 input holds no expression (2.9.3 refuses them before this).
+    let Some(f) = f.compact() else {
+        return Ok(());
+    };
     let coefficients: Vec<f64> = match f {
         Function::Zero => Vec::new(),
         Function::Constant(c) => vec![*c],
@@ -183,7 +188,7 @@ pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
     };
     let instance = build(message, false)?;
 
-    let dependent = |f: &Function| {
+    let dependent = |f: &Func| {
         let mut used = None;
         f.for_each_variable(|v| {
             if used.is_none() && instance.dependency.assignments.contains_key(&v) {

@@ -5,14 +5,17 @@
 //!
 //! Unlike v1, a v2 layer is decoded as one message: its tables are maps keyed
 //! by id, with labels and removal reasons in side maps, so a row is only
-//! complete once the whole message is read. Functions are normalized by the
-//! same rules as 2.9.3 ([`Function`]); 3.0 keeps them unchanged.
+//! complete once the whole message is read. Compact functions are normalized
+//! by the same rules as 2.9.3 ([`crate::model::Function`]); expression
+//! functions are 3.0's own ([`Func`]).
 //!
-//! Validation covers what changes the count or makes the numbers meaningless
-//! (unknown features, kinds and equalities; references to undefined variables
-//! or rows; cyclic substitutions). memprof does not count 3.0's expression
-//! functions yet and refuses them.
+//! Validation follows what the differential test against 3.0.0b7 found it
+//! refuses (fixtures/v2/differential.py): unknown features, kinds, equalities
+//! and senses; missing bounds and functions; references to undefined
+//! variables or rows; fixed or dependent variables still used by the active
+//! problem; cyclic substitutions; malformed expression programs.
 
+mod expression;
 mod from_v1;
 mod profile;
 
@@ -21,8 +24,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
 
-use super::{Function, ModelError};
+use super::ModelError;
 
+pub use expression::{Func, Instruction};
 pub use from_v1::from_v1;
 
 /// Why a v2 instance cannot be profiled.
@@ -34,8 +38,8 @@ pub enum V2Error {
         "required feature {0} is unknown or unspecified: OMMX 3.0.0b7 cannot read this payload"
     )]
     UnknownFeature(i32),
-    #[error("{what} is an expression function (OMMX 3.0's `expression` arm), which memprof does not count yet")]
-    Expression { what: String },
+    #[error("{what} is an invalid expression function: {why}")]
+    Expression { what: String, why: String },
     #[error("{what}: {source}")]
     Function { what: String, source: ModelError },
     #[error("{what} has no function")]
@@ -109,8 +113,8 @@ pub struct Reason {
 /// One row of a constraint collection.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Row {
-    Regular(Function),
-    Indicator(Function),
+    Regular(Func),
+    Indicator(Func),
     /// One-hot or SOS1: the distinct variables.
     Set(usize),
 }
@@ -129,7 +133,7 @@ pub struct Collection {
 /// `Instance.decision_variable_dependency`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Dependency {
-    pub assignments: BTreeMap<u64, Function>,
+    pub assignments: BTreeMap<u64, Func>,
     pub nodes: usize,
     pub edges: usize,
 }
@@ -137,7 +141,7 @@ pub struct Dependency {
 /// `Instance.output_objective` when set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutputObjective {
-    pub function: Function,
+    pub function: Func,
 }
 
 /// An OMMX 3.0 instance, reduced to what its logical memory depends on.
@@ -146,13 +150,13 @@ pub struct Instance {
     pub variables: BTreeSet<u64>,
     pub variable_labels: BTreeMap<u64, Label>,
     pub fixed_values: usize,
-    pub objective: Option<Function>,
+    pub objective: Option<Func>,
     pub regular: Collection,
     pub indicator: Collection,
     pub one_hot: Collection,
     pub sos1: Collection,
     pub dependency: Dependency,
-    pub named_functions: BTreeMap<u64, Function>,
+    pub named_functions: BTreeMap<u64, Func>,
     pub named_labels: BTreeMap<u64, Label>,
     pub description: Option<pb1::instance::Description>,
     pub parameters: Option<BTreeMap<u64, f64>>,
@@ -190,7 +194,7 @@ impl Instance {
                 Row::Regular(f) | Row::Indicator(f) => f.stored_terms(),
                 Row::Set(_) => 0,
             });
-        rows.chain(self.objective.iter().map(Function::stored_terms))
+        rows.chain(self.objective.iter().map(Func::stored_terms))
             .sum()
     }
 }
@@ -202,18 +206,10 @@ pub fn decode(bytes: &[u8]) -> Result<Instance, V2Error> {
     from_wire(message)
 }
 
-fn function(f: Option<&pb1::Function>, what: impl Fn() -> String) -> Result<Function, V2Error> {
-    use pb1::function::Function as Arm;
-    let Some(f) = f else {
-        return Err(V2Error::MissingFunction { what: what() });
-    };
-    match f.function.as_ref() {
-        None => Err(V2Error::EmptyFunction { what: what() }),
-        Some(Arm::Expression(_)) => Err(V2Error::Expression { what: what() }),
-        Some(_) => Function::from_wire(f).map_err(|source| V2Error::Function {
-            what: what(),
-            source,
-        }),
+fn function(f: Option<&pb1::Function>, what: impl Fn() -> String) -> Result<Func, V2Error> {
+    match f {
+        None => Err(V2Error::MissingFunction { what: what() }),
+        Some(f) => Func::from_wire(f, &what),
     }
 }
 
@@ -230,7 +226,7 @@ fn equality(value: i32, what: impl Fn() -> String) -> Result<(), V2Error> {
 /// Checks every variable `f` uses is defined (`vars` is `None` where the
 /// reader does not check).
 fn uses_defined(
-    f: &Function,
+    f: &Func,
     vars: Option<&BTreeSet<u64>>,
     owner: impl Fn() -> String,
 ) -> Result<(), V2Error> {
@@ -579,7 +575,7 @@ fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2Error> {
 
 /// The dependency graph of `x = f(y, ...)` assignments: an edge from every
 /// variable an assignment uses to the variable it assigns. Refuses cycles.
-pub fn dependency(assignments: BTreeMap<u64, Function>) -> Result<Dependency, V2Error> {
+pub fn dependency(assignments: BTreeMap<u64, Func>) -> Result<Dependency, V2Error> {
     let mut nodes = BTreeSet::new();
     let mut edges = BTreeSet::new();
     for (&key, f) in &assignments {

@@ -10,8 +10,8 @@ use crate::profile::collections::{
 };
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
 
+use super::Func;
 use super::{Collection, Instance, Label, Row};
-use crate::model::Function;
 
 /// 3.0's dependency graph: fixed part, then per node and per edge (as 2.9.3).
 pub const DEPENDENCY_GRAPH: Rule = Rule {
@@ -226,7 +226,7 @@ fn function_map<V: LogicalMemoryVisitor>(
     visitor: &mut V,
     (stack_frame, stack, key_frame): (&'static str, &'static Rule, &'static str),
     id: &'static str,
-    functions: &BTreeMap<u64, Function>,
+    functions: &BTreeMap<u64, Func>,
     value_frame: Option<&'static str>,
 ) {
     leaf(&path.with(stack_frame), visitor, stack);
@@ -363,9 +363,10 @@ impl LogicalMemoryProfile for Instance {
                 named_labels,
             );
         }
+        let zero = Func::default();
         objective
             .as_ref()
-            .unwrap_or(&Function::Zero)
+            .unwrap_or(&zero)
             .visit_logical_memory(&mut path.with("Instance.objective"), visitor);
         {
             let mut p = path.with("Instance.output_objective");
