@@ -8,7 +8,7 @@
 //! does not depend on the split: results are kept in argument order and the
 //! first failing file (in that order) is the error reported.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -20,20 +20,29 @@ use crate::decode::instance;
 /// Expands each argument that is not an existing path but contains glob
 /// characters (`*`, `?`, `[`) into the matching paths, sorted. A pattern
 /// matching nothing is an error (a CI job silently checking no file would
-/// pass forever).
-pub fn expand(args: &[String]) -> Result<Vec<String>> {
+/// pass forever). Only files and directories are taken: a FIFO, a socket or
+/// a device a pattern happens to match would block or never end (one named
+/// outright is read, as the user asked).
+pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    for arg in args {
+    for path in args {
+        // A name that is not UTF-8 is taken as it is: glob patterns are text.
+        let Some(arg) = path.to_str() else {
+            out.push(path.clone());
+            continue;
+        };
         let is_pattern = arg.contains(['*', '?', '[']);
-        if arg == "-" || !is_pattern || Path::new(arg).exists() {
-            out.push(arg.clone());
+        if arg == "-" || !is_pattern || path.exists() {
+            out.push(path.clone());
             continue;
         }
-        let paths = glob::glob(arg).with_context(|| format!("{arg}: not a valid pattern"))?;
+        glob::Pattern::new(arg).with_context(|| format!("{arg}: not a valid pattern"))?;
         let mut matched = Vec::new();
-        for path in paths {
-            let path = path.with_context(|| format!("{arg}: cannot read a matching path"))?;
-            matched.push(path.to_string_lossy().into_owned());
+        for path in matching_paths(path)? {
+            if std::fs::metadata(&path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+                continue;
+            }
+            matched.push(path);
         }
         if matched.is_empty() {
             bail!("{arg}: the pattern matches no file");
@@ -41,10 +50,80 @@ pub fn expand(args: &[String]) -> Result<Vec<String>> {
         matched.sort();
         out.extend(matched);
     }
-    if out.iter().filter(|a| *a == "-").count() > 1 {
+    if out.iter().filter(|a| a.as_os_str() == "-").count() > 1 {
         bail!("-: standard input can be read only once");
     }
     Ok(out)
+}
+
+/// The paths matching `pattern`, component by component as the glob crate
+/// matches them (`*`, `?`, `[...]` within a name, `**` for any depth of
+/// directories, names starting with `.` included), except that names that
+/// are not UTF-8 are matched too (through their lossy text, where a `*` or
+/// a `?` covers the undecodable bytes) rather than skipped.
+fn matching_paths(pattern: &Path) -> Result<Vec<PathBuf>> {
+    use std::path::Component;
+    let is_pattern =
+        |part: &std::ffi::OsStr| part.to_str().is_some_and(|p| p.contains(['*', '?', '[']));
+    let mut current = vec![PathBuf::new()];
+    for component in pattern.components() {
+        match component {
+            Component::Normal(part) if part == "**" => {
+                // This directory and every directory below it (links to
+                // directories are not followed, so no cycle).
+                let mut all = Vec::new();
+                let mut stack = current;
+                while let Some(dir) = stack.pop() {
+                    let read = if dir.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        &dir
+                    };
+                    if let Ok(entries) = std::fs::read_dir(read) {
+                        for entry in entries.flatten() {
+                            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                                stack.push(dir.join(entry.file_name()));
+                            }
+                        }
+                    }
+                    all.push(dir);
+                }
+                current = all;
+            }
+            Component::Normal(part) if is_pattern(part) => {
+                let text = part.to_str().expect("patterns are UTF-8");
+                let matcher = glob::Pattern::new(text)
+                    .with_context(|| format!("{}: not a valid pattern", pattern.display()))?;
+                let mut next = Vec::new();
+                for dir in &current {
+                    let read = if dir.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        dir
+                    };
+                    let Ok(entries) = std::fs::read_dir(read) else {
+                        continue;
+                    };
+                    for entry in entries.flatten() {
+                        let name = entry.file_name();
+                        if matcher.matches(&name.to_string_lossy()) {
+                            next.push(dir.join(name));
+                        }
+                    }
+                }
+                current = next;
+            }
+            other => {
+                for path in &mut current {
+                    path.push(other);
+                }
+            }
+        }
+    }
+    current.retain(|p| !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_ok());
+    current.sort();
+    current.dedup();
+    Ok(current)
 }
 
 /// One input's result and how long it took.
@@ -69,13 +148,13 @@ fn pool_size(inputs: usize) -> usize {
 /// in input order, or the error of the first input (in input order) that
 /// failed.
 pub fn run_all<T: Send>(
-    inputs: &[String],
-    work: impl Fn(&str) -> Result<T> + Sync,
+    inputs: &[PathBuf],
+    work: impl Fn(&Path) -> Result<T> + Sync,
 ) -> Result<Vec<FileRun<T>>> {
-    let timed = |name: &str| {
+    let timed = |name: &Path| {
         let start = Instant::now();
         work(name).map(|value| FileRun {
-            name: name.to_string(),
+            name: name.display().to_string(),
             value,
             elapsed: start.elapsed(),
         })
@@ -127,27 +206,28 @@ mod tests {
         for name in ["b.pb", "a.pb", "c.txt"] {
             std::fs::write(dir.path().join(name), b"x").unwrap();
         }
-        let pattern = format!("{}/*.pb", dir.path().display());
+        let pattern = PathBuf::from(format!("{}/*.pb", dir.path().display()));
         let got = expand(std::slice::from_ref(&pattern)).unwrap();
-        let want: Vec<String> = ["a.pb", "b.pb"]
+        let want: Vec<PathBuf> = ["a.pb", "b.pb"]
             .iter()
-            .map(|n| dir.path().join(n).to_string_lossy().into_owned())
+            .map(|n| dir.path().join(n))
             .collect();
         assert_eq!(got, want);
         let none = format!("{}/*.ommx", dir.path().display());
-        let err = expand(std::slice::from_ref(&none)).unwrap_err().to_string();
+        let err = expand(&[PathBuf::from(&none)]).unwrap_err().to_string();
         assert_eq!(err, format!("{none}: the pattern matches no file"));
         assert!(expand(&["-".into(), "-".into()]).is_err());
     }
 
     #[test]
     fn results_come_back_in_input_order_and_the_first_failure_wins() {
-        let inputs: Vec<String> = (0..20).map(|i| i.to_string()).collect();
-        let runs = run_all(&inputs, |s| Ok(s.parse::<u32>()? * 2)).unwrap();
+        let inputs: Vec<PathBuf> = (0..20).map(|i| PathBuf::from(i.to_string())).collect();
+        let number = |s: &Path| s.to_str().unwrap_or_default().parse::<u32>();
+        let runs = run_all(&inputs, |s| Ok(number(s)? * 2)).unwrap();
         let values: Vec<u32> = runs.iter().map(|r| r.value).collect();
         assert_eq!(values, (0..20).map(|i| i * 2).collect::<Vec<_>>());
         let err = run_all(&inputs, |s| {
-            let n: u32 = s.parse()?;
+            let n: u32 = number(s)?;
             if n % 7 == 3 {
                 bail!("input {n} failed");
             }

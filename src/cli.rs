@@ -3,7 +3,9 @@
 
 pub mod compare;
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -47,7 +49,7 @@ pub struct Cli {
     /// Write the run's phases as a Chrome trace-event JSON file (open it in
     /// chrome://tracing or ui.perfetto.dev). It may not be an input or the output.
     #[arg(long, global = true, value_name = "FILE")]
-    pub trace: Option<String>,
+    pub trace: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -76,7 +78,7 @@ pub enum Command {
 impl Command {
     /// The inputs as given (`-` for stdin, patterns unexpanded): every file
     /// the command reads.
-    pub fn inputs(&self) -> Vec<String> {
+    pub fn inputs(&self) -> Vec<PathBuf> {
         match self {
             Command::Inspect(a) => a.common.files.clone(),
             Command::Flamegraph(a) => a.common.files.clone(),
@@ -91,7 +93,7 @@ impl Command {
             Command::Check(a) => {
                 let mut files = a.files.clone();
                 files.extend(a.baseline.clone());
-                files.extend(a.budget.iter().map(|b| b.display().to_string()));
+                files.extend(a.budget.clone());
                 files
             }
         }
@@ -99,10 +101,10 @@ impl Command {
 
     /// The files the command writes (stdout aside).
     pub fn outputs(&self) -> Vec<PathBuf> {
-        let file = |o: Option<&String>| -> Vec<PathBuf> {
+        let file = |o: Option<&PathBuf>| -> Vec<PathBuf> {
             o.into_iter()
-                .filter(|o| *o != "-")
-                .map(PathBuf::from)
+                .filter(|o| o.as_os_str() != "-")
+                .cloned()
                 .collect()
         };
         match self {
@@ -175,10 +177,16 @@ pub struct LimitArgs {
     /// to, what stdin or a pipe delivers, and the size of a baseline file.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4GiB")]
     pub max_decompressed: u64,
+    /// Largest single element of an instance read from gzip data, stdin or a pipe
+    /// (one variable, constraint or named function; the objective and other singular
+    /// fields together), held whole while it is decoded.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "32MiB")]
+    pub max_element: u64,
 }
 
 impl LimitArgs {
     pub fn limits(&self) -> Limits {
+        decode::limits::set_max_element(self.max_element);
         Limits {
             max_decompressed: self.max_decompressed,
         }
@@ -188,7 +196,7 @@ impl LimitArgs {
 #[derive(Debug, Args)]
 pub struct Common {
     /// Input: .ommx archive, OCI layout directory, raw instance bytes, or '-' for stdin.
-    pub file: String,
+    pub file: PathBuf,
     /// Profile only the N-th instance layer (0-based, manifest order), without a root frame.
     #[arg(long, value_name = "N")]
     pub layer: Option<usize>,
@@ -206,7 +214,7 @@ pub struct Inputs {
     /// stdin. Quoted patterns ('runs/*.ommx') are expanded. Several inputs are
     /// profiled in parallel, each under a root frame `file[i] (name)`.
     #[arg(required = true, num_args = 1..)]
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
     /// Profile only the N-th instance layer (0-based, manifest order) of each input.
     #[arg(long, value_name = "N")]
     pub layer: Option<usize>,
@@ -220,9 +228,9 @@ pub struct Inputs {
 impl Inputs {
     /// The single-input arguments for one of the inputs; with several in
     /// flight there are no progress bars (they would fight over the terminal).
-    fn for_file(&self, file: &str, several: bool) -> Common {
+    fn for_file(&self, file: &Path, several: bool) -> Common {
         Common {
-            file: file.to_string(),
+            file: file.to_path_buf(),
             layer: self.layer,
             quiet: self.quiet || several,
             limits: self.limits,
@@ -338,7 +346,7 @@ pub struct InspectArgs {
     pub top: usize,
     /// Write to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -349,7 +357,7 @@ pub struct FlamegraphArgs {
     pub profile: ProfileArgs,
     /// Where to write the SVG ('-' for stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: String,
+    pub output: PathBuf,
     /// Title of the graph (default: memprof, the file and the layer).
     #[arg(long)]
     pub title: Option<String>,
@@ -373,7 +381,7 @@ pub struct AdviseArgs {
     pub min_severity: Severity,
     /// Write to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -385,7 +393,7 @@ pub enum LsFormat {
 #[derive(Debug, Args)]
 pub struct LsArgs {
     /// Input: .ommx archive, OCI layout directory, raw instance bytes, or '-' for stdin.
-    pub file: String,
+    pub file: PathBuf,
     #[arg(short, long, value_enum, default_value_t = LsFormat::Table)]
     pub format: LsFormat,
     #[command(flatten)]
@@ -408,7 +416,7 @@ fn read_observed(
     options: ProfileOptions,
     observer: &mut dyn EntityObserver,
 ) -> Result<decode::Report> {
-    let input = Input::from_arg(&common.file);
+    let input = Input::from_path(&common.file);
     let bar = crate::progress::bar(common.quiet);
     let limits = common.limits.limits();
     let mut pass = Pass { options, observer };
@@ -422,7 +430,7 @@ fn read_observed(
 /// parallel (without bars, which would fight over the terminal).
 fn read_inputs(
     inputs: &Inputs,
-    files: &[String],
+    files: &[PathBuf],
     options: ProfileOptions,
     reading: Reading,
 ) -> Result<Vec<FileRun<decode::Report>>> {
@@ -463,12 +471,86 @@ fn profile_inputs<'a>(
     (Profile::of_files(&named, report, account), Some(files))
 }
 
+/// The whole `memprof` program on the command line `args` (program name
+/// first): parse, run, report, and return the exit status: 0 success, 1 a
+/// budget exceeded, 2 an error (printed on one line) or bad arguments; a
+/// closed stdout pipe ends quietly with 0. The binary and the Python
+/// package's `memprof` command are this function.
+pub fn main<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // clap's usage error, on one line like every other error (its
+            // usage and tip lines joined), with control characters escaped.
+            let text = e.render().to_string();
+            let parts: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let _ = writeln!(
+                io::stderr(),
+                "{}",
+                render::escape_control(&parts.join("; "))
+            );
+            return 2;
+        }
+        Err(e) => {
+            // --help, --version: to stdout as clap writes them.
+            let _ = e.print();
+            return 0;
+        }
+    };
+    match run(cli) {
+        Ok(()) => 0,
+        Err(err) if is_broken_pipe(&err) => 0,
+        Err(err) if err.is::<crate::check::BudgetExceeded>() => {
+            let _ = writeln!(io::stderr(), "memprof: check failed: {err}");
+            1
+        }
+        Err(err) => {
+            let _ = writeln!(io::stderr(), "memprof: error: {}", one_line(&err));
+            2
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .filter_map(|e| e.downcast_ref::<io::Error>())
+        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// The error and its causes on one line, as `memprof: error: ...` prints
+/// it. Many of memprof's errors already quote their cause; a cause whose
+/// text the line already ends with is not repeated.
+pub fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    // Names from archives and file names may hold control characters: the
+    // line reaches a terminal, so they are escaped.
+    render::escape_control(&line.replace(['\n', '\r'], " ")).into_owned()
+}
+
 /// Runs one command line, with `--timings` and `--trace` around it.
 pub fn run(cli: Cli) -> Result<()> {
     let trace = cli.trace.as_deref().map(|t| Output::from_arg(Some(t)));
     if let Some(file @ Output::File(path)) = &trace {
         let inputs = crate::batch::expand(&cli.command.inputs())?;
-        file.check_not_input(&input_files(inputs.iter().map(String::as_str)))?;
+        file.check_not_input(&input_files(inputs.iter().map(PathBuf::as_path)))?;
         if let Some(out) = cli
             .command
             .outputs()
@@ -500,7 +582,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Inspect(args) => {
             let output = Output::from_arg(args.output.as_deref());
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
+            output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             let view = ViewOptions {
                 depth: args.depth,
                 min_percent: args.min_percent,
@@ -562,7 +644,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Flamegraph(args) => {
             let output = Output::from_arg(Some(&args.output));
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
+            output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             let account = args.profile.single_account("a flamegraph")?;
             let runs = read_inputs(
                 &args.common,
@@ -627,41 +709,9 @@ fn run_command(command: Command) -> Result<()> {
                 options,
                 &mut explainer,
             )?;
-            if report.instances.len() > 1 {
-                bail!(
-                    "{}: explain works on one instance at a time and this archive has {}; pick one with --layer",
-                    args.common.file,
-                    report.instances.len()
-                );
-            }
             let profile = Profile::new(&report);
-            if explainer.unexplained_bytes > 0 {
-                bail!(
-                    "{} bytes below the asked paths have no rule (a bug in memprof)",
-                    explainer.unexplained_bytes
-                );
-            }
-            let explanations = explainer.explanations();
-            for x in &explanations {
-                let Some(node) = profile.find(&x.path) else {
-                    bail!(
-                        "{}: the profile has no path {:?} (memprof inspect {} --format folded{} lists them)",
-                        args.common.file,
-                        x.path,
-                        args.common.file,
-                        if args.group_by == GroupBy::Name { " --group-by name" } else { "" }
-                    );
-                };
-                let reported = profile.totals[node].bytes;
-                if reported != x.bytes {
-                    bail!(
-                        "{}: the explanation of {} adds up to {} B but the profile reports {reported} B (a bug in memprof)",
-                        args.common.file,
-                        x.path,
-                        x.bytes
-                    );
-                }
-            }
+            let explanations = explainer
+                .checked_explanations(&profile, &args.common.file.display().to_string())?;
             Output::Stdout.write_with(|out| {
                 render::explain::render(&profile, &explanations, args.format, out)
             })
@@ -669,7 +719,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Advise(args) => {
             let output = Output::from_arg(args.output.as_deref());
             let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
+            output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             // Each input is read with its own advisors, several at a time.
             let runs = crate::batch::run_all(&files, |file| {
                 let common = args.common.for_file(file, files.len() > 1);

@@ -6,6 +6,7 @@
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once};
 
 use anyhow::{bail, Context, Result};
 
@@ -16,14 +17,16 @@ pub enum Output {
 }
 
 impl Output {
-    pub fn from_arg(arg: Option<&str>) -> Self {
+    pub fn from_arg(arg: Option<&Path>) -> Self {
         match arg {
-            None | Some("-") => Output::Stdout,
-            Some(path) => Output::File(PathBuf::from(path)),
+            None => Output::Stdout,
+            Some(path) if path.as_os_str() == "-" => Output::Stdout,
+            Some(path) => Output::File(path.to_path_buf()),
         }
     }
 
-    /// Refuses to write over an input.
+    /// Refuses to write over an input, or anywhere inside an input that is
+    /// a directory (an OCI layout, a `--baseline` directory).
     pub fn check_not_input(&self, inputs: &[&Path]) -> Result<()> {
         let Output::File(out) = self else {
             return Ok(());
@@ -32,6 +35,13 @@ impl Output {
             bail!(
                 "{}: refusing to write the output over the input file",
                 out.display()
+            );
+        }
+        if let Some(dir) = inputs.iter().find(|input| is_inside(out, input)) {
+            bail!(
+                "{}: refusing to write the output inside the input directory {}",
+                out.display(),
+                dir.display()
             );
         }
         Ok(())
@@ -51,51 +61,258 @@ impl Output {
         match self {
             Output::Stdout => {
                 let stdout = io::stdout();
-                let mut lock = io::BufWriter::new(stdout.lock());
-                render(&mut lock)?;
-                lock.flush()?;
-                Ok(())
-            }
-            Output::File(path) => {
-                let dir = match path.parent() {
-                    Some(p) if !p.as_os_str().is_empty() => p,
-                    _ => Path::new("."),
+                let mut out = PipeWatch {
+                    inner: io::BufWriter::new(stdout.lock()),
+                    broken: false,
                 };
-                let mut builder = tempfile::Builder::new();
-                builder.prefix(".memprof-");
-                // A new file's usual mode (0666 less the umask), not 0600.
-                #[cfg(unix)]
-                builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-                let mut tmp = builder.tempfile_in(dir).with_context(|| {
-                    format!(
-                        "{}: cannot create a temporary file in {}",
-                        path.display(),
-                        dir.display()
-                    )
-                })?;
-                {
-                    let mut w = io::BufWriter::new(tmp.as_file_mut());
-                    render(&mut w)
-                        .and_then(|()| Ok(w.flush()?))
-                        .with_context(|| format!("{}: write failed", path.display()))?;
+                let written = render(&mut out).and_then(|()| Ok(out.flush()?));
+                match written {
+                    // Whatever wrapped it (a YAML error hides its cause), a
+                    // reader that went away (`| head`) is a broken pipe.
+                    Err(_) if out.broken => Err(io::Error::from(io::ErrorKind::BrokenPipe).into()),
+                    written => written,
                 }
-                tmp.persist(path).with_context(|| {
-                    format!("{}: cannot move the output into place", path.display())
-                })?;
+            }
+            Output::File(path) if !replaceable(path) => {
+                // A FIFO, a device, /dev/stdout: written into as it is, never
+                // replaced (a temporary file renamed over /dev/null would
+                // turn it into a regular file).
+                let file = fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .with_context(|| format!("{}: cannot open for writing", path.display()))?;
+                let mut w = io::BufWriter::new(file);
+                render(&mut w)
+                    .and_then(|()| Ok(w.flush()?))
+                    .with_context(|| format!("{}: write failed", path.display()))?;
                 Ok(())
             }
+            Output::File(path) => write_atomically(path, render),
         }
     }
 }
 
-/// Whether two existing paths are one file (hard links included).
+/// A writer that remembers whether a write failed because its reader went
+/// away.
+struct PipeWatch<W> {
+    inner: W,
+    broken: bool,
+}
+
+impl<W: Write> PipeWatch<W> {
+    fn watch<T>(&mut self, result: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &result {
+            self.broken |= e.kind() == io::ErrorKind::BrokenPipe;
+        }
+        result
+    }
+}
+
+impl<W: Write> Write for PipeWatch<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let result = self.inner.write(buf);
+        self.watch(result)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let result = self.inner.flush();
+        self.watch(result)
+    }
+}
+
+/// Named temporary files in flight, removed if SIGINT, SIGTERM or SIGHUP
+/// ends the process before they are renamed into place or deleted.
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Starts, once, the thread that removes [`TEMPORARIES`] when a signal
+/// arrives and then ends the process as the signal would have.
+fn remove_temporaries_on_signals() {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                // Held to the end: no temporary is named meanwhile.
+                let temporaries = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
+                for path in temporaries.iter() {
+                    let _ = fs::remove_file(path);
+                }
+                let _ = signal_hook::low_level::emulate_default_handler(signal);
+                std::process::exit(128 + signal);
+            }
+        });
+    });
+}
+
+/// A name registered in [`TEMPORARIES`] while it lives.
+struct Registered(PathBuf);
+
+impl Registered {
+    /// Runs `create`, which names a file, with the registry locked, so that
+    /// a signal cannot slip in between the file's creation and its
+    /// registration.
+    fn create<T>(create: impl FnOnce() -> io::Result<(T, PathBuf)>) -> io::Result<(T, Self)> {
+        remove_temporaries_on_signals();
+        let mut temporaries = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
+        let (value, path) = create()?;
+        temporaries.push(path.clone());
+        Ok((value, Registered(path)))
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let mut temporaries = TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner());
+        temporaries.retain(|p| *p != self.0);
+    }
+}
+
+/// An unnamed file in `dir` (Linux's O_TMPFILE): if the process dies, even
+/// by SIGKILL, it vanishes. `None` where the file system cannot make one.
+#[cfg(target_os = "linux")]
+fn unnamed_file_in(dir: &Path) -> io::Result<Option<fs::File>> {
+    use rustix::fs::{Mode, OFlags};
+    use rustix::io::Errno;
+    match rustix::fs::open(
+        dir,
+        OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o666),
+    ) {
+        Ok(fd) => Ok(Some(fs::File::from(fd))),
+        Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn unnamed_file_in(_dir: &Path) -> io::Result<Option<fs::File>> {
+    Ok(None)
+}
+
+/// Gives the unnamed `file` the name `path` (which must not exist).
+#[cfg(target_os = "linux")]
+fn link_unnamed(file: &fs::File, path: &Path) -> io::Result<()> {
+    use rustix::fs::{AtFlags, CWD};
+    use std::os::fd::AsRawFd;
+    let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    rustix::fs::linkat(CWD, proc_path.as_str(), CWD, path, AtFlags::SYMLINK_FOLLOW)
+        .or_else(|_| rustix::fs::linkat(file, "", CWD, path, AtFlags::EMPTY_PATH))
+        .map_err(io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn link_unnamed(_file: &fs::File, _path: &Path) -> io::Result<()> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
+/// A path that opens `file` again, unnamed or not (`/proc/self/fd/N`).
+#[cfg(unix)]
+pub fn descriptor_path(file: &fs::File) -> PathBuf {
+    use std::os::fd::AsRawFd;
+    let dir = if cfg!(target_os = "linux") {
+        "/proc/self/fd"
+    } else {
+        "/dev/fd"
+    };
+    PathBuf::from(format!("{dir}/{}", file.as_raw_fd()))
+}
+
+/// A fresh name for a temporary file in `dir`.
+fn temporary_name(dir: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    dir.join(format!(".memprof-{}-{n}-{nanos:08x}", std::process::id()))
+}
+
+/// Writes `render`'s output to `path` atomically: into an unnamed file
+/// where the system has them (else a registered temporary name), renamed
+/// into place when complete. A failure leaves `path` as it was.
+fn write_atomically(path: &Path, render: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let cannot_create = || {
+        format!(
+            "{}: cannot create a temporary file in {}",
+            path.display(),
+            dir.display()
+        )
+    };
+    let write = |file: &mut fs::File| -> Result<()> {
+        let mut w = io::BufWriter::new(file);
+        render(&mut w)
+            .and_then(|()| Ok(w.flush()?))
+            .with_context(|| format!("{}: write failed", path.display()))
+    };
+    let cannot_move = || format!("{}: cannot move the output into place", path.display());
+    if let Some(mut file) = unnamed_file_in(dir).with_context(cannot_create)? {
+        write(&mut file)?;
+        // Named only for the instant between the link and the rename.
+        let ((), name) = Registered::create(|| {
+            let name = temporary_name(dir);
+            link_unnamed(&file, &name).map(|()| ((), name))
+        })
+        .with_context(cannot_create)?;
+        let renamed = fs::rename(&name.0, path);
+        if renamed.is_err() {
+            let _ = fs::remove_file(&name.0);
+        }
+        drop(name);
+        return renamed.with_context(cannot_move);
+    }
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".memprof-");
+    // A new file's usual mode (0666 less the umask), not 0600.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let (mut tmp, name) = Registered::create(|| {
+        let tmp = builder.tempfile_in(dir)?;
+        let name = tmp.path().to_path_buf();
+        Ok((tmp, name))
+    })
+    .with_context(cannot_create)?;
+    write(tmp.as_file_mut())?;
+    tmp.persist(path).with_context(cannot_move)?;
+    drop(name);
+    Ok(())
+}
+
+/// Whether `path` is a file that may be replaced by renaming a new one over
+/// it: a regular file, or nothing yet. Anything else (a FIFO, a character
+/// or block device, a socket), and every name under `/dev` and `/proc`
+/// (`/dev/stdout` is a link into `/proc`), is written into in place.
+fn replaceable(path: &Path) -> bool {
+    let special_dir = |p: &Path| p.starts_with("/dev") || p.starts_with("/proc");
+    if special_dir(path) || resolve(path).is_some_and(|p| special_dir(&p)) {
+        return false;
+    }
+    // A directory is left to the rename, which refuses it.
+    fs::metadata(path).map_or(true, |meta| meta.is_file() || meta.is_dir())
+}
+
+/// Whether `path` would land inside `dir`, an existing directory.
+fn is_inside(path: &Path, dir: &Path) -> bool {
+    if !dir.is_dir() {
+        return false;
+    }
+    match (resolve(path), fs::canonicalize(dir)) {
+        (Some(path), Ok(dir)) => path.starts_with(&dir),
+        _ => false,
+    }
+}
+
 /// The files among command-line inputs (`-`, stdin, is not one), to check
 /// an output against.
-pub fn input_files<'a>(args: impl IntoIterator<Item = &'a str>) -> Vec<&'a Path> {
-    args.into_iter()
-        .filter(|a| *a != "-")
-        .map(Path::new)
-        .collect()
+pub fn input_files<'a>(args: impl IntoIterator<Item = &'a Path>) -> Vec<&'a Path> {
+    args.into_iter().filter(|a| a.as_os_str() != "-").collect()
 }
 
 /// Whether two paths name the same file: another spelling, a symbolic or a

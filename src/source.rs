@@ -64,7 +64,10 @@ impl Source {
     pub fn describe(&self) -> String {
         let layers = self.profile().layer_label();
         match &self.baseline {
-            Some(info) => format!("baseline of {}, {layers}", info.input),
+            Some(info) => format!(
+                "baseline of {}, {layers}",
+                crate::render::escape_control(&info.input)
+            ),
             None => layers,
         }
     }
@@ -138,14 +141,25 @@ fn without_bom(bytes: Vec<u8>) -> Result<Vec<u8>, BaselineError> {
 
 fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<Source> {
     let limit = options.limits.max_decompressed;
+    let read = limit.min(baseline::MAX_BASELINE);
+    let too_large = |len: u64| match len {
+        len if len > limit => Err(BaselineError::TooLarge(limit)),
+        len if len > baseline::MAX_BASELINE => Err(BaselineError::TooBig),
+        _ => Ok(()),
+    };
     let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|file| file.take(limit.saturating_add(1)).read_to_end(&mut bytes))
+    let stated = File::open(path)
+        .and_then(|file| {
+            // A file's stated size is refused before any of it is read.
+            let stated = file.metadata()?.len();
+            if too_large(stated).is_ok() {
+                file.take(read.saturating_add(1)).read_to_end(&mut bytes)?;
+            }
+            Ok(stated)
+        })
         .map_err(decode::DecodeError::Io)
         .with_context(|| name.to_string())?;
-    if bytes.len() as u64 > limit {
-        return Err(BaselineError::TooLarge(limit)).with_context(|| name.to_string());
-    }
+    too_large(stated.max(bytes.len() as u64)).with_context(|| name.to_string())?;
     if options.account == Account::Wire {
         anyhow::bail!(
             "{name}: a baseline holds the in-memory view only; compare wire views of instances"
@@ -216,26 +230,29 @@ fn is_not_json(err: &anyhow::Error) -> bool {
 }
 
 /// Loads `arg` (a path, or `-` for stdin) as an instance or a baseline.
-pub fn load(arg: &str, options: &ProfileOptions) -> Result<Source> {
-    let input = Input::from_arg(arg);
+pub fn load(arg: &Path, options: &ProfileOptions) -> Result<Source> {
+    let input = Input::from_path(arg);
     match &input {
         Input::Path(path) if path.is_dir() => instance_source(&input, options),
-        Input::Path(path) => load_file(path, arg, options),
+        Input::Path(path) => load_file(path, &arg.display().to_string(), options),
         Input::Stdin => {
-            // Deciding needs the content twice: spool it.
-            let mut spool = tempfile::NamedTempFile::new()
-                .context("<stdin>: cannot create a temporary file")?;
+            // Deciding needs the content twice: spool it, to a file without
+            // a name where the system has them (nothing is left behind,
+            // however the process ends), reopened by its descriptor's path.
+            let mut spool =
+                tempfile::tempfile().context("<stdin>: cannot create a temporary file")?;
             let limit = options.limits.max_decompressed;
             let copied = io::copy(
                 &mut io::stdin().lock().take(limit.saturating_add(1)),
-                spool.as_file_mut(),
+                &mut spool,
             )
             .context("<stdin>: cannot read")?;
             if copied > limit {
                 return Err(decode::DecodeError::StreamTooLong(limit)).context("<stdin>");
             }
-            let mut source = load_file(spool.path(), "<stdin>", options)
-                .map_err(|e| rename_stdin(e, spool.path()))?;
+            let path = crate::output::descriptor_path(&spool);
+            let mut source =
+                load_file(&path, "<stdin>", options).map_err(|e| rename_stdin(e, &path))?;
             if source.baseline.is_none() {
                 source.report.document.file_bytes = None;
             }
@@ -248,6 +265,18 @@ pub fn load(arg: &str, options: &ProfileOptions) -> Result<Source> {
 /// Errors about the spool file name it as stdin.
 fn rename_stdin(err: anyhow::Error, spool: &Path) -> anyhow::Error {
     let spool = spool.display().to_string();
-    let text = format!("{err:#}").replace(&spool, "<stdin>");
-    anyhow::anyhow!(text)
+    // The causes joined as the binary joins them: one that the text already
+    // ends with is not repeated.
+    let mut text = String::new();
+    for cause in err.chain() {
+        let cause = cause.to_string();
+        if text.ends_with(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    anyhow::anyhow!(text.replace(&spool, "<stdin>"))
 }

@@ -429,9 +429,67 @@ pub enum BudgetError {
     Rule(String),
 }
 
+/// Deepest YAML flow nesting (`[` and `{`) a budget may have: the YAML
+/// parser's time grows with the square of it (a 1 MiB budget nested 500,000
+/// deep would not finish), and its own recursion limit, 128, is checked only
+/// as it goes. A budget needs three levels.
+pub const MAX_DEPTH: usize = 64;
+
+/// The deepest flow nesting of `text`, counted in one pass before the YAML
+/// parser sees it (brackets inside quoted strings and comments aside;
+/// brackets in plain scalars count, which can only overestimate).
+fn flow_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut chars = text.chars().peekable();
+    let mut previous = '\n';
+    while let Some(c) = chars.next() {
+        match c {
+            '[' | '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ']' | '}' => depth = depth.saturating_sub(1),
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '\'' => {
+                // '' inside is an escaped quote: the string goes on.
+                while let Some(c) = chars.next() {
+                    if c == '\'' && chars.next_if_eq(&'\'').is_none() {
+                        break;
+                    }
+                }
+            }
+            '#' if previous.is_whitespace() => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+        previous = c;
+    }
+    deepest
+}
+
 impl Budget {
     pub fn parse(text: &str) -> Result<Self, BudgetError> {
         TEXT_LEFT.with(|left| left.set(MAX_BUDGET_TEXT));
+        if flow_depth(text) > MAX_DEPTH {
+            return Err(BudgetError::Rule(format!(
+                "it nests [ ] or {{ }} more than {MAX_DEPTH} levels deep"
+            )));
+        }
         let budget: Budget = serde_yaml::from_str(text)?;
         if budget.rules.is_empty() {
             return Err(BudgetError::Rule("it has no rules".into()));
@@ -544,6 +602,22 @@ mod tests {
         );
         // The allowance starts afresh for the next budget.
         assert!(Budget::parse("rules:\n  - {path: total, max: 1 MiB}\n").is_ok());
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_parsing() {
+        let deep = format!("rules: {}{}", "[".repeat(500_000), "]".repeat(500_000));
+        let started = std::time::Instant::now();
+        let err = Budget::parse(&deep).unwrap_err();
+        assert!(err.to_string().contains("more than 64 levels"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // Brackets in quoted strings and comments do not count.
+        let open = "[{".repeat(50);
+        let text = format!(
+            "rules: # {open}\n  - {{path: \"a{open}\", max: 1 MiB, message: 'it''s {open}'}}\n"
+        );
+        assert_eq!(flow_depth(&text), 1);
+        Budget::parse(&text).unwrap();
     }
 
     #[test]

@@ -13,7 +13,9 @@ use serde::Serialize;
 
 use crate::decode::InstanceSummary;
 use crate::diff::{Diff, DiffNode};
+use crate::profile::Aggregate;
 use crate::render::units::{human, signed_human, signed_percent};
+use crate::source::Source;
 use budget::{Percent, Rule, Size};
 
 /// What one limit of a rule measures.
@@ -67,8 +69,12 @@ pub struct LimitResult {
     pub matched: usize,
     /// The worst matched path, `None` when nothing matched.
     pub worst: Option<PathCheck>,
-    /// Every matched path that exceeded the limit.
+    /// Every matched path that exceeded the limit, the worst first, up to
+    /// [`MAX_LISTED_FAILURES`] over a file's results.
     pub failures: Vec<PathCheck>,
+    /// Failing paths beyond those listed (counted, not kept).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub failures_not_listed: usize,
     pub pass: bool,
     pub message: Option<String>,
 }
@@ -106,6 +112,72 @@ impl CheckReport {
     }
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Failing paths listed in one file's results; a budget of thousands of
+/// rules over a profile of thousands of paths could otherwise list
+/// millions. The rest are counted.
+pub const MAX_LISTED_FAILURES: usize = 10_000;
+
+/// Most rule-by-path comparisons one file's check may take: each rule is
+/// matched against every path of the diff.
+pub const MAX_MATCHES: u64 = 20_000_000;
+
+/// Refuses a check whose rules × paths is past [`MAX_MATCHES`].
+pub fn check_work(paths: usize, rules: usize) -> Result<(), String> {
+    let work = (paths as u64).saturating_mul(rules as u64);
+    if work > MAX_MATCHES {
+        return Err(format!(
+            "{rules} budget rules against {paths} paths is {work} comparisons, more than \
+             memprof's limit of {MAX_MATCHES}; use fewer rules or a smaller profile"
+        ));
+    }
+    Ok(())
+}
+
+/// The verdict on one file: `new` (named `file`) against `baseline`, or
+/// against nothing. Also returns the positions in `rules` of the rules that
+/// matched no path. Refuses rules × paths past [`MAX_MATCHES`].
+pub fn check_file(
+    file: &str,
+    new: &Source,
+    baseline: Option<&Source>,
+    rules: &[(usize, Rule)],
+) -> anyhow::Result<(FileReport, Vec<usize>)> {
+    let new_profile = new.profile();
+    let empty = Aggregate::new();
+    let (diff, baseline_name) = match baseline {
+        Some(old) => (
+            Diff::of(&old.profile(), &new_profile),
+            Some(old.name().to_string()),
+        ),
+        None => (Diff::new(&empty, &new_profile.aggregate), None),
+    };
+    check_work(diff.len(), rules.len()).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+    let (results, unmatched) = evaluate(&diff, baseline.is_some(), &new_profile.summary(), rules);
+    let report = FileReport {
+        file: file.to_string(),
+        baseline: baseline_name,
+        pass: results.iter().all(|r| r.pass),
+        results,
+    };
+    Ok((report, unmatched))
+}
+
+/// Refuses rules that need a baseline when there is none; `budget` names
+/// the budget file in the message.
+pub fn require_baseline(rules: &[(usize, Rule)], budget: &str) -> anyhow::Result<()> {
+    if let Some((n, rule)) = rules.iter().find(|(_, r)| r.needs_baseline()) {
+        anyhow::bail!(
+            "{budget}: rule {n} (path {:?}) sets max_growth, which needs --baseline",
+            rule.path.text
+        );
+    }
+    Ok(())
+}
+
 /// Applies `rules` to the diff of a file against its baseline (`has_old`)
 /// or against nothing. Returns the results and the positions in `rules` of
 /// the rules that matched no path.
@@ -117,6 +189,7 @@ pub fn evaluate(
 ) -> (Vec<LimitResult>, Vec<usize>) {
     let mut results = Vec::new();
     let mut unmatched = Vec::new();
+    let mut listed = 0;
     let frames: Vec<Vec<&str>> = (0..diff.len()).map(|id| diff.frames(id)).collect();
     for (position, (number, rule)) in rules.iter().enumerate() {
         let matched: Vec<usize> = (0..diff.len())
@@ -209,16 +282,21 @@ pub fn evaluate(
                     .then(b.severity.total_cmp(&a.severity))
                     .then_with(|| a.path.cmp(&b.path))
             });
-            let failures: Vec<PathCheck> = checks.iter().filter(|c| !c.pass).cloned().collect();
+            let failed = checks.iter().filter(|c| !c.pass).count();
+            let room = MAX_LISTED_FAILURES.saturating_sub(listed).min(failed);
+            listed += room;
+            // Failures sort first.
+            let failures: Vec<PathCheck> = checks[..room].to_vec();
             results.push(LimitResult {
                 rule: *number,
                 path: rule.path.text.clone(),
                 limit: kind,
                 limit_text,
                 matched: checks.len(),
-                pass: failures.is_empty(),
+                pass: failed == 0,
                 worst: checks.into_iter().next(),
                 failures,
+                failures_not_listed: failed - room,
                 message: rule.message.clone(),
             });
         }

@@ -9,10 +9,8 @@ use anyhow::{bail, Context, Result};
 use clap::{ArgGroup, Args};
 
 use crate::check::budget::{Budget, Rule};
-use crate::check::{self, BudgetExceeded, CheckReport, FileReport};
-use crate::diff::Diff;
+use crate::check::{self, BudgetExceeded, CheckReport};
 use crate::output::{input_files, Output};
-use crate::profile::Aggregate;
 use crate::render::check::{self as check_render, CheckFormat};
 use crate::render::diff::{self as diff_render, DiffFormat, DiffView, DiffViewOptions};
 use crate::source::{self, ProfileOptions, Source};
@@ -57,11 +55,11 @@ frames as wide as the new bytes (added paths show there) and out.old.svg, the ne
 frames as wide as the old bytes (removed paths show there).")]
 pub struct DiffArgs {
     /// The profile before: instance or baseline JSON.
-    pub old: String,
+    pub old: PathBuf,
     /// The profile after: instance or baseline JSON. Not given with
     /// `--accounting 2.9,3.0`, which compares OLD with itself as OMMX 3.0 counts it.
     #[arg(required_unless_present = "accounting")]
-    pub new: Option<String>,
+    pub new: Option<PathBuf>,
     #[command(flatten)]
     pub common: CompareCommon,
     /// Output format.
@@ -78,7 +76,7 @@ pub struct DiffArgs {
     pub flamegraph: Option<PathBuf>,
     /// Write to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -92,10 +90,10 @@ When GITHUB_STEP_SUMMARY is set, the markdown report is appended to that file.")
 pub struct CheckArgs {
     /// Instances or baselines to check (globs are expanded).
     #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
     /// Baseline to compare with: a profile (instance or baseline JSON), or a directory holding <file name>.json per FILE.
     #[arg(long, value_name = "B")]
-    pub baseline: Option<String>,
+    pub baseline: Option<PathBuf>,
     /// Budget file (YAML `rules:`; see the README).
     #[arg(long, value_name = "FILE")]
     pub budget: Option<PathBuf>,
@@ -106,11 +104,11 @@ pub struct CheckArgs {
     pub format: CheckFormat,
     /// Write the report to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<String>,
+    pub output: Option<PathBuf>,
 }
 
-fn one_stdin<'a>(args: impl IntoIterator<Item = &'a str>) -> Result<()> {
-    if args.into_iter().filter(|a| *a == "-").count() > 1 {
+fn one_stdin<'a>(args: impl IntoIterator<Item = &'a Path>) -> Result<()> {
+    if args.into_iter().filter(|a| a.as_os_str() == "-").count() > 1 {
         bail!("-: standard input can be read only once");
     }
     Ok(())
@@ -118,21 +116,21 @@ fn one_stdin<'a>(args: impl IntoIterator<Item = &'a str>) -> Result<()> {
 
 pub fn run_diff(args: DiffArgs) -> Result<()> {
     let migration = args.common.profile.accounting == Some(super::AccountingArg::Both);
-    let new_arg = match (&args.new, migration) {
-        (Some(new), false) => new.as_str(),
-        (None, true) => args.old.as_str(),
+    let new_arg: &Path = match (&args.new, migration) {
+        (Some(new), false) => new.as_path(),
+        (None, true) => args.old.as_path(),
         (Some(_), true) => bail!(
             "--accounting 2.9,3.0 compares one input with itself (OMMX 2.9.3's count against OMMX 3.0's): give one file"
         ),
         (None, false) => bail!("diff needs OLD and NEW (or one file with --accounting 2.9,3.0)"),
     };
-    if migration && args.old == "-" {
+    if migration && args.old.as_os_str() == "-" {
         bail!("--accounting 2.9,3.0 reads its input twice: give a file, not standard input");
     }
     if !migration {
-        one_stdin([args.old.as_str(), new_arg])?;
+        one_stdin([args.old.as_path(), new_arg])?;
     }
-    let inputs = input_files([args.old.as_str(), new_arg]);
+    let inputs = input_files([args.old.as_path(), new_arg]);
     let output = Output::from_arg(args.output.as_deref());
     output.check_not_input(&inputs)?;
     let graphs = match &args.flamegraph {
@@ -224,24 +222,28 @@ enum Baselines {
 }
 
 impl Baselines {
-    fn for_file(&self, file: &str, options: &ProfileOptions) -> Result<Option<(Source, bool)>> {
+    fn for_file(&self, file: &Path, options: &ProfileOptions) -> Result<Option<(Source, bool)>> {
         match self {
             Baselines::None => Ok(None),
             Baselines::Shared(source) => Ok(Some(((**source).clone(), true))),
             Baselines::Directory(dir) => {
-                let name = Path::new(file)
-                    .file_name()
-                    .with_context(|| format!("{file}: has no file name to find its baseline by"))?;
+                let name = file.file_name().with_context(|| {
+                    format!(
+                        "{}: has no file name to find its baseline by",
+                        file.display()
+                    )
+                })?;
                 let mut json = name.to_os_string();
                 json.push(".json");
                 let path = dir.join(json);
                 if !path.is_file() {
                     bail!(
-                        "{}: no baseline for {file} (expected this file in the --baseline directory)",
-                        path.display()
+                        "{}: no baseline for {} (expected this file in the --baseline directory)",
+                        path.display(),
+                        file.display()
                     );
                 }
-                let source = source::load(&path.display().to_string(), options)?;
+                let source = source::load(&path, options)?;
                 Ok(Some((source, true)))
             }
         }
@@ -263,25 +265,21 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
         None => vec![(0, Rule::default_growth())],
     };
     if args.baseline.is_none() {
-        if let Some((n, rule)) = rules.iter().find(|(_, r)| r.needs_baseline()) {
-            bail!(
-                "{}: rule {n} (path {:?}) sets max_growth, which needs --baseline",
-                args.budget.as_ref().expect("a budget").display(),
-                rule.path.text
-            );
+        if let Some(budget) = &args.budget {
+            check::require_baseline(&rules, &budget.display().to_string())?;
         }
     }
     let files = crate::batch::expand(&args.files)?;
     one_stdin(
         files
             .iter()
-            .map(String::as_str)
+            .map(PathBuf::as_path)
             .chain(args.baseline.as_deref()),
     )?;
     let output = Output::from_arg(args.output.as_deref());
-    let mut inputs = input_files(files.iter().map(String::as_str));
+    let mut inputs = input_files(files.iter().map(PathBuf::as_path));
     if let Some(b) = &args.baseline {
-        inputs.push(Path::new(b));
+        inputs.push(b);
     }
     if let Some(b) = &args.budget {
         inputs.push(b);
@@ -290,7 +288,7 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
 
     let baselines = match &args.baseline {
         None => Baselines::None,
-        Some(b) if Path::new(b).is_dir() => Baselines::Directory(PathBuf::from(b)),
+        Some(b) if b.is_dir() => Baselines::Directory(b.clone()),
         Some(b) => Baselines::Shared(Box::new(source::load(b, &options)?)),
     };
     // Files are checked in parallel; reports and warnings keep file order.
@@ -298,30 +296,17 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
         let mut warnings = Vec::new();
         let new = source::load(file, &options)?;
         let baseline = baselines.for_file(file, &options)?;
-        let new_profile = new.profile();
-        let empty = Aggregate::new();
-        let (diff, baseline_name) = match &baseline {
-            Some((old, _)) => (
-                Diff::of(&old.profile(), &new_profile),
-                Some(old.name().to_string()),
-            ),
-            None => (Diff::new(&empty, &new_profile.aggregate), None),
-        };
-        let (results, unmatched) =
-            check::evaluate(&diff, baseline.is_some(), &new_profile.summary(), &rules);
+        let name = file.display().to_string();
+        let (report, unmatched) =
+            check::check_file(&name, &new, baseline.as_ref().map(|(b, _)| b), &rules)?;
         for position in unmatched {
             let (n, rule) = &rules[position];
             warnings.push(format!(
-                "memprof: warning: {file}: rule {n} (path {:?}) matches no path",
+                "memprof: warning: {}: rule {n} (path {:?}) matches no path",
+                file.display(),
                 rule.path.text
             ));
         }
-        let report = FileReport {
-            file: file.to_string(),
-            baseline: baseline_name,
-            pass: results.iter().all(|r| r.pass),
-            results,
-        };
         Ok((report, warnings))
     })?;
     let mut reports = Vec::new();
@@ -362,7 +347,7 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
     }
     let mut stderr = std::io::stderr();
     for w in warnings {
-        let _ = writeln!(stderr, "{w}");
+        let _ = writeln!(stderr, "{}", crate::render::escape_control(&w));
     }
     if !report.pass {
         return Err(BudgetExceeded {

@@ -36,8 +36,8 @@ use indicatif::ProgressBar;
 
 use super::limits::Capped;
 use super::{
-    profile_one, Container, DecodeError, Document, LayerInfo, Pass, Report, Schema, Selection,
-    BUF_SIZE,
+    profile_one_within, Container, DecodeError, Document, LayerInfo, Pass, Report, Schema,
+    Selection, BUF_SIZE,
 };
 
 /// Caps on the small JSON documents read whole.
@@ -68,6 +68,10 @@ pub enum ArchiveError {
     },
     #[error("index.json lists no manifest")]
     NoManifest,
+    #[error("the directory has no oci-layout file: OMMX reads a directory only as an OCI image layout (an extracted .ommx archive has none; read the archive itself)")]
+    NoOciLayout,
+    #[error("oci-layout declares version {0:?}; OMMX reads only 1.0.0")]
+    OciLayoutVersion(String),
     #[error("the manifest's artifactType is {}, not {ARTIFACT_TYPE}: not an OMMX artifact", .0.as_deref().map_or("missing".to_string(), |t| format!("{t:?}")))]
     NotOmmx(Option<String>),
     #[error("blob {0} is missing from the archive")]
@@ -230,6 +234,12 @@ trait Store {
 
     /// Where the file's data is stored, for reading blobs in storage order.
     fn position(&self, name: &str) -> Option<u64>;
+
+    /// Whether the sizes of files are only claims about decompressed data
+    /// (a gzip archive's tar headers) rather than bytes on disk.
+    fn sizes_claimed(&self) -> bool {
+        false
+    }
 }
 
 fn read_capped(
@@ -398,14 +408,24 @@ fn read_layout(
         sum.saturating_add(descriptors[i].size)
     }));
     let mut profiles: HashMap<&str, super::ProfiledInstance> = HashMap::new();
+    let claimed = store.sizes_claimed();
     for &(_, digest, i) in &blobs {
         let (reader, size) = open_blob(store, &descriptors[i])?;
         let instance_index = profiled_digests[digest].0;
         let schema = Schema::of_media_type(&descriptors[i].media_type).expect("an instance layer");
         let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
+        let max_element = claimed.then(super::limits::max_element);
         profiles.insert(
             digest,
-            profile_one(stream, Some(size), instance_index, None, schema, pass)?,
+            profile_one_within(
+                stream,
+                Some(size),
+                max_element,
+                instance_index,
+                None,
+                schema,
+                pass,
+            )?,
         );
     }
 
@@ -506,7 +526,8 @@ impl TarStore {
         if let Some((limit, tripped)) = &source.gzip {
             let mut archive = tar::Archive::new(Self::gz_stream(&source.file, *limit, tripped)?);
             // Entries are read through, so each one's data is known to be there.
-            for entry in archive.entries().map_err(ArchiveError::Tar)? {
+            // Raw: long names and pax headers are read here, within caps.
+            for entry in archive.entries().map_err(ArchiveError::Tar)?.raw(true) {
                 table.record(&mut entry.map_err(ArchiveError::Tar)?, None)?;
             }
         } else {
@@ -515,8 +536,13 @@ impl TarStore {
             // Entries are seeked past. The archive ends at the first header
             // that cannot be read (damaged, or cut short), keeping what came
             // before: OMMX 2.9.3's reader does the same, so an archive whose
-            // layout files precede the damage is read by both.
-            for entry in archive.entries_with_seek().map_err(ArchiveError::Tar)? {
+            // layout files precede the damage is read by both. Raw: long
+            // names and pax headers are read here, within caps.
+            for entry in archive
+                .entries_with_seek()
+                .map_err(ArchiveError::Tar)?
+                .raw(true)
+            {
                 let Ok(mut entry) = entry else { break };
                 table.record(&mut entry, Some(file_len))?;
             }
@@ -540,6 +566,30 @@ struct EntryTable {
     /// Entries that are not regular files (links, devices, ...), by kind.
     special: HashMap<String, &'static str>,
     count: u64,
+    /// What GNU long-name and pax headers said about the next entry.
+    extension: Extension,
+}
+
+/// The metadata headers before an entry, read within [`MAX_EXTENSION`].
+/// (The tar crate would read them whole, however large they claim to be.)
+#[derive(Default)]
+struct Extension {
+    /// A GNU long name: `Some(None)` when it is one memprof ignores.
+    long_name: Option<Option<String>>,
+    /// A pax `path` record.
+    pax_path: Option<Option<String>>,
+    /// A pax `size` record.
+    pax_size: Option<u64>,
+}
+
+/// Largest pax header read; a long name longer than [`MAX_NAME`] is skipped
+/// unread (its entry is then ignored, as any name that long is).
+const MAX_EXTENSION: u64 = 64 << 10;
+
+/// A name from a long-name or pax record, as memprof would use it.
+fn extension_name(bytes: &[u8]) -> Option<String> {
+    let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+    entry_name(FsPath::new(std::str::from_utf8(bytes).ok()?))
 }
 
 /// What a tar entry that is not a regular file is, for entries that could
@@ -576,11 +626,67 @@ impl EntryTable {
             .into());
         }
         let entry_type = entry.header().entry_type();
+        if entry_type.is_gnu_longname() {
+            let name = if entry.size() > MAX_NAME as u64 + 1 {
+                None
+            } else {
+                let mut bytes = Vec::new();
+                entry
+                    .take(MAX_NAME as u64 + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(ArchiveError::Tar)?;
+                extension_name(&bytes)
+            };
+            self.extension.long_name = Some(name);
+            return Ok(());
+        }
+        if entry_type.is_pax_local_extensions() {
+            if entry.size() > MAX_EXTENSION {
+                return Err(ArchiveError::TooLarge {
+                    what: "a pax header".into(),
+                    size: entry.size(),
+                    cap: MAX_EXTENSION,
+                }
+                .into());
+            }
+            let mut bytes = Vec::new();
+            entry.read_to_end(&mut bytes).map_err(ArchiveError::Tar)?;
+            for record in tar::PaxExtensions::new(&bytes) {
+                let record = record.map_err(ArchiveError::Tar)?;
+                match record.key_bytes() {
+                    b"path" => self.extension.pax_path = Some(extension_name(record.value_bytes())),
+                    b"size" => {
+                        let size = record.value().ok().and_then(|v| v.parse().ok());
+                        self.extension.pax_size = Some(size.ok_or_else(|| {
+                            ArchiveError::Tar(io::Error::other("a pax size record is not a number"))
+                        })?);
+                    }
+                    _ => {}
+                }
+            }
+            return Ok(());
+        }
+        if entry_type.is_gnu_longlink() || entry_type.is_pax_global_extensions() {
+            return Ok(());
+        }
+        let extension = std::mem::take(&mut self.extension);
+        if let Some(size) = extension.pax_size.filter(|&size| size != entry.size()) {
+            return Err(ArchiveError::Tar(io::Error::other(format!(
+                "a pax header gives an entry {size} bytes where its tar header says {}; \
+                 memprof does not read such entries",
+                entry.size()
+            )))
+            .into());
+        }
         let special = special_kind(entry_type);
         if entry_type != tar::EntryType::Regular && special.is_none() {
             return Ok(());
         }
-        let Some(name) = entry.path().ok().and_then(|p| entry_name(&p)) else {
+        let name = match (extension.long_name, extension.pax_path) {
+            (Some(name), _) | (None, Some(name)) => name,
+            (None, None) => entry.path().ok().and_then(|p| entry_name(&p)),
+        };
+        let Some(name) = name else {
             return Ok(());
         };
         if self.files.contains_key(&name) || self.special.contains_key(&name) {
@@ -652,6 +758,10 @@ impl Store for TarStore {
 
     fn position(&self, name: &str) -> Option<u64> {
         self.table.files.get(name).map(|&(offset, _)| offset)
+    }
+
+    fn sizes_claimed(&self) -> bool {
+        self.source.gzip.is_some()
     }
 }
 
@@ -768,5 +878,27 @@ pub(crate) fn read_directory(
         layers: Vec::new(),
         raw_schema: None,
     };
-    read_layout(&mut DirStore { root }, document, selection, pass, progress)
+    let mut store = DirStore { root };
+    check_oci_layout(&mut store)?;
+    read_layout(&mut store, document, selection, pass, progress)
+}
+
+/// `oci-layout` in a directory's layout, as OMMX reads it.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OciLayout {
+    image_layout_version: String,
+}
+
+/// OMMX reads a directory only as an OCI image layout: its `oci-layout` file
+/// must declare version 1.0.0. (A tar needs none, and `.ommx` archives
+/// carry none: an extracted archive is not such a directory.)
+fn check_oci_layout(store: &mut dyn Store) -> Result<(), DecodeError> {
+    let bytes = read_capped(store, "oci-layout", "oci-layout", INDEX_CAP)?
+        .ok_or(ArchiveError::NoOciLayout)?;
+    let layout: OciLayout = parse_json(&bytes, "oci-layout")?;
+    if layout.image_layout_version != "1.0.0" {
+        return Err(ArchiveError::OciLayoutVersion(layout.image_layout_version).into());
+    }
+    Ok(())
 }

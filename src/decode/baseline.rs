@@ -22,6 +22,10 @@ use crate::profile::{Aggregate, Frame, NodeId};
 use crate::render::json::SCHEMA_VERSION;
 use crate::render::layer_frame;
 
+/// Largest baseline file read: a baseline takes about four times its size
+/// in memory while it is parsed and rebuilt.
+pub const MAX_BASELINE: u64 = 256 << 20;
+
 /// The accounting a baseline must have been made with.
 pub const ACCOUNTING: &str = "ommx 2.9.3 logical_memory_profile";
 
@@ -43,6 +47,8 @@ pub enum BaselineError {
     Malformed(String),
     #[error("the baseline is larger than {}, the --max-decompressed limit (which also bounds baseline files); raise it if the file is trusted", super::limits::size_text(*.0))]
     TooLarge(u64),
+    #[error("the baseline is larger than {}, memprof's limit for baseline files (one of 65,536 name families is about 220 MB); it takes several times its size in memory", super::limits::size_text(MAX_BASELINE))]
+    TooBig,
     #[error("--layer {requested} is out of range: the baseline has {available} instance layer(s)")]
     LayerOutOfRange { requested: usize, available: usize },
 }
@@ -166,9 +172,14 @@ pub fn parse(
             Some(found) if found == u64::from(SCHEMA_VERSION) => {}
             Some(found) => return Err(BaselineError::Version { found }),
             None => {
+                let what = match &v {
+                    serde_json::Value::Number(n) if n.is_f64() => "a decimal, not a whole number",
+                    serde_json::Value::Number(_) => "negative",
+                    _ => "not a number",
+                };
                 return Err(BaselineError::NotBaseline(format!(
-                    "schema_version is {v}, not a number"
-                )))
+                    "schema_version is {v}, {what} (this memprof reads {SCHEMA_VERSION})"
+                )));
             }
         },
     }
@@ -247,7 +258,7 @@ fn check_node(node: &NodeDoc, path: &str) -> Result<(), BaselineError> {
     let mut leaves = 0u64;
     let mut names = HashSet::new();
     for child in &node.children {
-        if child.name.is_empty() || child.name.contains([';', '\n', '\r']) {
+        if child.name.is_empty() || child.name.contains(|c: char| c == ';' || c.is_control()) {
             return Err(malformed(format!(
                 "{path}: child name {:?} cannot be a frame",
                 child.name
@@ -418,5 +429,17 @@ mod tests {
         assert!(err.to_string().contains("schema_version 9"), "{err}");
         let err = parse(b"{", "x".into(), Selection::All).unwrap_err();
         assert!(err.to_string().contains("not valid JSON"), "{err}");
+        for (version, says) in [
+            (
+                "1.0",
+                "schema_version is 1.0, a decimal, not a whole number (this memprof reads 1)",
+            ),
+            ("-1", "schema_version is -1, negative"),
+            ("\"1\"", "schema_version is \"1\", not a number"),
+        ] {
+            let text = format!("{{\"schema_version\": {version}}}");
+            let err = parse(text.as_bytes(), "x".into(), Selection::All).unwrap_err();
+            assert!(err.to_string().contains(says), "{err}");
+        }
     }
 }

@@ -46,6 +46,23 @@ pub enum InstanceError {
     },
     #[error("OMMX 2.9.3 rejects this instance: {0}")]
     Rejected(#[from] ModelError),
+    #[error(
+        "more than {cap} distinct variable ids are used before they are defined, memprof's \
+         limit (OMMX writers store the variables first)"
+    )]
+    TooManyPending { cap: usize },
+    #[error(
+        "the instance's singular fields (objective, hints, parameters, ...) together are more \
+         than {}, the --max-element limit; raise it if the input is trusted",
+        super::limits::size_text(*.limit)
+    )]
+    SingularTooLarge { limit: u64 },
+    #[error(
+        "--group-by name: the entities have more than {MAX_FAMILIES} distinct names (or more \
+         than 1 MiB of them), memprof's limit; a name that differs for every entity (x_1_2 \
+         rather than x with subscripts [1, 2]) is a family of its own"
+    )]
+    TooManyFamilies,
 }
 
 /// Counts a caller may want to show next to the profile.
@@ -195,18 +212,73 @@ struct State {
     constraints: IdSet,
     removed: IdSet,
     named_functions: IdSet,
-    /// Variables used before (or without) their definition.
+    /// Variables used before (or without) their definition: each distinct
+    /// id once, with its first user, in order of first use.
     pending: Vec<(User, u64)>,
+    pending_ids: IdSet,
     summary: InstanceSummary,
 }
 
+/// Distinct entity names with `--group-by name`: each is a family frame
+/// under its container, with a subtree of its own, in every thread's
+/// aggregate and in every output, so they are capped (in stream order, the
+/// same whatever the threads).
+pub const MAX_FAMILIES: usize = 65_536;
+/// Bytes of those distinct names.
+pub const MAX_FAMILY_BYTES: usize = 1 << 20;
+
+/// The distinct names seen so far, when grouping by name.
+struct Families {
+    names: Option<HashSet<Box<str>>>,
+    bytes: usize,
+}
+
+impl Families {
+    fn new(group_by: GroupBy) -> Self {
+        Self {
+            names: (group_by == GroupBy::Name).then(HashSet::new),
+            bytes: 0,
+        }
+    }
+
+    fn see(&mut self, name: Option<&str>) -> Result<(), InstanceError> {
+        let (Some(names), Some(name)) = (&mut self.names, name) else {
+            return Ok(());
+        };
+        if !names.contains(name) {
+            self.bytes += name.len();
+            names.insert(name.into());
+            if names.len() > MAX_FAMILIES || self.bytes > MAX_FAMILY_BYTES {
+                return Err(InstanceError::TooManyFamilies);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Distinct variable ids that may wait for their definition: a hostile
+/// stream of references to undefined variables costs memory per distinct
+/// id, up to this.
+pub const MAX_PENDING: usize = 1 << 18;
+
 impl State {
-    fn uses(&mut self, user: User, function: &Function) {
+    fn uses(&mut self, user: User, function: &Function) -> Result<(), InstanceError> {
+        let mut fresh = false;
         function.for_each_variable(|id| {
-            if !self.variables.contains(&id) {
+            if !self.variables.contains(&id) && self.pending_ids.insert(id) {
                 self.pending.push((user, id));
+                fresh = true;
             }
         });
+        if fresh && self.pending.len() > MAX_PENDING {
+            // Those defined since no longer wait.
+            let variables = &self.variables;
+            self.pending.retain(|(_, id)| !variables.contains(id));
+            if self.pending.len() > MAX_PENDING {
+                return Err(InstanceError::TooManyPending { cap: MAX_PENDING });
+            }
+        }
+        Ok(())
     }
 
     fn new_constraint(&mut self, id: u64) -> Result<(), ModelError> {
@@ -680,6 +752,45 @@ fn decode_entity(
 
 type Batch = Vec<Result<Item, InstanceError>>;
 
+/// Whether a batch holding an element larger than [`BATCH_BYTES`] is being
+/// decoded or checked somewhere in the process: one such batch at a time,
+/// however many threads and inputs there are, since a decoded element can
+/// take many times its encoded size (up to `--max-element`).
+static LARGE_BUSY: (std::sync::Mutex<bool>, std::sync::Condvar) =
+    (std::sync::Mutex::new(false), std::sync::Condvar::new());
+
+/// The right to decode a large element, held until its batch is checked.
+struct LargeToken;
+
+impl LargeToken {
+    /// Waits for the right when `raw` holds a large element.
+    fn for_batch(raw: &RawBatch) -> Option<Self> {
+        let largest = raw.elements.iter().map(|e| match e {
+            RawElement::Entity { start, end, .. } => end - start,
+            RawElement::Rest { bytes, .. } => bytes.len(),
+            RawElement::Unknown { .. } => 0,
+        });
+        if largest.max().unwrap_or(0) <= BATCH_BYTES {
+            return None;
+        }
+        let (busy, freed) = &LARGE_BUSY;
+        let mut busy = busy.lock().unwrap_or_else(|e| e.into_inner());
+        while *busy {
+            busy = freed.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+        *busy = true;
+        Some(LargeToken)
+    }
+}
+
+impl Drop for LargeToken {
+    fn drop(&mut self) {
+        let (busy, freed) = &LARGE_BUSY;
+        *busy.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        freed.notify_one();
+    }
+}
+
 /// Instances smaller than this decode on the calling thread by default:
 /// starting threads would cost more than they save (an archive of a
 /// thousand small layers ran twice as long with them).
@@ -737,18 +848,40 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
     accounts: &mut Accounts,
     observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
+    let max_element = total.is_none().then(super::limits::max_element);
+    profile_instance_within(reader, total, max_element, accounts, observer)
+}
+
+/// [`profile_instance`] refusing any element (and the singular fields
+/// together) longer than `max_element`. A stream of unknown length, or one
+/// whose `total` is only a container's claim (a tar header inside gzip data),
+/// needs the limit: nothing else bounds what one element may make memprof
+/// hold. A file read as stored needs none: its elements are no larger than
+/// the file.
+pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
+    reader: R,
+    total: Option<u64>,
+    max_element: Option<u64>,
+    accounts: &mut Accounts,
+    observer: &mut O,
+) -> Result<InstanceSummary, InstanceError> {
     let threads = decoding_threads(total);
-    let mut fields = FieldReader::new(reader, total);
+    let group_by = accounts.group_by;
+    let mut fields = FieldReader::new(reader, total).with_max_len(max_element);
     if threads == 1 {
         let mut raw = RawBatch::default();
+        // The previous batch has been checked when the next is asked for.
+        let mut large: Option<LargeToken> = None;
         let batches = std::iter::from_fn(|| {
+            drop(large.take());
             frame_batch(&mut fields, &mut raw);
+            large = LargeToken::for_batch(&raw);
             Some(decode_batch(&mut raw, accounts))
         });
         // The borrow of `accounts` by the batches ends with `consume`'s
         // stream phase; the singular fields are visited into a second one.
         let mut singular = Aggregate::new();
-        let summary = consume(batches, &mut singular, observer)?;
+        let summary = consume(batches, max_element, group_by, &mut singular, observer)?;
         accounts.memory.merge_under(&[], &singular);
         return Ok(summary);
     }
@@ -767,7 +900,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
         done: false,
     });
     std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::sync_channel::<(u64, Batch)>(in_flight);
+        let (tx, rx) = mpsc::sync_channel::<(u64, Batch, Option<LargeToken>)>(in_flight);
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let tx = tx.clone();
@@ -776,7 +909,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
                     let mut local = Accounts::new(options);
                     let mut raw = RawBatch::default();
                     loop {
-                        let seq = {
+                        let (seq, large) = {
                             let mut f = framer.lock().unwrap_or_else(|e| e.into_inner());
                             // No ticket: the checking side has stopped.
                             if f.done || f.tickets.recv().is_err() {
@@ -785,11 +918,13 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
                             frame_batch(&mut f.fields, &mut raw);
                             f.done = raw.last.is_some();
                             f.next += 1;
-                            f.next - 1
+                            // Taken before the framer is let go, so that no
+                            // other large element is framed meanwhile.
+                            (f.next - 1, LargeToken::for_batch(&raw))
                         };
                         let batch = decode_batch(&mut raw, &mut local);
                         // A closed channel: the checking side stopped on an error.
-                        if tx.send((seq, batch)).is_err() {
+                        if tx.send((seq, batch, large)).is_err() {
                             break;
                         }
                     }
@@ -802,18 +937,28 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
         let mut pending = BTreeMap::new();
         let mut next = 0u64;
         let mut rx = rx.into_iter();
+        // The previous batch has been checked when the next is asked for.
+        let mut large: Option<LargeToken> = None;
         let in_order = std::iter::from_fn(move || loop {
-            if let Some(batch) = pending.remove(&next) {
+            drop(large.take());
+            if let Some((batch, token)) = pending.remove(&next) {
                 next += 1;
+                large = token;
                 // Taken: another batch may be framed. (Sending fails only
                 // once every worker has stopped.)
                 let _ = ticket_tx.send(());
                 return Some(batch);
             }
-            let (seq, batch) = rx.next()?;
-            pending.insert(seq, batch);
+            let (seq, batch, token) = rx.next()?;
+            pending.insert(seq, (batch, token));
         });
-        let result = consume(in_order, &mut accounts.memory, observer);
+        let result = consume(
+            in_order,
+            max_element,
+            group_by,
+            &mut accounts.memory,
+            observer,
+        );
         // On an error the receiver is gone by now, so no worker stays
         // blocked on a full channel; on success they have all finished.
         for worker in workers {
@@ -831,10 +976,13 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
 
 fn consume<O: EntityObserver + ?Sized>(
     mut batches: impl Iterator<Item = Batch>,
+    max_element: Option<u64>,
+    group_by: GroupBy,
     aggregate: &mut Aggregate,
     observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
     let mut state = State::default();
+    let mut families = Families::new(group_by);
     // The singular fields and maps, re-encoded in stream order: decoded at the
     // end as an Instance whose entity lists are empty, prost applying
     // protobuf's merge and last-entry-wins rules.
@@ -851,13 +999,15 @@ fn consume<O: EntityObserver + ?Sized>(
                         return Err(ModelError::DuplicateVariable(v.id).into());
                     }
                     state.summary.variables += 1;
+                    families.see(v.name.as_deref())?;
                     observer.variable(&v, cost);
                 }
                 Item::Constraint(c, cost) => {
                     state.new_constraint(c.id)?;
                     state.constraints.insert(c.id);
-                    state.uses(User::Constraint(c.id), &c.function);
+                    state.uses(User::Constraint(c.id), &c.function)?;
                     state.summary.constraints += 1;
+                    families.see(c.name.as_deref())?;
                     state.summary.terms += c.function.stored_terms() as u64;
                     observer.constraint(&c, cost);
                 }
@@ -867,6 +1017,7 @@ fn consume<O: EntityObserver + ?Sized>(
                     state.removed.insert(id);
                     // 2.9.3 does not check the variables of removed constraints.
                     state.summary.removed_constraints += 1;
+                    families.see(r.constraint.name.as_deref())?;
                     state.summary.terms += r.constraint.function.stored_terms() as u64;
                     observer.removed_constraint(&r, cost);
                 }
@@ -874,11 +1025,19 @@ fn consume<O: EntityObserver + ?Sized>(
                     if !state.named_functions.insert(n.id) {
                         return Err(ModelError::DuplicateNamedFunction(n.id).into());
                     }
-                    state.uses(User::NamedFunction(n.id), &n.function);
+                    state.uses(User::NamedFunction(n.id), &n.function)?;
                     state.summary.named_functions += 1;
                     observer.named_function(&n, cost);
                 }
-                Item::Rest(bytes) => rest.extend_from_slice(&bytes),
+                Item::Rest(bytes) => {
+                    // Merged, they are decoded as one message: one element.
+                    if let Some(limit) =
+                        max_element.filter(|&limit| (rest.len() + bytes.len()) as u64 > limit)
+                    {
+                        return Err(InstanceError::SingularTooLarge { limit });
+                    }
+                    rest.extend_from_slice(&bytes)
+                }
                 Item::End(offset) => break 'stream offset,
             }
         }
@@ -914,7 +1073,7 @@ fn consume<O: EntityObserver + ?Sized>(
     let objective = Function::from_wire(&wire_objective)?;
     let objective_waste = FileWaste::of(&wire_objective, &objective);
     drop(wire_objective);
-    state.uses(User::Objective, &objective);
+    state.uses(User::Objective, &objective)?;
     state.summary.terms += objective.stored_terms() as u64;
     if let Some((user, id)) = state
         .pending

@@ -13,13 +13,45 @@
 //! stream ends in an error.
 
 use std::io::{self, Read};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The default `--max-decompressed`: far above any OMMX instance seen in
 /// practice (a million-term LP is 20 MB), low enough that a bomb is stopped
 /// within seconds.
 pub const DEFAULT_MAX_DECOMPRESSED: u64 = 4 << 30;
+
+/// The default `--max-element`: the largest one top-level element of an
+/// instance read from gzip data or a stream may be (one variable,
+/// constraint or named function, or the singular fields such as the
+/// objective together). An element is held whole while it is decoded, and
+/// decoded it takes a few times its encoded size (at worst about sixteen
+/// times, for a monomial of millions of one-byte ids), so this bounds what
+/// a small compressed file can make memprof hold. Files read as stored need
+/// no such limit: an element is no larger than the file. A 2,000-variable
+/// dense QUBO's objective is 24 MB.
+pub const DEFAULT_MAX_ELEMENT: u64 = 32 << 20;
+
+static MAX_ELEMENT: AtomicU64 = AtomicU64::new(DEFAULT_MAX_ELEMENT);
+
+/// Sets the element limit every instance is read under (`--max-element`).
+pub fn set_max_element(bytes: u64) {
+    MAX_ELEMENT.store(bytes, Ordering::Relaxed);
+}
+
+/// The element limit in force.
+pub fn max_element() -> u64 {
+    MAX_ELEMENT.load(Ordering::Relaxed)
+}
+
+/// The message of an element over the limit.
+pub fn element_too_large(what: &str, len: u64, limit: u64) -> String {
+    format!(
+        "{what} is {len} bytes, more than {}, the --max-element limit; \
+         raise it if the input is trusted",
+        size_text(limit)
+    )
+}
 
 /// Limits that apply to one read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -49,6 +49,15 @@ impl Input {
         }
     }
 
+    /// `-` is stdin; anything else a path, whatever its bytes.
+    pub fn from_path(arg: &std::path::Path) -> Self {
+        if arg.as_os_str() == "-" {
+            Input::Stdin
+        } else {
+            Input::Path(arg.to_path_buf())
+        }
+    }
+
     /// How the input is named in messages and reports.
     pub fn display_name(&self) -> String {
         match self {
@@ -148,6 +157,8 @@ pub enum DecodeError {
     Io(#[from] io::Error),
     #[error("the input is empty")]
     Empty,
+    #[error("cannot read: the file changed size while it was read ({opened} bytes when opened, {now} after); read it once it is complete")]
+    Changed { opened: u64, now: u64 },
     #[error("not an OMMX instance or archive: the content looks like {0}")]
     WrongKind(&'static str),
     #[error("gzip data is corrupt: {0}")]
@@ -286,8 +297,20 @@ pub fn read_with(
         }
         Input::Path(path) => {
             let file = File::open(path)?;
-            if file.metadata()?.is_file() {
-                read_file(file, name, selection, limits, pass, progress)
+            let opened = file.metadata()?;
+            if opened.is_file() {
+                let handle = file.try_clone()?;
+                let result = read_file(file, name, selection, limits, pass, progress);
+                // What was read from a file that shrank or grew meanwhile is
+                // not the file (a gzip member boundary, say, reads as an end).
+                let now = handle.metadata()?.len();
+                if now != opened.len() {
+                    return Err(DecodeError::Changed {
+                        opened: opened.len(),
+                        now,
+                    });
+                }
+                result
             } else {
                 // A pipe (`<(...)`), a FIFO or a device: no size, no seeking.
                 read_stream(file, name, selection, limits, pass, progress)
@@ -598,12 +621,35 @@ fn hint(err: DecodeError, head: &[u8]) -> DecodeError {
     }
 }
 
-/// Profiles one instance stream of `schema` into fresh accounts, with the
-/// accounting `pass` asks for: the streaming v1 pass for OMMX 2.9.3's,
-/// [`v2::profile`] for OMMX 3.0's.
+/// Profiles one instance stream of `schema` into fresh accounts; a stream
+/// of unknown length is read under the `--max-element` limit.
 pub(crate) fn profile_one<R: Read + Send>(
     reader: R,
     total: Option<u64>,
+    instance_index: Option<usize>,
+    title: Option<String>,
+    schema: Schema,
+    pass: &mut Pass<'_>,
+) -> Result<ProfiledInstance, DecodeError> {
+    let max_element = total.is_none().then(limits::max_element);
+    profile_one_within(
+        reader,
+        total,
+        max_element,
+        instance_index,
+        title,
+        schema,
+        pass,
+    )
+}
+
+/// [`profile_one`] with the element limit given, with the accounting `pass`
+/// asks for: the streaming v1 pass for OMMX 2.9.3's, [`v2::profile`] for
+/// OMMX 3.0's (a v2 payload is read whole: it is one element).
+pub(crate) fn profile_one_within<R: Read + Send>(
+    reader: R,
+    total: Option<u64>,
+    max_element: Option<u64>,
     instance_index: Option<usize>,
     title: Option<String>,
     schema: Schema,
@@ -618,15 +664,29 @@ pub(crate) fn profile_one<R: Read + Send>(
         Schema::V2 => Accounting::Ommx30,
     };
     if accounting == Accounting::Ommx30 {
-        return v2::profile(reader, total, instance_index, title, schema, pass);
+        return v2::profile(
+            reader,
+            total,
+            max_element,
+            instance_index,
+            title,
+            schema,
+            pass,
+        );
     }
     let mut accounts = instance::Accounts::new(pass.options);
     pass.observer.begin(instance_index);
-    let summary = instance::profile_instance(reader, total, &mut accounts, &mut *pass.observer)
-        .map_err(|source| DecodeError::Instance {
-            layer: instance_index,
-            source,
-        })?;
+    let summary = instance::profile_instance_within(
+        reader,
+        total,
+        max_element,
+        &mut accounts,
+        &mut *pass.observer,
+    )
+    .map_err(|source| DecodeError::Instance {
+        layer: instance_index,
+        source,
+    })?;
     accounts.memory.release_cache();
     if let Some(wire) = &mut accounts.wire {
         wire.release_cache();

@@ -33,12 +33,15 @@ pub enum V2PassError {
     WireView,
     #[error("--group-by groups ommx.v1 entities only; this instance is counted with OMMX 3.0's accounting")]
     GroupBy,
+    #[error("the ommx.v2 instance read from a stream is larger than {0} bytes, the --max-element limit (a v2 layer is read whole); raise it if the input is trusted")]
+    TooLarge(u64),
 }
 
 /// Profiles one payload of `schema` with OMMX 3.0's accounting.
 pub(crate) fn profile<R: Read>(
-    mut reader: R,
+    reader: R,
     total: Option<u64>,
+    max_element: Option<u64>,
     instance_index: Option<usize>,
     title: Option<String>,
     schema: Schema,
@@ -49,7 +52,12 @@ pub(crate) fn profile<R: Read>(
         source,
     };
     let mut bytes = Vec::with_capacity(total.unwrap_or(0).min(1 << 26) as usize);
-    reader.read_to_end(&mut bytes)?;
+    // A payload of unknown length is one element under `--max-element`.
+    let cap = max_element.map_or(u64::MAX, |m| m.saturating_add(1));
+    reader.take(cap).read_to_end(&mut bytes)?;
+    if let Some(limit) = max_element.filter(|&m| bytes.len() as u64 > m) {
+        return Err(fail(V2PassError::TooLarge(limit)));
+    }
     let model = match schema {
         Schema::V2 => v2::decode(&bytes).map_err(|e| fail(e.into()))?,
         Schema::V1 => from_v1(&bytes, instance_index)?,

@@ -8,6 +8,10 @@
 //! "truncated", never allocate ahead of the data. (A known total is itself
 //! only a claim: a sparse file, or a tar header, can declare far more bytes
 //! than memory holds, so even then at most [`RESERVE_AHEAD`] is reserved.)
+//! Where the length is only a claim, a field longer than the element limit
+//! is refused without being held ([`FieldReader::with_max_len`]); and a
+//! known total that the data ends short of is an error, not a profile of
+//! what was read (a file cut short while it is read).
 
 use std::io::{self, Read};
 
@@ -24,6 +28,10 @@ pub enum WireError {
     Malformed { what: String, offset: u64 },
     #[error("read failed at byte {offset}: {source}")]
     Io { offset: u64, source: io::Error },
+    #[error("{}", super::limits::element_too_large(&format!("a length-delimited field at byte {offset}"), *.len, *.limit))]
+    TooLarge { len: u64, limit: u64, offset: u64 },
+    #[error("truncated input: the data ends at byte {offset}, before the {total} bytes its file or container declares (was it cut short while being read?)")]
+    EndedEarly { offset: u64, total: u64 },
 }
 
 /// Protobuf wire types.
@@ -48,6 +56,9 @@ pub struct FieldReader<R> {
     offset: u64,
     /// Total bytes in the message, when the container says so.
     total: Option<u64>,
+    /// The longest length-delimited field held in memory, when the input's
+    /// length is only a claim ([`super::limits::max_element`]).
+    max_len: Option<u64>,
 }
 
 impl<R: Read> FieldReader<R> {
@@ -56,7 +67,15 @@ impl<R: Read> FieldReader<R> {
             reader,
             offset: 0,
             total,
+            max_len: None,
         }
+    }
+
+    /// Refuses length-delimited fields longer than `max_len` (none: no limit
+    /// beyond the total).
+    pub fn with_max_len(mut self, max_len: Option<u64>) -> Self {
+        self.max_len = max_len;
+        self
     }
 
     pub fn offset(&self) -> u64 {
@@ -115,6 +134,14 @@ impl<R: Read> FieldReader<R> {
     pub fn next_field(&mut self) -> Result<Option<(u32, WireType)>, WireError> {
         let start = self.offset;
         let Some(key) = self.varint("field tag", true)? else {
+            // A clean end before the declared length: the file shrank
+            // while it was read, or its container lied.
+            if let Some(total) = self.total.filter(|&t| t > start) {
+                return Err(WireError::EndedEarly {
+                    offset: start,
+                    total,
+                });
+            }
             return Ok(None);
         };
         let field = key >> 3;
@@ -164,6 +191,21 @@ impl<R: Read> FieldReader<R> {
                     offset: start,
                 });
             }
+        }
+        if let Some(limit) = self.max_len.filter(|&limit| len > limit) {
+            // Refused without holding it. With no known total, its bytes are
+            // read through first, so that a stream ending inside it is
+            // "truncated" as it is when the total is known.
+            if self.total.is_none() {
+                self.skip_bytes(len, start, "a length-delimited field")?;
+            }
+            return Err(WireError::TooLarge {
+                len,
+                limit,
+                offset: start,
+            });
+        }
+        if self.total.is_some() {
             // Claimed to be present: reserve up front, within reason.
             buf.reserve(len.min(RESERVE_AHEAD) as usize);
         }
@@ -232,6 +274,11 @@ impl<R: Read> FieldReader<R> {
             },
             WireType::EndGroup => return Err(end_group_mismatch(start, field)),
         };
+        self.skip_bytes(n, start, "a field")
+    }
+
+    /// Reads `n` bytes through without keeping them.
+    fn skip_bytes(&mut self, n: u64, start: u64, what: &'static str) -> Result<(), WireError> {
         let skipped =
             io::copy(&mut (&mut self.reader).take(n), &mut io::sink()).map_err(|source| {
                 WireError::Io {
@@ -242,7 +289,7 @@ impl<R: Read> FieldReader<R> {
         self.offset += skipped;
         if skipped < n {
             return Err(WireError::Truncated {
-                what: "a field",
+                what,
                 offset: start,
             });
         }
@@ -315,6 +362,55 @@ mod tests {
                 matches!(err, WireError::Truncated { offset: 1, .. }),
                 "{err}"
             );
+        }
+    }
+
+    #[test]
+    fn data_ending_before_the_declared_length_is_truncated() {
+        // A file stat'ed at 8 bytes that holds 6 when read: cut short at an
+        // element boundary.
+        let data = [0x12, 2, b'a', b'b', 0x28, 1];
+        let mut r = FieldReader::new(&data[..], Some(8));
+        let mut buf = Vec::new();
+        r.next_field().unwrap();
+        r.read_len_into(&mut buf).unwrap();
+        r.next_field().unwrap();
+        r.read_varint().unwrap();
+        let err = r.next_field().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                WireError::EndedEarly {
+                    offset: 6,
+                    total: 8
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_length_over_the_element_limit_is_refused_unbuffered() {
+        // 1 KiB claimed, 2 KiB present; a limit of 100 bytes.
+        let mut data = vec![0x12, 0x80, 0x08];
+        data.extend([0u8; 2048]);
+        for total in [Some(data.len() as u64), None] {
+            let mut r = FieldReader::new(&data[..], total).with_max_len(Some(100));
+            r.next_field().unwrap();
+            let mut buf = Vec::new();
+            let err = r.read_len_into(&mut buf).unwrap_err();
+            assert!(
+                matches!(err, WireError::TooLarge { len: 1024, .. }),
+                "{err}"
+            );
+            assert!(buf.capacity() < 1024);
+        }
+        // Cut inside the element: truncated, known total or not.
+        for total in [Some(500), None] {
+            let mut r = FieldReader::new(&data[..500], total).with_max_len(Some(100));
+            r.next_field().unwrap();
+            let err = r.read_len_into(&mut Vec::new()).unwrap_err();
+            assert!(matches!(err, WireError::Truncated { .. }), "{err}");
         }
     }
 }

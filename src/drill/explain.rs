@@ -17,6 +17,7 @@ use crate::decode::instance::{
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::{Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
+use crate::render::Profile;
 
 /// The leaves below an asked path that share a leaf path and a rule.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -89,6 +90,48 @@ impl Explainer {
                 .collect(),
             unexplained_bytes: 0,
         }
+    }
+
+    /// The explanations, checked against `profile`, the profile of the same
+    /// pass: one instance only, and every asked path exists and adds up to
+    /// what the profile reports. `file` names the input in messages.
+    pub fn checked_explanations(
+        self,
+        profile: &Profile<'_>,
+        file: &str,
+    ) -> anyhow::Result<Vec<Explanation>> {
+        let instances = profile.report.instances.len();
+        if instances > 1 {
+            anyhow::bail!(
+                "{file}: explain works on one instance at a time and this archive has {instances}; pick one with --layer"
+            );
+        }
+        if self.unexplained_bytes > 0 {
+            anyhow::bail!(
+                "{} bytes below the asked paths have no rule (a bug in memprof)",
+                self.unexplained_bytes
+            );
+        }
+        let group_by = self.group_by;
+        let explanations = self.explanations();
+        for x in &explanations {
+            let Some(node) = profile.find(&x.path) else {
+                anyhow::bail!(
+                    "{file}: the profile has no path {:?} (memprof inspect {file} --format folded{} lists them)",
+                    x.path,
+                    if group_by == GroupBy::Name { " --group-by name" } else { "" }
+                );
+            };
+            let reported = profile.totals[node].bytes;
+            if reported != x.bytes {
+                anyhow::bail!(
+                    "{file}: the explanation of {} adds up to {} B but the profile reports {reported} B (a bug in memprof)",
+                    x.path,
+                    x.bytes
+                );
+            }
+        }
+        Ok(explanations)
     }
 
     pub fn explanations(self) -> Vec<Explanation> {

@@ -21,7 +21,7 @@ pub use function::{FileWaste, Function};
 /// in the user's terms.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ModelError {
-    #[error("a function has no constant, linear, quadratic or polynomial part (an empty function, or a newer writer's expression function, which 2.9.3 cannot read)")]
+    #[error("a function has no constant, linear, quadratic or polynomial part (an empty function, which OMMX 2.9.3 takes for a newer SDK's and refuses)")]
     EmptyFunction,
     #[error("a function is an expression (the `expression` arm, written by a newer OMMX SDK), which OMMX 2.9.3 cannot read")]
     ExpressionFunction,

@@ -190,7 +190,7 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
         writeln!(out)?;
         if view.layers.len() > 1 {
             let name = match (&layer.index, &layer.title) {
-                (Some(i), Some(t)) => format!("instance layer {i} ({t})"),
+                (Some(i), Some(t)) => format!("instance layer {i} ({})", super::escape_control(t)),
                 (Some(i), None) => format!("instance layer {i}"),
                 (None, _) => "raw instance".to_string(),
             };

@@ -6,6 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
+use super::escape_control;
 use super::units::human;
 use crate::decode::{Container, Document, Schema};
 
@@ -41,7 +42,7 @@ pub fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
         let annotations: Vec<String> = layer
             .annotations
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| format!("{}={}", escape_control(k), escape_control(v)))
             .collect();
         let profiled = match (layer.instance_index, &layer.not_profiled) {
             (Some(i), _) => format!("yes (--layer {i})"),
@@ -50,8 +51,8 @@ pub fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
         };
         table.add_row(vec![
             layer.index.to_string(),
-            layer.media_type.clone(),
-            layer.digest.chars().take(7 + 12).collect::<String>(),
+            escape_control(&layer.media_type).into_owned(),
+            escape_control(&layer.digest.chars().take(7 + 12).collect::<String>()).into_owned(),
             format!("{} ({} B)", human(layer.size), layer.size),
             annotations.join("\n"),
             profiled,

@@ -117,6 +117,32 @@ pub fn layer_frame(index: usize, title: Option<&str>) -> String {
     }
 }
 
+/// Text from an input (a title, an annotation, a name in an archive), made
+/// safe for a terminal: control characters, and the invisible marks that
+/// reorder text (bidirectional overrides), are written as escapes (`\x1b`,
+/// `\n`, `\u{202e}`); everything else is kept.
+pub fn escape_control(text: &str) -> std::borrow::Cow<'_, str> {
+    let hazard = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(hazard) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if hazard(c) && (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if hazard(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The root frame naming one input when several are shown: `file[0] (name)`.
 pub fn file_frame(index: usize, name: &str) -> String {
     format!("file[{index}] ({})", escape_frame_chars(name))
@@ -215,7 +241,7 @@ impl<'a> Profile<'a> {
                 let label = match one.instance_index {
                     None => "raw instance".to_string(),
                     Some(i) => match &one.title {
-                        Some(t) => format!("instance layer {i} ({t})"),
+                        Some(t) => format!("instance layer {i} ({})", escape_control(t)),
                         None => format!("instance layer {i}"),
                     },
                 };

@@ -485,6 +485,10 @@ fn min_severity_filters_but_the_summary_counts_everything() {
     assert_eq!(a["recommendations_found"], h["recommendations_found"]);
     let shown = h["recommendations"].as_array().unwrap();
     assert!(shown.len() < a["recommendations"].as_array().unwrap().len());
+    assert!(
+        !shown.is_empty(),
+        "kitchen_sink has a high-severity finding"
+    );
     assert!(shown.iter().all(|r| r["severity"] == "high"));
     // Largest saving first.
     let savings: Vec<u64> = a["recommendations"]
@@ -523,16 +527,27 @@ fn yaml_carries_the_json_document_and_layers_are_advised_apart() {
 
 #[test]
 fn output_is_deterministic_across_thread_counts() {
-    let kitchen = oracle("kitchen_sink.pb");
+    // 5,500 entities: about eleven decoding batches of 512, so threads do
+    // decode different parts of the stream.
+    let dir = tempfile::tempdir().unwrap();
+    let lp = dir.path().join("lp.pb");
+    std::fs::write(&lp, super::parallel::generated_lp(dir.path())).unwrap();
+    let lp = lp.to_str().unwrap();
     let run = |threads: &str| {
-        memprof()
+        let out = memprof()
             .env("MEMPROF_THREADS", threads)
-            .args(["advise", &kitchen, "-f", "json"])
+            .args(["advise", lp, "-f", "json"])
             .output()
-            .unwrap()
-            .stdout
+            .unwrap();
+        assert!(out.status.success());
+        out.stdout
     };
     let one = run("1");
+    let doc: serde_json::Value = serde_json::from_slice(&one).unwrap();
+    assert!(
+        doc["layers"][0]["recommendations_found"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
     assert_eq!(one, run("2"));
     assert_eq!(one, run("3"));
 }

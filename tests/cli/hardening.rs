@@ -24,6 +24,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 mod commands;
+mod hostile;
 
 use super::{fails, fixtures, gzip, memprof, oracle, pb_files};
 use memprof::decode::{self, Limits, Selection};
@@ -341,6 +342,7 @@ fn cases() -> Vec<Case> {
     let layout_dir = {
         let files = layout(&instance);
         move |root: &Path, skip: &str| {
+            write(root, "oci-layout", br#"{"imageLayoutVersion":"1.0.0"}"#);
             for (name, bytes) in &files {
                 if name != skip && !(skip == "blobs" && name.starts_with("blobs/")) {
                     write(root, name, bytes);
@@ -657,6 +659,25 @@ fn cases() -> Vec<Case> {
             "is a FIFO",
         ),
         dir_case(
+            "no-oci-layout",
+            "dir-extracted-archive",
+            // An .ommx archive unpacked: no oci-layout file, which OMMX needs.
+            move |root| {
+                for (name, bytes) in &layout(&small_instance()) {
+                    write(root, name, bytes);
+                }
+            },
+            "the directory has no oci-layout file",
+        ),
+        dir_case(
+            "oci-layout-version",
+            "dir-layout-2",
+            move |root| {
+                write(root, "oci-layout", br#"{"imageLayoutVersion":"2.0.0"}"#);
+            },
+            "oci-layout declares version \"2.0.0\"; OMMX reads only 1.0.0",
+        ),
+        dir_case(
             "not-a-file",
             "dir-symlinked-blobs",
             move |root| {
@@ -910,6 +931,66 @@ fn run_measured(
     let err_path = dir.path().join("stderr");
     let in_path = dir.path().join("stdin");
     fs::write(&in_path, stdin.unwrap_or_default()).unwrap();
+    // Measured from a small process of its own: Linux carries a parent's
+    // memory high-water mark into every child it forks and execs, so a child
+    // spawned from this test process (large, and shared with the tests
+    // running beside this one) would report at least this process's own
+    // peak. The reaper, this binary re-run on one ignored test, spawns
+    // memprof and reports what wait4 measured of it.
+    let spec = dir.path().join("spec.json");
+    let result = dir.path().join("result");
+    let spec_json = serde_json::json!({
+        "args": args,
+        "cwd": cwd,
+        "stdin": in_path,
+        "stdout": out_path,
+        "stderr": err_path,
+        "fsize_limit": fsize_limit,
+        "result": result,
+    });
+    fs::write(&spec, spec_json.to_string()).unwrap();
+    let reaper = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "hardening::peak_rss_reaper",
+            "--ignored",
+            "--quiet",
+            "--test-threads=1",
+        ])
+        .env("MEMPROF_REAPER_SPEC", &spec)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    assert!(
+        reaper.status.success(),
+        "the reaper failed: {}",
+        String::from_utf8_lossy(&reaper.stdout)
+    );
+    let measured = fs::read_to_string(&result).unwrap();
+    let (code, peak) = measured.split_once(' ').unwrap();
+    (
+        code.parse().ok(),
+        fs::read(&out_path).unwrap(),
+        fs::read_to_string(&err_path).unwrap(),
+        peak.parse().unwrap(),
+    )
+}
+
+/// The small process [`run_measured`] measures memprof from: runs the
+/// command its spec file describes and writes `EXIT PEAK_KIB` (`-` for a
+/// signal) to the spec's result file.
+#[test]
+#[ignore = "run in a child process by run_measured"]
+fn peak_rss_reaper() {
+    let Some(spec) = std::env::var_os("MEMPROF_REAPER_SPEC") else {
+        return;
+    };
+    let spec: serde_json::Value = serde_json::from_slice(&fs::read(spec).unwrap()).unwrap();
+    let path = |key: &str| std::path::PathBuf::from(spec[key].as_str().unwrap());
+    let args: Vec<String> = serde_json::from_value(spec["args"].clone()).unwrap();
+    let fsize_limit = spec["fsize_limit"].as_u64();
+    let (cwd, in_path, out_path, err_path) =
+        (path("cwd"), path("stdin"), path("stdout"), path("stderr"));
     let mut command = Command::new(assert_cmd::cargo::cargo_bin("memprof"));
     command
         .args(args)
@@ -942,12 +1023,8 @@ fn run_measured(
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    (
-        code,
-        fs::read(&out_path).unwrap(),
-        fs::read_to_string(&err_path).unwrap(),
-        usage.ru_maxrss,
-    )
+    let code = code.map_or("-".to_string(), |c| c.to_string());
+    fs::write(path("result"), format!("{code} {}", usage.ru_maxrss)).unwrap();
 }
 
 /// The kinds listed in README.md's error catalogue, in order.
@@ -974,6 +1051,7 @@ const RSS_BOUND_KIB: i64 = 64 * 1024;
 fn every_catalogued_error_is_produced_and_every_case_stays_small() {
     let mut cases = cases();
     cases.extend(commands::cases());
+    cases.extend(hostile::cases());
     let catalogue: BTreeSet<String> = catalogue_kinds().into_iter().collect();
     let covered: BTreeSet<String> = cases
         .iter()
@@ -1260,6 +1338,30 @@ fn every_rejected_model_error_has_a_fixture_or_a_case() {
         .collect();
     messages.push("removed constraint entry has no constraint".into());
     messages.push("named function id 1 is defined more than once".into());
+    // An integer variable whose bound holds no integer.
+    let no_integer = pb::Instance {
+        decision_variables: vec![pb::DecisionVariable {
+            id: 1,
+            kind: pb::decision_variable::Kind::Integer as i32,
+            bound: Some(pb::Bound {
+                lower: 1.1,
+                upper: 1.9,
+            }),
+            ..Default::default()
+        }],
+        objective: Some(pb::Function {
+            function: Some(pb::function::Function::Constant(1.0)),
+        }),
+        ..Default::default()
+    };
+    let path = tempfile::NamedTempFile::new().unwrap();
+    fs::write(path.path(), no_integer.encode_to_vec()).unwrap();
+    let input = decode::Input::Path(path.path().to_path_buf());
+    messages.push(
+        decode::read(&input, Selection::All, &bar)
+            .unwrap_err()
+            .to_string(),
+    );
     let fragments = [
         "has no constant, linear, quadratic or polynomial part",
         "which OMMX rejects (coefficients must be finite)",
@@ -1282,6 +1384,8 @@ fn every_rejected_model_error_has_a_fixture_or_a_case() {
         "lists constraint",
         "is cyclic",
         "uses the reserved prefix",
+        "is an expression (the `expression` arm",
+        "is integer with bound [1.1, 1.9], which holds no value of that kind",
     ];
     for fragment in fragments {
         assert!(

@@ -13,6 +13,7 @@ mod diff_check;
 mod differential;
 mod drill;
 mod hardening;
+mod matrix;
 mod parallel;
 mod v2;
 
@@ -222,8 +223,20 @@ fn gzip_stdin_and_directory_inputs_give_the_same_profile() {
         multi_want
     );
 
+    // Unpacked, the archive is no OCI directory for OMMX (an .ommx tar
+    // carries no oci-layout file), and memprof says so; with the file it is.
     let layout = dir.path().join("layout");
     tar::Archive::new(&archive[..]).unpack(&layout).unwrap();
+    let err = fails(&["inspect", layout.to_str().unwrap(), "-f", "folded"]);
+    assert!(
+        err.contains("the directory has no oci-layout file"),
+        "{err}"
+    );
+    fs::write(
+        layout.join("oci-layout"),
+        br#"{"imageLayoutVersion":"1.0.0"}"#,
+    )
+    .unwrap();
     assert_eq!(
         ok(&["inspect", layout.to_str().unwrap(), "-f", "folded"]),
         multi_want
@@ -444,25 +457,30 @@ fn flamegraph_is_deterministic_and_titled() {
 #[test]
 fn closed_pipe_ends_quietly() {
     let bin = assert_cmd::cargo::cargo_bin("memprof");
-    let out = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "set -o pipefail; '{}' flamegraph '{}' -o - | head -c 10 > /dev/null",
-            bin.display(),
-            oracle("moderate.pb")
-        ))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let moderate = oracle("moderate.pb");
+    // Outputs well past a pipe's 64 KiB buffer, in every serializer (a YAML
+    // error once hid the broken pipe inside it: exit 2).
+    for args in [
+        "flamegraph {} -o -",
+        "inspect {} -f json",
+        "inspect {} -f yaml",
+        "top {} -n 500 -f yaml",
+        "top {} -n 500 -f json",
+        "stats {} -f yaml",
+    ] {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "set -o pipefail; '{}' {} | head -c 10 > /dev/null",
+                bin.display(),
+                args.replace("{}", &format!("'{moderate}'"))
+            ))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args}: {stderr}");
+        assert!(out.stderr.is_empty(), "{args}: {stderr}");
+    }
 }
 
 #[test]

@@ -10,7 +10,7 @@ use crate::memprof;
 
 /// Writes a generated LP of a few thousand entities (several decoding
 /// batches) and returns its bytes.
-fn generated_lp(dir: &Path) -> Vec<u8> {
+pub(crate) fn generated_lp(dir: &Path) -> Vec<u8> {
     let path = dir.join("lp.pb");
     let status = Command::cargo_bin("memprof-gen")
         .unwrap()

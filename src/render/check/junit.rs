@@ -59,6 +59,9 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
             for f in &r.failures {
                 body.push_str(&format!("{}: {}\n", f.path, f.measured));
             }
+            if r.failures_not_listed > 0 {
+                body.push_str(&format!("… {} more\n", r.failures_not_listed));
+            }
             let message = match &r.message {
                 Some(m) => format!("{}: {m}", verdict(r)),
                 None => verdict(r),

@@ -44,8 +44,9 @@ fn file_section(file: &crate::check::FileReport) -> String {
         for f in r.failures.iter().take(20) {
             let _ = writeln!(s, "  - {}: {}", code(&f.path), f.measured);
         }
-        if r.failures.len() > 20 {
-            let _ = writeln!(s, "  - … {} more", r.failures.len() - 20);
+        let more = r.failures.len().saturating_sub(20) + r.failures_not_listed;
+        if more > 0 {
+            let _ = writeln!(s, "  - … {more} more");
         }
     }
     s.push('\n');

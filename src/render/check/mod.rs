@@ -27,7 +27,10 @@ pub fn verdict(result: &LimitResult) -> String {
         (true, 1) => "ok".to_string(),
         (true, n) => format!("ok ({n} paths)"),
         (false, 1) => "EXCEEDED".to_string(),
-        (false, n) => format!("EXCEEDED at {} of {n} paths", result.failures.len()),
+        (false, n) => format!(
+            "EXCEEDED at {} of {n} paths",
+            result.failures.len() + result.failures_not_listed
+        ),
     }
 }
 

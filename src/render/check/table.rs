@@ -55,6 +55,9 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
             for f in &r.failures {
                 writeln!(out, "    {}: {}", f.path, f.measured)?;
             }
+            if r.failures_not_listed > 0 {
+                writeln!(out, "    … {} more", r.failures_not_listed)?;
+            }
             if let Some(m) = &r.message {
                 writeln!(out, "    {m}")?;
             }

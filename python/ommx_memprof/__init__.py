@@ -1,0 +1,346 @@
+"""See where the memory of an OMMX optimization problem goes.
+
+``ommx_memprof.profile(x)`` profiles an ``ommx.v1.Instance`` (anything with
+``to_bytes()``), raw bytes, or a path (``.ommx`` archive, OCI directory, raw
+protobuf, gzip, or a baseline JSON saved by ``memprof inspect --format json``)
+exactly as ``ommx`` 2.9.3's ``Instance.logical_memory_profile()`` counts it.
+
+Every number and every text comes from the memprof Rust library (the same
+code as the ``memprof`` command); this module only wraps it for Python.
+Errors raise ``ValueError`` with the one-line reason the command prints.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import warnings
+from typing import Any, Mapping, Optional, Union
+
+from . import _native
+
+__all__ = [
+    "CheckResult",
+    "Diff",
+    "Profile",
+    "Report",
+    "assert_within",
+    "profile",
+]
+
+__version__: str = _native.__version__
+
+#: A budget: a size for the total (``"64 MiB"``, or an int of bytes), or a
+#: mapping from path (or pattern, or ``"total"``) to a size or to the limits
+#: of a budget rule (``{"max_growth": "5%", "min_delta": "1 MiB"}``).
+Budget = Union[str, int, Mapping[str, Any]]
+
+
+def profile(
+    x: Any,
+    layer: Optional[int] = None,
+    view: str = "memory",
+    group_by: Optional[str] = None,
+    *,
+    name: Optional[str] = None,
+) -> "Profile":
+    """Profiles ``x``: a path (``str`` or ``os.PathLike``), ``bytes``, or an
+    object with ``to_bytes()`` such as ``ommx.v1.Instance``.
+
+    ``layer`` picks the N-th instance layer of an archive (without a root
+    frame); ``view`` is ``"memory"`` (OMMX's logical bytes) or ``"wire"``
+    (encoded protobuf bytes); ``group_by="name"`` inserts one frame per
+    entity family. ``name`` names bytes and instances in reports (default
+    ``<bytes>`` and ``<instance>``). Raises ``ValueError`` when the input
+    cannot be read or OMMX would reject it.
+    """
+    if isinstance(x, Profile):
+        return x
+    if isinstance(x, (str, os.PathLike)):
+        native = _native.profile_path(os.fsdecode(x), layer, view, group_by)
+    elif isinstance(x, (bytes, bytearray, memoryview)):
+        native = _native.profile_bytes(bytes(x), name or "<bytes>", layer, view, group_by)
+    elif callable(getattr(x, "to_bytes", None)) and not isinstance(x, int):
+        data = x.to_bytes()
+        if not isinstance(data, bytes):
+            raise TypeError(f"{type(x).__name__}.to_bytes() returned {type(data).__name__}, not bytes")
+        native = _native.profile_bytes(data, name or "<instance>", layer, view, group_by)
+    else:
+        raise TypeError(
+            "profile() takes a path, bytes, or an object with to_bytes() such as "
+            f"ommx.v1.Instance, not {type(x).__name__}"
+        )
+    return Profile(native)
+
+
+class Profile:
+    """The logical memory of one input, as ``memprof inspect`` sees it."""
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @property
+    def name(self) -> str:
+        """The input as reports name it (the path, ``<bytes>``, ...)."""
+        return self._native.name
+
+    @property
+    def total(self) -> int:
+        """Total bytes."""
+        return self._native.total
+
+    def folded(self) -> str:
+        """OMMX's folded text, identical to ``Instance.logical_memory_profile()``:
+        ``frame;frame;... BYTES`` lines, sorted, with no newline after the last."""
+        text = self._native.render("folded")
+        return text[:-1] if text.endswith("\n") else text
+
+    def tree(self, depth: Optional[int] = None, min_percent: float = 0.0) -> str:
+        """``memprof inspect --format tree``: inclusive bytes per node."""
+        return self._native.render("tree", depth=depth, min_percent=min_percent)
+
+    def table(self, top: int = 25) -> str:
+        """``memprof inspect --format table``: the ``top`` largest paths."""
+        return self._native.render("table", top=top)
+
+    def to_json(self) -> str:
+        """``memprof inspect --format json``: the document ``memprof diff`` and
+        ``memprof check`` take as a baseline."""
+        return self._native.render("json")
+
+    def to_yaml(self) -> str:
+        """``memprof inspect --format yaml``."""
+        return self._native.render("yaml")
+
+    def to_dict(self) -> dict:
+        """The JSON document (``schema_version``, ``total_bytes``, ``tree``, ...)
+        as Python data."""
+        return json.loads(self.to_json())
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the JSON document to ``path``: a baseline for ``diff``/``check``."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+
+    def top(self, n: int = 10, kind: str = "all") -> "Report":
+        """``memprof top``: the ``n`` largest entities (``kind``: ``constraint``,
+        ``removed``, ``variable``, ``named-function`` or ``all``)."""
+        return Report(*self._native.top(n, kind))
+
+    def stats(self, kind: str = "all", top: int = 25) -> "Report":
+        """``memprof stats``: size distributions per entity kind and family."""
+        return Report(*self._native.stats(kind, top))
+
+    def advise(self, min_severity: str = "info") -> "Report":
+        """``memprof advise``: what would make the instance smaller."""
+        return Report(*self._native.advise(min_severity))
+
+    def explain(self, *paths: str) -> "Report":
+        """``memprof explain``: how each path's bytes were computed (the rule,
+        the counts, the arithmetic). Paths as ``folded()`` prints them."""
+        return Report(*self._native.explain(list(paths)))
+
+    def diff(self, new: Any) -> "Diff":
+        """``memprof diff SELF NEW``: ``self`` is the old side; ``new`` is a
+        ``Profile`` or anything ``profile()`` takes."""
+        return Diff(self, profile(new))
+
+    def check(
+        self,
+        budget: Optional[Budget] = None,
+        *,
+        baseline: Any = None,
+        budget_file: Union[str, os.PathLike, None] = None,
+    ) -> "CheckResult":
+        """``memprof check``: ``budget`` (see ``Budget``) or ``budget_file`` (a
+        budget YAML file), and/or a ``baseline`` (a ``Profile`` or anything
+        ``profile()`` takes, e.g. a saved JSON). With a baseline and no budget
+        the rule is that of ``memprof check --baseline``: the total may not grow."""
+        base = None if baseline is None else profile(baseline)
+        passed, text, data, notes = self._native.check(
+            budget=None if budget is None else _budget_text(budget),
+            budget_file=None if budget_file is None else os.fsdecode(budget_file),
+            baseline=None if base is None else base._native,
+        )
+        for note in notes:
+            warnings.warn(f"memprof: {note}", stacklevel=2)
+        return CheckResult(passed, text, data)
+
+    def flamegraph(
+        self,
+        title: Optional[str] = None,
+        inverted: bool = False,
+        min_width: Optional[float] = None,
+    ) -> str:
+        """``memprof flamegraph``: the interactive SVG, as text."""
+        return self._native.flamegraph(title=title, inverted=inverted, min_width=min_width)
+
+    def __str__(self) -> str:
+        return self.tree()
+
+    def __repr__(self) -> str:
+        return f"<ommx_memprof.Profile {self.name!r}: {self.total} bytes>"
+
+    def _repr_html_(self) -> str:
+        return (
+            '<div class="ommx-memprof">'
+            f"<pre>{html.escape(self.table(top=10))}</pre>"
+            f"{_svg_frame(self.flamegraph())}</div>"
+        )
+
+    def _repr_svg_(self) -> str:
+        return self.flamegraph()
+
+
+class Diff:
+    """``memprof diff OLD NEW``; displays itself as its differential flamegraphs."""
+
+    def __init__(self, old: Profile, new: Profile) -> None:
+        self.old = old
+        self.new = new
+
+    def _render(self, format: str, **options: Any) -> str:
+        return self.old._native.diff(self.new._native, format, **options)
+
+    def table(self, top: Optional[int] = None) -> str:
+        """The counts side by side, then the changed paths, largest change first."""
+        return self._render("table", top=top)
+
+    def tree(self, depth: Optional[int] = None) -> str:
+        """The changed part of the tree."""
+        return self._render("tree", depth=depth)
+
+    def markdown(self, top: Optional[int] = None) -> str:
+        """A pull-request comment."""
+        return self._render("markdown", top=top)
+
+    def folded(self) -> str:
+        """``path OLD NEW`` lines: inferno's differential input."""
+        return self._render("folded")
+
+    def to_dict(self) -> dict:
+        """Every path with old and new bytes, as ``memprof diff --format json``."""
+        return json.loads(self._render("json"))
+
+    def flamegraph(self, widths: str = "new", companion: str = "the other graph") -> str:
+        """The differential flamegraph (red grew, blue shrank) with frames as
+        wide as the ``"new"`` bytes (added paths show) or the ``"old"`` ones
+        (removed paths show)."""
+        return self.old._native.diff_flamegraph(self.new._native, widths, companion)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def __repr__(self) -> str:
+        return (
+            f"<ommx_memprof.Diff {self.old.name!r} ({self.old.total} bytes) -> "
+            f"{self.new.name!r} ({self.new.total} bytes)>"
+        )
+
+    def _repr_html_(self) -> str:
+        return (
+            '<div class="ommx-memprof-diff">'
+            f"<pre>{html.escape(self.table(top=10))}</pre>"
+            f"{_svg_frame(self.flamegraph('new', 'the graph below'))}"
+            f"{_svg_frame(self.flamegraph('old', 'the graph above'))}</div>"
+        )
+
+    def _repr_svg_(self) -> str:
+        return self.flamegraph()
+
+
+class Report:
+    """A report of ``top``, ``stats`` or ``advise``: ``str()`` is the table
+    the command prints, ``to_dict()`` its JSON document."""
+
+    def __init__(self, text: str, data: str) -> None:
+        self.text = text
+        self._data = data
+
+    def to_dict(self) -> dict:
+        return json.loads(self._data)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(self.text)}</pre>"
+
+
+class CheckResult(Report):
+    """The verdict of ``check``: true when every budget holds; ``str()`` is
+    the check table."""
+
+    def __init__(self, passed: bool, text: str, data: str) -> None:
+        super().__init__(text, data)
+        self.passed = passed
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+def assert_within(
+    instance: Any,
+    budget: Optional[Budget] = None,
+    *,
+    baseline: Any = None,
+    budget_file: Union[str, os.PathLike, None] = None,
+    **profile_options: Any,
+) -> Profile:
+    """Asserts that ``instance`` (anything ``profile()`` takes) stays within
+    ``budget`` (``"64 MiB"``, or ``{"Instance.constraints": "32 MiB"}``),
+    ``budget_file`` and/or ``baseline``; raises ``AssertionError`` whose
+    message is the check table. Returns the profile."""
+    __tracebackhide__ = True  # pytest: show the caller's line, not this one
+    p = profile(instance, **profile_options)
+    result = p.check(budget, baseline=baseline, budget_file=budget_file)
+    if not result.passed:
+        raise AssertionError(result.text.lstrip("\n"))
+    return p
+
+
+_SIZE_KEYS = ("max", "min_delta", "max_per_variable", "max_per_constraint", "max_per_term")
+
+
+def _size(value: Any) -> Any:
+    # Whole bytes given as a number; strings go to memprof's own parser.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value} B"
+    return value
+
+
+def _budget_text(budget: Budget) -> str:
+    """The budget as the budget file's schema (JSON, which memprof reads as YAML)."""
+    if isinstance(budget, Mapping):
+        rules = []
+        for path, limit in budget.items():
+            if isinstance(limit, Mapping):
+                rule = {"path": path}
+                for key, value in limit.items():
+                    if key in _SIZE_KEYS:
+                        value = _size(value)
+                    elif key == "max_growth" and isinstance(value, (int, float)):
+                        value = f"{value}%"
+                    rule[key] = value
+                rules.append(rule)
+            else:
+                rules.append({"path": path, "max": _size(limit)})
+    else:
+        rules = [{"path": "total", "max": _size(budget)}]
+    return json.dumps({"rules": rules})
+
+
+def _svg_frame(svg: str) -> str:
+    """An SVG in its own frame: inferno's script keeps working, and several
+    graphs on one notebook page do not share element ids."""
+    match = re.search(r'<svg[^>]*\bheight="(\d+)', svg)
+    height = int(match.group(1)) + 8 if match else 600
+    return (
+        f'<iframe srcdoc="{html.escape(svg, quote=True)}" '
+        f'style="width:100%;height:{height}px;border:0" loading="lazy"></iframe>'
+    )
