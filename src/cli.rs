@@ -13,7 +13,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::advise::{Advisors, Severity};
 use crate::batch::FileRun;
 use crate::decode::{
-    self, limits::parse_size, EntityObserver, Input, Limits, Pass, ProfileOptions, Selection,
+    self, limits::parse_size, Accounting, EntityObserver, Input, Limits, Pass, ProfileOptions,
+    Reading, Schema, Selection,
 };
 use crate::drill::{explain::Explainer, stats::StatsCollector, top::Top, KindFilter};
 use crate::output::{input_files, Output};
@@ -86,7 +87,9 @@ impl Command {
             Command::Top(a) => vec![a.common.file.clone()],
             Command::Explain(a) => vec![a.common.file.clone()],
             Command::Stats(a) => vec![a.common.file.clone()],
-            Command::Diff(a) => vec![a.old.clone(), a.new.clone()],
+            Command::Diff(a) => std::iter::once(a.old.clone())
+                .chain(a.new.clone())
+                .collect(),
             Command::Check(a) => {
                 let mut files = a.files.clone();
                 files.extend(a.baseline.clone());
@@ -248,6 +251,44 @@ pub struct ProfileArgs {
     /// both: the two side by side (table format only).
     #[arg(long, value_enum, default_value_t = View::Memory)]
     pub view: View,
+    /// The schema of raw instance bytes: auto reads ommx.v1 and, when that fails,
+    /// ommx.v2 (OMMX 3.0); v1 or v2 forces one. Archive layers name theirs.
+    #[arg(long, value_enum, default_value_t = SchemaArg::Auto)]
+    pub schema: SchemaArg,
+    /// Whose accounting counts ommx.v1 input: 2.9 (OMMX 2.9.3, the default) or 3.0
+    /// (as OMMX 3.0.0b7 holds it once converted by from_v1_bytes: the migration
+    /// view). ommx.v2 input is counted as 3.0 only. `memprof diff --accounting
+    /// 2.9,3.0 FILE` compares the two.
+    #[arg(long, value_name = "VERSION", value_parser = parse_accounting)]
+    pub accounting: Option<AccountingArg>,
+}
+
+/// `--schema`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum SchemaArg {
+    #[default]
+    Auto,
+    V1,
+    V2,
+}
+
+/// `--accounting`: one accounting, or (for diff) both side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountingArg {
+    One(Accounting),
+    /// `2.9,3.0`: diff's migration view.
+    Both,
+}
+
+fn parse_accounting(s: &str) -> std::result::Result<AccountingArg, String> {
+    match s.trim() {
+        "2.9" | "2.9.3" => Ok(AccountingArg::One(Accounting::Ommx29)),
+        "3.0" | "3.0.0b7" => Ok(AccountingArg::One(Accounting::Ommx30)),
+        "2.9,3.0" => Ok(AccountingArg::Both),
+        other => Err(format!(
+            "{other:?} is not an accounting: use 2.9 (OMMX 2.9.3), 3.0 (OMMX 3.0.0b7), or 2.9,3.0 with diff"
+        )),
+    }
 }
 
 impl ProfileArgs {
@@ -256,6 +297,22 @@ impl ProfileArgs {
         ProfileOptions {
             group_by: self.group_by,
             wire: self.view != View::Memory,
+        }
+    }
+
+    /// Which schema raw input is and whose accounting counts v1 input; the
+    /// side-by-side `2.9,3.0` is diff's and reads as the default here.
+    pub fn reading(&self) -> Reading {
+        Reading {
+            raw_schema: match self.schema {
+                SchemaArg::Auto => None,
+                SchemaArg::V1 => Some(Schema::V1),
+                SchemaArg::V2 => Some(Schema::V2),
+            },
+            accounting: match self.accounting {
+                Some(AccountingArg::One(a)) => Some(a),
+                Some(AccountingArg::Both) | None => None,
+            },
         }
     }
 
@@ -375,11 +432,12 @@ fn read_inputs(
     inputs: &Inputs,
     files: &[PathBuf],
     options: ProfileOptions,
+    reading: Reading,
 ) -> Result<Vec<FileRun<decode::Report>>> {
     let selection = selection(inputs.layer);
     crate::batch::run_all(files, |file| {
         let common = inputs.for_file(file, files.len() > 1);
-        read_observed(&common, selection, options, &mut ())
+        read_observed(&common, selection, options, &mut reading.with(&mut ()))
     })
 }
 
@@ -401,6 +459,7 @@ fn profile_inputs<'a>(
             container: runs[0].value.document.container,
             gzip: false,
             layers: Vec::new(),
+            raw_schema: None,
         },
         instances: runs
             .iter()
@@ -525,7 +584,12 @@ fn run_command(command: Command) -> Result<()> {
                 let name = format!("{:?}", args.format).to_lowercase();
                 args.profile.single_account(&format!("--format {name}"))?
             };
-            let runs = read_inputs(&args.common, &files, args.profile.options())?;
+            let runs = read_inputs(
+                &args.common,
+                &files,
+                args.profile.options(),
+                args.profile.reading(),
+            )?;
             let mut combined = None;
             let (profile, per_file) = profile_inputs(&runs, &mut combined, account);
             if both {
@@ -571,7 +635,12 @@ fn run_command(command: Command) -> Result<()> {
             let files = crate::batch::expand(&args.common.files)?;
             output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             let account = args.profile.single_account("a flamegraph")?;
-            let runs = read_inputs(&args.common, &files, args.profile.options())?;
+            let runs = read_inputs(
+                &args.common,
+                &files,
+                args.profile.options(),
+                args.profile.reading(),
+            )?;
             let mut combined = None;
             let (profile, _) = profile_inputs(&runs, &mut combined, account);
             let options = SvgOptions {

@@ -29,4 +29,10 @@ pub mod ommx_v1 {
     include!(concat!(env!("OUT_DIR"), "/ommx.v1.rs"));
 }
 
+/// `ommx.v2` types (OMMX 3.0's schema) generated from proto/ommx/v2 by build.rs.
+pub mod ommx_v2 {
+    #![allow(clippy::all, clippy::pedantic, missing_docs)]
+    include!(concat!(env!("OUT_DIR"), "/ommx.v2.rs"));
+}
+
 pub use cli::run;

@@ -30,6 +30,8 @@ pub struct ProfileOptions {
     pub quiet: bool,
     /// What an input may make memprof read (`--max-decompressed`).
     pub limits: decode::Limits,
+    /// Which schema raw input is and whose accounting counts v1 input.
+    pub reading: decode::Reading,
 }
 
 impl ProfileOptions {
@@ -175,12 +177,14 @@ fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<So
 
 fn load_instance(input: &Input, options: &ProfileOptions) -> Result<Report> {
     let bar = crate::progress::bar(options.quiet);
+    let mut nothing = ();
+    let mut reads = options.reading.with(&mut nothing);
     let mut pass = decode::Pass {
         options: decode::ProfileOptions {
             group_by: options.group_by,
             wire: options.account == Account::Wire,
         },
-        observer: &mut (),
+        observer: &mut reads,
     };
     let report = decode::read_with(input, options.selection(), &options.limits, &mut pass, &bar)
         .with_context(|| input.display_name());

@@ -171,6 +171,7 @@ fn options(layer: Option<usize>, view: &str, group_by: Option<&str>) -> Result<P
         layer,
         quiet: true,
         limits: decode::Limits::default(),
+        reading: decode::Reading::default(),
     })
 }
 

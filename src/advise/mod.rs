@@ -258,6 +258,10 @@ pub struct Advisor {
 }
 
 impl EntityObserver for Advisor {
+    fn v1_analysis(&self) -> Option<&'static str> {
+        Some("advise")
+    }
+
     fn variable(&mut self, v: &DecisionVariable, cost: Cost) {
         let content = self.metadata.variable(v, cost);
         self.strings.variable(v);
@@ -414,6 +418,10 @@ pub struct Advisors {
 
 /// Each instance gets a fresh [`Advisor`]; entities go to the current one.
 impl EntityObserver for Advisors {
+    fn v1_analysis(&self) -> Option<&'static str> {
+        Some("advise")
+    }
+
     fn begin(&mut self, _layer: Option<usize>) {
         self.layers.push(Advisor::default());
     }

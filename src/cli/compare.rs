@@ -40,6 +40,7 @@ impl CompareCommon {
             account: self
                 .profile
                 .single_account("diff and check (use memory or wire)")?,
+            reading: self.profile.reading(),
         })
     }
 }
@@ -55,8 +56,10 @@ frames as wide as the old bytes (removed paths show there).")]
 pub struct DiffArgs {
     /// The profile before: instance or baseline JSON.
     pub old: PathBuf,
-    /// The profile after: instance or baseline JSON.
-    pub new: PathBuf,
+    /// The profile after: instance or baseline JSON. Not given with
+    /// `--accounting 2.9,3.0`, which compares OLD with itself as OMMX 3.0 counts it.
+    #[arg(required_unless_present = "accounting")]
+    pub new: Option<PathBuf>,
     #[command(flatten)]
     pub common: CompareCommon,
     /// Output format.
@@ -112,8 +115,22 @@ fn one_stdin<'a>(args: impl IntoIterator<Item = &'a Path>) -> Result<()> {
 }
 
 pub fn run_diff(args: DiffArgs) -> Result<()> {
-    one_stdin([args.old.as_path(), args.new.as_path()])?;
-    let inputs = input_files([args.old.as_path(), args.new.as_path()]);
+    let migration = args.common.profile.accounting == Some(super::AccountingArg::Both);
+    let new_arg: &Path = match (&args.new, migration) {
+        (Some(new), false) => new.as_path(),
+        (None, true) => args.old.as_path(),
+        (Some(_), true) => bail!(
+            "--accounting 2.9,3.0 compares one input with itself (OMMX 2.9.3's count against OMMX 3.0's): give one file"
+        ),
+        (None, false) => bail!("diff needs OLD and NEW (or one file with --accounting 2.9,3.0)"),
+    };
+    if migration && args.old.as_os_str() == "-" {
+        bail!("--accounting 2.9,3.0 reads its input twice: give a file, not standard input");
+    }
+    if !migration {
+        one_stdin([args.old.as_path(), new_arg])?;
+    }
+    let inputs = input_files([args.old.as_path(), new_arg]);
     let output = Output::from_arg(args.output.as_deref());
     output.check_not_input(&inputs)?;
     let graphs = match &args.flamegraph {
@@ -131,8 +148,25 @@ pub fn run_diff(args: DiffArgs) -> Result<()> {
         }
     };
     let options = args.common.options()?;
-    let old = source::load(&args.old, &options)?;
-    let new = source::load(&args.new, &options)?;
+    let (old, new) = if migration {
+        let counted = |accounting| ProfileOptions {
+            reading: crate::decode::Reading {
+                accounting: Some(accounting),
+                ..options.reading
+            },
+            ..options.clone()
+        };
+        use crate::decode::Accounting;
+        (
+            source::load(&args.old, &counted(Accounting::Ommx29))?,
+            source::load(&args.old, &counted(Accounting::Ommx30))?,
+        )
+    } else {
+        (
+            source::load(&args.old, &options)?,
+            source::load(new_arg, &options)?,
+        )
+    };
     let view = DiffView::new(&old, &new);
     let view_options = DiffViewOptions {
         top: args.top,

@@ -36,8 +36,8 @@ use indicatif::ProgressBar;
 
 use super::limits::Capped;
 use super::{
-    profile_one_within, Container, DecodeError, Document, LayerInfo, Pass, Report, Selection,
-    BUF_SIZE, INSTANCE_MEDIA_TYPE,
+    profile_one_within, Container, DecodeError, Document, LayerInfo, Pass, Report, Schema,
+    Selection, BUF_SIZE,
 };
 
 /// Caps on the small JSON documents read whole.
@@ -345,7 +345,7 @@ fn read_layout(
 
     let mut instance_count = 0;
     for (index, d) in descriptors.iter().enumerate() {
-        let is_instance = d.media_type == INSTANCE_MEDIA_TYPE;
+        let is_instance = Schema::of_media_type(&d.media_type).is_some();
         document.layers.push(LayerInfo {
             index,
             media_type: d.media_type.clone(),
@@ -412,11 +412,20 @@ fn read_layout(
     for &(_, digest, i) in &blobs {
         let (reader, size) = open_blob(store, &descriptors[i])?;
         let instance_index = profiled_digests[digest].0;
+        let schema = Schema::of_media_type(&descriptors[i].media_type).expect("an instance layer");
         let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
         let max_element = claimed.then(super::limits::max_element);
         profiles.insert(
             digest,
-            profile_one_within(stream, Some(size), max_element, instance_index, None, pass)?,
+            profile_one_within(
+                stream,
+                Some(size),
+                max_element,
+                instance_index,
+                None,
+                schema,
+                pass,
+            )?,
         );
     }
 
@@ -772,6 +781,7 @@ pub(crate) fn read_tar(
         container: Container::Archive,
         gzip,
         layers: Vec::new(),
+        raw_schema: None,
     };
     read_layout(&mut store, document, selection, pass, progress)
 }
@@ -866,6 +876,7 @@ pub(crate) fn read_directory(
         container: Container::Directory,
         gzip: false,
         layers: Vec::new(),
+        raw_schema: None,
     };
     let mut store = DirStore { root };
     check_oci_layout(&mut store)?;

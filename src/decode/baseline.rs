@@ -15,7 +15,9 @@ use std::collections::HashSet;
 
 use serde::Deserialize;
 
-use super::{Container, Document, InstanceSummary, ProfiledInstance, Report, Selection};
+use super::{
+    Accounting, Container, Document, InstanceSummary, ProfiledInstance, Report, Schema, Selection,
+};
 use crate::profile::{Aggregate, Frame, NodeId};
 use crate::render::json::SCHEMA_VERSION;
 use crate::render::layer_frame;
@@ -183,7 +185,12 @@ pub fn parse(
     }
     let doc: BaselineDoc =
         serde_json::from_slice(bytes).map_err(|e| BaselineError::NotBaseline(e.to_string()))?;
-    if doc.accounting != ACCOUNTING {
+    let known = [
+        ACCOUNTING,
+        Accounting::Ommx30.describe(),
+        crate::render::MIXED_ACCOUNTING,
+    ];
+    if !known.contains(&doc.accounting.as_str()) {
         return Err(BaselineError::Accounting {
             found: doc.accounting,
         });
@@ -233,6 +240,7 @@ pub fn parse(
             container,
             gzip: doc.input.gzip,
             layers: Vec::new(),
+            raw_schema: None,
         },
         instances,
     };
@@ -307,6 +315,11 @@ fn insert(aggregate: &mut Aggregate, parent: NodeId, node: &NodeDoc) {
 /// tree; several each own the root child named by their layer frame (the
 /// inverse of [`crate::render::Profile::new`]).
 fn split_layers(doc: &BaselineDoc) -> Result<Vec<ProfiledInstance>, BaselineError> {
+    let accounting = if doc.accounting == Accounting::Ommx30.describe() {
+        Accounting::Ommx30
+    } else {
+        Accounting::Ommx29
+    };
     let instance = |layer: &LayerDoc, aggregate: Aggregate| ProfiledInstance {
         instance_index: layer.index,
         title: layer.title.clone(),
@@ -314,6 +327,12 @@ fn split_layers(doc: &BaselineDoc) -> Result<Vec<ProfiledInstance>, BaselineErro
         aggregate,
         // A baseline holds the in-memory view only.
         wire: None,
+        // A baseline does not record the schema; its accounting tells.
+        schema: match accounting {
+            Accounting::Ommx29 => Schema::V1,
+            Accounting::Ommx30 => Schema::V2,
+        },
+        accounting,
     };
     match doc.layers.as_slice() {
         [] => Err(malformed("it lists no instance layer".into())),

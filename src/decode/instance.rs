@@ -380,6 +380,16 @@ pub trait EntityObserver {
     fn named_function(&mut self, _named: &NamedFunction, _cost: Cost) {}
     /// Called once, after every entity, when the whole instance is accepted.
     fn finish(&mut self, _singular: &Singular<'_>) {}
+    /// The analysis' name when it needs ommx.v1 entities (OMMX 2.9.3's
+    /// layout); instances counted with OMMX 3.0's accounting are refused.
+    fn v1_analysis(&self) -> Option<&'static str> {
+        None
+    }
+    /// How the pass reads instances (raw input's schema, v1's accounting);
+    /// set by wrapping the observer in [`super::schema::Reading::with`].
+    fn reading(&self) -> super::schema::Reading {
+        super::schema::Reading::default()
+    }
 }
 
 /// The observer of a plain profile: sees nothing.

@@ -9,6 +9,8 @@ pub mod archive;
 pub mod baseline;
 pub mod instance;
 pub mod limits;
+pub mod schema;
+pub mod v2;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -24,6 +26,7 @@ use crate::profile::Aggregate;
 pub use archive::ArchiveError;
 pub use instance::{EntityObserver, InstanceError, InstanceSummary, ProfileOptions};
 pub use limits::Limits;
+pub use schema::{Accounting, Reading, Schema};
 
 /// Read buffer size: large enough that syscalls do not show in profiles.
 const BUF_SIZE: usize = 256 * 1024;
@@ -108,6 +111,9 @@ pub struct Document {
     pub container: Container,
     pub gzip: bool,
     pub layers: Vec<LayerInfo>,
+    /// The schema raw input was read with (`None` for archives and
+    /// directories, whose layers name theirs by media type).
+    pub raw_schema: Option<Schema>,
 }
 
 /// The profile of one instance.
@@ -120,6 +126,10 @@ pub struct ProfiledInstance {
     pub aggregate: Aggregate,
     /// Encoded bytes per path, when [`ProfileOptions::wire`] asked for them.
     pub wire: Option<Aggregate>,
+    /// The schema the payload was read with.
+    pub schema: Schema,
+    /// Whose accounting the aggregate follows.
+    pub accounting: Accounting,
 }
 
 #[derive(Debug, Clone)]
@@ -171,6 +181,11 @@ pub enum DecodeError {
     Instance {
         layer: Option<usize>,
         source: InstanceError,
+    },
+    #[error("{}{source}", layer.map(|l| format!("instance layer {l}: ")).unwrap_or_default())]
+    V2 {
+        layer: Option<usize>,
+        source: v2::V2PassError,
     },
 }
 
@@ -347,7 +362,9 @@ fn read_stream<R: Read + Send>(
             Ok(report)
         } else {
             let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), stream));
-            read_raw(reader, &head, None, name, false, selection, pass, progress)
+            read_raw(
+                reader, &head, None, name, false, selection, pass, progress, None,
+            )
         }
     })();
     if result.is_err() && tripped.load(Ordering::Relaxed) {
@@ -399,6 +416,7 @@ fn read_file_capped(
     if is_gzip(&head) {
         let mut file = reader.into_inner();
         file.seek(SeekFrom::Start(0))?;
+        let again = file.try_clone()?;
         let mut gz = limits::Capped::new(
             crate::trace::TimedRead {
                 inner: flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(
@@ -427,6 +445,14 @@ fn read_file_capped(
         if is_empty_tar(&inner) {
             return Err(DecodeError::EmptyTar);
         }
+        let tripped = tripped.clone();
+        let max = limits.max_decompressed;
+        let rewind = move || -> io::Result<Box<dyn Read + Send>> {
+            let mut file = again.try_clone()?;
+            file.seek(SeekFrom::Start(0))?;
+            let gz = flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(BUF_SIZE, file));
+            Ok(Box::new(limits::Capped::new(gz, max, tripped.clone())))
+        };
         let reader = BufReader::with_capacity(BUF_SIZE, unread(inner.clone(), gz));
         return read_raw(
             reader,
@@ -437,6 +463,7 @@ fn read_file_capped(
             selection,
             pass,
             progress,
+            Some(Box::new(rewind)),
         );
     }
     if is_tar(&head) {
@@ -453,6 +480,12 @@ fn read_file_capped(
     if is_empty_tar(&head) {
         return Err(DecodeError::EmptyTar);
     }
+    let again = reader.get_ref().try_clone()?;
+    let rewind = move || -> io::Result<Box<dyn Read + Send>> {
+        let mut file = again.try_clone()?;
+        file.seek(SeekFrom::Start(0))?;
+        Ok(Box::new(file))
+    };
     let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), reader));
     read_raw(
         reader,
@@ -463,11 +496,19 @@ fn read_file_capped(
         selection,
         pass,
         progress,
+        Some(Box::new(rewind)),
     )
 }
 
+/// Opens raw input again from its start, for a second reading with another
+/// schema. Streams that cannot be read twice (stdin, pipes) have none.
+type Rewind<'r> = Option<Box<dyn FnMut() -> io::Result<Box<dyn Read + Send>> + 'r>>;
+
 /// Profiles raw instance bytes; `head` is their start, for the hint an
-/// error gets when the bytes turn out to be something else.
+/// error gets when the bytes turn out to be something else. Unless
+/// `--schema` says, they are read as ommx.v1 and, if that fails and the input
+/// can be read again, as ommx.v2; when both fail, v1's error is the one
+/// reported (as before v2 existed).
 #[allow(clippy::too_many_arguments)]
 fn read_raw<R: BufRead + Send>(
     reader: R,
@@ -478,30 +519,42 @@ fn read_raw<R: BufRead + Send>(
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
+    mut rewind: Rewind<'_>,
 ) -> Result<Report, DecodeError> {
     if head.is_empty() {
         return Err(DecodeError::Empty);
     }
-    let document = Document {
+    let reading = pass.observer.reading();
+    let forced = reading.raw_schema;
+    let mut document = Document {
         name,
         file_bytes,
         container: Container::Raw,
         gzip,
         layers: Vec::new(),
+        raw_schema: Some(forced.unwrap_or(Schema::V1)),
     };
     // Only an uncompressed file's size bounds the instance's length.
     let total = if gzip { None } else { file_bytes };
     let mut instances = Vec::new();
     match selection {
-        // Listing does not decode, unless the bytes look like another
-        // format: then only a decode tells an instance from, say, JSON.
-        Selection::ListOnly if looks_like(head).is_none() => {}
+        // Listing does not decode when the schema is forced; otherwise it
+        // decodes to tell v1 from v2 (and, when the bytes look like another
+        // format, an instance from, say, JSON).
+        Selection::ListOnly if forced.is_some() && looks_like(head).is_none() => {}
         Selection::ListOnly => {
+            let mut nothing = ();
+            let mut reads = reading.with(&mut nothing);
             let mut plain = Pass {
                 options: ProfileOptions::default(),
-                observer: &mut (),
+                observer: &mut reads,
             };
-            profile_one(reader, total, None, None, &mut plain).map_err(|e| hint(e, head))?;
+            match detect(reader, total, forced, &mut rewind, &mut plain) {
+                Ok(p) => document.raw_schema = Some(p.schema),
+                Err(e) if looks_like(head).is_some() => return Err(hint(e, head)),
+                // Listed as before: ls says what the bytes are meant to be.
+                Err(_) => {}
+            }
         }
         Selection::Layer(n) if n > 0 => {
             return Err(DecodeError::LayerOutOfRange {
@@ -512,13 +565,50 @@ fn read_raw<R: BufRead + Send>(
         _ => {
             // Count progress per buffer refill, not per (often one-byte) read.
             let reader = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
-            instances
-                .push(profile_one(reader, total, None, None, pass).map_err(|e| hint(e, head))?);
+            let profiled =
+                detect(reader, total, forced, &mut rewind, pass).map_err(|e| hint(e, head))?;
+            document.raw_schema = Some(profiled.schema);
+            instances.push(profiled);
         }
     }
     Ok(Report {
         document,
         instances,
+    })
+}
+
+/// Reads raw bytes as v1 (or the forced schema) and, when detecting and v1
+/// refuses them, as v2 from a rewound reader. When both fail, v1's error
+/// stands, unless the bytes did read as v2 and only what was asked of them
+/// is refused.
+fn detect<R: Read + Send>(
+    reader: R,
+    total: Option<u64>,
+    forced: Option<Schema>,
+    rewind: &mut Rewind<'_>,
+    pass: &mut Pass<'_>,
+) -> Result<ProfiledInstance, DecodeError> {
+    let first = profile_one(
+        reader,
+        total,
+        None,
+        None,
+        forced.unwrap_or(Schema::V1),
+        pass,
+    );
+    let retry = forced.is_none() && matches!(first, Err(DecodeError::Instance { .. }));
+    let (true, Some(rewind)) = (retry, rewind.as_mut()) else {
+        return first;
+    };
+    let v1 = first.expect_err("a v1 refusal");
+    let again = BufReader::with_capacity(BUF_SIZE, rewind()?);
+    profile_one(again, total, None, None, Schema::V2, pass).map_err(|v2| match v2 {
+        DecodeError::V2 {
+            source:
+                v2::V2PassError::V1Analysis(_) | v2::V2PassError::WireView | v2::V2PassError::GroupBy,
+            ..
+        } => v2,
+        _ => v1,
     })
 }
 
@@ -531,28 +621,59 @@ fn hint(err: DecodeError, head: &[u8]) -> DecodeError {
     }
 }
 
-/// Profiles one instance stream into fresh accounts; a stream of unknown
-/// length is read under the `--max-element` limit.
+/// Profiles one instance stream of `schema` into fresh accounts; a stream
+/// of unknown length is read under the `--max-element` limit.
 pub(crate) fn profile_one<R: Read + Send>(
     reader: R,
     total: Option<u64>,
     instance_index: Option<usize>,
     title: Option<String>,
+    schema: Schema,
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, DecodeError> {
     let max_element = total.is_none().then(limits::max_element);
-    profile_one_within(reader, total, max_element, instance_index, title, pass)
+    profile_one_within(
+        reader,
+        total,
+        max_element,
+        instance_index,
+        title,
+        schema,
+        pass,
+    )
 }
 
-/// [`profile_one`] with the element limit given.
+/// [`profile_one`] with the element limit given, with the accounting `pass`
+/// asks for: the streaming v1 pass for OMMX 2.9.3's, [`v2::profile`] for
+/// OMMX 3.0's (a v2 payload is read whole: it is one element).
 pub(crate) fn profile_one_within<R: Read + Send>(
     reader: R,
     total: Option<u64>,
     max_element: Option<u64>,
     instance_index: Option<usize>,
     title: Option<String>,
+    schema: Schema,
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, DecodeError> {
+    let accounting = match schema {
+        Schema::V1 => pass
+            .observer
+            .reading()
+            .accounting
+            .unwrap_or(Accounting::Ommx29),
+        Schema::V2 => Accounting::Ommx30,
+    };
+    if accounting == Accounting::Ommx30 {
+        return v2::profile(
+            reader,
+            total,
+            max_element,
+            instance_index,
+            title,
+            schema,
+            pass,
+        );
+    }
     let mut accounts = instance::Accounts::new(pass.options);
     pass.observer.begin(instance_index);
     let summary = instance::profile_instance_within(
@@ -576,5 +697,7 @@ pub(crate) fn profile_one_within<R: Read + Send>(
         summary,
         aggregate: accounts.memory,
         wire: accounts.wire,
+        schema,
+        accounting,
     })
 }

@@ -227,6 +227,10 @@ impl LogicalMemoryVisitor for Explainer {
 }
 
 impl EntityObserver for Explainer {
+    fn v1_analysis(&self) -> Option<&'static str> {
+        Some("explain")
+    }
+
     fn variable(&mut self, v: &DecisionVariable, _cost: Cost) {
         self.entity("Instance.decision_variables", v.name.as_deref(), v);
     }

@@ -261,6 +261,10 @@ impl StatsCollector {
 }
 
 impl EntityObserver for StatsCollector {
+    fn v1_analysis(&self) -> Option<&'static str> {
+        Some("stats")
+    }
+
     fn begin(&mut self, layer: Option<usize>) {
         self.layer = layer;
     }

@@ -105,6 +105,10 @@ impl Top {
 }
 
 impl EntityObserver for Top {
+    fn v1_analysis(&self) -> Option<&'static str> {
+        Some("top")
+    }
+
     fn begin(&mut self, layer: Option<usize>) {
         self.layer = layer;
     }

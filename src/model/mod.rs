@@ -9,6 +9,7 @@
 
 mod entities;
 pub mod function;
+pub mod v2;
 
 pub use entities::{
     AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,

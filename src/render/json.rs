@@ -114,7 +114,7 @@ pub fn document(profile: &Profile<'_>) -> Document {
     Document {
         schema_version: SCHEMA_VERSION,
         tool: TOOL,
-        accounting: profile.account.describe(),
+        accounting: profile.accounting_describe(),
         input: input_info(profile.report),
         layers: layer_refs(profile.report),
         summary: profile.summary(),

@@ -8,10 +8,13 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::escape_control;
 use super::units::human;
-use crate::decode::{Container, Document};
+use crate::decode::{Container, Document, Schema};
 
 pub fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
     let kind = match doc.container {
+        Container::Raw if doc.raw_schema == Some(Schema::V2) => {
+            "raw ommx.v2.Instance bytes (OMMX 3.0; no layers)"
+        }
         Container::Raw => "raw ommx.v1.Instance bytes (no layers)",
         Container::Archive => "OMMX artifact archive (OCI image layout in tar)",
         Container::Directory => "OMMX artifact directory (OCI image layout)",
@@ -67,6 +70,9 @@ pub fn render_json(doc: &Document, out: &mut dyn Write) -> Result<()> {
         container: Container,
         gzip: bool,
         file_bytes: Option<u64>,
+        /// Raw input read as ommx.v2 (absent otherwise, as before v2).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        schema: Option<Schema>,
         layers: &'a [crate::decode::LayerInfo],
     }
     serde_json::to_writer_pretty(
@@ -77,6 +83,7 @@ pub fn render_json(doc: &Document, out: &mut dyn Write) -> Result<()> {
             container: doc.container,
             gzip: doc.gzip,
             file_bytes: doc.file_bytes,
+            schema: doc.raw_schema.filter(|s| *s == Schema::V2),
             layers: &doc.layers,
         },
     )?;

@@ -20,7 +20,11 @@ pub mod units;
 
 use std::io::Write;
 
-use crate::decode::{InstanceSummary, Report};
+use crate::decode::{Accounting, InstanceSummary, Report, Schema};
+
+/// The JSON `accounting` of a profile whose layers follow both accountings.
+pub const MIXED_ACCOUNTING: &str =
+    "ommx 2.9.3 (ommx.v1 layers) and 3.0.0b7 (ommx.v2 layers) logical_memory_profile";
 use crate::profile::aggregate::Totals;
 pub use crate::profile::family::{escape_frame, escape_frame_chars};
 use crate::profile::{Aggregate, Frame};
@@ -229,18 +233,70 @@ impl<'a> Profile<'a> {
         sum
     }
 
-    /// "all 3 instance layers", "instance layer 1 \"title\"" or "raw instance".
+    /// "all 3 instance layers", "instance layer 1 \"title\"" or "raw instance",
+    /// with the schema when it is not plain ommx.v1 counted by OMMX 2.9.3.
     pub fn layer_label(&self) -> String {
         match self.report.instances.as_slice() {
-            [one] => match one.instance_index {
-                None => "raw instance".to_string(),
-                Some(i) => match &one.title {
-                    Some(t) => format!("instance layer {i} ({})", escape_control(t)),
-                    None => format!("instance layer {i}"),
-                },
-            },
+            [one] => {
+                let label = match one.instance_index {
+                    None => "raw instance".to_string(),
+                    Some(i) => match &one.title {
+                        Some(t) => format!("instance layer {i} ({})", escape_control(t)),
+                        None => format!("instance layer {i}"),
+                    },
+                };
+                match (one.schema, one.accounting) {
+                    (Schema::V1, Accounting::Ommx29) => label,
+                    (Schema::V2, _) => format!("{label}, ommx.v2"),
+                    (Schema::V1, Accounting::Ommx30) => {
+                        format!("{label}, ommx.v1 as OMMX 3.0 loads it")
+                    }
+                }
+            }
             many => format!("all {} instance layers", many.len()),
         }
+    }
+
+    /// Whose accounting the in-memory numbers follow: "OMMX 2.9.3",
+    /// "OMMX 3.0.0b7", or both (per layer) for a mixed archive.
+    pub fn accounting_name(&self) -> String {
+        match self.accountings() {
+            [Some(a), None] | [None, Some(a)] => format!("OMMX {}", a.version()),
+            [Some(_), Some(_)] => "OMMX 2.9.3 (ommx.v1 layers) and 3.0.0b7 (ommx.v2 layers)".into(),
+            [None, None] => format!("OMMX {}", Accounting::Ommx29.version()),
+        }
+    }
+
+    /// "OMMX 2.9.3's estimate", or both accountings' for a mixed archive.
+    fn estimate(&self) -> String {
+        match self.accountings() {
+            [Some(_), Some(_)] => {
+                "OMMX 2.9.3's estimate for ommx.v1 layers, 3.0.0b7's for ommx.v2".to_string()
+            }
+            _ => format!("{}'s estimate", self.accounting_name()),
+        }
+    }
+
+    /// The JSON `accounting` field.
+    pub fn accounting_describe(&self) -> &'static str {
+        match (self.account, self.accountings()) {
+            (Account::Wire, _) => self.account.describe(),
+            (Account::Memory, [None, Some(a)]) => a.describe(),
+            (Account::Memory, [Some(_), Some(_)]) => MIXED_ACCOUNTING,
+            (Account::Memory, _) => self.account.describe(),
+        }
+    }
+
+    /// `[2.9.3 if any instance follows it, 3.0 if any does]`.
+    fn accountings(&self) -> [Option<Accounting>; 2] {
+        let has = |a| {
+            self.report
+                .instances
+                .iter()
+                .any(|i| i.accounting == a)
+                .then_some(a)
+        };
+        [has(Accounting::Ommx29), has(Accounting::Ommx30)]
     }
 
     /// The node at `path` (`;`-separated frames), if the profile has it.
@@ -295,8 +351,11 @@ impl<'a> Profile<'a> {
     /// The header line naming the total and what it counts.
     pub fn write_total(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let (label, what) = match self.account {
-            Account::Memory => ("logical:", "OMMX 2.9.3's estimate"),
-            Account::Wire => ("wire:", "encoded protobuf, the size of the instance data"),
+            Account::Memory => ("logical:", self.estimate()),
+            Account::Wire => (
+                "wire:",
+                "encoded protobuf, the size of the instance data".to_string(),
+            ),
         };
         writeln!(
             out,

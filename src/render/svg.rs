@@ -30,8 +30,10 @@ pub fn render(profile: &Profile<'_>, options: &SvgOptions, out: &mut dyn Write) 
         )
     });
     let what = match profile.account {
-        super::Account::Memory => "logical bytes as OMMX 2.9.3 counts them",
-        super::Account::Wire => "encoded protobuf bytes",
+        super::Account::Memory => {
+            format!("logical bytes as {} counts them", profile.accounting_name())
+        }
+        super::Account::Wire => "encoded protobuf bytes".to_string(),
     };
     opts.subtitle = Some(format!("{what}; total {} B", profile.total_bytes()));
     opts.count_name = "bytes".to_string();

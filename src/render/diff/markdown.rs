@@ -39,8 +39,17 @@ pub fn render(view: &DiffView<'_>, options: &DiffViewOptions, out: &mut dyn Writ
         code(view.old.name()),
         code(view.new.name())
     ));
+    let (old_counts, new_counts) = (
+        view.old.profile().accounting_name(),
+        view.new.profile().accounting_name(),
+    );
+    let counted = if old_counts == new_counts {
+        format!("logical bytes as {old_counts} counts them")
+    } else {
+        format!("logical bytes, old as {old_counts} counts them, new as {new_counts} does")
+    };
     text.push_str(&format!(
-        "**Total: {} → {} ({}, {})** — logical bytes as OMMX 2.9.3 counts them; KiB/MiB are 1024-based.\n\n",
+        "**Total: {} → {} ({}, {})** — {counted}; KiB/MiB are 1024-based.\n\n",
         human(root.old_bytes()),
         human(root.new_bytes()),
         signed_human(root.delta()),

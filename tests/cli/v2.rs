@@ -1,0 +1,321 @@
+//! OMMX 3.0 input (`ommx.v2`) and the migration view, against the fixtures
+//! ommx 3.0.0b7 generated (fixtures/v2/README.md).
+
+use std::fs;
+use std::path::PathBuf;
+
+use crate::{expected_folded, fails, fixtures, gzip, memprof, ok, oracle};
+
+fn v2(rel: &str) -> String {
+    fixtures()
+        .join("v2")
+        .join(rel)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn v2_pb_files(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(fixtures().join("v2").join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pb"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_v2_payload_matches_ommx_3_byte_for_byte() {
+    let mut checked = 0;
+    for dir in ["oracle", "from_v1"] {
+        for path in v2_pb_files(dir) {
+            let got = ok(&["inspect", path.to_str().unwrap(), "-f", "folded"]);
+            let want = expected_folded(&path.with_extension("folded"));
+            assert_eq!(got, want, "{}", path.display());
+            // Forcing the schema gives the same bytes.
+            let forced = ok(&[
+                "inspect",
+                path.to_str().unwrap(),
+                "--schema",
+                "v2",
+                "-f",
+                "folded",
+            ]);
+            assert_eq!(forced, want, "{}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 60, "only {checked} v2 fixtures");
+}
+
+#[test]
+fn v2_archives_profile_layer_by_layer_with_each_schemas_accounting() {
+    for archive in ["v2_multi", "mixed"] {
+        let file = v2(&format!("archives/{archive}.ommx"));
+        let mut whole = 0u64;
+        for k in 0..3 {
+            let got = ok(&["inspect", &file, "--layer", &k.to_string(), "-f", "folded"]);
+            let want =
+                expected_folded(&fixtures().join(format!("v2/archives/{archive}.layer{k}.folded")));
+            assert_eq!(got, want, "{archive} layer {k}");
+            whole += want
+                .lines()
+                .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+                .sum::<u64>();
+        }
+        let all = ok(&["inspect", &file, "-f", "folded"]);
+        assert!(all.lines().all(|l| l.starts_with("layer[")), "{all}");
+        let total: u64 = all
+            .lines()
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(total, whole, "{archive}");
+    }
+    let listing = ok(&["ls", &v2("archives/mixed.ommx")]);
+    assert!(
+        listing.contains("application/org.ommx.v2.instance"),
+        "{listing}"
+    );
+    assert!(!listing.contains("cannot read"), "{listing}");
+    let tree = ok(&["inspect", &v2("archives/mixed.ommx"), "--depth", "1"]);
+    assert!(
+        tree.contains("OMMX 2.9.3's estimate for ommx.v1 layers, 3.0.0b7's for ommx.v2"),
+        "{tree}"
+    );
+}
+
+#[test]
+fn raw_v2_is_detected_after_v1_and_says_so() {
+    let knapsack = v2("oracle/knapsack.pb");
+    let header = ok(&["inspect", &knapsack, "--depth", "1"]);
+    assert!(
+        header.contains("layer:       raw instance, ommx.v2\n"),
+        "{header}"
+    );
+    assert!(header.contains("OMMX 3.0.0b7's estimate"), "{header}");
+    assert!(ok(&["ls", &knapsack]).contains("raw ommx.v2.Instance bytes"));
+    let listing: serde_json::Value =
+        serde_json::from_str(&ok(&["ls", &knapsack, "-f", "json"])).unwrap();
+    assert_eq!(listing["schema"], "ommx.v2");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", &knapsack, "-f", "json"])).unwrap();
+    assert_eq!(json["accounting"], "ommx 3.0.0b7 logical_memory_profile");
+    // v1 input keeps its listing without a schema field.
+    let v1: serde_json::Value =
+        serde_json::from_str(&ok(&["ls", &oracle("empty.pb"), "-f", "json"])).unwrap();
+    assert!(v1.get("schema").is_none());
+    // Forced to v1, a v2 payload fails as it did before v2 was read.
+    let err = fails(&["inspect", &knapsack, "--schema", "v1"]);
+    assert!(err.contains("malformed protobuf"), "{err}");
+    let err = fails(&["inspect", &oracle("kitchen_sink.pb"), "--schema", "v2"]);
+    assert!(err.contains("ommx.v2"), "{err}");
+}
+
+#[test]
+fn gzip_and_stdin_raw_v2() {
+    let bytes = fs::read(v2("oracle/everything.pb")).unwrap();
+    let want = expected_folded(&fixtures().join("v2/oracle/everything.folded"));
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("everything.pb.gz");
+    fs::write(&gz, gzip(&bytes)).unwrap();
+    assert_eq!(ok(&["inspect", gz.to_str().unwrap(), "-f", "folded"]), want);
+    // A stream cannot be read twice: it is v1 unless --schema v2 says otherwise.
+    let out = memprof()
+        .args(["inspect", "-", "--schema", "v2", "-f", "folded"])
+        .write_stdin(bytes)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
+}
+
+#[test]
+fn migration_view_counts_v1_as_ommx_3_loads_it() {
+    let dir = fixtures().join("v2/from_v1");
+    let mut checked = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "folded") {
+            continue;
+        }
+        let name = path.file_stem().unwrap().to_str().unwrap();
+        let got = ok(&[
+            "inspect",
+            &oracle(&format!("{name}.pb")),
+            "--accounting",
+            "3.0",
+            "-f",
+            "folded",
+        ]);
+        assert_eq!(got, expected_folded(&path), "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 45, "only {checked}");
+    for line in fs::read_to_string(dir.join("refused.txt")).unwrap().lines() {
+        let name = line.split('\t').next().unwrap();
+        let err = fails(&[
+            "inspect",
+            &oracle(&format!("{name}.pb")),
+            "--accounting",
+            "3.0",
+        ]);
+        assert!(err.contains("OMMX 3.0.0b7 cannot convert"), "{name}: {err}");
+    }
+    // The default stays 2.9.3's.
+    assert_eq!(
+        ok(&[
+            "inspect",
+            &oracle("empty.pb"),
+            "--accounting",
+            "2.9",
+            "-f",
+            "folded"
+        ]),
+        ok(&["inspect", &oracle("empty.pb"), "-f", "folded"])
+    );
+}
+
+#[test]
+fn diff_side_by_side_of_the_two_accountings() {
+    let file = oracle("hints_one_hot.pb");
+    let json: serde_json::Value = serde_json::from_str(&ok(&[
+        "diff",
+        "--accounting",
+        "2.9,3.0",
+        &file,
+        "-f",
+        "json",
+    ]))
+    .unwrap();
+    let sum = |path: PathBuf| -> u64 {
+        fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    let text = json.to_string();
+    let old = sum(fixtures().join("oracle/hints_one_hot.folded"));
+    let new = sum(fixtures().join("v2/from_v1/hints_one_hot.folded"));
+    assert!(
+        text.contains(&old.to_string()) && text.contains(&new.to_string()),
+        "{text}"
+    );
+    let err = fails(&["diff", "--accounting", "2.9,3.0", &file, &file]);
+    assert!(err.contains("give one file"), "{err}");
+}
+
+#[test]
+fn v1_only_analyses_refuse_ommx_3_counts_in_one_line() {
+    let file = v2("oracle/knapsack.pb");
+    for args in [
+        vec!["top", file.as_str()],
+        vec!["stats", file.as_str()],
+        vec!["advise", file.as_str()],
+        vec!["explain", file.as_str(), "Instance.objective"],
+        vec!["inspect", file.as_str(), "--view", "wire"],
+        vec!["inspect", file.as_str(), "--group-by", "name"],
+    ] {
+        let err = fails(&args);
+        assert!(err.contains("OMMX 3.0"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn flamegraph_and_baselines_of_v2() {
+    let file = v2("oracle/everything.pb");
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("g.svg");
+    ok(&["flamegraph", &file, "-o", svg.to_str().unwrap()]);
+    let svg = fs::read_to_string(svg).unwrap();
+    assert!(svg.contains("logical bytes as OMMX 3.0.0b7 counts them"));
+    let base = dir.path().join("base.json");
+    fs::write(&base, ok(&["inspect", &file, "-f", "json"])).unwrap();
+    ok(&["check", &file, "--baseline", base.to_str().unwrap()]);
+    let same = ok(&["diff", base.to_str().unwrap(), &file, "-f", "folded"]);
+    // `path old new`: a baseline of the same instance has every path equal.
+    assert!(
+        same.lines().all(|l| {
+            let n: Vec<&str> = l.rsplitn(3, ' ').collect();
+            n[0] == n[1]
+        }),
+        "{same}"
+    );
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Case {
+    name: String,
+    /// `raw` (an ommx.v2.Instance) or `migration` (an ommx.v1.Instance read
+    /// with `--accounting 3.0`).
+    kind: String,
+    category: String,
+    input_hex: String,
+    /// `accept` or `reject`: what ommx 3.0.0b7 did.
+    verdict: String,
+    #[serde(default)]
+    profile_gzip_hex: String,
+    #[serde(default)]
+    error: String,
+}
+
+/// The 3.0 differential corpus (fixtures/v2/differential.py), replayed
+/// without Python: same profile where 3.0 reads, a refusal where it refuses.
+#[test]
+fn memprof_agrees_with_ommx_3_on_every_corpus_case() {
+    use std::io::Read;
+    let text = fs::read_to_string(fixtures().join("v2/corpus.jsonl")).unwrap();
+    let cases: Vec<Case> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(cases.len() >= 250, "the corpus has {} cases", cases.len());
+    let dir = tempfile::tempdir().unwrap();
+    let mut disagreements = Vec::new();
+    for case in &cases {
+        let path = dir.path().join(&case.name);
+        fs::write(&path, hex::decode(&case.input_hex).unwrap()).unwrap();
+        let mut cmd = memprof();
+        cmd.args(["inspect", path.to_str().unwrap(), "-f", "folded", "-q"]);
+        match case.kind.as_str() {
+            "raw" => cmd.args(["--schema", "v2"]),
+            "migration" => cmd.args(["--schema", "v1", "--accounting", "3.0"]),
+            other => panic!("{}: unknown kind {other}", case.name),
+        };
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(0)
+                || (out.status.code() == Some(2)
+                    && stderr.lines().count() == 1
+                    && !stderr.contains("panicked")),
+            "{}: {stderr}",
+            case.name
+        );
+        let problem = match (case.verdict.as_str(), out.status.success()) {
+            ("accept", true) => {
+                let mut want = String::new();
+                flate2::read::GzDecoder::new(&hex::decode(&case.profile_gzip_hex).unwrap()[..])
+                    .read_to_string(&mut want)
+                    .unwrap();
+                let got = String::from_utf8(out.stdout).unwrap();
+                (got.strip_suffix('\n').unwrap_or(&got) != want).then(|| "profile differs".into())
+            }
+            ("accept", false) => Some(format!("wrongly refused: {stderr}")),
+            ("reject", true) => Some(format!("wrongly accepted; ommx says: {}", case.error)),
+            ("reject", false) => None,
+            (verdict, _) => panic!("{}: unknown verdict {verdict}", case.name),
+        };
+        if let Some(problem) = problem {
+            disagreements.push(format!("{} ({}): {problem}", case.name, case.category));
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} of {} cases disagree with ommx 3.0.0b7:\n{}",
+        disagreements.len(),
+        cases.len(),
+        disagreements.join("\n")
+    );
+}
