@@ -2,9 +2,10 @@
 //! pipeline stages together for each subcommand.
 
 pub mod compare;
+mod flamegraph;
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -20,9 +21,7 @@ use crate::output::{input_files, Output};
 use crate::profile::family::GroupBy;
 use crate::render::advice::{AdviceFormat, AdviceView};
 use crate::render::files::FileSummary;
-use crate::render::{
-    self, svg::SvgOptions, Account, DataFormat, Format, Profile, View, ViewOptions,
-};
+use crate::render::{self, Account, DataFormat, Format, Profile, View, ViewOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -202,9 +201,10 @@ pub struct Common {
 #[derive(Debug, Args)]
 pub struct Inputs {
     /// Inputs: .ommx archives, OCI layout directories, raw instance bytes, or '-' for
-    /// stdin. Quoted patterns ('runs/*.ommx') are expanded. Several inputs are
-    /// profiled in parallel, each under a root frame `file[i] (name)`.
-    #[arg(required = true, num_args = 1..)]
+    /// stdin (also when no input is given). Quoted patterns ('runs/*.ommx') are
+    /// expanded. Several inputs are profiled in parallel, each under a root frame
+    /// `file[i] (name)`.
+    #[arg(value_name = "FILES")]
     pub files: Vec<String>,
     /// Profile only the N-th instance layer (0-based, manifest order) of each input.
     #[arg(long, value_name = "N")]
@@ -217,6 +217,18 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// The inputs with patterns expanded; none given is standard input,
+    /// unless it is a terminal (nobody types an instance).
+    fn expand(&self) -> Result<Vec<String>> {
+        if self.files.is_empty() {
+            if io::stdin().is_terminal() {
+                bail!("no input: name a FILE, or pipe one into standard input");
+            }
+            return Ok(vec!["-".to_string()]);
+        }
+        crate::batch::expand(&self.files)
+    }
+
     /// The single-input arguments for one of the inputs; with several in
     /// flight there are no progress bars (they would fight over the terminal).
     fn for_file(&self, file: &str, several: bool) -> Common {
@@ -301,7 +313,8 @@ pub struct FlamegraphArgs {
     /// Icicle graph: roots at the top.
     #[arg(long)]
     pub inverted: bool,
-    /// Omit frames narrower than this many pixels.
+    /// Omit frames narrower than this many pixels of the 1180-pixel frame area
+    /// [default: 0.1, inferno's; 0 keeps every frame].
     #[arg(long, value_name = "PIXELS")]
     pub min_width: Option<f64>,
 }
@@ -498,7 +511,7 @@ fn run_command(command: Command) -> Result<()> {
     match command {
         Command::Inspect(args) => {
             let output = Output::from_arg(args.output.as_deref());
-            let files = crate::batch::expand(&args.common.files)?;
+            let files = args.common.expand()?;
             output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
             let view = ViewOptions {
                 depth: args.depth,
@@ -553,21 +566,7 @@ fn run_command(command: Command) -> Result<()> {
                 Ok(())
             })
         }
-        Command::Flamegraph(args) => {
-            let output = Output::from_arg(Some(&args.output));
-            let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
-            let account = args.profile.single_account("a flamegraph")?;
-            let runs = read_inputs(&args.common, &files, args.profile.options())?;
-            let mut combined = None;
-            let (profile, _) = profile_inputs(&runs, &mut combined, account);
-            let options = SvgOptions {
-                title: args.title,
-                inverted: args.inverted,
-                min_width: args.min_width,
-            };
-            output.write_with(|out| render::svg::render(&profile, &options, out))
-        }
+        Command::Flamegraph(args) => flamegraph::run(args),
         Command::Diff(args) => compare::run_diff(args),
         Command::Check(args) => compare::run_check(args),
         Command::Top(args) => {
@@ -624,7 +623,7 @@ fn run_command(command: Command) -> Result<()> {
         }
         Command::Advise(args) => {
             let output = Output::from_arg(args.output.as_deref());
-            let files = crate::batch::expand(&args.common.files)?;
+            let files = args.common.expand()?;
             output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
             // Each input is read with its own advisors, several at a time.
             let runs = crate::batch::run_all(&files, |file| {

@@ -7,6 +7,7 @@
 
 pub mod archive;
 pub mod baseline;
+pub mod folded;
 pub mod instance;
 pub mod limits;
 pub mod wire;
@@ -302,7 +303,7 @@ fn unread<R: Read>(head: Vec<u8>, reader: R) -> io::Chain<io::Cursor<Vec<u8>>, R
 /// Reads an input of unknown size that cannot seek (stdin, a pipe). At most
 /// `limits.max_decompressed` bytes are read from it, so an endless stream
 /// ends in an error rather than in exhausted memory or disk.
-fn read_stream<R: Read + Send>(
+pub(crate) fn read_stream<R: Read + Send>(
     reader: R,
     name: String,
     selection: Selection,

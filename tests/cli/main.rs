@@ -15,6 +15,7 @@ mod drill;
 mod hardening;
 mod matrix;
 mod parallel;
+mod usability;
 
 pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
