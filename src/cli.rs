@@ -3,6 +3,7 @@
 
 pub mod compare;
 mod flamegraph;
+pub mod shell;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
@@ -71,6 +72,10 @@ pub enum Command {
     Stats(StatsArgs),
     /// Recommend changes that would shrink the instance, with measured savings.
     Advise(AdviseArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(shell::CompletionsArgs),
+    /// Print the man page (roff) on stdout.
+    Man(shell::ManArgs),
 }
 
 impl Command {
@@ -92,6 +97,7 @@ impl Command {
                 files.extend(a.budget.iter().map(|b| b.display().to_string()));
                 files
             }
+            Command::Completions(_) | Command::Man(_) => Vec::new(),
         }
     }
 
@@ -116,9 +122,12 @@ impl Command {
                 out
             }
             Command::Check(a) => file(a.output.as_ref()),
-            Command::Ls(_) | Command::Top(_) | Command::Explain(_) | Command::Stats(_) => {
-                Vec::new()
-            }
+            Command::Ls(_)
+            | Command::Top(_)
+            | Command::Explain(_)
+            | Command::Stats(_)
+            | Command::Completions(_)
+            | Command::Man(_) => Vec::new(),
         }
     }
 }
@@ -567,6 +576,8 @@ fn run_command(command: Command) -> Result<()> {
             })
         }
         Command::Flamegraph(args) => flamegraph::run(args),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(args),
         Command::Diff(args) => compare::run_diff(args),
         Command::Check(args) => compare::run_check(args),
         Command::Top(args) => {

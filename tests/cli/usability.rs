@@ -147,3 +147,50 @@ fn min_width_is_pixels() {
         .count();
     assert_eq!(kept, wide.len());
 }
+
+#[test]
+fn completions_for_every_shell_and_a_bash_script_that_parses() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let script = String::from_utf8(run_stdin(&["completions", shell], Vec::new())).unwrap();
+        for sub in ["inspect", "flamegraph", "check", "completions"] {
+            assert!(script.contains(sub), "{shell}: {sub}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bash = dir.path().join("memprof.bash");
+    std::fs::write(&bash, run_stdin(&["completions", "bash"], Vec::new())).unwrap();
+    let status = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&bash)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = memprof().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn man_pages_for_memprof_and_each_subcommand() {
+    let page = String::from_utf8(run_stdin(&["man"], Vec::new())).unwrap();
+    assert!(page.contains(".TH memprof 1"), "{page}");
+    for sub in [
+        "inspect",
+        "flamegraph",
+        "ls",
+        "diff",
+        "check",
+        "top",
+        "explain",
+        "stats",
+        "advise",
+    ] {
+        assert!(page.contains(sub), "{sub}");
+        let sub_page = String::from_utf8(run_stdin(&["man", sub], Vec::new())).unwrap();
+        assert!(
+            sub_page.contains(&format!(".TH memprof-{sub} 1")),
+            "{sub_page}"
+        );
+    }
+    let out = memprof().args(["man", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
