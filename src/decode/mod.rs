@@ -10,6 +10,7 @@ pub mod baseline;
 pub mod folded;
 pub mod instance;
 pub mod limits;
+mod text_formats;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -181,7 +182,7 @@ fn looks_like(head: &[u8]) -> Option<&'static str> {
         _ => match trimmed {
             Some([b'{' | b'[', ..]) => "JSON text",
             Some([b'<', ..]) => "XML or HTML text",
-            _ => return None,
+            _ => return text_formats::describe(head),
         },
     })
 }

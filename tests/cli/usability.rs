@@ -194,3 +194,44 @@ fn man_pages_for_memprof_and_each_subcommand() {
     let out = memprof().args(["man", "nope"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// MPS, LP and QPLIB text (and folded stacks given to `inspect`) fail the
+/// instance decode, then the error says what they are and how to convert them.
+#[test]
+fn text_models_are_named_with_how_to_convert_them() {
+    let cases = [
+        (
+            "NAME          TESTLP\nROWS\n N  COST\n L  LIM1\n",
+            "an MPS model",
+            "Instance.load_mps",
+        ),
+        (
+            "\\ model\nMinimize\n obj: x + 2 y\nSubject To\n c1: x + y >= 1\nEnd\n",
+            "an LP-format model",
+            "load_mps",
+        ),
+        (
+            "! ---\nMIPBAND # problem name\nQML # type\nMinimize # sense\n3 # variables\n",
+            "a QPLIB model",
+            "Instance.load_qplib",
+        ),
+        (
+            "Instance.constraints;Constraint.id 40\nInstance.sense 1\n",
+            "folded stacks",
+            "memprof flamegraph",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (text, kind, how) in cases {
+        let path = dir.path().join("model.txt");
+        std::fs::write(&path, text).unwrap();
+        let line = super::fails(&["inspect", path.to_str().unwrap()]);
+        assert!(
+            line.contains(&format!(
+                "not an OMMX instance or archive: the content looks like {kind}"
+            )),
+            "{line}"
+        );
+        assert!(line.contains(how), "{line}");
+    }
+}
