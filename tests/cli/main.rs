@@ -15,6 +15,7 @@ mod drill;
 mod hardening;
 mod matrix;
 mod parallel;
+mod readme;
 mod usability;
 
 pub(crate) fn fixtures() -> PathBuf {
