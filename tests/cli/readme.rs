@@ -217,6 +217,8 @@ fn every_memprof_line_of_the_readme_parses() {
             };
             let command = line[at..].split("  #").next().unwrap();
             let command = command.split(" | ").next().unwrap().trim_end_matches('\\');
+            // A redirection of the output is the shell's business.
+            let command = command.split(" >").next().unwrap();
             // Synopses with [optional] or a|b alternatives are documentation.
             if command.contains(['[', '|', '<', '$', '>', '('])
                 || command.contains("...")
