@@ -102,6 +102,14 @@ pub struct CheckArgs {
     /// Write the report to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<String>,
+    /// Report exceeded budgets as a warning and exit 0 (the report is unchanged).
+    #[arg(long)]
+    pub warn_only: bool,
+    /// After checking, save each FILE's profile as its baseline (the --baseline
+    /// file, or DIR/<file name>.json; written atomically) and exit 0: the new
+    /// profiles are accepted.
+    #[arg(long, requires = "baseline")]
+    pub update_baseline: bool,
 }
 
 fn one_stdin<'a>(args: impl IntoIterator<Item = &'a str>) -> Result<()> {
@@ -187,29 +195,47 @@ enum Baselines {
     Directory(PathBuf),
 }
 
+/// A file's baseline, if it has one.
+enum BaselineFor {
+    None,
+    Found(Source),
+    /// `--baseline DIR` holds no baseline for the file yet: it is new.
+    Added,
+}
+
 impl Baselines {
-    fn for_file(&self, file: &str, options: &ProfileOptions) -> Result<Option<(Source, bool)>> {
+    fn for_file(&self, file: &str, options: &ProfileOptions) -> Result<BaselineFor> {
         match self {
-            Baselines::None => Ok(None),
-            Baselines::Shared(source) => Ok(Some(((**source).clone(), true))),
+            Baselines::None => Ok(BaselineFor::None),
+            Baselines::Shared(source) => Ok(BaselineFor::Found((**source).clone())),
             Baselines::Directory(dir) => {
-                let name = Path::new(file)
-                    .file_name()
-                    .with_context(|| format!("{file}: has no file name to find its baseline by"))?;
-                let mut json = name.to_os_string();
-                json.push(".json");
-                let path = dir.join(json);
-                if !path.is_file() {
-                    bail!(
-                        "{}: no baseline for {file} (expected this file in the --baseline directory)",
-                        path.display()
-                    );
+                let path = baseline_path(dir, file)?;
+                if !path.exists() {
+                    return Ok(BaselineFor::Added);
                 }
                 let source = source::load(&path.display().to_string(), options)?;
-                Ok(Some((source, true)))
+                Ok(BaselineFor::Found(source))
             }
         }
     }
+
+    /// Where `--update-baseline` saves `file`'s profile.
+    fn target(&self, file: &str, baseline: &str) -> Result<PathBuf> {
+        match self {
+            Baselines::Directory(dir) => baseline_path(dir, file),
+            _ => Ok(PathBuf::from(baseline)),
+        }
+    }
+}
+
+/// `DIR/<file name>.json`, the baseline of `file` in a baseline directory.
+fn baseline_path(dir: &Path, file: &str) -> Result<PathBuf> {
+    let name = Path::new(file)
+        .file_name()
+        .with_context(|| format!("{file}: has no file name to find its baseline by"))?;
+    let mut json = name.to_os_string();
+    json.push(".json");
+    Ok(dir.join(json))
 }
 
 pub fn run_check(args: CheckArgs) -> Result<()> {
@@ -251,15 +277,33 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
     let baselines = match &args.baseline {
         None => Baselines::None,
         Some(b) if Path::new(b).is_dir() => Baselines::Directory(PathBuf::from(b)),
+        Some(b) if args.update_baseline && files.len() > 1 => bail!(
+            "{b}: --update-baseline with several files needs a --baseline directory \
+             (one <file name>.json each), not one file"
+        ),
+        Some(b) if args.update_baseline && !Path::new(b).exists() => Baselines::None,
         Some(b) => Baselines::Shared(Box::new(source::load(b, &options)?)),
     };
+    // Rules that compare with a baseline do not apply to a file without one.
+    let without_baseline: Vec<(usize, Rule)> = rules
+        .iter()
+        .filter(|(_, r)| !r.needs_baseline())
+        .cloned()
+        .collect();
     // Files are checked in parallel; reports and warnings keep file order.
     let runs = crate::batch::run_all(&files, |file| {
         let mut warnings = Vec::new();
         let new = source::load(file, &options)?;
         let baseline = baselines.for_file(file, &options)?;
-        let (report, unmatched) =
-            check::check_file(file, &new, baseline.as_ref().map(|(b, _)| b), &rules);
+        let (rules, baseline) = match &baseline {
+            BaselineFor::Found(b) => (&rules, Some(b)),
+            BaselineFor::Added => (&without_baseline, None),
+            // --update-baseline creating the baseline file.
+            BaselineFor::None if args.baseline.is_some() => (&without_baseline, None),
+            BaselineFor::None => (&rules, None),
+        };
+        let (mut report, unmatched) = check::check_file(file, &new, baseline, rules);
+        report.added = args.baseline.is_some() && baseline.is_none();
         for position in unmatched {
             let (n, rule) = &rules[position];
             warnings.push(format!(
@@ -267,14 +311,16 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
                 rule.path.text
             ));
         }
-        Ok((report, warnings))
+        Ok((report, warnings, new))
     })?;
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
+    let mut profiles = Vec::new();
     for run in runs {
-        let (report, file_warnings) = run.value;
+        let (report, file_warnings, new) = run.value;
         reports.push(report);
         warnings.extend(file_warnings);
+        profiles.push((run.name, new));
     }
     let report = CheckReport::new(
         args.budget.as_ref().map(|b| b.display().to_string()),
@@ -308,6 +354,31 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
     let mut stderr = std::io::stderr();
     for w in warnings {
         let _ = writeln!(stderr, "{w}");
+    }
+    if args.update_baseline {
+        let baseline = args.baseline.as_deref().expect("clap requires --baseline");
+        for (file, new) in &profiles {
+            let target = baselines.target(file, baseline)?;
+            let profile = crate::render::Profile::of(&new.report, crate::render::Account::Memory);
+            let document = crate::render::json::document(&profile);
+            Output::File(target.clone())
+                .write_with(|out| crate::render::json::write_json(&document, out))?;
+            let _ = writeln!(
+                stderr,
+                "memprof: {}: baseline of {file} updated",
+                target.display()
+            );
+        }
+        return Ok(());
+    }
+    if !report.pass && args.warn_only {
+        let _ = writeln!(
+            stderr,
+            "memprof: warning: {} of {} file(s) exceed a budget (--warn-only: exit 0)",
+            report.failed_files(),
+            report.files.len()
+        );
+        return Ok(());
     }
     if !report.pass {
         return Err(BudgetExceeded {

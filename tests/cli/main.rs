@@ -9,6 +9,7 @@ use assert_cmd::Command;
 use flate2::{write::GzEncoder, Compression};
 
 mod advise;
+mod ci;
 mod diff_check;
 mod differential;
 mod drill;

@@ -50,6 +50,7 @@ pub fn rule_name(result: &LimitResult) -> String {
 pub fn file_title(file: &FileReport) -> String {
     match &file.baseline {
         Some(b) => format!("{} (against {b})", file.file),
+        None if file.added => format!("{} (added: no baseline yet)", file.file),
         None => file.file.clone(),
     }
 }
