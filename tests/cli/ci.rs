@@ -156,3 +156,133 @@ fn per_entity_budgets_apply_per_layer() {
         ]
     );
 }
+
+fn repo_file(path: &str) -> String {
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+/// The `run:` script and `env:` keys of the action step named `name`.
+fn action_step(name: &str) -> (String, Vec<String>) {
+    let action: serde_yaml::Value = serde_yaml::from_str(&repo_file("action.yml")).unwrap();
+    assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
+    let steps = action["runs"]["steps"].as_sequence().unwrap();
+    let step = steps
+        .iter()
+        .find(|s| s["name"].as_str() == Some(name))
+        .unwrap_or_else(|| panic!("action.yml has no step {name:?}"));
+    let env = step["env"]
+        .as_mapping()
+        .map(|m| m.keys().map(|k| k.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default();
+    (step["run"].as_str().unwrap().to_string(), env)
+}
+
+/// Runs the action's check step as the runner would (inputs in its env),
+/// with the memprof under test on PATH; returns the exit code and the job
+/// summary written.
+fn run_action(inputs: &[(&str, &str)]) -> (i32, String) {
+    let (script, env_keys) = action_step("memprof check");
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.md");
+    let binary = assert_cmd::cargo::cargo_bin("memprof");
+    let path = format!(
+        "{}:{}",
+        binary.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(&script)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PATH", path)
+        .env("RUNNER_TEMP", dir.path())
+        .env("GITHUB_STEP_SUMMARY", &summary);
+    for key in &env_keys {
+        cmd.env(key, "");
+    }
+    for (key, value) in inputs {
+        assert!(
+            env_keys.iter().any(|k| k == key),
+            "the step has no env {key}"
+        );
+        cmd.env(key, value);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap(),
+        fs::read_to_string(&summary).unwrap_or_default(),
+    )
+}
+
+#[test]
+fn the_github_action_checks_writes_the_job_summary_and_fails_on_regression() {
+    let (install, _) = action_step("Install memprof");
+    let status = std::process::Command::new("bash")
+        .args(["-n", "-c", &install])
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    // The repository's own fixtures against their committed baselines.
+    let (code, summary) = run_action(&[
+        (
+            "MEMPROF_FILES",
+            "fixtures/oracle/kitchen_sink.pb fixtures/oracle/multi.ommx",
+        ),
+        ("MEMPROF_BASELINE", "fixtures/baselines"),
+        ("MEMPROF_BUDGET", "fixtures/budgets/fixtures.yaml"),
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        summary.starts_with("### memprof check: ✅ every budget holds (2 file(s))"),
+        "{summary}"
+    );
+
+    // A pattern, expanded by memprof, and a regression against a smaller baseline.
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("small.json");
+    ok(&[
+        "inspect",
+        &oracle("obj_linear.pb"),
+        "-f",
+        "json",
+        "-o",
+        s(&baseline),
+    ]);
+    let grown = [
+        ("MEMPROF_FILES", "fixtures/oracle/kitchen_*.pb"),
+        ("MEMPROF_BASELINE", s(&baseline)),
+    ];
+    let (code, summary) = run_action(&grown);
+    assert_eq!(code, 1, "{summary}");
+    assert!(summary.contains("❌"), "{summary}");
+    let mut warn = grown.to_vec();
+    warn.push(("MEMPROF_WARN_ONLY", "true"));
+    let (code, _) = run_action(&warn);
+    assert_eq!(code, 0);
+}
+
+/// The GitLab snippet is the one the README shows, and its memprof line is
+/// a valid command line asking for JUnit.
+#[test]
+fn the_gitlab_snippet_is_in_the_readme_and_parses() {
+    use clap::Parser;
+    let snippet = repo_file("ci/memprof.gitlab-ci.yml");
+    assert!(repo_file("README.md").contains(&format!("```yaml\n{snippet}```")));
+    let ci: serde_yaml::Value = serde_yaml::from_str(&snippet).unwrap();
+    let job = &ci["memprof-check"];
+    assert_eq!(
+        job["artifacts"]["reports"]["junit"].as_str(),
+        Some("memprof-junit.xml")
+    );
+    let check = job["script"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .find(|l| l.starts_with("memprof check"))
+        .unwrap();
+    let args = super::readme::words(check);
+    memprof::cli::Cli::try_parse_from(&args).unwrap();
+    assert!(check.contains("--format junit -o memprof-junit.xml"));
+}

@@ -59,7 +59,7 @@ fn examples(text: &str) -> Vec<Example> {
 }
 
 /// Words as a POSIX shell splits them (quotes, no expansion).
-fn words(command: &str) -> Vec<String> {
+pub(crate) fn words(command: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut chars = command.chars();
