@@ -122,12 +122,11 @@ impl Command {
                 out
             }
             Command::Check(a) => file(a.output.as_ref()),
-            Command::Ls(_)
-            | Command::Top(_)
-            | Command::Explain(_)
-            | Command::Stats(_)
-            | Command::Completions(_)
-            | Command::Man(_) => Vec::new(),
+            Command::Ls(a) => file(a.output.as_ref()),
+            Command::Top(a) => file(a.output.as_ref()),
+            Command::Explain(a) => file(a.output.as_ref()),
+            Command::Stats(a) => file(a.output.as_ref()),
+            Command::Completions(_) | Command::Man(_) => Vec::new(),
         }
     }
 }
@@ -140,10 +139,13 @@ pub struct StatsArgs {
     #[arg(long, value_enum, default_value_t = KindFilter::All)]
     pub kind: KindFilter,
     /// Table: number of family rows (largest total first).
-    #[arg(long, value_name = "N", default_value_t = 25)]
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 25)]
     pub top: usize,
     #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
     pub format: DataFormat,
+    /// Write to FILE instead of stdout ('-' is stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -159,20 +161,32 @@ pub struct ExplainArgs {
     pub group_by: GroupBy,
     #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
     pub format: DataFormat,
+    /// Write to FILE instead of stdout ('-' is stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct TopArgs {
     #[command(flatten)]
     pub common: Common,
-    /// How many entities to show.
-    #[arg(short, long, value_name = "N", default_value_t = 10)]
+    /// How many entities to show (`--n` is the old spelling).
+    #[arg(
+        short = 'n',
+        long = "top",
+        alias = "n",
+        value_name = "N",
+        default_value_t = 10
+    )]
     pub n: usize,
     /// Which entities to rank.
     #[arg(long, value_enum, default_value_t = KindFilter::All)]
     pub kind: KindFilter,
     #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
     pub format: DataFormat,
+    /// Write to FILE instead of stdout ('-' is stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
 }
 
 /// The resource limits every input is read under.
@@ -290,9 +304,9 @@ pub struct InspectArgs {
     pub common: Inputs,
     #[command(flatten)]
     pub profile: ProfileArgs,
-    /// Output format.
-    #[arg(short, long, value_enum, default_value_t = Format::Tree)]
-    pub format: Format,
+    /// Output format [default: tree; table with --view both].
+    #[arg(short, long, value_enum)]
+    pub format: Option<Format>,
     /// Tree: show at most N levels; deeper ones are folded into their parent.
     #[arg(long, value_name = "N")]
     pub depth: Option<usize>,
@@ -300,7 +314,7 @@ pub struct InspectArgs {
     #[arg(long, value_name = "P", default_value_t = 0.0)]
     pub min_percent: f64,
     /// Table: number of path rows.
-    #[arg(long, value_name = "N", default_value_t = 25)]
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 25)]
     pub top: usize,
     /// Write to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
@@ -347,6 +361,7 @@ pub struct AdviseArgs {
 pub enum LsFormat {
     Table,
     Json,
+    Yaml,
 }
 
 #[derive(Debug, Args)]
@@ -357,6 +372,9 @@ pub struct LsArgs {
     pub format: LsFormat,
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Write to FILE instead of stdout ('-' is stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
 }
 
 fn selection(layer: Option<usize>) -> Selection {
@@ -486,6 +504,9 @@ pub fn one_line(err: &anyhow::Error) -> String {
 
 /// Runs one command line, with `--timings` and `--trace` around it.
 pub fn run(cli: Cli) -> Result<()> {
+    if cli.trace.as_deref() == Some("-") {
+        bail!("--trace -: standard output holds the command's report; name a file for the trace");
+    }
     let trace = cli.trace.as_deref().map(|t| Output::from_arg(Some(t)));
     if let Some(file @ Output::File(path)) = &trace {
         let inputs = crate::batch::expand(&cli.command.inputs())?;
@@ -528,10 +549,13 @@ fn run_command(command: Command) -> Result<()> {
                 top: args.top,
             };
             let both = args.profile.view == View::Both;
-            let account = if both && args.format == Format::Table {
+            let format = args
+                .format
+                .unwrap_or(if both { Format::Table } else { Format::Tree });
+            let account = if both && format == Format::Table {
                 Account::Memory
             } else {
-                let name = format!("{:?}", args.format).to_lowercase();
+                let name = format!("{format:?}").to_lowercase();
                 args.profile.single_account(&format!("--format {name}"))?
             };
             let runs = read_inputs(&args.common, &files, args.profile.options())?;
@@ -550,7 +574,7 @@ fn run_command(command: Command) -> Result<()> {
                 });
             }
             output.write_with(|out| {
-                match args.format {
+                match format {
                     Format::Folded => render::folded::render(&profile, out)?,
                     Format::Tree => render::tree::render(&profile, &view, out)?,
                     Format::Table => {
@@ -565,7 +589,7 @@ fn run_command(command: Command) -> Result<()> {
                             Some(files) => render::json::document_of_files(&profile, files),
                             None => render::json::document(&profile),
                         };
-                        if args.format == Format::Json {
+                        if format == Format::Json {
                             render::json::write_json(&document, out)?;
                         } else {
                             render::json::write_yaml(&document, out)?;
@@ -581,6 +605,8 @@ fn run_command(command: Command) -> Result<()> {
         Command::Diff(args) => compare::run_diff(args),
         Command::Check(args) => compare::run_check(args),
         Command::Top(args) => {
+            let output = Output::from_arg(args.output.as_deref());
+            output.check_not_input(&input_files([args.common.file.as_str()]))?;
             let mut top = Top::new(args.n, args.kind);
             let report = read_observed(
                 &args.common,
@@ -597,9 +623,11 @@ fn run_command(command: Command) -> Result<()> {
                 n: args.n,
                 entities: &entities,
             };
-            Output::Stdout.write_with(|out| render::top::render(&top_report, args.format, out))
+            output.write_with(|out| render::top::render(&top_report, args.format, out))
         }
         Command::Stats(args) => {
+            let output = Output::from_arg(args.output.as_deref());
+            output.check_not_input(&input_files([args.common.file.as_str()]))?;
             let mut stats = StatsCollector::new(args.kind);
             let report = read_observed(
                 &args.common,
@@ -609,11 +637,13 @@ fn run_command(command: Command) -> Result<()> {
             )?;
             let profile = Profile::new(&report);
             let (kinds, families) = stats.report();
-            Output::Stdout.write_with(|out| {
+            output.write_with(|out| {
                 render::stats::render(&profile, &kinds, &families, args.top, args.format, out)
             })
         }
         Command::Explain(args) => {
+            let output = Output::from_arg(args.output.as_deref());
+            output.check_not_input(&input_files([args.common.file.as_str()]))?;
             let paths: Vec<String> = args.paths.iter().map(|p| p.trim().to_string()).collect();
             let mut explainer = Explainer::new(&paths, args.group_by);
             let options = ProfileOptions {
@@ -628,7 +658,7 @@ fn run_command(command: Command) -> Result<()> {
             )?;
             let profile = Profile::new(&report);
             let explanations = explainer.checked_explanations(&profile, &args.common.file)?;
-            Output::Stdout.write_with(|out| {
+            output.write_with(|out| {
                 render::explain::render(&profile, &explanations, args.format, out)
             })
         }
@@ -663,6 +693,8 @@ fn run_command(command: Command) -> Result<()> {
             output.write_with(|out| render::advice::render_many(&views, args.format, out))
         }
         Command::Ls(args) => {
+            let output = Output::from_arg(args.output.as_deref());
+            output.check_not_input(&input_files([args.file.as_str()]))?;
             let common = Common {
                 file: args.file,
                 layer: None,
@@ -670,9 +702,10 @@ fn run_command(command: Command) -> Result<()> {
                 limits: args.limits,
             };
             let report = read(&common, Selection::ListOnly)?;
-            Output::Stdout.write_with(|out| match args.format {
+            output.write_with(|out| match args.format {
                 LsFormat::Table => render::layers::render_table(&report.document, out),
                 LsFormat::Json => render::layers::render_json(&report.document, out),
+                LsFormat::Yaml => render::layers::render_yaml(&report.document, out),
             })
         }
     }

@@ -422,6 +422,9 @@ impl NativeProfile {
                             diff_render::tree::render(&view, &options, out)?
                         }
                         diff_render::DiffFormat::Json => diff_render::json::render(&view, out)?,
+                        diff_render::DiffFormat::Yaml => {
+                            diff_render::json::render_yaml(&view, out)?
+                        }
                         diff_render::DiffFormat::Markdown => {
                             diff_render::markdown::render(&view, &options, out)?
                         }

@@ -63,7 +63,7 @@ pub struct DiffArgs {
     #[arg(short, long, value_enum, default_value_t = DiffFormat::Table)]
     pub format: DiffFormat,
     /// Table and markdown: at most N changed paths (table default 25; markdown: as many as fit).
-    #[arg(long, value_name = "N")]
+    #[arg(short = 'n', long, value_name = "N")]
     pub top: Option<usize>,
     /// Tree: show at most N levels.
     #[arg(long, value_name = "N")]
@@ -174,6 +174,7 @@ pub fn run_diff(args: DiffArgs) -> Result<()> {
             DiffFormat::Table => diff_render::table::render(&view, &view_options, out)?,
             DiffFormat::Tree => diff_render::tree::render(&view, &view_options, out)?,
             DiffFormat::Json => diff_render::json::render(&view, out)?,
+            DiffFormat::Yaml => diff_render::json::render_yaml(&view, out)?,
             DiffFormat::Markdown => diff_render::markdown::render(&view, &view_options, out)?,
             DiffFormat::Folded => diff_render::folded::render(&view, out)?,
         }
@@ -330,6 +331,7 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
         match args.format {
             CheckFormat::Table => check_render::table::render(&report, out)?,
             CheckFormat::Json => check_render::json::render(&report, out)?,
+            CheckFormat::Yaml => check_render::json::render_yaml(&report, out)?,
             CheckFormat::Markdown => check_render::markdown::render(&report, out)?,
             CheckFormat::Junit => check_render::junit::render(&report, out)?,
         }

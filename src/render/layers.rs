@@ -59,6 +59,15 @@ pub fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
 }
 
 pub fn render_json(doc: &Document, out: &mut dyn Write) -> Result<()> {
+    render_data(doc, false, out)
+}
+
+/// The same listing as YAML.
+pub fn render_yaml(doc: &Document, out: &mut dyn Write) -> Result<()> {
+    render_data(doc, true, out)
+}
+
+fn render_data(doc: &Document, yaml: bool, out: &mut dyn Write) -> Result<()> {
     #[derive(serde::Serialize)]
     struct Listing<'a> {
         schema_version: u32,
@@ -68,17 +77,19 @@ pub fn render_json(doc: &Document, out: &mut dyn Write) -> Result<()> {
         file_bytes: Option<u64>,
         layers: &'a [crate::decode::LayerInfo],
     }
-    serde_json::to_writer_pretty(
-        &mut *out,
-        &Listing {
-            schema_version: super::json::SCHEMA_VERSION,
-            name: &doc.name,
-            container: doc.container,
-            gzip: doc.gzip,
-            file_bytes: doc.file_bytes,
-            layers: &doc.layers,
-        },
-    )?;
+    let listing = Listing {
+        schema_version: super::json::SCHEMA_VERSION,
+        name: &doc.name,
+        container: doc.container,
+        gzip: doc.gzip,
+        file_bytes: doc.file_bytes,
+        layers: &doc.layers,
+    };
+    if yaml {
+        serde_yaml::to_writer(&mut *out, &listing)?;
+        return Ok(());
+    }
+    serde_json::to_writer_pretty(&mut *out, &listing)?;
     writeln!(out)?;
     Ok(())
 }

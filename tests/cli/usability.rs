@@ -235,3 +235,150 @@ fn text_models_are_named_with_how_to_convert_them() {
         assert!(line.contains(how), "{line}");
     }
 }
+
+/// Every command that writes takes `-o`; the file holds what stdout would.
+#[test]
+fn every_writing_command_takes_output() {
+    let ks = file("kitchen_sink.pb");
+    let multi = file("multi.ommx");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    for args in [
+        vec!["ls", multi.as_str()],
+        vec!["top", ks.as_str()],
+        vec!["stats", ks.as_str()],
+        vec!["explain", ks.as_str(), "Instance.constraints"],
+        vec!["inspect", ks.as_str()],
+        vec!["advise", ks.as_str()],
+    ] {
+        let stdout = run_stdin(&args, Vec::new());
+        let mut with_output = args.clone();
+        with_output.extend(["-o", out]);
+        assert!(run_stdin(&with_output, Vec::new()).is_empty(), "{args:?}");
+        assert_eq!(std::fs::read(out).unwrap(), stdout, "{args:?}");
+    }
+    // And never over the input.
+    let line = super::fails(&["top", &ks, "-o", &ks]);
+    assert!(
+        line.contains("refusing to write the output over the input"),
+        "{line}"
+    );
+}
+
+/// `-n N` / `--top N` is the count everywhere; top's old `--n` still works.
+#[test]
+fn one_name_for_the_count() {
+    let ks = file("kitchen_sink.pb");
+    let top = run_stdin(&["top", &ks, "-f", "json", "-n", "2"], Vec::new());
+    assert_eq!(
+        top,
+        run_stdin(&["top", &ks, "-f", "json", "--top", "2"], Vec::new())
+    );
+    assert_eq!(
+        top,
+        run_stdin(&["top", &ks, "-f", "json", "--n", "2"], Vec::new())
+    );
+    for args in [
+        vec!["inspect", ks.as_str(), "-f", "table"],
+        vec!["stats", ks.as_str()],
+        vec!["diff", ks.as_str(), ks.as_str()],
+    ] {
+        let mut short = args.clone();
+        short.extend(["-n", "2"]);
+        let mut long = args.clone();
+        long.extend(["--top", "2"]);
+        assert_eq!(
+            run_stdin(&short, Vec::new()),
+            run_stdin(&long, Vec::new()),
+            "{args:?}"
+        );
+    }
+}
+
+/// JSON and YAML wherever a machine reads the output: the same document.
+#[test]
+fn yaml_wherever_there_is_json() {
+    let ks = file("kitchen_sink.pb");
+    let multi = file("multi.ommx");
+    let baseline = fixtures().join("baselines/kitchen_sink.pb.json");
+    let baseline = baseline.to_str().unwrap();
+    for args in [
+        vec!["ls", multi.as_str()],
+        vec!["diff", ks.as_str(), baseline],
+        vec!["check", ks.as_str(), "--baseline", baseline],
+        vec!["inspect", ks.as_str()],
+        vec!["top", ks.as_str()],
+        vec!["stats", ks.as_str()],
+        vec!["explain", ks.as_str(), "total"],
+        vec!["advise", ks.as_str()],
+    ] {
+        let mut json = args.clone();
+        json.extend(["-f", "json"]);
+        let mut yaml = args.clone();
+        yaml.extend(["-f", "yaml"]);
+        let json: serde_json::Value =
+            serde_json::from_slice(&run_stdin(&json, Vec::new())).unwrap();
+        let yaml: serde_json::Value =
+            serde_yaml::from_slice(&run_stdin(&yaml, Vec::new())).unwrap();
+        assert_eq!(json, yaml, "{args:?}");
+    }
+}
+
+#[test]
+fn explain_total_explains_every_byte() {
+    let ks = file("kitchen_sink.pb");
+    let json = run_stdin(&["explain", &ks, "total", "-f", "json"], Vec::new());
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let text = doc.to_string();
+    assert!(text.contains("4298"), "{text}");
+}
+
+/// `--view both` works without naming a format (it is a table), and is
+/// refused, naming the option, where it cannot be shown.
+#[test]
+fn view_both_is_a_table_by_default() {
+    let obj = file("obj_linear.pb");
+    let both = run_stdin(&["inspect", &obj, "--view", "both"], Vec::new());
+    let table = run_stdin(
+        &["inspect", &obj, "--view", "both", "-f", "table"],
+        Vec::new(),
+    );
+    assert_eq!(both, table);
+    assert!(String::from_utf8(both).unwrap().contains("memory / disk"));
+    let line = super::fails(&["inspect", &obj, "--view", "both", "-f", "json"]);
+    assert!(
+        line.contains("--view both is only available with --format table"),
+        "{line}"
+    );
+}
+
+/// The largest entity of `stats` is the first of `top`, ties included.
+#[test]
+fn top_and_stats_break_ties_alike() {
+    // moderate.pb has 300 variables of 231 B and less; the one with the
+    // larger encoding wins, as in top.
+    let ks = file("moderate.pb");
+    for kind in ["constraint", "variable"] {
+        let top: serde_json::Value = serde_json::from_slice(&run_stdin(
+            &["top", &ks, "--kind", kind, "-n", "1", "-f", "json"],
+            Vec::new(),
+        ))
+        .unwrap();
+        let stats: serde_json::Value = serde_json::from_slice(&run_stdin(
+            &["stats", &ks, "--kind", kind, "-f", "json"],
+            Vec::new(),
+        ))
+        .unwrap();
+        let first = &top["entities"][0];
+        let text = stats.to_string();
+        let largest = &stats["kinds"][0]["largest"];
+        assert_eq!(largest["id"], first["id"], "{kind}: {text}");
+    }
+}
+
+#[test]
+fn trace_to_stdout_is_refused() {
+    let line = super::fails(&["--trace", "-", "inspect", &file("kitchen_sink.pb")]);
+    assert!(line.contains("--trace -"), "{line}");
+}

@@ -14,6 +14,8 @@ pub enum CheckFormat {
     Table,
     /// The same as data.
     Json,
+    /// The same document as YAML.
+    Yaml,
     /// A job summary or pull-request comment (under 65,536 characters).
     Markdown,
     /// JUnit XML: one test case per limit of each rule, one suite per file.
