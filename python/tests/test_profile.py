@@ -175,7 +175,7 @@ def test_flamegraph_and_notebook_views(kitchen_sink):
     assert p._repr_svg_() == svg
     assert "my title" in p.flamegraph(title="my title")
     page = p._repr_html_()
-    assert "logical:     4.2 KiB (4298 B" in page
+    assert "logical:     4.2 KiB (4,298 B" in page
     assert "Instance.decision_variables" in page
     assert "<iframe srcdoc=" in page and "&lt;svg" in page
     assert str(p) == p.tree()

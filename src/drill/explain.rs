@@ -256,15 +256,7 @@ impl EntityObserver for Explainer {
 
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::render::units::thousands(n)
 }
 
 impl Group {

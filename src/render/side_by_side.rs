@@ -72,8 +72,12 @@ pub fn render(
     if rows.len() > options.top {
         table.add_row(vec![
             format!(
-                "({} smaller paths not shown; raise --top to see them)",
-                rows.len() - options.top
+                "({} not shown; raise --top to see them)",
+                super::units::count(
+                    (rows.len() - options.top) as u64,
+                    "smaller path",
+                    "smaller paths"
+                )
             ),
             String::new(),
             String::new(),

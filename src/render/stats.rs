@@ -73,7 +73,7 @@ fn table(rows: &[Stats], families: bool, limit: usize) -> Table {
             });
         }
         row.extend([
-            s.count.to_string(),
+            super::units::thousands(s.count),
             human(s.bytes.total),
             figures(&s.bytes, true),
             s.terms

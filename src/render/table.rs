@@ -35,14 +35,18 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
             human(t.bytes),
             human(node.own_bytes),
             percent(t.bytes, total),
-            t.leaves.to_string(),
+            super::units::thousands(t.leaves),
         ]);
     }
     if ids.len() > options.top {
         table.add_row(vec![
             format!(
-                "({} smaller paths not shown; raise --top to see them)",
-                ids.len() - options.top
+                "({} not shown; raise --top to see them)",
+                super::units::count(
+                    (ids.len() - options.top) as u64,
+                    "smaller path",
+                    "smaller paths"
+                )
             ),
             String::new(),
             String::new(),
@@ -56,7 +60,7 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
         human(root.bytes),
         String::new(),
         percent(root.bytes, total),
-        root.leaves.to_string(),
+        super::units::thousands(root.leaves),
     ]);
     for col in 1..5 {
         if let Some(c) = table.column_mut(col) {
