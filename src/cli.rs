@@ -524,6 +524,8 @@ pub fn run(cli: Cli) -> Result<()> {
             );
         }
     }
+    // Tables fit the terminal only when they go to it.
+    crate::render::width::set_fit(cli.command.outputs().is_empty());
     if cli.timings || trace.is_some() {
         crate::trace::enable(trace.is_some());
     }

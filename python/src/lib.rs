@@ -543,6 +543,9 @@ fn run_cli(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Strings returned to Python keep the tables' natural width, whatever
+    // terminal the interpreter runs in (`memprof` commands decide their own).
+    memprof::render::width::set_fit(false);
     m.add_class::<NativeProfile>()?;
     m.add_function(wrap_pyfunction!(profile_path, m)?)?;
     m.add_function(wrap_pyfunction!(profile_bytes, m)?)?;

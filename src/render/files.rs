@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::CellAlignment;
 use serde::Serialize;
 
 use super::units::human;
@@ -45,8 +45,7 @@ impl FileSummary {
 }
 
 pub fn render_table(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()> {
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::render::width::table();
     table.set_header(vec![
         "file",
         "instances",

@@ -4,7 +4,6 @@
 use std::io::Write;
 
 use anyhow::Result;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::units::human;
 use crate::decode::{Container, Document};
@@ -24,8 +23,7 @@ pub fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
     if doc.layers.is_empty() {
         return Ok(());
     }
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::render::width::table();
     table.set_header(vec![
         "#",
         "media type",

@@ -17,6 +17,7 @@ pub mod table;
 pub mod top;
 pub mod tree;
 pub mod units;
+pub mod width;
 
 use std::io::Write;
 

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::CellAlignment;
 
 use super::units::{human, percent};
 use super::{Profile, ViewOptions};
@@ -24,8 +24,7 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
             .cmp(&profile.totals[a].bytes)
             .then_with(|| paths[a].cmp(&paths[b]))
     });
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::render::width::table();
     table.set_header(vec!["path", "inclusive", "own", "% of total", "leaves"]);
     for &id in ids.iter().take(options.top) {
         let t = profile.totals[id];

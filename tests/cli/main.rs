@@ -24,7 +24,10 @@ pub(crate) fn fixtures() -> PathBuf {
 }
 
 pub(crate) fn memprof() -> Command {
-    Command::cargo_bin("memprof").expect("the binary is built")
+    let mut cmd = Command::cargo_bin("memprof").expect("the binary is built");
+    // Tables fit $COLUMNS when it is set; the tests pin the natural width.
+    cmd.env_remove("COLUMNS");
+    cmd
 }
 
 /// Runs memprof and returns stdout, asserting success.

@@ -382,3 +382,87 @@ fn trace_to_stdout_is_refused() {
     let line = super::fails(&["--trace", "-", "inspect", &file("kitchen_sink.pb")]);
     assert!(line.contains("--trace -"), "{line}");
 }
+
+/// The widest table line (box-drawing lines only; headers may be longer).
+fn widest_table_line(text: &str) -> usize {
+    text.lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| l.starts_with(['┌', '│', '╞', '└']))
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn tables_fit_columns() {
+    let ks = file("kitchen_sink.pb");
+    let multi = file("multi.ommx");
+    let baseline = fixtures().join("baselines/multi.ommx.json");
+    let budget = fixtures().join("budgets/fixtures.yaml");
+    for args in [
+        vec!["ls", multi.as_str()],
+        vec!["inspect", multi.as_str(), "-f", "table"],
+        vec!["top", ks.as_str()],
+        vec!["stats", ks.as_str()],
+        vec!["diff", ks.as_str(), multi.as_str()],
+        vec![
+            "check",
+            multi.as_str(),
+            "--baseline",
+            baseline.to_str().unwrap(),
+            "--budget",
+            budget.to_str().unwrap(),
+        ],
+    ] {
+        let natural = String::from_utf8(run_stdin(&args, Vec::new())).unwrap();
+        assert!(
+            widest_table_line(&natural) > 80,
+            "{args:?} is narrow anyway"
+        );
+        let out = memprof().args(&args).env("COLUMNS", "80").output().unwrap();
+        assert!(out.status.success());
+        let fitted = String::from_utf8(out.stdout).unwrap();
+        assert!(widest_table_line(&fitted) <= 80, "{args:?}:\n{fitted}");
+    }
+}
+
+/// On a terminal, tables fit its width; `-o FILE` from the same terminal
+/// keeps the natural width.
+#[test]
+fn tables_fit_the_terminal_but_not_a_file() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("no `script` to make a pseudo-terminal with; skipped");
+        return;
+    }
+    let binary = assert_cmd::cargo::cargo_bin("memprof");
+    let multi = file("multi.ommx");
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("ls.txt");
+    let in_pty = |command: String| {
+        let out = std::process::Command::new("script")
+            .args([
+                "-qec",
+                &format!("stty rows 40 cols 70; {command}"),
+                "/dev/null",
+            ])
+            .env_remove("COLUMNS")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let on_terminal = in_pty(format!("{} ls {multi}", binary.display()));
+    assert!(on_terminal.contains("media type"), "{on_terminal}");
+    assert!(widest_table_line(&on_terminal) <= 70, "{on_terminal}");
+    in_pty(format!(
+        "{} ls {multi} -o {}",
+        binary.display(),
+        saved.display()
+    ));
+    let natural = String::from_utf8(run_stdin(&["ls", &multi], Vec::new())).unwrap();
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), natural);
+}
