@@ -307,12 +307,17 @@ pub struct InspectArgs {
     /// Output format [default: tree; table with --view both].
     #[arg(short, long, value_enum)]
     pub format: Option<Format>,
-    /// Tree: show at most N levels; deeper ones are folded into their parent.
+    /// Tree: show at most N levels; deeper ones are folded into their parent
+    /// [default: 3, unless --all].
     #[arg(long, value_name = "N")]
     pub depth: Option<usize>,
-    /// Tree: fold children smaller than P percent of the total into an "(N others)" row.
-    #[arg(long, value_name = "P", default_value_t = 0.0)]
-    pub min_percent: f64,
+    /// Tree: fold children smaller than P percent of the total into an "(N others)" row
+    /// [default: 2, unless --all].
+    #[arg(long, value_name = "P")]
+    pub min_percent: Option<f64>,
+    /// Tree: every level and every path, however small (--depth and --min-percent still apply).
+    #[arg(long)]
+    pub all: bool,
     /// Table: number of path rows.
     #[arg(short = 'n', long, value_name = "N", default_value_t = 25)]
     pub top: usize,
@@ -320,6 +325,11 @@ pub struct InspectArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<String>,
 }
+
+/// The tree's default cut: levels shown, and the share under which siblings
+/// fold into "(N others)".
+const DEFAULT_DEPTH: usize = 3;
+const DEFAULT_MIN_PERCENT: f64 = 2.0;
 
 #[derive(Debug, Args)]
 pub struct FlamegraphArgs {
@@ -546,8 +556,13 @@ fn run_command(command: Command) -> Result<()> {
             let files = args.common.expand()?;
             output.check_not_input(&input_files(files.iter().map(String::as_str)))?;
             let view = ViewOptions {
-                depth: args.depth,
-                min_percent: args.min_percent,
+                // A screenful by default (about 60 lines for the bundled fixtures).
+                depth: args.depth.or((!args.all).then_some(DEFAULT_DEPTH)),
+                min_percent: args.min_percent.unwrap_or(if args.all {
+                    0.0
+                } else {
+                    DEFAULT_MIN_PERCENT
+                }),
                 top: args.top,
             };
             let both = args.profile.view == View::Both;

@@ -516,7 +516,7 @@ fn human_formats_snapshot() {
         String::from_utf8(out.stdout).unwrap()
     };
     let _ = path;
-    insta::assert_snapshot!("tree", run(&["inspect", rel, "--format", "tree"]));
+    insta::assert_snapshot!("tree", run(&["inspect", rel, "--format", "tree", "--all"]));
     insta::assert_snapshot!(
         "tree_cut",
         run(&[
