@@ -80,7 +80,7 @@ def test_total_and_name(kitchen_sink):
 @pytest.mark.parametrize(
     "args, call",
     [
-        (["--format", "tree"], lambda p: p.tree()),
+        (["--format", "tree", "--all"], lambda p: p.tree()),
         (["--format", "tree", "--depth", "2", "--min-percent", "5"], lambda p: p.tree(depth=2, min_percent=5)),
         (["--format", "table", "--top", "5"], lambda p: p.table(top=5)),
         (["--format", "json"], lambda p: p.to_json()),
