@@ -404,7 +404,7 @@ fn read_observed(
     observer: &mut dyn EntityObserver,
 ) -> Result<decode::Report> {
     let input = Input::from_arg(&common.file);
-    let bar = crate::progress::bar(common.quiet);
+    let bar = crate::progress::labelled(common.quiet, &input.display_name());
     let limits = common.limits.limits();
     let mut pass = Pass { options, observer };
     let report = decode::read_with(&input, selection, &limits, &mut pass, &bar)
@@ -421,10 +421,17 @@ fn read_inputs(
     options: ProfileOptions,
 ) -> Result<Vec<FileRun<decode::Report>>> {
     let selection = selection(inputs.layer);
-    crate::batch::run_all(files, |file| {
-        let common = inputs.for_file(file, files.len() > 1);
-        read_observed(&common, selection, options, &mut ())
-    })
+    let several = files.len() > 1;
+    let progress = crate::progress::files(inputs.quiet || !several, files.len());
+    let runs = crate::batch::run_all(files, |file| {
+        let common = inputs.for_file(file, several);
+        let report = read_observed(&common, selection, options, &mut ());
+        progress.set_message(file.to_string());
+        progress.inc(1);
+        report
+    });
+    progress.finish_and_clear();
+    runs
 }
 
 /// The profile of every input together, and the per-file rows when there

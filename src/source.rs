@@ -160,7 +160,7 @@ fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<So
 }
 
 fn load_instance(input: &Input, options: &ProfileOptions) -> Result<Report> {
-    let bar = crate::progress::bar(options.quiet);
+    let bar = crate::progress::labelled(options.quiet, &input.display_name());
     let mut pass = decode::Pass {
         options: decode::ProfileOptions {
             group_by: options.group_by,

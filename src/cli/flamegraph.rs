@@ -113,7 +113,7 @@ fn stream<R: Read + Send>(
     } else {
         Box::new(reader)
     };
-    let bar = crate::progress::bar(inputs.quiet);
+    let bar = crate::progress::labelled(inputs.quiet, &name);
     let mut nothing = ();
     let mut pass = Pass {
         options,

@@ -466,3 +466,70 @@ fn tables_fit_the_terminal_but_not_a_file() {
     let natural = String::from_utf8(run_stdin(&["ls", &multi], Vec::new())).unwrap();
     assert_eq!(std::fs::read_to_string(&saved).unwrap(), natural);
 }
+
+/// Runs `command` in a pseudo-terminal (`script`), the bar shown after
+/// 100 ms; returns what the terminal received (stdout and stderr).
+fn in_terminal(command: &str) -> Option<String> {
+    std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .ok()?;
+    let out = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("stty rows 40 cols 160; {command}"),
+            "/dev/null",
+        ])
+        .env("MEMPROF_PROGRESS_DELAY_MS", "100")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{command}");
+    Some(String::from_utf8_lossy(&out.stdout).replace('\r', "\n"))
+}
+
+/// On a terminal, input of unknown size gets a spinner naming it with bytes
+/// and rate (no invented ETA); several inputs one bar counting files; none
+/// with --quiet, and none when stderr is not a terminal.
+#[test]
+fn progress_bars_tell_the_truth() {
+    let binary = assert_cmd::cargo::cargo_bin("memprof");
+    let binary = binary.display();
+    let moderate = file("moderate.pb");
+    let ks = file("kitchen_sink.pb");
+    let slow = format!("(cat {moderate}; sleep 1.5)");
+    let Some(screen) = in_terminal(&format!(
+        "{slow} | {binary} inspect - -f folded > /dev/null"
+    )) else {
+        eprintln!("no `script` to make a pseudo-terminal with; skipped");
+        return;
+    };
+    let line = screen
+        .lines()
+        .rfind(|l| l.contains("<stdin>"))
+        .unwrap_or_else(|| panic!("no bar naming <stdin>:\n{screen}"));
+    assert!(line.contains("40.60 KiB read, "), "{line}");
+    assert!(line.contains("/s"), "{line}");
+    assert!(!screen.contains("eta"), "{screen}");
+
+    let screen = in_terminal(&format!(
+        "{slow} | {binary} inspect {ks} - -f folded > /dev/null"
+    ))
+    .unwrap();
+    assert!(screen.contains("1/2 files"), "{screen}");
+
+    let quiet = in_terminal(&format!(
+        "{slow} | {binary} inspect - -f folded -q > /dev/null"
+    ))
+    .unwrap();
+    assert_eq!(quiet.trim(), "", "--quiet draws nothing");
+
+    // Not a terminal: nothing on stderr.
+    let out = memprof()
+        .args(["inspect", "-", "-f", "folded"])
+        .env("MEMPROF_PROGRESS_DELAY_MS", "0")
+        .write_stdin(std::fs::read(&moderate).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty());
+}
