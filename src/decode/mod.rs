@@ -461,6 +461,11 @@ fn read_raw<R: BufRead + Send>(
     if head.is_empty() {
         return Err(DecodeError::Empty);
     }
+    if gzip {
+        // The bar counts decompressed bytes, which the (compressed) file
+        // size does not bound: a spinner, not a bar that runs past its end.
+        progress.unset_length();
+    }
     let document = Document {
         name,
         file_bytes,
