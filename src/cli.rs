@@ -2,9 +2,11 @@
 //! pipeline stages together for each subcommand.
 
 pub mod compare;
+mod flamegraph;
+pub mod shell;
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -21,9 +23,7 @@ use crate::output::{input_files, Output};
 use crate::profile::family::GroupBy;
 use crate::render::advice::{AdviceFormat, AdviceView};
 use crate::render::files::FileSummary;
-use crate::render::{
-    self, svg::SvgOptions, Account, DataFormat, Format, Profile, View, ViewOptions,
-};
+use crate::render::{self, Account, DataFormat, Format, Profile, View, ViewOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -73,6 +73,10 @@ pub enum Command {
     Stats(StatsArgs),
     /// Recommend changes that would shrink the instance, with measured savings.
     Advise(AdviseArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(shell::CompletionsArgs),
+    /// Print the man page (roff) on stdout.
+    Man(shell::ManArgs),
 }
 
 impl Command {
@@ -96,6 +100,7 @@ impl Command {
                 files.extend(a.budget.clone());
                 files
             }
+            Command::Completions(_) | Command::Man(_) => Vec::new(),
         }
     }
 
@@ -120,9 +125,11 @@ impl Command {
                 out
             }
             Command::Check(a) => file(a.output.as_ref()),
-            Command::Ls(_) | Command::Top(_) | Command::Explain(_) | Command::Stats(_) => {
-                Vec::new()
-            }
+            Command::Ls(a) => file(a.output.as_ref()),
+            Command::Top(a) => file(a.output.as_ref()),
+            Command::Explain(a) => file(a.output.as_ref()),
+            Command::Stats(a) => file(a.output.as_ref()),
+            Command::Completions(_) | Command::Man(_) => Vec::new(),
         }
     }
 }
@@ -135,10 +142,13 @@ pub struct StatsArgs {
     #[arg(long, value_enum, default_value_t = KindFilter::All)]
     pub kind: KindFilter,
     /// Table: number of family rows (largest total first).
-    #[arg(long, value_name = "N", default_value_t = 25)]
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 25)]
     pub top: usize,
     #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
     pub format: DataFormat,
+    /// Write to FILE instead of stdout ('-' is stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -154,20 +164,32 @@ pub struct ExplainArgs {
     pub group_by: GroupBy,
     #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
     pub format: DataFormat,
+    /// Write to FILE instead of stdout ('-' is stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct TopArgs {
     #[command(flatten)]
     pub common: Common,
-    /// How many entities to show.
-    #[arg(short, long, value_name = "N", default_value_t = 10)]
+    /// How many entities to show (`--n` is the old spelling).
+    #[arg(
+        short = 'n',
+        long = "top",
+        alias = "n",
+        value_name = "N",
+        default_value_t = 10
+    )]
     pub n: usize,
     /// Which entities to rank.
     #[arg(long, value_enum, default_value_t = KindFilter::All)]
     pub kind: KindFilter,
     #[arg(short, long, value_enum, default_value_t = DataFormat::Table)]
     pub format: DataFormat,
+    /// Write to FILE instead of stdout ('-' is stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// The resource limits every input is read under.
@@ -211,9 +233,10 @@ pub struct Common {
 #[derive(Debug, Args)]
 pub struct Inputs {
     /// Inputs: .ommx archives, OCI layout directories, raw instance bytes, or '-' for
-    /// stdin. Quoted patterns ('runs/*.ommx') are expanded. Several inputs are
-    /// profiled in parallel, each under a root frame `file[i] (name)`.
-    #[arg(required = true, num_args = 1..)]
+    /// stdin (also when no input is given). Quoted patterns ('runs/*.ommx') are
+    /// expanded. Several inputs are profiled in parallel, each under a root frame
+    /// `file[i] (name)`.
+    #[arg(value_name = "FILES")]
     pub files: Vec<PathBuf>,
     /// Profile only the N-th instance layer (0-based, manifest order) of each input.
     #[arg(long, value_name = "N")]
@@ -226,6 +249,18 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// The inputs with patterns expanded; none given is standard input,
+    /// unless it is a terminal (nobody types an instance).
+    fn expand(&self) -> Result<Vec<PathBuf>> {
+        if self.files.is_empty() {
+            if io::stdin().is_terminal() {
+                bail!("no input: name a FILE, or pipe one into standard input");
+            }
+            return Ok(vec![PathBuf::from("-")]);
+        }
+        crate::batch::expand(&self.files)
+    }
+
     /// The single-input arguments for one of the inputs; with several in
     /// flight there are no progress bars (they would fight over the terminal).
     fn for_file(&self, file: &Path, several: bool) -> Common {
@@ -332,22 +367,32 @@ pub struct InspectArgs {
     pub common: Inputs,
     #[command(flatten)]
     pub profile: ProfileArgs,
-    /// Output format.
-    #[arg(short, long, value_enum, default_value_t = Format::Tree)]
-    pub format: Format,
-    /// Tree: show at most N levels; deeper ones are folded into their parent.
+    /// Output format [default: tree; table with --view both].
+    #[arg(short, long, value_enum)]
+    pub format: Option<Format>,
+    /// Tree: show at most N levels; deeper ones are folded into their parent
+    /// [default: 3, unless --all].
     #[arg(long, value_name = "N")]
     pub depth: Option<usize>,
-    /// Tree: fold children smaller than P percent of the total into an "(N others)" row.
-    #[arg(long, value_name = "P", default_value_t = 0.0)]
-    pub min_percent: f64,
+    /// Tree: fold children smaller than P percent of the total into an "(N others)" row
+    /// [default: 2, unless --all].
+    #[arg(long, value_name = "P")]
+    pub min_percent: Option<f64>,
+    /// Tree: every level and every path, however small (--depth and --min-percent still apply).
+    #[arg(long)]
+    pub all: bool,
     /// Table: number of path rows.
-    #[arg(long, value_name = "N", default_value_t = 25)]
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 25)]
     pub top: usize,
     /// Write to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
+
+/// The tree's default cut: levels shown, and the share under which siblings
+/// fold into "(N others)".
+const DEFAULT_DEPTH: usize = 3;
+const DEFAULT_MIN_PERCENT: f64 = 2.0;
 
 #[derive(Debug, Args)]
 pub struct FlamegraphArgs {
@@ -364,7 +409,8 @@ pub struct FlamegraphArgs {
     /// Icicle graph: roots at the top.
     #[arg(long)]
     pub inverted: bool,
-    /// Omit frames narrower than this many pixels.
+    /// Omit frames narrower than this many pixels of the 1180-pixel frame area
+    /// [default: 0.1, inferno's; 0 keeps every frame].
     #[arg(long, value_name = "PIXELS")]
     pub min_width: Option<f64>,
 }
@@ -388,6 +434,7 @@ pub struct AdviseArgs {
 pub enum LsFormat {
     Table,
     Json,
+    Yaml,
 }
 
 #[derive(Debug, Args)]
@@ -398,6 +445,9 @@ pub struct LsArgs {
     pub format: LsFormat,
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Write to FILE instead of stdout ('-' is stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 fn selection(layer: Option<usize>) -> Selection {
@@ -417,7 +467,7 @@ fn read_observed(
     observer: &mut dyn EntityObserver,
 ) -> Result<decode::Report> {
     let input = Input::from_path(&common.file);
-    let bar = crate::progress::bar(common.quiet);
+    let bar = crate::progress::labelled(common.quiet, &input.display_name());
     let limits = common.limits.limits();
     let mut pass = Pass { options, observer };
     let report = decode::read_with(&input, selection, &limits, &mut pass, &bar)
@@ -435,10 +485,17 @@ fn read_inputs(
     reading: Reading,
 ) -> Result<Vec<FileRun<decode::Report>>> {
     let selection = selection(inputs.layer);
-    crate::batch::run_all(files, |file| {
-        let common = inputs.for_file(file, files.len() > 1);
-        read_observed(&common, selection, options, &mut reading.with(&mut ()))
-    })
+    let several = files.len() > 1;
+    let progress = crate::progress::files(inputs.quiet || !several, files.len());
+    let runs = crate::batch::run_all(files, |file| {
+        let common = inputs.for_file(file, several);
+        let report = read_observed(&common, selection, options, &mut reading.with(&mut ()));
+        progress.set_message(file.display().to_string());
+        progress.inc(1);
+        report
+    });
+    progress.finish_and_clear();
+    runs
 }
 
 /// The profile of every input together, and the per-file rows when there
@@ -536,6 +593,9 @@ pub fn one_line(err: &anyhow::Error) -> String {
 
 /// Runs one command line, with `--timings` and `--trace` around it.
 pub fn run(cli: Cli) -> Result<()> {
+    if cli.trace.as_deref() == Some(Path::new("-")) {
+        bail!("--trace -: standard output holds the command's report; name a file for the trace");
+    }
     let trace = cli.trace.as_deref().map(|t| Output::from_arg(Some(t)));
     if let Some(file @ Output::File(path)) = &trace {
         let inputs = crate::batch::expand(&cli.command.inputs())?;
@@ -553,6 +613,8 @@ pub fn run(cli: Cli) -> Result<()> {
             );
         }
     }
+    // Tables fit the terminal only when they go to it.
+    crate::render::width::set_fit(cli.command.outputs().is_empty());
     if cli.timings || trace.is_some() {
         crate::trace::enable(trace.is_some());
     }
@@ -570,18 +632,26 @@ fn run_command(command: Command) -> Result<()> {
     match command {
         Command::Inspect(args) => {
             let output = Output::from_arg(args.output.as_deref());
-            let files = crate::batch::expand(&args.common.files)?;
+            let files = args.common.expand()?;
             output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             let view = ViewOptions {
-                depth: args.depth,
-                min_percent: args.min_percent,
+                // A screenful by default (about 60 lines for the bundled fixtures).
+                depth: args.depth.or((!args.all).then_some(DEFAULT_DEPTH)),
+                min_percent: args.min_percent.unwrap_or(if args.all {
+                    0.0
+                } else {
+                    DEFAULT_MIN_PERCENT
+                }),
                 top: args.top,
             };
             let both = args.profile.view == View::Both;
-            let account = if both && args.format == Format::Table {
+            let format = args
+                .format
+                .unwrap_or(if both { Format::Table } else { Format::Tree });
+            let account = if both && format == Format::Table {
                 Account::Memory
             } else {
-                let name = format!("{:?}", args.format).to_lowercase();
+                let name = format!("{format:?}").to_lowercase();
                 args.profile.single_account(&format!("--format {name}"))?
             };
             let runs = read_inputs(
@@ -605,7 +675,7 @@ fn run_command(command: Command) -> Result<()> {
                 });
             }
             output.write_with(|out| {
-                match args.format {
+                match format {
                     Format::Folded => render::folded::render(&profile, out)?,
                     Format::Tree => render::tree::render(&profile, &view, out)?,
                     Format::Table => {
@@ -620,7 +690,7 @@ fn run_command(command: Command) -> Result<()> {
                             Some(files) => render::json::document_of_files(&profile, files),
                             None => render::json::document(&profile),
                         };
-                        if args.format == Format::Json {
+                        if format == Format::Json {
                             render::json::write_json(&document, out)?;
                         } else {
                             render::json::write_yaml(&document, out)?;
@@ -630,29 +700,14 @@ fn run_command(command: Command) -> Result<()> {
                 Ok(())
             })
         }
-        Command::Flamegraph(args) => {
-            let output = Output::from_arg(Some(&args.output));
-            let files = crate::batch::expand(&args.common.files)?;
-            output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
-            let account = args.profile.single_account("a flamegraph")?;
-            let runs = read_inputs(
-                &args.common,
-                &files,
-                args.profile.options(),
-                args.profile.reading(),
-            )?;
-            let mut combined = None;
-            let (profile, _) = profile_inputs(&runs, &mut combined, account);
-            let options = SvgOptions {
-                title: args.title,
-                inverted: args.inverted,
-                min_width: args.min_width,
-            };
-            output.write_with(|out| render::svg::render(&profile, &options, out))
-        }
+        Command::Flamegraph(args) => flamegraph::run(args),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(args),
         Command::Diff(args) => compare::run_diff(args),
         Command::Check(args) => compare::run_check(args),
         Command::Top(args) => {
+            let output = Output::from_arg(args.output.as_deref());
+            output.check_not_input(&input_files([args.common.file.as_path()]))?;
             let mut top = Top::new(args.n, args.kind);
             let report = read_observed(
                 &args.common,
@@ -669,9 +724,11 @@ fn run_command(command: Command) -> Result<()> {
                 n: args.n,
                 entities: &entities,
             };
-            Output::Stdout.write_with(|out| render::top::render(&top_report, args.format, out))
+            output.write_with(|out| render::top::render(&top_report, args.format, out))
         }
         Command::Stats(args) => {
+            let output = Output::from_arg(args.output.as_deref());
+            output.check_not_input(&input_files([args.common.file.as_path()]))?;
             let mut stats = StatsCollector::new(args.kind);
             let report = read_observed(
                 &args.common,
@@ -681,11 +738,13 @@ fn run_command(command: Command) -> Result<()> {
             )?;
             let profile = Profile::new(&report);
             let (kinds, families) = stats.report();
-            Output::Stdout.write_with(|out| {
+            output.write_with(|out| {
                 render::stats::render(&profile, &kinds, &families, args.top, args.format, out)
             })
         }
         Command::Explain(args) => {
+            let output = Output::from_arg(args.output.as_deref());
+            output.check_not_input(&input_files([args.common.file.as_path()]))?;
             let paths: Vec<String> = args.paths.iter().map(|p| p.trim().to_string()).collect();
             let mut explainer = Explainer::new(&paths, args.group_by);
             let options = ProfileOptions {
@@ -701,13 +760,13 @@ fn run_command(command: Command) -> Result<()> {
             let profile = Profile::new(&report);
             let explanations = explainer
                 .checked_explanations(&profile, &args.common.file.display().to_string())?;
-            Output::Stdout.write_with(|out| {
+            output.write_with(|out| {
                 render::explain::render(&profile, &explanations, args.format, out)
             })
         }
         Command::Advise(args) => {
             let output = Output::from_arg(args.output.as_deref());
-            let files = crate::batch::expand(&args.common.files)?;
+            let files = args.common.expand()?;
             output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
             // Each input is read with its own advisors, several at a time.
             let runs = crate::batch::run_all(&files, |file| {
@@ -736,6 +795,8 @@ fn run_command(command: Command) -> Result<()> {
             output.write_with(|out| render::advice::render_many(&views, args.format, out))
         }
         Command::Ls(args) => {
+            let output = Output::from_arg(args.output.as_deref());
+            output.check_not_input(&input_files([args.file.as_path()]))?;
             let common = Common {
                 file: args.file,
                 layer: None,
@@ -743,9 +804,10 @@ fn run_command(command: Command) -> Result<()> {
                 limits: args.limits,
             };
             let report = read(&common, Selection::ListOnly)?;
-            Output::Stdout.write_with(|out| match args.format {
+            output.write_with(|out| match args.format {
                 LsFormat::Table => render::layers::render_table(&report.document, out),
                 LsFormat::Json => render::layers::render_json(&report.document, out),
+                LsFormat::Yaml => render::layers::render_yaml(&report.document, out),
             })
         }
     }

@@ -176,7 +176,7 @@ fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<So
 }
 
 fn load_instance(input: &Input, options: &ProfileOptions) -> Result<Report> {
-    let bar = crate::progress::bar(options.quiet);
+    let bar = crate::progress::labelled(options.quiet, &input.display_name());
     let mut nothing = ();
     let mut reads = options.reading.with(&mut nothing);
     let mut pass = decode::Pass {

@@ -422,6 +422,9 @@ impl NativeProfile {
                             diff_render::tree::render(&view, &options, out)?
                         }
                         diff_render::DiffFormat::Json => diff_render::json::render(&view, out)?,
+                        diff_render::DiffFormat::Yaml => {
+                            diff_render::json::render_yaml(&view, out)?
+                        }
                         diff_render::DiffFormat::Markdown => {
                             diff_render::markdown::render(&view, &options, out)?
                         }
@@ -540,6 +543,9 @@ fn run_cli(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Strings returned to Python keep the tables' natural width, whatever
+    // terminal the interpreter runs in (`memprof` commands decide their own).
+    memprof::render::width::set_fit(false);
     m.add_class::<NativeProfile>()?;
     m.add_function(wrap_pyfunction!(profile_path, m)?)?;
     m.add_function(wrap_pyfunction!(profile_bytes, m)?)?;

@@ -26,6 +26,10 @@ def memprof_command() -> str:
 
 
 def run_memprof(*args, **kwargs) -> subprocess.CompletedProcess:
+    # The command fits its tables to $COLUMNS, which something in this
+    # process may have set (the library's strings never fit): compare the
+    # natural widths.
+    kwargs.setdefault("env", {k: v for k, v in os.environ.items() if k != "COLUMNS"})
     return subprocess.run(
         [memprof_command(), *map(str, args)], capture_output=True, text=True, **kwargs
     )

@@ -80,7 +80,7 @@ def test_total_and_name(kitchen_sink):
 @pytest.mark.parametrize(
     "args, call",
     [
-        (["--format", "tree"], lambda p: p.tree()),
+        (["--format", "tree", "--all"], lambda p: p.tree()),
         (["--format", "tree", "--depth", "2", "--min-percent", "5"], lambda p: p.tree(depth=2, min_percent=5)),
         (["--format", "table", "--top", "5"], lambda p: p.table(top=5)),
         (["--format", "json"], lambda p: p.to_json()),
@@ -175,7 +175,7 @@ def test_flamegraph_and_notebook_views(kitchen_sink):
     assert p._repr_svg_() == svg
     assert "my title" in p.flamegraph(title="my title")
     page = p._repr_html_()
-    assert "logical:     4.2 KiB (4298 B" in page
+    assert "logical:     4.2 KiB (4,298 B" in page
     assert "Instance.decision_variables" in page
     assert "<iframe srcdoc=" in page and "&lt;svg" in page
     assert str(p) == p.tree()

@@ -4,8 +4,11 @@
 //! result of one limit is the verdict of its worst path.
 //!
 //! A path absent from the profile holds 0 bytes. Per-entity limits divide by
-//! the file's count of variables, constraints (active ones) or stored terms
-//! and hold trivially when that count is 0.
+//! the count of variables, constraints (active ones) or stored terms of the
+//! instance the path belongs to: in a multi-layer archive, a path under the
+//! root frame `layer[i] ...` is measured against layer i's counts, and only
+//! `total` (or a path outside every layer) against the sum. They hold
+//! trivially when that count is 0.
 
 pub mod budget;
 
@@ -14,6 +17,7 @@ use serde::Serialize;
 use crate::decode::InstanceSummary;
 use crate::diff::{Diff, DiffNode};
 use crate::profile::Aggregate;
+use crate::render::layer_frame;
 use crate::render::units::{human, signed_human, signed_percent};
 use crate::source::Source;
 use budget::{Percent, Rule, Size};
@@ -84,6 +88,10 @@ pub struct LimitResult {
 pub struct FileReport {
     pub file: String,
     pub baseline: Option<String>,
+    /// `check --baseline DIR` found no baseline for the file: a new
+    /// instance, checked against the rules that need no baseline.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub added: bool,
     pub pass: bool,
     pub results: Vec<LimitResult>,
 }
@@ -156,10 +164,27 @@ pub fn check_file(
         None => (Diff::new(&empty, &new_profile.aggregate), None),
     };
     check_work(diff.len(), rules.len()).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
-    let (results, unmatched) = evaluate(&diff, baseline.is_some(), &new_profile.summary(), rules);
+    let layers: Vec<(String, InstanceSummary)> = match new.report.instances.as_slice() {
+        [_] | [] => Vec::new(),
+        many => many
+            .iter()
+            .map(|i| {
+                let frame = layer_frame(i.instance_index.unwrap_or(0), i.title.as_deref());
+                (frame, i.summary.clone())
+            })
+            .collect(),
+    };
+    let (results, unmatched) = evaluate_by_layer(
+        &diff,
+        baseline.is_some(),
+        &new_profile.summary(),
+        &layers,
+        rules,
+    );
     let report = FileReport {
         file: file.to_string(),
         baseline: baseline_name,
+        added: false,
         pass: results.iter().all(|r| r.pass),
         results,
     };
@@ -187,10 +212,29 @@ pub fn evaluate(
     summary: &InstanceSummary,
     rules: &[(usize, Rule)],
 ) -> (Vec<LimitResult>, Vec<usize>) {
+    evaluate_by_layer(diff, has_old, summary, &[], rules)
+}
+
+/// [`evaluate`] with each layer's counts (`layers`: root frame and counts):
+/// per-entity limits on a path under a layer's root frame divide by that
+/// layer's counts, not by the sum over all layers (`summary`).
+pub fn evaluate_by_layer(
+    diff: &Diff,
+    has_old: bool,
+    summary: &InstanceSummary,
+    layers: &[(String, InstanceSummary)],
+    rules: &[(usize, Rule)],
+) -> (Vec<LimitResult>, Vec<usize>) {
     let mut results = Vec::new();
     let mut unmatched = Vec::new();
     let mut listed = 0;
     let frames: Vec<Vec<&str>> = (0..diff.len()).map(|id| diff.frames(id)).collect();
+    let counts_of = |id: usize| -> &InstanceSummary {
+        frames[id]
+            .first()
+            .and_then(|root| layers.iter().find(|(frame, _)| frame == root))
+            .map_or(summary, |(_, counts)| counts)
+    };
     for (position, (number, rule)) in rules.iter().enumerate() {
         let matched: Vec<usize> = (0..diff.len())
             .filter(|&id| rule.path.matches(&frames[id]))
@@ -204,7 +248,7 @@ pub fn evaluate(
             limits.push((
                 LimitKind::Max,
                 max.text.clone(),
-                Box::new(move |n| {
+                Box::new(move |n, _| {
                     let bytes = n.new_bytes();
                     (
                         max.holds(bytes),
@@ -223,35 +267,36 @@ pub fn evaluate(
             limits.push((
                 LimitKind::MaxGrowth,
                 text,
-                Box::new(move |n| growth_check(n, &growth, min_delta.as_ref())),
+                Box::new(move |n, _| growth_check(n, &growth, min_delta.as_ref())),
             ));
         }
-        for (kind, size, count, noun) in [
+        let per_kind: [(LimitKind, &Option<Size>, Count, &str); 3] = [
             (
                 LimitKind::MaxPerVariable,
                 &rule.max_per_variable,
-                summary.variables,
+                |s| s.variables,
                 "variable",
             ),
             (
                 LimitKind::MaxPerConstraint,
                 &rule.max_per_constraint,
-                summary.constraints,
+                |s| s.constraints,
                 "constraint",
             ),
             (
                 LimitKind::MaxPerTerm,
                 &rule.max_per_term,
-                summary.terms,
+                |s| s.terms,
                 "term",
             ),
-        ] {
+        ];
+        for (kind, size, count, noun) in per_kind {
             if let Some(size) = size {
                 let size = size.clone();
                 limits.push((
                     kind,
                     size.text.clone(),
-                    Box::new(move |n| per_entity(n, &size, count, noun)),
+                    Box::new(move |n, counts| per_entity(n, &size, count(counts), noun)),
                 ));
             }
         }
@@ -260,7 +305,7 @@ pub fn evaluate(
                 .iter()
                 .map(|&id| {
                     let n = diff.node(id);
-                    let (pass, measured, severity) = measure(n);
+                    let (pass, measured, severity) = measure(n, counts_of(id));
                     PathCheck {
                         path: if id == Diff::ROOT {
                             "total".to_string()
@@ -305,7 +350,11 @@ pub fn evaluate(
 }
 
 /// Measures one matched path: passes?, measured value in words, severity.
-type Measure = Box<dyn Fn(&DiffNode) -> (bool, String, f64)>;
+/// One count of an instance's summary.
+type Count = fn(&InstanceSummary) -> u64;
+
+/// Takes the counts of the instance the path belongs to.
+type Measure<'a> = Box<dyn Fn(&DiffNode, &InstanceSummary) -> (bool, String, f64) + 'a>;
 
 /// `200 B`, or `1.2 KiB (1235 B)` where the human form rounds.
 fn exact(bytes: u64) -> String {

@@ -66,7 +66,7 @@ pub struct DiffArgs {
     #[arg(short, long, value_enum, default_value_t = DiffFormat::Table)]
     pub format: DiffFormat,
     /// Table and markdown: at most N changed paths (table default 25; markdown: as many as fit).
-    #[arg(long, value_name = "N")]
+    #[arg(short = 'n', long, value_name = "N")]
     pub top: Option<usize>,
     /// Tree: show at most N levels.
     #[arg(long, value_name = "N")]
@@ -105,6 +105,14 @@ pub struct CheckArgs {
     /// Write the report to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Report exceeded budgets as a warning and exit 0 (the report is unchanged).
+    #[arg(long)]
+    pub warn_only: bool,
+    /// After checking, save each FILE's profile as its baseline (the --baseline
+    /// file, or DIR/<file name>.json; written atomically) and exit 0: the new
+    /// profiles are accepted.
+    #[arg(long, requires = "baseline")]
+    pub update_baseline: bool,
 }
 
 fn one_stdin<'a>(args: impl IntoIterator<Item = &'a Path>) -> Result<()> {
@@ -200,6 +208,7 @@ pub fn run_diff(args: DiffArgs) -> Result<()> {
             DiffFormat::Table => diff_render::table::render(&view, &view_options, out)?,
             DiffFormat::Tree => diff_render::tree::render(&view, &view_options, out)?,
             DiffFormat::Json => diff_render::json::render(&view, out)?,
+            DiffFormat::Yaml => diff_render::json::render_yaml(&view, out)?,
             DiffFormat::Markdown => diff_render::markdown::render(&view, &view_options, out)?,
             DiffFormat::Folded => diff_render::folded::render(&view, out)?,
         }
@@ -221,33 +230,50 @@ enum Baselines {
     Directory(PathBuf),
 }
 
+/// A file's baseline, if it has one.
+enum BaselineFor {
+    None,
+    Found(Source),
+    /// `--baseline DIR` holds no baseline for the file yet: it is new.
+    Added,
+}
+
 impl Baselines {
-    fn for_file(&self, file: &Path, options: &ProfileOptions) -> Result<Option<(Source, bool)>> {
+    fn for_file(&self, file: &Path, options: &ProfileOptions) -> Result<BaselineFor> {
         match self {
-            Baselines::None => Ok(None),
-            Baselines::Shared(source) => Ok(Some(((**source).clone(), true))),
+            Baselines::None => Ok(BaselineFor::None),
+            Baselines::Shared(source) => Ok(BaselineFor::Found((**source).clone())),
             Baselines::Directory(dir) => {
-                let name = file.file_name().with_context(|| {
-                    format!(
-                        "{}: has no file name to find its baseline by",
-                        file.display()
-                    )
-                })?;
-                let mut json = name.to_os_string();
-                json.push(".json");
-                let path = dir.join(json);
-                if !path.is_file() {
-                    bail!(
-                        "{}: no baseline for {} (expected this file in the --baseline directory)",
-                        path.display(),
-                        file.display()
-                    );
+                let path = baseline_path(dir, file)?;
+                if !path.exists() {
+                    return Ok(BaselineFor::Added);
                 }
                 let source = source::load(&path, options)?;
-                Ok(Some((source, true)))
+                Ok(BaselineFor::Found(source))
             }
         }
     }
+
+    /// Where `--update-baseline` saves `file`'s profile.
+    fn target(&self, file: &Path, baseline: &Path) -> Result<PathBuf> {
+        match self {
+            Baselines::Directory(dir) => baseline_path(dir, file),
+            _ => Ok(baseline.to_path_buf()),
+        }
+    }
+}
+
+/// `DIR/<file name>.json`, the baseline of `file` in a baseline directory.
+fn baseline_path(dir: &Path, file: &Path) -> Result<PathBuf> {
+    let name = file.file_name().with_context(|| {
+        format!(
+            "{}: has no file name to find its baseline by",
+            file.display()
+        )
+    })?;
+    let mut json = name.to_os_string();
+    json.push(".json");
+    Ok(dir.join(json))
 }
 
 pub fn run_check(args: CheckArgs) -> Result<()> {
@@ -289,16 +315,35 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
     let baselines = match &args.baseline {
         None => Baselines::None,
         Some(b) if b.is_dir() => Baselines::Directory(b.clone()),
+        Some(b) if args.update_baseline && files.len() > 1 => bail!(
+            "{}: --update-baseline with several files needs a --baseline directory \
+             (one <file name>.json each), not one file",
+            b.display()
+        ),
+        Some(b) if args.update_baseline && !b.exists() => Baselines::None,
         Some(b) => Baselines::Shared(Box::new(source::load(b, &options)?)),
     };
+    // Rules that compare with a baseline do not apply to a file without one.
+    let without_baseline: Vec<(usize, Rule)> = rules
+        .iter()
+        .filter(|(_, r)| !r.needs_baseline())
+        .cloned()
+        .collect();
     // Files are checked in parallel; reports and warnings keep file order.
     let runs = crate::batch::run_all(&files, |file| {
         let mut warnings = Vec::new();
         let new = source::load(file, &options)?;
         let baseline = baselines.for_file(file, &options)?;
         let name = file.display().to_string();
-        let (report, unmatched) =
-            check::check_file(&name, &new, baseline.as_ref().map(|(b, _)| b), &rules)?;
+        let (rules, baseline) = match &baseline {
+            BaselineFor::Found(b) => (&rules, Some(b)),
+            BaselineFor::Added => (&without_baseline, None),
+            // --update-baseline creating the baseline file.
+            BaselineFor::None if args.baseline.is_some() => (&without_baseline, None),
+            BaselineFor::None => (&rules, None),
+        };
+        let (mut report, unmatched) = check::check_file(&name, &new, baseline, rules)?;
+        report.added = args.baseline.is_some() && baseline.is_none();
         for position in unmatched {
             let (n, rule) = &rules[position];
             warnings.push(format!(
@@ -307,14 +352,16 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
                 rule.path.text
             ));
         }
-        Ok((report, warnings))
+        Ok((report, warnings, new))
     })?;
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
+    let mut profiles = Vec::new();
     for run in runs {
-        let (report, file_warnings) = run.value;
+        let (report, file_warnings, new) = run.value;
         reports.push(report);
         warnings.extend(file_warnings);
+        profiles.push((run.name, new));
     }
     let report = CheckReport::new(
         args.budget.as_ref().map(|b| b.display().to_string()),
@@ -324,6 +371,7 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
         match args.format {
             CheckFormat::Table => check_render::table::render(&report, out)?,
             CheckFormat::Json => check_render::json::render(&report, out)?,
+            CheckFormat::Yaml => check_render::json::render_yaml(&report, out)?,
             CheckFormat::Markdown => check_render::markdown::render(&report, out)?,
             CheckFormat::Junit => check_render::junit::render(&report, out)?,
         }
@@ -348,6 +396,31 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
     let mut stderr = std::io::stderr();
     for w in warnings {
         let _ = writeln!(stderr, "{}", crate::render::escape_control(&w));
+    }
+    if args.update_baseline {
+        let baseline = args.baseline.as_deref().expect("clap requires --baseline");
+        for (file, new) in &profiles {
+            let target = baselines.target(Path::new(file), baseline)?;
+            let profile = crate::render::Profile::of(&new.report, crate::render::Account::Memory);
+            let document = crate::render::json::document(&profile);
+            Output::File(target.clone())
+                .write_with(|out| crate::render::json::write_json(&document, out))?;
+            let _ = writeln!(
+                stderr,
+                "memprof: {}: baseline of {file} updated",
+                target.display()
+            );
+        }
+        return Ok(());
+    }
+    if !report.pass && args.warn_only {
+        let _ = writeln!(
+            stderr,
+            "memprof: warning: {} of {} file(s) exceed a budget (--warn-only: exit 0)",
+            report.failed_files(),
+            report.files.len()
+        );
+        return Ok(());
     }
     if !report.pass {
         return Err(BudgetExceeded {

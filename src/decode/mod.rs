@@ -7,9 +7,11 @@
 
 pub mod archive;
 pub mod baseline;
+pub mod folded;
 pub mod instance;
 pub mod limits;
 pub mod schema;
+mod text_formats;
 pub mod v2;
 pub mod wire;
 
@@ -206,7 +208,7 @@ fn looks_like(head: &[u8]) -> Option<&'static str> {
         _ => match trimmed {
             Some([b'{' | b'[', ..]) => "JSON text",
             Some([b'<', ..]) => "XML or HTML text",
-            _ => return None,
+            _ => return text_formats::describe(head),
         },
     })
 }
@@ -340,7 +342,7 @@ fn unread<R: Read>(head: Vec<u8>, reader: R) -> io::Chain<io::Cursor<Vec<u8>>, R
 /// Reads an input of unknown size that cannot seek (stdin, a pipe). At most
 /// `limits.max_decompressed` bytes are read from it, so an endless stream
 /// ends in an error rather than in exhausted memory or disk.
-fn read_stream<R: Read + Send>(
+pub(crate) fn read_stream<R: Read + Send>(
     reader: R,
     name: String,
     selection: Selection,
@@ -523,6 +525,11 @@ fn read_raw<R: BufRead + Send>(
 ) -> Result<Report, DecodeError> {
     if head.is_empty() {
         return Err(DecodeError::Empty);
+    }
+    if gzip {
+        // The bar counts decompressed bytes, which the (compressed) file
+        // size does not bound: a spinner, not a bar that runs past its end.
+        progress.unset_length();
     }
     let reading = pass.observer.reading();
     let forced = reading.raw_schema;

@@ -84,7 +84,12 @@ impl Explainer {
                 .iter()
                 .map(|p| Target {
                     path: p.clone(),
-                    frames: p.split(';').map(str::to_string).collect(),
+                    // `total`, the root, is every path.
+                    frames: if p == "total" {
+                        Vec::new()
+                    } else {
+                        p.split(';').map(str::to_string).collect()
+                    },
                     groups: BTreeMap::new(),
                 })
                 .collect(),
@@ -115,7 +120,12 @@ impl Explainer {
         let group_by = self.group_by;
         let explanations = self.explanations();
         for x in &explanations {
-            let Some(node) = profile.find(&x.path) else {
+            let node = if x.path == "total" {
+                Some(crate::profile::Aggregate::ROOT)
+            } else {
+                profile.find(&x.path)
+            };
+            let Some(node) = node else {
                 anyhow::bail!(
                     "{file}: the profile has no path {:?} (memprof inspect {file} --format folded{} lists them)",
                     x.path,
@@ -150,7 +160,9 @@ impl Explainer {
 
     /// True when some asked path lies under the container `frame`.
     fn wants(&self, frame: &str) -> bool {
-        self.targets.iter().any(|t| t.frames[0] == frame)
+        self.targets
+            .iter()
+            .any(|t| t.frames.first().is_none_or(|first| first == frame))
     }
 
     fn entity<T: LogicalMemoryProfile>(
@@ -248,15 +260,7 @@ impl EntityObserver for Explainer {
 
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::render::units::thousands(n)
 }
 
 impl Group {

@@ -131,7 +131,8 @@ pub struct Distribution {
 struct Accumulator {
     bytes: Histogram,
     terms: Option<Histogram>,
-    largest: Option<(u64, EntityRef)>,
+    /// Bytes, wire bytes and the entity: ties break as in `memprof top`.
+    largest: Option<(u64, u64, EntityRef)>,
 }
 
 impl Accumulator {
@@ -143,19 +144,22 @@ impl Accumulator {
         }
     }
 
-    fn add(&mut self, layer: Option<usize>, e: &EntityView<'_>, bytes: u64) {
+    fn add(&mut self, layer: Option<usize>, e: &EntityView<'_>, cost: Cost) {
+        let bytes = cost.bytes;
         self.bytes.add(bytes);
         if let (Some(h), Some(t)) = (&mut self.terms, e.terms) {
             h.add(t);
         }
-        // Ties keep the first in stream order.
-        if self.largest.as_ref().is_none_or(|(b, _)| bytes > *b) {
-            self.largest = Some((bytes, EntityRef::new(layer, e)));
+        // As `memprof top` ranks: ties go to the larger encoding, then to
+        // the first in stream order.
+        let key = (bytes, cost.wire_bytes);
+        if self.largest.as_ref().is_none_or(|(b, w, _)| key > (*b, *w)) {
+            self.largest = Some((bytes, cost.wire_bytes, EntityRef::new(layer, e)));
         }
     }
 
     fn report(&self, kind: EntityKind, family: Option<Option<String>>) -> Option<Stats> {
-        let (largest_bytes, largest) = self.largest.clone()?;
+        let (largest_bytes, _, largest) = self.largest.clone()?;
         Some(Stats {
             kind,
             family,
@@ -218,7 +222,7 @@ impl StatsCollector {
             named: HashMap::new(),
             unnamed: None,
         });
-        k.all.add(self.layer, &e, cost.bytes);
+        k.all.add(self.layer, &e, cost);
         let family = match e.name {
             None => k.unnamed.get_or_insert_with(|| Accumulator::new(e.kind)),
             Some(name) => {
@@ -228,7 +232,7 @@ impl StatsCollector {
                 k.named.get_mut(name).expect("inserted above")
             }
         };
-        family.add(self.layer, &e, cost.bytes);
+        family.add(self.layer, &e, cost);
     }
 
     /// Kind lines in kind order, and family lines by kind, then total bytes

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::CellAlignment;
 use serde::Serialize;
 
 use super::json::InputInfo;
@@ -236,8 +236,7 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
             continue;
         }
         writeln!(out)?;
-        let mut table = Table::new();
-        table.load_style(UTF8_FULL_CONDENSED);
+        let mut table = crate::render::width::table();
         table.set_header(vec![
             "#",
             "rule",

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::CellAlignment;
 use serde::Serialize;
 
 use super::units::human;
@@ -45,8 +45,7 @@ impl FileSummary {
 }
 
 pub fn render_table(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()> {
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::render::width::table();
     table.set_header(vec![
         "file",
         "instances",
@@ -62,9 +61,9 @@ pub fn render_table(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()
         table.add_row(vec![
             f.file.clone(),
             f.instances.to_string(),
-            f.variables.to_string(),
-            f.constraints.to_string(),
-            f.terms.to_string(),
+            super::units::thousands(f.variables),
+            super::units::thousands(f.constraints),
+            super::units::thousands(f.terms),
             opt(f.file_bytes),
             human(f.logical_bytes),
             format!("{:.3} s", f.seconds),
@@ -75,9 +74,9 @@ pub fn render_table(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()
     table.add_row(vec![
         format!("total ({} files)", files.len()),
         files.iter().map(|f| f.instances).sum::<usize>().to_string(),
-        sum(|f| f.variables).to_string(),
-        sum(|f| f.constraints).to_string(),
-        sum(|f| f.terms).to_string(),
+        super::units::thousands(sum(|f| f.variables)),
+        super::units::thousands(sum(|f| f.constraints)),
+        super::units::thousands(sum(|f| f.terms)),
         opt(file_bytes),
         human(sum(|f| f.logical_bytes)),
         String::new(),

@@ -4,7 +4,6 @@
 use std::io::Write;
 
 use anyhow::Result;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::escape_control;
 use super::units::human;
@@ -28,8 +27,7 @@ pub fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
     if doc.layers.is_empty() {
         return Ok(());
     }
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::render::width::table();
     table.set_header(vec![
         "#",
         "media type",
@@ -63,6 +61,15 @@ pub fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
 }
 
 pub fn render_json(doc: &Document, out: &mut dyn Write) -> Result<()> {
+    render_data(doc, false, out)
+}
+
+/// The same listing as YAML.
+pub fn render_yaml(doc: &Document, out: &mut dyn Write) -> Result<()> {
+    render_data(doc, true, out)
+}
+
+fn render_data(doc: &Document, yaml: bool, out: &mut dyn Write) -> Result<()> {
     #[derive(serde::Serialize)]
     struct Listing<'a> {
         schema_version: u32,
@@ -75,18 +82,20 @@ pub fn render_json(doc: &Document, out: &mut dyn Write) -> Result<()> {
         schema: Option<Schema>,
         layers: &'a [crate::decode::LayerInfo],
     }
-    serde_json::to_writer_pretty(
-        &mut *out,
-        &Listing {
-            schema_version: super::json::SCHEMA_VERSION,
-            name: &doc.name,
-            container: doc.container,
-            gzip: doc.gzip,
-            file_bytes: doc.file_bytes,
-            schema: doc.raw_schema.filter(|s| *s == Schema::V2),
-            layers: &doc.layers,
-        },
-    )?;
+    let listing = Listing {
+        schema_version: super::json::SCHEMA_VERSION,
+        name: &doc.name,
+        container: doc.container,
+        gzip: doc.gzip,
+        file_bytes: doc.file_bytes,
+        schema: doc.raw_schema.filter(|s| *s == Schema::V2),
+        layers: &doc.layers,
+    };
+    if yaml {
+        serde_yaml::to_writer(&mut *out, &listing)?;
+        return Ok(());
+    }
+    serde_json::to_writer_pretty(&mut *out, &listing)?;
     writeln!(out)?;
     Ok(())
 }

@@ -17,6 +17,7 @@ pub mod table;
 pub mod top;
 pub mod tree;
 pub mod units;
+pub mod width;
 
 use std::io::Write;
 
@@ -338,12 +339,28 @@ impl<'a> Profile<'a> {
         writeln!(out, "layer:       {}", self.layer_label())?;
         writeln!(
             out,
-            "entities:    {} variables, {} constraints, {} removed constraints, {} stored terms",
-            s.variables, s.constraints, s.removed_constraints, s.terms
+            "entities:    {}, {}, {}, {}",
+            units::count(s.variables, "variable", "variables"),
+            units::count(s.constraints, "constraint", "constraints"),
+            units::count(
+                s.removed_constraints,
+                "removed constraint",
+                "removed constraints"
+            ),
+            units::count(s.terms, "stored term", "stored terms"),
         )?;
         match doc.file_bytes {
-            Some(b) => writeln!(out, "file bytes:  {} ({b} B)", units::human(b))?,
-            None => writeln!(out, "file bytes:  {} B of instance data", s.wire_bytes)?,
+            Some(b) => writeln!(
+                out,
+                "file bytes:  {} ({} B)",
+                units::human(b),
+                units::thousands(b)
+            )?,
+            None => writeln!(
+                out,
+                "file bytes:  {} B of instance data",
+                units::thousands(s.wire_bytes)
+            )?,
         }
         self.write_total(out)
     }
@@ -361,7 +378,7 @@ impl<'a> Profile<'a> {
             out,
             "{label:<12} {} ({} B, {what}; KiB/MiB are 1024-based)",
             units::human(self.total_bytes()),
-            self.total_bytes()
+            units::thousands(self.total_bytes())
         )
     }
 }

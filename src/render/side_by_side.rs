@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::CellAlignment;
 
 use super::units::human;
 use super::{Profile, ViewOptions};
@@ -63,8 +63,7 @@ pub fn render(
     wire.write_total(out)?;
     writeln!(out)?;
     let rows = rows(memory, wire);
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::render::width::table();
     table.set_header(vec!["path", "in memory", "on disk", "memory / disk"]);
     for (path, m, w) in rows.iter().take(options.top) {
         table.add_row(vec![path.clone(), human(*m), human(*w), ratio(*m, *w)]);
@@ -72,8 +71,12 @@ pub fn render(
     if rows.len() > options.top {
         table.add_row(vec![
             format!(
-                "({} smaller paths not shown; raise --top to see them)",
-                rows.len() - options.top
+                "({} not shown; raise --top to see them)",
+                super::units::count(
+                    (rows.len() - options.top) as u64,
+                    "smaller path",
+                    "smaller paths"
+                )
             ),
             String::new(),
             String::new(),

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::{CellAlignment, Table};
 use serde::Serialize;
 
 use super::json::{input_info, layer_refs, write_data, InputInfo, LayerRef, SCHEMA_VERSION, TOOL};
@@ -50,8 +50,7 @@ fn largest(e: &EntityRef, bytes: u64) -> String {
 }
 
 fn table(rows: &[Stats], families: bool, limit: usize) -> Table {
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::render::width::table();
     let mut header = vec!["kind"];
     if families {
         header.push("family");
@@ -73,7 +72,7 @@ fn table(rows: &[Stats], families: bool, limit: usize) -> Table {
             });
         }
         row.extend([
-            s.count.to_string(),
+            super::units::thousands(s.count),
             human(s.bytes.total),
             figures(&s.bytes, true),
             s.terms

@@ -21,21 +21,62 @@ pub fn render(profile: &Profile<'_>, options: &SvgOptions, out: &mut dyn Write) 
         .into_iter()
         .map(|(path, bytes)| format!("{path} {bytes}"))
         .collect();
-    let mut opts = flamegraph::Options::default();
-    opts.title = options.title.clone().unwrap_or_else(|| {
-        format!(
-            "memprof: {} ({})",
-            profile.report.document.name,
-            profile.layer_label()
-        )
-    });
+    let title = format!(
+        "memprof: {} ({})",
+        profile.report.document.name,
+        profile.layer_label()
+    );
     let what = match profile.account {
         super::Account::Memory => {
             format!("logical bytes as {} counts them", profile.accounting_name())
         }
         super::Account::Wire => "encoded protobuf bytes".to_string(),
     };
-    opts.subtitle = Some(format!("{what}; total {} B", profile.total_bytes()));
+    draw(&lines, title, &what, profile.total_bytes(), options, out)
+}
+
+/// The flamegraph of folded stacks read as input (`memprof inspect --format
+/// folded | memprof flamegraph`), from the input `name`.
+pub fn render_folded(
+    name: &str,
+    lines: &[(String, u64)],
+    options: &SvgOptions,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let total = lines.iter().map(|(_, bytes)| bytes).sum();
+    let lines: Vec<String> = lines
+        .iter()
+        .map(|(path, bytes)| format!("{path} {bytes}"))
+        .collect();
+    let title = format!("memprof: {name} (folded stacks)");
+    draw(
+        &lines,
+        title,
+        "bytes of the folded stacks",
+        total,
+        options,
+        out,
+    )
+}
+
+/// The width of inferno's frame area in pixels (1200 wide, 10 padding each
+/// side), which `--min-width` pixels are relative to.
+const FRAME_AREA: f64 = 1180.0;
+
+/// `--min-width`'s default in pixels, inferno's own.
+pub const DEFAULT_MIN_WIDTH: f64 = 0.1;
+
+fn draw(
+    lines: &[String],
+    default_title: String,
+    what: &str,
+    total: u64,
+    options: &SvgOptions,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut opts = flamegraph::Options::default();
+    opts.title = options.title.clone().unwrap_or(default_title);
+    opts.subtitle = Some(format!("{what}; total {}", super::units::human(total)));
     opts.count_name = "bytes".to_string();
     opts.colors = Palette::Basic(BasicPalette::Mem);
     opts.deterministic = true;
@@ -43,9 +84,10 @@ pub fn render(profile: &Profile<'_>, options: &SvgOptions, out: &mut dyn Write) 
     if options.inverted {
         opts.direction = Direction::Inverted;
     }
-    if let Some(w) = options.min_width {
-        opts.min_width = w;
-    }
+    // inferno 0.12 reads `min_width` as a percentage of the total width, though
+    // its documentation says pixels; memprof's flag means pixels.
+    let pixels = options.min_width.unwrap_or(DEFAULT_MIN_WIDTH);
+    opts.min_width = pixels * 100.0 / FRAME_AREA;
     flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
         .context("flamegraph rendering failed")
 }

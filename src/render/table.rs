@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::CellAlignment;
 
 use super::units::{human, percent};
 use super::{Profile, ViewOptions};
@@ -24,8 +24,7 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
             .cmp(&profile.totals[a].bytes)
             .then_with(|| paths[a].cmp(&paths[b]))
     });
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::render::width::table();
     table.set_header(vec!["path", "inclusive", "own", "% of total", "leaves"]);
     for &id in ids.iter().take(options.top) {
         let t = profile.totals[id];
@@ -35,14 +34,18 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
             human(t.bytes),
             human(node.own_bytes),
             percent(t.bytes, total),
-            t.leaves.to_string(),
+            super::units::thousands(t.leaves),
         ]);
     }
     if ids.len() > options.top {
         table.add_row(vec![
             format!(
-                "({} smaller paths not shown; raise --top to see them)",
-                ids.len() - options.top
+                "({} not shown; raise --top to see them)",
+                super::units::count(
+                    (ids.len() - options.top) as u64,
+                    "smaller path",
+                    "smaller paths"
+                )
             ),
             String::new(),
             String::new(),
@@ -56,7 +59,7 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
         human(root.bytes),
         String::new(),
         percent(root.bytes, total),
-        root.leaves.to_string(),
+        super::units::thousands(root.leaves),
     ]);
     for col in 1..5 {
         if let Some(c) = table.column_mut(col) {

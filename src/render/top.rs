@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::CellAlignment;
 use serde::Serialize;
 
 use super::json::{input_info, layer_refs, write_data, InputInfo, LayerRef, SCHEMA_VERSION, TOOL};
@@ -53,8 +53,7 @@ pub fn render(report: &TopReport<'_>, format: DataFormat, out: &mut dyn Write) -
     profile.write_summary(out)?;
     writeln!(out)?;
     let several_layers = profile.report.instances.len() > 1;
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::render::width::table();
     let mut header = vec![
         "#",
         "kind",

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use super::units::{human, percent};
+use super::units::{self, human, percent};
 use super::{Profile, ViewOptions};
 use crate::profile::Aggregate;
 
@@ -60,7 +60,7 @@ fn collect(
     if others > 0 {
         entries.push((
             None,
-            format!("({others} others)"),
+            format!("({})", units::count(others, "other", "others")),
             other_bytes,
             other_leaves,
         ));
@@ -103,11 +103,12 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
         let pad = width - label.chars().count();
         writeln!(
             out,
-            "{label}{:pad$}  {:>10}  {:>6}  {:>9} leaves",
+            "{label}{:pad$}  {:>10}  {:>6}  {:>9} {}",
             "",
             human(r.bytes),
             percent(r.bytes, total),
-            r.leaves,
+            units::thousands(r.leaves),
+            if r.leaves == 1 { "leaf" } else { "leaves" },
         )?;
     }
     Ok(())

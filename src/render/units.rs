@@ -14,6 +14,25 @@ pub fn human(bytes: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `1 leaf`, `2,048 leaves`: a count with thousands separators and the
+/// noun in the number it needs.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", thousands(n), if n == 1 { one } else { many })
+}
+
 /// A share of a total as a percentage with one decimal.
 pub fn percent(part: u64, total: u64) -> String {
     if total == 0 {

@@ -312,7 +312,10 @@ fn wire_view_shows_overhead_and_unknown_fields() {
     assert!(both.contains("memory / disk"), "{both}");
     assert!(both.contains("Wire[unknown fields]"), "{both}");
     assert!(
-        both.contains(&format!("({} B, encoded protobuf", bytes.len())),
+        both.contains(&format!(
+            "({} B, encoded protobuf",
+            memprof::render::units::thousands(bytes.len() as u64)
+        )),
         "{both}"
     );
     let err = fails(&["inspect", &file, "--view", "both", "-f", "json"]);

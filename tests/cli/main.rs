@@ -9,12 +9,15 @@ use assert_cmd::Command;
 use flate2::{write::GzEncoder, Compression};
 
 mod advise;
+mod ci;
 mod diff_check;
 mod differential;
 mod drill;
 mod hardening;
 mod matrix;
 mod parallel;
+mod readme;
+mod usability;
 mod v2;
 
 pub(crate) fn fixtures() -> PathBuf {
@@ -22,7 +25,10 @@ pub(crate) fn fixtures() -> PathBuf {
 }
 
 pub(crate) fn memprof() -> Command {
-    Command::cargo_bin("memprof").expect("the binary is built")
+    let mut cmd = Command::cargo_bin("memprof").expect("the binary is built");
+    // Tables fit $COLUMNS when it is set; the tests pin the natural width.
+    cmd.env_remove("COLUMNS");
+    cmd
 }
 
 /// Runs memprof and returns stdout, asserting success.
@@ -523,7 +529,7 @@ fn human_formats_snapshot() {
         String::from_utf8(out.stdout).unwrap()
     };
     let _ = path;
-    insta::assert_snapshot!("tree", run(&["inspect", rel, "--format", "tree"]));
+    insta::assert_snapshot!("tree", run(&["inspect", rel, "--format", "tree", "--all"]));
     insta::assert_snapshot!(
         "tree_cut",
         run(&[

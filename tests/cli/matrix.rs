@@ -54,12 +54,13 @@ fn inspect_in_every_format() {
     for format in ["folded", "tree", "table", "json", "yaml"] {
         insta::assert_snapshot!(
             format!("inspect_{format}"),
-            run(&["inspect", KITCHEN, "--format", format])
+            // --all: the whole tree, as before the default cut.
+            run(&["inspect", KITCHEN, "--format", format, "--all"])
         );
     }
     insta::assert_snapshot!(
         "inspect_archive_tree",
-        run(&["inspect", MULTI, "--format", "tree"])
+        run(&["inspect", MULTI, "--format", "tree", "--all"])
     );
     insta::assert_snapshot!(
         "inspect_archive_json",
@@ -85,9 +86,12 @@ fn inspect_in_every_format() {
             "--format",
             "tree",
             "--depth",
-            "3"
+            "3",
+            "--all"
         ])
     );
+    // What `memprof inspect FILE` shows: a screenful.
+    insta::assert_snapshot!("inspect_default_tree", run(&["inspect", MULTI]));
 }
 
 #[test]

@@ -14,6 +14,8 @@ pub enum CheckFormat {
     Table,
     /// The same as data.
     Json,
+    /// The same document as YAML.
+    Yaml,
     /// A job summary or pull-request comment (under 65,536 characters).
     Markdown,
     /// JUnit XML: one test case per limit of each rule, one suite per file.
@@ -53,6 +55,7 @@ pub fn rule_name(result: &LimitResult) -> String {
 pub fn file_title(file: &FileReport) -> String {
     match &file.baseline {
         Some(b) => format!("{} (against {b})", file.file),
+        None if file.added => format!("{} (added: no baseline yet)", file.file),
         None => file.file.clone(),
     }
 }

@@ -4,8 +4,6 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
-
 use super::{file_title, rule_name, verdict};
 use crate::check::CheckReport;
 
@@ -21,8 +19,7 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
             file_title(file),
             if file.pass { "PASS" } else { "FAIL" }
         )?;
-        let mut table = Table::new();
-        table.load_style(UTF8_FULL_CONDENSED);
+        let mut table = crate::render::width::table();
         table.set_header(vec![
             "rule",
             "path",

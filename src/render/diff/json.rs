@@ -67,6 +67,15 @@ fn row<'a>(path: &'a str, node: &DiffNode) -> Row<'a> {
 }
 
 pub fn render(view: &DiffView<'_>, out: &mut dyn Write) -> Result<()> {
+    render_as(view, false, out)
+}
+
+/// The same document as YAML.
+pub fn render_yaml(view: &DiffView<'_>, out: &mut dyn Write) -> Result<()> {
+    render_as(view, true, out)
+}
+
+fn render_as(view: &DiffView<'_>, yaml: bool, out: &mut dyn Write) -> Result<()> {
     let diff = &view.diff;
     let doc = Document {
         schema_version: DIFF_SCHEMA_VERSION,
@@ -81,6 +90,10 @@ pub fn render(view: &DiffView<'_>, out: &mut dyn Write) -> Result<()> {
             .map(|id| row(diff.path(id), diff.node(id)))
             .collect(),
     };
+    if yaml {
+        serde_yaml::to_writer(&mut *out, &doc)?;
+        return Ok(());
+    }
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)?;
     Ok(())

@@ -23,6 +23,8 @@ pub enum DiffFormat {
     Tree,
     /// Every path with old and new bytes as data.
     Json,
+    /// The same document as YAML.
+    Yaml,
     /// A pull-request comment (under 65,536 characters).
     Markdown,
     /// `path OLD NEW` lines of own bytes: inferno's differential input.

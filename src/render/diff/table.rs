@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::{CellAlignment, Table};
 
 use super::{change_text, signed_count, DiffView, DiffViewOptions};
 use crate::render::units::{human, signed_human};
@@ -26,8 +26,7 @@ pub fn render(
 ) -> io::Result<()> {
     view.write_header(out)?;
     writeln!(out)?;
-    let mut counts = Table::new();
-    counts.load_style(UTF8_FULL_CONDENSED);
+    let mut counts = crate::render::width::table();
     counts.set_header(vec!["count", "old", "new", "delta"]);
     for c in &view.counts {
         counts.add_row(vec![
@@ -44,8 +43,7 @@ pub fn render(
     let diff = &view.diff;
     let changed = view.changed();
     let top = options.top.unwrap_or(DEFAULT_TOP);
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::render::width::table();
     table.set_header(vec!["path", "old", "new", "delta", "change"]);
     for &id in changed.iter().take(top) {
         let n = diff.node(id);

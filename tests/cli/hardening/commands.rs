@@ -230,18 +230,6 @@ pub(super) fn cases() -> Vec<Case> {
             &["--view", "wire"],
             "a baseline holds the in-memory view only; compare wire views of instances",
         ),
-        command_case(
-            "baseline-missing",
-            "a --baseline directory without the file's baseline",
-            |dir| {
-                let baselines = dir.join("baselines");
-                fs::create_dir_all(&baselines).unwrap();
-                let file = oracle("kitchen_sink.pb");
-                strings(&["check", &file, "--baseline", baselines.to_str().unwrap()])
-            },
-            None,
-            "baselines/kitchen_sink.pb.json: no baseline for",
-        ),
         committed_baseline_case(
             "layer-out-of-range",
             "--layer past a baseline's layers",

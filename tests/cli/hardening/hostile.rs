@@ -604,7 +604,8 @@ fn text_from_an_archive_reaches_the_terminal_escaped() {
 fn every_error_is_one_line_argument_errors_included() {
     for args in [
         vec!["inspect", "x.pb", "--bogus"],
-        vec!["inspect"],
+        // (`inspect` without FILE reads stdin; `top` needs its FILE.)
+        vec!["top"],
         vec!["ls", "x", "--max-decompressed", "lots"],
     ] {
         let (code, _, stderr) = run_within(&args, 20);
