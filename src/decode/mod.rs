@@ -322,6 +322,21 @@ pub fn read_with(
     }
 }
 
+/// A gzip file as its decoder reads it, moving the bar by the compressed
+/// bytes read: the position the file's size bounds.
+struct Compressed {
+    file: File,
+    progress: ProgressBar,
+}
+
+impl Read for Compressed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.progress.inc(n as u64);
+        Ok(n)
+    }
+}
+
 /// Bytes read to decide what an input is: one tar header.
 const HEAD: usize = 512;
 
@@ -419,10 +434,15 @@ fn read_file_capped(
         let mut file = reader.into_inner();
         file.seek(SeekFrom::Start(0))?;
         let again = file.try_clone()?;
+        // The bar follows the compressed position against the file's size.
+        let compressed = Compressed {
+            file,
+            progress: progress.clone(),
+        };
         let mut gz = limits::Capped::new(
             crate::trace::TimedRead {
                 inner: flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(
-                    BUF_SIZE, file,
+                    BUF_SIZE, compressed,
                 )),
                 phase: crate::trace::Phase::Decompress,
             },
@@ -434,7 +454,8 @@ fn read_file_capped(
             return Err(DecodeError::NestedGzip);
         }
         if is_tar(&inner) {
-            let file = gz.into_inner().inner.into_inner().into_inner();
+            let file = gz.into_inner().inner.into_inner().into_inner().file;
+            progress.set_position(0);
             return archive::read_tar(
                 archive::TarSource::gzip(file, limits.max_decompressed, tripped.clone())?,
                 name,
@@ -526,11 +547,6 @@ fn read_raw<R: BufRead + Send>(
     if head.is_empty() {
         return Err(DecodeError::Empty);
     }
-    if gzip {
-        // The bar counts decompressed bytes, which the (compressed) file
-        // size does not bound: a spinner, not a bar that runs past its end.
-        progress.unset_length();
-    }
     let reading = pass.observer.reading();
     let forced = reading.raw_schema;
     let mut document = Document {
@@ -570,8 +586,14 @@ fn read_raw<R: BufRead + Send>(
             })
         }
         _ => {
-            // Count progress per buffer refill, not per (often one-byte) read.
-            let reader = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
+            // Count progress per buffer refill, not per (often one-byte) read;
+            // gzip input is counted where it is read, compressed.
+            let counted = if gzip {
+                ProgressBar::hidden()
+            } else {
+                progress.clone()
+            };
+            let reader = BufReader::with_capacity(BUF_SIZE, counted.wrap_read(reader));
             let profiled =
                 detect(reader, total, forced, &mut rewind, pass).map_err(|e| hint(e, head))?;
             document.raw_schema = Some(profiled.schema);

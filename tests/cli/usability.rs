@@ -533,3 +533,44 @@ fn progress_bars_tell_the_truth() {
     assert!(out.status.success());
     assert!(out.stderr.is_empty());
 }
+
+/// A gzip-compressed instance's bar follows the compressed position against
+/// the file's size, the one total known in advance.
+#[test]
+fn a_gzip_input_bar_counts_compressed_bytes_against_the_file_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let lp = dir.path().join("lp.pb");
+    let generated = std::process::Command::new(assert_cmd::cargo::cargo_bin("memprof-gen"))
+        .args([
+            "lp",
+            "--constraints",
+            "4000",
+            "--terms",
+            "50",
+            "--variables",
+            "20000",
+            "-o",
+        ])
+        .arg(&lp)
+        .output()
+        .unwrap();
+    assert!(generated.status.success());
+    let gz = dir.path().join("lp.pb.gz");
+    std::fs::write(&gz, crate::gzip(&std::fs::read(&lp).unwrap())).unwrap();
+    let total = indicatif::HumanBytes(std::fs::metadata(&gz).unwrap().len()).to_string();
+    let binary = assert_cmd::cargo::cargo_bin("memprof");
+    let Some(screen) = in_terminal(&format!(
+        "{} inspect {} -f folded > /dev/null",
+        binary.display(),
+        gz.display()
+    )) else {
+        eprintln!("no `script` to make a pseudo-terminal with; skipped");
+        return;
+    };
+    let line = screen
+        .lines()
+        .rfind(|l| l.contains("lp.pb.gz"))
+        .unwrap_or_else(|| panic!("no bar naming the file:\n{screen}"));
+    assert!(line.contains(&format!("/{total} ")), "{total}: {line}");
+    assert!(!line.contains(" read, "), "a bar, not a spinner: {line}");
+}
