@@ -18,7 +18,7 @@ use crate::decode::InstanceSummary;
 use crate::diff::{Diff, DiffNode};
 use crate::profile::Aggregate;
 use crate::render::layer_frame;
-use crate::render::units::{human, signed_human, signed_percent};
+use crate::render::units::{human, signed_human, signed_percent, thousands};
 use crate::source::Source;
 use budget::{Percent, Rule, Size};
 
@@ -361,7 +361,7 @@ fn exact(bytes: u64) -> String {
     if bytes < 1024 {
         human(bytes)
     } else {
-        format!("{} ({bytes} B)", human(bytes))
+        format!("{} ({} B)", human(bytes), thousands(bytes))
     }
 }
 

@@ -9,7 +9,7 @@ use comfy_table::CellAlignment;
 use serde::Serialize;
 
 use super::json::InputInfo;
-use super::units::{human, percent};
+use super::units::{human, percent, thousands};
 use super::Profile;
 use crate::advise::{LayerAdvice, Measure, Recommendation, Sample, Severity};
 
@@ -210,20 +210,21 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
             "summary:     total {} ({} B); applying {} would save about {} ({} B, {}), \
              overlapping savings counted once",
             human(layer.total_bytes),
-            layer.total_bytes,
+            thousands(layer.total_bytes),
             if found == 1 {
                 "the 1 recommendation".to_string()
             } else {
                 format!("all {found} recommendations")
             },
             human(layer.estimated_saving_bytes),
-            layer.estimated_saving_bytes,
+            thousands(layer.estimated_saving_bytes),
             percent(layer.estimated_saving_bytes, layer.total_bytes)
         );
         if layer.file_saving_bytes > 0 {
             summary.push_str(&format!(
                 "; the file would lose {} B of its {} B",
-                layer.file_saving_bytes, layer.file_bytes
+                thousands(layer.file_saving_bytes),
+                thousands(layer.file_bytes)
             ));
         }
         writeln!(out, "{summary}")?;
@@ -277,7 +278,7 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
                 i + 1,
                 r.rule,
                 r.severity.label(),
-                r.saving_bytes,
+                thousands(r.saving_bytes),
                 match r.measure {
                     Measure::Logical => "",
                     Measure::File => " of the file",
