@@ -50,6 +50,57 @@ pub struct Cli {
     /// chrome://tracing or ui.perfetto.dev). It may not be an input or the output.
     #[arg(long, global = true, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Colour the human formats (bold labels, green and red verdicts) and
+    /// --help: auto does when stdout is a terminal, the output is not a file
+    /// and NO_COLOR is not set.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// When to colour (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// `--color WHEN` as given on a command line not parsed yet (for clap's
+    /// own help and errors), `auto` when absent or unreadable.
+    fn scan(args: &[OsString]) -> Self {
+        let mut value = None;
+        for (i, arg) in args.iter().enumerate() {
+            let arg = arg.to_string_lossy();
+            if let Some(v) = arg.strip_prefix("--color=") {
+                value = Some(v.to_string());
+            } else if arg == "--color" {
+                value = args.get(i + 1).map(|v| v.to_string_lossy().into_owned());
+            }
+        }
+        match value.as_deref() {
+            Some("always") => ColorChoice::Always,
+            Some("never") => ColorChoice::Never,
+            _ => ColorChoice::Auto,
+        }
+    }
+
+    /// Whether output going to stdout (not to files: `writes_files`) is
+    /// coloured.
+    fn enabled(self, writes_files: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                !no_color() && !writes_files && std::io::IsTerminal::is_terminal(&io::stdout())
+            }
+        }
+    }
+}
+
+/// NO_COLOR (no-color.org): set and not empty.
+fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
 #[derive(Debug, Subcommand)]
@@ -538,7 +589,18 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let help_color = match ColorChoice::scan(&args) {
+        ColorChoice::Always => clap::ColorChoice::Always,
+        ColorChoice::Never => clap::ColorChoice::Never,
+        ColorChoice::Auto if no_color() => clap::ColorChoice::Never,
+        ColorChoice::Auto => clap::ColorChoice::Auto,
+    };
+    let parsed = <Cli as clap::CommandFactory>::command()
+        .color(help_color)
+        .try_get_matches_from(args)
+        .and_then(|matches| <Cli as clap::FromArgMatches>::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
             // clap's usage error, on one line like every other error (its
@@ -562,6 +624,7 @@ where
             return 0;
         }
     };
+    render::style::enable(cli.color.enabled(!cli.command.outputs().is_empty()));
     match run(cli) {
         Ok(()) => 0,
         Err(err) if is_broken_pipe(&err) => 0,

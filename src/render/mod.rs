@@ -12,6 +12,7 @@ pub mod json;
 pub mod layers;
 pub mod side_by_side;
 pub mod stats;
+pub mod style;
 pub mod svg;
 pub mod table;
 pub mod top;
@@ -335,11 +336,12 @@ impl<'a> Profile<'a> {
     pub fn write_summary(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let s = self.summary();
         let doc = &self.report.document;
-        writeln!(out, "file:        {}", doc.name)?;
-        writeln!(out, "layer:       {}", self.layer_label())?;
+        writeln!(out, "{}{}", style::label("file:", 13), doc.name)?;
+        writeln!(out, "{}{}", style::label("layer:", 13), self.layer_label())?;
         writeln!(
             out,
-            "entities:    {}, {}, {}, {}",
+            "{}{}, {}, {}, {}",
+            style::label("entities:", 13),
             units::count(s.variables, "variable", "variables"),
             units::count(s.constraints, "constraint", "constraints"),
             units::count(
@@ -352,13 +354,15 @@ impl<'a> Profile<'a> {
         match doc.file_bytes {
             Some(b) => writeln!(
                 out,
-                "file bytes:  {} ({} B)",
+                "{}{} ({} B)",
+                style::label("file bytes:", 13),
                 units::human(b),
                 units::thousands(b)
             )?,
             None => writeln!(
                 out,
-                "file bytes:  {} B of instance data",
+                "{}{} B of instance data",
+                style::label("file bytes:", 13),
                 units::thousands(s.wire_bytes)
             )?,
         }
@@ -376,7 +380,8 @@ impl<'a> Profile<'a> {
         };
         writeln!(
             out,
-            "{label:<12} {} ({} B, {what}; KiB/MiB are 1024-based)",
+            "{}{} ({} B, {what}; KiB/MiB are 1024-based)",
+            style::label(label, 13),
             units::human(self.total_bytes()),
             units::thousands(self.total_bytes())
         )

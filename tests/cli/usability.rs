@@ -574,3 +574,71 @@ fn a_gzip_input_bar_counts_compressed_bytes_against_the_file_size() {
     assert!(line.contains(&format!("/{total} ")), "{total}: {line}");
     assert!(!line.contains(" read, "), "a bar, not a spinner: {line}");
 }
+
+/// `--color`: always colours labels and verdicts, never does not, and auto
+/// only on a terminal without NO_COLOR, never into a file; --help follows.
+#[test]
+fn color_is_asked_for_or_given_to_a_terminal_without_no_color() {
+    const ESC: &str = "\u{1b}[";
+    let ks = file("kitchen_sink.pb");
+    let run = |args: &[&str], no_color: bool| {
+        let mut cmd = memprof();
+        cmd.args(args);
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        } else {
+            cmd.env_remove("NO_COLOR");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let coloured = run(&["inspect", &ks, "--color", "always"], true);
+    assert!(
+        coloured.contains(&format!("{ESC}1mfile:{ESC}0m")),
+        "{coloured}"
+    );
+    let budget = fixtures().join("budgets/fixtures.yaml");
+    let baseline = fixtures().join("baselines/kitchen_sink.pb.json");
+    let check = run(
+        &[
+            "check",
+            &ks,
+            "--budget",
+            budget.to_str().unwrap(),
+            "--baseline",
+            baseline.to_str().unwrap(),
+            "--color=always",
+        ],
+        false,
+    );
+    assert!(check.contains(&format!("{ESC}32m{ESC}1mPASS")), "{check}");
+    for args in [
+        vec!["inspect", ks.as_str(), "--color", "never"],
+        vec!["inspect", ks.as_str()],
+    ] {
+        assert!(
+            !run(&args, false).contains(ESC),
+            "{args:?}: piped, so plain"
+        );
+    }
+
+    let binary = assert_cmd::cargo::cargo_bin("memprof");
+    let binary = binary.display();
+    let Some(screen) = in_terminal(&format!("{binary} inspect {ks}")) else {
+        eprintln!("no `script` to make a pseudo-terminal with; skipped");
+        return;
+    };
+    assert!(screen.contains(ESC), "a terminal gets colour:\n{screen}");
+    let plain = in_terminal(&format!("NO_COLOR=1 {binary} inspect {ks}")).unwrap();
+    assert!(!plain.contains(ESC), "NO_COLOR:\n{plain}");
+    let help = in_terminal(&format!("{binary} --help --color never")).unwrap();
+    assert!(!help.contains(ESC), "--help --color never:\n{help}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tree.txt");
+    in_terminal(&format!("{binary} inspect {ks} -o {}", out.display())).unwrap();
+    assert!(
+        !std::fs::read_to_string(&out).unwrap().contains(ESC),
+        "a file is plain"
+    );
+}

@@ -17,7 +17,7 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
             out,
             "{}: {}",
             file_title(file),
-            if file.pass { "PASS" } else { "FAIL" }
+            crate::render::style::verdict(file.pass, if file.pass { "PASS" } else { "FAIL" })
         )?;
         let mut table = crate::render::width::table();
         table.set_header(vec![
@@ -64,13 +64,15 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
     if report.pass {
         writeln!(
             out,
-            "overall: PASS (every budget holds in {} file(s))",
+            "overall: {} (every budget holds in {} file(s))",
+            crate::render::style::good("PASS"),
             report.files.len()
         )
     } else {
         writeln!(
             out,
-            "overall: FAIL ({} of {} file(s) exceed a budget)",
+            "overall: {} ({} of {} file(s) exceed a budget)",
+            crate::render::style::bad("FAIL"),
             report.failed_files(),
             report.files.len()
         )
