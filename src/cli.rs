@@ -831,9 +831,12 @@ fn run_command(command: Command) -> Result<()> {
             let output = Output::from_arg(args.output.as_deref());
             let files = args.common.expand()?;
             output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
-            // Each input is read with its own advisors, several at a time.
+            // Each input is read with its own advisors, several at a time,
+            // under one bar counting the files.
+            let several = files.len() > 1;
+            let progress = crate::progress::files(args.common.quiet || !several, files.len());
             let runs = crate::batch::run_all(&files, |file| {
-                let common = args.common.for_file(file, files.len() > 1);
+                let common = args.common.for_file(file, several);
                 let mut advisors = Advisors::default();
                 let report = read_observed(
                     &common,
@@ -842,8 +845,11 @@ fn run_command(command: Command) -> Result<()> {
                     &mut advisors,
                 )?;
                 let layers = advisors.advise(&report);
+                progress.set_message(file.display().to_string());
+                progress.inc(1);
                 Ok((report, layers))
             })?;
+            progress.finish_and_clear();
             let profiles: Vec<Profile<'_>> =
                 runs.iter().map(|r| Profile::new(&r.value.0)).collect();
             let views: Vec<AdviceView<'_>> = profiles

@@ -329,11 +329,18 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
         .filter(|(_, r)| !r.needs_baseline())
         .cloned()
         .collect();
-    // Files are checked in parallel; reports and warnings keep file order.
+    // Files are checked in parallel, under one bar counting them (each
+    // file's own bar would fight it); reports and warnings keep file order.
+    let several = files.len() > 1;
+    let progress = crate::progress::files(options.quiet || !several, files.len());
+    let per_file = ProfileOptions {
+        quiet: options.quiet || several,
+        ..options.clone()
+    };
     let runs = crate::batch::run_all(&files, |file| {
         let mut warnings = Vec::new();
-        let new = source::load(file, &options)?;
-        let baseline = baselines.for_file(file, &options)?;
+        let new = source::load(file, &per_file)?;
+        let baseline = baselines.for_file(file, &per_file)?;
         let name = file.display().to_string();
         let (rules, baseline) = match &baseline {
             BaselineFor::Found(b) => (&rules, Some(b)),
@@ -352,8 +359,11 @@ pub fn run_check(args: CheckArgs) -> Result<()> {
                 rule.path.text
             ));
         }
+        progress.set_message(name);
+        progress.inc(1);
         Ok((report, warnings, new))
     })?;
+    progress.finish_and_clear();
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
     let mut profiles = Vec::new();

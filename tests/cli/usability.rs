@@ -516,6 +516,17 @@ fn progress_bars_tell_the_truth() {
     ))
     .unwrap();
     assert!(screen.contains("1/2 files"), "{screen}");
+    // advise and check share the one bar over several inputs too.
+    let dir = tempfile::tempdir().unwrap();
+    let budget = dir.path().join("budget.yaml");
+    std::fs::write(&budget, "rules:\n  - path: total\n    max: 1 GiB\n").unwrap();
+    for command in [
+        format!("advise {ks} -"),
+        format!("check {ks} - --budget {}", budget.display()),
+    ] {
+        let screen = in_terminal(&format!("{slow} | {binary} {command} > /dev/null")).unwrap();
+        assert!(screen.contains("1/2 files"), "{command}: {screen}");
+    }
 
     let quiet = in_terminal(&format!(
         "{slow} | {binary} inspect - -f folded -q > /dev/null"
