@@ -20,8 +20,10 @@ pub mod output;
 pub mod profile;
 pub mod progress;
 pub mod render;
+pub mod report;
 pub mod source;
 pub mod trace;
+pub mod units;
 
 /// Types generated from proto/ by build.rs.
 pub mod ommx_v1 {

@@ -304,7 +304,7 @@ pub fn report() -> (Vec<PhaseReport>, Duration) {
 
 /// Writes the `--timings` table.
 pub fn write_timings(out: &mut dyn Write) -> std::io::Result<()> {
-    use crate::render::units::human;
+    use crate::units::human;
     let (phases, wall) = report();
     let peak = Memory::now().peak;
     writeln!(

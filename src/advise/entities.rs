@@ -15,7 +15,7 @@ use serde_json::json;
 use super::{details, sample, EntityKind, Finding, Measure, Sample, Samples};
 use crate::decode::instance::{Cost, IdSet, NamedFunction, Singular};
 use crate::model::{Constraint, DecisionVariable, Function, RemovedConstraint};
-use crate::render::units::human;
+use crate::units::human;
 
 pub const UNUSED: &str = "unused-variables";
 pub const REMOVED: &str = "removed-constraints";

@@ -21,7 +21,7 @@ use super::hash::{finish128, term128, BuildPrehashed};
 use super::{details, sample, EntityKind, Finding, Measure, Samples};
 use crate::decode::instance::{NamedFunction, Singular};
 use crate::model::{Constraint, FileWaste, Function};
-use crate::render::units::human;
+use crate::units::human;
 
 pub const IDENTICAL: &str = "identical-functions";
 pub const MATRIX: &str = "representation-csr";

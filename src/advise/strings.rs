@@ -20,7 +20,7 @@ use crate::decode::instance::{Cost, Singular};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::profile::collections::{FNV_HASHMAP_STACK, HASHMAP_STACK, STRING_STACK, VEC_STACK};
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path};
-use crate::render::units::human;
+use crate::units::human;
 
 pub const METADATA: &str = "metadata-overhead";
 pub const DUPLICATES: &str = "duplicate-strings";

@@ -18,7 +18,7 @@ use crate::decode::InstanceSummary;
 use crate::diff::{Diff, DiffNode};
 use crate::profile::Aggregate;
 use crate::render::layer_frame;
-use crate::render::units::{human, signed_human, signed_percent, thousands};
+use crate::units::{human, signed_human, signed_percent, thousands};
 use crate::source::Source;
 use budget::{Percent, Rule, Size};
 

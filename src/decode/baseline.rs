@@ -188,7 +188,7 @@ pub fn parse(
     let known = [
         ACCOUNTING,
         Accounting::Ommx30.describe(),
-        crate::render::MIXED_ACCOUNTING,
+        crate::report::view::MIXED_ACCOUNTING,
     ];
     if !known.contains(&doc.accounting.as_str()) {
         return Err(BaselineError::Accounting {

@@ -16,6 +16,7 @@ use std::sync::mpsc;
 use prost::{encoding, Message};
 
 use super::wire::{FieldReader, WireError, WireType};
+use crate::report::InstanceSummary;
 use crate::model::{
     AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
     FileWaste, Function, ModelError, OneHot, Parameters, RemovedConstraint, Sos1,
@@ -63,19 +64,6 @@ pub enum InstanceError {
          rather than x with subscripts [1, 2]) is a family of its own"
     )]
     TooManyFamilies,
-}
-
-/// Counts a caller may want to show next to the profile.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct InstanceSummary {
-    pub variables: u64,
-    pub constraints: u64,
-    pub removed_constraints: u64,
-    pub named_functions: u64,
-    /// Stored monomials over the objective, constraints and removed constraints.
-    pub terms: u64,
-    /// Bytes of the encoded instance.
-    pub wire_bytes: u64,
 }
 
 /// What a pass produces besides OMMX's logical profile.

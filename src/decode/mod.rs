@@ -15,7 +15,6 @@ mod text_formats;
 pub mod v2;
 pub mod wire;
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -24,11 +23,12 @@ use std::sync::Arc;
 
 use indicatif::ProgressBar;
 
-use crate::profile::Aggregate;
 pub use archive::ArchiveError;
-pub use instance::{EntityObserver, InstanceError, InstanceSummary, ProfileOptions};
+pub use instance::{EntityObserver, InstanceError, ProfileOptions};
+pub use crate::report::{Container, Document, InstanceSummary, LayerInfo, ProfiledInstance, Report};
 pub use limits::Limits;
-pub use schema::{Accounting, Reading, Schema};
+pub use crate::report::{Accounting, Schema};
+pub use schema::Reading;
 
 /// Read buffer size: large enough that syscalls do not show in profiles.
 const BUF_SIZE: usize = 256 * 1024;
@@ -67,77 +67,6 @@ impl Input {
             Input::Path(p) => p.display().to_string(),
         }
     }
-}
-
-/// What kind of container held the instances.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Container {
-    /// Raw `ommx.v1.Instance` bytes.
-    Raw,
-    /// An OCI image layout in a tar archive (an `.ommx` file).
-    Archive,
-    /// An extracted OCI image-layout directory.
-    Directory,
-}
-
-/// One layer of an archive's manifest.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct LayerInfo {
-    /// Position in the manifest (all layers).
-    pub index: usize,
-    pub media_type: String,
-    pub digest: String,
-    pub size: u64,
-    pub annotations: BTreeMap<String, String>,
-    /// Position among the instance layers, for instance layers.
-    pub instance_index: Option<usize>,
-    /// Why the layer is not profiled, for the others.
-    pub not_profiled: Option<String>,
-}
-
-impl LayerInfo {
-    pub fn title(&self) -> Option<&str> {
-        self.annotations
-            .get("org.ommx.v1.instance.title")
-            .map(String::as_str)
-    }
-}
-
-/// What the input turned out to be.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Document {
-    pub name: String,
-    /// Size of the input as stored (compressed, when it is), when known.
-    pub file_bytes: Option<u64>,
-    pub container: Container,
-    pub gzip: bool,
-    pub layers: Vec<LayerInfo>,
-    /// The schema raw input was read with (`None` for archives and
-    /// directories, whose layers name theirs by media type).
-    pub raw_schema: Option<Schema>,
-}
-
-/// The profile of one instance.
-#[derive(Debug, Clone)]
-pub struct ProfiledInstance {
-    /// Position among the archive's instance layers; `None` for raw input.
-    pub instance_index: Option<usize>,
-    pub title: Option<String>,
-    pub summary: InstanceSummary,
-    pub aggregate: Aggregate,
-    /// Encoded bytes per path, when [`ProfileOptions::wire`] asked for them.
-    pub wire: Option<Aggregate>,
-    /// The schema the payload was read with.
-    pub schema: Schema,
-    /// Whose accounting the aggregate follows.
-    pub accounting: Accounting,
-}
-
-#[derive(Debug, Clone)]
-pub struct Report {
-    pub document: Document,
-    pub instances: Vec<ProfiledInstance>,
 }
 
 /// Which instances to profile.

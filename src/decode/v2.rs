@@ -16,8 +16,9 @@ use crate::ommx_v1::{function::Function as Arm, Function};
 use crate::profile::family::GroupBy;
 use crate::profile::{LogicalMemoryProfile, Path};
 
-use super::instance::{self, Accounts, InstanceError, InstanceSummary};
-use super::schema::Schema;
+use super::instance::{self, Accounts, InstanceError};
+use crate::report::InstanceSummary;
+use crate::report::{Accounting, Schema};
 use super::{DecodeError, Pass, ProfiledInstance};
 
 /// Why a layer could not be profiled with OMMX 3.0's accounting.
@@ -91,7 +92,7 @@ pub(crate) fn profile<R: Read>(
         aggregate: accounts.memory,
         wire: None,
         schema,
-        accounting: super::schema::Accounting::Ommx30,
+        accounting: Accounting::Ommx30,
     })
 }
 

@@ -260,7 +260,7 @@ impl EntityObserver for Explainer {
 
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
-    crate::render::units::thousands(n)
+    crate::units::thousands(n)
 }
 
 impl Group {

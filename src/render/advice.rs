@@ -9,7 +9,7 @@ use comfy_table::CellAlignment;
 use serde::Serialize;
 
 use super::json::InputInfo;
-use super::units::{human, percent, thousands};
+use crate::units::{human, percent, thousands};
 use super::Profile;
 use crate::advise::{LayerAdvice, Measure, Recommendation, Sample, Severity};
 
@@ -185,7 +185,7 @@ fn share(r: &Recommendation) -> String {
 }
 
 fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<()> {
-    view.profile.write_summary(out)?;
+    crate::render::header::write_summary(view.profile, out)?;
     for layer in view.layers {
         writeln!(out)?;
         if view.layers.len() > 1 {

@@ -6,7 +6,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::json::{input_info, write_data, InputInfo, SCHEMA_VERSION, TOOL};
-use super::units::human;
+use crate::units::human;
 use super::{DataFormat, Profile};
 use crate::drill::explain::{thousands, Explanation};
 

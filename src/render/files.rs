@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use comfy_table::CellAlignment;
 use serde::Serialize;
 
-use super::units::human;
+use crate::units::human;
 use super::Profile;
 use crate::batch::FileRun;
 use crate::decode::Report;
@@ -61,9 +61,9 @@ pub fn render_table(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()
         table.add_row(vec![
             f.file.clone(),
             f.instances.to_string(),
-            super::units::thousands(f.variables),
-            super::units::thousands(f.constraints),
-            super::units::thousands(f.terms),
+            crate::units::thousands(f.variables),
+            crate::units::thousands(f.constraints),
+            crate::units::thousands(f.terms),
             opt(f.file_bytes),
             human(f.logical_bytes),
             format!("{:.3} s", f.seconds),
@@ -74,9 +74,9 @@ pub fn render_table(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()
     table.add_row(vec![
         format!("total ({} files)", files.len()),
         files.iter().map(|f| f.instances).sum::<usize>().to_string(),
-        super::units::thousands(sum(|f| f.variables)),
-        super::units::thousands(sum(|f| f.constraints)),
-        super::units::thousands(sum(|f| f.terms)),
+        crate::units::thousands(sum(|f| f.variables)),
+        crate::units::thousands(sum(|f| f.constraints)),
+        crate::units::thousands(sum(|f| f.terms)),
         opt(file_bytes),
         human(sum(|f| f.logical_bytes)),
         String::new(),

@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::escape_control;
-use super::units::human;
+use crate::units::human;
 use crate::decode::{Container, Document, Schema};
 
 pub fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use comfy_table::CellAlignment;
 
-use super::units::human;
+use crate::units::human;
 use super::{Profile, ViewOptions};
 use crate::profile::Aggregate;
 
@@ -59,8 +59,8 @@ pub fn render(
     options: &ViewOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    memory.write_summary(out)?;
-    wire.write_total(out)?;
+    crate::render::header::write_summary(memory, out)?;
+    crate::render::header::write_total(wire, out)?;
     writeln!(out)?;
     let rows = rows(memory, wire);
     let mut table = crate::render::width::table();
@@ -72,7 +72,7 @@ pub fn render(
         table.add_row(vec![
             format!(
                 "({} not shown; raise --top to see them)",
-                super::units::count(
+                crate::units::count(
                     (rows.len() - options.top) as u64,
                     "smaller path",
                     "smaller paths"

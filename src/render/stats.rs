@@ -7,7 +7,7 @@ use comfy_table::{CellAlignment, Table};
 use serde::Serialize;
 
 use super::json::{input_info, layer_refs, write_data, InputInfo, LayerRef, SCHEMA_VERSION, TOOL};
-use super::units::human;
+use crate::units::human;
 use super::{DataFormat, Profile};
 use crate::drill::stats::{Distribution, Stats};
 use crate::drill::EntityRef;
@@ -72,7 +72,7 @@ fn table(rows: &[Stats], families: bool, limit: usize) -> Table {
             });
         }
         row.extend([
-            super::units::thousands(s.count),
+            crate::units::thousands(s.count),
             human(s.bytes.total),
             figures(&s.bytes, true),
             s.terms
@@ -121,7 +121,7 @@ pub fn render(
         };
         return write_data(&doc, format == DataFormat::Yaml, out);
     }
-    profile.write_summary(out)?;
+    crate::render::header::write_summary(profile, out)?;
     writeln!(
         out,
         "percentiles: nearest-rank; ~ marks figures from log buckets (≤ 0.78% low)"

@@ -76,7 +76,7 @@ fn draw(
 ) -> Result<()> {
     let mut opts = flamegraph::Options::default();
     opts.title = options.title.clone().unwrap_or(default_title);
-    opts.subtitle = Some(format!("{what}; total {}", super::units::human(total)));
+    opts.subtitle = Some(format!("{what}; total {}", crate::units::human(total)));
     opts.count_name = "bytes".to_string();
     opts.colors = Palette::Basic(BasicPalette::Mem);
     opts.deterministic = true;

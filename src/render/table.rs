@@ -6,12 +6,12 @@ use std::io::{self, Write};
 
 use comfy_table::CellAlignment;
 
-use super::units::{human, percent};
+use crate::units::{human, percent};
 use super::{Profile, ViewOptions};
 use crate::profile::Aggregate;
 
 pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write) -> io::Result<()> {
-    profile.write_summary(out)?;
+    crate::render::header::write_summary(profile, out)?;
     writeln!(out)?;
     let total = profile.total_bytes();
     let mut ids: Vec<usize> = (1..profile.aggregate.len()).collect();
@@ -34,14 +34,14 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
             human(t.bytes),
             human(node.own_bytes),
             percent(t.bytes, total),
-            super::units::thousands(t.leaves),
+            crate::units::thousands(t.leaves),
         ]);
     }
     if ids.len() > options.top {
         table.add_row(vec![
             format!(
                 "({} not shown; raise --top to see them)",
-                super::units::count(
+                crate::units::count(
                     (ids.len() - options.top) as u64,
                     "smaller path",
                     "smaller paths"
@@ -59,7 +59,7 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
         human(root.bytes),
         String::new(),
         percent(root.bytes, total),
-        super::units::thousands(root.leaves),
+        crate::units::thousands(root.leaves),
     ]);
     for col in 1..5 {
         if let Some(c) = table.column_mut(col) {

@@ -7,7 +7,7 @@ use comfy_table::CellAlignment;
 use serde::Serialize;
 
 use super::json::{input_info, layer_refs, write_data, InputInfo, LayerRef, SCHEMA_VERSION, TOOL};
-use super::units::{human, percent};
+use crate::units::{human, percent};
 use super::{DataFormat, Profile};
 use crate::drill::top::TopEntity;
 
@@ -50,7 +50,7 @@ pub fn render(report: &TopReport<'_>, format: DataFormat, out: &mut dyn Write) -
         };
         return write_data(&doc, format == DataFormat::Yaml, out);
     }
-    profile.write_summary(out)?;
+    crate::render::header::write_summary(profile, out)?;
     writeln!(out)?;
     let several_layers = profile.report.instances.len() > 1;
     let mut table = crate::render::width::table();

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use super::units::{self, human, percent};
+use crate::units::{self, human, percent};
 use super::{Profile, ViewOptions};
 use crate::profile::Aggregate;
 
@@ -82,7 +82,7 @@ fn collect(
 }
 
 pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write) -> io::Result<()> {
-    profile.write_summary(out)?;
+    crate::render::header::write_summary(profile, out)?;
     writeln!(out)?;
     let root = profile.totals[Aggregate::ROOT];
     let mut rows = vec![Row {

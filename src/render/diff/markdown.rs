@@ -7,7 +7,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{change_text, signed_count, DiffView, DiffViewOptions};
-use crate::render::units::{human, signed_human};
+use crate::units::{human, signed_human};
 
 /// GitHub's limit on a comment body, in characters.
 pub const COMMENT_LIMIT: usize = 65_536;

@@ -11,7 +11,7 @@ pub mod tree;
 use std::io::{self, Write};
 
 use crate::diff::{self, Count, Diff, DiffNode, Status};
-use crate::render::units::{human, signed_human, signed_percent};
+use crate::units::{human, signed_human, signed_percent};
 use crate::source::Source;
 
 /// The formats of `memprof diff`.

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use comfy_table::{CellAlignment, Table};
 
 use super::{change_text, signed_count, DiffView, DiffViewOptions};
-use crate::render::units::{human, signed_human};
+use crate::units::{human, signed_human};
 
 pub const DEFAULT_TOP: usize = 25;
 

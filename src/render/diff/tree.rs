@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::{change_text, DiffView, DiffViewOptions};
 use crate::diff::Diff;
-use crate::render::units::{human, signed_human, signed_percent};
+use crate::units::{human, signed_human, signed_percent};
 
 struct Row {
     label: String,

@@ -1,0 +1,62 @@
+//! The short header the human formats print above a profile.
+
+use std::io::Write;
+
+use super::style;
+use crate::report::{Account, Profile};
+use crate::units;
+
+/// The short header of the human formats.
+pub fn write_summary(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+    let s = profile.summary();
+    let doc = &profile.report.document;
+    writeln!(out, "{}{}", style::label("file:", 13), doc.name)?;
+    writeln!(out, "{}{}", style::label("layer:", 13), profile.layer_label())?;
+    writeln!(
+        out,
+        "{}{}, {}, {}, {}",
+        style::label("entities:", 13),
+        units::count(s.variables, "variable", "variables"),
+        units::count(s.constraints, "constraint", "constraints"),
+        units::count(
+            s.removed_constraints,
+            "removed constraint",
+            "removed constraints"
+        ),
+        units::count(s.terms, "stored term", "stored terms"),
+    )?;
+    match doc.file_bytes {
+        Some(b) => writeln!(
+            out,
+            "{}{} ({} B)",
+            style::label("file bytes:", 13),
+            units::human(b),
+            units::thousands(b)
+        )?,
+        None => writeln!(
+            out,
+            "{}{} B of instance data",
+            style::label("file bytes:", 13),
+            units::thousands(s.wire_bytes)
+        )?,
+    }
+    write_total(profile, out)
+}
+
+/// The header line naming the total and what it counts.
+pub fn write_total(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+    let (label, what) = match profile.account {
+        Account::Memory => ("logical:", profile.estimate()),
+        Account::Wire => (
+            "wire:",
+            "encoded protobuf, the size of the instance data".to_string(),
+        ),
+    };
+    writeln!(
+        out,
+        "{}{} ({} B, {what}; KiB/MiB are 1024-based)",
+        style::label(label, 13),
+        units::human(profile.total_bytes()),
+        units::thousands(profile.total_bytes())
+    )
+}
