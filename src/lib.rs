@@ -11,6 +11,7 @@ pub mod advise;
 pub mod batch;
 pub mod check;
 pub mod cli;
+pub mod commands;
 pub mod decode;
 pub mod diff;
 pub mod drill;
@@ -37,4 +38,4 @@ pub mod ommx_v2 {
     include!(concat!(env!("OUT_DIR"), "/ommx.v2.rs"));
 }
 
-pub use cli::run;
+pub use commands::run;

@@ -13,18 +13,18 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use clap::ValueEnum;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use memprof::advise::{Advisors, Severity};
+use memprof::advise::Advisors;
 use memprof::check::{self, budget::Budget, CheckReport};
+use memprof::cli::choices::{self, Choices};
 use memprof::decode::{self, EntityObserver, Input, Report, Selection};
-use memprof::drill::{explain::Explainer, stats::StatsCollector, top::Top, KindFilter};
+use memprof::drill::{explain::Explainer, stats::StatsCollector, top::Top};
 use memprof::profile::family::GroupBy;
-use memprof::render::advice::{AdviceFormat, AdviceView};
+use memprof::render::advice::AdviceView;
 use memprof::render::diff::{self as diff_render, DiffView, DiffViewOptions};
-use memprof::render::{self, svg::SvgOptions, Account, DataFormat, Format, Profile, ViewOptions};
+use memprof::render::{self, svg::SvgOptions, Account, Format, Profile, ViewOptions};
 use memprof::source::{self, ProfileOptions, Source};
 
 // As in the binary: decoding allocates and frees many small values, which
@@ -52,15 +52,16 @@ fn guarded<T>(work: impl FnOnce() -> Result<T>) -> PyResult<T> {
 }
 
 /// A clap value name (`name`, `constraint`, `table`, ...) as the CLI spells it.
-fn value<T: ValueEnum>(what: &str, text: &str) -> Result<T> {
-    T::from_str(text, false).map_err(|_| {
-        let allowed: Vec<String> = T::value_variants()
-            .iter()
-            .filter_map(|v| v.to_possible_value())
-            .map(|v| format!("{:?}", v.get_name()))
-            .collect();
-        anyhow::anyhow!("{what} must be one of {}, not {text:?}", allowed.join(", "))
-    })
+fn value<T: Copy>(choices: Choices<T>, what: &str, text: &str) -> Result<T> {
+    choices
+        .0
+        .iter()
+        .find(|c| c.name == text)
+        .map(|c| c.value)
+        .ok_or_else(|| {
+            let allowed: Vec<String> = choices.0.iter().map(|c| format!("{:?}", c.name)).collect();
+            anyhow::anyhow!("{what} must be one of {}, not {text:?}", allowed.join(", "))
+        })
 }
 
 fn utf8(bytes: Vec<u8>) -> Result<String> {
@@ -163,7 +164,7 @@ fn options(layer: Option<usize>, view: &str, group_by: Option<&str>) -> Result<P
     };
     let group_by = match group_by {
         None => GroupBy::None,
-        Some(g) => value::<GroupBy>("group_by", g)?,
+        Some(g) => value(choices::GROUP_BY, "group_by", g)?,
     };
     Ok(ProfileOptions {
         group_by,
@@ -265,23 +266,14 @@ impl NativeProfile {
     ) -> PyResult<String> {
         py.detach(|| {
             guarded(|| {
-                let format = value::<Format>("format", format)?;
+                let format = value(choices::INSPECT_FORMATS, "format", format)?;
                 let profile = self.source.profile();
                 let view = ViewOptions {
                     depth,
                     min_percent,
                     top,
                 };
-                text(|out| {
-                    match format {
-                        Format::Folded => render::folded::render(&profile, out)?,
-                        Format::Tree => render::tree::render(&profile, &view, out)?,
-                        Format::Table => render::table::render(&profile, &view, out)?,
-                        Format::Json => render::json::render_json(&profile, out)?,
-                        Format::Yaml => render::json::render_yaml(&profile, out)?,
-                    }
-                    Ok(())
-                })
+                text(|out| render::profile(&profile, None, &view, format, out))
             })
         })
     }
@@ -312,17 +304,16 @@ impl NativeProfile {
     fn top(&self, py: Python<'_>, n: usize, kind: &str) -> PyResult<(String, String)> {
         py.detach(|| {
             guarded(|| {
-                let kind = value::<KindFilter>("kind", kind)?;
+                let kind = value(choices::KINDS, "kind", kind)?;
                 let mut top = Top::new(n, kind);
                 let report = self
                     .origin
                     .observe(self.layer, Default::default(), &mut top)?;
                 let profile = Profile::new(&report);
                 let entities = top.into_sorted();
-                let name = kind.to_possible_value().expect("no skipped variants");
                 let top_report = render::top::TopReport {
                     profile: &profile,
-                    kind: name.get_name(),
+                    kind: kind.name(),
                     n,
                     entities: &entities,
                 };
@@ -336,7 +327,7 @@ impl NativeProfile {
     fn stats(&self, py: Python<'_>, kind: &str, top: usize) -> PyResult<(String, String)> {
         py.detach(|| {
             guarded(|| {
-                let kind = value::<KindFilter>("kind", kind)?;
+                let kind = value(choices::KINDS, "kind", kind)?;
                 let mut stats = StatsCollector::new(kind);
                 let report = self
                     .origin
@@ -355,7 +346,7 @@ impl NativeProfile {
     fn advise(&self, py: Python<'_>, min_severity: &str) -> PyResult<(String, String)> {
         py.detach(|| {
             guarded(|| {
-                let min_severity = value::<Severity>("min_severity", min_severity)?;
+                let min_severity = value(choices::SEVERITIES, "min_severity", min_severity)?;
                 let mut advisors = Advisors::default();
                 let report = self
                     .origin
@@ -368,8 +359,8 @@ impl NativeProfile {
                     min_severity,
                 };
                 Ok((
-                    text(|out| render::advice::render(&view, AdviceFormat::Table, out))?,
-                    text(|out| render::advice::render(&view, AdviceFormat::Json, out))?,
+                    text(|out| render::advice::render(&view, Format::Table, out))?,
+                    text(|out| render::advice::render(&view, Format::Json, out))?,
                 ))
             })
         })
@@ -410,28 +401,10 @@ impl NativeProfile {
     ) -> PyResult<String> {
         py.detach(|| {
             guarded(|| {
-                let format = value::<diff_render::DiffFormat>("format", format)?;
+                let format = value(choices::DIFF_FORMATS, "format", format)?;
                 let view = DiffView::new(&self.source, &new.source);
                 let options = DiffViewOptions { top, depth };
-                text(|out| {
-                    match format {
-                        diff_render::DiffFormat::Table => {
-                            diff_render::table::render(&view, &options, out)?
-                        }
-                        diff_render::DiffFormat::Tree => {
-                            diff_render::tree::render(&view, &options, out)?
-                        }
-                        diff_render::DiffFormat::Json => diff_render::json::render(&view, out)?,
-                        diff_render::DiffFormat::Yaml => {
-                            diff_render::json::render_yaml(&view, out)?
-                        }
-                        diff_render::DiffFormat::Markdown => {
-                            diff_render::markdown::render(&view, &options, out)?
-                        }
-                        diff_render::DiffFormat::Folded => diff_render::folded::render(&view, out)?,
-                    }
-                    Ok(())
-                })
+                text(|out| diff_render::render(&view, &options, format, out))
             })
         })
     }
@@ -511,7 +484,7 @@ impl NativeProfile {
                 Ok((
                     report.pass,
                     text(|out| Ok(render::check::table::render(&report, out)?))?,
-                    text(|out| render::check::json::render(&report, out))?,
+                    text(|out| render::check::json::render(&report, false, out))?,
                     warnings,
                 ))
             })
@@ -520,10 +493,10 @@ impl NativeProfile {
 }
 
 /// A drill-down report as a table and as JSON.
-fn both(render: impl Fn(DataFormat, &mut dyn Write) -> Result<()>) -> Result<(String, String)> {
+fn both(render: impl Fn(Format, &mut dyn Write) -> Result<()>) -> Result<(String, String)> {
     Ok((
-        text(|out| render(DataFormat::Table, out))?,
-        text(|out| render(DataFormat::Json, out))?,
+        text(|out| render(Format::Table, out))?,
+        text(|out| render(Format::Json, out))?,
     ))
 }
 

@@ -32,7 +32,7 @@ use crate::profile::Aggregate;
 /// bytes, or file bytes for file rules) its estimated saving would free.
 /// Ranking by the saving rather than by the bytes concerned keeps the
 /// severities in the same order as the table, which is sorted by saving.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,

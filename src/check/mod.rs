@@ -14,12 +14,12 @@ pub mod budget;
 
 use serde::Serialize;
 
-use crate::decode::InstanceSummary;
+use crate::report::InstanceSummary;
 use crate::diff::{Diff, DiffNode};
 use crate::profile::Aggregate;
 use crate::render::layer_frame;
-use crate::units::{human, signed_human, signed_percent, thousands};
 use crate::source::Source;
+use crate::units::{human, signed_human, signed_percent, thousands};
 use budget::{Percent, Rule, Size};
 
 /// What one limit of a rule measures.
@@ -99,7 +99,6 @@ pub struct FileReport {
 /// The verdict on every file.
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckReport {
-    pub schema_version: u32,
     pub budget: Option<String>,
     pub pass: bool,
     pub files: Vec<FileReport>,
@@ -108,7 +107,6 @@ pub struct CheckReport {
 impl CheckReport {
     pub fn new(budget: Option<String>, files: Vec<FileReport>) -> Self {
         Self {
-            schema_version: 1,
             budget,
             pass: files.iter().all(|f| f.pass),
             files,

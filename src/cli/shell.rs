@@ -16,7 +16,7 @@ pub struct CompletionsArgs {
 }
 
 /// Prints the completion script for `args.shell` on stdout.
-pub(super) fn completions(args: CompletionsArgs) -> Result<()> {
+pub fn completions(args: CompletionsArgs) -> Result<()> {
     let mut command = Cli::command();
     Output::Stdout.write_with(|out| {
         clap_complete::generate(args.shell, &mut command, "memprof", out);
@@ -32,7 +32,7 @@ pub struct ManArgs {
 }
 
 /// Prints a roff man page on stdout: memprof(1), or memprof-SUBCOMMAND(1).
-pub(super) fn man(args: ManArgs) -> Result<()> {
+pub fn man(args: ManArgs) -> Result<()> {
     let mut command = Cli::command();
     command.build();
     let page = match &args.subcommand {

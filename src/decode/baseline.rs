@@ -19,8 +19,8 @@ use super::{
     Accounting, Container, Document, InstanceSummary, ProfiledInstance, Report, Schema, Selection,
 };
 use crate::profile::{Aggregate, Frame, NodeId};
-use crate::render::json::SCHEMA_VERSION;
 use crate::render::layer_frame;
+use crate::report::envelope::SCHEMA_VERSION;
 
 /// Largest baseline file read: a baseline takes about four times its size
 /// in memory while it is parsed and rebuilt.

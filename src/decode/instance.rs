@@ -16,7 +16,6 @@ use std::sync::mpsc;
 use prost::{encoding, Message};
 
 use super::wire::{FieldReader, WireError, WireType};
-use crate::report::InstanceSummary;
 use crate::model::{
     AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
     FileWaste, Function, ModelError, OneHot, Parameters, RemovedConstraint, Sos1,
@@ -26,6 +25,7 @@ use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
 use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::wire::{self as wire_view, TopLevelField};
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+use crate::report::InstanceSummary;
 use crate::trace::{self, Laps, Phase};
 
 /// Why an instance could not be profiled.

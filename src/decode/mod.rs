@@ -23,11 +23,13 @@ use std::sync::Arc;
 
 use indicatif::ProgressBar;
 
+pub use crate::report::{Accounting, Schema};
+pub use crate::report::{
+    Container, Document, InstanceSummary, LayerInfo, ProfiledInstance, Report,
+};
 pub use archive::ArchiveError;
 pub use instance::{EntityObserver, InstanceError, ProfileOptions};
-pub use crate::report::{Container, Document, InstanceSummary, LayerInfo, ProfiledInstance, Report};
 pub use limits::Limits;
-pub use crate::report::{Accounting, Schema};
 pub use schema::Reading;
 
 /// Read buffer size: large enough that syscalls do not show in profiles.

@@ -17,9 +17,9 @@ use crate::profile::family::GroupBy;
 use crate::profile::{LogicalMemoryProfile, Path};
 
 use super::instance::{self, Accounts, InstanceError};
+use super::{DecodeError, Pass, ProfiledInstance};
 use crate::report::InstanceSummary;
 use crate::report::{Accounting, Schema};
-use super::{DecodeError, Pass, ProfiledInstance};
 
 /// Why a layer could not be profiled with OMMX 3.0's accounting.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::decode::InstanceSummary;
+use crate::report::InstanceSummary;
 use crate::profile::aggregate::Totals;
 use crate::profile::{Aggregate, NodeId};
 use crate::render::Profile;

@@ -44,7 +44,7 @@ impl EntityKind {
 }
 
 /// `--kind`: which entities an analysis looks at.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum KindFilter {
     Constraint,
     Removed,
@@ -55,6 +55,17 @@ pub enum KindFilter {
 }
 
 impl KindFilter {
+    /// The name `--kind` takes, as documents repeat it.
+    pub fn name(self) -> &'static str {
+        match self {
+            KindFilter::Constraint => "constraint",
+            KindFilter::Removed => "removed",
+            KindFilter::Variable => "variable",
+            KindFilter::NamedFunction => "named-function",
+            KindFilter::All => "all",
+        }
+    }
+
     pub fn admits(self, kind: EntityKind) -> bool {
         matches!(
             (self, kind),

@@ -18,7 +18,7 @@
 use super::Frame;
 
 /// How entities are grouped into frames of their own.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum GroupBy {
     /// No family frames: OMMX's own paths.
     #[default]

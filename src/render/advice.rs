@@ -8,22 +8,13 @@ use anyhow::Result;
 use comfy_table::CellAlignment;
 use serde::Serialize;
 
-use super::json::InputInfo;
-use crate::units::{human, percent, thousands};
+use super::format::{unsupported, Format};
+use super::json::{input_info, InputInfo};
 use super::Profile;
 use crate::advise::{LayerAdvice, Measure, Recommendation, Sample, Severity};
-
-/// Bumped whenever a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// The formats of `memprof advise`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AdviceFormat {
-    /// A table, largest saving first, then each recommendation's details.
-    Table,
-    Json,
-    Yaml,
-}
+use crate::report::envelope::Envelope;
+use crate::report::Accounting;
+use crate::units::{human, percent, thousands};
 
 /// What is shown: the advice of each layer and the severity floor.
 pub struct AdviceView<'a> {
@@ -42,39 +33,35 @@ impl AdviceView<'_> {
     }
 }
 
-pub fn render(view: &AdviceView<'_>, format: AdviceFormat, out: &mut dyn Write) -> Result<()> {
+pub fn render(view: &AdviceView<'_>, format: Format, out: &mut dyn Write) -> Result<()> {
     match format {
-        AdviceFormat::Table => render_table(view, out)?,
-        AdviceFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &document(view))?;
-            writeln!(out)?;
+        Format::Table => render_table(view, out)?,
+        Format::Json => Envelope::new(document(view)).write(false, out)?,
+        Format::Yaml => Envelope::new(document(view)).write(true, out)?,
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+            return Err(unsupported(format, "advise"))
         }
-        AdviceFormat::Yaml => serde_yaml::to_writer(&mut *out, &document(view))?,
     }
     Ok(())
 }
 
 /// The advice of several inputs: tables one after another, or one JSON/YAML
 /// document holding each input's document in argument order.
-pub fn render_many(
-    views: &[AdviceView<'_>],
-    format: AdviceFormat,
-    out: &mut dyn Write,
-) -> Result<()> {
+pub fn render_many(views: &[AdviceView<'_>], format: Format, out: &mut dyn Write) -> Result<()> {
     if let [one] = views {
         return render(one, format, out);
     }
     #[derive(Serialize)]
     struct Many<'a> {
-        schema_version: u32,
-        files: Vec<Document<'a>>,
+        files: Vec<Envelope<Document<'a>>>,
     }
-    let many = || Many {
-        schema_version: SCHEMA_VERSION,
-        files: views.iter().map(document).collect(),
+    let many = || {
+        Envelope::untooled(Many {
+            files: views.iter().map(|v| Envelope::new(document(v))).collect(),
+        })
     };
     match format {
-        AdviceFormat::Table => {
+        Format::Table => {
             for (i, view) in views.iter().enumerate() {
                 if i > 0 {
                     writeln!(out)?;
@@ -82,11 +69,11 @@ pub fn render_many(
                 render_table(view, out)?;
             }
         }
-        AdviceFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &many())?;
-            writeln!(out)?;
+        Format::Json => many().write(false, out)?,
+        Format::Yaml => many().write(true, out)?,
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+            return Err(unsupported(format, "advise"))
         }
-        AdviceFormat::Yaml => serde_yaml::to_writer(&mut *out, &many())?,
     }
     Ok(())
 }
@@ -100,8 +87,6 @@ struct Thresholds {
 
 #[derive(Serialize)]
 struct Document<'a> {
-    schema_version: u32,
-    tool: &'static str,
     accounting: &'static str,
     input: InputInfo,
     min_severity: Severity,
@@ -125,7 +110,6 @@ struct LayerDocument<'a> {
 }
 
 fn document<'a>(view: &'a AdviceView<'a>) -> Document<'a> {
-    let doc = &view.profile.report.document;
     let threshold = |s: Severity| {
         Severity::THRESHOLDS
             .iter()
@@ -133,15 +117,8 @@ fn document<'a>(view: &'a AdviceView<'a>) -> Document<'a> {
             .map_or(0.0, |(_, p)| *p)
     };
     Document {
-        schema_version: SCHEMA_VERSION,
-        tool: concat!("memprof ", env!("CARGO_PKG_VERSION")),
-        accounting: "ommx 2.9.3 logical_memory_profile",
-        input: InputInfo {
-            name: doc.name.clone(),
-            container: doc.container,
-            gzip: doc.gzip,
-            file_bytes: doc.file_bytes,
-        },
+        accounting: Accounting::Ommx29.describe(),
+        input: input_info(view.profile.report),
         min_severity: view.min_severity,
         severity_thresholds_percent: Thresholds {
             high: threshold(Severity::High),

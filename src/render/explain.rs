@@ -5,15 +5,16 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::json::{input_info, write_data, InputInfo, SCHEMA_VERSION, TOOL};
-use crate::units::human;
-use super::{DataFormat, Profile};
+use crate::report::envelope::Envelope;
+
+use super::format::{unsupported, Format};
+use super::json::{input_info, InputInfo};
+use super::Profile;
 use crate::drill::explain::{thousands, Explanation};
+use crate::units::human;
 
 #[derive(Debug, Serialize)]
 struct ExplainDocument<'a> {
-    schema_version: u32,
-    tool: &'static str,
     accounting: &'static str,
     input: InputInfo,
     explanations: &'a [Explanation],
@@ -22,18 +23,24 @@ struct ExplainDocument<'a> {
 pub fn render(
     profile: &Profile<'_>,
     explanations: &[Explanation],
-    format: DataFormat,
+    format: Format,
     out: &mut dyn Write,
 ) -> Result<()> {
-    if format != DataFormat::Table {
+    let yaml = match format {
+        Format::Table => None,
+        Format::Json => Some(false),
+        Format::Yaml => Some(true),
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+            return Err(unsupported(format, "explain"))
+        }
+    };
+    if let Some(yaml) = yaml {
         let doc = ExplainDocument {
-            schema_version: SCHEMA_VERSION,
-            tool: TOOL,
             accounting: profile.account.describe(),
             input: input_info(profile.report),
             explanations,
         };
-        return write_data(&doc, format == DataFormat::Yaml, out);
+        return Envelope::new(doc).write(yaml, out);
     }
     for (i, x) in explanations.iter().enumerate() {
         if i > 0 {

@@ -6,10 +6,10 @@ use std::io::{self, Write};
 use comfy_table::CellAlignment;
 use serde::Serialize;
 
-use crate::units::human;
 use super::Profile;
 use crate::batch::FileRun;
 use crate::decode::Report;
+use crate::units::human;
 
 /// One input's figures.
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -11,7 +11,12 @@ pub fn write_summary(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Res
     let s = profile.summary();
     let doc = &profile.report.document;
     writeln!(out, "{}{}", style::label("file:", 13), doc.name)?;
-    writeln!(out, "{}{}", style::label("layer:", 13), profile.layer_label())?;
+    writeln!(
+        out,
+        "{}{}",
+        style::label("layer:", 13),
+        profile.layer_label()
+    )?;
     writeln!(
         out,
         "{}{}, {}, {}, {}",

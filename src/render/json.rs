@@ -10,14 +10,10 @@ use super::files::FileSummary;
 use super::Profile;
 use crate::decode::{Container, InstanceSummary, Report};
 use crate::profile::Aggregate;
-
-/// Bumped whenever a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+use crate::report::envelope::Envelope;
 
 #[derive(Debug, Serialize)]
 pub struct Document {
-    pub schema_version: u32,
-    pub tool: &'static str,
     pub accounting: &'static str,
     pub input: InputInfo,
     /// The instance layers profiled (`null` index for raw input).
@@ -73,8 +69,6 @@ fn node(profile: &Profile<'_>, id: usize) -> TreeNode {
     }
 }
 
-pub const TOOL: &str = concat!("memprof ", env!("CARGO_PKG_VERSION"));
-
 /// The input part of every JSON document.
 pub fn input_info(report: &Report) -> InputInfo {
     let doc = &report.document;
@@ -99,21 +93,8 @@ pub fn layer_refs(report: &Report) -> Vec<LayerRef> {
         .collect()
 }
 
-/// Writes any document as pretty JSON or YAML.
-pub fn write_data<T: Serialize>(value: &T, yaml: bool, out: &mut dyn Write) -> Result<()> {
-    if yaml {
-        serde_yaml::to_writer(&mut *out, value)?;
-    } else {
-        serde_json::to_writer_pretty(&mut *out, value)?;
-        writeln!(out)?;
-    }
-    Ok(())
-}
-
-pub fn document(profile: &Profile<'_>) -> Document {
+fn document(profile: &Profile<'_>) -> Document {
     Document {
-        schema_version: SCHEMA_VERSION,
-        tool: TOOL,
         accounting: profile.accounting_describe(),
         input: input_info(profile.report),
         layers: layer_refs(profile.report),
@@ -124,30 +105,17 @@ pub fn document(profile: &Profile<'_>) -> Document {
     }
 }
 
-pub fn render_json(profile: &Profile<'_>, out: &mut dyn Write) -> Result<()> {
-    write_json(&document(profile), out)
-}
-
-pub fn render_yaml(profile: &Profile<'_>, out: &mut dyn Write) -> Result<()> {
-    serde_yaml::to_writer(&mut *out, &document(profile))?;
-    Ok(())
-}
-
-/// The document of several inputs profiled together, with a row per input.
-pub fn document_of_files(profile: &Profile<'_>, files: &[FileSummary]) -> Document {
-    Document {
-        files: Some(files.to_vec()),
+/// The profile as JSON or (`yaml`) YAML, with a row per input when
+/// several were profiled together: the baseline format.
+pub fn render(
+    profile: &Profile<'_>,
+    files: Option<&[FileSummary]>,
+    yaml: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let document = Document {
+        files: files.map(<[FileSummary]>::to_vec),
         ..document(profile)
-    }
-}
-
-pub fn write_json(document: &Document, out: &mut dyn Write) -> Result<()> {
-    serde_json::to_writer_pretty(&mut *out, document)?;
-    writeln!(out)?;
-    Ok(())
-}
-
-pub fn write_yaml(document: &Document, out: &mut dyn Write) -> Result<()> {
-    serde_yaml::to_writer(&mut *out, document)?;
-    Ok(())
+    };
+    Envelope::new(document).write(yaml, out)
 }

@@ -6,10 +6,24 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::escape_control;
-use crate::units::human;
+use super::format::{unsupported, Format};
 use crate::decode::{Container, Document, Schema};
+use crate::report::envelope::Envelope;
+use crate::units::human;
 
-pub fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
+/// The listing of `doc` in `format`.
+pub fn render(doc: &Document, format: Format, out: &mut dyn Write) -> Result<()> {
+    match format {
+        Format::Table => render_table(doc, out),
+        Format::Json => render_data(doc, false, out),
+        Format::Yaml => render_data(doc, true, out),
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+            Err(unsupported(format, "ls"))
+        }
+    }
+}
+
+fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
     let kind = match doc.container {
         Container::Raw if doc.raw_schema == Some(Schema::V2) => {
             "raw ommx.v2.Instance bytes (OMMX 3.0; no layers)"
@@ -72,7 +86,6 @@ pub fn render_yaml(doc: &Document, out: &mut dyn Write) -> Result<()> {
 fn render_data(doc: &Document, yaml: bool, out: &mut dyn Write) -> Result<()> {
     #[derive(serde::Serialize)]
     struct Listing<'a> {
-        schema_version: u32,
         name: &'a str,
         container: Container,
         gzip: bool,
@@ -83,7 +96,6 @@ fn render_data(doc: &Document, yaml: bool, out: &mut dyn Write) -> Result<()> {
         layers: &'a [crate::decode::LayerInfo],
     }
     let listing = Listing {
-        schema_version: super::json::SCHEMA_VERSION,
         name: &doc.name,
         container: doc.container,
         gzip: doc.gzip,
@@ -91,11 +103,5 @@ fn render_data(doc: &Document, yaml: bool, out: &mut dyn Write) -> Result<()> {
         schema: doc.raw_schema.filter(|s| *s == Schema::V2),
         layers: &doc.layers,
     };
-    if yaml {
-        serde_yaml::to_writer(&mut *out, &listing)?;
-        return Ok(());
-    }
-    serde_json::to_writer_pretty(&mut *out, &listing)?;
-    writeln!(out)?;
-    Ok(())
+    Envelope::untooled(listing).write(yaml, out)
 }

@@ -7,8 +7,9 @@ pub mod check;
 pub mod diff;
 pub mod explain;
 pub mod files;
-pub mod header;
 pub mod folded;
+pub mod format;
+pub mod header;
 pub mod json;
 pub mod layers;
 pub mod side_by_side;
@@ -20,41 +21,12 @@ pub mod top;
 pub mod tree;
 pub mod width;
 
-
-
 pub use crate::profile::family::{escape_frame, escape_frame_chars};
 pub use crate::report::{escape_control, file_frame, layer_frame, Account, Profile};
-
-/// The formats of `memprof inspect`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// OMMX's folded stacks: `frame;frame;... BYTES`, exactly as
-    /// `Instance.logical_memory_profile()` prints them.
-    Folded,
-    /// An indented tree of inclusive bytes.
-    Tree,
-    /// The largest paths as a table.
-    Table,
-    /// The tree as JSON (the baseline format).
-    Json,
-    /// The tree as YAML.
-    Yaml,
-}
-
-/// The formats of the drill-down commands (`top`, `stats`, `explain`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum DataFormat {
-    /// A table for people.
-    #[default]
-    Table,
-    /// JSON, integers only, fixed key order.
-    Json,
-    /// The same document as YAML.
-    Yaml,
-}
+pub use format::Format;
 
 /// Which bytes a profile shows (`--view`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum View {
     /// OMMX 2.9.3's logical in-memory bytes.
     #[default]
@@ -63,6 +35,32 @@ pub enum View {
     Wire,
     /// Both side by side, with the in-memory/on-disk ratio (table format).
     Both,
+}
+
+/// `memprof inspect`'s output: the profile in `format`, and a row per input
+/// when several were profiled together.
+pub fn profile(
+    profile: &Profile<'_>,
+    per_file: Option<&[files::FileSummary]>,
+    view: &ViewOptions,
+    format: Format,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
+    match format {
+        Format::Folded => folded::render(profile, out)?,
+        Format::Tree => tree::render(profile, view, out)?,
+        Format::Table => {
+            table::render(profile, view, out)?;
+            if let Some(files) = per_file {
+                writeln!(out)?;
+                files::render_table(files, out)?;
+            }
+        }
+        Format::Json => json::render(profile, per_file, false, out)?,
+        Format::Yaml => json::render(profile, per_file, true, out)?,
+        Format::Markdown | Format::Junit => return Err(format::unsupported(format, "inspect")),
+    }
+    Ok(())
 }
 
 /// Options of the human views.

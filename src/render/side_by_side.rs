@@ -8,9 +8,9 @@ use std::io::{self, Write};
 
 use comfy_table::CellAlignment;
 
-use crate::units::human;
 use super::{Profile, ViewOptions};
 use crate::profile::Aggregate;
+use crate::units::human;
 
 /// In-memory bytes per on-disk byte, `-` when there are no disk bytes.
 pub fn ratio(memory: u64, wire: u64) -> String {

@@ -6,12 +6,15 @@ use anyhow::Result;
 use comfy_table::{CellAlignment, Table};
 use serde::Serialize;
 
-use super::json::{input_info, layer_refs, write_data, InputInfo, LayerRef, SCHEMA_VERSION, TOOL};
-use crate::units::human;
-use super::{DataFormat, Profile};
+use crate::report::envelope::Envelope;
+
+use super::format::{unsupported, Format};
+use super::json::{input_info, layer_refs, InputInfo, LayerRef};
+use super::Profile;
 use crate::drill::stats::{Distribution, Stats};
 use crate::drill::EntityRef;
 use crate::profile::family::{escape_frame_chars, UNNAMED};
+use crate::units::human;
 
 /// How the percentiles are computed, stated in every document.
 pub const METHOD: &str =
@@ -21,8 +24,6 @@ pub const METHOD: &str =
 
 #[derive(Debug, Serialize)]
 struct StatsDocument<'a> {
-    schema_version: u32,
-    tool: &'static str,
     accounting: &'static str,
     input: InputInfo,
     layers: Vec<LayerRef>,
@@ -104,13 +105,19 @@ pub fn render(
     kinds: &[Stats],
     families: &[Stats],
     top: usize,
-    format: DataFormat,
+    format: Format,
     out: &mut dyn Write,
 ) -> Result<()> {
-    if format != DataFormat::Table {
+    let yaml = match format {
+        Format::Table => None,
+        Format::Json => Some(false),
+        Format::Yaml => Some(true),
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+            return Err(unsupported(format, "stats"))
+        }
+    };
+    if let Some(yaml) = yaml {
         let doc = StatsDocument {
-            schema_version: SCHEMA_VERSION,
-            tool: TOOL,
             accounting: profile.account.describe(),
             input: input_info(profile.report),
             layers: layer_refs(profile.report),
@@ -119,7 +126,7 @@ pub fn render(
             kinds,
             families,
         };
-        return write_data(&doc, format == DataFormat::Yaml, out);
+        return Envelope::new(doc).write(yaml, out);
     }
     crate::render::header::write_summary(profile, out)?;
     writeln!(

@@ -6,9 +6,9 @@ use std::io::{self, Write};
 
 use comfy_table::CellAlignment;
 
-use crate::units::{human, percent};
 use super::{Profile, ViewOptions};
 use crate::profile::Aggregate;
+use crate::units::{human, percent};
 
 pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write) -> io::Result<()> {
     crate::render::header::write_summary(profile, out)?;

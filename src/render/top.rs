@@ -6,15 +6,16 @@ use anyhow::Result;
 use comfy_table::CellAlignment;
 use serde::Serialize;
 
-use super::json::{input_info, layer_refs, write_data, InputInfo, LayerRef, SCHEMA_VERSION, TOOL};
-use crate::units::{human, percent};
-use super::{DataFormat, Profile};
+use crate::report::envelope::Envelope;
+
+use super::format::{unsupported, Format};
+use super::json::{input_info, layer_refs, InputInfo, LayerRef};
+use super::Profile;
 use crate::drill::top::TopEntity;
+use crate::units::{human, percent};
 
 #[derive(Debug, Serialize)]
 struct TopDocument<'a> {
-    schema_version: u32,
-    tool: &'static str,
     accounting: &'static str,
     input: InputInfo,
     layers: Vec<LayerRef>,
@@ -33,13 +34,19 @@ pub struct TopReport<'a> {
     pub entities: &'a [TopEntity],
 }
 
-pub fn render(report: &TopReport<'_>, format: DataFormat, out: &mut dyn Write) -> Result<()> {
+pub fn render(report: &TopReport<'_>, format: Format, out: &mut dyn Write) -> Result<()> {
     let profile = report.profile;
     let total = profile.total_bytes();
-    if format != DataFormat::Table {
+    let yaml = match format {
+        Format::Table => None,
+        Format::Json => Some(false),
+        Format::Yaml => Some(true),
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+            return Err(unsupported(format, "top"))
+        }
+    };
+    if let Some(yaml) = yaml {
         let doc = TopDocument {
-            schema_version: SCHEMA_VERSION,
-            tool: TOOL,
             accounting: profile.account.describe(),
             input: input_info(profile.report),
             layers: layer_refs(profile.report),
@@ -48,7 +55,7 @@ pub fn render(report: &TopReport<'_>, format: DataFormat, out: &mut dyn Write) -
             n: report.n,
             entities: report.entities,
         };
-        return write_data(&doc, format == DataFormat::Yaml, out);
+        return Envelope::new(doc).write(yaml, out);
     }
     crate::render::header::write_summary(profile, out)?;
     writeln!(out)?;

@@ -5,9 +5,9 @@
 
 use std::io::{self, Write};
 
-use crate::units::{self, human, percent};
 use super::{Profile, ViewOptions};
 use crate::profile::Aggregate;
+use crate::units::{self, human, percent};
 
 struct Row {
     prefix: String,

@@ -3,6 +3,7 @@
 //! shows. Floor 0: the vocabulary every other floor speaks.
 
 pub mod accounting;
+pub mod envelope;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -53,7 +54,6 @@ pub fn file_frame(index: usize, name: &str) -> String {
     format!("file[{index}] ({})", escape_frame_chars(name))
 }
 
-
 /// Counts a caller may want to show next to the profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct InstanceSummary {
@@ -66,7 +66,6 @@ pub struct InstanceSummary {
     /// Bytes of the encoded instance.
     pub wire_bytes: u64,
 }
-
 
 /// What kind of container held the instances.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -138,4 +137,3 @@ pub struct Report {
     pub document: Document,
     pub instances: Vec<ProfiledInstance>,
 }
-

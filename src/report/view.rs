@@ -1,8 +1,10 @@
 //! The profile as shown: a report's instances combined under one account
 //! (in-memory or wire bytes), with the counts and labels every format prints.
 
-
-use super::{escape_control, file_frame, layer_frame, Accounting, InstanceSummary, ProfiledInstance, Report, Schema};
+use super::{
+    escape_control, file_frame, layer_frame, Accounting, InstanceSummary, ProfiledInstance, Report,
+    Schema,
+};
 use crate::profile::aggregate::Totals;
 use crate::profile::{Aggregate, Frame};
 

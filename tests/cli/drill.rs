@@ -314,7 +314,7 @@ fn wire_view_shows_overhead_and_unknown_fields() {
     assert!(
         both.contains(&format!(
             "({} B, encoded protobuf",
-            memprof::render::units::thousands(bytes.len() as u64)
+            memprof::units::thousands(bytes.len() as u64)
         )),
         "{both}"
     );

@@ -6,15 +6,9 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::check::CheckReport;
+use crate::report::envelope::Envelope;
 
-/// The same document as YAML.
-pub fn render_yaml(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
-    serde_yaml::to_writer(&mut *out, report)?;
-    Ok(())
-}
-
-pub fn render(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
-    serde_json::to_writer_pretty(&mut *out, report)?;
-    writeln!(out)?;
-    Ok(())
+/// The report as JSON or (`yaml`) YAML.
+pub fn render(report: &CheckReport, yaml: bool, out: &mut dyn Write) -> Result<()> {
+    Envelope::untooled(report).write(yaml, out)
 }

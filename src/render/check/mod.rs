@@ -5,21 +5,24 @@ pub mod junit;
 pub mod markdown;
 pub mod table;
 
-use crate::check::{FileReport, LimitResult};
+use std::io::Write;
 
-/// The formats of `memprof check`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CheckFormat {
-    /// Every rule with its measured value, limit and verdict.
-    Table,
-    /// The same as data.
-    Json,
-    /// The same document as YAML.
-    Yaml,
-    /// A job summary or pull-request comment (under 65,536 characters).
-    Markdown,
-    /// JUnit XML: one test case per limit of each rule, one suite per file.
-    Junit,
+use anyhow::Result;
+
+use super::format::{unsupported, Format};
+use crate::check::{CheckReport, FileReport, LimitResult};
+
+/// `report` in `format`.
+pub fn render(report: &CheckReport, format: Format, out: &mut dyn Write) -> Result<()> {
+    match format {
+        Format::Table => table::render(report, out)?,
+        Format::Json => json::render(report, false, out)?,
+        Format::Yaml => json::render(report, true, out)?,
+        Format::Markdown => markdown::render(report, out)?,
+        Format::Junit => junit::render(report, out)?,
+        Format::Folded | Format::Tree => return Err(unsupported(format, "check")),
+    }
+    Ok(())
 }
 
 /// The verdict cell: `ok`, `ok (12 paths)`, `EXCEEDED`, `EXCEEDED at 2 of 12 paths`.

@@ -9,15 +9,11 @@ use serde::Serialize;
 
 use super::DiffView;
 use crate::diff::{Count, DiffNode, Status};
+use crate::report::envelope::Envelope;
 use crate::source::Source;
-
-/// Bumped whenever a field changes meaning or disappears.
-pub const DIFF_SCHEMA_VERSION: u32 = 1;
 
 #[derive(Serialize)]
 struct Document<'a> {
-    schema_version: u32,
-    tool: &'static str,
     old: Side<'a>,
     new: Side<'a>,
     counts: &'a [Count],
@@ -66,20 +62,10 @@ fn row<'a>(path: &'a str, node: &DiffNode) -> Row<'a> {
     }
 }
 
-pub fn render(view: &DiffView<'_>, out: &mut dyn Write) -> Result<()> {
-    render_as(view, false, out)
-}
-
-/// The same document as YAML.
-pub fn render_yaml(view: &DiffView<'_>, out: &mut dyn Write) -> Result<()> {
-    render_as(view, true, out)
-}
-
-fn render_as(view: &DiffView<'_>, yaml: bool, out: &mut dyn Write) -> Result<()> {
+/// The diff as JSON or (`yaml`) YAML.
+pub fn render(view: &DiffView<'_>, yaml: bool, out: &mut dyn Write) -> Result<()> {
     let diff = &view.diff;
     let doc = Document {
-        schema_version: DIFF_SCHEMA_VERSION,
-        tool: concat!("memprof ", env!("CARGO_PKG_VERSION")),
         old: side(view.old),
         new: side(view.new),
         counts: &view.counts,
@@ -90,11 +76,5 @@ fn render_as(view: &DiffView<'_>, yaml: bool, out: &mut dyn Write) -> Result<()>
             .map(|id| row(diff.path(id), diff.node(id)))
             .collect(),
     };
-    if yaml {
-        serde_yaml::to_writer(&mut *out, &doc)?;
-        return Ok(());
-    }
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
-    writeln!(out)?;
-    Ok(())
+    Envelope::new(doc).write(yaml, out)
 }

@@ -10,25 +10,28 @@ pub mod tree;
 
 use std::io::{self, Write};
 
+use super::format::{unsupported, Format};
 use crate::diff::{self, Count, Diff, DiffNode, Status};
-use crate::units::{human, signed_human, signed_percent};
 use crate::source::Source;
+use crate::units::{human, signed_human, signed_percent};
 
-/// The formats of `memprof diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DiffFormat {
-    /// Changed paths as a table, largest change first, with the counts.
-    Table,
-    /// The changed part of the tree, every level summing to its parent.
-    Tree,
-    /// Every path with old and new bytes as data.
-    Json,
-    /// The same document as YAML.
-    Yaml,
-    /// A pull-request comment (under 65,536 characters).
-    Markdown,
-    /// `path OLD NEW` lines of own bytes: inferno's differential input.
-    Folded,
+/// `view` in `format`.
+pub fn render(
+    view: &DiffView<'_>,
+    options: &DiffViewOptions,
+    format: Format,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    match format {
+        Format::Table => table::render(view, options, out)?,
+        Format::Tree => tree::render(view, options, out)?,
+        Format::Json => json::render(view, false, out)?,
+        Format::Yaml => json::render(view, true, out)?,
+        Format::Markdown => markdown::render(view, options, out)?,
+        Format::Folded => folded::render(view, out)?,
+        Format::Junit => return Err(unsupported(format, "diff")),
+    }
+    Ok(())
 }
 
 /// Options of the human views.

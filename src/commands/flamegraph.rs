@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::{profile_inputs, read_inputs, FlamegraphArgs, Inputs};
+use super::{profile_inputs, read_inputs};
 use crate::batch::FileRun;
+use crate::cli::{FlamegraphArgs, Inputs};
 use crate::decode::{self, folded, Input, Pass, Reading};
 use crate::output::{input_files, Output};
 use crate::render::{self, svg::SvgOptions};

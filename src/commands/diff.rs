@@ -1,0 +1,108 @@
+//! `memprof diff`: two profiles (instances or baselines) compared path by
+//! path, or one instance under OMMX 2.9.3's and 3.0's accounting.
+
+use std::path::Path;
+
+use anyhow::{bail, Result};
+
+use crate::cli::compare::DiffArgs;
+use crate::cli::AccountingArg;
+use crate::output::{input_files, Output};
+use crate::render::diff::{self as diff_render, DiffView, DiffViewOptions};
+use crate::source::{self, ProfileOptions};
+
+pub(super) fn one_stdin<'a>(args: impl IntoIterator<Item = &'a Path>) -> Result<()> {
+    if args.into_iter().filter(|a| a.as_os_str() == "-").count() > 1 {
+        bail!("-: standard input can be read only once");
+    }
+    Ok(())
+}
+
+pub fn run(args: DiffArgs) -> Result<()> {
+    let migration = args.common.profile.accounting == Some(AccountingArg::Both);
+    let new_arg: &Path = match (&args.new, migration) {
+        (Some(new), false) => new.as_path(),
+        (None, true) => args.old.as_path(),
+        (Some(_), true) => bail!(
+            "--accounting 2.9,3.0 compares one input with itself (OMMX 2.9.3's count against OMMX 3.0's): give one file"
+        ),
+        (None, false) => bail!("diff needs OLD and NEW (or one file with --accounting 2.9,3.0)"),
+    };
+    if migration && args.old.as_os_str() == "-" {
+        bail!("--accounting 2.9,3.0 reads its input twice: give a file, not standard input");
+    }
+    if !migration {
+        one_stdin([args.old.as_path(), new_arg])?;
+    }
+    let inputs = input_files([args.old.as_path(), new_arg]);
+    let output = Output::from_arg(args.output.as_deref());
+    output.check_not_input(&inputs)?;
+    let graphs = match &args.flamegraph {
+        None => None,
+        Some(path) if path.as_os_str() == "-" => {
+            bail!("--flamegraph needs a file name: it writes two graphs (FILE and FILE.old.svg)")
+        }
+        Some(path) => {
+            let old_path = diff_render::svg::old_graph_path(path);
+            let new_graph = Output::File(path.to_path_buf());
+            let old_graph = Output::File(old_path.clone());
+            new_graph.check_not_input(&inputs)?;
+            old_graph.check_not_input(&inputs)?;
+            Some((new_graph, old_graph, old_path))
+        }
+    };
+    let options = args.common.options()?;
+    let (old, new) = if migration {
+        let counted = |accounting| ProfileOptions {
+            reading: crate::decode::Reading {
+                accounting: Some(accounting),
+                ..options.reading
+            },
+            ..options.clone()
+        };
+        use crate::decode::Accounting;
+        (
+            source::load(&args.old, &counted(Accounting::Ommx29))?,
+            source::load(&args.old, &counted(Accounting::Ommx30))?,
+        )
+    } else {
+        (
+            source::load(&args.old, &options)?,
+            source::load(new_arg, &options)?,
+        )
+    };
+    let view = DiffView::new(&old, &new);
+    let view_options = DiffViewOptions {
+        top: args.top,
+        depth: args.depth,
+    };
+    // Render the graphs before writing anything, so a failure leaves no file.
+    let rendered = match &graphs {
+        None => None,
+        Some((_, _, old_path)) => {
+            let new_name = args.flamegraph.as_ref().expect("set").display().to_string();
+            let old_name = old_path.display().to_string();
+            let mut new_svg = Vec::new();
+            diff_render::svg::render(
+                &view,
+                diff_render::svg::Widths::New,
+                &old_name,
+                &mut new_svg,
+            )?;
+            let mut old_svg = Vec::new();
+            diff_render::svg::render(
+                &view,
+                diff_render::svg::Widths::Old,
+                &new_name,
+                &mut old_svg,
+            )?;
+            Some((new_svg, old_svg))
+        }
+    };
+    output.write_with(|out| diff_render::render(&view, &view_options, args.format, out))?;
+    if let (Some((new_graph, old_graph, _)), Some((new_svg, old_svg))) = (graphs, rendered) {
+        new_graph.write_with(|out| Ok(out.write_all(&new_svg)?))?;
+        old_graph.write_with(|out| Ok(out.write_all(&old_svg)?))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,43 @@
+//! The one list of output formats. Each command accepts some of them (the
+//! command line says which); each renderer matches on all of them, so a new
+//! format is a compile error wherever it is not handled yet.
+
+/// An output format (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// OMMX's folded stacks (`inspect`), or `path OLD NEW` lines (`diff`).
+    Folded,
+    /// An indented tree.
+    Tree,
+    /// A table for people.
+    Table,
+    /// JSON: integers, fixed key order, one [`crate::report::envelope::Envelope`].
+    Json,
+    /// The JSON document as YAML.
+    Yaml,
+    /// A pull-request comment.
+    Markdown,
+    /// JUnit XML for CI test reports.
+    Junit,
+}
+
+impl Format {
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Folded => "folded",
+            Format::Tree => "tree",
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Yaml => "yaml",
+            Format::Markdown => "markdown",
+            Format::Junit => "junit",
+        }
+    }
+}
+
+/// The error of a renderer asked for a format its command does not offer
+/// (the command line keeps that from happening).
+pub fn unsupported(format: Format, what: &str) -> anyhow::Error {
+    anyhow::anyhow!("{what} has no {} format", format.name())
+}
