@@ -15,8 +15,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::decode::instance;
-
 /// Expands each argument that is not an existing path but contains glob
 /// characters (`*`, `?`, `[`) into the matching paths, sorted. A pattern
 /// matching nothing is an error (a CI job silently checking no file would
@@ -144,27 +142,32 @@ fn pool_size(inputs: usize) -> usize {
     cores.min(inputs).max(1)
 }
 
-/// Runs `work` on every input, several at a time, and returns the results
+/// Runs `work` on every input, several at a time, each given its share of
+/// the cores as the most threads it may decode with (`None`: one input at a
+/// time, no cap), and returns the results
 /// in input order, or the error of the first input (in input order) that
 /// failed.
 pub fn run_all<T: Send>(
     inputs: &[PathBuf],
-    work: impl Fn(&Path) -> Result<T> + Sync,
+    work: impl Fn(&Path, Option<usize>) -> Result<T> + Sync,
 ) -> Result<Vec<FileRun<T>>> {
+    let pool = pool_size(inputs.len());
+    // Parallelism is split, not multiplied: each input's share of the cores.
+    let threads = (pool > 1).then(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (cores / pool).max(1)
+    });
     let timed = |name: &Path| {
         let start = Instant::now();
-        work(name).map(|value| FileRun {
+        work(name, threads).map(|value| FileRun {
             name: name.display().to_string(),
             value,
             elapsed: start.elapsed(),
         })
     };
-    let pool = pool_size(inputs.len());
     if pool == 1 {
         return inputs.iter().map(|name| timed(name)).collect();
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    instance::limit_threads((cores / pool).max(1));
     let next = AtomicUsize::new(0);
     // The lowest failing index so far: later inputs need not start.
     let failed = AtomicUsize::new(usize::MAX);
@@ -185,7 +188,6 @@ pub fn run_all<T: Send>(
             });
         }
     });
-    instance::limit_threads(0);
     let mut out = Vec::with_capacity(inputs.len());
     for result in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
         match result {
@@ -223,10 +225,10 @@ mod tests {
     fn results_come_back_in_input_order_and_the_first_failure_wins() {
         let inputs: Vec<PathBuf> = (0..20).map(|i| PathBuf::from(i.to_string())).collect();
         let number = |s: &Path| s.to_str().unwrap_or_default().parse::<u32>();
-        let runs = run_all(&inputs, |s| Ok(number(s)? * 2)).unwrap();
+        let runs = run_all(&inputs, |s, _| Ok(number(s)? * 2)).unwrap();
         let values: Vec<u32> = runs.iter().map(|r| r.value).collect();
         assert_eq!(values, (0..20).map(|i| i * 2).collect::<Vec<_>>());
-        let err = run_all(&inputs, |s| {
+        let err = run_all(&inputs, |s, _| {
             let n: u32 = number(s)?;
             if n % 7 == 3 {
                 bail!("input {n} failed");

@@ -18,6 +18,7 @@ pub mod drill;
 pub mod errors;
 pub mod model;
 pub mod output;
+pub mod pass;
 pub mod profile;
 pub mod progress;
 pub mod render;

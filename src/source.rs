@@ -4,7 +4,7 @@
 //! by structure: text that parses as JSON is a baseline, anything else
 //! goes to [`crate::decode`] (a protobuf message may start with `{`).
 //!
-//! [`ProfileOptions`] carries everything that shapes a profile, so that
+//! [`LoadOptions`] carries everything that shapes a profile, so that
 //! every source of one command is profiled the same way.
 
 use std::fs::File;
@@ -15,11 +15,12 @@ use anyhow::{Context, Result};
 
 use crate::decode::baseline::{self, BaselineError, BaselineInfo};
 use crate::decode::{self, Input, Report, Selection};
-use crate::render::{Account, Profile};
+use crate::pass::{self, Pass, Reading};
+use crate::report::{Account, Profile};
 
 /// How each input of a command is profiled.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProfileOptions {
+pub struct LoadOptions {
     /// Family frames (`--group-by name`).
     pub group_by: crate::profile::family::GroupBy,
     /// Which bytes are compared: in-memory, or encoded (`--view wire`).
@@ -31,10 +32,12 @@ pub struct ProfileOptions {
     /// What an input may make memprof read (`--max-decompressed`).
     pub limits: decode::Limits,
     /// Which schema raw input is and whose accounting counts v1 input.
-    pub reading: decode::Reading,
+    pub reading: Reading,
+    /// The most threads one input decodes with (`None`: no cap).
+    pub threads: Option<usize>,
 }
 
-impl ProfileOptions {
+impl LoadOptions {
     fn selection(&self) -> Selection {
         self.layer.map_or(Selection::All, Selection::Layer)
     }
@@ -139,7 +142,7 @@ fn without_bom(bytes: Vec<u8>) -> Result<Vec<u8>, BaselineError> {
     }
 }
 
-fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<Source> {
+fn load_baseline(path: &Path, name: &str, options: &LoadOptions) -> Result<Source> {
     let limit = options.limits.max_decompressed;
     let read = limit.min(baseline::MAX_BASELINE);
     let too_large = |len: u64| match len {
@@ -175,24 +178,25 @@ fn load_baseline(path: &Path, name: &str, options: &ProfileOptions) -> Result<So
     })
 }
 
-fn load_instance(input: &Input, options: &ProfileOptions) -> Result<Report> {
+fn load_instance(input: &Input, options: &LoadOptions) -> Result<Report> {
     let bar = crate::progress::labelled(options.quiet, &input.display_name());
     let mut nothing = ();
-    let mut reads = options.reading.with(&mut nothing);
-    let mut pass = decode::Pass {
-        options: decode::ProfileOptions {
+    let mut pass = Pass {
+        options: pass::ProfileOptions {
             group_by: options.group_by,
             wire: options.account == Account::Wire,
         },
-        observer: &mut reads,
+        reading: options.reading,
+        threads: options.threads,
+        observer: &mut nothing,
     };
-    let report = decode::read_with(input, options.selection(), &options.limits, &mut pass, &bar)
+    let report = pass::read(input, options.selection(), &options.limits, &mut pass, &bar)
         .with_context(|| input.display_name());
     bar.finish_and_clear();
     report
 }
 
-fn instance_source(input: &Input, options: &ProfileOptions) -> Result<Source> {
+fn instance_source(input: &Input, options: &LoadOptions) -> Result<Source> {
     Ok(Source {
         report: load_instance(input, options)?,
         account: options.account,
@@ -204,7 +208,7 @@ fn instance_source(input: &Input, options: &ProfileOptions) -> Result<Source> {
 /// structure: text that parses as JSON is a baseline; anything else goes to
 /// the decoder, which decides by structure in turn. `name` names the file
 /// in baseline errors.
-fn load_file(path: &Path, name: &str, options: &ProfileOptions) -> Result<Source> {
+fn load_file(path: &Path, name: &str, options: &LoadOptions) -> Result<Source> {
     let input = Input::Path(path.to_path_buf());
     // A missing or unreadable file falls through to the decoder, which
     // reports it in the usual words.
@@ -230,7 +234,7 @@ fn is_not_json(err: &anyhow::Error) -> bool {
 }
 
 /// Loads `arg` (a path, or `-` for stdin) as an instance or a baseline.
-pub fn load(arg: &Path, options: &ProfileOptions) -> Result<Source> {
+pub fn load(arg: &Path, options: &LoadOptions) -> Result<Source> {
     let input = Input::from_path(arg);
     match &input {
         Input::Path(path) if path.is_dir() => instance_source(&input, options),

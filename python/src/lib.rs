@@ -19,13 +19,15 @@ use pyo3::prelude::*;
 use memprof::advise::Advisors;
 use memprof::check::{self, budget::Budget, CheckReport};
 use memprof::cli::choices::{self, Choices};
-use memprof::decode::{self, EntityObserver, Input, Report, Selection};
+use memprof::decode::{self, Input, Selection};
 use memprof::drill::{explain::Explainer, stats::StatsCollector, top::Top};
+use memprof::pass::{self, EntityObserver};
 use memprof::profile::family::GroupBy;
 use memprof::render::advice::AdviceView;
 use memprof::render::diff::{self as diff_render, DiffView, DiffViewOptions};
 use memprof::render::{self, svg::SvgOptions, Account, Format, Profile, ViewOptions};
-use memprof::source::{self, ProfileOptions, Source};
+use memprof::report::Report;
+use memprof::source::{self, LoadOptions, Source};
 
 // As in the binary: decoding allocates and frees many small values, which
 // mimalloc does markedly faster. Only Rust's allocations use it.
@@ -116,7 +118,7 @@ impl Origin {
 
     /// Loads the profile (an instance, or a baseline JSON), named as the
     /// user knows it.
-    fn load(&self, options: &ProfileOptions) -> Result<Source> {
+    fn load(&self, options: &LoadOptions) -> Result<Source> {
         let mut source = source::load(&self.path(), options).map_err(|e| self.named(e))?;
         source.report.document.name = self.name().to_string();
         Ok(source)
@@ -126,14 +128,17 @@ impl Origin {
     fn observe(
         &self,
         layer: Option<usize>,
-        options: decode::ProfileOptions,
+        options: pass::ProfileOptions,
         observer: &mut dyn EntityObserver,
     ) -> Result<Report> {
         let selection = layer.map_or(Selection::All, Selection::Layer);
-        let mut pass = decode::Pass { options, observer };
+        let mut pass = pass::Pass {
+            options,
+            ..pass::Pass::new(observer)
+        };
         let bar = memprof::progress::bar(true);
         let input = Input::Path(self.path());
-        let mut report = decode::read_with(
+        let mut report = pass::read(
             &input,
             selection,
             &decode::Limits::default(),
@@ -156,7 +161,7 @@ struct NativeProfile {
     group_by: GroupBy,
 }
 
-fn options(layer: Option<usize>, view: &str, group_by: Option<&str>) -> Result<ProfileOptions> {
+fn options(layer: Option<usize>, view: &str, group_by: Option<&str>) -> Result<LoadOptions> {
     let account = match view {
         "memory" => Account::Memory,
         "wire" => Account::Wire,
@@ -166,13 +171,14 @@ fn options(layer: Option<usize>, view: &str, group_by: Option<&str>) -> Result<P
         None => GroupBy::None,
         Some(g) => value(choices::GROUP_BY, "group_by", g)?,
     };
-    Ok(ProfileOptions {
+    Ok(LoadOptions {
         group_by,
         account,
         layer,
         quiet: true,
         limits: decode::Limits::default(),
-        reading: decode::Reading::default(),
+        reading: pass::Reading::default(),
+        threads: None,
     })
 }
 
@@ -375,7 +381,7 @@ impl NativeProfile {
                 }
                 let paths: Vec<String> = paths.iter().map(|p| p.trim().to_string()).collect();
                 let mut explainer = Explainer::new(&paths, self.group_by);
-                let options = decode::ProfileOptions {
+                let options = pass::ProfileOptions {
                     group_by: self.group_by,
                     wire: false,
                 };

@@ -13,8 +13,8 @@
 use serde_json::json;
 
 use super::{details, sample, EntityKind, Finding, Measure, Sample, Samples};
-use crate::decode::instance::{Cost, IdSet, NamedFunction, Singular};
 use crate::model::{Constraint, DecisionVariable, Function, RemovedConstraint};
+use crate::pass::{Cost, IdSet, NamedFunction, Singular};
 use crate::units::human;
 
 pub const UNUSED: &str = "unused-variables";

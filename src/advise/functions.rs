@@ -19,8 +19,8 @@ use serde_json::json;
 
 use super::hash::{finish128, term128, BuildPrehashed};
 use super::{details, sample, EntityKind, Finding, Measure, Samples};
-use crate::decode::instance::{NamedFunction, Singular};
 use crate::model::{Constraint, FileWaste, Function};
+use crate::pass::{NamedFunction, Singular};
 use crate::units::human;
 
 pub const IDENTICAL: &str = "identical-functions";

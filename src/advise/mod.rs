@@ -23,10 +23,11 @@ mod strings;
 
 use serde::Serialize;
 
-use crate::decode::instance::{Cost, NamedFunction, Singular};
-use crate::decode::{EntityObserver, ProfiledInstance, Report};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
+use crate::pass::EntityObserver;
+use crate::pass::{Cost, NamedFunction, Singular};
 use crate::profile::Aggregate;
+use crate::report::{ProfiledInstance, Report};
 
 /// How much a recommendation matters: the share of the total (logical
 /// bytes, or file bytes for file rules) its estimated saving would free.

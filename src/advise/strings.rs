@@ -16,8 +16,8 @@ use serde_json::json;
 
 use super::hash::{bytes128, BuildPrehashed};
 use super::{details, sample, EntityKind, Finding, Measure, Sample, Severity, SAMPLES};
-use crate::decode::instance::{Cost, Singular};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
+use crate::pass::{Cost, Singular};
 use crate::profile::collections::{FNV_HASHMAP_STACK, HASHMAP_STACK, STRING_STACK, VEC_STACK};
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path};
 use crate::units::human;

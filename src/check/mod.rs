@@ -14,10 +14,10 @@ pub mod budget;
 
 use serde::Serialize;
 
-use crate::report::InstanceSummary;
 use crate::diff::{Diff, DiffNode};
 use crate::profile::Aggregate;
 use crate::render::layer_frame;
+use crate::report::InstanceSummary;
 use crate::source::Source;
 use crate::units::{human, signed_human, signed_percent, thousands};
 use budget::{Percent, Rule, Size};

@@ -11,12 +11,12 @@ use super::choices::{
     ADVISE_FORMATS, DATA_FORMATS, GROUP_BY, INSPECT_FORMATS, KINDS, LS_FORMATS, SEVERITIES, VIEWS,
 };
 use crate::advise::Severity;
-use crate::decode::{
-    self, limits::parse_size, Accounting, Limits, ProfileOptions, Reading, Schema,
-};
+use crate::decode::{self, limits::parse_size, Limits};
 use crate::drill::KindFilter;
+use crate::pass::{ProfileOptions, Reading};
 use crate::profile::family::GroupBy;
 use crate::render::{Account, Format, View};
+use crate::report::{Accounting, Schema};
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {

@@ -8,7 +8,7 @@ use clap::{ArgGroup, Args};
 
 use super::choices::{CHECK_FORMATS, DIFF_FORMATS};
 use crate::render::Format;
-use crate::source::ProfileOptions;
+use crate::source::LoadOptions;
 
 /// Options shared by the comparing commands; they shape every input alike.
 #[derive(Debug, Args)]
@@ -26,8 +26,8 @@ pub struct CompareCommon {
 }
 
 impl CompareCommon {
-    pub fn options(&self) -> Result<ProfileOptions> {
-        Ok(ProfileOptions {
+    pub fn options(&self) -> Result<LoadOptions> {
+        Ok(LoadOptions {
             layer: self.layer,
             quiet: self.quiet,
             limits: self.limits.limits(),
@@ -36,6 +36,7 @@ impl CompareCommon {
                 .profile
                 .single_account("diff and check (use memory or wire)")?,
             reading: self.profile.reading(),
+            threads: None,
         })
     }
 }

@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{read_observed, selection};
+use super::{read_with, selection};
 use crate::advise::Advisors;
 use crate::cli::AdviseArgs;
-use crate::decode::ProfileOptions;
 use crate::output::{input_files, Output};
+use crate::pass::Pass;
 use crate::render::{self, advice::AdviceView, Profile};
 
 pub fn run(args: AdviseArgs) -> Result<()> {
@@ -19,15 +19,14 @@ pub fn run(args: AdviseArgs) -> Result<()> {
     // under one bar counting the files.
     let several = files.len() > 1;
     let progress = crate::progress::files(args.common.quiet || !several, files.len());
-    let runs = crate::batch::run_all(&files, |file| {
+    let runs = crate::batch::run_all(&files, |file, threads| {
         let common = args.common.for_file(file, several);
         let mut advisors = Advisors::default();
-        let report = read_observed(
-            &common,
-            selection(common.layer),
-            ProfileOptions::default(),
-            &mut advisors,
-        )?;
+        let pass = Pass {
+            threads,
+            ..Pass::new(&mut advisors)
+        };
+        let report = read_with(&common, selection(common.layer), pass)?;
         let layers = advisors.advise(&report);
         progress.set_message(file.display().to_string());
         progress.inc(1);

@@ -14,7 +14,7 @@ use crate::cli::compare::CheckArgs;
 use crate::output::{input_files, Output};
 use crate::render::check as check_render;
 use crate::report::{Account, Profile};
-use crate::source::{self, ProfileOptions, Source};
+use crate::source::{self, LoadOptions, Source};
 
 /// Where each file's baseline comes from.
 enum Baselines {
@@ -34,7 +34,7 @@ enum BaselineFor {
 }
 
 impl Baselines {
-    fn for_file(&self, file: &Path, options: &ProfileOptions) -> Result<BaselineFor> {
+    fn for_file(&self, file: &Path, options: &LoadOptions) -> Result<BaselineFor> {
         match self {
             Baselines::None => Ok(BaselineFor::None),
             Baselines::Shared(source) => Ok(BaselineFor::Found((**source).clone())),
@@ -128,12 +128,16 @@ pub fn run(args: CheckArgs) -> Result<()> {
     // file's own bar would fight it); reports and warnings keep file order.
     let several = files.len() > 1;
     let progress = crate::progress::files(options.quiet || !several, files.len());
-    let per_file = ProfileOptions {
+    let per_file = LoadOptions {
         quiet: options.quiet || several,
         ..options.clone()
     };
-    let runs = crate::batch::run_all(&files, |file| {
+    let runs = crate::batch::run_all(&files, |file, threads| {
         let mut warnings = Vec::new();
+        let per_file = LoadOptions {
+            threads,
+            ..per_file.clone()
+        };
         let new = source::load(file, &per_file)?;
         let baseline = baselines.for_file(file, &per_file)?;
         let name = file.display().to_string();

@@ -9,7 +9,7 @@ use crate::cli::compare::DiffArgs;
 use crate::cli::AccountingArg;
 use crate::output::{input_files, Output};
 use crate::render::diff::{self as diff_render, DiffView, DiffViewOptions};
-use crate::source::{self, ProfileOptions};
+use crate::source::{self, LoadOptions};
 
 pub(super) fn one_stdin<'a>(args: impl IntoIterator<Item = &'a Path>) -> Result<()> {
     if args.into_iter().filter(|a| a.as_os_str() == "-").count() > 1 {
@@ -53,8 +53,8 @@ pub fn run(args: DiffArgs) -> Result<()> {
     };
     let options = args.common.options()?;
     let (old, new) = if migration {
-        let counted = |accounting| ProfileOptions {
-            reading: crate::decode::Reading {
+        let counted = |accounting| LoadOptions {
+            reading: crate::pass::Reading {
                 accounting: Some(accounting),
                 ..options.reading
             },

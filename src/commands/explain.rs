@@ -2,11 +2,11 @@
 
 use anyhow::Result;
 
-use super::{read_observed, selection};
+use super::{read_with, selection};
 use crate::cli::ExplainArgs;
-use crate::decode::ProfileOptions;
 use crate::drill::explain::Explainer;
 use crate::output::{input_files, Output};
+use crate::pass::{Pass, ProfileOptions};
 use crate::render::{self, Profile};
 
 pub fn run(args: ExplainArgs) -> Result<()> {
@@ -18,11 +18,13 @@ pub fn run(args: ExplainArgs) -> Result<()> {
         group_by: args.group_by,
         wire: false,
     };
-    let report = read_observed(
+    let report = read_with(
         &args.common,
         selection(args.common.layer),
-        options,
-        &mut explainer,
+        Pass {
+            options,
+            ..Pass::new(&mut explainer)
+        },
     )?;
     let profile = Profile::new(&report);
     let explanations =

@@ -12,9 +12,11 @@ use anyhow::{bail, Context, Result};
 use super::{profile_inputs, read_inputs};
 use crate::batch::FileRun;
 use crate::cli::{FlamegraphArgs, Inputs};
-use crate::decode::{self, folded, Input, Pass, Reading};
+use crate::decode::{self, folded, Input};
 use crate::output::{input_files, Output};
+use crate::pass::{Pass, ProfileOptions, Reading};
 use crate::render::{self, svg::SvgOptions};
+use crate::report::Report;
 
 /// Bytes looked at before deciding whether an input may be folded text.
 const HEAD: u64 = 4096;
@@ -40,7 +42,7 @@ pub(super) fn run(args: FlamegraphArgs) -> Result<()> {
     };
     let runs = match one {
         Some(Read1::Folded { name, lines }) => {
-            if args.profile.options() != decode::ProfileOptions::default() {
+            if args.profile.options() != ProfileOptions::default() {
                 bail!("{name}: holds folded stacks, which --group-by and --view cannot change");
             }
             return output
@@ -64,7 +66,7 @@ enum Read1 {
         name: String,
         lines: Vec<folded::FoldedLine>,
     },
-    Instance(FileRun<decode::Report>),
+    Instance(FileRun<Report>),
 }
 
 /// Reads a single input that may be folded stacks. `None`: it is not (a
@@ -72,7 +74,7 @@ enum Read1 {
 fn read_one(
     file: &Path,
     inputs: &Inputs,
-    options: decode::ProfileOptions,
+    options: ProfileOptions,
     reading: Reading,
 ) -> Result<Option<Read1>> {
     let input = Input::from_path(file);
@@ -107,7 +109,7 @@ fn stream<R: Read + Send>(
     mut reader: R,
     name: String,
     inputs: &Inputs,
-    options: decode::ProfileOptions,
+    options: ProfileOptions,
     reading: Reading,
     max: u64,
 ) -> Result<Read1> {
@@ -133,10 +135,11 @@ fn stream<R: Read + Send>(
     };
     let bar = crate::progress::labelled(inputs.quiet, &name);
     let mut nothing = ();
-    let mut reads = reading.with(&mut nothing);
     let mut pass = Pass {
         options,
-        observer: &mut reads,
+        reading,
+        threads: None,
+        observer: &mut nothing,
     };
     let limits = inputs.limits.limits();
     let report = decode::read_stream(

@@ -7,10 +7,12 @@ use anyhow::{bail, Context, Result};
 
 use crate::batch::FileRun;
 use crate::cli::{shell, Cli, Command, Common, Inputs};
-use crate::decode::{self, EntityObserver, Input, Pass, ProfileOptions, Reading, Selection};
+use crate::decode::{Input, Selection};
 use crate::output::{input_files, Output};
+use crate::pass::{self, Pass, ProfileOptions, Reading};
 use crate::render::files::FileSummary;
 use crate::render::{Account, Profile};
+use crate::report::{Document, Report};
 
 mod advise;
 mod check;
@@ -79,23 +81,17 @@ fn selection(layer: Option<usize>) -> Selection {
     layer.map_or(Selection::All, Selection::Layer)
 }
 
-fn read(common: &Common, selection: Selection) -> Result<decode::Report> {
+fn read(common: &Common, selection: Selection) -> Result<Report> {
     let mut nothing = ();
-    read_observed(common, selection, ProfileOptions::default(), &mut nothing)
+    read_with(common, selection, Pass::new(&mut nothing))
 }
 
-/// Reads `common.file` with `options`, showing every entity to `observer`.
-fn read_observed(
-    common: &Common,
-    selection: Selection,
-    options: ProfileOptions,
-    observer: &mut dyn EntityObserver,
-) -> Result<decode::Report> {
+/// Reads `common.file` with `pass`.
+fn read_with(common: &Common, selection: Selection, mut pass: Pass<'_>) -> Result<Report> {
     let input = Input::from_path(&common.file);
     let bar = crate::progress::labelled(common.quiet, &input.display_name());
     let limits = common.limits.limits();
-    let mut pass = Pass { options, observer };
-    let report = decode::read_with(&input, selection, &limits, &mut pass, &bar)
+    let report = pass::read(&input, selection, &limits, &mut pass, &bar)
         .with_context(|| input.display_name());
     bar.finish_and_clear();
     report
@@ -108,13 +104,20 @@ fn read_inputs(
     files: &[PathBuf],
     options: ProfileOptions,
     reading: Reading,
-) -> Result<Vec<FileRun<decode::Report>>> {
+) -> Result<Vec<FileRun<Report>>> {
     let selection = selection(inputs.layer);
     let several = files.len() > 1;
     let progress = crate::progress::files(inputs.quiet || !several, files.len());
-    let runs = crate::batch::run_all(files, |file| {
+    let runs = crate::batch::run_all(files, |file, threads| {
         let common = inputs.for_file(file, several);
-        let report = read_observed(&common, selection, options, &mut reading.with(&mut ()));
+        let mut nothing = ();
+        let pass = Pass {
+            options,
+            reading,
+            threads,
+            observer: &mut nothing,
+        };
+        let report = read_with(&common, selection, pass);
         progress.set_message(file.display().to_string());
         progress.inc(1);
         report
@@ -126,16 +129,16 @@ fn read_inputs(
 /// The profile of every input together, and the per-file rows when there
 /// are several. `combined` receives what the profile borrows.
 fn profile_inputs<'a>(
-    runs: &'a [FileRun<decode::Report>],
-    combined: &'a mut Option<decode::Report>,
+    runs: &'a [FileRun<Report>],
+    combined: &'a mut Option<Report>,
     account: Account,
 ) -> (Profile<'a>, Option<Vec<FileSummary>>) {
     if let [one] = runs {
         return (Profile::of(&one.value, account), None);
     }
     let files: Vec<FileSummary> = runs.iter().map(FileSummary::of).collect();
-    let report = combined.insert(decode::Report {
-        document: decode::Document {
+    let report = combined.insert(Report {
+        document: Document {
             name: format!("{} files", runs.len()),
             file_bytes: files.iter().map(|f| f.file_bytes).sum(),
             container: runs[0].value.document.container,
@@ -148,7 +151,6 @@ fn profile_inputs<'a>(
             .flat_map(|r| r.value.instances.iter().cloned())
             .collect(),
     });
-    let named: Vec<(&str, &decode::Report)> =
-        runs.iter().map(|r| (r.name.as_str(), &r.value)).collect();
+    let named: Vec<(&str, &Report)> = runs.iter().map(|r| (r.name.as_str(), &r.value)).collect();
     (Profile::of_files(&named, report, account), Some(files))
 }

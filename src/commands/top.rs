@@ -2,22 +2,21 @@
 
 use anyhow::Result;
 
-use super::{read_observed, selection};
+use super::{read_with, selection};
 use crate::cli::TopArgs;
-use crate::decode::ProfileOptions;
 use crate::drill::top::Top;
 use crate::output::{input_files, Output};
+use crate::pass::Pass;
 use crate::render::{self, Profile};
 
 pub fn run(args: TopArgs) -> Result<()> {
     let output = Output::from_arg(args.output.as_deref());
     output.check_not_input(&input_files([args.common.file.as_path()]))?;
     let mut top = Top::new(args.n, args.kind);
-    let report = read_observed(
+    let report = read_with(
         &args.common,
         selection(args.common.layer),
-        ProfileOptions::default(),
-        &mut top,
+        Pass::new(&mut top),
     )?;
     let profile = Profile::new(&report);
     let entities = top.into_sorted();

@@ -36,8 +36,8 @@ use indicatif::ProgressBar;
 
 use super::limits::Capped;
 use super::{
-    profile_one_within, Container, DecodeError, Document, LayerInfo, Pass, Report, Schema,
-    Selection, BUF_SIZE,
+    profile_one, Container, DecodeError, Document, LayerInfo, Profiler, Report, Schema, Selection,
+    BUF_SIZE,
 };
 
 /// Caps on the small JSON documents read whole.
@@ -307,7 +307,7 @@ fn read_layout(
     store: &mut dyn Store,
     mut document: Document,
     selection: Selection,
-    pass: &mut Pass<'_>,
+    profiler: &mut dyn Profiler,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let index =
@@ -417,14 +417,13 @@ fn read_layout(
         let max_element = claimed.then(super::limits::max_element);
         profiles.insert(
             digest,
-            profile_one_within(
+            profile_one(
+                profiler,
                 stream,
                 Some(size),
                 max_element,
                 instance_index,
-                None,
                 schema,
-                pass,
             )?,
         );
     }
@@ -770,7 +769,7 @@ pub(crate) fn read_tar(
     name: String,
     file_bytes: u64,
     selection: Selection,
-    pass: &mut Pass<'_>,
+    profiler: &mut dyn Profiler,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let gzip = source.gzip.is_some();
@@ -783,7 +782,7 @@ pub(crate) fn read_tar(
         layers: Vec::new(),
         raw_schema: None,
     };
-    read_layout(&mut store, document, selection, pass, progress)
+    read_layout(&mut store, document, selection, profiler, progress)
 }
 
 /// An extracted layout: regular files under a directory. No link is
@@ -867,7 +866,7 @@ pub(crate) fn read_directory(
     root: &FsPath,
     name: String,
     selection: Selection,
-    pass: &mut Pass<'_>,
+    profiler: &mut dyn Profiler,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let document = Document {
@@ -880,7 +879,7 @@ pub(crate) fn read_directory(
     };
     let mut store = DirStore { root };
     check_oci_layout(&mut store)?;
-    read_layout(&mut store, document, selection, pass, progress)
+    read_layout(&mut store, document, selection, profiler, progress)
 }
 
 /// `oci-layout` in a directory's layout, as OMMX reads it.

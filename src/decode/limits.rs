@@ -16,6 +16,14 @@ use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// Distinct entity names with `--group-by name`: each is a family frame
+/// under its container, with a subtree of its own, in every thread's
+/// aggregate and in every output, so they are capped (in stream order, the
+/// same whatever the threads).
+pub const MAX_FAMILIES: usize = 65_536;
+/// Bytes of those distinct names.
+pub const MAX_FAMILY_BYTES: usize = 1 << 20;
+
 /// The default `--max-decompressed`: far above any OMMX instance seen in
 /// practice (a million-term LP is 20 MB), low enough that a bomb is stopped
 /// within seconds.

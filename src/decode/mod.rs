@@ -7,12 +7,10 @@
 
 pub mod archive;
 pub mod baseline;
+pub mod error;
 pub mod folded;
-pub mod instance;
 pub mod limits;
-pub mod schema;
 mod text_formats;
-pub mod v2;
 pub mod wire;
 
 use std::fs::File;
@@ -28,9 +26,8 @@ pub use crate::report::{
     Container, Document, InstanceSummary, LayerInfo, ProfiledInstance, Report,
 };
 pub use archive::ArchiveError;
-pub use instance::{EntityObserver, InstanceError, ProfileOptions};
+pub use error::{DecodeError, InstanceError, V2PassError};
 pub use limits::Limits;
-pub use schema::Reading;
 
 /// Read buffer size: large enough that syscalls do not show in profiles.
 const BUF_SIZE: usize = 256 * 1024;
@@ -80,46 +77,6 @@ pub enum Selection {
     Layer(usize),
     /// None: list the layers only.
     ListOnly,
-}
-
-/// Everything that can go wrong reading an input. Messages do not repeat the
-/// file name; the caller puts it in front.
-#[derive(Debug, thiserror::Error)]
-pub enum DecodeError {
-    #[error("cannot read: {0}")]
-    Io(#[from] io::Error),
-    #[error("the input is empty")]
-    Empty,
-    #[error("cannot read: the file changed size while it was read ({opened} bytes when opened, {now} after); read it once it is complete")]
-    Changed { opened: u64, now: u64 },
-    #[error("not an OMMX instance or archive: the content looks like {0}")]
-    WrongKind(&'static str),
-    #[error("gzip data is corrupt: {0}")]
-    Gzip(io::Error),
-    #[error("the gzip stream holds another gzip stream: decompress the file once (gunzip) and try again")]
-    NestedGzip,
-    #[error("an empty tar archive: it ends before its first entry, so it holds no OCI layout")]
-    EmptyTar,
-    #[error("{}", limits::decompressed_too_large(*.0))]
-    DecompressedTooLarge(u64),
-    #[error("{}", limits::stream_too_long(*.0))]
-    StreamTooLong(u64),
-    #[error(transparent)]
-    Archive(#[from] ArchiveError),
-    #[error("the archive has no {INSTANCE_MEDIA_TYPE} layer (layers: {0})")]
-    NoInstanceLayer(String),
-    #[error("--layer {requested} is out of range: the input has {available} instance layer(s)")]
-    LayerOutOfRange { requested: usize, available: usize },
-    #[error("{}{source}", layer.map(|l| format!("instance layer {l}: ")).unwrap_or_default())]
-    Instance {
-        layer: Option<usize>,
-        source: InstanceError,
-    },
-    #[error("{}{source}", layer.map(|l| format!("instance layer {l}: ")).unwrap_or_default())]
-    V2 {
-        layer: Option<usize>,
-        source: v2::V2PassError,
-    },
 }
 
 /// Magic numbers of formats people mistake for instances, for a helpful message.
@@ -191,49 +148,53 @@ fn is_empty_tar(head: &[u8]) -> bool {
     head.len() >= 512 && head[..512].iter().all(|&b| b == 0)
 }
 
-/// How each instance is profiled, and the analysis riding on the pass (it
-/// sees every instance's entities, told of each instance by
-/// [`EntityObserver::begin`]).
-pub struct Pass<'a> {
-    pub options: ProfileOptions,
-    pub observer: &'a mut dyn EntityObserver,
+/// One instance payload as decoding found it, handed to the [`Profiler`].
+pub struct Payload<'a> {
+    pub reader: &'a mut (dyn Read + Send),
+    /// Its length when known (a file's size, a tar entry's claim).
+    pub total: Option<u64>,
+    /// The longest element allowed (`--max-element`) when nothing else
+    /// bounds what one element may make memprof hold.
+    pub max_element: Option<u64>,
+    /// Position among the archive's instance layers; `None` for raw input.
+    pub instance_index: Option<usize>,
+    pub title: Option<String>,
+    pub schema: Schema,
 }
 
-/// Opens, sniffs and (unless listing only) profiles `input` with OMMX's
-/// logical accounting only, within the default [`Limits`].
-pub fn read(
-    input: &Input,
-    selection: Selection,
-    progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
-    let mut nothing = ();
-    let mut pass = Pass {
-        options: ProfileOptions::default(),
-        observer: &mut nothing,
-    };
-    read_with(input, selection, &Limits::default(), &mut pass, progress)
+/// What decoding hands each instance payload to: the pass, a floor above,
+/// implements it, so that this module knows containers and bytes only.
+pub trait Profiler {
+    /// The schema raw payloads are read as (`--schema`); `None`: v1 first,
+    /// then v2.
+    fn raw_schema(&self) -> Option<Schema>;
+    /// Profiles one payload as the caller asked.
+    fn profile(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, DecodeError>;
+    /// Reads one payload only to learn whether its schema accepts it (`ls`
+    /// of raw input): no analysis sees it, nothing but OMMX's count is kept.
+    fn probe(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, DecodeError>;
 }
 
-/// Opens, sniffs and (unless listing only) profiles `input` within `limits`,
-/// as `pass` asks.
+/// Opens, sniffs and (unless listing only) profiles `input` within `limits`
+/// with `profiler`.
 pub fn read_with(
     input: &Input,
     selection: Selection,
     limits: &Limits,
-    pass: &mut Pass<'_>,
+    profiler: &mut dyn Profiler,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let name = input.display_name();
     match input {
         Input::Path(path) if path.is_dir() => {
-            archive::read_directory(path, name, selection, pass, progress)
+            archive::read_directory(path, name, selection, profiler, progress)
         }
         Input::Path(path) => {
             let file = File::open(path)?;
             let opened = file.metadata()?;
             if opened.is_file() {
                 let handle = file.try_clone()?;
-                let result = read_file(file, name, selection, limits, pass, progress);
+                let result = read_file(file, name, selection, limits, profiler, progress);
                 // What was read from a file that shrank or grew meanwhile is
                 // not the file (a gzip member boundary, say, reads as an end).
                 let now = handle.metadata()?.len();
@@ -246,10 +207,10 @@ pub fn read_with(
                 result
             } else {
                 // A pipe (`<(...)`), a FIFO or a device: no size, no seeking.
-                read_stream(file, name, selection, limits, pass, progress)
+                read_stream(file, name, selection, limits, profiler, progress)
             }
         }
-        Input::Stdin => read_stream(io::stdin(), name, selection, limits, pass, progress),
+        Input::Stdin => read_stream(io::stdin(), name, selection, limits, profiler, progress),
     }
 }
 
@@ -293,7 +254,7 @@ pub(crate) fn read_stream<R: Read + Send>(
     name: String,
     selection: Selection,
     limits: &Limits,
-    pass: &mut Pass<'_>,
+    profiler: &mut dyn Profiler,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let tripped = Arc::new(AtomicBool::new(false));
@@ -305,13 +266,13 @@ pub(crate) fn read_stream<R: Read + Send>(
             // Archives need random access: spool to an unlinked temporary file.
             let mut spool = tempfile::tempfile()?;
             io::copy(&mut unread(head, stream), &mut spool)?;
-            let mut report = read_file(spool, name, selection, limits, pass, progress)?;
+            let mut report = read_file(spool, name, selection, limits, profiler, progress)?;
             report.document.file_bytes = None;
             Ok(report)
         } else {
             let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), stream));
             read_raw(
-                reader, &head, None, name, false, selection, pass, progress, None,
+                reader, &head, None, name, false, selection, profiler, progress, None,
             )
         }
     })();
@@ -328,11 +289,11 @@ pub fn read_file(
     name: String,
     selection: Selection,
     limits: &Limits,
-    pass: &mut Pass<'_>,
+    profiler: &mut dyn Profiler,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let tripped = Arc::new(AtomicBool::new(false));
-    let result = read_file_capped(file, name, selection, limits, &tripped, pass, progress);
+    let result = read_file_capped(file, name, selection, limits, &tripped, profiler, progress);
     // Whatever a reader made of a stream stopped at the limit, say so.
     if result.is_err() && tripped.load(Ordering::Relaxed) {
         return Err(DecodeError::DecompressedTooLarge(limits.max_decompressed));
@@ -350,7 +311,7 @@ fn read_file_capped(
     selection: Selection,
     limits: &Limits,
     tripped: &Arc<AtomicBool>,
-    pass: &mut Pass<'_>,
+    profiler: &mut dyn Profiler,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     file.seek(SeekFrom::Start(0))?;
@@ -392,7 +353,7 @@ fn read_file_capped(
                 name,
                 file_bytes,
                 selection,
-                pass,
+                profiler,
                 progress,
             );
         }
@@ -415,7 +376,7 @@ fn read_file_capped(
             name,
             true,
             selection,
-            pass,
+            profiler,
             progress,
             Some(Box::new(rewind)),
         );
@@ -427,7 +388,7 @@ fn read_file_capped(
             name,
             file_bytes,
             selection,
-            pass,
+            profiler,
             progress,
         );
     }
@@ -448,7 +409,7 @@ fn read_file_capped(
         name,
         false,
         selection,
-        pass,
+        profiler,
         progress,
         Some(Box::new(rewind)),
     )
@@ -471,15 +432,14 @@ fn read_raw<R: BufRead + Send>(
     name: String,
     gzip: bool,
     selection: Selection,
-    pass: &mut Pass<'_>,
+    profiler: &mut dyn Profiler,
     progress: &ProgressBar,
     mut rewind: Rewind<'_>,
 ) -> Result<Report, DecodeError> {
     if head.is_empty() {
         return Err(DecodeError::Empty);
     }
-    let reading = pass.observer.reading();
-    let forced = reading.raw_schema;
+    let forced = profiler.raw_schema();
     let mut document = Document {
         name,
         file_bytes,
@@ -497,13 +457,7 @@ fn read_raw<R: BufRead + Send>(
         // format, an instance from, say, JSON).
         Selection::ListOnly if forced.is_some() && looks_like(head).is_none() => {}
         Selection::ListOnly => {
-            let mut nothing = ();
-            let mut reads = reading.with(&mut nothing);
-            let mut plain = Pass {
-                options: ProfileOptions::default(),
-                observer: &mut reads,
-            };
-            match detect(reader, total, forced, &mut rewind, &mut plain) {
+            match detect(reader, total, forced, &mut rewind, profiler, true) {
                 Ok(p) => document.raw_schema = Some(p.schema),
                 Err(e) if looks_like(head).is_some() => return Err(hint(e, head)),
                 // Listed as before: ls says what the bytes are meant to be.
@@ -525,8 +479,8 @@ fn read_raw<R: BufRead + Send>(
                 progress.clone()
             };
             let reader = BufReader::with_capacity(BUF_SIZE, counted.wrap_read(reader));
-            let profiled =
-                detect(reader, total, forced, &mut rewind, pass).map_err(|e| hint(e, head))?;
+            let profiled = detect(reader, total, forced, &mut rewind, profiler, false)
+                .map_err(|e| hint(e, head))?;
             document.raw_schema = Some(profiled.schema);
             instances.push(profiled);
         }
@@ -546,26 +500,35 @@ fn detect<R: Read + Send>(
     total: Option<u64>,
     forced: Option<Schema>,
     rewind: &mut Rewind<'_>,
-    pass: &mut Pass<'_>,
+    profiler: &mut dyn Profiler,
+    probe: bool,
 ) -> Result<ProfiledInstance, DecodeError> {
-    let first = profile_one(
-        reader,
-        total,
-        None,
-        None,
-        forced.unwrap_or(Schema::V1),
-        pass,
-    );
+    let mut one = |reader: &mut (dyn Read + Send), schema| {
+        let payload = Payload {
+            reader,
+            total,
+            max_element: total.is_none().then(limits::max_element),
+            instance_index: None,
+            title: None,
+            schema,
+        };
+        if probe {
+            profiler.probe(payload)
+        } else {
+            profiler.profile(payload)
+        }
+    };
+    let mut reader = reader;
+    let first = one(&mut reader, forced.unwrap_or(Schema::V1));
     let retry = forced.is_none() && matches!(first, Err(DecodeError::Instance { .. }));
     let (true, Some(rewind)) = (retry, rewind.as_mut()) else {
         return first;
     };
     let v1 = first.expect_err("a v1 refusal");
-    let again = BufReader::with_capacity(BUF_SIZE, rewind()?);
-    profile_one(again, total, None, None, Schema::V2, pass).map_err(|v2| match v2 {
+    let mut again = BufReader::with_capacity(BUF_SIZE, rewind()?);
+    one(&mut again, Schema::V2).map_err(|v2| match v2 {
         DecodeError::V2 {
-            source:
-                v2::V2PassError::V1Analysis(_) | v2::V2PassError::WireView | v2::V2PassError::GroupBy,
+            source: V2PassError::V1Analysis(_) | V2PassError::WireView | V2PassError::GroupBy,
             ..
         } => v2,
         _ => v1,
@@ -581,83 +544,22 @@ fn hint(err: DecodeError, head: &[u8]) -> DecodeError {
     }
 }
 
-/// Profiles one instance stream of `schema` into fresh accounts; a stream
-/// of unknown length is read under the `--max-element` limit.
+/// Profiles one instance payload of `schema` (of `total` bytes when known)
+/// under `max_element`.
 pub(crate) fn profile_one<R: Read + Send>(
-    reader: R,
-    total: Option<u64>,
-    instance_index: Option<usize>,
-    title: Option<String>,
-    schema: Schema,
-    pass: &mut Pass<'_>,
-) -> Result<ProfiledInstance, DecodeError> {
-    let max_element = total.is_none().then(limits::max_element);
-    profile_one_within(
-        reader,
-        total,
-        max_element,
-        instance_index,
-        title,
-        schema,
-        pass,
-    )
-}
-
-/// [`profile_one`] with the element limit given, with the accounting `pass`
-/// asks for: the streaming v1 pass for OMMX 2.9.3's, [`v2::profile`] for
-/// OMMX 3.0's (a v2 payload is read whole: it is one element).
-pub(crate) fn profile_one_within<R: Read + Send>(
-    reader: R,
+    profiler: &mut dyn Profiler,
+    mut reader: R,
     total: Option<u64>,
     max_element: Option<u64>,
     instance_index: Option<usize>,
-    title: Option<String>,
     schema: Schema,
-    pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, DecodeError> {
-    let accounting = match schema {
-        Schema::V1 => pass
-            .observer
-            .reading()
-            .accounting
-            .unwrap_or(Accounting::Ommx29),
-        Schema::V2 => Accounting::Ommx30,
-    };
-    if accounting == Accounting::Ommx30 {
-        return v2::profile(
-            reader,
-            total,
-            max_element,
-            instance_index,
-            title,
-            schema,
-            pass,
-        );
-    }
-    let mut accounts = instance::Accounts::new(pass.options);
-    pass.observer.begin(instance_index);
-    let summary = instance::profile_instance_within(
-        reader,
+    profiler.profile(Payload {
+        reader: &mut reader,
         total,
         max_element,
-        &mut accounts,
-        &mut *pass.observer,
-    )
-    .map_err(|source| DecodeError::Instance {
-        layer: instance_index,
-        source,
-    })?;
-    accounts.memory.release_cache();
-    if let Some(wire) = &mut accounts.wire {
-        wire.release_cache();
-    }
-    Ok(ProfiledInstance {
         instance_index,
-        title,
-        summary,
-        aggregate: accounts.memory,
-        wire: accounts.wire,
+        title: None,
         schema,
-        accounting,
     })
 }

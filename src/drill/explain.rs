@@ -11,10 +11,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::decode::instance::{
-    visit_entity_entry, visit_instance_parts, Cost, EntityObserver, Singular,
-};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
+use crate::pass::{visit_entity_entry, visit_instance_parts, Cost, EntityObserver, Singular};
 use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::{Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
 use crate::render::Profile;

@@ -11,8 +11,8 @@ pub mod explain;
 pub mod stats;
 pub mod top;
 
-use crate::decode::instance::NamedFunction;
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
+use crate::pass::NamedFunction;
 
 /// The kinds of top-level entities.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

@@ -27,8 +27,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{EntityKind, EntityRef, EntityView, KindFilter};
-use crate::decode::instance::{Cost, EntityObserver, NamedFunction};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
+use crate::pass::{Cost, EntityObserver, NamedFunction};
 
 /// Distinct values kept exactly before switching to log buckets.
 pub const EXACT_DISTINCT: usize = 64;

@@ -8,8 +8,8 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use super::{EntityRef, EntityView, KindFilter};
-use crate::decode::instance::{Cost, EntityObserver, NamedFunction};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
+use crate::pass::{Cost, EntityObserver, NamedFunction};
 
 /// One of the largest entities.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

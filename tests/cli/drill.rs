@@ -424,8 +424,9 @@ fn top_ranks_entities_by_bytes_then_stream_order() {
 
 #[test]
 fn explanations_add_up_to_every_reported_path_of_every_oracle_fixture() {
-    use memprof::decode::{read_with, Input, Pass, ProfileOptions, Selection};
+    use memprof::decode::{Input, Selection};
     use memprof::drill::explain::Explainer;
+    use memprof::pass::{read as read_with, Pass, ProfileOptions};
     use memprof::profile::family::GroupBy;
     let bar = indicatif::ProgressBar::hidden();
     let mut checked = 0;
@@ -440,7 +441,7 @@ fn explanations_add_up_to_every_reported_path_of_every_oracle_fixture() {
             let mut nothing = ();
             let mut pass = Pass {
                 options,
-                observer: &mut nothing,
+                ..Pass::new(&mut nothing)
             };
             let report = read_with(
                 &input,
@@ -458,7 +459,7 @@ fn explanations_add_up_to_every_reported_path_of_every_oracle_fixture() {
             let mut explainer = Explainer::new(&paths, group_by);
             let mut pass = Pass {
                 options,
-                observer: &mut explainer,
+                ..Pass::new(&mut explainer)
             };
             read_with(
                 &input,

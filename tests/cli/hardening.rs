@@ -1331,7 +1331,7 @@ fn every_rejected_model_error_has_a_fixture_or_a_case() {
         .into_iter()
         .map(|p| {
             let input = decode::Input::Path(p);
-            decode::read(&input, Selection::All, &bar)
+            memprof::pass::read_plain(&input, Selection::All, &bar)
                 .unwrap_err()
                 .to_string()
         })
@@ -1358,7 +1358,7 @@ fn every_rejected_model_error_has_a_fixture_or_a_case() {
     fs::write(path.path(), no_integer.encode_to_vec()).unwrap();
     let input = decode::Input::Path(path.path().to_path_buf());
     messages.push(
-        decode::read(&input, Selection::All, &bar)
+        memprof::pass::read_plain(&input, Selection::All, &bar)
             .unwrap_err()
             .to_string(),
     );
@@ -1419,10 +1419,7 @@ impl Scratch {
             "sweep".into(),
             Selection::All,
             &limits,
-            &mut decode::Pass {
-                options: decode::ProfileOptions::default(),
-                observer: &mut (),
-            },
+            &mut memprof::pass::Pass::new(&mut ()),
             &bar,
         )
     }
@@ -1430,12 +1427,12 @@ impl Scratch {
 
 fn profile_raw(bytes: &[u8], known_length: bool) -> Result<(), String> {
     let total = known_length.then_some(bytes.len() as u64);
-    let options = decode::ProfileOptions {
+    let options = memprof::pass::ProfileOptions {
         group_by: memprof::profile::family::GroupBy::Name,
         wire: true,
     };
-    let mut accounts = decode::instance::Accounts::new(options);
-    decode::instance::profile_instance(bytes, total, &mut accounts, &mut ())
+    let mut accounts = memprof::pass::Accounts::new(options);
+    memprof::pass::profile_instance(bytes, total, &mut accounts, &mut ())
         .map(|_| ())
         .map_err(|e| e.to_string())
 }

@@ -10,33 +10,17 @@
 
 use std::io::Read;
 
-use crate::model::v2::{self, V2Error};
+use crate::model::v2;
 use crate::model::ModelError;
 use crate::ommx_v1::{function::Function as Arm, Function};
 use crate::profile::family::GroupBy;
 use crate::profile::{LogicalMemoryProfile, Path};
 
-use super::instance::{self, Accounts, InstanceError};
-use super::{DecodeError, Pass, ProfiledInstance};
+use super::{profile_instance, Accounts, Pass};
+use crate::decode::{DecodeError, InstanceError, V2PassError};
 use crate::report::InstanceSummary;
+use crate::report::ProfiledInstance;
 use crate::report::{Accounting, Schema};
-
-/// Why a layer could not be profiled with OMMX 3.0's accounting.
-#[derive(Debug, thiserror::Error)]
-pub enum V2PassError {
-    #[error("{0}")]
-    Rejected(#[from] V2Error),
-    #[error("OMMX 3.0.0b7 cannot convert this ommx.v1 instance: {0}")]
-    Conversion(String),
-    #[error("`{0}` is built on ommx.v1 entities and OMMX 2.9.3's layout; it is not available for instances counted with OMMX 3.0's accounting")]
-    V1Analysis(&'static str),
-    #[error("the wire view (--view wire/both) reads ommx.v1 encodings only; this instance is counted with OMMX 3.0's accounting")]
-    WireView,
-    #[error("--group-by groups ommx.v1 entities only; this instance is counted with OMMX 3.0's accounting")]
-    GroupBy,
-    #[error("the ommx.v2 instance read from a stream is larger than {0} bytes, the --max-element limit (a v2 layer is read whole); raise it if the input is trusted")]
-    TooLarge(u64),
-}
 
 /// Profiles one payload of `schema` with OMMX 3.0's accounting.
 pub(crate) fn profile<R: Read>(
@@ -104,7 +88,7 @@ fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, DecodeErr
     use prost::Message;
     let v1_pass = |bytes: &[u8]| {
         let mut scratch = Accounts::new(Default::default());
-        instance::profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, &mut ())
+        profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, &mut ())
             .map(|_| ())
             .map_err(|source| DecodeError::Instance { layer, source })
     };

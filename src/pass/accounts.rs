@@ -1,0 +1,188 @@
+//! What one pass accumulates: the logical profile and, when asked, the
+//! wire one, each entity visited under its container (and family frame);
+//! the instance-wide parts visited once the stream has ended.
+
+use std::collections::HashSet;
+
+use super::observer::Singular;
+use super::{Cost, ProfileOptions};
+use crate::decode::limits::{MAX_FAMILIES, MAX_FAMILY_BYTES};
+use crate::decode::InstanceError;
+use crate::model::FileWaste;
+use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
+use crate::profile::family::{family_frame, GroupBy};
+use crate::profile::wire::{self as wire_view, TopLevelField};
+use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+
+/// The leaves of everything but the entities: the entity containers' own
+/// stack parts, the sense and the singular fields.
+pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, visitor: &mut V) {
+    let Singular {
+        objective,
+        objective_bytes: _,
+        objective_waste: _,
+        hints,
+        dependency,
+        parameters,
+        description,
+        annotations,
+    } = singular;
+    let mut path = Path::new();
+    // Entity containers: their stack part is there even when empty.
+    for frame in [
+        "Instance.decision_variables",
+        "Instance.constraints",
+        "Instance.removed_constraints",
+    ] {
+        leaf(
+            &path.with(frame).with("BTreeMap[stack]"),
+            visitor,
+            &BTREE_MAP,
+        );
+    }
+    leaf(&path.with("Instance.sense"), visitor, &ENUM);
+    objective.visit_logical_memory(&mut path.with("Instance.objective"), visitor);
+    hints.visit_logical_memory(&mut path.with("Instance.constraint_hints"), visitor);
+    dependency.visit_logical_memory(
+        &mut path.with("Instance.decision_variable_dependency"),
+        visitor,
+    );
+    parameters.visit_logical_memory(&mut path.with("Instance.parameters"), visitor);
+    description.visit_logical_memory(&mut path.with("Instance.description"), visitor);
+    annotations.visit_logical_memory(&mut path.with("Instance.annotations"), visitor);
+}
+
+/// Passes leaves on to the aggregate and counts their bytes.
+pub(super) struct Counting<'a> {
+    aggregate: &'a mut Aggregate,
+    bytes: u64,
+}
+
+impl LogicalMemoryVisitor for Counting<'_> {
+    fn visit_leaf(&mut self, path: &Path, bytes: usize) {
+        self.bytes += bytes as u64;
+        self.aggregate.visit_leaf(path, bytes);
+    }
+}
+
+/// The leaves of one entity map entry (key and value) under its container
+/// `frame` and, when grouping, its family frame.
+pub fn visit_entity_entry<T: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    frame: &'static str,
+    family: Option<Frame>,
+    value: &T,
+    path: &mut Path,
+    visitor: &mut V,
+) {
+    let mut p = path.with(frame);
+    match family {
+        Some(f) => entry_leaves(value, &mut p.with(f), visitor),
+        None => entry_leaves(value, &mut p, visitor),
+    }
+}
+
+pub(super) fn entry_leaves<T: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    value: &T,
+    path: &mut Path,
+    visitor: &mut V,
+) {
+    leaf(&path.with("BTreeMap[key]"), visitor, &SCALAR_8);
+    value.visit_logical_memory(path, visitor);
+}
+
+/// Visits one entity into `accounts` (logical and, when asked, wire) and
+/// returns its cost. `element` is the entity as it was encoded.
+pub(super) fn account_entity<T: LogicalMemoryProfile>(
+    frame: &'static str,
+    name: Option<&str>,
+    value: &T,
+    element: TopLevelField<'_>,
+    path: &mut Path,
+    accounts: &mut Accounts,
+) -> Cost {
+    let family = accounts.family(name);
+    if let Some(wire) = &mut accounts.wire {
+        wire_view::visit_top_level(element, family.clone(), path, wire);
+    }
+    let mut counting = Counting {
+        aggregate: &mut accounts.memory,
+        bytes: 0,
+    };
+    visit_entity_entry(frame, family, value, path, &mut counting);
+    Cost {
+        bytes: counting.bytes,
+        wire_bytes: element.wire_bytes,
+        waste: FileWaste::default(),
+    }
+}
+
+/// The distinct names seen so far, when grouping by name.
+pub(super) struct Families {
+    names: Option<HashSet<Box<str>>>,
+    bytes: usize,
+}
+
+impl Families {
+    pub(super) fn new(group_by: GroupBy) -> Self {
+        Self {
+            names: (group_by == GroupBy::Name).then(HashSet::new),
+            bytes: 0,
+        }
+    }
+
+    pub(super) fn see(&mut self, name: Option<&str>) -> Result<(), InstanceError> {
+        let (Some(names), Some(name)) = (&mut self.names, name) else {
+            return Ok(());
+        };
+        if !names.contains(name) {
+            self.bytes += name.len();
+            names.insert(name.into());
+            if names.len() > MAX_FAMILIES || self.bytes > MAX_FAMILY_BYTES {
+                return Err(InstanceError::TooManyFamilies);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The profiles one pass accumulates: the logical one and, when asked, the
+/// wire one. Each decoding thread fills its own; they are merged at the end.
+#[derive(Debug, Clone)]
+pub struct Accounts {
+    pub memory: Aggregate,
+    /// Encoded bytes per path; `None` unless [`ProfileOptions::wire`].
+    pub wire: Option<Aggregate>,
+    pub(super) group_by: GroupBy,
+}
+
+impl Accounts {
+    pub fn new(options: ProfileOptions) -> Self {
+        Self {
+            memory: Aggregate::new(),
+            wire: options.wire.then(Aggregate::new),
+            group_by: options.group_by,
+        }
+    }
+
+    pub(super) fn options(&self) -> ProfileOptions {
+        ProfileOptions {
+            group_by: self.group_by,
+            wire: self.wire.is_some(),
+        }
+    }
+
+    pub(super) fn merge(&mut self, other: &Accounts) {
+        self.memory.merge_under(&[], &other.memory);
+        if let (Some(mine), Some(theirs)) = (&mut self.wire, &other.wire) {
+            mine.merge_under(&[], theirs);
+        }
+    }
+
+    /// The family frame of an entity named `name`, when grouping.
+    pub(super) fn family(&self, name: Option<&str>) -> Option<Frame> {
+        match self.group_by {
+            GroupBy::None => None,
+            GroupBy::Name => Some(family_frame(name)),
+        }
+    }
+}

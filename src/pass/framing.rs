@@ -1,0 +1,391 @@
+//! The stream cut into batches of top-level elements (framing, on one
+//! thread at a time, in stream order) and each batch decoded, normalized
+//! and accounted (on any thread).
+
+use std::io::Read;
+
+use prost::{encoding, Message};
+
+use super::accounts::{account_entity, Accounts};
+use super::observer::NamedFunction;
+use super::Cost;
+use crate::decode::wire::{FieldReader, WireType};
+use crate::decode::InstanceError;
+use crate::model::{
+    Constraint, DecisionVariable, FileWaste, Function, ModelError, RemovedConstraint,
+};
+use crate::ommx_v1 as pb;
+use crate::profile::wire::{self as wire_view, TopLevelField};
+use crate::profile::{LogicalMemoryVisitor, Path};
+use crate::trace::{self, Laps, Phase};
+
+/// Decodes, normalizes and visits (into `aggregate`) every element of a
+/// batch, leaving `raw` empty for reuse. Decoding stops at the first error,
+/// which ends the batch.
+pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch {
+    let mut path = Path::new();
+    let mut laps = Laps::start();
+    let mut items = Vec::with_capacity(raw.elements.len() + 1);
+    let last = raw.last.take();
+    for element in raw.elements.drain(..) {
+        let item = match element {
+            RawElement::Rest {
+                bytes,
+                field,
+                value_start,
+                tag_bytes,
+                wire_bytes,
+            } => {
+                if let Some(wire) = &mut accounts.wire {
+                    let element = TopLevelField {
+                        number: field,
+                        tag_bytes,
+                        wire_bytes,
+                        body: value_start.map(|start| &bytes[start..]),
+                    };
+                    wire_view::visit_top_level(element, None, &mut path, wire);
+                }
+                Ok(Item::Rest(bytes))
+            }
+            RawElement::Unknown { wire_bytes } => {
+                if let Some(wire) = &mut accounts.wire {
+                    let unknown = path.with(wire_view::UNKNOWN);
+                    wire.visit_leaf(&unknown, wire_bytes as usize);
+                }
+                continue;
+            }
+            RawElement::Entity {
+                field,
+                start,
+                end,
+                offset,
+                tag_bytes,
+                wire_bytes,
+            } => decode_entity(
+                TopLevelField {
+                    number: field,
+                    tag_bytes,
+                    wire_bytes,
+                    body: Some(&raw.arena[start..end]),
+                },
+                offset,
+                &mut path,
+                accounts,
+                &mut laps,
+            ),
+        };
+        let failed = item.is_err();
+        items.push(item);
+        if failed {
+            break;
+        }
+    }
+    laps.finish();
+    raw.elements.clear();
+    raw.arena.clear();
+    if !items.last().is_some_and(Result::is_err) {
+        match last {
+            None => {}
+            Some(Ok(offset)) => items.push(Ok(Item::End(offset))),
+            Some(Err(e)) => items.push(Err(e)),
+        }
+    }
+    items
+}
+
+pub(super) fn decode_entity(
+    element: TopLevelField<'_>,
+    offset: u64,
+    path: &mut Path,
+    accounts: &mut Accounts,
+    laps: &mut Laps,
+) -> Result<Item, InstanceError> {
+    let bytes = element.body.unwrap_or_default();
+    Ok(match element.number {
+        2 => {
+            let v = decode("decision_variables", bytes, offset)?;
+            laps.lap(Phase::Decode);
+            let v = DecisionVariable::from_wire(v)?;
+            laps.lap(Phase::Normalize);
+            let frame = "Instance.decision_variables";
+            let cost = account_entity(frame, v.name.as_deref(), &v, element, path, accounts);
+            laps.lap(Phase::Aggregate);
+            Item::Variable(v, cost)
+        }
+        4 => {
+            let c = decode("constraints", bytes, offset)?;
+            laps.lap(Phase::Decode);
+            let (c, waste) = Constraint::from_wire_measured(c)?;
+            laps.lap(Phase::Normalize);
+            let frame = "Instance.constraints";
+            let cost = account_entity(frame, c.name.as_deref(), &c, element, path, accounts);
+            laps.lap(Phase::Aggregate);
+            Item::Constraint(c, Cost { waste, ..cost })
+        }
+        8 => {
+            let r = decode("removed_constraints", bytes, offset)?;
+            laps.lap(Phase::Decode);
+            let (r, waste) = RemovedConstraint::from_wire_measured(r)?;
+            laps.lap(Phase::Normalize);
+            let frame = "Instance.removed_constraints";
+            let name = r.constraint.name.as_deref();
+            let cost = account_entity(frame, name, &r, element, path, accounts);
+            laps.lap(Phase::Aggregate);
+            Item::Removed(r, Cost { waste, ..cost })
+        }
+        _ => {
+            let pb::NamedFunction {
+                id,
+                function,
+                subscripts,
+                parameters,
+                name,
+                description,
+            } = decode("named_functions", bytes, offset)?;
+            laps.lap(Phase::Decode);
+            let function = function.ok_or_else(|| ModelError::MissingFunction {
+                what: format!("named function {id}"),
+            })?;
+            let normalized = Function::from_wire(&function)?;
+            let waste = FileWaste::of(&function, &normalized);
+            let named = NamedFunction {
+                id,
+                function: normalized,
+                name,
+                subscripts,
+                parameters: parameters.into_iter().collect(),
+                description,
+            };
+            laps.lap(Phase::Normalize);
+            // 2.9.3 does not count named functions in memory; their bytes
+            // are in the file all the same.
+            if let Some(wire) = &mut accounts.wire {
+                wire_view::visit_top_level(element, None, path, wire);
+            }
+            laps.lap(Phase::Aggregate);
+            Item::Named(
+                named,
+                Cost {
+                    bytes: 0,
+                    wire_bytes: element.wire_bytes,
+                    waste,
+                },
+            )
+        }
+    })
+}
+
+pub(super) type Batch = Vec<Result<Item, InstanceError>>;
+
+/// Whether a batch holding an element larger than [`BATCH_BYTES`] is being
+/// decoded or checked somewhere in the process: one such batch at a time,
+/// however many threads and inputs there are, since a decoded element can
+/// take many times its encoded size (up to `--max-element`).
+static LARGE_BUSY: (std::sync::Mutex<bool>, std::sync::Condvar) =
+    (std::sync::Mutex::new(false), std::sync::Condvar::new());
+
+/// The right to decode a large element, held until its batch is checked.
+pub(super) struct LargeToken;
+
+impl LargeToken {
+    /// Waits for the right when `raw` holds a large element.
+    pub(super) fn for_batch(raw: &RawBatch) -> Option<Self> {
+        let largest = raw.elements.iter().map(|e| match e {
+            RawElement::Entity { start, end, .. } => end - start,
+            RawElement::Rest { bytes, .. } => bytes.len(),
+            RawElement::Unknown { .. } => 0,
+        });
+        if largest.max().unwrap_or(0) <= BATCH_BYTES {
+            return None;
+        }
+        let (busy, freed) = &LARGE_BUSY;
+        let mut busy = busy.lock().unwrap_or_else(|e| e.into_inner());
+        while *busy {
+            busy = freed.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+        *busy = true;
+        Some(LargeToken)
+    }
+}
+
+impl Drop for LargeToken {
+    fn drop(&mut self) {
+        let (busy, freed) = &LARGE_BUSY;
+        *busy.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        freed.notify_one();
+    }
+}
+
+/// One decoded top-level element, in stream order.
+pub(super) enum Item {
+    Variable(DecisionVariable, Cost),
+    Constraint(Constraint, Cost),
+    Removed(RemovedConstraint, Cost),
+    Named(NamedFunction, Cost),
+    /// Singular fields and map entries, re-encoded as Instance fields.
+    Rest(Vec<u8>),
+    /// The end of the stream, at this offset.
+    End(u64),
+}
+
+/// Elements per batch handed from the framing to the decoding step.
+const BATCH: usize = 512;
+/// Encoded bytes per batch, so a few huge elements do not pile up.
+const BATCH_BYTES: usize = 4 << 20;
+
+/// One framed but undecoded element of a batch.
+pub(super) enum RawElement {
+    /// An entity field's body, `arena[start..end]`, ending at stream `offset`.
+    Entity {
+        field: u32,
+        start: usize,
+        end: usize,
+        offset: u64,
+        tag_bytes: u64,
+        wire_bytes: u64,
+    },
+    /// A singular field, re-encoded as an Instance field (`bytes`, whose
+    /// value starts at `value_start` for a length-delimited field), with
+    /// the size of its original encoding.
+    Rest {
+        bytes: Vec<u8>,
+        field: u32,
+        value_start: Option<usize>,
+        tag_bytes: u64,
+        wire_bytes: u64,
+    },
+    /// A field the schema does not know, skipped (`wire_bytes` in all).
+    Unknown { wire_bytes: u64 },
+}
+
+/// Consecutive elements of the stream, framed by one thread and decoded by
+/// another. The last batch ends with the end of the stream or an error.
+#[derive(Default)]
+pub(super) struct RawBatch {
+    arena: Vec<u8>,
+    elements: Vec<RawElement>,
+    pub(super) last: Option<Result<u64, InstanceError>>,
+}
+
+/// Reads up to one batch of elements, noting the end of the stream or the
+/// error that stopped it.
+pub(super) fn frame_batch<R: Read>(fields: &mut FieldReader<R>, raw: &mut RawBatch) {
+    let _span = trace::span(Phase::Read);
+    while raw.elements.len() < BATCH && raw.arena.len() < BATCH_BYTES {
+        match frame_one(fields, raw) {
+            Ok(true) => {}
+            Ok(false) => {
+                raw.last = Some(Ok(fields.offset()));
+                return;
+            }
+            Err(e) => {
+                raw.last = Some(Err(e));
+                return;
+            }
+        }
+    }
+}
+
+/// Frames the next element into `raw`; false at the end of the stream.
+pub(super) fn frame_one<R: Read>(
+    fields: &mut FieldReader<R>,
+    raw: &mut RawBatch,
+) -> Result<bool, InstanceError> {
+    let element_start = fields.offset();
+    let Some((field, wire_type)) = fields.next_field()? else {
+        return Ok(false);
+    };
+    let tag_bytes = fields.offset() - element_start;
+    match field {
+        2 | 4 | 8 | 10 => {
+            expect(field, wire_type, WireType::Len)?;
+            let start = raw.arena.len();
+            fields.append_len(&mut raw.arena)?;
+            raw.elements.push(RawElement::Entity {
+                field,
+                start,
+                end: raw.arena.len(),
+                offset: fields.offset(),
+                tag_bytes,
+                wire_bytes: fields.offset() - element_start,
+            });
+        }
+        1 | 3 | 6 | 7 | 9 | 11 => {
+            expect(field, wire_type, WireType::Len)?;
+            let mut body = Vec::new();
+            fields.read_len_into(&mut body)?;
+            let mut rest = Vec::with_capacity(body.len() + 12);
+            encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
+            encoding::encode_varint(body.len() as u64, &mut rest);
+            let value_start = Some(rest.len());
+            rest.extend_from_slice(&body);
+            raw.elements.push(RawElement::Rest {
+                bytes: rest,
+                field,
+                value_start,
+                tag_bytes,
+                wire_bytes: fields.offset() - element_start,
+            });
+        }
+        5 | 100 => {
+            expect(field, wire_type, WireType::Varint)?;
+            let value = fields.read_varint()?;
+            let mut rest = Vec::with_capacity(12);
+            encoding::encode_key(field, encoding::WireType::Varint, &mut rest);
+            encoding::encode_varint(value, &mut rest);
+            raw.elements.push(RawElement::Rest {
+                bytes: rest,
+                field,
+                value_start: None,
+                tag_bytes,
+                wire_bytes: fields.offset() - element_start,
+            });
+        }
+        _ => {
+            fields.skip(field, wire_type)?;
+            raw.elements.push(RawElement::Unknown {
+                wire_bytes: fields.offset() - element_start,
+            });
+        }
+    }
+    Ok(true)
+}
+
+fn expect(field: u32, found: WireType, expected: WireType) -> Result<(), InstanceError> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(InstanceError::WireType {
+            field,
+            found,
+            expected,
+        })
+    }
+}
+
+/// Decodes the body of one of the Instance's fields as OMMX does: as a
+/// field of the Instance, one level down prost's recursion budget, so that
+/// unknown groups inside it may nest exactly as deep as OMMX lets them.
+fn decode<M: Message + Default>(
+    field: &'static str,
+    bytes: &[u8],
+    offset: u64,
+) -> Result<M, InstanceError> {
+    use prost::bytes::Buf;
+    let mut prefix = Vec::with_capacity(10);
+    encoding::encode_varint(bytes.len() as u64, &mut prefix);
+    let mut buf = Buf::chain(prefix.as_slice(), bytes);
+    let mut message = M::default();
+    encoding::message::merge(
+        encoding::WireType::LengthDelimited,
+        &mut message,
+        &mut buf,
+        encoding::DecodeContext::default(),
+    )
+    .map_err(|source| InstanceError::Decode {
+        field,
+        offset,
+        source,
+    })?;
+    Ok(message)
+}

@@ -1,0 +1,419 @@
+//! OMMX 2.9.3's cross-entity rules, applied in stream order on the
+//! checking side: unique ids, references to defined variables, hints and
+//! dependencies; and the instance-wide fields decoded once the stream ends.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use prost::Message;
+
+use super::accounts::{visit_instance_parts, Families};
+use super::framing::{Batch, Item};
+use super::observer::Singular;
+use super::EntityObserver;
+use crate::decode::InstanceError;
+use crate::model::{
+    AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Function, ModelError,
+    OneHot, Parameters, Sos1,
+};
+use crate::ommx_v1 as pb;
+use crate::profile::family::GroupBy;
+use crate::profile::Aggregate;
+use crate::report::InstanceSummary;
+use crate::trace::{self, Phase};
+
+/// Checks a list of ids for repeats and undefined members.
+fn check_ids(
+    ids: &[u64],
+    known: impl Fn(u64) -> bool,
+    hint: &dyn Fn() -> String,
+    undefined: impl Fn(String, u64) -> ModelError,
+    duplicate: impl Fn(String, u64) -> ModelError,
+) -> Result<(), ModelError> {
+    let mut seen = BTreeSet::new();
+    for &id in ids {
+        if !known(id) {
+            return Err(undefined(hint(), id));
+        }
+        if !seen.insert(id) {
+            return Err(duplicate(hint(), id));
+        }
+    }
+    Ok(())
+}
+
+/// OMMX's hint rules: every referenced constraint and variable must exist and
+/// appear once; a hint on a removed constraint is dropped.
+fn check_hints(hints: pb::ConstraintHints, state: &State) -> Result<ConstraintHints, ModelError> {
+    let known_constraint = |id| state.constraints.contains(&id) || state.removed.contains(&id);
+    let constraints = |ids: &[u64], hint: &dyn Fn() -> String| {
+        check_ids(
+            ids,
+            known_constraint,
+            hint,
+            |hint, id| ModelError::UnknownHintConstraint { hint, id },
+            |hint, id| ModelError::DuplicateHintConstraint { hint, id },
+        )
+    };
+    let variables = |ids: &[u64], hint: &dyn Fn() -> String| {
+        check_ids(
+            ids,
+            |id| state.variables.contains(&id),
+            hint,
+            |owner, id| ModelError::UndefinedVariable { owner, id },
+            |hint, id| ModelError::DuplicateHintVariable { hint, id },
+        )
+    };
+
+    let mut out = ConstraintHints::default();
+    for h in hints.one_hot_constraints {
+        let name = || format!("one-hot hint on constraint {}", h.constraint_id);
+        constraints(&[h.constraint_id], &name)?;
+        variables(&h.decision_variables, &name)?;
+        if !state.removed.contains(&h.constraint_id) {
+            out.one_hot.push(OneHot {
+                constraint_id: h.constraint_id,
+                variables: h.decision_variables,
+            });
+        }
+    }
+    for h in hints.sos1_constraints {
+        let name = || format!("SOS1 hint on constraint {}", h.binary_constraint_id);
+        constraints(&[h.binary_constraint_id], &name)?;
+        constraints(&h.big_m_constraint_ids, &name)?;
+        variables(&h.decision_variables, &name)?;
+        let removed = std::iter::once(&h.binary_constraint_id)
+            .chain(&h.big_m_constraint_ids)
+            .any(|id| state.removed.contains(id));
+        if !removed {
+            out.sos1.push(Sos1 {
+                binary_constraint_id: h.binary_constraint_id,
+                big_m_constraint_ids: h.big_m_constraint_ids,
+                variables: h.decision_variables,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// OMMX's dependency rules: assigned variables must exist (the variables on
+/// the right-hand side need not), and the assignments must not form a cycle.
+fn check_dependency(
+    entries: BTreeMap<u64, pb::Function>,
+    state: &State,
+) -> Result<AcyclicAssignments, ModelError> {
+    let mut assignments = BTreeMap::new();
+    let mut graph: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    let mut nodes: BTreeSet<u64> = BTreeSet::new();
+    for (key, function) in entries {
+        if !state.variables.contains(&key) {
+            return Err(ModelError::UndefinedDependencyKey(key));
+        }
+        let function = Function::from_wire(&function)?;
+        let mut uses = BTreeSet::new();
+        function.for_each_variable(|id| {
+            uses.insert(id);
+        });
+        nodes.insert(key);
+        nodes.extend(uses.iter().copied());
+        graph.insert(key, uses);
+        assignments.insert(key, function);
+    }
+    // Depth-first search for a cycle, iteratively (hostile inputs can be deep).
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        Active,
+        Done,
+    }
+    let mut marks: BTreeMap<u64, Mark> = BTreeMap::new();
+    for &start in graph.keys() {
+        if marks.contains_key(&start) {
+            continue;
+        }
+        let mut stack: Vec<(u64, Vec<u64>)> =
+            vec![(start, graph[&start].iter().copied().collect())];
+        marks.insert(start, Mark::Active);
+        while let Some((node, next)) = stack.last_mut() {
+            match next.pop() {
+                Some(child) => match marks.get(&child) {
+                    Some(Mark::Active) => return Err(ModelError::CyclicDependency(child)),
+                    Some(Mark::Done) => {}
+                    None => {
+                        marks.insert(child, Mark::Active);
+                        let children = graph
+                            .get(&child)
+                            .map(|s| s.iter().copied().collect())
+                            .unwrap_or_default();
+                        stack.push((child, children));
+                    }
+                },
+                None => {
+                    marks.insert(*node, Mark::Done);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    let edges = graph.values().map(BTreeSet::len).sum();
+    Ok(AcyclicAssignments {
+        assignments,
+        nodes: nodes.len(),
+        edges,
+    })
+}
+
+pub(super) fn consume<O: EntityObserver + ?Sized>(
+    mut batches: impl Iterator<Item = Batch>,
+    max_element: Option<u64>,
+    group_by: GroupBy,
+    aggregate: &mut Aggregate,
+    observer: &mut O,
+) -> Result<InstanceSummary, InstanceError> {
+    let mut state = State::default();
+    let mut families = Families::new(group_by);
+    // The singular fields and maps, re-encoded in stream order: decoded at the
+    // end as an Instance whose entity lists are empty, prost applying
+    // protobuf's merge and last-entry-wins rules.
+    let mut rest = Vec::new();
+    let end = 'stream: loop {
+        let Some(batch) = batches.next() else {
+            unreachable!("the stream always ends with End or an error")
+        };
+        let _span = trace::span(Phase::Check);
+        for item in batch {
+            match item? {
+                Item::Variable(v, cost) => {
+                    if !state.variables.insert(v.id) {
+                        return Err(ModelError::DuplicateVariable(v.id).into());
+                    }
+                    state.summary.variables += 1;
+                    families.see(v.name.as_deref())?;
+                    observer.variable(&v, cost);
+                }
+                Item::Constraint(c, cost) => {
+                    state.new_constraint(c.id)?;
+                    state.constraints.insert(c.id);
+                    state.uses(User::Constraint(c.id), &c.function)?;
+                    state.summary.constraints += 1;
+                    families.see(c.name.as_deref())?;
+                    state.summary.terms += c.function.stored_terms() as u64;
+                    observer.constraint(&c, cost);
+                }
+                Item::Removed(r, cost) => {
+                    let id = r.constraint.id;
+                    state.new_constraint(id)?;
+                    state.removed.insert(id);
+                    // 2.9.3 does not check the variables of removed constraints.
+                    state.summary.removed_constraints += 1;
+                    families.see(r.constraint.name.as_deref())?;
+                    state.summary.terms += r.constraint.function.stored_terms() as u64;
+                    observer.removed_constraint(&r, cost);
+                }
+                Item::Named(n, cost) => {
+                    if !state.named_functions.insert(n.id) {
+                        return Err(ModelError::DuplicateNamedFunction(n.id).into());
+                    }
+                    state.uses(User::NamedFunction(n.id), &n.function)?;
+                    state.summary.named_functions += 1;
+                    observer.named_function(&n, cost);
+                }
+                Item::Rest(bytes) => {
+                    // Merged, they are decoded as one message: one element.
+                    if let Some(limit) =
+                        max_element.filter(|&limit| (rest.len() + bytes.len()) as u64 > limit)
+                    {
+                        return Err(InstanceError::SingularTooLarge { limit });
+                    }
+                    rest.extend_from_slice(&bytes)
+                }
+                Item::End(offset) => break 'stream offset,
+            }
+        }
+    };
+    drop(batches);
+    let _span = trace::span(Phase::Check);
+    state.summary.wire_bytes = end;
+    let pb::Instance {
+        description,
+        decision_variables: _,
+        objective,
+        constraints: _,
+        sense: _, // any value is accepted (unknown ones read as minimize); it costs 1 byte
+        parameters,
+        constraint_hints,
+        removed_constraints: _,
+        decision_variable_dependency,
+        named_functions: _,
+        annotations,
+        format_version,
+    } = pb::Instance::decode(rest.as_slice()).map_err(|source| InstanceError::Decode {
+        field: "the instance's singular fields",
+        offset: end,
+        source,
+    })?;
+    drop(rest);
+
+    if format_version > 0 {
+        return Err(ModelError::FormatVersion(format_version).into());
+    }
+
+    let wire_objective = objective.ok_or(ModelError::MissingObjective)?;
+    let objective = Function::from_wire(&wire_objective)?;
+    let objective_waste = FileWaste::of(&wire_objective, &objective);
+    drop(wire_objective);
+    state.uses(User::Objective, &objective)?;
+    state.summary.terms += objective.stored_terms() as u64;
+    if let Some((user, id)) = state
+        .pending
+        .iter()
+        .find(|(_, id)| !state.variables.contains(id))
+    {
+        return Err(ModelError::UndefinedVariable {
+            owner: user.to_string(),
+            id: *id,
+        }
+        .into());
+    }
+    let hints = check_hints(constraint_hints.unwrap_or_default(), &state)?;
+    let dependency = check_dependency(decision_variable_dependency, &state)?;
+    let parameters = Parameters(parameters.map(|p| p.entries));
+    let description = Description(description);
+    let annotations = Annotations::from_wire(annotations)?;
+
+    let singular = Singular {
+        objective: &objective,
+        objective_bytes: objective.bytes() as u64,
+        objective_waste,
+        hints: &hints,
+        dependency: &dependency,
+        parameters: &parameters,
+        description: &description,
+        annotations: &annotations,
+    };
+    visit_instance_parts(&singular, aggregate);
+    observer.finish(&singular);
+    Ok(state.summary)
+}
+
+/// Distinct variable ids that may wait for their definition: a hostile
+/// stream of references to undefined variables costs memory per distinct
+/// id, up to this.
+pub const MAX_PENDING: usize = 1 << 18;
+
+impl State {
+    fn uses(&mut self, user: User, function: &Function) -> Result<(), InstanceError> {
+        let mut fresh = false;
+        function.for_each_variable(|id| {
+            if !self.variables.contains(&id) && self.pending_ids.insert(id) {
+                self.pending.push((user, id));
+                fresh = true;
+            }
+        });
+        if fresh && self.pending.len() > MAX_PENDING {
+            // Those defined since no longer wait.
+            let variables = &self.variables;
+            self.pending.retain(|(_, id)| !variables.contains(id));
+            if self.pending.len() > MAX_PENDING {
+                return Err(InstanceError::TooManyPending { cap: MAX_PENDING });
+            }
+        }
+        Ok(())
+    }
+
+    fn new_constraint(&mut self, id: u64) -> Result<(), ModelError> {
+        if self.constraints.contains(&id) || self.removed.contains(&id) {
+            return Err(ModelError::DuplicateConstraint(id));
+        }
+        Ok(())
+    }
+}
+
+/// A cheap hasher for integer ids (a multiply and a rotate).
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// A set of ids: a bitmap for the dense low ids that real instances use
+/// (one bit each, about 1 ns a lookup), a hash set for the rest.
+#[derive(Default, Clone)]
+pub struct IdSet {
+    bits: Vec<u64>,
+    others: HashSet<u64, BuildHasherDefault<IdHasher>>,
+}
+
+/// Ids below this go to the bitmap (at most 16 MiB of bits).
+const BITMAP_IDS: u64 = 1 << 27;
+
+impl IdSet {
+    pub fn contains(&self, id: &u64) -> bool {
+        let id = *id;
+        if id < BITMAP_IDS {
+            self.bits
+                .get((id / 64) as usize)
+                .is_some_and(|w| w & (1 << (id % 64)) != 0)
+        } else {
+            self.others.contains(&id)
+        }
+    }
+
+    /// Adds `id`; false if it was already there.
+    pub fn insert(&mut self, id: u64) -> bool {
+        if id < BITMAP_IDS {
+            let word = (id / 64) as usize;
+            if word >= self.bits.len() {
+                // Grow geometrically so a long ascending run stays linear.
+                self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
+            }
+            let mask = 1 << (id % 64);
+            let fresh = self.bits[word] & mask == 0;
+            self.bits[word] |= mask;
+            fresh
+        } else {
+            self.others.insert(id)
+        }
+    }
+}
+
+/// Who used a variable, for the error message when it turns out undefined.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum User {
+    Objective,
+    Constraint(u64),
+    NamedFunction(u64),
+}
+
+impl std::fmt::Display for User {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            User::Objective => write!(f, "the objective"),
+            User::Constraint(id) => write!(f, "constraint {id}"),
+            User::NamedFunction(id) => write!(f, "named function {id}"),
+        }
+    }
+}
+
+#[derive(Default)]
+pub(super) struct State {
+    variables: IdSet,
+    constraints: IdSet,
+    removed: IdSet,
+    named_functions: IdSet,
+    /// Variables used before (or without) their definition: each distinct
+    /// id once, with its first user, in order of first use.
+    pending: Vec<(User, u64)>,
+    pending_ids: IdSet,
+    summary: InstanceSummary,
+}
