@@ -19,9 +19,11 @@ use serde_json::json;
 
 use super::hash::{finish128, term128, BuildPrehashed};
 use super::{details, sample, EntityKind, Finding, Measure, Samples};
-use crate::model::{Constraint, FileWaste, Function};
+use crate::model::{function, Constraint, FileWaste, Function};
 use crate::pass::{NamedFunction, Singular};
 use crate::units::human;
+mod shape;
+use shape::{shape, Shape};
 
 pub const IDENTICAL: &str = "identical-functions";
 pub const MATRIX: &str = "representation-csr";
@@ -37,137 +39,11 @@ pub const CSR_ROW: u64 = 8;
 pub const CSR_ID: u64 = 8;
 pub const CSR_COEFFICIENT: u64 = 8;
 /// OMMX 2.9.3's function layout: the terms container, then per term.
-const TERMS_STACK: u64 = 32;
-const LINEAR_TERM: u64 = 24;
-const QUADRATIC_TERM: u64 = 32;
 
-/// Every stored monomial as (sorted ids, coefficient), constant first.
-fn for_each_monomial(f: &Function, mut visit: impl FnMut(&[u64], f64)) {
-    match f {
-        Function::Zero => {}
-        Function::Constant(c) => visit(&[], *c),
-        Function::Linear { terms, constant } => {
-            if *constant != 0.0 {
-                visit(&[], *constant);
-            }
-            for &(id, c) in terms {
-                visit(&[id], c);
-            }
-        }
-        Function::Quadratic {
-            quadratic,
-            linear,
-            constant,
-        } => {
-            if *constant != 0.0 {
-                visit(&[], *constant);
-            }
-            for &(id, c) in linear {
-                visit(&[id], c);
-            }
-            for &((a, b), c) in quadratic {
-                visit(&[a, b], c);
-            }
-        }
-        Function::Polynomial { terms } => {
-            for (ids, c) in terms {
-                visit(ids, *c);
-            }
-        }
-    }
-}
-
-/// The coefficient of the smallest monomial (by degree, then ids).
-fn pivot(f: &Function) -> f64 {
-    match f {
-        Function::Zero => 1.0,
-        Function::Constant(c) => *c,
-        Function::Linear { terms, constant } => {
-            if *constant != 0.0 {
-                *constant
-            } else {
-                terms.first().map_or(1.0, |t| t.1)
-            }
-        }
-        Function::Quadratic {
-            quadratic,
-            linear,
-            constant,
-        } => {
-            if *constant != 0.0 {
-                *constant
-            } else if let Some(t) = linear.first() {
-                t.1
-            } else {
-                quadratic.first().map_or(1.0, |t| t.1)
-            }
-        }
-        Function::Polynomial { terms } => terms
-            .iter()
-            .min_by(|a, b| a.0.len().cmp(&b.0.len()).then_with(|| a.0.cmp(&b.0)))
-            .map_or(1.0, |t| t.1),
-    }
-}
-
-/// Rounds to 32 significant bits, so quotients that differ only by
-/// floating-point noise compare equal.
-fn quantize(x: f64) -> u64 {
-    const DROP: u32 = 20;
-    (x.to_bits().wrapping_add(1 << (DROP - 1))) & !((1u64 << DROP) - 1)
-}
-
-/// What the rules need to know about one function.
-#[derive(Debug, Clone, Copy)]
-struct Shape {
-    bytes: u64,
-    terms: u64,
-    degree: usize,
-    csr: u64,
-    /// Bytes in the cheapest variant its degree allows.
-    minimal: u64,
-    /// The variant the minimal bytes are for.
-    minimal_variant: &'static str,
-    exact: u128,
-    scaled: u128,
-    pivot: f64,
-}
-
-fn shape(f: &Function, fingerprint: bool) -> Shape {
-    let pivot = pivot(f);
-    let (mut exact, mut scaled) = (0u128, 0u128);
-    let (mut degree, mut monomials, mut csr) = (0, 0u64, CSR_ROW);
-    for_each_monomial(f, |ids, c| {
-        degree = degree.max(ids.len());
-        monomials += 1;
-        csr += CSR_ID * ids.len() as u64 + CSR_COEFFICIENT;
-        if fingerprint {
-            exact = exact.wrapping_add(term128(ids, c.to_bits()));
-            scaled = scaled.wrapping_add(term128(ids, quantize(c / pivot)));
-        }
-    });
-    let bytes = f.bytes() as u64;
-    let terms = f.stored_terms() as u64;
-    let (minimal, minimal_variant) = match f {
-        Function::Quadratic { .. } | Function::Polynomial { .. } if degree <= 1 => {
-            (TERMS_STACK + LINEAR_TERM * terms, "Linear")
-        }
-        Function::Polynomial { .. } if degree == 2 => {
-            (TERMS_STACK + QUADRATIC_TERM * terms, "Quadratic")
-        }
-        _ => (bytes, f.variant_name()),
-    };
-    Shape {
-        bytes,
-        terms,
-        degree,
-        csr,
-        minimal,
-        minimal_variant,
-        exact: finish128(exact, monomials),
-        scaled: finish128(scaled, monomials),
-        pivot,
-    }
-}
+const TERMS_STACK: u64 = function::TERMS_STACK as u64;
+const LINEAR_TERM: u64 = function::LINEAR_TERM as u64;
+const QUADRATIC_TERM: u64 = function::QUADRATIC_TERM as u64;
+const POLYNOMIAL_TERM: u64 = function::POLYNOMIAL_TERM as u64;
 
 /// Constraints sharing one function up to a scalar factor.
 #[derive(Debug)]
@@ -528,7 +404,7 @@ impl FunctionTally {
             sample: self.variants.samples.0.clone(),
             suggestion: format!(
                 "Write functions of degree ≤ 1 as Linear ({LINEAR_TERM} B a term) and of degree \
-                 2 as Quadratic ({QUADRATIC_TERM} B a term) rather than Polynomial (48 B a \
+                 2 as Quadratic ({QUADRATIC_TERM} B a term) rather than Polynomial ({POLYNOMIAL_TERM} B a \
                  term); OMMX keeps the variant the file uses."
             ),
             details: details([

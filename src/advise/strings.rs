@@ -16,22 +16,30 @@ use serde_json::json;
 
 use super::hash::{bytes128, BuildPrehashed};
 use super::{details, sample, EntityKind, Finding, Measure, Sample, Severity, SAMPLES};
+use crate::model::entities::DESCRIPTION_NONE;
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::pass::{Cost, Singular};
-use crate::profile::collections::{FNV_HASHMAP_STACK, HASHMAP_STACK, STRING_STACK, VEC_STACK};
+use crate::profile::collections::{
+    FNV_HASHMAP_STACK, HASHMAP_STACK, OPTION_STRING_NONE, STRING_STACK, VEC_STACK,
+};
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path};
 use crate::units::human;
+mod pool;
+pub use pool::StringPool;
 
 pub const METADATA: &str = "metadata-overhead";
 pub const DUPLICATES: &str = "duplicate-strings";
 
 /// Metadata of a variable or constraint with every field empty: name and
-/// description `None` (24 each), no subscripts (24), no parameters (32).
-pub const EMPTY_ENTITY_METADATA: u64 = 104;
-/// A removed constraint adds an empty reason (24) and reason parameters (32).
-pub const EMPTY_REMOVED_METADATA: u64 = EMPTY_ENTITY_METADATA + 24 + 32;
+/// description `None`, no subscripts, no parameters (OMMX's layout, as the
+/// accounting counts it).
+pub const EMPTY_ENTITY_METADATA: u64 =
+    (2 * OPTION_STRING_NONE.base + VEC_STACK + FNV_HASHMAP_STACK) as u64;
+/// A removed constraint adds an empty reason and reason parameters.
+pub const EMPTY_REMOVED_METADATA: u64 =
+    EMPTY_ENTITY_METADATA + (STRING_STACK + FNV_HASHMAP_STACK) as u64;
 /// `Instance.description` when absent, and `Instance.annotations` when empty.
-const EMPTY_DESCRIPTION: u64 = 168;
+const EMPTY_DESCRIPTION: u64 = DESCRIPTION_NONE.base as u64;
 const EMPTY_ANNOTATIONS: u64 = HASHMAP_STACK as u64;
 
 fn option_string(s: Option<&str>) -> u64 {
@@ -453,190 +461,6 @@ const ROLE_PATHS: [&str; 19] = [
     "Instance.annotations;HashMap[key]",
     "Instance.annotations",
 ];
-
-/// One distinct string: how often, where, and (once it repeats) its text.
-#[derive(Debug)]
-struct Entry {
-    count: u64,
-    len: u64,
-    roles: u32,
-    first_kind: EntityKind,
-    first_id: Option<u64>,
-    /// Kept from the second occurrence on: only repeated text is held.
-    text: Option<Box<str>>,
-}
-
-/// Every non-empty metadata string, by fingerprint.
-#[derive(Debug, Default)]
-pub struct StringPool {
-    entries: HashMap<u128, Entry, BuildPrehashed>,
-}
-
-impl StringPool {
-    fn add(&mut self, text: &str, role: Role, kind: EntityKind, id: Option<u64>) {
-        if text.is_empty() {
-            return;
-        }
-        let entry = self
-            .entries
-            .entry(bytes128(text.as_bytes()))
-            .or_insert_with(|| Entry {
-                count: 0,
-                len: text.len() as u64,
-                roles: 0,
-                first_kind: kind,
-                first_id: id,
-                text: None,
-            });
-        entry.count += 1;
-        entry.roles |= 1 << role;
-        if entry.count == 2 {
-            entry.text = Some(text.into());
-        }
-    }
-
-    fn entity(
-        &mut self,
-        kind: EntityKind,
-        id: u64,
-        roles: &RoleSet,
-        name: Option<&str>,
-        description: Option<&str>,
-        parameters: &BTreeMap<String, String>,
-    ) {
-        if let Some(name) = name {
-            self.add(name, roles.name, kind, Some(id));
-        }
-        if let Some(description) = description {
-            self.add(description, roles.description, kind, Some(id));
-        }
-        for (key, value) in parameters {
-            self.add(key, roles.key, kind, Some(id));
-            self.add(value, roles.value, kind, Some(id));
-        }
-    }
-
-    pub fn variable(&mut self, v: &DecisionVariable) {
-        self.entity(
-            EntityKind::Variable,
-            v.id,
-            &VARIABLE_ROLES,
-            v.name.as_deref(),
-            v.description.as_deref(),
-            &v.parameters,
-        );
-    }
-
-    pub fn constraint(&mut self, c: &Constraint, kind: EntityKind, roles: &RoleSet) {
-        self.entity(
-            kind,
-            c.id,
-            roles,
-            c.name.as_deref(),
-            c.description.as_deref(),
-            &c.parameters,
-        );
-    }
-
-    pub fn removed(&mut self, r: &RemovedConstraint) {
-        let kind = EntityKind::RemovedConstraint;
-        let id = Some(r.constraint.id);
-        self.constraint(&r.constraint, kind, &REMOVED_ROLES);
-        self.add(&r.removed_reason, ROLE_REASON, kind, id);
-        for (key, value) in &r.removed_reason_parameters {
-            self.add(key, ROLE_REASON_KEY, kind, id);
-            self.add(value, ROLE_REASON_VALUE, kind, id);
-        }
-    }
-
-    pub fn instance(&mut self, singular: &Singular<'_>) {
-        let kind = EntityKind::Instance;
-        if let Some(d) = &singular.description.0 {
-            let texts = [
-                &d.name,
-                &d.description,
-                &d.created_by,
-                &d.created,
-                &d.license,
-                &d.dataset,
-            ];
-            for text in texts.into_iter().flatten() {
-                self.add(text, ROLE_DESCRIPTION, kind, None);
-            }
-            for author in &d.authors {
-                self.add(author, ROLE_AUTHOR, kind, None);
-            }
-        }
-        for (key, value) in &singular.annotations.0 {
-            self.add(key, ROLE_ANNOTATION_KEY, kind, None);
-            self.add(value, ROLE_ANNOTATION_VALUE, kind, None);
-        }
-    }
-
-    /// Saving if each distinct string's text were stored once: every
-    /// occurrence keeps its 24-byte `String` handle (now shared), the
-    /// repeated copies of the text go, `(count - 1) * len` per string.
-    pub fn finding(&self) -> Option<Finding> {
-        let mut repeated: Vec<(&Entry, u64)> = Vec::new();
-        let (mut concerned, mut saving, mut occurrences, mut roles) = (0, 0, 0, 0u32);
-        for entry in self.entries.values().filter(|e| e.count > 1) {
-            let save = (entry.count - 1) * entry.len;
-            concerned += entry.count * (STRING_STACK as u64 + entry.len);
-            saving += save;
-            occurrences += entry.count;
-            roles |= entry.roles;
-            repeated.push((entry, save));
-        }
-        if saving == 0 {
-            return None;
-        }
-        let distinct = repeated.len();
-        repeated.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.text.cmp(&b.0.text)));
-        let sample = repeated
-            .iter()
-            .take(SAMPLES)
-            .map(|(e, save)| {
-                let text = e.text.as_deref().unwrap_or_default();
-                Sample {
-                    entity: e.first_kind.label(),
-                    id: e.first_id,
-                    name: None,
-                    detail: format!(
-                        "{:?} stored {} times ({save} B of repeated text); first here",
-                        super::quote(text),
-                        e.count
-                    ),
-                }
-            })
-            .collect();
-        let paths = (0..ROLE_PATHS.len())
-            .filter(|r| roles & (1 << r) != 0)
-            .map(|r| ROLE_PATHS[r].to_string())
-            .collect();
-        Some(Finding {
-            rule: DUPLICATES,
-            measure: Measure::Logical,
-            title: format!(
-                "{distinct} distinct strings are stored {occurrences} times; their repeated \
-                 text takes {}",
-                human(saving)
-            ),
-            bytes_concerned: concerned,
-            saving_bytes: saving,
-            severity: None,
-            paths,
-            sample,
-            suggestion: "Store each distinct string once and share it (intern it: an Arc<str> \
-                or an index into a string table); a name repeated across many entities often \
-                fits better as one name with subscripts."
-                .to_string(),
-            details: details([
-                ("distinct_repeated_strings", json!(distinct)),
-                ("occurrences", json!(occurrences)),
-            ]),
-        })
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::diff::{Diff, DiffNode};
 use crate::profile::Aggregate;
-use crate::render::layer_frame;
+use crate::report::layer_frame;
 use crate::report::InstanceSummary;
 use crate::source::Source;
 use crate::units::{human, signed_human, signed_percent, thousands};

@@ -198,7 +198,10 @@ pub fn run(args: CheckArgs) -> Result<()> {
         let _ = writeln!(stderr, "{}", crate::render::escape_control(&w));
     }
     if args.update_baseline {
-        let baseline = args.baseline.as_deref().expect("clap requires --baseline");
+        let baseline = args
+            .baseline
+            .as_deref()
+            .expect("--update-baseline requires --baseline");
         for (file, new) in &profiles {
             let target = baselines.target(Path::new(file), baseline)?;
             let profile = Profile::of(&new.report, Account::Memory);

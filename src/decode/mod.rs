@@ -6,7 +6,6 @@
 //! The input kind is decided by content, never by the file name.
 
 pub mod archive;
-pub mod baseline;
 pub mod error;
 pub mod folded;
 pub mod limits;

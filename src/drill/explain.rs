@@ -15,7 +15,7 @@ use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::pass::{visit_entity_entry, visit_instance_parts, Cost, EntityObserver, Singular};
 use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::{Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
-use crate::render::Profile;
+use crate::report::Profile;
 
 /// The leaves below an asked path that share a leaf path and a rule.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -39,10 +39,10 @@ pub enum Function {
 
 /// Stack size of OMMX's `PolynomialBase` and the bytes one stored term adds,
 /// per variant.
-const TERMS_STACK: usize = 32;
-const LINEAR_TERM: usize = 24;
-const QUADRATIC_TERM: usize = 32;
-const POLYNOMIAL_TERM: usize = 48;
+pub const TERMS_STACK: usize = 32;
+pub const LINEAR_TERM: usize = 24;
+pub const QUADRATIC_TERM: usize = 32;
+pub const POLYNOMIAL_TERM: usize = 48;
 const CONSTANT_BYTES: usize = 40;
 
 pub const ZERO_RULE: Rule = Rule::fixed("a Zero function", "functions", CONSTANT_BYTES);

@@ -4,10 +4,10 @@
 //! validation rules and implements [`LogicalMemoryProfile`] with OMMX's frame
 //! names, so that a traversal reproduces `Instance.logical_memory_profile()`.
 //! Cross-entity rules (undefined variables, duplicate ids, hints, the
-//! dependency graph) live in [`crate::decode::instance`], which sees the
+//! dependency graph) live in the pass (`pass/validate.rs`), which sees the
 //! whole stream.
 
-mod entities;
+pub mod entities;
 pub mod function;
 pub mod v2;
 

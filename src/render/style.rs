@@ -1,4 +1,4 @@
-//! Colour in the human formats, in clap's help styling: labels bold, a
+//! Colour in the human formats, in the help's styling: labels bold, a
 //! verdict green or red. Off unless the command line turns it on
 //! (`--color`, see `cli`), so the library, and the Python package built on
 //! it, never write escape codes into text they hand back.

@@ -209,7 +209,7 @@ impl Account {
     /// The JSON `accounting` field.
     pub fn describe(self) -> &'static str {
         match self {
-            Account::Memory => "ommx 2.9.3 logical_memory_profile",
+            Account::Memory => Accounting::Ommx29.describe(),
             Account::Wire => "protobuf wire bytes",
         }
     }

@@ -186,7 +186,7 @@ pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
         annotations,
         ..pb::Instance::default()
     };
-    let instance = build(message, false)?;
+    let instance = build::build(message, false)?;
 
     let dependent = |f: &Func| {
         let mut used = None;

@@ -1,5 +1,5 @@
 //! Baselines: the JSON document of `memprof inspect --format json`
-//! ([`crate::render::json::Document`]) read back into a [`Report`], so a
+//! (written by `render/json.rs` in [`crate::report::envelope::Envelope`]) read back into a [`Report`], so a
 //! profile saved earlier can stand wherever an instance is accepted by
 //! `diff` and `check`.
 //!
@@ -15,19 +15,16 @@ use std::collections::HashSet;
 
 use serde::Deserialize;
 
-use super::{
-    Accounting, Container, Document, InstanceSummary, ProfiledInstance, Report, Schema, Selection,
-};
+use crate::decode::Selection;
 use crate::profile::{Aggregate, Frame, NodeId};
-use crate::render::layer_frame;
 use crate::report::envelope::SCHEMA_VERSION;
+use crate::report::{
+    layer_frame, Accounting, Container, Document, InstanceSummary, ProfiledInstance, Report, Schema,
+};
 
 /// Largest baseline file read: a baseline takes about four times its size
 /// in memory while it is parsed and rebuilt.
 pub const MAX_BASELINE: u64 = 256 << 20;
-
-/// The accounting a baseline must have been made with.
-pub const ACCOUNTING: &str = "ommx 2.9.3 logical_memory_profile";
 
 /// Why a JSON file is not a usable baseline. Messages do not repeat the file
 /// name; the caller puts it in front.
@@ -41,13 +38,13 @@ pub enum BaselineError {
     NotBaseline(String),
     #[error("baseline schema_version {found} is not supported (this memprof reads {SCHEMA_VERSION}); regenerate it with `memprof inspect --format json`")]
     Version { found: u64 },
-    #[error("baseline was made with accounting {found:?}, this memprof uses {ACCOUNTING:?}")]
+    #[error("baseline was made with accounting {found:?}, this memprof uses {:?}", Accounting::Ommx29.describe())]
     Accounting { found: String },
     #[error("malformed baseline: {0}")]
     Malformed(String),
-    #[error("the baseline is larger than {}, the --max-decompressed limit (which also bounds baseline files); raise it if the file is trusted", super::limits::size_text(*.0))]
+    #[error("the baseline is larger than {}, the --max-decompressed limit (which also bounds baseline files); raise it if the file is trusted", crate::decode::limits::size_text(*.0))]
     TooLarge(u64),
-    #[error("the baseline is larger than {}, memprof's limit for baseline files (one of 65,536 name families is about 220 MB); it takes several times its size in memory", super::limits::size_text(MAX_BASELINE))]
+    #[error("the baseline is larger than {}, memprof's limit for baseline files (one of 65,536 name families is about 220 MB); it takes several times its size in memory", crate::decode::limits::size_text(MAX_BASELINE))]
     TooBig,
     #[error("--layer {requested} is out of range: the baseline has {available} instance layer(s)")]
     LayerOutOfRange { requested: usize, available: usize },
@@ -186,7 +183,7 @@ pub fn parse(
     let doc: BaselineDoc =
         serde_json::from_slice(bytes).map_err(|e| BaselineError::NotBaseline(e.to_string()))?;
     let known = [
-        ACCOUNTING,
+        Accounting::Ommx29.describe(),
         Accounting::Ommx30.describe(),
         crate::report::view::MIXED_ACCOUNTING,
     ];
@@ -313,7 +310,7 @@ fn insert(aggregate: &mut Aggregate, parent: NodeId, node: &NodeDoc) {
 
 /// Rebuilds one aggregate per instance layer: a single layer owns the whole
 /// tree; several each own the root child named by their layer frame (the
-/// inverse of [`crate::render::Profile::new`]).
+/// inverse of [`crate::report::Profile::new`]).
 fn split_layers(doc: &BaselineDoc) -> Result<Vec<ProfiledInstance>, BaselineError> {
     let accounting = if doc.accounting == Accounting::Ommx30.describe() {
         Accounting::Ommx30
@@ -378,7 +375,7 @@ mod tests {
         serde_json::json!({
             "schema_version": 1,
             "tool": "memprof test",
-            "accounting": ACCOUNTING,
+            "accounting": Accounting::Ommx29.describe(),
             "input": {"name": "x.pb", "container": "raw", "gzip": false, "file_bytes": 10},
             "layers": [{"index": null, "title": null, "summary": {
                 "variables": 1, "constraints": 2, "removed_constraints": 0,

@@ -13,10 +13,12 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::decode::baseline::{self, BaselineError, BaselineInfo};
+pub mod baseline;
+
 use crate::decode::{self, Input, Report, Selection};
 use crate::pass::{self, Pass, Reading};
 use crate::report::{Account, Profile};
+use baseline::{BaselineError, BaselineInfo};
 
 /// How each input of a command is profiled.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -69,7 +71,7 @@ impl Source {
         match &self.baseline {
             Some(info) => format!(
                 "baseline of {}, {layers}",
-                crate::render::escape_control(&info.input)
+                crate::report::escape_control(&info.input)
             ),
             None => layers,
         }

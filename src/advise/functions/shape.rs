@@ -1,0 +1,132 @@
+//! A function's shape: its monomials, its pivot coefficient and the
+//! fingerprint that finds functions equal up to a scalar factor.
+
+use super::*;
+
+/// Every stored monomial as (sorted ids, coefficient), constant first.
+fn for_each_monomial(f: &Function, mut visit: impl FnMut(&[u64], f64)) {
+    match f {
+        Function::Zero => {}
+        Function::Constant(c) => visit(&[], *c),
+        Function::Linear { terms, constant } => {
+            if *constant != 0.0 {
+                visit(&[], *constant);
+            }
+            for &(id, c) in terms {
+                visit(&[id], c);
+            }
+        }
+        Function::Quadratic {
+            quadratic,
+            linear,
+            constant,
+        } => {
+            if *constant != 0.0 {
+                visit(&[], *constant);
+            }
+            for &(id, c) in linear {
+                visit(&[id], c);
+            }
+            for &((a, b), c) in quadratic {
+                visit(&[a, b], c);
+            }
+        }
+        Function::Polynomial { terms } => {
+            for (ids, c) in terms {
+                visit(ids, *c);
+            }
+        }
+    }
+}
+
+/// The coefficient of the smallest monomial (by degree, then ids).
+fn pivot(f: &Function) -> f64 {
+    match f {
+        Function::Zero => 1.0,
+        Function::Constant(c) => *c,
+        Function::Linear { terms, constant } => {
+            if *constant != 0.0 {
+                *constant
+            } else {
+                terms.first().map_or(1.0, |t| t.1)
+            }
+        }
+        Function::Quadratic {
+            quadratic,
+            linear,
+            constant,
+        } => {
+            if *constant != 0.0 {
+                *constant
+            } else if let Some(t) = linear.first() {
+                t.1
+            } else {
+                quadratic.first().map_or(1.0, |t| t.1)
+            }
+        }
+        Function::Polynomial { terms } => terms
+            .iter()
+            .min_by(|a, b| a.0.len().cmp(&b.0.len()).then_with(|| a.0.cmp(&b.0)))
+            .map_or(1.0, |t| t.1),
+    }
+}
+
+/// Rounds to 32 significant bits, so quotients that differ only by
+/// floating-point noise compare equal.
+fn quantize(x: f64) -> u64 {
+    const DROP: u32 = 20;
+    (x.to_bits().wrapping_add(1 << (DROP - 1))) & !((1u64 << DROP) - 1)
+}
+
+/// What the rules need to know about one function.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Shape {
+    pub(super) bytes: u64,
+    pub(super) terms: u64,
+    pub(super) degree: usize,
+    pub(super) csr: u64,
+    /// Bytes in the cheapest variant its degree allows.
+    pub(super) minimal: u64,
+    /// The variant the minimal bytes are for.
+    pub(super) minimal_variant: &'static str,
+    pub(super) exact: u128,
+    pub(super) scaled: u128,
+    pub(super) pivot: f64,
+}
+
+pub(super) fn shape(f: &Function, fingerprint: bool) -> Shape {
+    let pivot = pivot(f);
+    let (mut exact, mut scaled) = (0u128, 0u128);
+    let (mut degree, mut monomials, mut csr) = (0, 0u64, CSR_ROW);
+    for_each_monomial(f, |ids, c| {
+        degree = degree.max(ids.len());
+        monomials += 1;
+        csr += CSR_ID * ids.len() as u64 + CSR_COEFFICIENT;
+        if fingerprint {
+            exact = exact.wrapping_add(term128(ids, c.to_bits()));
+            scaled = scaled.wrapping_add(term128(ids, quantize(c / pivot)));
+        }
+    });
+    let bytes = f.bytes() as u64;
+    let terms = f.stored_terms() as u64;
+    let (minimal, minimal_variant) = match f {
+        Function::Quadratic { .. } | Function::Polynomial { .. } if degree <= 1 => {
+            (TERMS_STACK + LINEAR_TERM * terms, "Linear")
+        }
+        Function::Polynomial { .. } if degree == 2 => {
+            (TERMS_STACK + QUADRATIC_TERM * terms, "Quadratic")
+        }
+        _ => (bytes, f.variant_name()),
+    };
+    Shape {
+        bytes,
+        terms,
+        degree,
+        csr,
+        minimal,
+        minimal_variant,
+        exact: finish128(exact, monomials),
+        scaled: finish128(scaled, monomials),
+        pivot,
+    }
+}

@@ -1,0 +1,188 @@
+//! The distinct strings of an instance, counted by role, for the
+//! duplicate-strings rule.
+
+use super::*;
+
+/// One distinct string: how often, where, and (once it repeats) its text.
+#[derive(Debug)]
+struct Entry {
+    count: u64,
+    len: u64,
+    roles: u32,
+    first_kind: EntityKind,
+    first_id: Option<u64>,
+    /// Kept from the second occurrence on: only repeated text is held.
+    text: Option<Box<str>>,
+}
+
+/// Every non-empty metadata string, by fingerprint.
+#[derive(Debug, Default)]
+pub struct StringPool {
+    entries: HashMap<u128, Entry, BuildPrehashed>,
+}
+
+impl StringPool {
+    fn add(&mut self, text: &str, role: Role, kind: EntityKind, id: Option<u64>) {
+        if text.is_empty() {
+            return;
+        }
+        let entry = self
+            .entries
+            .entry(bytes128(text.as_bytes()))
+            .or_insert_with(|| Entry {
+                count: 0,
+                len: text.len() as u64,
+                roles: 0,
+                first_kind: kind,
+                first_id: id,
+                text: None,
+            });
+        entry.count += 1;
+        entry.roles |= 1 << role;
+        if entry.count == 2 {
+            entry.text = Some(text.into());
+        }
+    }
+
+    fn entity(
+        &mut self,
+        kind: EntityKind,
+        id: u64,
+        roles: &RoleSet,
+        name: Option<&str>,
+        description: Option<&str>,
+        parameters: &BTreeMap<String, String>,
+    ) {
+        if let Some(name) = name {
+            self.add(name, roles.name, kind, Some(id));
+        }
+        if let Some(description) = description {
+            self.add(description, roles.description, kind, Some(id));
+        }
+        for (key, value) in parameters {
+            self.add(key, roles.key, kind, Some(id));
+            self.add(value, roles.value, kind, Some(id));
+        }
+    }
+
+    pub fn variable(&mut self, v: &DecisionVariable) {
+        self.entity(
+            EntityKind::Variable,
+            v.id,
+            &VARIABLE_ROLES,
+            v.name.as_deref(),
+            v.description.as_deref(),
+            &v.parameters,
+        );
+    }
+
+    pub fn constraint(&mut self, c: &Constraint, kind: EntityKind, roles: &RoleSet) {
+        self.entity(
+            kind,
+            c.id,
+            roles,
+            c.name.as_deref(),
+            c.description.as_deref(),
+            &c.parameters,
+        );
+    }
+
+    pub fn removed(&mut self, r: &RemovedConstraint) {
+        let kind = EntityKind::RemovedConstraint;
+        let id = Some(r.constraint.id);
+        self.constraint(&r.constraint, kind, &REMOVED_ROLES);
+        self.add(&r.removed_reason, ROLE_REASON, kind, id);
+        for (key, value) in &r.removed_reason_parameters {
+            self.add(key, ROLE_REASON_KEY, kind, id);
+            self.add(value, ROLE_REASON_VALUE, kind, id);
+        }
+    }
+
+    pub fn instance(&mut self, singular: &Singular<'_>) {
+        let kind = EntityKind::Instance;
+        if let Some(d) = &singular.description.0 {
+            let texts = [
+                &d.name,
+                &d.description,
+                &d.created_by,
+                &d.created,
+                &d.license,
+                &d.dataset,
+            ];
+            for text in texts.into_iter().flatten() {
+                self.add(text, ROLE_DESCRIPTION, kind, None);
+            }
+            for author in &d.authors {
+                self.add(author, ROLE_AUTHOR, kind, None);
+            }
+        }
+        for (key, value) in &singular.annotations.0 {
+            self.add(key, ROLE_ANNOTATION_KEY, kind, None);
+            self.add(value, ROLE_ANNOTATION_VALUE, kind, None);
+        }
+    }
+
+    /// Saving if each distinct string's text were stored once: every
+    /// occurrence keeps its 24-byte `String` handle (now shared), the
+    /// repeated copies of the text go, `(count - 1) * len` per string.
+    pub fn finding(&self) -> Option<Finding> {
+        let mut repeated: Vec<(&Entry, u64)> = Vec::new();
+        let (mut concerned, mut saving, mut occurrences, mut roles) = (0, 0, 0, 0u32);
+        for entry in self.entries.values().filter(|e| e.count > 1) {
+            let save = (entry.count - 1) * entry.len;
+            concerned += entry.count * (STRING_STACK as u64 + entry.len);
+            saving += save;
+            occurrences += entry.count;
+            roles |= entry.roles;
+            repeated.push((entry, save));
+        }
+        if saving == 0 {
+            return None;
+        }
+        let distinct = repeated.len();
+        repeated.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.text.cmp(&b.0.text)));
+        let sample = repeated
+            .iter()
+            .take(SAMPLES)
+            .map(|(e, save)| {
+                let text = e.text.as_deref().unwrap_or_default();
+                Sample {
+                    entity: e.first_kind.label(),
+                    id: e.first_id,
+                    name: None,
+                    detail: format!(
+                        "{:?} stored {} times ({save} B of repeated text); first here",
+                        super::super::quote(text),
+                        e.count
+                    ),
+                }
+            })
+            .collect();
+        let paths = (0..ROLE_PATHS.len())
+            .filter(|r| roles & (1 << r) != 0)
+            .map(|r| ROLE_PATHS[r].to_string())
+            .collect();
+        Some(Finding {
+            rule: DUPLICATES,
+            measure: Measure::Logical,
+            title: format!(
+                "{distinct} distinct strings are stored {occurrences} times; their repeated \
+                 text takes {}",
+                human(saving)
+            ),
+            bytes_concerned: concerned,
+            saving_bytes: saving,
+            severity: None,
+            paths,
+            sample,
+            suggestion: "Store each distinct string once and share it (intern it: an Arc<str> \
+                or an index into a string table); a name repeated across many entities often \
+                fits better as one name with subscripts."
+                .to_string(),
+            details: details([
+                ("distinct_repeated_strings", json!(distinct)),
+                ("occurrences", json!(occurrences)),
+            ]),
+        })
+    }
+}

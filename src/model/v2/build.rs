@@ -1,0 +1,423 @@
+//! Decoding an `ommx.v2.Instance` and building the model from it, with OMMX
+//! 3.0's validation (`from_v2_bytes`).
+
+use super::*;
+
+/// Decodes and validates an `ommx.v2.Instance` payload.
+pub fn decode(bytes: &[u8]) -> Result<Instance, V2Error> {
+    use prost::Message;
+    let message = pb::Instance::decode(bytes).map_err(|e| V2Error::Decode(e.to_string()))?;
+    from_wire(message)
+}
+
+fn function(f: Option<&pb1::Function>, what: impl Fn() -> String) -> Result<Func, V2Error> {
+    match f {
+        None => Err(V2Error::MissingFunction { what: what() }),
+        Some(f) => Func::from_wire(f, &what),
+    }
+}
+
+fn equality(value: i32, what: impl Fn() -> String) -> Result<(), V2Error> {
+    match value {
+        1 | 2 => Ok(()),
+        _ => Err(V2Error::UnknownEquality {
+            what: what(),
+            equality: value,
+        }),
+    }
+}
+
+/// Checks every variable `f` uses is defined (`vars` is `None` where the
+/// reader does not check).
+fn uses_defined(
+    f: &Func,
+    vars: Option<&BTreeSet<u64>>,
+    owner: impl Fn() -> String,
+) -> Result<(), V2Error> {
+    let Some(vars) = vars else {
+        return Ok(());
+    };
+    let mut missing = None;
+    f.for_each_variable(|id| {
+        if missing.is_none() && !vars.contains(&id) {
+            missing = Some(id);
+        }
+    });
+    match missing {
+        Some(id) => Err(V2Error::UndefinedVariable { owner: owner(), id }),
+        None => Ok(()),
+    }
+}
+
+/// The parts shared by the four collections, with a row builder.
+struct Parts<R> {
+    active: BTreeMap<u64, R>,
+    removed: BTreeMap<u64, R>,
+    reasons: BTreeMap<u64, pb::RemovedReason>,
+    contexts: BTreeMap<u64, pb::ConstraintContext>,
+}
+
+/// Builds a collection; removed rows' references are checked only when
+/// `strict` (3.0's `from_v1_bytes` does not check them).
+fn collection<R>(
+    parts: Parts<R>,
+    what: &'static str,
+    vars: &BTreeSet<u64>,
+    strict: bool,
+    mut row: impl FnMut(u64, R, Option<&BTreeSet<u64>>) -> Result<Row, V2Error>,
+) -> Result<Collection, V2Error> {
+    let Parts {
+        active,
+        removed,
+        reasons,
+        contexts,
+    } = parts;
+    let mut out = Collection::default();
+    for (id, r) in active {
+        out.active.insert(id, row(id, r, Some(vars))?);
+    }
+    for (id, r) in removed {
+        if out.active.contains_key(&id) {
+            return Err(V2Error::ActiveAndRemoved { what, id });
+        }
+        let row = row(id, r, strict.then_some(vars))?;
+        let reason = reasons
+            .get(&id)
+            .map(|r| Reason {
+                reason: r.reason.clone(),
+                parameters: r.parameters.clone(),
+            })
+            .unwrap_or_default();
+        out.removed.insert(id, (row, reason));
+    }
+    let known = |id: &u64| out.active.contains_key(id) || out.removed.contains_key(id);
+    if let Some(&id) = reasons.keys().find(|id| !out.removed.contains_key(id)) {
+        return Err(V2Error::UndefinedRow {
+            what: "a removed reason",
+            kind: what,
+            id,
+        });
+    }
+    if let Some(&id) = contexts.keys().find(|id| !known(id)) {
+        return Err(V2Error::UndefinedRow {
+            what: "a constraint context",
+            kind: what,
+            id,
+        });
+    }
+    for (id, context) in contexts {
+        let pb::ConstraintContext { label, provenance } = context;
+        if let Some(label) = label {
+            out.labels.insert(id, label.into());
+        }
+        if !provenance.is_empty() {
+            out.provenance.insert(id, provenance.len());
+        }
+    }
+    Ok(out)
+}
+
+/// Builds the model from a decoded message, validating as `from_v2_bytes`
+/// does.
+pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
+    build(message, true)
+}
+
+/// Builds the model; `strict` is false for a message converted from v1,
+/// whose removed rows and substitutions 3.0 does not check.
+pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2Error> {
+    let pb::Instance {
+        required_features,
+        description,
+        decision_variables,
+        objective,
+        regular_constraints,
+        sense,
+        parameters,
+        indicator_constraints,
+        one_hot_constraints,
+        sos1_constraints,
+        decision_variable_dependency,
+        named_functions,
+        annotations,
+        output_objective,
+    } = message;
+    if let Some(&f) = required_features.iter().find(|&&f| !(1..=4).contains(&f)) {
+        return Err(V2Error::UnknownFeature(f));
+    }
+    // v1's unspecified sense is read as minimize (2.9.3 and 3.0 alike).
+    if strict && !(1..=2).contains(&sense) {
+        return Err(V2Error::UnknownSense(sense));
+    }
+    let mut inst = Instance {
+        description,
+        parameters: parameters.map(|p| p.entries.into_iter().collect()),
+        annotations,
+        ..Instance::default()
+    };
+    let table = decision_variables.unwrap_or_default();
+    for (&id, v) in &table.entries {
+        if !(1..=5).contains(&v.kind) {
+            return Err(V2Error::UnknownKind { id, kind: v.kind });
+        }
+        // v1's bound is optional (its kind's default then); v2's is not.
+        if strict && v.bound.is_none() {
+            return Err(V2Error::MissingBound(id));
+        }
+        // Kind, bound and fixed value are checked as 2.9.3 checks a v1
+        // variable's (3.0 shares those rules).
+        let as_v1 = pb1::DecisionVariable {
+            id,
+            kind: v.kind,
+            bound: v.bound,
+            substituted_value: table.fixed_values.get(&id).copied(),
+            ..Default::default()
+        };
+        crate::model::DecisionVariable::from_wire(as_v1)
+            .map_err(|source| V2Error::Variable { id, source })?;
+        inst.variables.insert(id);
+    }
+    let vars = inst.variables.clone();
+    let undefined_key =
+        |what: &'static str, mut keys: std::collections::btree_map::Keys<'_, u64, _>| {
+            keys.find(|id| !vars.contains(id))
+                .copied()
+                .map_or(Ok(()), |id| {
+                    Err(V2Error::UndefinedRow {
+                        what,
+                        kind: "decision variable",
+                        id,
+                    })
+                })
+        };
+    undefined_key("a variable label", table.labels.keys())?;
+    if let Some(&id) = table.fixed_values.keys().find(|id| !vars.contains(id)) {
+        return Err(V2Error::UndefinedRow {
+            what: "a fixed value",
+            kind: "decision variable",
+            id,
+        });
+    }
+    inst.variable_labels = table
+        .labels
+        .into_iter()
+        .map(|(k, l)| (k, l.into()))
+        .collect();
+    inst.fixed_values = table.fixed_values.len();
+
+    let objective = function(objective.as_ref(), || "the objective".into())?;
+    uses_defined(&objective, Some(&vars), || "the objective".into())?;
+    inst.objective = Some(objective);
+
+    let regular = regular_constraints.unwrap_or_default();
+    inst.regular = collection(
+        Parts {
+            active: regular.active,
+            removed: regular.removed,
+            reasons: regular.removed_reasons,
+            contexts: regular.contexts,
+        },
+        "constraint",
+        &vars,
+        strict,
+        |id, c, vars| {
+            let what = || format!("constraint {id}");
+            equality(c.equality, what)?;
+            let f = function(c.function.as_ref(), what)?;
+            uses_defined(&f, vars, what)?;
+            Ok(Row::Regular(f))
+        },
+    )?;
+    let indicator = indicator_constraints.unwrap_or_default();
+    inst.indicator = collection(
+        Parts {
+            active: indicator.active,
+            removed: indicator.removed,
+            reasons: indicator.removed_reasons,
+            contexts: indicator.contexts,
+        },
+        "indicator constraint",
+        &vars,
+        strict,
+        |id, c, vars| {
+            let what = || format!("indicator constraint {id}");
+            equality(c.equality, what)?;
+            if vars.is_some_and(|vars| !vars.contains(&c.indicator_variable)) {
+                return Err(V2Error::UndefinedVariable {
+                    owner: what(),
+                    id: c.indicator_variable,
+                });
+            }
+            let f = function(c.function.as_ref(), what)?;
+            uses_defined(&f, vars, what)?;
+            Ok(Row::Indicator(f))
+        },
+    )?;
+    let set_row = |kind: &'static str| {
+        move |id: u64, variables: Vec<u64>, vars: Option<&BTreeSet<u64>>| {
+            let undefined = vars.and_then(|vars| variables.iter().find(|v| !vars.contains(v)));
+            if let Some(&v) = undefined {
+                return Err(V2Error::UndefinedVariable {
+                    owner: format!("{kind} {id}"),
+                    id: v,
+                });
+            }
+            Ok(Row::Set(variables.iter().collect::<BTreeSet<_>>().len()))
+        }
+    };
+    let one_hot = one_hot_constraints.unwrap_or_default();
+    let sets = |m: BTreeMap<u64, pb::OneHotConstraint>| {
+        m.into_iter().map(|(k, c)| (k, c.variables)).collect()
+    };
+    inst.one_hot = collection(
+        Parts {
+            active: sets(one_hot.active),
+            removed: sets(one_hot.removed),
+            reasons: one_hot.removed_reasons,
+            contexts: one_hot.contexts,
+        },
+        "one-hot constraint",
+        &vars,
+        strict,
+        set_row("one-hot constraint"),
+    )?;
+    let sos1 = sos1_constraints.unwrap_or_default();
+    let sets = |m: BTreeMap<u64, pb::Sos1Constraint>| {
+        m.into_iter().map(|(k, c)| (k, c.variables)).collect()
+    };
+    inst.sos1 = collection(
+        Parts {
+            active: sets(sos1.active),
+            removed: sets(sos1.removed),
+            reasons: sos1.removed_reasons,
+            contexts: sos1.contexts,
+        },
+        "SOS1 constraint",
+        &vars,
+        strict,
+        set_row("SOS1 constraint"),
+    )?;
+
+    let named = named_functions.unwrap_or_default();
+    for (id, nf) in named.entries {
+        let what = || format!("named function {id}");
+        let f = function(nf.function.as_ref(), what)?;
+        uses_defined(&f, Some(&vars), what)?;
+        inst.named_functions.insert(id, f);
+    }
+    if let Some(&id) = named
+        .labels
+        .keys()
+        .find(|id| !inst.named_functions.contains_key(id))
+    {
+        return Err(V2Error::UndefinedRow {
+            what: "a named-function label",
+            kind: "named function",
+            id,
+        });
+    }
+    inst.named_labels = named
+        .labels
+        .into_iter()
+        .map(|(k, l)| (k, l.into()))
+        .collect();
+
+    let mut assignments = BTreeMap::new();
+    for (id, f) in &decision_variable_dependency {
+        let what = || format!("the assignment of variable {id}");
+        if !vars.contains(id) {
+            return Err(V2Error::UndefinedRow {
+                what: "decision_variable_dependency",
+                kind: "decision variable",
+                id: *id,
+            });
+        }
+        if table.fixed_values.contains_key(id) {
+            return Err(V2Error::FixedAndDependent(*id));
+        }
+        let f = function(Some(f), what)?;
+        uses_defined(&f, strict.then_some(&vars), what)?;
+        assignments.insert(*id, f);
+    }
+    inst.dependency = dependency(assignments)?;
+    // Fixed and dependent variables are substituted out of the active
+    // problem; 3.0 refuses a payload still using one there.
+    let fixed: BTreeSet<u64> = table.fixed_values.keys().copied().collect();
+    let active = [&inst.regular, &inst.indicator]
+        .into_iter()
+        .flat_map(|c| c.active.values())
+        .filter_map(|r| match r {
+            Row::Regular(f) | Row::Indicator(f) => Some(f),
+            Row::Set(_) => None,
+        });
+    for f in inst.objective.iter().chain(active) {
+        let mut used = None;
+        f.for_each_variable(|v| {
+            if used.is_none() {
+                if fixed.contains(&v) {
+                    used = Some(V2Error::FixedUsed(v));
+                } else if inst.dependency.assignments.contains_key(&v) {
+                    used = Some(V2Error::DependentUsed(v));
+                }
+            }
+        });
+        if let Some(e) = used {
+            return Err(e);
+        }
+    }
+
+    if let Some(o) = output_objective {
+        if !(1..=2).contains(&o.sense) {
+            return Err(V2Error::UnknownSense(o.sense));
+        }
+        let f = function(o.function.as_ref(), || "the output objective".into())?;
+        uses_defined(&f, Some(&vars), || "the output objective".into())?;
+        inst.output_objective = Some(OutputObjective { function: f });
+    }
+    Ok(inst)
+}
+
+/// The dependency graph of `x = f(y, ...)` assignments: an edge from every
+/// variable an assignment uses to the variable it assigns. Refuses cycles.
+pub fn dependency(assignments: BTreeMap<u64, Func>) -> Result<Dependency, V2Error> {
+    let mut nodes = BTreeSet::new();
+    let mut edges = BTreeSet::new();
+    for (&key, f) in &assignments {
+        nodes.insert(key);
+        f.for_each_variable(|v| {
+            nodes.insert(v);
+            edges.insert((v, key));
+        });
+    }
+    // Kahn's algorithm over the assigned variables: a cycle leaves some behind.
+    let mut uses: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    for &(from, to) in &edges {
+        if assignments.contains_key(&from) {
+            uses.entry(to).or_default().insert(from);
+        }
+    }
+    let mut done = BTreeSet::new();
+    loop {
+        let ready: Vec<u64> = assignments
+            .keys()
+            .filter(|k| !done.contains(*k))
+            .filter(|k| {
+                uses.get(k)
+                    .is_none_or(|u| u.iter().all(|x| done.contains(x)))
+            })
+            .copied()
+            .collect();
+        if ready.is_empty() {
+            break;
+        }
+        done.extend(ready);
+    }
+    if let Some(&stuck) = assignments.keys().find(|k| !done.contains(*k)) {
+        return Err(V2Error::CyclicDependency(stuck));
+    }
+    Ok(Dependency {
+        nodes: nodes.len(),
+        edges: edges.len(),
+        assignments,
+    })
+}
