@@ -39,7 +39,6 @@ pub const CSR_ROW: u64 = 8;
 pub const CSR_ID: u64 = 8;
 pub const CSR_COEFFICIENT: u64 = 8;
 /// OMMX 2.9.3's function layout: the terms container, then per term.
-
 const TERMS_STACK: u64 = function::TERMS_STACK as u64;
 const LINEAR_TERM: u64 = function::LINEAR_TERM as u64;
 const QUADRATIC_TERM: u64 = function::QUADRATIC_TERM as u64;
