@@ -460,14 +460,16 @@ impl NativeProfile {
                     ),
                     (None, None) => None,
                 };
-                let rules: Vec<(usize, check::budget::Rule)> = match budget {
+                let rules: Vec<(usize, check::budget::BudgetRule)> = match budget {
                     Some(budget) => budget
                         .rules
                         .into_iter()
                         .enumerate()
                         .map(|(i, r)| (i + 1, r))
                         .collect(),
-                    None if baseline.is_some() => vec![(0, check::budget::Rule::default_growth())],
+                    None if baseline.is_some() => {
+                        vec![(0, check::budget::BudgetRule::default_growth())]
+                    }
                     None => anyhow::bail!("check needs a budget, a baseline or both"),
                 };
                 if baseline.is_none() {

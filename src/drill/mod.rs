@@ -14,34 +14,7 @@ pub mod top;
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::pass::NamedFunction;
 
-/// The kinds of top-level entities.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EntityKind {
-    Variable,
-    Constraint,
-    Removed,
-    NamedFunction,
-}
-
-impl EntityKind {
-    pub const ALL: [EntityKind; 4] = [
-        EntityKind::Variable,
-        EntityKind::Constraint,
-        EntityKind::Removed,
-        EntityKind::NamedFunction,
-    ];
-
-    /// The name used on the command line and in outputs.
-    pub fn label(self) -> &'static str {
-        match self {
-            EntityKind::Variable => "variable",
-            EntityKind::Constraint => "constraint",
-            EntityKind::Removed => "removed",
-            EntityKind::NamedFunction => "named-function",
-        }
-    }
-}
+pub use crate::pass::EntityKind;
 
 /// `--kind`: which entities an analysis looks at.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -25,9 +25,9 @@ use std::io::BufReader;
 use indicatif::ProgressBar;
 
 pub use accounts::{visit_entity_entry, visit_instance_parts, Accounts};
-pub use observer::{Cost, EntityObserver, NamedFunction, Singular};
+pub use observer::{Cost, EntityKind, EntityObserver, NamedFunction, Singular};
 pub use pipeline::{profile_instance, profile_instance_within};
-pub use validate::{IdHasher, IdSet, MAX_PENDING};
+pub use validate::{BuildIdHasher, IdHasher, IdSet, MAX_PENDING};
 
 use crate::decode::{self, DecodeError, Input, Limits, Payload, Profiler, Selection};
 use crate::profile::family::GroupBy;

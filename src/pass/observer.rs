@@ -8,6 +8,45 @@ use crate::model::{
     FileWaste, Function, Parameters, RemovedConstraint,
 };
 
+/// The kinds of top-level entities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EntityKind {
+    Variable,
+    Constraint,
+    Removed,
+    NamedFunction,
+}
+
+impl EntityKind {
+    pub const ALL: [EntityKind; 4] = [
+        EntityKind::Variable,
+        EntityKind::Constraint,
+        EntityKind::Removed,
+        EntityKind::NamedFunction,
+    ];
+
+    /// The name used on the command line and in outputs.
+    pub fn label(self) -> &'static str {
+        match self {
+            EntityKind::Variable => "variable",
+            EntityKind::Constraint => "constraint",
+            EntityKind::Removed => "removed",
+            EntityKind::NamedFunction => "named-function",
+        }
+    }
+
+    /// The kind in prose: `removed constraint`, `named function`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            EntityKind::Variable => "variable",
+            EntityKind::Constraint => "constraint",
+            EntityKind::Removed => "removed constraint",
+            EntityKind::NamedFunction => "named function",
+        }
+    }
+}
+
 /// What one accepted entity costs, for an [`EntityObserver`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Cost {

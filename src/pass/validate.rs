@@ -328,7 +328,8 @@ impl State {
     }
 }
 
-/// A cheap hasher for integer ids (a multiply and a rotate).
+/// The one hasher for integer keys (ids, fingerprints): a multiply and a
+/// rotate per word.
 #[derive(Default)]
 pub struct IdHasher(u64);
 
@@ -344,14 +345,22 @@ impl Hasher for IdHasher {
     fn write_u64(&mut self, n: u64) {
         self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
+    /// 128-bit keys (advise's fingerprints): both halves mixed in.
+    fn write_u128(&mut self, n: u128) {
+        self.write_u64(n as u64);
+        self.write_u64((n >> 64) as u64);
+    }
 }
+
+/// Builds [`IdHasher`]s, for maps and sets keyed by ids or fingerprints.
+pub type BuildIdHasher = BuildHasherDefault<IdHasher>;
 
 /// A set of ids: a bitmap for the dense low ids that real instances use
 /// (one bit each, about 1 ns a lookup), a hash set for the rest.
 #[derive(Default, Clone)]
 pub struct IdSet {
     bits: Vec<u64>,
-    others: HashSet<u64, BuildHasherDefault<IdHasher>>,
+    others: HashSet<u64, BuildIdHasher>,
 }
 
 /// Ids below this go to the bitmap (at most 16 MiB of bits).
