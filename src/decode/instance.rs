@@ -15,7 +15,10 @@ use std::sync::mpsc;
 
 use prost::{encoding, Message};
 
+use super::objective::{Singulars, WireObjective};
+use super::terms;
 use super::wire::{FieldReader, WireError, WireType};
+use crate::model::function::Shape;
 use crate::model::{
     AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
     FileWaste, Function, ModelError, OneHot, Parameters, RemovedConstraint, Sos1,
@@ -390,10 +393,20 @@ pub trait EntityObserver {
     fn reading(&self) -> super::schema::Reading {
         super::schema::Reading::default()
     }
+    /// True when the observer looks at no objective: the pass may then count
+    /// the objective's terms on the wire without building it, and does not
+    /// call [`EntityObserver::finish`].
+    fn counts_only(&self) -> bool {
+        false
+    }
 }
 
 /// The observer of a plain profile: sees nothing.
-impl EntityObserver for () {}
+impl EntityObserver for () {
+    fn counts_only(&self) -> bool {
+        true
+    }
+}
 
 /// One decoded top-level element, in stream order.
 enum Item {
@@ -688,9 +701,20 @@ fn decode_entity(
             Item::Variable(v, cost)
         }
         4 => {
-            let c = decode("constraints", bytes, offset)?;
-            laps.lap(Phase::Decode);
-            let (c, waste) = Constraint::from_wire_measured(c)?;
+            // The function read on the wire, the rest by prost; prost alone
+            // for what the wire reader leaves to it.
+            let read = terms::constraint(bytes, terms::decode_field::<pb::Constraint>);
+            let (c, waste) = match read {
+                Ok(read) => {
+                    laps.lap(Phase::Decode);
+                    read?
+                }
+                Err(terms::Unsupported) => {
+                    let c = decode("constraints", bytes, offset)?;
+                    laps.lap(Phase::Decode);
+                    Constraint::from_wire_measured(c)?
+                }
+            };
             laps.lap(Phase::Normalize);
             let frame = "Instance.constraints";
             let cost = account_entity(frame, c.name.as_deref(), &c, element, path, accounts);
@@ -881,7 +905,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
         // The borrow of `accounts` by the batches ends with `consume`'s
         // stream phase; the singular fields are visited into a second one.
         let mut singular = Aggregate::new();
-        let summary = consume(batches, max_element, group_by, &mut singular, observer)?;
+        let summary = consume(batches, 1, max_element, group_by, &mut singular, observer)?;
         accounts.memory.merge_under(&[], &singular);
         return Ok(summary);
     }
@@ -954,6 +978,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
         });
         let result = consume(
             in_order,
+            threads,
             max_element,
             group_by,
             &mut accounts.memory,
@@ -976,6 +1001,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
 
 fn consume<O: EntityObserver + ?Sized>(
     mut batches: impl Iterator<Item = Batch>,
+    threads: usize,
     max_element: Option<u64>,
     group_by: GroupBy,
     aggregate: &mut Aggregate,
@@ -986,7 +1012,7 @@ fn consume<O: EntityObserver + ?Sized>(
     // The singular fields and maps, re-encoded in stream order: decoded at the
     // end as an Instance whose entity lists are empty, prost applying
     // protobuf's merge and last-entry-wins rules.
-    let mut rest = Vec::new();
+    let mut rest = Singulars::default();
     let end = 'stream: loop {
         let Some(batch) = batches.next() else {
             unreachable!("the stream always ends with End or an error")
@@ -1036,7 +1062,7 @@ fn consume<O: EntityObserver + ?Sized>(
                     {
                         return Err(InstanceError::SingularTooLarge { limit });
                     }
-                    rest.extend_from_slice(&bytes)
+                    rest.push(bytes)
                 }
                 Item::End(offset) => break 'stream offset,
             }
@@ -1045,10 +1071,15 @@ fn consume<O: EntityObserver + ?Sized>(
     drop(batches);
     let _span = trace::span(Phase::Check);
     state.summary.wire_bytes = end;
+    let (instance, objective) = rest.decode().map_err(|source| InstanceError::Decode {
+        field: "the instance's singular fields",
+        offset: end,
+        source,
+    })?;
     let pb::Instance {
         description,
         decision_variables: _,
-        objective,
+        objective: _, // taken by `rest.decode`
         constraints: _,
         sense: _, // any value is accepted (unknown ones read as minimize); it costs 1 byte
         parameters,
@@ -1058,23 +1089,63 @@ fn consume<O: EntityObserver + ?Sized>(
         named_functions: _,
         annotations,
         format_version,
-    } = pb::Instance::decode(rest.as_slice()).map_err(|source| InstanceError::Decode {
-        field: "the instance's singular fields",
-        offset: end,
-        source,
-    })?;
-    drop(rest);
+    } = instance;
 
     if format_version > 0 {
         return Err(ModelError::FormatVersion(format_version).into());
     }
 
-    let wire_objective = objective.ok_or(ModelError::MissingObjective)?;
-    let objective = Function::from_wire(&wire_objective)?;
-    let objective_waste = FileWaste::of(&wire_objective, &objective);
-    drop(wire_objective);
-    state.uses(User::Objective, &objective)?;
-    state.summary.terms += objective.stored_terms() as u64;
+    let objective = match objective {
+        WireObjective::Missing => return Err(ModelError::MissingObjective.into()),
+        WireObjective::Decoded(wire) => {
+            let objective = Function::from_wire(&wire)?;
+            let waste = FileWaste::of(&wire, &objective);
+            Objective::Built(objective, waste)
+        }
+        WireObjective::Pieces { arm, pieces } => {
+            let variables = &state.variables;
+            let defined = |id| variables.contains(&id);
+            let counted = if observer.counts_only() {
+                // Checked in full by `rest.decode`.
+                terms::count(arm.as_ref(), &defined, threads).unwrap_or(None)
+            } else {
+                None
+            };
+            match counted {
+                Some(shape) => Objective::Counted(shape),
+                None => match terms::normalize(&pieces) {
+                    Ok(read) => {
+                        let (objective, waste) = read?;
+                        Objective::Built(objective, waste)
+                    }
+                    // Checked already; should prost read it otherwise,
+                    // prost decides.
+                    Err(terms::Unsupported) => {
+                        let wire =
+                            pb::Function::decode(pieces.concat().as_slice()).map_err(|source| {
+                                InstanceError::Decode {
+                                    field: "the instance's singular fields",
+                                    offset: end,
+                                    source,
+                                }
+                            })?;
+                        let objective = Function::from_wire(&wire)?;
+                        let waste = FileWaste::of(&wire, &objective);
+                        Objective::Built(objective, waste)
+                    }
+                },
+            }
+        }
+    };
+    drop(rest);
+    match &objective {
+        Objective::Built(f, _) => {
+            state.uses(User::Objective, f)?;
+            state.summary.terms += f.stored_terms() as u64;
+        }
+        // Counted only when every variable it uses is defined.
+        Objective::Counted(shape) => state.summary.terms += shape.stored_terms as u64,
+    }
     if let Some((user, id)) = state
         .pending
         .iter()
@@ -1092,19 +1163,39 @@ fn consume<O: EntityObserver + ?Sized>(
     let description = Description(description);
     let annotations = Annotations::from_wire(annotations)?;
 
-    let singular = Singular {
-        objective: &objective,
-        objective_bytes: objective.bytes() as u64,
-        objective_waste,
-        hints: &hints,
-        dependency: &dependency,
-        parameters: &parameters,
-        description: &description,
-        annotations: &annotations,
-    };
-    visit_instance_parts(&singular, aggregate);
-    observer.finish(&singular);
+    match objective {
+        Objective::Built(objective, objective_waste) => {
+            let singular = Singular {
+                objective: &objective,
+                objective_bytes: objective.bytes() as u64,
+                objective_waste,
+                hints: &hints,
+                dependency: &dependency,
+                parameters: &parameters,
+                description: &description,
+                annotations: &annotations,
+            };
+            visit_instance_parts(&singular, aggregate);
+            observer.finish(&singular);
+        }
+        Objective::Counted(shape) => visit_parts(
+            &shape,
+            &hints,
+            &dependency,
+            &parameters,
+            &description,
+            &annotations,
+            aggregate,
+        ),
+    }
     Ok(state.summary)
+}
+
+/// The objective once read: built, or only counted (for an observer that
+/// [counts only](EntityObserver::counts_only)).
+enum Objective {
+    Built(Function, FileWaste),
+    Counted(Shape),
 }
 
 /// The leaves of everything but the entities: the entity containers' own
@@ -1120,6 +1211,27 @@ pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, vi
         description,
         annotations,
     } = singular;
+    visit_parts(
+        *objective,
+        hints,
+        dependency,
+        parameters,
+        description,
+        annotations,
+        visitor,
+    );
+}
+
+/// [`visit_instance_parts`] with an objective that may be only counted.
+fn visit_parts<F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    objective: &F,
+    hints: &ConstraintHints,
+    dependency: &AcyclicAssignments,
+    parameters: &Parameters,
+    description: &Description,
+    annotations: &Annotations,
+    visitor: &mut V,
+) {
     let mut path = Path::new();
     // Entity containers: their stack part is there even when empty.
     for frame in [

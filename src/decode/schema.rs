@@ -134,4 +134,7 @@ impl EntityObserver for Reads<'_> {
     fn reading(&self) -> Reading {
         self.reading
     }
+    fn counts_only(&self) -> bool {
+        self.observer.counts_only()
+    }
 }
