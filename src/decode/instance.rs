@@ -504,13 +504,17 @@ fn frame_one<R: Read>(
         }
         1 | 3 | 6 | 7 | 9 | 11 => {
             expect(field, wire_type, WireType::Len)?;
-            let mut body = Vec::new();
-            fields.read_len_into(&mut body)?;
-            let mut rest = Vec::with_capacity(body.len() + 12);
-            encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
-            encoding::encode_varint(body.len() as u64, &mut rest);
-            let value_start = Some(rest.len());
-            rest.extend_from_slice(&body);
+            // Read once, behind room for the key and length written after
+            // it (a large objective is not copied into a second buffer).
+            const ROOM: usize = 15;
+            let mut rest = vec![0; ROOM];
+            fields.append_len(&mut rest)?;
+            let mut header = Vec::with_capacity(ROOM);
+            encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut header);
+            encoding::encode_varint((rest.len() - ROOM) as u64, &mut header);
+            rest[ROOM - header.len()..ROOM].copy_from_slice(&header);
+            rest.drain(..ROOM - header.len());
+            let value_start = Some(header.len());
             raw.elements.push(RawElement::Rest {
                 bytes: rest,
                 field,
