@@ -16,9 +16,9 @@ use serde_json::json;
 
 use super::hash::bytes128;
 use super::{details, sample, EntityKind, Finding, Measure, Owner, Sample, Severity, SAMPLES};
+use crate::codec::BuildIdHasher;
 use crate::model::entities::DESCRIPTION_NONE;
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
-use crate::pass::BuildIdHasher;
 use crate::pass::{Cost, Singular};
 use crate::profile::collections::{
     FNV_HASHMAP_STACK, HASHMAP_STACK, OPTION_STRING_NONE, STRING_STACK, VEC_STACK,

@@ -27,7 +27,7 @@ use indicatif::ProgressBar;
 pub use accounts::{visit_entity_entry, visit_instance_parts, Accounts};
 pub use observer::{Cost, EntityKind, EntityObserver, NamedFunction, Singular};
 pub use pipeline::{profile_instance, profile_instance_within};
-pub use validate::{BuildIdHasher, IdHasher, IdSet, MAX_PENDING};
+pub use validate::{IdSet, MAX_PENDING};
 
 use crate::decode::{self, DecodeError, Input, Limits, Payload, Profiler, Selection};
 use crate::profile::family::GroupBy;

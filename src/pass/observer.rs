@@ -104,7 +104,17 @@ pub trait EntityObserver {
     fn v1_analysis(&self) -> Option<&'static str> {
         None
     }
+    /// True when the observer looks at no objective: the pass may then count
+    /// the objective's terms on the wire without building it, and does not
+    /// call [`EntityObserver::finish`].
+    fn counts_only(&self) -> bool {
+        false
+    }
 }
 
 /// The observer of a plain profile: sees nothing.
-impl EntityObserver for () {}
+impl EntityObserver for () {
+    fn counts_only(&self) -> bool {
+        true
+    }
+}
