@@ -176,7 +176,25 @@ fn linear(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(f64, usize)
     let mut terms = 0;
     for piece in pieces {
         let mut fields = Fields::new(piece);
-        while let Some((number, value)) = fields.next()? {
+        loop {
+            // What every writer emits: a term record (one-byte tag 0x0a)
+            // shorter than 128 bytes (a one-byte length), read here without
+            // the general field reader.
+            let pos = fields.pos;
+            if let [0x0a, len, ..] = piece[pos..] {
+                if len < 0x80 {
+                    if let Some(body) = piece.get(pos + 2..pos + 2 + usize::from(len)) {
+                        fields.pos = pos + 2 + usize::from(len);
+                        let (id, coefficient) = linear_term(body)?;
+                        term(id, coefficient);
+                        terms += 1;
+                        continue;
+                    }
+                }
+            }
+            let Some((number, value)) = fields.next()? else {
+                break;
+            };
             match (number, value) {
                 (1, Value::Len(body)) => {
                     let (id, coefficient) = linear_term(body)?;
@@ -449,7 +467,9 @@ pub fn normalize_arm(arm: Option<&Arm<'_>>) -> Wire<Result<(Function, u64), Mode
             (f, 0)
         }),
         Arm::Linear(pieces) => {
-            let mut terms = Vec::new();
+            // A term takes 12 bytes or more on the wire.
+            let bytes: usize = pieces.iter().map(|p| p.len()).sum();
+            let mut terms = Vec::with_capacity(bytes / 12);
             match linear_terms(pieces, &mut terms)? {
                 Err(e) => Err(e),
                 Ok((constant, n)) => finite(constant, "constant").map(|constant| {
