@@ -48,6 +48,8 @@ struct CacheSlot {
 
 /// Slots of the whole-path table (a power of two).
 const PATH_SLOTS: usize = 256;
+/// Slots looked at for one path, from its hash on.
+const PATH_PROBES: usize = 4;
 /// Paths deeper than this are not kept in the whole-path table.
 const PATH_DEPTH: usize = 6;
 
@@ -197,12 +199,22 @@ impl Aggregate {
         if self.paths.is_empty() {
             self.paths = vec![PathSlot::default(); PATH_SLOTS];
         }
-        let hit = &self.paths[slot];
-        if hit.depth == frames.len() && hit.frames == key {
-            return hit.node;
+        // Open addressing over a few slots, so that two paths whose names
+        // happen to hash alike do not evict each other leaf after leaf.
+        let mut free = None;
+        for probe in 0..PATH_PROBES {
+            let at = (slot + probe) % PATH_SLOTS;
+            let hit = &self.paths[at];
+            if hit.depth == frames.len() && hit.frames == key {
+                return hit.node;
+            }
+            if hit.depth == 0 {
+                free = Some(at);
+                break;
+            }
         }
         let node = self.walk(frames);
-        self.paths[slot] = PathSlot {
+        self.paths[free.unwrap_or(slot)] = PathSlot {
             depth: frames.len(),
             frames: key,
             node,
