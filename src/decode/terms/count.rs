@@ -61,7 +61,8 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(pieces: &[&[u8]], defined: &D) -> Wir
     let mut ok = true;
     let mut sorted = true;
     let mut last = None;
-    let mut ids = Vec::new();
+    let mut max = 0;
+    let mut nonzero = 0;
     let (constant, _) = linear(pieces, |id, c| {
         if !c.is_finite() {
             ok = false;
@@ -69,19 +70,28 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(pieces: &[&[u8]], defined: &D) -> Wir
             ok &= defined(id);
             sorted &= last.is_none_or(|last| last < id);
             last = Some(id);
-            ids.push(id);
+            max = max.max(id);
+            nonzero += 1;
         }
     })?;
     if !ok || !constant.is_finite() {
         return Ok(None);
     }
     if !sorted {
-        let mut seen = KeySet::for_ids(ids.iter().copied().max().unwrap_or(0), ids.len());
-        if !ids.iter().all(|&id| seen.insert(id)) {
+        // A second walk for the duplicate check, so that a sorted function
+        // (the common case) is counted without holding its ids.
+        let mut seen = KeySet::for_ids(max, nonzero);
+        let mut repeated = false;
+        linear(pieces, |id, c| {
+            if c != 0.0 && !repeated && !seen.insert(id) {
+                repeated = true;
+            }
+        })?;
+        if repeated {
             return Ok(None);
         }
     }
-    Ok(Some(ids.len() + usize::from(constant != 0.0)))
+    Ok(Some(nonzero + usize::from(constant != 0.0)))
 }
 
 /// The most bits a duplicate check may take as a bitmap whatever the size
