@@ -61,8 +61,6 @@ pub enum V2PassError {
     V1Analysis(&'static str),
     #[error("the wire view (--view wire/both) reads ommx.v1 encodings only; this instance is counted with OMMX 3.0's accounting")]
     WireView,
-    #[error("--group-by groups ommx.v1 entities only; this instance is counted with OMMX 3.0's accounting")]
-    GroupBy,
     #[error("the ommx.v2 instance read from a stream is larger than {0} bytes, the --max-element limit (a v2 layer is read whole); raise it if the input is trusted")]
     TooLarge(u64),
 }

@@ -172,6 +172,9 @@ pub trait Profiler {
     /// Reads one payload only to learn whether its schema accepts it (`ls`
     /// of raw input): no analysis sees it, nothing but OMMX's count is kept.
     fn probe(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, DecodeError>;
+    /// The payload last profiled was refused and is read again as another
+    /// schema: whatever rides on the profiler forgets what it saw of it.
+    fn abandon(&mut self) {}
 }
 
 /// Opens, sniffs and (unless listing only) profiles `input` within `limits`
@@ -502,7 +505,10 @@ fn detect<R: Read + Send>(
     profiler: &mut dyn Profiler,
     probe: bool,
 ) -> Result<ProfiledInstance, DecodeError> {
-    let mut one = |reader: &mut (dyn Read + Send), schema| {
+    let mut one = |reader: &mut (dyn Read + Send), schema, retry: bool| {
+        if retry && !probe {
+            profiler.abandon();
+        }
         let payload = Payload {
             reader,
             total,
@@ -518,16 +524,16 @@ fn detect<R: Read + Send>(
         }
     };
     let mut reader = reader;
-    let first = one(&mut reader, forced.unwrap_or(Schema::V1));
+    let first = one(&mut reader, forced.unwrap_or(Schema::V1), false);
     let retry = forced.is_none() && matches!(first, Err(DecodeError::Instance { .. }));
     let (true, Some(rewind)) = (retry, rewind.as_mut()) else {
         return first;
     };
     let v1 = first.expect_err("a v1 refusal");
     let mut again = BufReader::with_capacity(BUF_SIZE, rewind()?);
-    one(&mut again, Schema::V2).map_err(|v2| match v2 {
+    one(&mut again, Schema::V2, true).map_err(|v2| match v2 {
         DecodeError::V2 {
-            source: V2PassError::V1Analysis(_) | V2PassError::WireView | V2PassError::GroupBy,
+            source: V2PassError::V1Analysis(_) | V2PassError::WireView,
             ..
         } => v2,
         _ => v1,

@@ -54,8 +54,8 @@ pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, vi
 
 /// Passes leaves on to the aggregate and counts their bytes.
 pub(super) struct Counting<'a> {
-    aggregate: &'a mut Aggregate,
-    bytes: u64,
+    pub(super) aggregate: &'a mut Aggregate,
+    pub(super) bytes: u64,
 }
 
 impl LogicalMemoryVisitor for Counting<'_> {

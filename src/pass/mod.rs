@@ -25,7 +25,7 @@ use std::io::BufReader;
 use indicatif::ProgressBar;
 
 pub use accounts::{visit_entity_entry, visit_instance_parts, Accounts};
-pub use observer::{Cost, EntityObserver, NamedFunction, Singular};
+pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
 pub use pipeline::{profile_instance, profile_instance_within};
 pub use validate::{IdHasher, IdSet, MAX_PENDING};
 
@@ -96,6 +96,10 @@ impl Profiler for Pass<'_> {
             observer: &mut nothing,
         };
         profile_payload(&mut plain, payload)
+    }
+
+    fn abandon(&mut self) {
+        self.observer.abandon();
     }
 }
 

@@ -138,6 +138,17 @@ pub trait LogicalMemoryVisitor {
     }
 }
 
+/// A visitor chosen at run time (an analysis's, handed over by the pass).
+impl LogicalMemoryVisitor for &mut dyn LogicalMemoryVisitor {
+    fn visit_leaf(&mut self, path: &Path, bytes: usize) {
+        (**self).visit_leaf(path, bytes);
+    }
+
+    fn visit_rule(&mut self, path: &Path, rule: &'static Rule, counts: [usize; 2]) {
+        (**self).visit_rule(path, rule, counts);
+    }
+}
+
 /// A value that can report its logical memory as leaves under `path`.
 pub trait LogicalMemoryProfile {
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V);

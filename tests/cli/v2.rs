@@ -210,12 +210,8 @@ fn diff_side_by_side_of_the_two_accountings() {
 fn v1_only_analyses_refuse_ommx_3_counts_in_one_line() {
     let file = v2("oracle/knapsack.pb");
     for args in [
-        vec!["top", file.as_str()],
-        vec!["stats", file.as_str()],
         vec!["advise", file.as_str()],
-        vec!["explain", file.as_str(), "Instance.objective"],
         vec!["inspect", file.as_str(), "--view", "wire"],
-        vec!["inspect", file.as_str(), "--group-by", "name"],
     ] {
         let err = fails(&args);
         assert!(err.contains("OMMX 3.0"), "{args:?}: {err}");

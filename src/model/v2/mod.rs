@@ -15,6 +15,7 @@
 //! variables or rows; fixed or dependent variables still used by the active
 //! problem; cyclic substitutions; malformed expression programs.
 
+mod entity;
 mod expression;
 mod from_v1;
 mod profile;
@@ -26,8 +27,10 @@ use crate::ommx_v2 as pb;
 
 use super::ModelError;
 
+pub use entity::{Entity, Part, WireSizes};
 pub use expression::{Func, Instruction};
 pub use from_v1::from_v1;
+pub use profile::Names;
 mod build;
 pub use build::{decode, dependency, from_wire};
 
@@ -151,7 +154,8 @@ pub struct OutputObjective {
 pub struct Instance {
     pub variables: BTreeSet<u64>,
     pub variable_labels: BTreeMap<u64, Label>,
-    pub fixed_values: usize,
+    /// The variables with a fixed value.
+    pub fixed_values: BTreeSet<u64>,
     pub objective: Option<Func>,
     pub regular: Collection,
     pub indicator: Collection,
@@ -164,6 +168,8 @@ pub struct Instance {
     pub parameters: Option<BTreeMap<u64, f64>>,
     pub annotations: BTreeMap<String, String>,
     pub output_objective: Option<OutputObjective>,
+    /// What each entity takes in the `ommx.v2` message it was built from.
+    pub wire: WireSizes,
 }
 
 impl Instance {
@@ -206,6 +212,43 @@ mod tests {
     use super::*;
     use crate::profile::{Aggregate, LogicalMemoryProfile, Path};
 
+    use crate::model::EntityKind;
+
+    /// The encoded length of each non-empty entity table of `m`.
+    fn table_lengths(m: &pb::Instance) -> BTreeMap<EntityKind, u64> {
+        use prost::Message;
+        let lengths = [
+            (
+                EntityKind::Variable,
+                m.decision_variables.as_ref().map(Message::encoded_len),
+            ),
+            (
+                EntityKind::Constraint,
+                m.regular_constraints.as_ref().map(Message::encoded_len),
+            ),
+            (
+                EntityKind::Indicator,
+                m.indicator_constraints.as_ref().map(Message::encoded_len),
+            ),
+            (
+                EntityKind::OneHot,
+                m.one_hot_constraints.as_ref().map(Message::encoded_len),
+            ),
+            (
+                EntityKind::Sos1,
+                m.sos1_constraints.as_ref().map(Message::encoded_len),
+            ),
+            (
+                EntityKind::NamedFunction,
+                m.named_functions.as_ref().map(Message::encoded_len),
+            ),
+        ];
+        lengths
+            .into_iter()
+            .filter_map(|(k, n)| n.filter(|&n| n > 0).map(|n| (k, n as u64)))
+            .collect()
+    }
+
     fn folded(inst: &Instance) -> String {
         let mut aggregate = Aggregate::new();
         inst.visit_logical_memory(&mut Path::new(), &mut aggregate);
@@ -236,7 +279,25 @@ mod tests {
                 // long as the payload (3.0 writes some maps in hash order, so
                 // the bytes themselves may differ).
                 assert_eq!(message.encoded_len(), bytes.len(), "{}", path.display());
+                let tables = table_lengths(&message);
                 let inst = from_wire(message).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                // Every byte of an entity table belongs to one of its entities.
+                let mut per_kind = BTreeMap::new();
+                for (&(kind, _), &n) in &inst.wire {
+                    *per_kind.entry(kind).or_insert(0u64) += n;
+                }
+                let mut collections = BTreeMap::new();
+                for (kind, n) in per_kind {
+                    let table = match kind {
+                        EntityKind::Removed => EntityKind::Constraint,
+                        EntityKind::RemovedIndicator => EntityKind::Indicator,
+                        EntityKind::RemovedOneHot => EntityKind::OneHot,
+                        EntityKind::RemovedSos1 => EntityKind::Sos1,
+                        k => k,
+                    };
+                    *collections.entry(table).or_insert(0u64) += n;
+                }
+                assert_eq!(collections, tables, "{}", path.display());
                 let expected = std::fs::read_to_string(path.with_extension("folded")).unwrap();
                 assert_eq!(folded(&inst), expected, "{}", path.display());
                 checked += 1;
