@@ -18,7 +18,10 @@ use crate::model::v2;
 use crate::model::ModelError;
 use crate::ommx_v1::{function::Function as Arm, Function};
 use crate::profile::family::GroupBy;
-use crate::profile::Path;
+use std::collections::HashMap;
+
+use crate::profile::wire::{self as wire_view, Table};
+use crate::profile::{Frame, Path};
 
 use super::accounts::{Counting, Families};
 use super::{profile_instance, Accounts, Cost, EntityView, Pass};
@@ -59,12 +62,14 @@ pub(crate) fn profile<R: Read>(
     if let Some(name) = pass.observer.v1_analysis() {
         return Err(fail(V2PassError::V1Analysis(name)));
     }
-    if pass.options.wire {
+    // v1 input counted as 3.0 holds it has v1's encoding, whose paths are
+    // not 3.0's.
+    if pass.options.wire && schema == Schema::V1 {
         return Err(fail(V2PassError::WireView));
     }
     let group_by = pass.options.group_by;
     let mut families = Families::new(group_by);
-    let mut accounts = Accounts::new(Default::default());
+    let mut accounts = Accounts::new(pass.options);
     pass.observer.begin(instance_index);
     model.visit_parts(&mut Path::new(), &mut accounts.memory);
     for e in model.entities() {
@@ -94,6 +99,19 @@ pub(crate) fn profile<R: Read>(
             e.visit_under(&mut Path::new(), family, &mut leaves);
         }
     }
+    if let Some(wire) = &mut accounts.wire {
+        let frames: HashMap<(Table, u64), Frame> = match group_by {
+            GroupBy::None => HashMap::new(),
+            GroupBy::Name => model
+                .entities()
+                .map(|e| ((table(e.kind), e.id), e.family()))
+                .collect(),
+        };
+        let lookup = |t: Table, id: u64| frames.get(&(t, id)).cloned();
+        let families = (group_by == GroupBy::Name).then_some(&lookup as wire_view::Families<'_>);
+        wire_view::visit_v2_instance(&bytes, families, &mut Path::new(), wire);
+        wire.release_cache();
+    }
     accounts.memory.release_cache();
     let summary = InstanceSummary {
         variables: model.variable_count() as u64,
@@ -108,10 +126,22 @@ pub(crate) fn profile<R: Read>(
         title,
         summary,
         aggregate: accounts.memory,
-        wire: None,
+        wire: accounts.wire,
         schema,
         accounting: Accounting::Ommx30,
     })
+}
+
+/// The wire view's table of an entity kind (its labels' table).
+fn table(kind: EntityKind) -> Table {
+    match kind {
+        EntityKind::Variable => Table::Variables,
+        EntityKind::Constraint | EntityKind::Removed => Table::Regular,
+        EntityKind::Indicator | EntityKind::RemovedIndicator => Table::Indicator,
+        EntityKind::OneHot | EntityKind::RemovedOneHot => Table::OneHot,
+        EntityKind::Sos1 | EntityKind::RemovedSos1 => Table::Sos1,
+        EntityKind::NamedFunction => Table::NamedFunctions,
+    }
 }
 
 /// An `ommx.v1` payload as OMMX 3.0 loads it: first accepted by the v1 pass

@@ -36,6 +36,11 @@ impl Path {
         &self.frames
     }
 
+    /// A path of `frames`, outermost first.
+    pub fn from_frames(frames: Vec<Frame>) -> Self {
+        Self { frames }
+    }
+
     /// Pushes `frame` for as long as the returned guard lives.
     pub fn with(&mut self, frame: impl Into<Frame>) -> PathGuard<'_> {
         self.frames.push(frame.into());

@@ -472,3 +472,71 @@ fn top_and_stats_take_the_migration_view() {
     }
     assert!(checked >= 40, "{checked}");
 }
+
+#[test]
+fn v2_wire_view_accounts_every_byte_and_each_entitys_encoding() {
+    for path in v2_payloads() {
+        let file = path.to_str().unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        let wire = lines(&ok(&["inspect", file, "--view", "wire", "-f", "folded"]));
+        assert_eq!(wire.iter().map(|l| l.1).sum::<u64>(), size, "{file}");
+        assert!(wire
+            .iter()
+            .all(|l| !l.0.contains(&"Wire[unknown fields]".to_string())));
+        // Grouped, each family frame holds its entities' encodings, as `top`
+        // measures them from the decoded tables.
+        let grouped = lines(&ok(&[
+            "inspect",
+            file,
+            "--view",
+            "wire",
+            "--group-by",
+            "name",
+            "-f",
+            "folded",
+        ]));
+        assert_eq!(grouped.iter().map(|l| l.1).sum::<u64>(), size, "{file}");
+        let mut families: BTreeMap<(String, String), u64> = BTreeMap::new();
+        for (frames, n) in &grouped {
+            let container = CONTAINERS.iter().any(|c| c.0 == frames[0]);
+            if container && frames.len() > 2 && !SIBLINGS.contains(&frames[1].as_str()) {
+                *families
+                    .entry((frames[0].clone(), frames[1].clone()))
+                    .or_default() += n;
+            }
+        }
+        let top = json(&["top", file, "-n", "100000", "-f", "json"]);
+        let mut expected: BTreeMap<(String, String), u64> = BTreeMap::new();
+        for e in top["entities"].as_array().unwrap() {
+            let container = CONTAINERS
+                .iter()
+                .find(|c| c.1.contains(&e["kind"].as_str().unwrap()))
+                .unwrap()
+                .0;
+            let name = match e["name"].as_str() {
+                None => "(unnamed)".to_string(),
+                Some("") => "(empty name)".to_string(),
+                Some(n) => n.to_string(),
+            };
+            let wire = e["wire_bytes"].as_u64().unwrap();
+            if wire > 0 {
+                *expected.entry((container.to_string(), name)).or_default() += wire;
+            }
+        }
+        assert_eq!(families, expected, "{file}");
+    }
+    let file = fixtures().join("v2/oracle/everything.pb");
+    let both = ok(&["inspect", file.to_str().unwrap(), "--view", "both"]);
+    assert!(both.contains("on disk"), "{both}");
+    // v1 input counted as 3.0 has no 3.0 encoding to show.
+    let v1 = fixtures().join("oracle/annotations.pb");
+    let err = fails(&[
+        "inspect",
+        v1.to_str().unwrap(),
+        "--accounting",
+        "3.0",
+        "--view",
+        "wire",
+    ]);
+    assert!(err.contains("without --accounting 3.0"), "{err}");
+}
