@@ -9,6 +9,7 @@ pub mod archive;
 pub mod error;
 pub mod folded;
 pub mod limits;
+mod spool;
 mod text_formats;
 pub mod wire;
 
@@ -271,10 +272,26 @@ pub(crate) fn read_stream<R: Read + Send>(
             let mut report = read_file(spool, name, selection, limits, profiler, progress)?;
             report.document.file_bytes = None;
             Ok(report)
-        } else {
+        } else if profiler.raw_schema().is_some() {
             let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), stream));
             read_raw(
                 reader, &head, None, name, false, selection, profiler, progress, None,
+            )
+        } else {
+            // Detecting needs a second reading: keep a copy as it streams.
+            let spool = spool::Spool::new(unread(head.clone(), stream))?;
+            let reader = BufReader::with_capacity(BUF_SIZE, spool.reader());
+            let rewind = move || spool.rewind();
+            read_raw(
+                reader,
+                &head,
+                None,
+                name,
+                false,
+                selection,
+                profiler,
+                progress,
+                Some(Box::new(rewind)),
             )
         }
     })();
