@@ -319,6 +319,8 @@ pub struct FlamegraphArgs {
 pub struct AdviseArgs {
     #[command(flatten)]
     pub common: Inputs,
+    #[command(flatten)]
+    pub reading: ReadingArgs,
     /// Output format.
     #[arg(short, long, value_parser = ADVISE_FORMATS, default_value = "table")]
     pub format: Format,

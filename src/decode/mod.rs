@@ -512,8 +512,7 @@ fn read_raw<R: BufRead + Send>(
 
 /// Reads raw bytes as v1 (or the forced schema) and, when detecting and v1
 /// refuses them, as v2 from a rewound reader. When both fail, v1's error
-/// stands, unless the bytes did read as v2 and only what was asked of them
-/// is refused.
+/// stands.
 fn detect<R: Read + Send>(
     reader: R,
     total: Option<u64>,
@@ -548,13 +547,7 @@ fn detect<R: Read + Send>(
     };
     let v1 = first.expect_err("a v1 refusal");
     let mut again = BufReader::with_capacity(BUF_SIZE, rewind()?);
-    one(&mut again, Schema::V2, true).map_err(|v2| match v2 {
-        DecodeError::V2 {
-            source: V2PassError::V1Analysis(_) | V2PassError::WireView,
-            ..
-        } => v2,
-        _ => v1,
-    })
+    one(&mut again, Schema::V2, true).map_err(|_| v1)
 }
 
 /// An instance that failed to decode and starts like a known other format

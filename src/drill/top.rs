@@ -141,6 +141,7 @@ mod tests {
             name: None,
             subscripts: &[],
             terms: Some(id),
+            used: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! The analyses riding on the pass: what they see of each accepted entity
 //! and of the instance-wide parts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
     v2, AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable,
@@ -66,6 +66,10 @@ pub struct EntityView<'a> {
     /// Stored monomials of its function; `None` for entities without one
     /// (variables, one-hot and SOS1 constraints).
     pub terms: Option<u64>,
+    /// For a variable of an OMMX 3.0 instance, whether anything outside its
+    /// table refers to it (see `model::v2::Instance::used_variables`);
+    /// `None` otherwise (the v1 stream shows variables before their users).
+    pub used: Option<bool>,
 }
 
 impl<'a> EntityView<'a> {
@@ -76,6 +80,7 @@ impl<'a> EntityView<'a> {
             name: v.name.as_deref(),
             subscripts: &v.subscripts,
             terms: None,
+            used: None,
         }
     }
 
@@ -86,6 +91,7 @@ impl<'a> EntityView<'a> {
             name: c.name.as_deref(),
             subscripts: &c.subscripts,
             terms: Some(c.function.stored_terms() as u64),
+            used: None,
         }
     }
 
@@ -103,17 +109,20 @@ impl<'a> EntityView<'a> {
             name: n.name.as_deref(),
             subscripts: &n.subscripts,
             terms: Some(n.function.stored_terms() as u64),
+            used: None,
         }
     }
 
-    /// An entity of an OMMX 3.0 instance.
-    pub fn v2(e: &v2::Entity<'a>) -> Self {
+    /// An entity of an OMMX 3.0 instance; `used` holds the variables
+    /// something refers to.
+    pub fn v2(e: &v2::Entity<'a>, used: &BTreeSet<u64>) -> Self {
         Self {
             kind: e.kind,
             id: e.id,
             name: e.name(),
             subscripts: e.subscripts(),
             terms: e.function().map(|f| f.stored_terms() as u64),
+            used: (e.kind == EntityKind::Variable).then(|| used.contains(&e.id)),
         }
     }
 }
@@ -146,11 +155,6 @@ pub trait EntityObserver {
     /// The instance begun last was refused and is read again as another
     /// schema (raw input, which holds one instance): forget what it showed.
     fn abandon(&mut self) {}
-    /// The analysis' name when it needs ommx.v1 entities (OMMX 2.9.3's
-    /// layout); instances counted with OMMX 3.0's accounting are refused.
-    fn v1_analysis(&self) -> Option<&'static str> {
-        None
-    }
 }
 
 /// The observer of a plain profile: sees nothing.

@@ -6,11 +6,10 @@
 //!
 //! The analyses see each entity as an [`EntityView`] with its cost under
 //! 3.0's accounting ([`EntityObserver::entity`](super::EntityObserver::entity)),
-//! or every leaf with its rule ([`EntityObserver::leaves`](super::EntityObserver::leaves));
-//! those built on v1's entities and OMMX 2.9.3's layout say so
-//! (`v1_analysis`) and are refused here rather than shown numbers that do not
-//! follow 3.0's layout. `--group-by name` puts each entity's leaves under a
-//! family frame right under its container, as for v1.
+//! or every leaf with its rule ([`EntityObserver::leaves`](super::EntityObserver::leaves)).
+//! `--group-by name` puts each entity's leaves under a family frame right
+//! under its container, as for v1; the wire view walks the `ommx.v2`
+//! message (v1 input counted as 3.0 has no 3.0 encoding: refused).
 
 use std::io::Read;
 
@@ -59,9 +58,6 @@ pub(crate) fn profile<R: Read>(
     };
     // Refused only once the payload reads as one: raw input that is neither
     // v1 nor v2 keeps v1's error.
-    if let Some(name) = pass.observer.v1_analysis() {
-        return Err(fail(V2PassError::V1Analysis(name)));
-    }
     // v1 input counted as 3.0 holds it has v1's encoding, whose paths are
     // not 3.0's.
     if pass.options.wire && schema == Schema::V1 {
@@ -72,6 +68,7 @@ pub(crate) fn profile<R: Read>(
     let mut accounts = Accounts::new(pass.options);
     pass.observer.begin(instance_index);
     model.visit_parts(&mut Path::new(), &mut accounts.memory);
+    let used = model.used_variables();
     for e in model.entities() {
         families
             .see(e.name())
@@ -90,7 +87,7 @@ pub(crate) fn profile<R: Read>(
             wire_bytes: model.wire.get(&(e.kind, e.id)).copied().unwrap_or(0),
             waste: FileWaste::default(),
         };
-        pass.observer.entity(&EntityView::v2(&e), cost);
+        pass.observer.entity(&EntityView::v2(&e, &used), cost);
     }
     if let Some(mut leaves) = pass.observer.leaves() {
         model.visit_parts(&mut Path::new(), &mut leaves);

@@ -251,13 +251,6 @@ fn diff_side_by_side_of_the_two_accountings() {
 }
 
 #[test]
-fn v1_only_analyses_refuse_ommx_3_counts_in_one_line() {
-    let file = v2("oracle/knapsack.pb");
-    let err = fails(&["advise", file.as_str()]);
-    assert!(err.contains("OMMX 3.0"), "{err}");
-}
-
-#[test]
 fn flamegraph_and_baselines_of_v2() {
     let file = v2("oracle/everything.pb");
     let dir = tempfile::tempdir().unwrap();

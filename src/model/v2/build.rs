@@ -252,7 +252,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
             }
             let f = function(c.function.as_ref(), what)?;
             uses_defined(&f, vars, what)?;
-            Ok(Row::Indicator(f))
+            Ok(Row::Indicator(c.indicator_variable, f))
         },
     )?;
     let set_row = |kind: &'static str| {
@@ -264,7 +264,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
                     id: v,
                 });
             }
-            Ok(Row::Set(variables.iter().collect::<BTreeSet<_>>().len()))
+            Ok(Row::Set(variables.into_iter().collect()))
         }
     };
     let one_hot = one_hot_constraints.unwrap_or_default();
@@ -349,7 +349,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         .into_iter()
         .flat_map(|c| c.active.values())
         .filter_map(|r| match r {
-            Row::Regular(f) | Row::Indicator(f) => Some(f),
+            Row::Regular(f) | Row::Indicator(_, f) => Some(f),
             Row::Set(_) => None,
         });
     for f in inst.objective.iter().chain(active) {

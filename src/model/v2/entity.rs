@@ -104,7 +104,7 @@ impl<'a> Entity<'a> {
     pub fn function(&self) -> Option<&'a Func> {
         match self.part {
             Part::Row {
-                row: Row::Regular(f) | Row::Indicator(f),
+                row: Row::Regular(f) | Row::Indicator(_, f),
                 ..
             }
             | Part::NamedFunction(f) => Some(f),
@@ -193,15 +193,15 @@ fn row<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, names: &Names,
             leaf(&path.with(equality), visitor, &ENUM);
             f.visit_logical_memory(&mut path.with(stage).with("CreatedData.function"), visitor);
         }
-        Row::Indicator(f) => {
+        Row::Indicator(_, f) => {
             leaf(&path.with(equality), visitor, &ENUM);
             leaf(&path.with(third).with("VariableID.0"), visitor, &SCALAR_8);
             f.visit_logical_memory(&mut path.with(stage).with("CreatedData.function"), visitor);
         }
-        Row::Set(n) => {
+        Row::Set(variables) => {
             let mut p = path.with(third);
             leaf(&p.with("BTreeSet[stack]"), visitor, &BTREE_SET);
-            for _ in 0..*n {
+            for _ in variables {
                 leaf(&p.with("VariableID.0"), visitor, &SCALAR_8);
             }
         }

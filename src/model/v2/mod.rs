@@ -119,9 +119,24 @@ pub struct Reason {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Row {
     Regular(Func),
-    Indicator(Func),
+    /// The indicator variable and the function.
+    Indicator(u64, Func),
     /// One-hot or SOS1: the distinct variables.
-    Set(usize),
+    Set(BTreeSet<u64>),
+}
+
+impl Row {
+    /// Every variable the row refers to (repeats included).
+    pub fn for_each_variable(&self, mut f: impl FnMut(u64)) {
+        match self {
+            Row::Regular(func) => func.for_each_variable(f),
+            Row::Indicator(v, func) => {
+                f(*v);
+                func.for_each_variable(f);
+            }
+            Row::Set(vars) => vars.iter().for_each(|&v| f(v)),
+        }
+    }
 }
 
 /// A constraint collection: active rows, removed rows with their reasons,
@@ -191,6 +206,34 @@ impl Instance {
         self.collections().iter().map(|c| c.removed.len()).sum()
     }
 
+    /// The variables anything but their own table refers to: the objective
+    /// and output objective, every row of every collection (active or
+    /// removed), named functions and the dependency (assigned variables and
+    /// right-hand sides), as the v1 `unused-variables` rule counts users.
+    pub fn used_variables(&self) -> BTreeSet<u64> {
+        let mut used = BTreeSet::new();
+        let mut add = |v| {
+            used.insert(v);
+        };
+        let functions = self
+            .objective
+            .iter()
+            .chain(self.output_objective.iter().map(|o| &o.function))
+            .chain(self.named_functions.values())
+            .chain(self.dependency.assignments.values());
+        for f in functions {
+            f.for_each_variable(&mut add);
+        }
+        for c in self.collections() {
+            let rows = c.active.values().chain(c.removed.values().map(|(r, _)| r));
+            for r in rows {
+                r.for_each_variable(&mut add);
+            }
+        }
+        used.extend(self.dependency.assignments.keys().copied());
+        used
+    }
+
     /// Stored terms of the objective and of every constraint row's function
     /// (active and removed), as v1's summary counts them.
     pub fn stored_terms(&self) -> usize {
@@ -199,7 +242,7 @@ impl Instance {
             .into_iter()
             .flat_map(|c| c.active.values().chain(c.removed.values().map(|(r, _)| r)))
             .map(|r| match r {
-                Row::Regular(f) | Row::Indicator(f) => f.stored_terms(),
+                Row::Regular(f) | Row::Indicator(_, f) => f.stored_terms(),
                 Row::Set(_) => 0,
             });
         rows.chain(self.objective.iter().map(Func::stored_terms))
