@@ -60,19 +60,38 @@ EOF
     }
 fi
 
-# Runs "$@" $runs times; prints "median_wall_s peak_rss_mib" (RSS: the
-# largest of the runs; it hardly varies).
-bench() {
-    local i
-    for ((i = 0; i < runs; i++)); do
-        measure "$@"
-    done | sort -g | awk '
+# Median wall and largest RSS of "wall rss_kib" lines on stdin.
+summarize() {
+    sort -g | awk '
         BEGIN { rss = 0 }
         { wall[NR] = $1; if ($2 > rss) rss = $2 }
         END {
             median = NR % 2 ? wall[(NR + 1) / 2] : (wall[NR / 2] + wall[NR / 2 + 1]) / 2
             printf "%.3f %.1f\n", median, rss / 1024
         }'
+}
+
+# Runs "$@" $runs times; prints "median_wall_s peak_rss_mib" (RSS: the
+# largest of the runs; it hardly varies).
+bench() {
+    local i
+    for ((i = 0; i < runs; i++)); do
+        measure "$@"
+    done | summarize
+}
+
+# Runs memprof on $1 and OMMX on the same file in turn, $runs times each,
+# so that both see the same machine; prints "memprof_wall memprof_rss
+# ommx_wall ommx_rss".
+bench_pair() {
+    local i
+    : >"$tmp/pair.m"
+    : >"$tmp/pair.o"
+    for ((i = 0; i < runs; i++)); do
+        measure target/release/memprof inspect "$1" --format folded --quiet >>"$tmp/pair.m"
+        measure "$ommx_python" -c "$ommx_snippet" "$1" >>"$tmp/pair.o"
+    done
+    echo "$(summarize <"$tmp/pair.m") $(summarize <"$tmp/pair.o")"
 }
 
 echo "bench: building (cargo build --release --bins)" >&2
@@ -85,8 +104,21 @@ archive=$out_dir/archive-1000.ommx
 lp10m=$out_dir/lp-200000x50-of-1000000.pb
 lp1g=$out_dir/lp-1000000x50-of-5000000.pb
 gen() { [[ -s $1 ]] || target/release/memprof-gen "${@:2}" -o "$1"; }
-gen "$lp" lp --constraints 20000 --terms 50 --variables 100000
-gen "$qubo" qubo --variables 2000
+# The LP and the QUBO as OMMX itself writes them (its field order, its hash
+# order of quadratic terms) when OMMX is at hand; memprof-gen's sorted
+# files otherwise.
+if [[ -n $ommx_python ]] && "$ommx_python" -c "import ommx, numpy" 2>/dev/null; then
+    inputs="written by OMMX 2.9.3's to_bytes() (bench/ommx_inputs.py)"
+    lp=$out_dir/ommx-lp_1m.pb
+    qubo=$out_dir/ommx-qubo_2m.pb
+    [[ -s $lp ]] || "$ommx_python" bench/ommx_inputs.py lp "$lp"
+    [[ -s $qubo ]] || "$ommx_python" bench/ommx_inputs.py qubo "$qubo"
+else
+    inputs="written by memprof-gen (no OMMX_PYTHON with ommx and numpy: keys sorted, not in OMMX's hash order)"
+    gen "$lp" lp --constraints 20000 --terms 50 --variables 100000
+    gen "$qubo" qubo --variables 2000
+fi
+echo "bench: LP and QUBO inputs $inputs" >&2
 gen "$archive" archive --instances 1000
 files=("$lp" "$qubo" "$archive")
 if [[ ${BENCH_LARGE:-0} == 1 ]]; then
@@ -107,6 +139,7 @@ fi
 
 rows=()
 checks=()
+phases=()
 mismatches=0
 all_runs=$runs
 for file in "${files[@]}"; do
@@ -121,19 +154,35 @@ for file in "${files[@]}"; do
     # One untimed run first: it warms the page cache and gives the output
     # that is compared with OMMX's.
     target/release/memprof inspect "$file" --format folded --quiet >"$tmp/memprof.folded"
-    timing=$(bench target/release/memprof inspect "$file" --format folded --quiet)
-    read -r m_wall m_rss <<<"$timing"
+    # Where the time goes: memprof's own phase accounting, one run.
+    target/release/memprof --timings inspect "$file" --format folded --quiet 2>"$tmp/timings" >/dev/null
+    phases+=("$name: $(awk '$2 ~ /ms$/ { t[$1] = $2 + 0; sum += $2 + 0 }
+        /^wall/ { wall = $2 }
+        END { printf "wall %s ms; busy over threads:", wall
+              n = split("read decompress decode normalize aggregate check render", k, " ")
+              for (i = 1; i <= n; i++) if (t[k[i]] > 0) printf " %s %.1f ms (%.0f%%)", k[i], t[k[i]], 100 * t[k[i]] / sum }' "$tmp/timings")")
+    with_ommx=0
+    [[ -n $ommx_python && $large == 0 && $file != "$archive" ]] && with_ommx=1
+    if ((with_ommx)); then
+        "$ommx_python" -c "$ommx_snippet" "$file" # warm-up: imports, page cache
+        timing=$(bench_pair "$file")
+        read -r m_wall m_rss o_wall o_rss <<<"$timing"
+    else
+        timing=$(bench target/release/memprof inspect "$file" --format folded --quiet)
+        read -r m_wall m_rss <<<"$timing"
+    fi
     # The same on one thread, to show what the second core buys.
     export MEMPROF_THREADS=1
     timing=$(bench target/release/memprof inspect "$file" --format folded --quiet)
     unset MEMPROF_THREADS
     read -r s_wall _ <<<"$timing"
+    [[ $file == "$lp" ]] && lp_wall=$m_wall
     throughput=$(awk -v s="$size_mb" -v w="$m_wall" 'BEGIN { printf "%.0f", s / w }')
     row="| $name | $size_mb | $m_wall | $s_wall | $m_rss | $throughput |"
 
     total=$(awk '{ sum += $NF } END { printf "%.0f", sum }' "$tmp/memprof.folded")
     lines=$(wc -l <"$tmp/memprof.folded")
-    if [[ -n $ommx_python && $large == 0 && $file != "$archive" ]]; then
+    if ((with_ommx)); then
         "$ommx_python" -c "import sys; from ommx.v1 import Instance; sys.stdout.write(Instance.from_bytes(open(sys.argv[1],'rb').read()).logical_memory_profile())" "$file" >"$tmp/ommx.folded"
         # OMMX's string has no trailing newline; memprof ends every line with one.
         printf '\n' >>"$tmp/ommx.folded"
@@ -150,9 +199,6 @@ for file in "${files[@]}"; do
             } >&2
         fi
 
-        "$ommx_python" -c "$ommx_snippet" "$file" # warm-up: imports, page cache
-        timing=$(bench "$ommx_python" -c "$ommx_snippet" "$file")
-        read -r o_wall o_rss <<<"$timing"
         ratio=$(awk -v o="$o_wall" -v m="$m_wall" 'BEGIN { printf "%.1f", o / m }')
         row="$row $o_wall | $o_rss | ${ratio}× |"
     else
@@ -177,6 +223,21 @@ fi
 printf '%s\n' "${rows[@]}"
 echo
 printf '%s\n' "${checks[@]}"
+echo
+echo "Phases (memprof --timings, one run each; busy time summed over threads, shares of that sum):"
+printf '%s\n' "${phases[@]}"
+
+# The floor and the small end: reading the LP with cat, and the largest
+# fixture (fixtures/oracle/moderate.pb, 41.6 kB) through memprof.
+runs=$all_runs
+floor=$(bench cat "$lp")
+read -r cat_wall _ <<<"$floor"
+small=fixtures/oracle/moderate.pb
+timing=$(bench target/release/memprof inspect "$small" --format folded --quiet)
+read -r small_wall small_rss <<<"$timing"
+echo
+echo "cat $(basename "$lp") > /dev/null: median $cat_wall s; memprof on it: $lp_wall s ($(awk -v m="$lp_wall" -v c="$cat_wall" 'BEGIN { printf "%.1f", m / c }')× cat)"
+echo "$small ($(stat -c %s "$small") bytes): memprof median $small_wall s, peak RSS $small_rss MiB"
 
 if ((mismatches > 0)); then
     echo "bench: FAILED: $mismatches file(s) where memprof's folded output differs from ommx" >&2

@@ -11,6 +11,7 @@ pub mod advise;
 pub mod batch;
 pub mod check;
 pub mod cli;
+pub mod codec;
 pub mod commands;
 pub mod decode;
 pub mod diff;

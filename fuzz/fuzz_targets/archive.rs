@@ -12,7 +12,8 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 
 use libfuzzer_sys::fuzz_target;
-use memprof::decode::{read_file, Limits, Pass, ProfileOptions, Selection};
+use memprof::decode::{read_file, Limits, Selection};
+use memprof::pass::Pass;
 
 /// Small enough that a decompression bomb is stopped within the timeout.
 const MAX_DECOMPRESSED: u64 = 16 << 20;
@@ -33,10 +34,8 @@ fuzz_target!(|data: &[u8]| {
         max_decompressed: MAX_DECOMPRESSED,
     };
     let bar = indicatif::ProgressBar::hidden();
-    let mut pass = Pass {
-        options: ProfileOptions::default(),
-        observer: &mut (),
-    };
+    let mut nothing = ();
+    let mut pass = Pass::new(&mut nothing);
     if let Ok(report) = read_file(file, "fuzz".into(), Selection::All, &limits, &mut pass, &bar) {
         // Profiling succeeded: every instance layer has a profile.
         let instance_layers = report

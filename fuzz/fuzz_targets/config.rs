@@ -13,7 +13,7 @@
 use libfuzzer_sys::fuzz_target;
 use memprof::check::budget::Budget;
 use memprof::check::{evaluate, LimitKind};
-use memprof::decode::baseline;
+use memprof::source::baseline;
 use memprof::decode::Selection;
 use memprof::diff::Diff;
 use memprof::profile::Aggregate;
@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
 
     // Round trip: what memprof writes, memprof reads back unchanged.
     let mut rendered = Vec::new();
-    json::render_json(&profile, &mut rendered).expect("rendering to memory");
+    json::render(&profile, None, false, &mut rendered).expect("rendering to memory");
     let (again, _) = baseline::parse(&rendered, "fuzz".into(), Selection::All)
         .unwrap_or_else(|e| panic!("a rendered baseline is refused: {e}"));
     let again = Profile::of(&again, Account::Memory);

@@ -8,12 +8,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use memprof::decode::instance::{profile_instance, Accounts};
-use memprof::decode::ProfileOptions;
+use memprof::pass::{profile_instance, Accounts};
+use memprof::pass::ProfileOptions;
 use memprof::profile::family::GroupBy;
 
 /// Families and the wire view on, so their code paths are fuzzed too.
-fn run(data: &[u8], total: Option<u64>) -> Result<(memprof::decode::InstanceSummary, Accounts), String> {
+fn run(data: &[u8], total: Option<u64>) -> Result<(memprof::report::InstanceSummary, Accounts), String> {
     let options = ProfileOptions {
         group_by: GroupBy::Name,
         wire: true,

@@ -12,7 +12,7 @@
 
 use serde_json::json;
 
-use super::{details, sample, EntityKind, Finding, Measure, Sample, Samples};
+use super::{details, sample, EntityKind, Finding, Measure, Owner, Sample, Samples};
 use crate::model::{Constraint, DecisionVariable, Function, RemovedConstraint};
 use crate::pass::{Cost, IdSet, NamedFunction, Singular};
 use crate::units::human;
@@ -73,7 +73,7 @@ impl EntityTally {
         self.var_fixed += fixed;
         self.fixed_samples.offer(|| {
             sample(
-                EntityKind::Variable,
+                Owner::Entity(EntityKind::Variable),
                 Some(v.id),
                 v.name.as_deref(),
                 format!("{fixed} B fixed, about {V3_VARIABLE} B in OMMX 3.0"),
@@ -94,7 +94,7 @@ impl EntityTally {
         self.constraint_fixed += fixed;
         self.fixed_samples.offer(|| {
             sample(
-                EntityKind::Constraint,
+                Owner::Entity(EntityKind::Constraint),
                 Some(c.id),
                 c.name.as_deref(),
                 format!(
@@ -110,7 +110,7 @@ impl EntityTally {
         self.removed_bytes += cost.bytes;
         self.removed_samples.offer(|| {
             sample(
-                EntityKind::RemovedConstraint,
+                Owner::Entity(EntityKind::Removed),
                 Some(r.constraint.id),
                 r.constraint.name.as_deref(),
                 format!(
@@ -157,7 +157,7 @@ impl EntityTally {
             unused.fixed += v.bytes - v.content;
             if unused.sample.len() < super::SAMPLES {
                 unused.sample.push(sample(
-                    EntityKind::Variable,
+                    Owner::Entity(EntityKind::Variable),
                     Some(v.id),
                     v.name.as_deref(),
                     format!("{} B", v.bytes),

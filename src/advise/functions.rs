@@ -17,8 +17,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::json;
 
-use super::hash::{finish128, term128, BuildPrehashed};
-use super::{details, sample, EntityKind, Finding, Measure, Samples};
+use super::hash::{finish128, term128};
+use super::{details, sample, EntityKind, Finding, Measure, Owner, Samples};
+use crate::codec::BuildIdHasher;
 use crate::model::{function, Constraint, FileWaste, Function};
 use crate::pass::{NamedFunction, Singular};
 use crate::units::human;
@@ -56,7 +57,7 @@ struct Group {
     active_min: u64,
     csr: u64,
     minimal: u64,
-    first_kind: EntityKind,
+    first_kind: Owner,
     first_id: u64,
     first_pivot: f64,
     first_exact: u128,
@@ -71,26 +72,41 @@ struct Sums {
 }
 
 /// Function paths by entity kind, for a recommendation's `paths`.
-fn function_path(kind: EntityKind) -> &'static str {
+fn function_path(kind: Owner) -> &'static str {
     match kind {
-        EntityKind::Constraint => "Instance.constraints;Constraint.function",
-        EntityKind::RemovedConstraint => {
+        Owner::Entity(EntityKind::Constraint) => "Instance.constraints;Constraint.function",
+        Owner::Entity(EntityKind::Removed) => {
             "Instance.removed_constraints;RemovedConstraint.constraint;Constraint.function"
         }
-        EntityKind::Instance => "Instance.objective",
-        EntityKind::NamedFunction => "Instance.named_functions (not counted by OMMX 2.9.3)",
-        EntityKind::Variable => "Instance.decision_variables",
+        Owner::Instance => "Instance.objective",
+        Owner::Entity(EntityKind::NamedFunction) => {
+            "Instance.named_functions (not counted by OMMX 2.9.3)"
+        }
+        Owner::Entity(EntityKind::Variable) => "Instance.decision_variables",
+        // OMMX 3.0's kinds (these rules see ommx.v1 entities only).
+        Owner::Entity(EntityKind::Indicator) => {
+            "Instance.indicator_constraint_collection;indicator_constraints;IndicatorConstraint.stage;CreatedData.function"
+        }
+        Owner::Entity(EntityKind::RemovedIndicator) => {
+            "Instance.indicator_constraint_collection;removed_indicator_constraints;Tuple.0;IndicatorConstraint.stage;CreatedData.function"
+        }
+        Owner::Entity(EntityKind::OneHot | EntityKind::RemovedOneHot) => {
+            "Instance.one_hot_constraint_collection"
+        }
+        Owner::Entity(EntityKind::Sos1 | EntityKind::RemovedSos1) => {
+            "Instance.sos1_constraint_collection"
+        }
     }
 }
 
-const KINDS: [EntityKind; 4] = [
-    EntityKind::Instance,
-    EntityKind::Constraint,
-    EntityKind::RemovedConstraint,
-    EntityKind::NamedFunction,
+const KINDS: [Owner; 4] = [
+    Owner::Instance,
+    Owner::Entity(EntityKind::Constraint),
+    Owner::Entity(EntityKind::Removed),
+    Owner::Entity(EntityKind::NamedFunction),
 ];
 
-fn kind_bit(kind: EntityKind) -> u8 {
+fn kind_bit(kind: Owner) -> u8 {
     1 << KINDS.iter().position(|k| *k == kind).unwrap_or(0)
 }
 
@@ -113,7 +129,7 @@ struct Tally {
 
 impl Tally {
     /// Counts one function of an entity of `kind`.
-    fn count(&mut self, kind: EntityKind, terms: u64, bytes: u64, other: u64) {
+    fn count(&mut self, kind: Owner, terms: u64, bytes: u64, other: u64) {
         self.sums.functions += 1;
         self.sums.terms += terms;
         self.sums.bytes += bytes;
@@ -124,8 +140,8 @@ impl Tally {
 
 #[derive(Debug, Default)]
 pub struct FunctionTally {
-    groups: HashMap<u128, Group, BuildPrehashed>,
-    exact_seen: HashSet<u128, BuildPrehashed>,
+    groups: HashMap<u128, Group, BuildIdHasher>,
+    exact_seen: HashSet<u128, BuildIdHasher>,
     exact_repeats: u64,
     identical_samples: Samples,
     /// Constraint functions (active and removed): bytes, `other` = CSR bytes.
@@ -144,7 +160,7 @@ pub struct FunctionTally {
 }
 
 impl FunctionTally {
-    fn waste(&mut self, kind: EntityKind, id: Option<u64>, name: Option<&str>, w: FileWaste) {
+    fn waste(&mut self, kind: Owner, id: Option<u64>, name: Option<&str>, w: FileWaste) {
         if w.bytes == 0 && w.zero_terms == 0 && w.merged_terms == 0 {
             return;
         }
@@ -165,7 +181,7 @@ impl FunctionTally {
 
     fn variant(
         &mut self,
-        kind: EntityKind,
+        kind: Owner,
         id: Option<u64>,
         name: Option<&str>,
         f: &Function,
@@ -194,11 +210,11 @@ impl FunctionTally {
     }
 
     /// An active or removed constraint's function.
-    pub fn constraint(&mut self, kind: EntityKind, c: &Constraint, waste: FileWaste) {
+    pub fn constraint(&mut self, kind: Owner, c: &Constraint, waste: FileWaste) {
         let f = &c.function;
         let name = c.name.as_deref();
         let s = shape(f, true);
-        let active = kind == EntityKind::Constraint;
+        let active = kind == Owner::Entity(EntityKind::Constraint);
         self.waste(kind, Some(c.id), name, waste);
         self.variant(kind, Some(c.id), name, f, &s);
         self.matrix.count(kind, s.terms, s.bytes, s.csr);
@@ -276,7 +292,7 @@ impl FunctionTally {
 
     pub fn named(&mut self, n: &NamedFunction, waste: FileWaste) {
         self.waste(
-            EntityKind::NamedFunction,
+            Owner::Entity(EntityKind::NamedFunction),
             Some(n.id),
             n.name.as_deref(),
             waste,
@@ -287,8 +303,8 @@ impl FunctionTally {
         let f = singular.objective;
         let s = shape(f, false);
         let name = Some("objective");
-        self.waste(EntityKind::Instance, None, name, singular.objective_waste);
-        self.variant(EntityKind::Instance, None, name, f, &s);
+        self.waste(Owner::Instance, None, name, singular.objective_waste);
+        self.variant(Owner::Instance, None, name, f, &s);
         self.objective = Sums {
             functions: 1,
             terms: s.terms,
@@ -307,10 +323,10 @@ impl FunctionTally {
             concerned += g.sum;
             saving += (g.sum - g.min).saturating_sub(SHARE_HANDLE * (g.members - 1));
             if g.active > 0 {
-                kinds |= kind_bit(EntityKind::Constraint);
+                kinds |= kind_bit(Owner::Entity(EntityKind::Constraint));
             }
             if g.members > g.active {
-                kinds |= kind_bit(EntityKind::RemovedConstraint);
+                kinds |= kind_bit(Owner::Entity(EntityKind::Removed));
             }
         }
         if sets == 0 {

@@ -7,8 +7,6 @@
 //! multiply (as in wyhash); it is fast, not cryptographic, and nothing here
 //! needs more: a crafted collision could only make a recommendation wrong.
 
-use std::hash::{BuildHasherDefault, Hasher};
-
 const K: [u64; 4] = [
     0x9e37_79b9_7f4a_7c15,
     0xd6e8_feb8_6659_fd93,
@@ -60,26 +58,6 @@ pub fn finish128(sum: u128, terms: u64) -> u128 {
     let b = mix(sum as u64 ^ terms, K[1]);
     (u128::from(a) << 64) | u128::from(b)
 }
-
-/// A hasher for keys that are already fingerprints: it keeps their bits.
-#[derive(Default)]
-pub struct Prehashed(u64);
-
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u128(&mut self, n: u128) {
-        self.0 = n as u64 ^ (n >> 64) as u64;
-    }
-}
-
-pub type BuildPrehashed = BuildHasherDefault<Prehashed>;
 
 #[cfg(test)]
 mod tests {

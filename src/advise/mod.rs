@@ -27,6 +27,7 @@ mod v3;
 use serde::Serialize;
 
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
+pub use crate::pass::EntityKind;
 use crate::pass::EntityObserver;
 use crate::pass::{Cost, EntityView, NamedFunction, Singular};
 use crate::profile::Aggregate;
@@ -90,24 +91,19 @@ pub enum Measure {
     File,
 }
 
-/// Which kind of entity a sample names.
+/// Who owns a function or string an advise rule counts: an entity of a
+/// kind, or the instance itself (the objective, the instance's metadata).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum EntityKind {
-    Variable,
-    Constraint,
-    RemovedConstraint,
-    NamedFunction,
+pub enum Owner {
+    Entity(EntityKind),
     Instance,
 }
 
-impl EntityKind {
+impl Owner {
     pub fn label(self) -> &'static str {
         match self {
-            EntityKind::Variable => "variable",
-            EntityKind::Constraint => "constraint",
-            EntityKind::RemovedConstraint => "removed constraint",
-            EntityKind::NamedFunction => "named function",
-            EntityKind::Instance => "instance",
+            Owner::Entity(kind) => kind.noun(),
+            Owner::Instance => "instance",
         }
     }
 }
@@ -137,7 +133,7 @@ fn quote(text: &str) -> String {
     }
 }
 
-fn sample(kind: EntityKind, id: Option<u64>, name: Option<&str>, detail: String) -> Sample {
+fn sample(kind: Owner, id: Option<u64>, name: Option<&str>, detail: String) -> Sample {
     Sample {
         entity: kind.label(),
         id,
@@ -285,18 +281,24 @@ impl EntityObserver for Advisor {
 
     fn constraint(&mut self, c: &Constraint, cost: Cost) {
         let content = self.metadata.constraint(c, cost);
-        self.strings
-            .constraint(c, EntityKind::Constraint, &strings::CONSTRAINT_ROLES);
+        self.strings.constraint(
+            c,
+            Owner::Entity(EntityKind::Constraint),
+            &strings::CONSTRAINT_ROLES,
+        );
         self.functions
-            .constraint(EntityKind::Constraint, c, cost.waste);
+            .constraint(Owner::Entity(EntityKind::Constraint), c, cost.waste);
         self.entities.constraint(c, cost, content);
     }
 
     fn removed_constraint(&mut self, r: &RemovedConstraint, cost: Cost) {
         let content = self.metadata.removed(r, cost);
         self.strings.removed(r);
-        self.functions
-            .constraint(EntityKind::RemovedConstraint, &r.constraint, cost.waste);
+        self.functions.constraint(
+            Owner::Entity(EntityKind::Removed),
+            &r.constraint,
+            cost.waste,
+        );
         self.entities.removed(r, cost, content);
     }
 

@@ -14,8 +14,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::json;
 
-use super::hash::{bytes128, BuildPrehashed};
-use super::{details, sample, EntityKind, Finding, Measure, Sample, Severity, SAMPLES};
+use super::hash::bytes128;
+use super::{details, sample, EntityKind, Finding, Measure, Owner, Sample, Severity, SAMPLES};
+use crate::codec::BuildIdHasher;
 use crate::model::entities::DESCRIPTION_NONE;
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::pass::{Cost, Singular};
@@ -179,7 +180,7 @@ impl MetadataTally {
             .add(cost.bytes, metadata, EMPTY_ENTITY_METADATA, fields);
         self.offer_top(content, || {
             sample(
-                EntityKind::Variable,
+                Owner::Entity(EntityKind::Variable),
                 Some(v.id),
                 name,
                 format!("{content} B of metadata content"),
@@ -197,7 +198,7 @@ impl MetadataTally {
             .add(cost.bytes, metadata, EMPTY_ENTITY_METADATA, fields);
         self.offer_top(content, || {
             sample(
-                EntityKind::Constraint,
+                Owner::Entity(EntityKind::Constraint),
                 Some(c.id),
                 name,
                 format!("{content} B of metadata content"),
@@ -224,7 +225,7 @@ impl MetadataTally {
             .add(cost.bytes, metadata, EMPTY_REMOVED_METADATA, fields);
         self.offer_top(content, || {
             sample(
-                EntityKind::RemovedConstraint,
+                Owner::Entity(EntityKind::Removed),
                 Some(c.id),
                 name,
                 format!("{content} B of metadata content"),
@@ -252,7 +253,7 @@ impl MetadataTally {
         );
         self.offer_top(content, || {
             sample(
-                EntityKind::Instance,
+                Owner::Instance,
                 None,
                 None,
                 format!("{content} B of description and annotations"),

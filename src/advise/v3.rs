@@ -77,37 +77,25 @@ pub struct V3Tally {
     removed_paths: BTreeSet<&'static str>,
 }
 
-/// What a removed row is called, and where its bytes are.
-fn removed_kind(kind: EntityKind) -> Option<(&'static str, [&'static str; 2])> {
+/// Where a removed row's bytes are.
+fn removed_paths(kind: EntityKind) -> Option<[&'static str; 2]> {
     Some(match kind {
-        EntityKind::Removed => (
-            "removed constraint",
-            [
-                "Instance.constraint_collection;removed_constraints",
-                "Instance.constraint_collection;context",
-            ],
-        ),
-        EntityKind::RemovedIndicator => (
-            "removed indicator constraint",
-            [
-                "Instance.indicator_constraint_collection;removed_indicator_constraints",
-                "Instance.indicator_constraint_collection;context",
-            ],
-        ),
-        EntityKind::RemovedOneHot => (
-            "removed one-hot constraint",
-            [
-                "Instance.one_hot_constraint_collection;removed_one_hot_constraints",
-                "Instance.one_hot_constraint_collection;context",
-            ],
-        ),
-        EntityKind::RemovedSos1 => (
-            "removed SOS1 constraint",
-            [
-                "Instance.sos1_constraint_collection;removed_sos1_constraints",
-                "Instance.sos1_constraint_collection;context",
-            ],
-        ),
+        EntityKind::Removed => [
+            "Instance.constraint_collection;removed_constraints",
+            "Instance.constraint_collection;context",
+        ],
+        EntityKind::RemovedIndicator => [
+            "Instance.indicator_constraint_collection;removed_indicator_constraints",
+            "Instance.indicator_constraint_collection;context",
+        ],
+        EntityKind::RemovedOneHot => [
+            "Instance.one_hot_constraint_collection;removed_one_hot_constraints",
+            "Instance.one_hot_constraint_collection;context",
+        ],
+        EntityKind::RemovedSos1 => [
+            "Instance.sos1_constraint_collection;removed_sos1_constraints",
+            "Instance.sos1_constraint_collection;context",
+        ],
         _ => return None,
     })
 }
@@ -131,12 +119,12 @@ impl V3Tally {
                 self.unused_samples
                     .offer(|| sample("variable", e, format!("{} B", cost.bytes)));
             }
-        } else if let Some((what, paths)) = removed_kind(e.kind) {
+        } else if let Some(paths) = removed_paths(e.kind) {
             self.removed += 1;
             self.removed_bytes += cost.bytes;
             self.removed_paths.extend(paths);
             self.removed_samples
-                .offer(|| sample(what, e, format!("{} B", cost.bytes)));
+                .offer(|| sample(e.kind.noun(), e, format!("{} B", cost.bytes)));
         }
     }
 

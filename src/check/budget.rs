@@ -359,7 +359,7 @@ string_visitor!(
 /// One rule of the budget file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Rule {
+pub struct BudgetRule {
     pub path: PathPattern,
     /// Most bytes a matched path may hold.
     #[serde(default)]
@@ -381,7 +381,7 @@ pub struct Rule {
     pub message: Option<String>,
 }
 
-impl Rule {
+impl BudgetRule {
     /// Whether any limit needs a baseline.
     pub fn needs_baseline(&self) -> bool {
         self.max_growth.is_some()
@@ -389,7 +389,7 @@ impl Rule {
 
     /// The rule used with `--baseline` and no budget file.
     pub fn default_growth() -> Self {
-        Rule {
+        BudgetRule {
             path: PathPattern::parse("total").expect("valid"),
             max: None,
             max_growth: Some(Percent::zero()),
@@ -406,7 +406,7 @@ impl Rule {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
-    pub rules: Vec<Rule>,
+    pub rules: Vec<BudgetRule>,
 }
 
 /// Most rules a budget may have.

@@ -20,7 +20,7 @@ use crate::report::layer_frame;
 use crate::report::InstanceSummary;
 use crate::source::Source;
 use crate::units::{human, signed_human, signed_percent, thousands};
-use budget::{Percent, Rule, Size};
+use budget::{BudgetRule, Percent, Size};
 
 /// What one limit of a rule measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -150,7 +150,7 @@ pub fn check_file(
     file: &str,
     new: &Source,
     baseline: Option<&Source>,
-    rules: &[(usize, Rule)],
+    rules: &[(usize, BudgetRule)],
 ) -> anyhow::Result<(FileReport, Vec<usize>)> {
     let new_profile = new.profile();
     let empty = Aggregate::new();
@@ -191,7 +191,7 @@ pub fn check_file(
 
 /// Refuses rules that need a baseline when there is none; `budget` names
 /// the budget file in the message.
-pub fn require_baseline(rules: &[(usize, Rule)], budget: &str) -> anyhow::Result<()> {
+pub fn require_baseline(rules: &[(usize, BudgetRule)], budget: &str) -> anyhow::Result<()> {
     if let Some((n, rule)) = rules.iter().find(|(_, r)| r.needs_baseline()) {
         anyhow::bail!(
             "{budget}: rule {n} (path {:?}) sets max_growth, which needs --baseline",
@@ -208,7 +208,7 @@ pub fn evaluate(
     diff: &Diff,
     has_old: bool,
     summary: &InstanceSummary,
-    rules: &[(usize, Rule)],
+    rules: &[(usize, BudgetRule)],
 ) -> (Vec<LimitResult>, Vec<usize>) {
     evaluate_by_layer(diff, has_old, summary, &[], rules)
 }
@@ -221,7 +221,7 @@ pub fn evaluate_by_layer(
     has_old: bool,
     summary: &InstanceSummary,
     layers: &[(String, InstanceSummary)],
-    rules: &[(usize, Rule)],
+    rules: &[(usize, BudgetRule)],
 ) -> (Vec<LimitResult>, Vec<usize>) {
     let mut results = Vec::new();
     let mut unmatched = Vec::new();

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::diff::one_stdin;
-use crate::check::budget::{Budget, Rule};
+use crate::check::budget::{Budget, BudgetRule};
 use crate::check::{self, BudgetExceeded, CheckReport};
 use crate::cli::compare::CheckArgs;
 use crate::output::{input_files, Output};
@@ -73,7 +73,7 @@ fn baseline_path(dir: &Path, file: &Path) -> Result<PathBuf> {
 
 pub fn run(args: CheckArgs) -> Result<()> {
     let options = args.common.options()?;
-    let rules: Vec<(usize, Rule)> = match &args.budget {
+    let rules: Vec<(usize, BudgetRule)> = match &args.budget {
         Some(path) => {
             let budget = Budget::load(path).with_context(|| path.display().to_string())?;
             budget
@@ -83,7 +83,7 @@ pub fn run(args: CheckArgs) -> Result<()> {
                 .map(|(i, r)| (i + 1, r))
                 .collect()
         }
-        None => vec![(0, Rule::default_growth())],
+        None => vec![(0, BudgetRule::default_growth())],
     };
     if args.baseline.is_none() {
         if let Some(budget) = &args.budget {
@@ -119,7 +119,7 @@ pub fn run(args: CheckArgs) -> Result<()> {
         Some(b) => Baselines::Shared(Box::new(source::load(b, &options)?)),
     };
     // Rules that compare with a baseline do not apply to a file without one.
-    let without_baseline: Vec<(usize, Rule)> = rules
+    let without_baseline: Vec<(usize, BudgetRule)> = rules
         .iter()
         .filter(|(_, r)| !r.needs_baseline())
         .cloned()

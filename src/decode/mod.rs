@@ -1,7 +1,8 @@
-//! From a file name to profiled instances: sniff what the input is (raw
+//! From a file name to instance payloads: sniff what the input is (raw
 //! protobuf, OCI archive, OCI directory, any of them gzip-compressed, or
-//! stdin), find the instance layers, and stream each through
-//! [`instance::profile_instance`] into its own [`Aggregate`].
+//! stdin), find the instance layers, and hand each payload to a
+//! [`Profiler`] (the pass, a floor up). [`terms`] and [`objective`] read
+//! functions straight from the wire for the pass's hot path.
 //!
 //! The input kind is decided by content, never by the file name.
 
@@ -9,7 +10,9 @@ pub mod archive;
 pub mod error;
 pub mod folded;
 pub mod limits;
+pub mod objective;
 mod spool;
+pub mod terms;
 mod text_formats;
 pub mod wire;
 

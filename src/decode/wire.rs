@@ -116,15 +116,15 @@ impl<R: Read> FieldReader<R> {
                     offset: start,
                 });
             };
-            if i == 9 && byte > 1 {
-                return Err(WireError::Malformed {
-                    what: format!("{what} is longer than 64 bits"),
-                    offset: start,
-                });
-            }
-            value |= u64::from(byte & 0x7f) << (7 * i);
-            if byte & 0x80 == 0 {
-                return Ok(Some(value));
+            match crate::codec::varint_byte(&mut value, i, byte) {
+                Some(true) => return Ok(Some(value)),
+                Some(false) => {}
+                None => {
+                    return Err(WireError::Malformed {
+                        what: format!("{what} is longer than 64 bits"),
+                        offset: start,
+                    })
+                }
             }
         }
         unreachable!("the tenth byte either ends the varint or is rejected")

@@ -254,11 +254,27 @@ impl Constraint {
 
     /// [`Constraint::from_wire`], also reporting what normalizing the
     /// function removed from the file's terms.
-    pub fn from_wire_measured(c: pb::Constraint) -> Result<(Self, FileWaste), ModelError> {
+    pub fn from_wire_measured(mut c: pb::Constraint) -> Result<(Self, FileWaste), ModelError> {
+        let function = c.function.take().map(|function| {
+            let normalized = Function::from_wire(&function)?;
+            let waste = FileWaste::of(&function, &normalized);
+            Ok((normalized, waste))
+        });
+        Self::from_wire_normalized(c, function)
+    }
+
+    /// [`Constraint::from_wire_measured`] with the function read elsewhere
+    /// (`decode::terms` reads it from the wire): `function` is its
+    /// normalization, `None` when the constraint had none; `c.function` is
+    /// ignored. The errors are reported in the same order.
+    pub fn from_wire_normalized(
+        c: pb::Constraint,
+        function: Option<Result<(Function, FileWaste), ModelError>>,
+    ) -> Result<(Self, FileWaste), ModelError> {
         let pb::Constraint {
             id,
             equality,
-            function,
+            function: _,
             parameters,
             name,
             description,
@@ -272,8 +288,7 @@ impl Constraint {
         let function = function.ok_or_else(|| ModelError::MissingFunction {
             what: format!("constraint {id}"),
         })?;
-        let normalized = Function::from_wire(&function)?;
-        let waste = FileWaste::of(&function, &normalized);
+        let (normalized, waste) = function?;
         let constraint = Self {
             id,
             equality,

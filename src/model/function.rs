@@ -85,7 +85,7 @@ const STABLE_SORT_MAX: usize = 1024;
 /// Sorts `terms` by key (file order kept within a key, so sums are formed in
 /// the order OMMX forms them), sums each run and drops sums that are exactly
 /// zero.
-fn merge<K: Ord>(mut terms: Vec<(K, f64)>) -> Vec<(K, f64)> {
+pub(crate) fn merge<K: Ord>(mut terms: Vec<(K, f64)>) -> Vec<(K, f64)> {
     if !terms.windows(2).all(|w| w[0].0 < w[1].0) {
         if terms.len() <= STABLE_SORT_MAX {
             // Stable: terms with the same key keep their file order.
@@ -367,16 +367,83 @@ impl FileWaste {
     }
 }
 
-impl LogicalMemoryProfile for Function {
+/// Which variant a normalized function is, without its terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    Zero,
+    Constant,
+    Linear,
+    Quadratic,
+    Polynomial,
+}
+
+/// All that the logical profile sees of a function: its variant and how
+/// many terms it stores. A function counted on the wire without being built
+/// (`decode::terms`) has only this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub variant: Variant,
+    pub stored_terms: usize,
+}
+
+impl Shape {
+    /// The rule of its one leaf.
+    pub fn rule(&self) -> &'static Rule {
+        match self.variant {
+            Variant::Zero => &ZERO_RULE,
+            Variant::Constant => &CONSTANT_RULE,
+            Variant::Linear => &LINEAR_RULE,
+            Variant::Quadratic => &QUADRATIC_RULE,
+            Variant::Polynomial => &POLYNOMIAL_RULE,
+        }
+    }
+
+    pub fn variant_name(&self) -> &'static str {
+        match self.variant {
+            Variant::Zero => "Zero",
+            Variant::Constant => "Constant",
+            Variant::Linear => "Linear",
+            Variant::Quadratic => "Quadratic",
+            Variant::Polynomial => "Polynomial",
+        }
+    }
+
+    /// Logical bytes, as the leaf below reports them.
+    pub fn bytes(&self) -> usize {
+        self.rule().bytes([self.stored_terms, 0])
+    }
+}
+
+impl Function {
+    pub fn shape(&self) -> Shape {
+        let variant = match self {
+            Function::Zero => Variant::Zero,
+            Function::Constant(_) => Variant::Constant,
+            Function::Linear { .. } => Variant::Linear,
+            Function::Quadratic { .. } => Variant::Quadratic,
+            Function::Polynomial { .. } => Variant::Polynomial,
+        };
+        Shape {
+            variant,
+            stored_terms: self.stored_terms(),
+        }
+    }
+}
+
+impl LogicalMemoryProfile for Shape {
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
         let mut variant = path.with(self.variant_name());
-        let counts = [self.stored_terms(), 0];
-        match self {
-            Function::Zero | Function::Constant(_) => {
-                visitor.visit_rule(&variant, self.rule(), counts)
-            }
+        let counts = [self.stored_terms, 0];
+        match self.variant {
+            Variant::Zero | Variant::Constant => visitor.visit_rule(&variant, self.rule(), counts),
             _ => visitor.visit_rule(&variant.with("PolynomialBase.terms"), self.rule(), counts),
         }
+    }
+}
+
+impl LogicalMemoryProfile for Function {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        self.shape().visit_logical_memory(path, visitor)
     }
 }
 

@@ -49,6 +49,22 @@ impl EntityKind {
         }
     }
 
+    /// The kind in prose: `removed constraint`, `named function`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            EntityKind::Variable => "variable",
+            EntityKind::Constraint => "constraint",
+            EntityKind::Removed => "removed constraint",
+            EntityKind::NamedFunction => "named function",
+            EntityKind::Indicator => "indicator constraint",
+            EntityKind::RemovedIndicator => "removed indicator constraint",
+            EntityKind::OneHot => "one-hot constraint",
+            EntityKind::RemovedOneHot => "removed one-hot constraint",
+            EntityKind::Sos1 => "SOS1 constraint",
+            EntityKind::RemovedSos1 => "removed SOS1 constraint",
+        }
+    }
+
     /// True for kinds whose entities carry a function (their stored terms
     /// are reported); variables and the one-hot and SOS1 sets have none.
     pub fn has_function(self) -> bool {

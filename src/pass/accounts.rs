@@ -8,7 +8,9 @@ use super::observer::Singular;
 use super::{Cost, ProfileOptions};
 use crate::decode::limits::{MAX_FAMILIES, MAX_FAMILY_BYTES};
 use crate::decode::InstanceError;
-use crate::model::FileWaste;
+use crate::model::{
+    AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Parameters,
+};
 use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
 use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::wire::{self as wire_view, TopLevelField};
@@ -27,6 +29,27 @@ pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, vi
         description,
         annotations,
     } = singular;
+    visit_parts(
+        *objective,
+        hints,
+        dependency,
+        parameters,
+        description,
+        annotations,
+        visitor,
+    );
+}
+
+/// [`visit_instance_parts`] with an objective that may be only counted.
+pub(super) fn visit_parts<F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    objective: &F,
+    hints: &ConstraintHints,
+    dependency: &AcyclicAssignments,
+    parameters: &Parameters,
+    description: &Description,
+    annotations: &Annotations,
+    visitor: &mut V,
+) {
     let mut path = Path::new();
     // Entity containers: their stack part is there even when empty.
     for frame in [

@@ -9,6 +9,7 @@ use prost::{encoding, Message};
 use super::accounts::{account_entity, Accounts};
 use super::observer::NamedFunction;
 use super::Cost;
+use crate::decode::terms;
 use crate::decode::wire::{FieldReader, WireType};
 use crate::decode::InstanceError;
 use crate::model::{
@@ -113,9 +114,20 @@ pub(super) fn decode_entity(
             Item::Variable(v, cost)
         }
         4 => {
-            let c = decode("constraints", bytes, offset)?;
-            laps.lap(Phase::Decode);
-            let (c, waste) = Constraint::from_wire_measured(c)?;
+            // The function read on the wire, the rest by prost; prost alone
+            // for what the wire reader leaves to it.
+            let read = terms::constraint(bytes, terms::decode_field::<pb::Constraint>);
+            let (c, waste) = match read {
+                Ok(read) => {
+                    laps.lap(Phase::Decode);
+                    read?
+                }
+                Err(terms::Unsupported) => {
+                    let c = decode("constraints", bytes, offset)?;
+                    laps.lap(Phase::Decode);
+                    Constraint::from_wire_measured(c)?
+                }
+            };
             laps.lap(Phase::Normalize);
             let frame = "Instance.constraints";
             let cost = account_entity(frame, c.name.as_deref(), &c, element, path, accounts);
@@ -312,13 +324,17 @@ pub(super) fn frame_one<R: Read>(
         }
         1 | 3 | 6 | 7 | 9 | 11 => {
             expect(field, wire_type, WireType::Len)?;
-            let mut body = Vec::new();
-            fields.read_len_into(&mut body)?;
-            let mut rest = Vec::with_capacity(body.len() + 12);
-            encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
-            encoding::encode_varint(body.len() as u64, &mut rest);
-            let value_start = Some(rest.len());
-            rest.extend_from_slice(&body);
+            // Read once, behind room for the key and length written after
+            // it (a large objective is not copied into a second buffer).
+            const ROOM: usize = 15;
+            let mut rest = vec![0; ROOM];
+            fields.append_len(&mut rest)?;
+            let mut header = Vec::with_capacity(ROOM);
+            encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut header);
+            encoding::encode_varint((rest.len() - ROOM) as u64, &mut header);
+            rest[ROOM - header.len()..ROOM].copy_from_slice(&header);
+            rest.drain(..ROOM - header.len());
+            let value_start = Some(header.len());
             raw.elements.push(RawElement::Rest {
                 bytes: rest,
                 field,
@@ -371,21 +387,9 @@ fn decode<M: Message + Default>(
     bytes: &[u8],
     offset: u64,
 ) -> Result<M, InstanceError> {
-    use prost::bytes::Buf;
-    let mut prefix = Vec::with_capacity(10);
-    encoding::encode_varint(bytes.len() as u64, &mut prefix);
-    let mut buf = Buf::chain(prefix.as_slice(), bytes);
-    let mut message = M::default();
-    encoding::message::merge(
-        encoding::WireType::LengthDelimited,
-        &mut message,
-        &mut buf,
-        encoding::DecodeContext::default(),
-    )
-    .map_err(|source| InstanceError::Decode {
+    terms::decode_field(bytes).map_err(|source| InstanceError::Decode {
         field,
         offset,
         source,
-    })?;
-    Ok(message)
+    })
 }

@@ -24,10 +24,11 @@ use std::io::BufReader;
 
 use indicatif::ProgressBar;
 
+pub use crate::model::EntityKind;
 pub use accounts::{visit_entity_entry, visit_instance_parts, Accounts};
 pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
 pub use pipeline::{profile_instance, profile_instance_within};
-pub use validate::{IdHasher, IdSet, MAX_PENDING};
+pub use validate::{IdSet, MAX_PENDING};
 
 use crate::decode::{self, DecodeError, Input, Limits, Payload, Profiler, Selection};
 use crate::profile::family::GroupBy;

@@ -155,7 +155,17 @@ pub trait EntityObserver {
     /// The instance begun last was refused and is read again as another
     /// schema (raw input, which holds one instance): forget what it showed.
     fn abandon(&mut self) {}
+    /// True when the observer looks at no objective: the pass may then count
+    /// the objective's terms on the wire without building it, and does not
+    /// call [`EntityObserver::finish`].
+    fn counts_only(&self) -> bool {
+        false
+    }
 }
 
 /// The observer of a plain profile: sees nothing.
-impl EntityObserver for () {}
+impl EntityObserver for () {
+    fn counts_only(&self) -> bool {
+        true
+    }
+}

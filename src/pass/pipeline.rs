@@ -95,7 +95,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
         // The borrow of `accounts` by the batches ends with `consume`'s
         // stream phase; the singular fields are visited into a second one.
         let mut singular = Aggregate::new();
-        let summary = consume(batches, max_element, group_by, &mut singular, observer)?;
+        let summary = consume(batches, 1, max_element, group_by, &mut singular, observer)?;
         accounts.memory.merge_under(&[], &singular);
         return Ok(summary);
     }
@@ -168,6 +168,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
         });
         let result = consume(
             in_order,
+            threads,
             max_element,
             group_by,
             &mut accounts.memory,

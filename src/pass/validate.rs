@@ -3,15 +3,18 @@
 //! dependencies; and the instance-wide fields decoded once the stream ends.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 
 use prost::Message;
 
-use super::accounts::{visit_instance_parts, Families};
+use super::accounts::{visit_instance_parts, visit_parts, Families};
 use super::framing::{Batch, Item};
 use super::observer::Singular;
 use super::EntityObserver;
+use crate::codec::BuildIdHasher;
+use crate::decode::objective::{Singulars, WireObjective};
+use crate::decode::terms;
 use crate::decode::InstanceError;
+use crate::model::function::Shape;
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Function, ModelError,
     OneHot, Parameters, Sos1,
@@ -164,6 +167,7 @@ fn check_dependency(
 
 pub(super) fn consume<O: EntityObserver + ?Sized>(
     mut batches: impl Iterator<Item = Batch>,
+    threads: usize,
     max_element: Option<u64>,
     group_by: GroupBy,
     aggregate: &mut Aggregate,
@@ -174,7 +178,7 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
     // The singular fields and maps, re-encoded in stream order: decoded at the
     // end as an Instance whose entity lists are empty, prost applying
     // protobuf's merge and last-entry-wins rules.
-    let mut rest = Vec::new();
+    let mut rest = Singulars::default();
     let end = 'stream: loop {
         let Some(batch) = batches.next() else {
             unreachable!("the stream always ends with End or an error")
@@ -224,7 +228,7 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
                     {
                         return Err(InstanceError::SingularTooLarge { limit });
                     }
-                    rest.extend_from_slice(&bytes)
+                    rest.push(bytes)
                 }
                 Item::End(offset) => break 'stream offset,
             }
@@ -233,10 +237,15 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
     drop(batches);
     let _span = trace::span(Phase::Check);
     state.summary.wire_bytes = end;
+    let (instance, objective) = rest.decode().map_err(|source| InstanceError::Decode {
+        field: "the instance's singular fields",
+        offset: end,
+        source,
+    })?;
     let pb::Instance {
         description,
         decision_variables: _,
-        objective,
+        objective: _, // taken by `rest.decode`
         constraints: _,
         sense: _, // any value is accepted (unknown ones read as minimize); it costs 1 byte
         parameters,
@@ -246,23 +255,63 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
         named_functions: _,
         annotations,
         format_version,
-    } = pb::Instance::decode(rest.as_slice()).map_err(|source| InstanceError::Decode {
-        field: "the instance's singular fields",
-        offset: end,
-        source,
-    })?;
-    drop(rest);
+    } = instance;
 
     if format_version > 0 {
         return Err(ModelError::FormatVersion(format_version).into());
     }
 
-    let wire_objective = objective.ok_or(ModelError::MissingObjective)?;
-    let objective = Function::from_wire(&wire_objective)?;
-    let objective_waste = FileWaste::of(&wire_objective, &objective);
-    drop(wire_objective);
-    state.uses(User::Objective, &objective)?;
-    state.summary.terms += objective.stored_terms() as u64;
+    let objective = match objective {
+        WireObjective::Missing => return Err(ModelError::MissingObjective.into()),
+        WireObjective::Decoded(wire) => {
+            let objective = Function::from_wire(&wire)?;
+            let waste = FileWaste::of(&wire, &objective);
+            Objective::Built(objective, waste)
+        }
+        WireObjective::Pieces { arm, pieces } => {
+            let variables = &state.variables;
+            let defined = |id| variables.contains(&id);
+            let counted = if observer.counts_only() {
+                // Checked in full by `rest.decode`.
+                terms::count(arm.as_ref(), &defined, threads).unwrap_or(None)
+            } else {
+                None
+            };
+            match counted {
+                Some(shape) => Objective::Counted(shape),
+                None => match terms::normalize(&pieces) {
+                    Ok(read) => {
+                        let (objective, waste) = read?;
+                        Objective::Built(objective, waste)
+                    }
+                    // Checked already; should prost read it otherwise,
+                    // prost decides.
+                    Err(terms::Unsupported) => {
+                        let wire =
+                            pb::Function::decode(pieces.concat().as_slice()).map_err(|source| {
+                                InstanceError::Decode {
+                                    field: "the instance's singular fields",
+                                    offset: end,
+                                    source,
+                                }
+                            })?;
+                        let objective = Function::from_wire(&wire)?;
+                        let waste = FileWaste::of(&wire, &objective);
+                        Objective::Built(objective, waste)
+                    }
+                },
+            }
+        }
+    };
+    drop(rest);
+    match &objective {
+        Objective::Built(f, _) => {
+            state.uses(User::Objective, f)?;
+            state.summary.terms += f.stored_terms() as u64;
+        }
+        // Counted only when every variable it uses is defined.
+        Objective::Counted(shape) => state.summary.terms += shape.stored_terms as u64,
+    }
     if let Some((user, id)) = state
         .pending
         .iter()
@@ -280,19 +329,39 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
     let description = Description(description);
     let annotations = Annotations::from_wire(annotations)?;
 
-    let singular = Singular {
-        objective: &objective,
-        objective_bytes: objective.bytes() as u64,
-        objective_waste,
-        hints: &hints,
-        dependency: &dependency,
-        parameters: &parameters,
-        description: &description,
-        annotations: &annotations,
-    };
-    visit_instance_parts(&singular, aggregate);
-    observer.finish(&singular);
+    match objective {
+        Objective::Built(objective, objective_waste) => {
+            let singular = Singular {
+                objective: &objective,
+                objective_bytes: objective.bytes() as u64,
+                objective_waste,
+                hints: &hints,
+                dependency: &dependency,
+                parameters: &parameters,
+                description: &description,
+                annotations: &annotations,
+            };
+            visit_instance_parts(&singular, aggregate);
+            observer.finish(&singular);
+        }
+        Objective::Counted(shape) => visit_parts(
+            &shape,
+            &hints,
+            &dependency,
+            &parameters,
+            &description,
+            &annotations,
+            aggregate,
+        ),
+    }
     Ok(state.summary)
+}
+
+/// The objective once read: built, or only counted (for an observer that
+/// [counts only](EntityObserver::counts_only)).
+enum Objective {
+    Built(Function, FileWaste),
+    Counted(Shape),
 }
 
 /// Distinct variable ids that may wait for their definition: a hostile
@@ -328,30 +397,12 @@ impl State {
     }
 }
 
-/// A cheap hasher for integer ids (a multiply and a rotate).
-#[derive(Default)]
-pub struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
 /// A set of ids: a bitmap for the dense low ids that real instances use
 /// (one bit each, about 1 ns a lookup), a hash set for the rest.
 #[derive(Default, Clone)]
 pub struct IdSet {
     bits: Vec<u64>,
-    others: HashSet<u64, BuildHasherDefault<IdHasher>>,
+    others: HashSet<u64, BuildIdHasher>,
 }
 
 /// Ids below this go to the bitmap (at most 16 MiB of bits).

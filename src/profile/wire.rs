@@ -369,16 +369,7 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     fn varint(&mut self) -> Option<u64> {
-        let mut value = 0u64;
-        for i in 0..10 {
-            let b = *self.bytes.get(self.at)?;
-            self.at += 1;
-            value |= u64::from(b & 0x7f) << (7 * i);
-            if b & 0x80 == 0 {
-                return Some(value);
-            }
-        }
-        None
+        crate::codec::varint(self.bytes, &mut self.at)
     }
 
     fn advance(&mut self, n: u64) -> Option<()> {

@@ -9,7 +9,7 @@ struct Entry {
     count: u64,
     len: u64,
     roles: u32,
-    first_kind: EntityKind,
+    first_kind: Owner,
     first_id: Option<u64>,
     /// Kept from the second occurrence on: only repeated text is held.
     text: Option<Box<str>>,
@@ -18,11 +18,11 @@ struct Entry {
 /// Every non-empty metadata string, by fingerprint.
 #[derive(Debug, Default)]
 pub struct StringPool {
-    entries: HashMap<u128, Entry, BuildPrehashed>,
+    entries: HashMap<u128, Entry, BuildIdHasher>,
 }
 
 impl StringPool {
-    fn add(&mut self, text: &str, role: Role, kind: EntityKind, id: Option<u64>) {
+    fn add(&mut self, text: &str, role: Role, kind: Owner, id: Option<u64>) {
         if text.is_empty() {
             return;
         }
@@ -46,7 +46,7 @@ impl StringPool {
 
     fn entity(
         &mut self,
-        kind: EntityKind,
+        kind: Owner,
         id: u64,
         roles: &RoleSet,
         name: Option<&str>,
@@ -67,7 +67,7 @@ impl StringPool {
 
     pub fn variable(&mut self, v: &DecisionVariable) {
         self.entity(
-            EntityKind::Variable,
+            Owner::Entity(EntityKind::Variable),
             v.id,
             &VARIABLE_ROLES,
             v.name.as_deref(),
@@ -76,7 +76,7 @@ impl StringPool {
         );
     }
 
-    pub fn constraint(&mut self, c: &Constraint, kind: EntityKind, roles: &RoleSet) {
+    pub fn constraint(&mut self, c: &Constraint, kind: Owner, roles: &RoleSet) {
         self.entity(
             kind,
             c.id,
@@ -88,7 +88,7 @@ impl StringPool {
     }
 
     pub fn removed(&mut self, r: &RemovedConstraint) {
-        let kind = EntityKind::RemovedConstraint;
+        let kind = Owner::Entity(EntityKind::Removed);
         let id = Some(r.constraint.id);
         self.constraint(&r.constraint, kind, &REMOVED_ROLES);
         self.add(&r.removed_reason, ROLE_REASON, kind, id);
@@ -99,7 +99,7 @@ impl StringPool {
     }
 
     pub fn instance(&mut self, singular: &Singular<'_>) {
-        let kind = EntityKind::Instance;
+        let kind = Owner::Instance;
         if let Some(d) = &singular.description.0 {
             let texts = [
                 &d.name,

@@ -1,0 +1,85 @@
+//! The two small encodings several floors read: protobuf varints (one rule,
+//! prost's, for slices and streams alike) and the hashing of integer keys.
+
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Adds the `i`-th byte (from 0) of a varint to `value`, as prost reads
+/// varints: at most ten bytes, the tenth at most 1. `Some(true)` when the
+/// varint ends with this byte, `Some(false)` when more follow, `None` when
+/// it is longer than 64 bits.
+#[inline(always)]
+pub fn varint_byte(value: &mut u64, i: usize, byte: u8) -> Option<bool> {
+    if i > 9 || (i == 9 && byte > 1) {
+        return None;
+    }
+    *value |= u64::from(byte & 0x7f) << (7 * i);
+    Some(byte < 0x80)
+}
+
+/// Reads a varint at `*pos`, moving `*pos` past it; `None` when `buf` ends
+/// first or the varint is longer than 64 bits.
+#[inline(always)]
+pub fn varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let first = *buf.get(*pos)?;
+    if first < 0x80 {
+        *pos += 1;
+        return Some(u64::from(first));
+    }
+    let mut value = 0u64;
+    for i in 0..10 {
+        if varint_byte(&mut value, i, *buf.get(*pos + i)?)? {
+            *pos += i + 1;
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// The one hasher for integer keys (ids, id pairs, fingerprints): a
+/// multiply and a rotate per word.
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    /// 128-bit keys (advise's fingerprints): both halves mixed in.
+    fn write_u128(&mut self, n: u128) {
+        self.write_u64(n as u64);
+        self.write_u64((n >> 64) as u64);
+    }
+}
+
+/// Builds [`IdHasher`]s, for maps and sets keyed by integers.
+pub type BuildIdHasher = BuildHasherDefault<IdHasher>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_read_as_prost_reads_them() {
+        for value in [0u64, 1, 127, 128, 300, 1 << 35, u64::MAX] {
+            let mut buf = Vec::new();
+            prost::encoding::encode_varint(value, &mut buf);
+            buf.push(0xff);
+            let mut pos = 0;
+            assert_eq!(varint(&buf, &mut pos), Some(value));
+            assert_eq!(pos, buf.len() - 1);
+        }
+        // Truncated, and a tenth byte above 1.
+        assert_eq!(varint(&[0x80, 0x80], &mut 0), None);
+        let mut long = vec![0xff; 9];
+        long.push(0x02);
+        assert_eq!(varint(&long, &mut 0), None);
+    }
+}

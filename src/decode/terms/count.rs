@@ -1,0 +1,341 @@
+//! Counting a function's stored terms without building it: the duplicate
+//! check (sorted run, bitmap or hash set) and a large quadratic counted on
+//! several threads, cut at element boundaries.
+
+use super::*;
+
+/// Counts what OMMX stores for the function whose final arm is `arm`,
+/// which has passed [`check`], without building it. `defined` says whether a variable id is defined;
+/// `threads` may count a large quadratic function in parallel.
+///
+/// `None` when the count alone cannot be exact and the function must be
+/// built ([`normalize`]): a duplicate monomial (which merges, or cancels), a
+/// variable that is not defined (whose error names the first one in OMMX's
+/// order), a non-finite value or lengths that differ (whose error names
+/// the first), a polynomial.
+pub fn count<D: Fn(u64) -> bool + Sync>(
+    arm: Option<&Arm<'_>>,
+    defined: &D,
+    threads: usize,
+) -> Wire<Option<Shape>> {
+    let shape = |variant, stored_terms| {
+        Some(Shape {
+            variant,
+            stored_terms,
+        })
+    };
+    let Some(arm) = arm else {
+        return Ok(None);
+    };
+    Ok(match arm {
+        Arm::Constant(c) if !c.is_finite() => None,
+        Arm::Constant(c) if *c == 0.0 => shape(Variant::Zero, 0),
+        Arm::Constant(_) => shape(Variant::Constant, 0),
+        Arm::Linear(pieces) => {
+            count_linear(pieces, defined)?.and_then(|n| shape(Variant::Linear, n))
+        }
+        Arm::Quadratic(pieces) => {
+            let q = quadratic_read(pieces, true)?;
+            if q.n_rows != q.n_columns || q.n_rows != q.n_values {
+                return Ok(None);
+            }
+            let linear = match &q.linear {
+                Some(l) => match count_linear(l, defined)? {
+                    Some(n) => n,
+                    None => return Ok(None),
+                },
+                None => 0,
+            };
+            count_pairs(&q, defined, threads).map(|n| Shape {
+                variant: Variant::Quadratic,
+                stored_terms: n + linear,
+            })
+        }
+        Arm::Polynomial(_) => None,
+    })
+}
+
+/// Stored terms of a linear part (its constant included), `None` when it
+/// must be built.
+fn count_linear<D: Fn(u64) -> bool + Sync>(pieces: &[&[u8]], defined: &D) -> Wire<Option<usize>> {
+    let mut ok = true;
+    let mut sorted = true;
+    let mut last = None;
+    let mut ids = Vec::new();
+    let (constant, _) = linear(pieces, |id, c| {
+        if !c.is_finite() {
+            ok = false;
+        } else if c != 0.0 {
+            ok &= defined(id);
+            sorted &= last.is_none_or(|last| last < id);
+            last = Some(id);
+            ids.push(id);
+        }
+    })?;
+    if !ok || !constant.is_finite() {
+        return Ok(None);
+    }
+    if !sorted {
+        let mut seen = KeySet::for_ids(ids.iter().copied().max().unwrap_or(0), ids.len());
+        if !ids.iter().all(|&id| seen.insert(id)) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(ids.len() + usize::from(constant != 0.0)))
+}
+
+/// The most bits a duplicate check may take as a bitmap whatever the size
+/// of the function (8 MiB); past this it takes at most 16 bits a term.
+const BITMAP_FLOOR: u64 = 1 << 26;
+
+/// Keys seen so far: a bitmap over `0..=max` when that is small next to the
+/// number of keys, a hash set otherwise.
+enum KeySet {
+    Bits(Vec<AtomicU64>),
+    Hash(HashSet<u64, BuildIdHasher>),
+}
+
+impl KeySet {
+    fn for_ids(max: u64, n: usize) -> Self {
+        let bits = max.saturating_add(1);
+        if bits <= BITMAP_FLOOR.max(16 * n as u64) {
+            KeySet::Bits((0..bits.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
+        } else {
+            KeySet::Hash(HashSet::with_capacity_and_hasher(n, Default::default()))
+        }
+    }
+
+    /// Adds `key`; false when it was there.
+    fn insert(&mut self, key: u64) -> bool {
+        match self {
+            KeySet::Bits(words) => {
+                let word = words[(key / 64) as usize].get_mut();
+                let mask = 1 << (key % 64);
+                let fresh = *word & mask == 0;
+                *word |= mask;
+                fresh
+            }
+            KeySet::Hash(set) => set.insert(key),
+        }
+    }
+
+    /// [`KeySet::insert`] into a bitmap from several threads.
+    fn insert_shared(words: &[AtomicU64], key: u64) -> bool {
+        let mask = 1 << (key % 64);
+        words[(key / 64) as usize].fetch_or(mask, Ordering::Relaxed) & mask == 0
+    }
+}
+
+/// Index of an unordered pair `a <= b` in the triangle of pairs.
+fn triangle(a: u64, b: u64) -> Option<u64> {
+    b.checked_mul(b.checked_add(1)?)
+        .map(|t| t / 2)?
+        .checked_add(a)
+}
+
+/// One thread's share of a quadratic part: elements `range` of the three
+/// arrays, each a single packed piece, starting at these byte offsets.
+#[derive(Clone, Copy)]
+struct Chunk {
+    elements: usize,
+    rows_at: usize,
+    columns_at: usize,
+    values_at: usize,
+}
+
+/// What a pass over a chunk found.
+#[derive(Default)]
+struct ChunkScan {
+    nonzero: usize,
+    max: u64,
+    first: Option<(u64, u64)>,
+    last: Option<(u64, u64)>,
+    sorted: bool,
+    /// A non-finite value, an undefined variable or (with a bitmap) a
+    /// repeated pair: the function must be built.
+    build: bool,
+}
+
+/// Stored quadratic terms, `None` when the function must be built.
+fn count_pairs<D: Fn(u64) -> bool + Sync>(
+    q: &QuadraticWire<'_>,
+    defined: &D,
+    threads: usize,
+) -> Option<usize> {
+    let n = q.n_values;
+    let single = q.rows.len() == 1 && q.columns.len() == 1 && q.values.len() == 1;
+    let chunks = if single && threads > 1 && n >= 1 << 16 {
+        split(q.rows[0], q.columns[0], n, threads)
+    } else {
+        vec![]
+    };
+    // Pass 1: values, variables, order, the largest id.
+    let scans: Vec<ChunkScan> = if chunks.is_empty() {
+        let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
+        vec![scan_pairs(pairs.zip(doubles(&q.values)), defined, None)]
+    } else {
+        parallel(&chunks, |c| scan_pairs(chunk_iter(q, c), defined, None))
+    };
+    if scans.iter().any(|s| s.build) {
+        return None;
+    }
+    let nonzero = scans.iter().map(|s| s.nonzero).sum();
+    let sorted = scans.iter().all(|s| s.sorted)
+        && scans.windows(2).all(|w| match (w[0].last, w[1].first) {
+            (Some(a), Some(b)) => a < b,
+            _ => true,
+        });
+    if sorted {
+        return Some(nonzero);
+    }
+    // Pass 2: a repeated pair, in a bitmap of the triangle of pairs when it
+    // is small next to the terms, else a hash set.
+    let max = scans.iter().map(|s| s.max).max().unwrap_or(0);
+    let bits = triangle(max, max).and_then(|t| t.checked_add(1));
+    match bits.filter(|&b| b <= BITMAP_FLOOR.max(16 * nonzero as u64)) {
+        Some(bits) => {
+            let words: Vec<AtomicU64> = (0..bits.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+            let seen = Some(words.as_slice());
+            let scans: Vec<ChunkScan> = if chunks.is_empty() {
+                let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
+                vec![scan_pairs(pairs.zip(doubles(&q.values)), defined, seen)]
+            } else {
+                parallel(&chunks, |c| scan_pairs(chunk_iter(q, c), defined, seen))
+            };
+            (!scans.iter().any(|s| s.build)).then_some(nonzero)
+        }
+        None => {
+            let mut seen: HashSet<(u64, u64), BuildIdHasher> =
+                HashSet::with_capacity_and_hasher(nonzero, Default::default());
+            let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
+            for ((r, c), v) in pairs.zip(doubles(&q.values)) {
+                if v != 0.0 && !seen.insert((r.min(c), r.max(c))) {
+                    return None;
+                }
+            }
+            Some(nonzero)
+        }
+    }
+}
+
+/// Runs `f` on each chunk, one thread each.
+fn parallel<T: Send>(chunks: &[Chunk], f: impl Fn(&Chunk) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|scope| {
+        let f = &f;
+        let handles: Vec<_> = chunks[1..]
+            .iter()
+            .map(|c| scope.spawn(move || f(c)))
+            .collect();
+        let mut out = vec![f(&chunks[0])];
+        out.extend(
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+        );
+        out
+    })
+}
+
+/// The triples of one chunk of single-piece arrays.
+fn chunk_iter<'a>(
+    q: &'a QuadraticWire<'a>,
+    c: &Chunk,
+) -> impl Iterator<Item = ((u64, u64), f64)> + 'a {
+    let rows = Varints {
+        pieces: [].iter(),
+        current: q.rows[0],
+        pos: c.rows_at,
+    };
+    let columns = Varints {
+        pieces: [].iter(),
+        current: q.columns[0],
+        pos: c.columns_at,
+    };
+    let values = q.values[0][c.values_at..]
+        .chunks_exact(8)
+        .map(|b| f64::from_bits(u64::from_le_bytes(b.try_into().expect("8 bytes"))));
+    rows.zip(columns).zip(values).take(c.elements)
+}
+
+/// Byte offset of element `k` of a packed varint array (checked).
+pub(super) fn varint_offset(packed: &[u8], k: usize) -> usize {
+    if k == 0 {
+        return 0;
+    }
+    let mut seen = 0;
+    // Whole words first: count the bytes that end a varint.
+    let mut at = 0;
+    for word in packed.chunks_exact(8) {
+        let ends = word.iter().filter(|&&b| b < 0x80).count();
+        if seen + ends >= k {
+            break;
+        }
+        seen += ends;
+        at += 8;
+    }
+    for (i, &b) in packed[at..].iter().enumerate() {
+        if b < 0x80 {
+            seen += 1;
+            if seen == k {
+                return at + i + 1;
+            }
+        }
+    }
+    packed.len()
+}
+
+/// Cuts `n` triples into `threads` chunks at element boundaries.
+fn split(rows: &[u8], columns: &[u8], n: usize, threads: usize) -> Vec<Chunk> {
+    let per = n.div_ceil(threads);
+    (0..threads)
+        .map(|t| t * per)
+        .take_while(|&start| start < n)
+        .map(|start| Chunk {
+            elements: per.min(n - start),
+            rows_at: varint_offset(rows, start),
+            columns_at: varint_offset(columns, start),
+            values_at: 8 * start,
+        })
+        .collect()
+}
+
+fn scan_pairs<D: Fn(u64) -> bool + Sync>(
+    triples: impl Iterator<Item = ((u64, u64), f64)>,
+    defined: &D,
+    seen: Option<&[AtomicU64]>,
+) -> ChunkScan {
+    let mut s = ChunkScan {
+        sorted: true,
+        ..ChunkScan::default()
+    };
+    for ((r, c), v) in triples {
+        if v == 0.0 {
+            continue;
+        }
+        let key = (r.min(c), r.max(c));
+        match seen {
+            Some(words) => {
+                let fresh = triangle(key.0, key.1).is_some_and(|i| KeySet::insert_shared(words, i));
+                if !fresh {
+                    s.build = true;
+                    break;
+                }
+            }
+            None => {
+                if !v.is_finite() || !defined(key.0) || !defined(key.1) {
+                    s.build = true;
+                    break;
+                }
+                s.nonzero += 1;
+                s.max = s.max.max(key.1);
+                if let Some(last) = s.last {
+                    s.sorted &= last < key;
+                } else {
+                    s.first = Some(key);
+                }
+                s.last = Some(key);
+            }
+        }
+    }
+    s
+}

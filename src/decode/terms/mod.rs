@@ -1,0 +1,1093 @@
+//! `ommx.v1.Function` read straight from the wire, for the hot path.
+//!
+//! prost would build a `LinearTerm` message per term (or three vectors for a
+//! quadratic) that normalization then copies again. Here the encoded
+//! function is walked once: [`normalize`] builds the normalized
+//! [`Function`] directly, and [`count`] only counts what OMMX would store,
+//! with an exact duplicate check that costs a bitmap for dense ids, nothing
+//! for keys written in increasing order, and a hash set otherwise, on every
+//! core for a large function.
+//!
+//! Exactness comes first, so this reader only answers for encodings it
+//! reads exactly as prost does. Anything else (groups, an `expression` arm,
+//! a wrong wire type, a truncated field, an overlong varint) is
+//! [`Unsupported`], and the caller decodes the element with prost as before,
+//! which gives the same result or the same error. Protobuf's merge rules are
+//! followed: a message given in several pieces is their concatenation, the
+//! last scalar wins, the last `oneof` arm wins (a different arm resets it),
+//! repeated scalars may be packed, unpacked or both, unknown fields are
+//! skipped.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use prost::{encoding, Message};
+
+use crate::codec::BuildIdHasher;
+use crate::model::function::{merge, Shape, Variant};
+use crate::model::{Constraint, FileWaste, Function, ModelError};
+use crate::ommx_v1 as pb;
+
+mod count;
+pub use count::count;
+#[cfg(test)]
+use count::varint_offset;
+
+/// An encoding this reader does not vouch for: leave it to prost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unsupported;
+
+type Wire<T> = Result<T, Unsupported>;
+
+/// Reads a varint at `*pos` as prost does (at most ten bytes, the tenth at
+/// most 1), moving `*pos` past it.
+#[inline(always)]
+fn varint(buf: &[u8], pos: &mut usize) -> Wire<u64> {
+    crate::codec::varint(buf, pos).ok_or(Unsupported)
+}
+
+/// One field's value; `raw` is its encoded value (for a varint or a fixed
+/// field, the bytes an element of a packed array would have).
+#[derive(Clone, Copy)]
+enum Value<'a> {
+    Varint(u64, &'a [u8]),
+    Fixed64(u64, &'a [u8]),
+    Fixed32,
+    Len(&'a [u8]),
+}
+
+/// The fields of one message body, in order.
+struct Fields<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn new(buf: &'a [u8]) -> Self {
+        Self { buf, pos: 0 }
+    }
+
+    #[inline]
+    fn next(&mut self) -> Wire<Option<(u32, Value<'a>)>> {
+        if self.pos == self.buf.len() {
+            return Ok(None);
+        }
+        let key = varint(self.buf, &mut self.pos)?;
+        if key > u64::from(u32::MAX) || key >> 3 == 0 {
+            return Err(Unsupported);
+        }
+        let start = self.pos;
+        let value = match key & 7 {
+            0 => {
+                let v = varint(self.buf, &mut self.pos)?;
+                Value::Varint(v, &self.buf[start..self.pos])
+            }
+            1 => {
+                let raw = self.take(8)?;
+                Value::Fixed64(u64::from_le_bytes(raw.try_into().expect("8 bytes")), raw)
+            }
+            2 => {
+                let len = varint(self.buf, &mut self.pos)?;
+                let len = usize::try_from(len).map_err(|_| Unsupported)?;
+                Value::Len(self.take(len)?)
+            }
+            5 => {
+                self.take(4)?;
+                Value::Fixed32
+            }
+            // Groups (3, 4) and invalid wire types.
+            _ => return Err(Unsupported),
+        };
+        Ok(Some(((key >> 3) as u32, value)))
+    }
+
+    fn take(&mut self, n: usize) -> Wire<&'a [u8]> {
+        let end = self.pos.checked_add(n).ok_or(Unsupported)?;
+        let bytes = self.buf.get(self.pos..end).ok_or(Unsupported)?;
+        self.pos = end;
+        Ok(bytes)
+    }
+}
+
+/// The arm a function ends with, as the pieces of its sub-message (their
+/// concatenation is the message prost would merge).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arm<'a> {
+    Constant(f64),
+    Linear(Vec<&'a [u8]>),
+    Quadratic(Vec<&'a [u8]>),
+    Polynomial(Vec<&'a [u8]>),
+}
+
+/// The final arm of the function whose encoding is the concatenation of
+/// `pieces` (`None`: no arm, an empty function). Every arm on the way is
+/// checked, since prost decodes the arms that a later one replaces.
+pub fn scan<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> Wire<Option<Arm<'a>>> {
+    let mut arm: Option<Arm<'a>> = None;
+    for piece in pieces {
+        let mut fields = Fields::new(piece);
+        while let Some((number, value)) = fields.next()? {
+            let body = match (number, value) {
+                (1, Value::Fixed64(bits, _)) => {
+                    if let Some(old) = arm.replace(Arm::Constant(f64::from_bits(bits))) {
+                        check(&old)?;
+                    }
+                    continue;
+                }
+                (2..=4, Value::Len(body)) => body,
+                // The expression arm (newer SDKs) and wrong wire types.
+                (1..=5, _) => return Err(Unsupported),
+                _ => continue,
+            };
+            match (number, &mut arm) {
+                (2, Some(Arm::Linear(p)))
+                | (3, Some(Arm::Quadratic(p)))
+                | (4, Some(Arm::Polynomial(p))) => p.push(body),
+                _ => {
+                    let new = match number {
+                        2 => Arm::Linear(vec![body]),
+                        3 => Arm::Quadratic(vec![body]),
+                        _ => Arm::Polynomial(vec![body]),
+                    };
+                    if let Some(old) = arm.replace(new) {
+                        check(&old)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(arm)
+}
+
+/// Checks an arm's encoding without keeping anything.
+pub fn check(arm: &Arm<'_>) -> Wire<()> {
+    match arm {
+        Arm::Constant(_) => Ok(()),
+        Arm::Linear(p) => linear(p, |_, _| {}).map(|_| ()),
+        Arm::Quadratic(p) => quadratic(p).map(|_| ()),
+        Arm::Polynomial(p) => polynomial(p, |_, _| {}).map(|_| ()),
+    }
+}
+
+/// Walks a `Linear` given in pieces: `term(id, coefficient)` for each term
+/// in file order; returns the constant and the number of terms.
+fn linear(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(f64, usize)> {
+    let mut constant = 0.0;
+    let mut terms = 0;
+    for piece in pieces {
+        let mut fields = Fields::new(piece);
+        while let Some((number, value)) = fields.next()? {
+            match (number, value) {
+                (1, Value::Len(body)) => {
+                    let (id, coefficient) = linear_term(body)?;
+                    term(id, coefficient);
+                    terms += 1;
+                }
+                (2, Value::Fixed64(bits, _)) => constant = f64::from_bits(bits),
+                (1 | 2, _) => return Err(Unsupported),
+                _ => {}
+            }
+        }
+    }
+    Ok((constant, terms))
+}
+
+#[inline]
+fn linear_term(body: &[u8]) -> Wire<(u64, f64)> {
+    // What every writer emits: id (one-byte tag 0x08, a varint), then the
+    // coefficient (0x11, eight bytes).
+    if body.len() >= 10 && body[0] == 0x08 {
+        let mut pos = 1;
+        let id = varint(body, &mut pos)?;
+        if body.len() == pos + 9 && body[pos] == 0x11 {
+            let bits = u64::from_le_bytes(body[pos + 1..].try_into().expect("8 bytes"));
+            return Ok((id, f64::from_bits(bits)));
+        }
+    }
+    let (mut id, mut coefficient) = (0, 0.0);
+    let mut fields = Fields::new(body);
+    while let Some((number, value)) = fields.next()? {
+        match (number, value) {
+            (1, Value::Varint(v, _)) => id = v,
+            (2, Value::Fixed64(bits, _)) => coefficient = f64::from_bits(bits),
+            (1 | 2, _) => return Err(Unsupported),
+            _ => {}
+        }
+    }
+    Ok((id, coefficient))
+}
+
+/// A `Quadratic` given in pieces: each array as the pieces of its encoded
+/// elements (a packed body or one unpacked element), checked.
+#[derive(Debug, Default)]
+struct QuadraticWire<'a> {
+    rows: Vec<&'a [u8]>,
+    columns: Vec<&'a [u8]>,
+    values: Vec<&'a [u8]>,
+    n_rows: usize,
+    n_columns: usize,
+    n_values: usize,
+    linear: Option<Vec<&'a [u8]>>,
+}
+
+/// Counts the varints of a packed body, checking each.
+fn count_varints(body: &[u8]) -> Wire<usize> {
+    // Each varint ends with the one byte below 0x80 it has. Unless a run of
+    // nine continuation bytes (a varint of ten bytes or more) needs the
+    // tenth byte checked, counting those bytes is the whole check.
+    if body.last().is_none_or(|&b| b < 0x80) {
+        let mut run = 0u32;
+        let mut longest = 0u32;
+        let mut ends = 0usize;
+        for &b in body {
+            let more = u32::from(b >> 7);
+            run = (run + more) * more;
+            longest = longest.max(run);
+            ends += (1 - more) as usize;
+        }
+        if longest < 9 {
+            return Ok(ends);
+        }
+    }
+    let mut pos = 0;
+    let mut n = 0;
+    while pos < body.len() {
+        varint(body, &mut pos)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+fn quadratic<'a>(pieces: &[&'a [u8]]) -> Wire<QuadraticWire<'a>> {
+    quadratic_read(pieces, false)
+}
+
+/// [`quadratic`]; `checked`: the pieces passed [`check`] already, so packed
+/// arrays are only counted.
+fn quadratic_read<'a>(pieces: &[&'a [u8]], checked: bool) -> Wire<QuadraticWire<'a>> {
+    let count_varints = |body: &[u8]| {
+        if checked {
+            Ok(body.iter().filter(|&&b| b < 0x80).count())
+        } else {
+            count_varints(body)
+        }
+    };
+    let mut q = QuadraticWire::default();
+    for piece in pieces {
+        let mut fields = Fields::new(piece);
+        while let Some((number, value)) = fields.next()? {
+            match (number, value) {
+                (1, Value::Len(body)) => {
+                    q.n_rows += count_varints(body)?;
+                    q.rows.push(body);
+                }
+                (1, Value::Varint(_, raw)) => {
+                    q.n_rows += 1;
+                    q.rows.push(raw);
+                }
+                (2, Value::Len(body)) => {
+                    q.n_columns += count_varints(body)?;
+                    q.columns.push(body);
+                }
+                (2, Value::Varint(_, raw)) => {
+                    q.n_columns += 1;
+                    q.columns.push(raw);
+                }
+                (3, Value::Len(body)) => {
+                    if body.len() % 8 != 0 {
+                        return Err(Unsupported);
+                    }
+                    q.n_values += body.len() / 8;
+                    q.values.push(body);
+                }
+                (3, Value::Fixed64(_, raw)) => {
+                    q.n_values += 1;
+                    q.values.push(raw);
+                }
+                (4, Value::Len(body)) => q.linear.get_or_insert_with(Vec::new).push(body),
+                (1..=4, _) => return Err(Unsupported),
+                _ => {}
+            }
+        }
+    }
+    if let Some(l) = q.linear.as_ref().filter(|_| !checked) {
+        linear(l, |_, _| {})?;
+    }
+    Ok(q)
+}
+
+/// The elements of an array given as pieces of encoded varints.
+struct Varints<'a> {
+    pieces: std::slice::Iter<'a, &'a [u8]>,
+    current: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Varints<'a> {
+    fn new(pieces: &'a [&'a [u8]]) -> Self {
+        Self {
+            pieces: pieces.iter(),
+            current: &[],
+            pos: 0,
+        }
+    }
+}
+
+impl Iterator for Varints<'_> {
+    type Item = u64;
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        while self.pos == self.current.len() {
+            self.current = self.pieces.next()?;
+            self.pos = 0;
+        }
+        // Checked when the pieces were collected.
+        Some(varint(self.current, &mut self.pos).unwrap_or(0))
+    }
+}
+
+/// The elements of an array given as pieces of encoded doubles.
+fn doubles<'a>(pieces: &'a [&'a [u8]]) -> impl Iterator<Item = f64> + 'a {
+    pieces.iter().flat_map(|p| {
+        p.chunks_exact(8)
+            .map(|c| f64::from_bits(u64::from_le_bytes(c.try_into().expect("8 bytes"))))
+    })
+}
+
+/// Walks a `Polynomial` given in pieces: `monomial(ids, coefficient)` for
+/// each monomial in file order (ids as written); returns their number.
+fn polynomial(pieces: &[&[u8]], mut monomial: impl FnMut(&mut Vec<u64>, f64)) -> Wire<usize> {
+    let mut ids = Vec::new();
+    let mut n = 0;
+    for piece in pieces {
+        let mut fields = Fields::new(piece);
+        while let Some((number, value)) = fields.next()? {
+            match (number, value) {
+                (1, Value::Len(body)) => {
+                    ids.clear();
+                    let mut coefficient = 0.0;
+                    let mut inner = Fields::new(body);
+                    while let Some((number, value)) = inner.next()? {
+                        match (number, value) {
+                            (1, Value::Len(packed)) => {
+                                let mut pos = 0;
+                                while pos < packed.len() {
+                                    ids.push(varint(packed, &mut pos)?);
+                                }
+                            }
+                            (1, Value::Varint(v, _)) => ids.push(v),
+                            (2, Value::Fixed64(bits, _)) => coefficient = f64::from_bits(bits),
+                            (1 | 2, _) => return Err(Unsupported),
+                            _ => {}
+                        }
+                    }
+                    monomial(&mut ids, coefficient);
+                    n += 1;
+                }
+                (1, _) => return Err(Unsupported),
+                _ => {}
+            }
+        }
+    }
+    Ok(n)
+}
+
+fn non_finite(what: &str, value: f64) -> ModelError {
+    ModelError::NonFinite {
+        what: what.to_string(),
+        value,
+    }
+}
+
+fn finite(value: f64, what: &str) -> Result<f64, ModelError> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(non_finite(what, value))
+    }
+}
+
+/// Collects a linear part's non-zero terms, as `Function::from_wire` does:
+/// the first non-finite coefficient is the error. Returns the constant and
+/// the number of terms in the file.
+fn linear_terms(
+    pieces: &[&[u8]],
+    out: &mut Vec<(u64, f64)>,
+) -> Wire<Result<(f64, usize), ModelError>> {
+    let mut error = None;
+    let (constant, n) = linear(pieces, |id, c| {
+        if error.is_some() {
+        } else if !c.is_finite() {
+            error = Some(non_finite("linear coefficient", c));
+        } else if c != 0.0 {
+            out.push((id, c));
+        }
+    })?;
+    Ok(match error {
+        Some(e) => Err(e),
+        None => Ok((constant, n)),
+    })
+}
+
+/// The normalized function, exactly what `Function::from_wire` gives for
+/// prost's decoding of the same bytes, and the number of terms in the file
+/// (what `FileWaste` compares with the stored ones). The encoding is checked
+/// in full before any model error is reported, as prost decodes before
+/// OMMX normalizes.
+pub fn normalize_arm(arm: Option<&Arm<'_>>) -> Wire<Result<(Function, u64), ModelError>> {
+    let nonzero = |c: f64| u64::from(c != 0.0);
+    let Some(arm) = arm else {
+        return Ok(Err(ModelError::EmptyFunction));
+    };
+    Ok(match arm {
+        Arm::Constant(c) => finite(*c, "constant").map(|c| {
+            let f = if c == 0.0 {
+                Function::Zero
+            } else {
+                Function::Constant(c)
+            };
+            (f, 0)
+        }),
+        Arm::Linear(pieces) => {
+            let mut terms = Vec::new();
+            match linear_terms(pieces, &mut terms)? {
+                Err(e) => Err(e),
+                Ok((constant, n)) => finite(constant, "constant").map(|constant| {
+                    let f = Function::Linear {
+                        terms: merge(terms),
+                        constant,
+                    };
+                    (f, n as u64 + nonzero(constant))
+                }),
+            }
+        }
+        Arm::Quadratic(pieces) => {
+            let q = quadratic(pieces)?;
+            let mut linear = Vec::new();
+            let linear_part = match &q.linear {
+                Some(l) => Some(linear_terms(l, &mut linear)?),
+                None => None,
+            };
+            normalize_quadratic(&q, linear, linear_part)
+        }
+        Arm::Polynomial(pieces) => {
+            let mut terms = Vec::new();
+            let mut error = None;
+            let n = polynomial(pieces, |ids, c| {
+                if error.is_some() {
+                } else if !c.is_finite() {
+                    error = Some(non_finite("polynomial coefficient", c));
+                } else if c != 0.0 {
+                    let mut ids = ids.clone();
+                    ids.sort_unstable();
+                    terms.push((ids, c));
+                }
+            })?;
+            match error {
+                Some(e) => Err(e),
+                None => Ok((
+                    Function::Polynomial {
+                        terms: merge(terms),
+                    },
+                    n as u64,
+                )),
+            }
+        }
+    })
+}
+
+/// The quadratic arm of [`normalize_arm`]: `linear` and `linear_part` are
+/// the linear part's non-zero terms and what reading them gave.
+fn normalize_quadratic(
+    q: &QuadraticWire<'_>,
+    linear: Vec<(u64, f64)>,
+    linear_part: Option<Result<(f64, usize), ModelError>>,
+) -> Result<(Function, u64), ModelError> {
+    if q.n_rows != q.n_columns || q.n_rows != q.n_values {
+        return Err(ModelError::QuadraticLengths {
+            rows: q.n_rows,
+            columns: q.n_columns,
+            values: q.n_values,
+        });
+    }
+    let mut quadratic = Vec::with_capacity(q.n_values);
+    let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
+    for ((r, c), v) in pairs.zip(doubles(&q.values)) {
+        let v = finite(v, "quadratic coefficient")?;
+        if v != 0.0 {
+            quadratic.push(((r.min(c), r.max(c)), v));
+        }
+    }
+    let mut constant = 0.0;
+    let mut in_file = q.n_values as u64;
+    if let Some(part) = linear_part {
+        let (c, n) = part?;
+        constant = finite(c, "constant")?;
+        in_file += n as u64 + u64::from(constant != 0.0);
+    }
+    let f = Function::Quadratic {
+        quadratic: merge(quadratic),
+        linear: merge(linear),
+        constant,
+    };
+    Ok((f, in_file))
+}
+
+/// Normalizes the function encoded as the concatenation of `pieces`, with
+/// what normalizing removed from the file, as `Function::from_wire` and
+/// `FileWaste::of` give for prost's decoding of the same bytes.
+pub fn normalize(pieces: &[&[u8]]) -> Wire<Result<(Function, FileWaste), ModelError>> {
+    let arm = scan(pieces.iter().copied())?;
+    Ok(match normalize_arm(arm.as_ref())? {
+        Err(e) => Err(e),
+        Ok((f, in_file)) if in_file == f.stored_terms() as u64 => Ok((f, FileWaste::default())),
+        Ok((f, _)) => {
+            // Normalization removed terms (rare): measure with prost's
+            // decoding, which holds the terms as written.
+            let bytes = pieces.concat();
+            let wire = pb::Function::decode(bytes.as_slice()).map_err(|_| Unsupported)?;
+            let waste = FileWaste::of(&wire, &f);
+            Ok((f, waste))
+        }
+    })
+}
+
+/// A constraint's body with its function read from the wire and the rest
+/// (id, equality, names, parameters) by prost, as
+/// `Constraint::from_wire_measured` gives it for prost's decoding of the
+/// whole body. `decode` decodes the body without its function fields (as an
+/// Instance's field, where the caller's errors come from).
+pub fn constraint<E>(
+    body: &[u8],
+    decode: impl FnOnce(&[u8]) -> Result<pb::Constraint, E>,
+) -> Wire<Result<(Constraint, FileWaste), ModelError>> {
+    let mut pieces = Vec::new();
+    let mut others = Vec::with_capacity(64);
+    let mut fields = Fields::new(body);
+    let mut start = 0;
+    while let Some((number, value)) = fields.next()? {
+        match (number, value) {
+            (3, Value::Len(piece)) => pieces.push(piece),
+            (3, _) => return Err(Unsupported),
+            _ => others.extend_from_slice(&body[start..fields.pos]),
+        }
+        start = fields.pos;
+    }
+    let function = if pieces.is_empty() {
+        None
+    } else {
+        Some(normalize(&pieces)?)
+    };
+    let c = decode(&others).map_err(|_| Unsupported)?;
+    Ok(Constraint::from_wire_normalized(c, function))
+}
+
+/// Decodes a message as a field of the Instance, one level down prost's
+/// recursion budget, as OMMX's whole-Instance decode reads each element
+/// (so unknown groups inside may nest exactly as deep as OMMX lets them).
+pub fn decode_field<M: Message + Default>(bytes: &[u8]) -> Result<M, prost::DecodeError> {
+    use prost::bytes::Buf;
+    let mut prefix = Vec::with_capacity(10);
+    encoding::encode_varint(bytes.len() as u64, &mut prefix);
+    let mut buf = Buf::chain(prefix.as_slice(), bytes);
+    let mut message = M::default();
+    encoding::message::merge(
+        encoding::WireType::LengthDelimited,
+        &mut message,
+        &mut buf,
+        encoding::DecodeContext::default(),
+    )?;
+    Ok(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pb::function::Function as ArmPb;
+
+    /// SplitMix64: deterministic, no dependency.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        fn chance(&mut self, one_in: u64) -> bool {
+            self.below(one_in) == 0
+        }
+        fn id(&mut self) -> u64 {
+            // Few distinct ids, so that monomials repeat; now and then a
+            // large one.
+            if self.chance(20) {
+                self.next() >> self.below(64)
+            } else {
+                self.below(6)
+            }
+        }
+        fn coefficient(&mut self) -> f64 {
+            const C: [f64; 10] = [1.0, -1.0, 0.5, -0.5, 0.0, -0.0, 0.1, 0.2, -0.3, 3.0];
+            match self.below(200) {
+                0 => f64::NAN,
+                1 => f64::INFINITY,
+                _ => C[self.below(C.len() as u64) as usize],
+            }
+        }
+    }
+
+    fn key(field: u32, wire_type: u8, out: &mut Vec<u8>) {
+        encoding::encode_varint(u64::from(field) << 3 | u64::from(wire_type), out);
+    }
+
+    fn len_field(field: u32, body: &[u8], out: &mut Vec<u8>) {
+        key(field, 2, out);
+        encoding::encode_varint(body.len() as u64, out);
+        out.extend_from_slice(body);
+    }
+
+    fn double_field(field: u32, v: f64, out: &mut Vec<u8>) {
+        key(field, 1, out);
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn varint_field(field: u32, v: u64, out: &mut Vec<u8>) {
+        key(field, 0, out);
+        encoding::encode_varint(v, out);
+    }
+
+    /// Sometimes an unknown field (numbers 6.. are unknown everywhere here).
+    fn noise(rng: &mut Rng, out: &mut Vec<u8>) {
+        if !rng.chance(6) {
+            return;
+        }
+        let field = 6 + rng.below(40) as u32;
+        match rng.below(4) {
+            0 => varint_field(field, rng.next() >> rng.below(64), out),
+            1 => double_field(field, 2.5, out),
+            2 => {
+                key(field, 5, out);
+                out.extend_from_slice(&[1, 2, 3, 4]);
+            }
+            _ => len_field(field, &[0x08, 0x01], out),
+        }
+    }
+
+    /// A message's fields, each already encoded: written in one piece or
+    /// several (a sub-message field repeated, which protobuf merges).
+    fn pieces(rng: &mut Rng, field: u32, fields: Vec<Vec<u8>>, out: &mut Vec<u8>) {
+        let mut body = Vec::new();
+        for f in fields {
+            noise(rng, &mut body);
+            body.extend_from_slice(&f);
+            if rng.chance(5) {
+                len_field(field, &std::mem::take(&mut body), out);
+            }
+        }
+        noise(rng, &mut body);
+        len_field(field, &body, out);
+    }
+
+    fn linear_fields(rng: &mut Rng) -> Vec<Vec<u8>> {
+        let mut fields = Vec::new();
+        for _ in 0..rng.below(12) {
+            let (id, c) = (rng.id(), rng.coefficient());
+            let mut term = Vec::new();
+            // Defaults left out, written, written twice (last wins), in any order.
+            let mut parts = Vec::new();
+            if id != 0 || rng.chance(2) {
+                let mut p = Vec::new();
+                if rng.chance(8) {
+                    varint_field(1, rng.id(), &mut p);
+                }
+                varint_field(1, id, &mut p);
+                parts.push(p);
+            }
+            if c.to_bits() != 0 || rng.chance(2) {
+                let mut p = Vec::new();
+                if rng.chance(8) {
+                    double_field(2, 7.0, &mut p);
+                }
+                double_field(2, c, &mut p);
+                parts.push(p);
+            }
+            if rng.chance(4) {
+                parts.reverse();
+            }
+            for p in parts {
+                noise(rng, &mut term);
+                term.extend_from_slice(&p);
+            }
+            let mut f = Vec::new();
+            len_field(1, &term, &mut f);
+            fields.push(f);
+        }
+        if rng.chance(2) {
+            let mut f = Vec::new();
+            if rng.chance(4) {
+                double_field(2, 9.0, &mut f);
+            }
+            double_field(2, rng.coefficient(), &mut f);
+            fields.insert(rng.below(fields.len() as u64 + 1) as usize, f);
+        }
+        fields
+    }
+
+    /// A repeated scalar array cut into runs, each packed or unpacked.
+    fn array_fields(rng: &mut Rng, field: u32, values: &[u64], double: bool) -> Vec<Vec<u8>> {
+        let mut fields = Vec::new();
+        let mut i = 0;
+        while i < values.len() {
+            let run = 1 + rng.below((values.len() - i) as u64) as usize;
+            let mut f = Vec::new();
+            if rng.chance(3) {
+                for &v in &values[i..i + run] {
+                    if double {
+                        double_field(field, f64::from_bits(v), &mut f);
+                    } else {
+                        varint_field(field, v, &mut f);
+                    }
+                }
+            } else {
+                let mut body = Vec::new();
+                for &v in &values[i..i + run] {
+                    if double {
+                        body.extend_from_slice(&v.to_le_bytes());
+                    } else {
+                        encoding::encode_varint(v, &mut body);
+                    }
+                }
+                len_field(field, &body, &mut f);
+            }
+            fields.push(f);
+            i += run;
+        }
+        if rng.chance(10) {
+            // An empty packed run.
+            let mut f = Vec::new();
+            len_field(field, &[], &mut f);
+            fields.push(f);
+        }
+        fields
+    }
+
+    fn quadratic_fields(rng: &mut Rng) -> Vec<Vec<u8>> {
+        let n = rng.below(12) as usize;
+        let mut lengths = [n; 3];
+        if rng.chance(15) {
+            lengths[rng.below(3) as usize] += 1;
+        }
+        let rows: Vec<u64> = (0..lengths[0]).map(|_| rng.id()).collect();
+        let columns: Vec<u64> = (0..lengths[1]).map(|_| rng.id()).collect();
+        let values: Vec<u64> = (0..lengths[2])
+            .map(|_| rng.coefficient().to_bits())
+            .collect();
+        let mut runs = vec![
+            array_fields(rng, 1, &rows, false),
+            array_fields(rng, 2, &columns, false),
+            array_fields(rng, 3, &values, true),
+        ];
+        if rng.chance(2) {
+            let mut linear = Vec::new();
+            let fields = linear_fields(rng);
+            pieces(rng, 4, fields, &mut linear);
+            runs.push(vec![linear]);
+        }
+        // Interleave the runs of the arrays, each in its own order.
+        let mut fields = Vec::new();
+        while runs.iter().any(|r| !r.is_empty()) {
+            let pick = rng.below(runs.len() as u64) as usize;
+            if !runs[pick].is_empty() {
+                fields.push(runs[pick].remove(0));
+            }
+        }
+        fields
+    }
+
+    fn polynomial_fields(rng: &mut Rng) -> Vec<Vec<u8>> {
+        let mut fields = Vec::new();
+        for _ in 0..rng.below(8) {
+            let ids: Vec<u64> = (0..rng.below(4)).map(|_| rng.id()).collect();
+            let mut body = Vec::new();
+            for f in array_fields(rng, 1, &ids, false) {
+                noise(rng, &mut body);
+                body.extend_from_slice(&f);
+            }
+            let c = rng.coefficient();
+            if c.to_bits() != 0 || rng.chance(2) {
+                double_field(2, c, &mut body);
+            }
+            let mut f = Vec::new();
+            len_field(1, &body, &mut f);
+            fields.push(f);
+        }
+        fields
+    }
+
+    /// A random encoding of a random function: possibly several arms in a
+    /// row (the last wins), each sub-message possibly in pieces.
+    fn function(rng: &mut Rng) -> Vec<u8> {
+        let mut out = Vec::new();
+        for _ in 0..1 + rng.below(2) + u64::from(rng.chance(4)) {
+            noise(rng, &mut out);
+            match rng.below(9) {
+                0 => {}
+                1 => double_field(1, rng.coefficient(), &mut out),
+                2..=4 => {
+                    let fields = linear_fields(rng);
+                    pieces(rng, 2, fields, &mut out)
+                }
+                5..=7 => {
+                    let fields = quadratic_fields(rng);
+                    pieces(rng, 3, fields, &mut out)
+                }
+                _ => {
+                    let fields = polynomial_fields(rng);
+                    pieces(rng, 4, fields, &mut out)
+                }
+            }
+        }
+        out
+    }
+
+    /// What the prost path gives: `Function::from_wire` and `FileWaste::of`
+    /// on prost's decoding, or `None` when prost refuses the bytes.
+    fn oracle(bytes: &[u8]) -> Option<Result<(Function, FileWaste), ModelError>> {
+        let wire = pb::Function::decode(bytes).ok()?;
+        if matches!(wire.function, Some(ArmPb::Expression(_))) {
+            return Some(Err(ModelError::ExpressionFunction));
+        }
+        Some(Function::from_wire(&wire).map(|f| {
+            let waste = FileWaste::of(&wire, &f);
+            (f, waste)
+        }))
+    }
+
+    /// Cuts an encoding into pieces at field boundaries (its fields, read
+    /// by the wire reader itself, so only for bytes it accepts).
+    fn cut(bytes: &[u8], rng: &mut Rng) -> Vec<Vec<u8>> {
+        let mut out = vec![Vec::new()];
+        let mut fields = Fields::new(bytes);
+        let mut start = 0;
+        while let Ok(Some(_)) = fields.next() {
+            out.last_mut()
+                .unwrap()
+                .extend_from_slice(&bytes[start..fields.pos]);
+            start = fields.pos;
+            if rng.chance(3) {
+                out.push(Vec::new());
+            }
+        }
+        out
+    }
+
+    fn same(
+        a: &Result<(Function, FileWaste), ModelError>,
+        b: &Result<(Function, FileWaste), ModelError>,
+    ) -> bool {
+        // NaN in an error: compare the messages.
+        match (a, b) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(a), Err(b)) => a.to_string() == b.to_string(),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn the_wire_reader_agrees_with_prost_on_random_encodings() {
+        let mut rng = Rng(16);
+        let (mut exercised, mut counted, mut built) = (0, 0, 0);
+        for case in 0..12_000 {
+            let bytes = function(&mut rng);
+            let expected = oracle(&bytes).expect("the generator writes valid protobuf");
+            let split = cut(&bytes, &mut rng);
+            let split: Vec<&[u8]> = split.iter().map(Vec::as_slice).collect();
+            for pieces in [&[bytes.as_slice()][..], &split] {
+                match normalize(pieces) {
+                    Ok(got) => {
+                        exercised += 1;
+                        assert!(
+                            same(&got, &expected),
+                            "case {case}: {got:?} != {expected:?} for {bytes:02x?}"
+                        );
+                    }
+                    Err(Unsupported) => {
+                        // Only the expression arm is left to prost here.
+                        assert!(
+                            bytes.is_empty()
+                                || matches!(expected, Err(ModelError::ExpressionFunction)),
+                            "case {case}: {bytes:02x?}"
+                        );
+                    }
+                }
+                let arm = scan(pieces.iter().copied()).unwrap();
+                for threads in [1, 2, 3] {
+                    match count(arm.as_ref(), &|_| true, threads).unwrap() {
+                        Some(shape) => {
+                            counted += 1;
+                            let (f, _) = expected
+                                .as_ref()
+                                .expect("a count only for a function OMMX accepts");
+                            assert_eq!(shape, f.shape(), "case {case}: {bytes:02x?}");
+                        }
+                        None => built += 1,
+                    }
+                }
+            }
+        }
+        // The generator reaches both outcomes of the count, often.
+        assert!(
+            exercised > 20_000 && counted > 12_000 && built > 12_000,
+            "{exercised} {counted} {built}"
+        );
+    }
+
+    #[test]
+    fn corrupted_encodings_are_left_to_prost_or_read_alike() {
+        let mut rng = Rng(7);
+        let mut refused_by_prost = 0;
+        for case in 0..12_000 {
+            let mut bytes = function(&mut rng);
+            if bytes.is_empty() {
+                continue;
+            }
+            match rng.below(3) {
+                0 => bytes.truncate(rng.below(bytes.len() as u64) as usize),
+                1 => {
+                    let i = rng.below(bytes.len() as u64) as usize;
+                    bytes[i] = rng.next() as u8;
+                }
+                _ => {
+                    let i = rng.below(bytes.len() as u64) as usize;
+                    bytes.insert(i, [0x80, 0xff, 0x03, 0x04, 0x07][rng.below(5) as usize]);
+                }
+            }
+            let expected = oracle(&bytes);
+            refused_by_prost += usize::from(expected.is_none());
+            if let Ok(got) = normalize(&[&bytes]) {
+                let expected = expected.clone().unwrap_or_else(|| {
+                    panic!("case {case}: accepted what prost refuses: {bytes:02x?}")
+                });
+                assert!(
+                    same(&got, &expected),
+                    "case {case}: {got:?} != {expected:?} for {bytes:02x?}"
+                );
+            }
+            if let Ok(arm) = scan([bytes.as_slice()]) {
+                if arm.as_ref().is_some_and(|a| check(a).is_err()) {
+                    continue;
+                }
+                if let Ok(Some(shape)) = count(arm.as_ref(), &|_| true, 2) {
+                    let expected = expected.unwrap_or_else(|| {
+                        panic!("case {case}: counted what prost refuses: {bytes:02x?}")
+                    });
+                    assert_eq!(
+                        Some(shape),
+                        expected.ok().map(|(f, _)| f.shape()),
+                        "case {case}: {bytes:02x?}"
+                    );
+                }
+            }
+        }
+        assert!(refused_by_prost > 1_500, "{refused_by_prost}");
+    }
+
+    fn qubo(n: u64, order: &mut Rng, duplicate: Option<usize>) -> Vec<u8> {
+        let mut pairs: Vec<(u64, u64)> = (0..n).flat_map(|i| (i..n).map(move |j| (i, j))).collect();
+        for i in (1..pairs.len()).rev() {
+            pairs.swap(i, order.below(i as u64 + 1) as usize);
+        }
+        if let Some(i) = duplicate {
+            // The same pair again, the other way round.
+            let (a, b) = pairs[i];
+            pairs.push((b, a));
+        }
+        let q = pb::Quadratic {
+            rows: pairs.iter().map(|p| p.0).collect(),
+            columns: pairs.iter().map(|p| p.1).collect(),
+            values: pairs.iter().map(|_| 1.5).collect(),
+            linear: None,
+        };
+        pb::Function {
+            function: Some(ArmPb::Quadratic(q)),
+        }
+        .encode_to_vec()
+    }
+
+    #[test]
+    fn a_large_quadratic_is_counted_in_parallel_and_a_repeat_is_caught() {
+        let mut rng = Rng(3);
+        // 300 variables: 45,150 pairs, shuffled, so the bitmap decides.
+        for duplicate in [None, Some(0), Some(20_000), Some(45_149)] {
+            let bytes = qubo(300, &mut rng, duplicate);
+            let expected = oracle(&bytes).unwrap().unwrap().0;
+            let arm = scan([bytes.as_slice()]).unwrap();
+            for threads in [1, 2, 4] {
+                let got = count(arm.as_ref(), &|_| true, threads).unwrap();
+                assert_eq!(
+                    got,
+                    duplicate.is_none().then(|| expected.shape()),
+                    "{duplicate:?} {threads}"
+                );
+            }
+            assert_eq!(normalize(&[&bytes]).unwrap().unwrap().0, expected);
+        }
+        // 400 variables, 80,200 pairs: the chunks of two threads, in order.
+        let bytes = {
+            let pairs: Vec<(u64, u64)> = (0..400)
+                .flat_map(|i| (i..400).map(move |j| (i, j)))
+                .collect();
+            pb::Function {
+                function: Some(ArmPb::Quadratic(pb::Quadratic {
+                    rows: pairs.iter().map(|p| p.0).collect(),
+                    columns: pairs.iter().map(|p| p.1).collect(),
+                    values: vec![2.0; pairs.len()],
+                    linear: None,
+                })),
+            }
+            .encode_to_vec()
+        };
+        let arm = scan([bytes.as_slice()]).unwrap();
+        let shape = count(arm.as_ref(), &|_| true, 2).unwrap().unwrap();
+        assert_eq!(shape.stored_terms, 80_200);
+        // An undefined variable: built, so that its error names it.
+        assert_eq!(count(arm.as_ref(), &|id| id != 399, 2).unwrap(), None);
+    }
+
+    #[test]
+    fn varint_offsets_find_element_boundaries() {
+        let values = [
+            1u64,
+            300,
+            0,
+            1 << 40,
+            5,
+            127,
+            128,
+            2,
+            3,
+            4,
+            5,
+            6,
+            7,
+            8,
+            9,
+            10,
+            11,
+        ];
+        let mut packed = Vec::new();
+        let mut offsets = Vec::new();
+        for v in values {
+            offsets.push(packed.len());
+            encoding::encode_varint(v, &mut packed);
+        }
+        for (k, &at) in offsets.iter().enumerate() {
+            assert_eq!(varint_offset(&packed, k), at);
+        }
+    }
+}
