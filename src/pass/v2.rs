@@ -224,6 +224,9 @@ impl Elements {
 
 /// Records what the v1 pass measured of each element.
 impl EntityObserver for Elements {
+    fn counts_only(&self) -> bool {
+        true
+    }
     fn variable(&mut self, v: &DecisionVariable, cost: Cost) {
         self.sizes
             .insert((EntityKind::Variable, v.id), cost.wire_bytes);
