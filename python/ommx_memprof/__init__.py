@@ -126,7 +126,9 @@ class Profile:
 
     def top(self, n: int = 10, kind: str = "all") -> "Report":
         """``memprof top``: the ``n`` largest entities (``kind``: ``constraint``,
-        ``removed``, ``variable``, ``named-function`` or ``all``)."""
+        ``removed``, ``variable``, ``named-function`` or ``all``; OMMX 3.0 input adds
+        ``indicator``, ``one-hot``, ``sos1`` and ``removed-indicator``,
+        ``removed-one-hot``, ``removed-sos1``)."""
         return Report(*self._native.top(n, kind))
 
     def stats(self, kind: str = "all", top: int = 25) -> "Report":

@@ -25,7 +25,7 @@ use memprof::pass::{self, EntityObserver};
 use memprof::profile::family::GroupBy;
 use memprof::render::advice::AdviceView;
 use memprof::render::diff::{self as diff_render, DiffView, DiffViewOptions};
-use memprof::render::{self, svg::SvgOptions, Account, Format, Profile, ViewOptions};
+use memprof::render::{self, svg::SvgOptions, Format, Profile, ViewOptions};
 use memprof::report::Report;
 use memprof::source::{self, LoadOptions, Source};
 
@@ -162,9 +162,9 @@ struct NativeProfile {
 }
 
 fn options(layer: Option<usize>, view: &str, group_by: Option<&str>) -> Result<LoadOptions> {
-    let account = match view {
-        "memory" => Account::Memory,
-        "wire" => Account::Wire,
+    let wire = match view {
+        "memory" => false,
+        "wire" => true,
         other => anyhow::bail!("view must be \"memory\" or \"wire\", not {other:?}"),
     };
     let group_by = match group_by {
@@ -172,8 +172,7 @@ fn options(layer: Option<usize>, view: &str, group_by: Option<&str>) -> Result<L
         Some(g) => value(choices::GROUP_BY, "group_by", g)?,
     };
     Ok(LoadOptions {
-        group_by,
-        account,
+        profile: pass::ProfileOptions { group_by, wire },
         layer,
         quiet: true,
         limits: decode::Limits::default(),
@@ -202,7 +201,7 @@ fn profile_path(
                 source,
                 origin,
                 layer,
-                group_by: options.group_by,
+                group_by: options.profile.group_by,
             })
         })
     })
@@ -234,7 +233,7 @@ fn profile_bytes(
                 source,
                 origin,
                 layer,
-                group_by: options.group_by,
+                group_by: options.profile.group_by,
             })
         })
     })

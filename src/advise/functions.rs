@@ -83,6 +83,19 @@ fn function_path(kind: Owner) -> &'static str {
             "Instance.named_functions (not counted by OMMX 2.9.3)"
         }
         Owner::Entity(EntityKind::Variable) => "Instance.decision_variables",
+        // OMMX 3.0's kinds (these rules see ommx.v1 entities only).
+        Owner::Entity(EntityKind::Indicator) => {
+            "Instance.indicator_constraint_collection;indicator_constraints;IndicatorConstraint.stage;CreatedData.function"
+        }
+        Owner::Entity(EntityKind::RemovedIndicator) => {
+            "Instance.indicator_constraint_collection;removed_indicator_constraints;Tuple.0;IndicatorConstraint.stage;CreatedData.function"
+        }
+        Owner::Entity(EntityKind::OneHot | EntityKind::RemovedOneHot) => {
+            "Instance.one_hot_constraint_collection"
+        }
+        Owner::Entity(EntityKind::Sos1 | EntityKind::RemovedSos1) => {
+            "Instance.sos1_constraint_collection"
+        }
     }
 }
 

@@ -8,7 +8,9 @@
 //! once the objective, hints and dependencies at the end have been seen).
 //! Every number is in OMMX 2.9.3's accounting (see `fixtures/README.md` and
 //! `crate::profile::collections`), except the `wasted-file-bytes`
-//! rule, which counts encoded bytes of the file.
+//! rule, which counts encoded bytes of the file. Instances counted with
+//! OMMX 3.0's accounting get the rules that carry over, with 3.0's numbers,
+//! and the others listed as not computed ([`v3`]).
 //!
 //! Rules live in three files: [`strings`] (metadata against payload,
 //! duplicate strings), [`functions`] (identical functions, representation
@@ -20,15 +22,16 @@ mod entities;
 mod functions;
 mod hash;
 mod strings;
+mod v3;
 
 use serde::Serialize;
 
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 pub use crate::pass::EntityKind;
 use crate::pass::EntityObserver;
-use crate::pass::{Cost, NamedFunction, Singular};
+use crate::pass::{Cost, EntityView, NamedFunction, Singular};
 use crate::profile::Aggregate;
-use crate::report::{ProfiledInstance, Report};
+use crate::report::{Accounting, ProfiledInstance, Report};
 
 /// How much a recommendation matters: the share of the total (logical
 /// bytes, or file bytes for file rules) its estimated saving would free.
@@ -225,13 +228,26 @@ fn details<const N: usize>(
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
+/// A rule that does not apply to an instance's accounting, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct NotComputed {
+    pub rule: &'static str,
+    pub reason: &'static str,
+}
+
 /// The advice for one instance.
 #[derive(Debug, Clone, Serialize)]
 pub struct LayerAdvice {
+    /// Whose accounting the numbers follow.
+    #[serde(skip)]
+    pub accounting: Accounting,
+    /// Rules not computed under that accounting (none under OMMX 2.9.3's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_computed: Vec<NotComputed>,
     /// Position among the archive's instance layers; `None` for raw input.
     pub index: Option<usize>,
     pub title: Option<String>,
-    /// Logical bytes under OMMX 2.9.3's accounting.
+    /// Logical bytes under the instance's accounting.
     pub total_bytes: u64,
     /// Encoded bytes of the instance.
     pub file_bytes: u64,
@@ -252,13 +268,11 @@ pub struct Advisor {
     metadata: strings::MetadataTally,
     functions: functions::FunctionTally,
     entities: entities::EntityTally,
+    /// The entities of an instance counted with OMMX 3.0's accounting.
+    v3: v3::V3Tally,
 }
 
 impl EntityObserver for Advisor {
-    fn v1_analysis(&self) -> Option<&'static str> {
-        Some("advise")
-    }
-
     fn variable(&mut self, v: &DecisionVariable, cost: Cost) {
         let content = self.metadata.variable(v, cost);
         self.strings.variable(v);
@@ -299,11 +313,18 @@ impl EntityObserver for Advisor {
         self.functions.objective(singular);
         self.entities.finish(singular);
     }
+
+    fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
+        self.v3.entity(e, cost);
+    }
 }
 
 impl Advisor {
     /// The recommendations, once the instance is profiled.
     pub fn advice(self, instance: &ProfiledInstance) -> LayerAdvice {
+        if instance.accounting == Accounting::Ommx30 {
+            return self.advice_v3(instance);
+        }
         let total = instance.aggregate.totals()[Aggregate::ROOT].bytes;
         let wire = instance.summary.wire_bytes;
         let unused = self.entities.unused();
@@ -347,6 +368,8 @@ impl Advisor {
                 .then_with(|| a.rule.cmp(b.rule))
         });
         LayerAdvice {
+            accounting: Accounting::Ommx29,
+            not_computed: Vec::new(),
             index: instance.instance_index,
             title: instance.title.clone(),
             total_bytes: total,
@@ -354,6 +377,37 @@ impl Advisor {
             estimated_saving_bytes: combined,
             estimated_saving_percent: (share_percent(combined, total) * 100.0).round() / 100.0,
             file_saving_bytes: file_saving,
+            recommendations,
+        }
+    }
+
+    /// The advice for an instance counted with OMMX 3.0's accounting: the
+    /// rules that carry over, with 3.0's numbers ([`v3`]).
+    fn advice_v3(self, instance: &ProfiledInstance) -> LayerAdvice {
+        let total = instance.aggregate.totals()[Aggregate::ROOT].bytes;
+        let wire = instance.summary.wire_bytes;
+        let combined = self.v3.combined();
+        let mut recommendations: Vec<Recommendation> = self
+            .v3
+            .findings()
+            .into_iter()
+            .map(|f| f.into_recommendation(total, wire))
+            .collect();
+        recommendations.sort_by(|a, b| {
+            b.saving_bytes
+                .cmp(&a.saving_bytes)
+                .then_with(|| a.rule.cmp(b.rule))
+        });
+        LayerAdvice {
+            accounting: Accounting::Ommx30,
+            not_computed: v3::NOT_COMPUTED.to_vec(),
+            index: instance.instance_index,
+            title: instance.title.clone(),
+            total_bytes: total,
+            file_bytes: wire,
+            estimated_saving_bytes: combined,
+            estimated_saving_percent: (share_percent(combined, total) * 100.0).round() / 100.0,
+            file_saving_bytes: 0,
             recommendations,
         }
     }
@@ -421,10 +475,6 @@ pub struct Advisors {
 
 /// Each instance gets a fresh [`Advisor`]; entities go to the current one.
 impl EntityObserver for Advisors {
-    fn v1_analysis(&self) -> Option<&'static str> {
-        Some("advise")
-    }
-
     fn begin(&mut self, _layer: Option<usize>) {
         self.layers.push(Advisor::default());
     }
@@ -442,6 +492,13 @@ impl EntityObserver for Advisors {
     }
     fn finish(&mut self, singular: &Singular<'_>) {
         self.current().finish(singular);
+    }
+    fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
+        self.current().entity(e, cost);
+    }
+    /// Raw input read again as another schema: its advisor starts over.
+    fn abandon(&mut self) {
+        self.layers.pop();
     }
 }
 

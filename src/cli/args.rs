@@ -22,6 +22,8 @@ use crate::report::{Accounting, Schema};
 pub struct StatsArgs {
     #[command(flatten)]
     pub common: Common,
+    #[command(flatten)]
+    pub reading: ReadingArgs,
     /// Which entities to describe.
     #[arg(long, value_parser = KINDS, default_value = "all")]
     pub kind: KindFilter,
@@ -39,6 +41,8 @@ pub struct StatsArgs {
 pub struct ExplainArgs {
     #[command(flatten)]
     pub common: Common,
+    #[command(flatten)]
+    pub reading: ReadingArgs,
     /// Paths as `memprof inspect --format folded` prints them (frames joined
     /// by ';'), e.g. 'Instance.constraints;Constraint.function'.
     #[arg(required = true, value_name = "PATH")]
@@ -57,6 +61,8 @@ pub struct ExplainArgs {
 pub struct TopArgs {
     #[command(flatten)]
     pub common: Common,
+    #[command(flatten)]
+    pub reading: ReadingArgs,
     /// How many entities to show (`--n` is the old spelling).
     #[arg(
         short = 'n',
@@ -170,6 +176,14 @@ pub struct ProfileArgs {
     /// both: the two side by side (table format only).
     #[arg(long, value_parser = VIEWS, default_value = "memory")]
     pub view: View,
+    #[command(flatten)]
+    pub reading: ReadingArgs,
+}
+
+/// Which schema raw input is and whose accounting counts ommx.v1 input:
+/// shared by every command that profiles.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ReadingArgs {
     /// The schema of raw instance bytes: auto reads ommx.v1 and, when that fails,
     /// ommx.v2 (OMMX 3.0); v1 or v2 forces one. Archive layers name theirs.
     #[arg(long, value_enum, default_value_t = SchemaArg::Auto)]
@@ -219,6 +233,22 @@ impl ProfileArgs {
         }
     }
 
+    /// Which schema raw input is and whose accounting counts v1 input.
+    pub fn reading(&self) -> Reading {
+        self.reading.reading()
+    }
+
+    /// The single account shown, for outputs that show one.
+    pub(crate) fn single_account(&self, what: &str) -> Result<Account> {
+        Ok(match self.view {
+            View::Memory => Account::Memory,
+            View::Wire => Account::Wire,
+            View::Both => bail!("--view both is only available with --format table, not {what}"),
+        })
+    }
+}
+
+impl ReadingArgs {
     /// Which schema raw input is and whose accounting counts v1 input; the
     /// side-by-side `2.9,3.0` is diff's and reads as the default here.
     pub fn reading(&self) -> Reading {
@@ -233,15 +263,6 @@ impl ProfileArgs {
                 Some(AccountingArg::Both) | None => None,
             },
         }
-    }
-
-    /// The single account shown, for outputs that show one.
-    pub(crate) fn single_account(&self, what: &str) -> Result<Account> {
-        Ok(match self.view {
-            View::Memory => Account::Memory,
-            View::Wire => Account::Wire,
-            View::Both => bail!("--view both is only available with --format table, not {what}"),
-        })
     }
 }
 
@@ -298,6 +319,8 @@ pub struct FlamegraphArgs {
 pub struct AdviseArgs {
     #[command(flatten)]
     pub common: Inputs,
+    #[command(flatten)]
+    pub reading: ReadingArgs,
     /// Output format.
     #[arg(short, long, value_parser = ADVISE_FORMATS, default_value = "table")]
     pub format: Format,

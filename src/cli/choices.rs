@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
 use crate::advise::Severity;
-use crate::drill::KindFilter;
+use crate::drill::{EntityKind, KindFilter};
 use crate::profile::family::GroupBy;
 use crate::render::{Format, View};
 
@@ -193,10 +193,25 @@ pub const GROUP_BY: Choices<GroupBy> = Choices(&[
 ]);
 
 pub const KINDS: Choices<KindFilter> = Choices(&[
-    bare(KindFilter::Constraint, "constraint"),
-    bare(KindFilter::Removed, "removed"),
-    bare(KindFilter::Variable, "variable"),
-    bare(KindFilter::NamedFunction, "named-function"),
+    bare(KindFilter::Only(EntityKind::Constraint), "constraint"),
+    bare(KindFilter::Only(EntityKind::Removed), "removed"),
+    bare(KindFilter::Only(EntityKind::Variable), "variable"),
+    bare(
+        KindFilter::Only(EntityKind::NamedFunction),
+        "named-function",
+    ),
+    bare(KindFilter::Only(EntityKind::Indicator), "indicator"),
+    bare(
+        KindFilter::Only(EntityKind::RemovedIndicator),
+        "removed-indicator",
+    ),
+    bare(KindFilter::Only(EntityKind::OneHot), "one-hot"),
+    bare(
+        KindFilter::Only(EntityKind::RemovedOneHot),
+        "removed-one-hot",
+    ),
+    bare(KindFilter::Only(EntityKind::Sos1), "sos1"),
+    bare(KindFilter::Only(EntityKind::RemovedSos1), "removed-sos1"),
     bare(KindFilter::All, "all"),
 ]);
 

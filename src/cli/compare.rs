@@ -7,7 +7,9 @@ use anyhow::Result;
 use clap::{ArgGroup, Args};
 
 use super::choices::{CHECK_FORMATS, DIFF_FORMATS};
+use crate::pass::ProfileOptions;
 use crate::render::Format;
+use crate::report::Account;
 use crate::source::LoadOptions;
 
 /// Options shared by the comparing commands; they shape every input alike.
@@ -31,10 +33,13 @@ impl CompareCommon {
             layer: self.layer,
             quiet: self.quiet,
             limits: self.limits.limits(),
-            group_by: self.profile.group_by,
-            account: self
-                .profile
-                .single_account("diff and check (use memory or wire)")?,
+            profile: ProfileOptions {
+                group_by: self.profile.group_by,
+                wire: self
+                    .profile
+                    .single_account("diff and check (use memory or wire)")?
+                    == Account::Wire,
+            },
             reading: self.profile.reading(),
             threads: None,
         })

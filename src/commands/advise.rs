@@ -24,6 +24,7 @@ pub fn run(args: AdviseArgs) -> Result<()> {
         let mut advisors = Advisors::default();
         let pass = Pass {
             threads,
+            reading: args.reading.reading(),
             ..Pass::new(&mut advisors)
         };
         let report = read_with(&common, selection(common.layer), pass)?;

@@ -19,7 +19,7 @@ pub(super) fn one_stdin<'a>(args: impl IntoIterator<Item = &'a Path>) -> Result<
 }
 
 pub fn run(args: DiffArgs) -> Result<()> {
-    let migration = args.common.profile.accounting == Some(AccountingArg::Both);
+    let migration = args.common.profile.reading.accounting == Some(AccountingArg::Both);
     let new_arg: &Path = match (&args.new, migration) {
         (Some(new), false) => new.as_path(),
         (None, true) => args.old.as_path(),

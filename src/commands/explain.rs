@@ -23,6 +23,7 @@ pub fn run(args: ExplainArgs) -> Result<()> {
         selection(args.common.layer),
         Pass {
             options,
+            reading: args.reading.reading(),
             ..Pass::new(&mut explainer)
         },
     )?;

@@ -16,7 +16,10 @@ pub fn run(args: StatsArgs) -> Result<()> {
     let report = read_with(
         &args.common,
         selection(args.common.layer),
-        Pass::new(&mut stats),
+        Pass {
+            reading: args.reading.reading(),
+            ..Pass::new(&mut stats)
+        },
     )?;
     let profile = Profile::new(&report);
     let (kinds, families) = stats.report();

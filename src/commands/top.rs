@@ -16,7 +16,10 @@ pub fn run(args: TopArgs) -> Result<()> {
     let report = read_with(
         &args.common,
         selection(args.common.layer),
-        Pass::new(&mut top),
+        Pass {
+            reading: args.reading.reading(),
+            ..Pass::new(&mut top)
+        },
     )?;
     let profile = Profile::new(&report);
     let entities = top.into_sorted();

@@ -57,12 +57,8 @@ pub enum V2PassError {
     Rejected(#[from] V2Error),
     #[error("OMMX 3.0.0b7 cannot convert this ommx.v1 instance: {0}")]
     Conversion(String),
-    #[error("`{0}` is built on ommx.v1 entities and OMMX 2.9.3's layout; it is not available for instances counted with OMMX 3.0's accounting")]
-    V1Analysis(&'static str),
-    #[error("the wire view (--view wire/both) reads ommx.v1 encodings only; this instance is counted with OMMX 3.0's accounting")]
+    #[error("the wire view (--view wire/both) of ommx.v1 input shows v1's encoding on OMMX 2.9.3's paths, which are not OMMX 3.0's: use it without --accounting 3.0")]
     WireView,
-    #[error("--group-by groups ommx.v1 entities only; this instance is counted with OMMX 3.0's accounting")]
-    GroupBy,
     #[error("the ommx.v2 instance read from a stream is larger than {0} bytes, the --max-element limit (a v2 layer is read whole); raise it if the input is trusted")]
     TooLarge(u64),
 }

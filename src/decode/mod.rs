@@ -11,6 +11,7 @@ pub mod error;
 pub mod folded;
 pub mod limits;
 pub mod objective;
+mod spool;
 pub mod terms;
 mod text_formats;
 pub mod wire;
@@ -175,6 +176,9 @@ pub trait Profiler {
     /// Reads one payload only to learn whether its schema accepts it (`ls`
     /// of raw input): no analysis sees it, nothing but OMMX's count is kept.
     fn probe(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, DecodeError>;
+    /// The payload last profiled was refused and is read again as another
+    /// schema: whatever rides on the profiler forgets what it saw of it.
+    fn abandon(&mut self) {}
 }
 
 /// Opens, sniffs and (unless listing only) profiles `input` within `limits`
@@ -271,10 +275,26 @@ pub(crate) fn read_stream<R: Read + Send>(
             let mut report = read_file(spool, name, selection, limits, profiler, progress)?;
             report.document.file_bytes = None;
             Ok(report)
-        } else {
+        } else if profiler.raw_schema().is_some() {
             let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), stream));
             read_raw(
                 reader, &head, None, name, false, selection, profiler, progress, None,
+            )
+        } else {
+            // Detecting needs a second reading: keep a copy as it streams.
+            let spool = spool::Spool::new(unread(head.clone(), stream))?;
+            let reader = BufReader::with_capacity(BUF_SIZE, spool.reader());
+            let rewind = move || spool.rewind();
+            read_raw(
+                reader,
+                &head,
+                None,
+                name,
+                false,
+                selection,
+                profiler,
+                progress,
+                Some(Box::new(rewind)),
             )
         }
     })();
@@ -495,8 +515,7 @@ fn read_raw<R: BufRead + Send>(
 
 /// Reads raw bytes as v1 (or the forced schema) and, when detecting and v1
 /// refuses them, as v2 from a rewound reader. When both fail, v1's error
-/// stands, unless the bytes did read as v2 and only what was asked of them
-/// is refused.
+/// stands.
 fn detect<R: Read + Send>(
     reader: R,
     total: Option<u64>,
@@ -505,7 +524,10 @@ fn detect<R: Read + Send>(
     profiler: &mut dyn Profiler,
     probe: bool,
 ) -> Result<ProfiledInstance, DecodeError> {
-    let mut one = |reader: &mut (dyn Read + Send), schema| {
+    let mut one = |reader: &mut (dyn Read + Send), schema, retry: bool| {
+        if retry && !probe {
+            profiler.abandon();
+        }
         let payload = Payload {
             reader,
             total,
@@ -521,20 +543,14 @@ fn detect<R: Read + Send>(
         }
     };
     let mut reader = reader;
-    let first = one(&mut reader, forced.unwrap_or(Schema::V1));
+    let first = one(&mut reader, forced.unwrap_or(Schema::V1), false);
     let retry = forced.is_none() && matches!(first, Err(DecodeError::Instance { .. }));
     let (true, Some(rewind)) = (retry, rewind.as_mut()) else {
         return first;
     };
     let v1 = first.expect_err("a v1 refusal");
     let mut again = BufReader::with_capacity(BUF_SIZE, rewind()?);
-    one(&mut again, Schema::V2).map_err(|v2| match v2 {
-        DecodeError::V2 {
-            source: V2PassError::V1Analysis(_) | V2PassError::WireView | V2PassError::GroupBy,
-            ..
-        } => v2,
-        _ => v1,
-    })
+    one(&mut again, Schema::V2, true).map_err(|_| v1)
 }
 
 /// An instance that failed to decode and starts like a known other format

@@ -2,7 +2,8 @@
 //!
 //! The explainer rides the pass like the other analyses and re-visits each
 //! accepted entity (and, at the end, the singular fields) with the same
-//! traversal the profile uses, keeping for every leaf below the asked path
+//! traversal the profile uses (for OMMX 3.0's accounting, the pass shows it
+//! every leaf of `model::v2`'s traversal), keeping for every leaf below the asked path
 //! its [`Rule`] and counts instead of only its bytes. Leaves are grouped by
 //! (leaf path, rule): the explanation of `Instance.constraints;
 //! Constraint.function` is one line per variant and rule, e.g.
@@ -237,10 +238,6 @@ impl LogicalMemoryVisitor for Explainer {
 }
 
 impl EntityObserver for Explainer {
-    fn v1_analysis(&self) -> Option<&'static str> {
-        Some("explain")
-    }
-
     fn variable(&mut self, v: &DecisionVariable, _cost: Cost) {
         self.entity("Instance.decision_variables", v.name.as_deref(), v);
     }
@@ -253,6 +250,16 @@ impl EntityObserver for Explainer {
     }
     fn finish(&mut self, singular: &Singular<'_>) {
         visit_instance_parts(singular, self);
+    }
+    /// OMMX 3.0's leaves come with their rules from the pass.
+    fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
+        Some(self)
+    }
+    fn abandon(&mut self) {
+        for t in &mut self.targets {
+            t.groups.clear();
+        }
+        self.unexplained_bytes = 0;
     }
 }
 

@@ -11,18 +11,13 @@ pub mod explain;
 pub mod stats;
 pub mod top;
 
-use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
-use crate::pass::NamedFunction;
-
-pub use crate::pass::EntityKind;
+pub use crate::model::EntityKind;
+pub use crate::pass::EntityView;
 
 /// `--kind`: which entities an analysis looks at.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum KindFilter {
-    Constraint,
-    Removed,
-    Variable,
-    NamedFunction,
+    Only(EntityKind),
     #[default]
     All,
 }
@@ -31,72 +26,15 @@ impl KindFilter {
     /// The name `--kind` takes, as documents repeat it.
     pub fn name(self) -> &'static str {
         match self {
-            KindFilter::Constraint => "constraint",
-            KindFilter::Removed => "removed",
-            KindFilter::Variable => "variable",
-            KindFilter::NamedFunction => "named-function",
+            KindFilter::Only(kind) => kind.label(),
             KindFilter::All => "all",
         }
     }
 
     pub fn admits(self, kind: EntityKind) -> bool {
-        matches!(
-            (self, kind),
-            (KindFilter::All, _)
-                | (KindFilter::Constraint, EntityKind::Constraint)
-                | (KindFilter::Removed, EntityKind::Removed)
-                | (KindFilter::Variable, EntityKind::Variable)
-                | (KindFilter::NamedFunction, EntityKind::NamedFunction)
-        )
-    }
-}
-
-/// What the analyses need of one entity, borrowed from it.
-#[derive(Debug, Clone, Copy)]
-pub struct EntityView<'a> {
-    pub kind: EntityKind,
-    pub id: u64,
-    pub name: Option<&'a str>,
-    pub subscripts: &'a [i64],
-    /// Stored monomials of its function; `None` for variables.
-    pub terms: Option<u64>,
-}
-
-impl<'a> EntityView<'a> {
-    pub fn variable(v: &'a DecisionVariable) -> Self {
-        Self {
-            kind: EntityKind::Variable,
-            id: v.id,
-            name: v.name.as_deref(),
-            subscripts: &v.subscripts,
-            terms: None,
-        }
-    }
-
-    pub fn constraint(c: &'a Constraint) -> Self {
-        Self {
-            kind: EntityKind::Constraint,
-            id: c.id,
-            name: c.name.as_deref(),
-            subscripts: &c.subscripts,
-            terms: Some(c.function.stored_terms() as u64),
-        }
-    }
-
-    pub fn removed(r: &'a RemovedConstraint) -> Self {
-        Self {
-            kind: EntityKind::Removed,
-            ..Self::constraint(&r.constraint)
-        }
-    }
-
-    pub fn named_function(n: &'a NamedFunction) -> Self {
-        Self {
-            kind: EntityKind::NamedFunction,
-            id: n.id,
-            name: n.name.as_deref(),
-            subscripts: &n.subscripts,
-            terms: Some(n.function.stored_terms() as u64),
+        match self {
+            KindFilter::All => true,
+            KindFilter::Only(only) => only == kind,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! `memprof stats`: distributions of entity sizes per kind and per family.
 //!
 //! For every kind (variables, constraints, removed constraints, named
-//! functions) and every family (entities sharing a name) it reports the
+//! functions; OMMX 3.0's indicator, one-hot and SOS1 constraints, active and
+//! removed) and every family (entities sharing a name) it reports the
 //! count, the total, min / p50 / p90 / p99 / max of the logical bytes and of
 //! the stored terms, and the entity holding the maximum bytes.
 //!
@@ -139,7 +140,7 @@ impl Accumulator {
     fn new(kind: EntityKind) -> Self {
         Self {
             bytes: Histogram::new(),
-            terms: (kind != EntityKind::Variable).then(Histogram::new),
+            terms: kind.has_function().then(Histogram::new),
             largest: None,
         }
     }
@@ -265,10 +266,6 @@ impl StatsCollector {
 }
 
 impl EntityObserver for StatsCollector {
-    fn v1_analysis(&self) -> Option<&'static str> {
-        Some("stats")
-    }
-
     fn begin(&mut self, layer: Option<usize>) {
         self.layer = layer;
     }
@@ -283,6 +280,12 @@ impl EntityObserver for StatsCollector {
     }
     fn named_function(&mut self, n: &NamedFunction, cost: Cost) {
         self.add(EntityView::named_function(n), cost);
+    }
+    fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
+        self.add(*e, cost);
+    }
+    fn abandon(&mut self) {
+        self.per_kind.clear();
     }
 }
 

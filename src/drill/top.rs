@@ -18,7 +18,7 @@ pub struct TopEntity {
     pub entity: EntityRef,
     /// Stored monomials of its function (`None` for variables).
     pub terms: Option<u64>,
-    /// Logical bytes (OMMX 2.9.3), its map key included.
+    /// Logical bytes under the instance's accounting, its map keys included.
     pub bytes: u64,
     /// Bytes of its encoding in the file.
     pub wire_bytes: u64,
@@ -105,10 +105,6 @@ impl Top {
 }
 
 impl EntityObserver for Top {
-    fn v1_analysis(&self) -> Option<&'static str> {
-        Some("top")
-    }
-
     fn begin(&mut self, layer: Option<usize>) {
         self.layer = layer;
     }
@@ -124,6 +120,13 @@ impl EntityObserver for Top {
     fn named_function(&mut self, n: &NamedFunction, cost: Cost) {
         self.offer(EntityView::named_function(n), cost);
     }
+    fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
+        self.offer(*e, cost);
+    }
+    fn abandon(&mut self) {
+        self.heap.clear();
+        self.seq = 0;
+    }
 }
 
 #[cfg(test)]
@@ -138,6 +141,7 @@ mod tests {
             name: None,
             subscripts: &[],
             terms: Some(id),
+            used: None,
         }
     }
 
@@ -159,7 +163,7 @@ mod tests {
         let mut none = Top::new(0, KindFilter::All);
         none.offer(view(1), Cost::default());
         assert!(none.into_sorted().is_empty());
-        let mut vars = Top::new(5, KindFilter::Variable);
+        let mut vars = Top::new(5, KindFilter::Only(EntityKind::Variable));
         vars.offer(view(1), Cost::default());
         assert!(vars.into_sorted().is_empty());
     }

@@ -9,6 +9,7 @@
 
 pub mod entities;
 pub mod function;
+pub mod kind;
 pub mod v2;
 
 pub use entities::{
@@ -16,6 +17,7 @@ pub use entities::{
     Equality, Kind, OneHot, Parameters, RemovedConstraint, Sos1,
 };
 pub use function::{FileWaste, Function};
+pub use kind::EntityKind;
 
 /// Why OMMX 2.9.3 would refuse an instance. Each message says what was wrong
 /// in the user's terms.

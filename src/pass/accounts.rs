@@ -77,8 +77,8 @@ pub(super) fn visit_parts<F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
 
 /// Passes leaves on to the aggregate and counts their bytes.
 pub(super) struct Counting<'a> {
-    aggregate: &'a mut Aggregate,
-    bytes: u64,
+    pub(super) aggregate: &'a mut Aggregate,
+    pub(super) bytes: u64,
 }
 
 impl LogicalMemoryVisitor for Counting<'_> {

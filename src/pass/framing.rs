@@ -387,21 +387,9 @@ fn decode<M: Message + Default>(
     bytes: &[u8],
     offset: u64,
 ) -> Result<M, InstanceError> {
-    use prost::bytes::Buf;
-    let mut prefix = Vec::with_capacity(10);
-    encoding::encode_varint(bytes.len() as u64, &mut prefix);
-    let mut buf = Buf::chain(prefix.as_slice(), bytes);
-    let mut message = M::default();
-    encoding::message::merge(
-        encoding::WireType::LengthDelimited,
-        &mut message,
-        &mut buf,
-        encoding::DecodeContext::default(),
-    )
-    .map_err(|source| InstanceError::Decode {
+    terms::decode_field(bytes).map_err(|source| InstanceError::Decode {
         field,
         offset,
         source,
-    })?;
-    Ok(message)
+    })
 }

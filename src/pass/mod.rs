@@ -24,8 +24,9 @@ use std::io::BufReader;
 
 use indicatif::ProgressBar;
 
+pub use crate::model::EntityKind;
 pub use accounts::{visit_entity_entry, visit_instance_parts, Accounts};
-pub use observer::{Cost, EntityKind, EntityObserver, NamedFunction, Singular};
+pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
 pub use pipeline::{profile_instance, profile_instance_within};
 pub use validate::{IdSet, MAX_PENDING};
 
@@ -96,6 +97,10 @@ impl Profiler for Pass<'_> {
             observer: &mut nothing,
         };
         profile_payload(&mut plain, payload)
+    }
+
+    fn abandon(&mut self) {
+        self.observer.abandon();
     }
 }
 

@@ -1,59 +1,28 @@
 //! The analyses riding on the pass: what they see of each accepted entity
 //! and of the instance-wide parts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
-    AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
-    FileWaste, Function, Parameters, RemovedConstraint,
+    v2, AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable,
+    Description, EntityKind, FileWaste, Function, Parameters, RemovedConstraint,
 };
-
-/// The kinds of top-level entities.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EntityKind {
-    Variable,
-    Constraint,
-    Removed,
-    NamedFunction,
-}
-
-impl EntityKind {
-    pub const ALL: [EntityKind; 4] = [
-        EntityKind::Variable,
-        EntityKind::Constraint,
-        EntityKind::Removed,
-        EntityKind::NamedFunction,
-    ];
-
-    /// The name used on the command line and in outputs.
-    pub fn label(self) -> &'static str {
-        match self {
-            EntityKind::Variable => "variable",
-            EntityKind::Constraint => "constraint",
-            EntityKind::Removed => "removed",
-            EntityKind::NamedFunction => "named-function",
-        }
-    }
-
-    /// The kind in prose: `removed constraint`, `named function`.
-    pub fn noun(self) -> &'static str {
-        match self {
-            EntityKind::Variable => "variable",
-            EntityKind::Constraint => "constraint",
-            EntityKind::Removed => "removed constraint",
-            EntityKind::NamedFunction => "named function",
-        }
-    }
-}
+use crate::profile::LogicalMemoryVisitor;
 
 /// What one accepted entity costs, for an [`EntityObserver`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Cost {
-    /// Logical bytes under OMMX 2.9.3's accounting, the entity's map key
-    /// included (named functions: 0, as 2.9.3 does not count them).
+    /// Logical bytes under the instance's accounting, the entity's map keys
+    /// included. OMMX 2.9.3: its map entry (named functions: 0, as 2.9.3
+    /// does not count them). OMMX 3.0: every leaf of its container that
+    /// belongs to it (row, label entries, removed reason, provenance, fixed
+    /// value), so a kind's entities add up to its container less the
+    /// container's own stack parts.
     pub bytes: u64,
-    /// Bytes of the encoded element in the file: tag, length prefix and body.
+    /// Bytes of the entity's encoding: for ommx.v1, the element in the file
+    /// (tag, length prefix and body); for OMMX 3.0, its entries in the
+    /// `ommx.v2` message's tables (of the file, or of the message v1 input
+    /// converts to).
     pub wire_bytes: u64,
     /// What normalizing the entity's function dropped or merged from the
     /// file's terms (zero for variables).
@@ -86,6 +55,78 @@ pub struct Singular<'a> {
     pub annotations: &'a Annotations,
 }
 
+/// What the analyses need of one entity, whatever its schema, borrowed
+/// from it.
+#[derive(Debug, Clone, Copy)]
+pub struct EntityView<'a> {
+    pub kind: EntityKind,
+    pub id: u64,
+    pub name: Option<&'a str>,
+    pub subscripts: &'a [i64],
+    /// Stored monomials of its function; `None` for entities without one
+    /// (variables, one-hot and SOS1 constraints).
+    pub terms: Option<u64>,
+    /// For a variable of an OMMX 3.0 instance, whether anything outside its
+    /// table refers to it (see `model::v2::Instance::used_variables`);
+    /// `None` otherwise (the v1 stream shows variables before their users).
+    pub used: Option<bool>,
+}
+
+impl<'a> EntityView<'a> {
+    pub fn variable(v: &'a DecisionVariable) -> Self {
+        Self {
+            kind: EntityKind::Variable,
+            id: v.id,
+            name: v.name.as_deref(),
+            subscripts: &v.subscripts,
+            terms: None,
+            used: None,
+        }
+    }
+
+    pub fn constraint(c: &'a Constraint) -> Self {
+        Self {
+            kind: EntityKind::Constraint,
+            id: c.id,
+            name: c.name.as_deref(),
+            subscripts: &c.subscripts,
+            terms: Some(c.function.stored_terms() as u64),
+            used: None,
+        }
+    }
+
+    pub fn removed(r: &'a RemovedConstraint) -> Self {
+        Self {
+            kind: EntityKind::Removed,
+            ..Self::constraint(&r.constraint)
+        }
+    }
+
+    pub fn named_function(n: &'a NamedFunction) -> Self {
+        Self {
+            kind: EntityKind::NamedFunction,
+            id: n.id,
+            name: n.name.as_deref(),
+            subscripts: &n.subscripts,
+            terms: Some(n.function.stored_terms() as u64),
+            used: None,
+        }
+    }
+
+    /// An entity of an OMMX 3.0 instance; `used` holds the variables
+    /// something refers to.
+    pub fn v2(e: &v2::Entity<'a>, used: &BTreeSet<u64>) -> Self {
+        Self {
+            kind: e.kind,
+            id: e.id,
+            name: e.name(),
+            subscripts: e.subscripts(),
+            terms: e.function().map(|f| f.stored_terms() as u64),
+            used: (e.kind == EntityKind::Variable).then(|| used.contains(&e.id)),
+        }
+    }
+}
+
 /// An analysis riding on the streaming pass: it sees every entity once,
 /// in stream order, after OMMX's checks accepted it, with what it costs.
 /// Nothing is kept for it; what it keeps is its own business.
@@ -99,11 +140,21 @@ pub trait EntityObserver {
     fn named_function(&mut self, _named: &NamedFunction, _cost: Cost) {}
     /// Called once, after every entity, when the whole instance is accepted.
     fn finish(&mut self, _singular: &Singular<'_>) {}
-    /// The analysis' name when it needs ommx.v1 entities (OMMX 2.9.3's
-    /// layout); instances counted with OMMX 3.0's accounting are refused.
-    fn v1_analysis(&self) -> Option<&'static str> {
+    /// An entity of an instance counted with OMMX 3.0's accounting (the v1
+    /// methods above are not called for those), once the instance is
+    /// accepted, in profile order: variables, each collection's rows, named
+    /// functions.
+    fn entity(&mut self, _entity: &EntityView<'_>, _cost: Cost) {}
+    /// For an analysis that needs the leaves themselves (with their rules)
+    /// of instances counted with OMMX 3.0's accounting: the visitor they are
+    /// shown to, with the profile's paths (family frames included), after
+    /// the entities.
+    fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
         None
     }
+    /// The instance begun last was refused and is read again as another
+    /// schema (raw input, which holds one instance): forget what it showed.
+    fn abandon(&mut self) {}
     /// True when the observer looks at no objective: the pass may then count
     /// the objective's terms on the wire without building it, and does not
     /// call [`EntityObserver::finish`].

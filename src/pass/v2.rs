@@ -4,9 +4,12 @@
 //! pass fills, so everything after the pass (renderers, diff, check) is
 //! shared.
 //!
-//! The entity observers (`top`, `stats`, `explain`, `advise`) and the wire
-//! view are built on v1's entities and encoding; they are refused here rather
-//! than shown numbers that do not follow 3.0's layout.
+//! The analyses see each entity as an [`EntityView`] with its cost under
+//! 3.0's accounting ([`EntityObserver::entity`](super::EntityObserver::entity)),
+//! or every leaf with its rule ([`EntityObserver::leaves`](super::EntityObserver::leaves)).
+//! `--group-by name` puts each entity's leaves under a family frame right
+//! under its container, as for v1; the wire view walks the `ommx.v2`
+//! message (v1 input counted as 3.0 has no 3.0 encoding: refused).
 
 use std::io::Read;
 
@@ -14,10 +17,16 @@ use crate::model::v2;
 use crate::model::ModelError;
 use crate::ommx_v1::{function::Function as Arm, Function};
 use crate::profile::family::GroupBy;
-use crate::profile::{LogicalMemoryProfile, Path};
+use std::collections::HashMap;
 
-use super::{profile_instance, Accounts, Pass};
+use crate::profile::wire::{self as wire_view, Table};
+use crate::profile::{Frame, Path};
+
+use super::accounts::{Counting, Families};
+use super::{profile_instance, Accounts, Cost, EntityView, Pass};
+use super::{EntityObserver, NamedFunction};
 use crate::decode::{DecodeError, InstanceError, V2PassError};
+use crate::model::{Constraint, DecisionVariable, EntityKind, FileWaste, RemovedConstraint};
 use crate::report::InstanceSummary;
 use crate::report::ProfiledInstance;
 use crate::report::{Accounting, Schema};
@@ -49,17 +58,57 @@ pub(crate) fn profile<R: Read>(
     };
     // Refused only once the payload reads as one: raw input that is neither
     // v1 nor v2 keeps v1's error.
-    if let Some(name) = pass.observer.v1_analysis() {
-        return Err(fail(V2PassError::V1Analysis(name)));
-    }
-    if pass.options.wire {
+    // v1 input counted as 3.0 holds it has v1's encoding, whose paths are
+    // not 3.0's.
+    if pass.options.wire && schema == Schema::V1 {
         return Err(fail(V2PassError::WireView));
     }
-    if pass.options.group_by != GroupBy::None {
-        return Err(fail(V2PassError::GroupBy));
+    let group_by = pass.options.group_by;
+    let mut families = Families::new(group_by);
+    let mut accounts = Accounts::new(pass.options);
+    pass.observer.begin(instance_index);
+    model.visit_parts(&mut Path::new(), &mut accounts.memory);
+    let used = model.used_variables();
+    for e in model.entities() {
+        families
+            .see(e.name())
+            .map_err(|source| DecodeError::Instance {
+                layer: instance_index,
+                source,
+            })?;
+        let family = (group_by == GroupBy::Name).then(|| e.family());
+        let mut counting = Counting {
+            aggregate: &mut accounts.memory,
+            bytes: 0,
+        };
+        e.visit_under(&mut Path::new(), family, &mut counting);
+        let cost = Cost {
+            bytes: counting.bytes,
+            wire_bytes: model.wire.get(&(e.kind, e.id)).copied().unwrap_or(0),
+            waste: FileWaste::default(),
+        };
+        pass.observer.entity(&EntityView::v2(&e, &used), cost);
     }
-    let mut accounts = Accounts::new(Default::default());
-    model.visit_logical_memory(&mut Path::new(), &mut accounts.memory);
+    if let Some(mut leaves) = pass.observer.leaves() {
+        model.visit_parts(&mut Path::new(), &mut leaves);
+        for e in model.entities() {
+            let family = (group_by == GroupBy::Name).then(|| e.family());
+            e.visit_under(&mut Path::new(), family, &mut leaves);
+        }
+    }
+    if let Some(wire) = &mut accounts.wire {
+        let frames: HashMap<(Table, u64), Frame> = match group_by {
+            GroupBy::None => HashMap::new(),
+            GroupBy::Name => model
+                .entities()
+                .map(|e| ((table(e.kind), e.id), e.family()))
+                .collect(),
+        };
+        let lookup = |t: Table, id: u64| frames.get(&(t, id)).cloned();
+        let families = (group_by == GroupBy::Name).then_some(&lookup as wire_view::Families<'_>);
+        wire_view::visit_v2_instance(&bytes, families, &mut Path::new(), wire);
+        wire.release_cache();
+    }
     accounts.memory.release_cache();
     let summary = InstanceSummary {
         variables: model.variable_count() as u64,
@@ -74,25 +123,40 @@ pub(crate) fn profile<R: Read>(
         title,
         summary,
         aggregate: accounts.memory,
-        wire: None,
+        wire: accounts.wire,
         schema,
         accounting: Accounting::Ommx30,
     })
+}
+
+/// The wire view's table of an entity kind (its labels' table).
+fn table(kind: EntityKind) -> Table {
+    match kind {
+        EntityKind::Variable => Table::Variables,
+        EntityKind::Constraint | EntityKind::Removed => Table::Regular,
+        EntityKind::Indicator | EntityKind::RemovedIndicator => Table::Indicator,
+        EntityKind::OneHot | EntityKind::RemovedOneHot => Table::OneHot,
+        EntityKind::Sos1 | EntityKind::RemovedSos1 => Table::Sos1,
+        EntityKind::NamedFunction => Table::NamedFunctions,
+    }
 }
 
 /// An `ommx.v1` payload as OMMX 3.0 loads it: first accepted by the v1 pass
 /// (2.9.3's validation, which 3.0's reader applies too), then converted.
 /// 3.0 also reads expression functions, which 2.9.3 refuses: those are
 /// validated by the conversion, the rest by the v1 pass on a copy without them.
+/// Each entity's wire bytes are those of its element in the v1 file (as the
+/// v1 pass measures them; re-encoded when the copy had to be checked).
 fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, DecodeError> {
     use prost::Message;
-    let v1_pass = |bytes: &[u8]| {
+    let v1_pass = |bytes: &[u8], sizes: &mut Elements| {
         let mut scratch = Accounts::new(Default::default());
-        profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, &mut ())
+        profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, sizes)
             .map(|_| ())
             .map_err(|source| DecodeError::Instance { layer, source })
     };
-    let first = v1_pass(bytes);
+    let mut elements = Elements::default();
+    let first = v1_pass(bytes, &mut elements);
     let decode = || {
         crate::ommx_v1::Instance::decode(bytes).map_err(|e| DecodeError::Instance {
             layer,
@@ -116,15 +180,69 @@ fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, DecodeErr
                     f.function = Some(Arm::Constant(0.0));
                 }
             });
-            v1_pass(&without.encode_to_vec())?;
+            v1_pass(&without.encode_to_vec(), &mut Elements::default())?;
+            elements = Elements::encoded(&message);
             message
         }
         Err(e) => return Err(e),
     };
-    v2::from_v1(message).map_err(|e| DecodeError::V2 {
+    let mut model = v2::from_v1(message).map_err(|e| DecodeError::V2 {
         layer,
         source: V2PassError::Conversion(e.to_string()),
-    })
+    })?;
+    model.wire = elements.sizes;
+    Ok(model)
+}
+
+/// The encoded size of each v1 entity, keyed as its OMMX 3.0 entity.
+#[derive(Default)]
+struct Elements {
+    sizes: v2::WireSizes,
+}
+
+impl Elements {
+    /// Sizes of `m`'s entities as prost encodes them.
+    fn encoded(m: &crate::ommx_v1::Instance) -> Self {
+        use prost::encoding::message::encoded_len;
+        let mut sizes = v2::WireSizes::new();
+        for v in &m.decision_variables {
+            sizes.insert((EntityKind::Variable, v.id), encoded_len(2, v) as u64);
+        }
+        for c in &m.constraints {
+            sizes.insert((EntityKind::Constraint, c.id), encoded_len(4, c) as u64);
+        }
+        for r in &m.removed_constraints {
+            let id = r.constraint.as_ref().map_or(0, |c| c.id);
+            sizes.insert((EntityKind::Removed, id), encoded_len(8, r) as u64);
+        }
+        for n in &m.named_functions {
+            sizes.insert((EntityKind::NamedFunction, n.id), encoded_len(10, n) as u64);
+        }
+        Self { sizes }
+    }
+}
+
+/// Records what the v1 pass measured of each element.
+impl EntityObserver for Elements {
+    fn counts_only(&self) -> bool {
+        true
+    }
+    fn variable(&mut self, v: &DecisionVariable, cost: Cost) {
+        self.sizes
+            .insert((EntityKind::Variable, v.id), cost.wire_bytes);
+    }
+    fn constraint(&mut self, c: &Constraint, cost: Cost) {
+        self.sizes
+            .insert((EntityKind::Constraint, c.id), cost.wire_bytes);
+    }
+    fn removed_constraint(&mut self, r: &RemovedConstraint, cost: Cost) {
+        self.sizes
+            .insert((EntityKind::Removed, r.constraint.id), cost.wire_bytes);
+    }
+    fn named_function(&mut self, n: &NamedFunction, cost: Cost) {
+        self.sizes
+            .insert((EntityKind::NamedFunction, n.id), cost.wire_bytes);
+    }
 }
 
 /// Every function of a v1 instance.

@@ -69,16 +69,35 @@ fn is_reserved(escaped: &str) -> bool {
 pub fn escape_user_frame(name: &str) -> String {
     let mut out = escape_frame(name);
     if is_reserved(&out) {
-        let first = out.chars().next().expect("reserved names are not empty");
-        let mut buf = [0u8; 4];
-        let encoded: String = first
-            .encode_utf8(&mut buf)
-            .bytes()
-            .map(|b| format!("%{b:02X}"))
-            .collect();
-        out.replace_range(..first.len_utf8(), &encoded);
+        encode_first(&mut out);
     }
     out
+}
+
+/// Percent-encodes the first character of a non-empty escaped name.
+fn encode_first(out: &mut String) {
+    let first = out.chars().next().expect("reserved names are not empty");
+    let mut buf = [0u8; 4];
+    let encoded: String = first
+        .encode_utf8(&mut buf)
+        .bytes()
+        .map(|b| format!("%{b:02X}"))
+        .collect();
+    out.replace_range(..first.len_utf8(), &encoded);
+}
+
+/// [`family_frame`] for a container whose own frames `siblings` sit beside
+/// the family frames (OMMX 3.0's tables: `DecisionVariableTable.labels`,
+/// `context`, ...): a name that would read as one of them is escaped as a
+/// reserved name is.
+pub fn family_frame_among(name: Option<&str>, siblings: &[&str]) -> Frame {
+    match family_frame(name) {
+        Frame::Owned(mut s) if siblings.contains(&s.as_str()) => {
+            encode_first(&mut s);
+            Frame::Owned(s)
+        }
+        frame => frame,
+    }
 }
 
 /// Escapes a name taken from user data for use as one folded-stack frame:

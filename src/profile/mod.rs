@@ -36,6 +36,11 @@ impl Path {
         &self.frames
     }
 
+    /// A path of `frames`, outermost first.
+    pub fn from_frames(frames: Vec<Frame>) -> Self {
+        Self { frames }
+    }
+
     /// Pushes `frame` for as long as the returned guard lives.
     pub fn with(&mut self, frame: impl Into<Frame>) -> PathGuard<'_> {
         self.frames.push(frame.into());
@@ -135,6 +140,17 @@ pub trait LogicalMemoryVisitor {
     /// the default; `explain` keeps the rule and the counts.
     fn visit_rule(&mut self, path: &Path, rule: &'static Rule, counts: [usize; 2]) {
         self.visit_leaf(path, rule.bytes(counts));
+    }
+}
+
+/// A visitor chosen at run time (an analysis's, handed over by the pass).
+impl LogicalMemoryVisitor for &mut dyn LogicalMemoryVisitor {
+    fn visit_leaf(&mut self, path: &Path, bytes: usize) {
+        (**self).visit_leaf(path, bytes);
+    }
+
+    fn visit_rule(&mut self, path: &Path, rule: &'static Rule, counts: [usize; 2]) {
+        (**self).visit_rule(path, rule, counts);
     }
 }
 

@@ -18,6 +18,9 @@
 
 use super::{Frame, LogicalMemoryVisitor, Path};
 
+mod v2;
+pub use v2::visit_instance as visit_v2_instance;
+
 pub const TAG: &str = "Wire[tag]";
 pub const LENGTH: &str = "Wire[length]";
 pub const UNKNOWN: &str = "Wire[unknown fields]";
@@ -31,6 +34,68 @@ enum Shape {
     Message(&'static Schema),
     /// `Function.constant`: at `Zero` or `Constant`, as OMMX names the variant.
     Constant,
+    /// An entry of one of an OMMX 3.0 entity table's maps, keyed by the
+    /// entity's id: a nested message that, when grouping by family, goes
+    /// under its entity's family frame (tag and length prefix included).
+    Entry(&'static Schema, Table),
+}
+
+/// The OMMX 3.0 tables whose entries belong to an entity; the entities of
+/// one table share its labels, hence its names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Table {
+    Variables,
+    Regular,
+    Indicator,
+    OneHot,
+    Sos1,
+    NamedFunctions,
+}
+
+/// The family frame of entity `id` of a table, when grouping.
+pub type Families<'a> = &'a dyn Fn(Table, u64) -> Option<Frame>;
+
+/// What a walk needs besides the message: the families, and where the
+/// family frame goes (right under the top-level field's frame).
+#[derive(Clone, Copy)]
+struct Walk<'a> {
+    families: Option<Families<'a>>,
+    /// Frames of the path the walk started at.
+    base: usize,
+}
+
+/// Passes leaves on with a family frame inserted at `at`.
+struct Inserting<'a> {
+    visitor: &'a mut dyn LogicalMemoryVisitor,
+    at: usize,
+    frame: Frame,
+}
+
+impl LogicalMemoryVisitor for Inserting<'_> {
+    fn visit_leaf(&mut self, path: &Path, bytes: usize) {
+        let frames = path.frames();
+        let at = self.at.min(frames.len());
+        let mut moved = Vec::with_capacity(frames.len() + 1);
+        moved.extend_from_slice(&frames[..at]);
+        moved.push(self.frame.clone());
+        moved.extend_from_slice(&frames[at..]);
+        self.visitor.visit_leaf(&Path::from_frames(moved), bytes);
+    }
+}
+
+/// The key (field 1, a varint) of a map entry's body; 0 when left out.
+fn entry_key(body: &[u8]) -> u64 {
+    let mut cur = Cursor { bytes: body, at: 0 };
+    while cur.at < body.len() {
+        let Some(key) = cur.varint() else { return 0 };
+        if key == 1 << 3 {
+            return cur.varint().unwrap_or(0);
+        }
+        if cur.skip(key & 7, key >> 3, 0).is_none() {
+            return 0;
+        }
+    }
+    0
 }
 
 /// One known field: its number, the frames it adds, and its shape.
@@ -97,6 +162,13 @@ static FUNCTION_ENTRY: Schema = Schema {
 
 static BOUND: Schema = Schema {
     fields: &[(1, &[], Payload), (2, &[], Payload)],
+};
+/// OMMX 3.0 names a bound's fields.
+static BOUND_V2: Schema = Schema {
+    fields: &[
+        (1, &["Bound.lower"], Payload),
+        (2, &["Bound.upper"], Payload),
+    ],
 };
 const META: &str = "DecisionVariable.metadata";
 pub static DECISION_VARIABLE: Schema = Schema {
@@ -259,10 +331,14 @@ fn visit_element<V: LogicalMemoryVisitor>(
     visitor.visit_leaf(&path.with(TAG), to_usize(field.tag_bytes));
     let value = field.wire_bytes - field.tag_bytes;
     match (field.body, shape) {
-        (Some(body), Message(schema)) => {
+        (Some(body), Message(schema) | Shape::Entry(schema, _)) => {
             let prefix = value - body.len() as u64;
             visitor.visit_leaf(&path.with(LENGTH), to_usize(prefix));
-            visit_message(schema, body, path, visitor, 0);
+            let walk = Walk {
+                families: None,
+                base: 0,
+            };
+            visit_message(schema, body, path, visitor, 0, walk);
         }
         (Some(body), _) => {
             let prefix = value - body.len() as u64;
@@ -331,6 +407,7 @@ fn visit_message<V: LogicalMemoryVisitor>(
     path: &mut Path,
     visitor: &mut V,
     depth: u32,
+    walk: Walk<'_>,
 ) {
     let mut cur = Cursor { bytes: body, at: 0 };
     while cur.at < body.len() {
@@ -358,29 +435,28 @@ fn visit_message<V: LogicalMemoryVisitor>(
                 None
             };
             let value_bytes = &body[len_start..cur.at];
-            with_frames(path, frames, &mut |path| {
-                visitor.visit_leaf(&path.with(TAG), tag_end - start);
-                match (value, shape) {
-                    (Some(inner), Message(schema)) => {
-                        let prefix = value_bytes.len() - inner.len();
-                        visitor.visit_leaf(&path.with(LENGTH), prefix);
-                        visit_message(schema, inner, path, visitor, depth + 1);
-                    }
-                    (Some(inner), _) => {
-                        let prefix = value_bytes.len() - inner.len();
-                        visitor.visit_leaf(&path.with(LENGTH), prefix);
-                        visitor.visit_leaf(path, inner.len());
-                    }
-                    (None, Shape::Constant) => {
-                        let zero = value_bytes
-                            .try_into()
-                            .map(f64::from_le_bytes)
-                            .is_ok_and(|c| c == 0.0);
-                        let variant = if zero { "Zero" } else { "Constant" };
-                        visitor.visit_leaf(&path.with(variant), value_bytes.len());
-                    }
-                    (None, _) => visitor.visit_leaf(path, value_bytes.len()),
+            let family = match (value, shape, walk.families) {
+                (Some(inner), Shape::Entry(_, table), Some(families)) => {
+                    families(table, entry_key(inner))
                 }
+                _ => None,
+            };
+            let field = Field {
+                tag: tag_end - start,
+                value: value_bytes,
+                inner: value,
+                shape,
+            };
+            with_frames(path, frames, &mut |path| match &family {
+                Some(frame) => {
+                    let mut inserting = Inserting {
+                        visitor: &mut *visitor,
+                        at: walk.base + 1,
+                        frame: frame.clone(),
+                    };
+                    visit_field(field, path, &mut inserting, depth, walk);
+                }
+                None => visit_field(field, path, visitor, depth, walk),
             });
             Some(())
         });
@@ -388,6 +464,53 @@ fn visit_message<V: LogicalMemoryVisitor>(
             visitor.visit_leaf(&path.with(UNKNOWN), body.len() - start);
             return;
         }
+    }
+}
+
+/// One known field of a message body: its tag's length, its value's bytes
+/// (length prefix included) and, when length-delimited, the value itself.
+#[derive(Clone, Copy)]
+struct Field<'a> {
+    tag: usize,
+    value: &'a [u8],
+    inner: Option<&'a [u8]>,
+    shape: Shape,
+}
+
+fn visit_field<V: LogicalMemoryVisitor>(
+    field: Field<'_>,
+    path: &mut Path,
+    visitor: &mut V,
+    depth: u32,
+    walk: Walk<'_>,
+) {
+    let Field {
+        tag,
+        value,
+        inner,
+        shape,
+    } = field;
+    visitor.visit_leaf(&path.with(TAG), tag);
+    match (inner, shape) {
+        (Some(inner), Message(schema) | Shape::Entry(schema, _)) => {
+            let prefix = value.len() - inner.len();
+            visitor.visit_leaf(&path.with(LENGTH), prefix);
+            visit_message(schema, inner, path, visitor, depth + 1, walk);
+        }
+        (Some(inner), _) => {
+            let prefix = value.len() - inner.len();
+            visitor.visit_leaf(&path.with(LENGTH), prefix);
+            visitor.visit_leaf(path, inner.len());
+        }
+        (None, Shape::Constant) => {
+            let zero = value
+                .try_into()
+                .map(f64::from_le_bytes)
+                .is_ok_and(|c| c == 0.0);
+            let variant = if zero { "Zero" } else { "Constant" };
+            visitor.visit_leaf(&path.with(variant), value.len());
+        }
+        (None, _) => visitor.visit_leaf(path, value.len()),
     }
 }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::format::{unsupported, Format};
 use super::json::{input_info, InputInfo};
 use super::Profile;
-use crate::advise::{LayerAdvice, Measure, Recommendation, Sample, Severity};
+use crate::advise::{LayerAdvice, Measure, NotComputed, Recommendation, Sample, Severity};
 use crate::report::envelope::Envelope;
 use crate::report::Accounting;
 use crate::units::{human, percent, thousands};
@@ -97,6 +97,9 @@ struct Document<'a> {
 
 #[derive(Serialize)]
 struct LayerDocument<'a> {
+    /// A layer's own accounting, when it is not the document's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    accounting: Option<&'static str>,
     index: Option<usize>,
     title: Option<&'a str>,
     total_bytes: u64,
@@ -107,6 +110,24 @@ struct LayerDocument<'a> {
     /// All recommendations, including those below `min_severity`.
     recommendations_found: usize,
     recommendations: Vec<&'a Recommendation>,
+    /// Rules not computed under the layer's accounting, with the reason.
+    #[serde(skip_serializing_if = "<[NotComputed]>::is_empty")]
+    not_computed: &'a [NotComputed],
+}
+
+/// The document's accounting: OMMX 3.0's when every layer is counted so,
+/// else OMMX 2.9.3's (layers counted otherwise say theirs).
+fn accounting(view: &AdviceView<'_>) -> Accounting {
+    let all_30 = !view.layers.is_empty()
+        && view
+            .layers
+            .iter()
+            .all(|l| l.accounting == Accounting::Ommx30);
+    if all_30 {
+        Accounting::Ommx30
+    } else {
+        Accounting::Ommx29
+    }
 }
 
 fn document<'a>(view: &'a AdviceView<'a>) -> Document<'a> {
@@ -116,8 +137,9 @@ fn document<'a>(view: &'a AdviceView<'a>) -> Document<'a> {
             .find(|(t, _)| *t == s)
             .map_or(0.0, |(_, p)| *p)
     };
+    let accounting = accounting(view);
     Document {
-        accounting: Accounting::Ommx29.describe(),
+        accounting: accounting.describe(),
         input: input_info(view.profile.report),
         min_severity: view.min_severity,
         severity_thresholds_percent: Thresholds {
@@ -129,6 +151,7 @@ fn document<'a>(view: &'a AdviceView<'a>) -> Document<'a> {
             .layers
             .iter()
             .map(|l| LayerDocument {
+                accounting: (l.accounting != accounting).then(|| l.accounting.describe()),
                 index: l.index,
                 title: l.title.as_deref(),
                 total_bytes: l.total_bytes,
@@ -138,6 +161,7 @@ fn document<'a>(view: &'a AdviceView<'a>) -> Document<'a> {
                 file_saving_bytes: l.file_saving_bytes,
                 recommendations_found: l.recommendations.len(),
                 recommendations: view.shown(l),
+                not_computed: &l.not_computed,
             })
             .collect(),
     }
@@ -179,8 +203,10 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
             writeln!(
                 out,
                 "No recommendations: nothing in this instance would save memory or file bytes \
-                 under OMMX 2.9.3's accounting."
+                 under OMMX {}'s accounting.",
+                layer.accounting.version()
             )?;
+            not_computed(layer, out)?;
             continue;
         }
         let mut summary = format!(
@@ -211,6 +237,7 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
                 "No recommendations at or above --min-severity {} ({found} below it).",
                 view.min_severity.label()
             )?;
+            not_computed(layer, out)?;
             continue;
         }
         writeln!(out)?;
@@ -272,6 +299,24 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
             }
             writeln!(out, "    suggestion: {}", r.suggestion)?;
         }
+        not_computed(layer, out)?;
+    }
+    Ok(())
+}
+
+/// The rules a layer's accounting leaves out, one line each.
+fn not_computed(layer: &LayerAdvice, out: &mut dyn Write) -> std::io::Result<()> {
+    if layer.not_computed.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Not computed under OMMX {}'s accounting:",
+        layer.accounting.version()
+    )?;
+    for n in &layer.not_computed {
+        writeln!(out, "  {}: {}", n.rule, n.reason)?;
     }
     Ok(())
 }

@@ -23,10 +23,9 @@ use baseline::{BaselineError, BaselineInfo};
 /// How each input of a command is profiled.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LoadOptions {
-    /// Family frames (`--group-by name`).
-    pub group_by: crate::profile::family::GroupBy,
-    /// Which bytes are compared: in-memory, or encoded (`--view wire`).
-    pub account: Account,
+    /// What the pass collects: family frames (`--group-by name`), and the
+    /// wire view, which is then the one compared (`--view wire`).
+    pub profile: pass::ProfileOptions,
     /// Only the N-th instance layer, without a root frame.
     pub layer: Option<usize>,
     /// No progress bar.
@@ -40,6 +39,15 @@ pub struct LoadOptions {
 }
 
 impl LoadOptions {
+    /// Which bytes are compared: encoded when the wire view is collected.
+    pub fn account(&self) -> Account {
+        if self.profile.wire {
+            Account::Wire
+        } else {
+            Account::Memory
+        }
+    }
+
     fn selection(&self) -> Selection {
         self.layer.map_or(Selection::All, Selection::Layer)
     }
@@ -165,7 +173,7 @@ fn load_baseline(path: &Path, name: &str, options: &LoadOptions) -> Result<Sourc
         .map_err(decode::DecodeError::Io)
         .with_context(|| name.to_string())?;
     too_large(stated.max(bytes.len() as u64)).with_context(|| name.to_string())?;
-    if options.account == Account::Wire {
+    if options.account() == Account::Wire {
         anyhow::bail!(
             "{name}: a baseline holds the in-memory view only; compare wire views of instances"
         );
@@ -175,7 +183,7 @@ fn load_baseline(path: &Path, name: &str, options: &LoadOptions) -> Result<Sourc
         .with_context(|| name.to_string())?;
     Ok(Source {
         report,
-        account: options.account,
+        account: options.account(),
         baseline: Some(info),
     })
 }
@@ -184,10 +192,7 @@ fn load_instance(input: &Input, options: &LoadOptions) -> Result<Report> {
     let bar = crate::progress::labelled(options.quiet, &input.display_name());
     let mut nothing = ();
     let mut pass = Pass {
-        options: pass::ProfileOptions {
-            group_by: options.group_by,
-            wire: options.account == Account::Wire,
-        },
+        options: options.profile,
         reading: options.reading,
         threads: options.threads,
         observer: &mut nothing,
@@ -201,7 +206,7 @@ fn load_instance(input: &Input, options: &LoadOptions) -> Result<Report> {
 fn instance_source(input: &Input, options: &LoadOptions) -> Result<Source> {
     Ok(Source {
         report: load_instance(input, options)?,
-        account: options.account,
+        account: options.account(),
         baseline: None,
     })
 }

@@ -19,6 +19,7 @@ mod parallel;
 mod readme;
 mod usability;
 mod v2;
+mod v2_drill;
 
 pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")

@@ -603,7 +603,8 @@ pub fn constraint<E>(
 }
 
 /// Decodes a message as a field of the Instance, one level down prost's
-/// recursion budget (as `decode::instance` does for every element).
+/// recursion budget, as OMMX's whole-Instance decode reads each element
+/// (so unknown groups inside may nest exactly as deep as OMMX lets them).
 pub fn decode_field<M: Message + Default>(bytes: &[u8]) -> Result<M, prost::DecodeError> {
     use prost::bytes::Buf;
     let mut prefix = Vec::with_capacity(10);

@@ -126,6 +126,7 @@ pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
 /// Builds the model; `strict` is false for a message converted from v1,
 /// whose removed rows and substitutions 3.0 does not check.
 pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2Error> {
+    let wire = super::entity::wire_sizes(&message);
     let pb::Instance {
         required_features,
         description,
@@ -153,6 +154,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         description,
         parameters: parameters.map(|p| p.entries.into_iter().collect()),
         annotations,
+        wire,
         ..Instance::default()
     };
     let table = decision_variables.unwrap_or_default();
@@ -203,7 +205,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         .into_iter()
         .map(|(k, l)| (k, l.into()))
         .collect();
-    inst.fixed_values = table.fixed_values.len();
+    inst.fixed_values = table.fixed_values.keys().copied().collect();
 
     let objective = function(objective.as_ref(), || "the objective".into())?;
     uses_defined(&objective, Some(&vars), || "the objective".into())?;
@@ -250,7 +252,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
             }
             let f = function(c.function.as_ref(), what)?;
             uses_defined(&f, vars, what)?;
-            Ok(Row::Indicator(f))
+            Ok(Row::Indicator(c.indicator_variable, f))
         },
     )?;
     let set_row = |kind: &'static str| {
@@ -262,7 +264,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
                     id: v,
                 });
             }
-            Ok(Row::Set(variables.iter().collect::<BTreeSet<_>>().len()))
+            Ok(Row::Set(variables.into_iter().collect()))
         }
     };
     let one_hot = one_hot_constraints.unwrap_or_default();
@@ -347,7 +349,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         .into_iter()
         .flat_map(|c| c.active.values())
         .filter_map(|r| match r {
-            Row::Regular(f) | Row::Indicator(f) => Some(f),
+            Row::Regular(f) | Row::Indicator(_, f) => Some(f),
             Row::Set(_) => None,
         });
     for f in inst.objective.iter().chain(active) {

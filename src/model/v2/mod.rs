@@ -15,6 +15,7 @@
 //! variables or rows; fixed or dependent variables still used by the active
 //! problem; cyclic substitutions; malformed expression programs.
 
+mod entity;
 mod expression;
 mod from_v1;
 mod profile;
@@ -26,8 +27,10 @@ use crate::ommx_v2 as pb;
 
 use super::ModelError;
 
+pub use entity::{Entity, Part, WireSizes};
 pub use expression::{Func, Instruction};
 pub use from_v1::from_v1;
+pub use profile::Names;
 mod build;
 pub use build::{decode, dependency, from_wire};
 
@@ -116,9 +119,24 @@ pub struct Reason {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Row {
     Regular(Func),
-    Indicator(Func),
+    /// The indicator variable and the function.
+    Indicator(u64, Func),
     /// One-hot or SOS1: the distinct variables.
-    Set(usize),
+    Set(BTreeSet<u64>),
+}
+
+impl Row {
+    /// Every variable the row refers to (repeats included).
+    pub fn for_each_variable(&self, mut f: impl FnMut(u64)) {
+        match self {
+            Row::Regular(func) => func.for_each_variable(f),
+            Row::Indicator(v, func) => {
+                f(*v);
+                func.for_each_variable(f);
+            }
+            Row::Set(vars) => vars.iter().for_each(|&v| f(v)),
+        }
+    }
 }
 
 /// A constraint collection: active rows, removed rows with their reasons,
@@ -151,7 +169,8 @@ pub struct OutputObjective {
 pub struct Instance {
     pub variables: BTreeSet<u64>,
     pub variable_labels: BTreeMap<u64, Label>,
-    pub fixed_values: usize,
+    /// The variables with a fixed value.
+    pub fixed_values: BTreeSet<u64>,
     pub objective: Option<Func>,
     pub regular: Collection,
     pub indicator: Collection,
@@ -164,6 +183,8 @@ pub struct Instance {
     pub parameters: Option<BTreeMap<u64, f64>>,
     pub annotations: BTreeMap<String, String>,
     pub output_objective: Option<OutputObjective>,
+    /// What each entity takes in the `ommx.v2` message it was built from.
+    pub wire: WireSizes,
 }
 
 impl Instance {
@@ -185,6 +206,34 @@ impl Instance {
         self.collections().iter().map(|c| c.removed.len()).sum()
     }
 
+    /// The variables anything but their own table refers to: the objective
+    /// and output objective, every row of every collection (active or
+    /// removed), named functions and the dependency (assigned variables and
+    /// right-hand sides), as the v1 `unused-variables` rule counts users.
+    pub fn used_variables(&self) -> BTreeSet<u64> {
+        let mut used = BTreeSet::new();
+        let mut add = |v| {
+            used.insert(v);
+        };
+        let functions = self
+            .objective
+            .iter()
+            .chain(self.output_objective.iter().map(|o| &o.function))
+            .chain(self.named_functions.values())
+            .chain(self.dependency.assignments.values());
+        for f in functions {
+            f.for_each_variable(&mut add);
+        }
+        for c in self.collections() {
+            let rows = c.active.values().chain(c.removed.values().map(|(r, _)| r));
+            for r in rows {
+                r.for_each_variable(&mut add);
+            }
+        }
+        used.extend(self.dependency.assignments.keys().copied());
+        used
+    }
+
     /// Stored terms of the objective and of every constraint row's function
     /// (active and removed), as v1's summary counts them.
     pub fn stored_terms(&self) -> usize {
@@ -193,7 +242,7 @@ impl Instance {
             .into_iter()
             .flat_map(|c| c.active.values().chain(c.removed.values().map(|(r, _)| r)))
             .map(|r| match r {
-                Row::Regular(f) | Row::Indicator(f) => f.stored_terms(),
+                Row::Regular(f) | Row::Indicator(_, f) => f.stored_terms(),
                 Row::Set(_) => 0,
             });
         rows.chain(self.objective.iter().map(Func::stored_terms))
@@ -205,6 +254,43 @@ impl Instance {
 mod tests {
     use super::*;
     use crate::profile::{Aggregate, LogicalMemoryProfile, Path};
+
+    use crate::model::EntityKind;
+
+    /// The encoded length of each non-empty entity table of `m`.
+    fn table_lengths(m: &pb::Instance) -> BTreeMap<EntityKind, u64> {
+        use prost::Message;
+        let lengths = [
+            (
+                EntityKind::Variable,
+                m.decision_variables.as_ref().map(Message::encoded_len),
+            ),
+            (
+                EntityKind::Constraint,
+                m.regular_constraints.as_ref().map(Message::encoded_len),
+            ),
+            (
+                EntityKind::Indicator,
+                m.indicator_constraints.as_ref().map(Message::encoded_len),
+            ),
+            (
+                EntityKind::OneHot,
+                m.one_hot_constraints.as_ref().map(Message::encoded_len),
+            ),
+            (
+                EntityKind::Sos1,
+                m.sos1_constraints.as_ref().map(Message::encoded_len),
+            ),
+            (
+                EntityKind::NamedFunction,
+                m.named_functions.as_ref().map(Message::encoded_len),
+            ),
+        ];
+        lengths
+            .into_iter()
+            .filter_map(|(k, n)| n.filter(|&n| n > 0).map(|n| (k, n as u64)))
+            .collect()
+    }
 
     fn folded(inst: &Instance) -> String {
         let mut aggregate = Aggregate::new();
@@ -236,7 +322,25 @@ mod tests {
                 // long as the payload (3.0 writes some maps in hash order, so
                 // the bytes themselves may differ).
                 assert_eq!(message.encoded_len(), bytes.len(), "{}", path.display());
+                let tables = table_lengths(&message);
                 let inst = from_wire(message).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                // Every byte of an entity table belongs to one of its entities.
+                let mut per_kind = BTreeMap::new();
+                for (&(kind, _), &n) in &inst.wire {
+                    *per_kind.entry(kind).or_insert(0u64) += n;
+                }
+                let mut collections = BTreeMap::new();
+                for (kind, n) in per_kind {
+                    let table = match kind {
+                        EntityKind::Removed => EntityKind::Constraint,
+                        EntityKind::RemovedIndicator => EntityKind::Indicator,
+                        EntityKind::RemovedOneHot => EntityKind::OneHot,
+                        EntityKind::RemovedSos1 => EntityKind::Sos1,
+                        k => k,
+                    };
+                    *collections.entry(table).or_insert(0u64) += n;
+                }
+                assert_eq!(collections, tables, "{}", path.display());
                 let expected = std::fs::read_to_string(path.with_extension("folded")).unwrap();
                 assert_eq!(folded(&inst), expected, "{}", path.display());
                 checked += 1;

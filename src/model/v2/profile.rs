@@ -5,13 +5,16 @@
 use std::collections::BTreeMap;
 
 use crate::profile::collections::{
-    leaf, option_string, scalar_map, string, string_map, vec_of_strings, MapKind, BTREE_MAP,
-    BTREE_SET, ENUM, FNV_HASHMAP, SCALAR_8, VEC,
+    leaf, option_string, scalar_map, string_map, vec_of_strings, MapKind, BTREE_MAP, ENUM,
+    FNV_HASHMAP, SCALAR_8, VEC,
 };
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
 
-use super::Func;
-use super::{Collection, Instance, Label, Row};
+use super::entity::{
+    label_stacks, COLLECTIONS, CONTEXT_LABELS, CONTEXT_PROVENANCE, FIXED_VALUES, FUNCTION_ENTRIES,
+    FUNCTION_LABELS, NAMED_FUNCTIONS, VARIABLES, VARIABLE_ENTRIES, VARIABLE_LABELS,
+};
+use super::{Func, Instance};
 
 /// 3.0's dependency graph: fixed part, then per node and per edge (as 2.9.3).
 pub const DEPENDENCY_GRAPH: Rule = Rule {
@@ -33,15 +36,16 @@ pub const OUTPUT_OBJECTIVE_NONE: Rule =
     Rule::fixed("an absent Option<OutputObjective>", "absent values", 48);
 
 /// Frames of one collection kind: the id newtype, the row type, the maps.
-struct Names {
-    id: &'static str,
-    active: &'static str,
-    removed: &'static str,
+#[derive(Debug)]
+pub struct Names {
+    pub(super) id: &'static str,
+    pub(super) active: &'static str,
+    pub(super) removed: &'static str,
     /// `Row.equality`, `Row.stage`, and `Row.indicator_variable` or `Row.variables`.
-    fields: [&'static str; 3],
+    pub(super) fields: [&'static str; 3],
 }
 
-const REGULAR: Names = Names {
+pub(super) const REGULAR: Names = Names {
     id: "ConstraintID.0",
     fields: [
         "Constraint.equality",
@@ -51,7 +55,7 @@ const REGULAR: Names = Names {
     active: "constraints",
     removed: "removed_constraints",
 };
-const INDICATOR: Names = Names {
+pub(super) const INDICATOR: Names = Names {
     id: "IndicatorConstraintID.0",
     fields: [
         "IndicatorConstraint.equality",
@@ -61,7 +65,7 @@ const INDICATOR: Names = Names {
     active: "indicator_constraints",
     removed: "removed_indicator_constraints",
 };
-const ONE_HOT: Names = Names {
+pub(super) const ONE_HOT: Names = Names {
     id: "OneHotConstraintID.0",
     fields: [
         "OneHotConstraint.equality",
@@ -71,7 +75,7 @@ const ONE_HOT: Names = Names {
     active: "one_hot_constraints",
     removed: "removed_one_hot_constraints",
 };
-const SOS1: Names = Names {
+pub(super) const SOS1: Names = Names {
     id: "Sos1ConstraintID.0",
     fields: [
         "Sos1Constraint.equality",
@@ -82,181 +86,46 @@ const SOS1: Names = Names {
     removed: "removed_sos1_constraints",
 };
 
-fn key<V: LogicalMemoryVisitor>(
+/// The dependency's assignments: a function per assigned variable.
+fn assignments<V: LogicalMemoryVisitor>(
     path: &mut Path,
     visitor: &mut V,
-    map_key: &'static str,
-    id: &'static str,
-) {
-    leaf(&path.with(map_key).with(id), visitor, &SCALAR_8);
-}
-
-/// A `ModelingLabelStore<Id>`: one `FnvHashMap` per field, an entry per row
-/// whose field is set.
-fn labels<V: LogicalMemoryVisitor>(
-    path: &mut Path,
-    visitor: &mut V,
-    id: &'static str,
-    labels: &BTreeMap<u64, Label>,
-) {
-    let stack = |p: &mut Path, v: &mut V| leaf(&p.with("FnvHashMap[stack]"), v, &FNV_HASHMAP);
-    {
-        let mut p = path.with("ModelingLabelStore.description");
-        stack(&mut p, visitor);
-        for d in labels.values().filter_map(|l| l.description.as_deref()) {
-            key(&mut p, visitor, "FnvHashMap[key]", id);
-            string(&p, visitor, d);
-        }
-    }
-    {
-        let mut p = path.with("ModelingLabelStore.name");
-        stack(&mut p, visitor);
-        for n in labels.values().filter_map(|l| l.name.as_deref()) {
-            key(&mut p, visitor, "FnvHashMap[key]", id);
-            string(&p, visitor, n);
-        }
-    }
-    {
-        let mut p = path.with("ModelingLabelStore.parameters");
-        stack(&mut p, visitor);
-        for l in labels.values().filter(|l| !l.parameters.is_empty()) {
-            key(&mut p, visitor, "FnvHashMap[key]", id);
-            string_map(
-                &mut p,
-                visitor,
-                MapKind::FnvHashMap,
-                l.parameters.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-            );
-        }
-    }
-    {
-        let mut p = path.with("ModelingLabelStore.subscripts");
-        stack(&mut p, visitor);
-        for l in labels.values().filter(|l| !l.subscripts.is_empty()) {
-            key(&mut p, visitor, "FnvHashMap[key]", id);
-            leaf(&p.with("Vec[stack]"), visitor, &VEC);
-            for _ in &l.subscripts {
-                leaf(&p, visitor, &SCALAR_8);
-            }
-        }
-    }
-}
-
-fn row<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, names: &Names, row: &Row) {
-    let [equality, stage, third] = names.fields;
-    match row {
-        Row::Regular(f) => {
-            leaf(&path.with(equality), visitor, &ENUM);
-            f.visit_logical_memory(&mut path.with(stage).with("CreatedData.function"), visitor);
-        }
-        Row::Indicator(f) => {
-            leaf(&path.with(equality), visitor, &ENUM);
-            leaf(&path.with(third).with("VariableID.0"), visitor, &SCALAR_8);
-            f.visit_logical_memory(&mut path.with(stage).with("CreatedData.function"), visitor);
-        }
-        Row::Set(n) => {
-            let mut p = path.with(third);
-            leaf(&p.with("BTreeSet[stack]"), visitor, &BTREE_SET);
-            for _ in 0..*n {
-                leaf(&p.with("VariableID.0"), visitor, &SCALAR_8);
-            }
-        }
-    }
-}
-
-fn collection<V: LogicalMemoryVisitor>(
-    path: &mut Path,
-    visitor: &mut V,
-    names: &Names,
-    c: &Collection,
-) {
-    let Collection {
-        active,
-        removed,
-        labels: row_labels,
-        provenance,
-    } = c;
-    {
-        let mut p = path.with(names.active);
-        leaf(&p.with("BTreeMap[stack]"), visitor, &BTREE_MAP);
-        for r in active.values() {
-            key(&mut p, visitor, "BTreeMap[key]", names.id);
-            row(&mut p, visitor, names, r);
-        }
-    }
-    {
-        let mut p = path.with(names.removed);
-        leaf(&p.with("BTreeMap[stack]"), visitor, &BTREE_MAP);
-        for (r, reason) in removed.values() {
-            key(&mut p, visitor, "BTreeMap[key]", names.id);
-            row(&mut p.with("Tuple.0"), visitor, names, r);
-            let mut t = p.with("Tuple.1");
-            string(&t.with("RemovedReason.reason"), visitor, &reason.reason);
-            string_map(
-                &mut t.with("RemovedReason.parameters"),
-                visitor,
-                MapKind::FnvHashMap,
-                reason
-                    .parameters
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v.as_str())),
-            );
-        }
-    }
-    let mut context = path.with("context");
-    labels(
-        &mut context.with("ConstraintContextStore.labels"),
-        visitor,
-        names.id,
-        row_labels,
-    );
-    let mut p = context.with("ConstraintContextStore.provenance");
-    leaf(&p.with("FnvHashMap[stack]"), visitor, &FNV_HASHMAP);
-    for &n in provenance.values() {
-        key(&mut p, visitor, "FnvHashMap[key]", names.id);
-        leaf(&p.with("Vec[stack]"), visitor, &VEC);
-        for _ in 0..n {
-            leaf(&p, visitor, &PROVENANCE);
-        }
-    }
-}
-
-fn function_map<V: LogicalMemoryVisitor>(
-    path: &mut Path,
-    visitor: &mut V,
-    (stack_frame, stack, key_frame): (&'static str, &'static Rule, &'static str),
-    id: &'static str,
     functions: &BTreeMap<u64, Func>,
-    value_frame: Option<&'static str>,
 ) {
-    leaf(&path.with(stack_frame), visitor, stack);
+    leaf(&path.with("FnvHashMap[stack]"), visitor, &FNV_HASHMAP);
     for f in functions.values() {
-        key(path, visitor, key_frame, id);
-        match value_frame {
-            Some(frame) => f.visit_logical_memory(&mut path.with(frame), visitor),
-            None => f.visit_logical_memory(path, visitor),
-        }
+        leaf(
+            &path.with("FnvHashMap[key]").with("VariableID.0"),
+            visitor,
+            &SCALAR_8,
+        );
+        f.visit_logical_memory(path, visitor);
     }
 }
 
-impl LogicalMemoryProfile for Instance {
-    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+impl Instance {
+    /// The leaves that belong to no entity: the entity containers' own stack
+    /// parts (maps and label stores, there even when empty) and the
+    /// instance-wide fields. With every [`Entity`](super::Entity)'s leaves
+    /// under its container, they make the whole profile.
+    pub fn visit_parts<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
         let Instance {
-            variables,
-            variable_labels,
-            fixed_values,
+            variables: _,
+            variable_labels: _,
+            fixed_values: _,
             objective,
-            regular,
-            indicator,
-            one_hot,
-            sos1,
+            regular: _,
+            indicator: _,
+            one_hot: _,
+            sos1: _,
             dependency,
-            named_functions,
-            named_labels,
+            named_functions: _,
+            named_labels: _,
             description,
             parameters,
             annotations,
             output_objective,
+            wire: _,
         } = self;
         string_map(
             &mut path.with("Instance.annotations"),
@@ -264,27 +133,33 @@ impl LogicalMemoryProfile for Instance {
             MapKind::HashMap,
             annotations.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         );
-        for (frame, names, c) in [
-            ("Instance.constraint_collection", &REGULAR, regular),
-            (
-                "Instance.indicator_constraint_collection",
-                &INDICATOR,
-                indicator,
-            ),
-            ("Instance.one_hot_constraint_collection", &ONE_HOT, one_hot),
-            ("Instance.sos1_constraint_collection", &SOS1, sos1),
-        ] {
-            collection(&mut path.with(frame), visitor, names, c);
+        for (frame, names, ..) in COLLECTIONS {
+            let mut c = path.with(frame);
+            leaf(
+                &c.with(names.active).with("BTreeMap[stack]"),
+                visitor,
+                &BTREE_MAP,
+            );
+            leaf(
+                &c.with(names.removed).with("BTreeMap[stack]"),
+                visitor,
+                &BTREE_MAP,
+            );
+            let [context, labels] = CONTEXT_LABELS;
+            label_stacks(&mut c.with(context).with(labels), visitor);
+            let [context, provenance] = CONTEXT_PROVENANCE;
+            leaf(
+                &c.with(context).with(provenance).with("FnvHashMap[stack]"),
+                visitor,
+                &FNV_HASHMAP,
+            );
         }
         {
             let mut p = path.with("Instance.decision_variable_dependency");
-            function_map(
+            assignments(
                 &mut p.with("AcyclicAssignments.assignments"),
                 visitor,
-                ("FnvHashMap[stack]", &FNV_HASHMAP, "FnvHashMap[key]"),
-                "VariableID.0",
                 &dependency.assignments,
-                None,
             );
             visitor.visit_rule(
                 &p.with("AcyclicAssignments.dependency"),
@@ -298,31 +173,19 @@ impl LogicalMemoryProfile for Instance {
             }
         }
         {
-            let mut p = path.with("Instance.decision_variables");
-            {
-                let mut e = p.with("DecisionVariableTable.entries");
-                leaf(&e.with("BTreeMap[stack]"), visitor, &BTREE_MAP);
-                for _ in variables {
-                    key(&mut e, visitor, "BTreeMap[key]", "VariableID.0");
-                    leaf(&e.with("DecisionVariable.kind"), visitor, &ENUM);
-                    let mut b = e.with("DecisionVariable.bound");
-                    leaf(&b.with("Bound.lower"), visitor, &SCALAR_8);
-                    leaf(&b.with("Bound.upper"), visitor, &SCALAR_8);
-                }
-            }
-            labels(
-                &mut p.with("DecisionVariableTable.labels"),
+            let mut p = path.with(VARIABLES);
+            leaf(
+                &p.with(VARIABLE_ENTRIES).with("BTreeMap[stack]"),
                 visitor,
-                "VariableID.0",
-                variable_labels,
+                &BTREE_MAP,
             );
-            let mut columns = p.with("DecisionVariableTable.columns");
-            let mut f = columns.with("CreatedDecisionVariableColumns.fixed_values");
-            leaf(&f.with("BTreeMap[stack]"), visitor, &BTREE_MAP);
-            for _ in 0..*fixed_values {
-                key(&mut f, visitor, "BTreeMap[key]", "VariableID.0");
-                leaf(&f, visitor, &SCALAR_8);
-            }
+            label_stacks(&mut p.with(VARIABLE_LABELS), visitor);
+            let [columns, values] = FIXED_VALUES;
+            leaf(
+                &p.with(columns).with(values).with("BTreeMap[stack]"),
+                visitor,
+                &BTREE_MAP,
+            );
         }
         {
             let mut p = path.with("Instance.description");
@@ -347,21 +210,13 @@ impl LogicalMemoryProfile for Instance {
             }
         }
         {
-            let mut p = path.with("Instance.named_functions");
-            function_map(
-                &mut p.with("NamedFunctionTable.entries"),
+            let mut p = path.with(NAMED_FUNCTIONS);
+            leaf(
+                &p.with(FUNCTION_ENTRIES).with("BTreeMap[stack]"),
                 visitor,
-                ("BTreeMap[stack]", &BTREE_MAP, "BTreeMap[key]"),
-                "NamedFunctionID.0",
-                named_functions,
-                Some("NamedFunction.function"),
+                &BTREE_MAP,
             );
-            labels(
-                &mut p.with("NamedFunctionTable.labels"),
-                visitor,
-                "NamedFunctionID.0",
-                named_labels,
-            );
+            label_stacks(&mut p.with(FUNCTION_LABELS), visitor);
         }
         let zero = Func::default();
         objective
@@ -397,5 +252,16 @@ impl LogicalMemoryProfile for Instance {
             }
         }
         leaf(&path.with("Instance.sense"), visitor, &ENUM);
+    }
+}
+
+impl LogicalMemoryProfile for Instance {
+    /// OMMX 3.0's `logical_memory_profile()`: the instance-wide parts and
+    /// every entity under its container.
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        self.visit_parts(path, visitor);
+        for e in self.entities() {
+            e.visit_under(path, None, visitor);
+        }
     }
 }

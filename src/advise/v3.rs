@@ -1,0 +1,186 @@
+//! `advise` on instances counted with OMMX 3.0's accounting (`ommx.v2`, or
+//! v1 read with `--accounting 3.0`).
+//!
+//! Two rules carry over with 3.0's own numbers: `removed-constraints` and
+//! `unused-variables` save what the entities they drop cost in 3.0 (each
+//! entity's bytes as `top` reports them: its rows, label entries, removed
+//! reason, provenance and fixed value), which the pass measures. The others
+//! are built on OMMX 2.9.3's layout or on ommx.v1's encoding; they are listed
+//! as not computed, each with its reason, rather than shown with 2.9.3's
+//! numbers.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use super::entities::{REMOVED, UNUSED};
+use super::functions::{IDENTICAL, MATRIX, VARIANTS, WASTED};
+use super::strings::{DUPLICATES, METADATA};
+use super::{details, quote, Finding, Measure, NotComputed, Sample, Samples};
+use crate::model::EntityKind;
+use crate::pass::{Cost, EntityView};
+use crate::units::human;
+
+/// The rules not computed for an OMMX 3.0 instance, and why.
+pub const NOT_COMPUTED: [NotComputed; 7] = [
+    NotComputed {
+        rule: METADATA,
+        reason: "OMMX 3.0 stores a label field only when it is set, in per-instance tables: \
+                 there are no empty metadata fields to move out",
+    },
+    NotComputed {
+        rule: FIXED,
+        reason: "the instance is counted in OMMX 3.0's layout, which this rule compares \
+                 OMMX 2.9.3's against",
+    },
+    NotComputed {
+        rule: DUPLICATES,
+        reason: "its savings follow OMMX 2.9.3's per-entity strings; not yet computed for \
+                 OMMX 3.0's label stores",
+    },
+    NotComputed {
+        rule: IDENTICAL,
+        reason: "built on ommx.v1's constraints and OMMX 2.9.3's paths; not yet computed for \
+                 OMMX 3.0's constraint collections",
+    },
+    NotComputed {
+        rule: MATRIX,
+        reason: "built on ommx.v1's constraints and OMMX 2.9.3's paths; not yet computed for \
+                 OMMX 3.0's constraint collections",
+    },
+    NotComputed {
+        rule: VARIANTS,
+        reason: "built on ommx.v1's constraints and OMMX 2.9.3's paths; not yet computed for \
+                 OMMX 3.0's constraint collections",
+    },
+    NotComputed {
+        rule: WASTED,
+        reason: "measures what normalizing ommx.v1 functions drops from the file; not \
+                 computed for OMMX 3.0",
+    },
+];
+
+use super::entities::FIXED;
+
+/// What the two rules need, gathered from the entities as the pass shows
+/// them.
+#[derive(Debug, Default)]
+pub struct V3Tally {
+    variables: u64,
+    unused: u64,
+    unused_bytes: u64,
+    unused_samples: Samples,
+    removed: u64,
+    removed_bytes: u64,
+    removed_samples: Samples,
+    /// Containers holding removed rows, for the finding's paths.
+    removed_paths: BTreeSet<&'static str>,
+}
+
+/// Where a removed row's bytes are.
+fn removed_paths(kind: EntityKind) -> Option<[&'static str; 2]> {
+    Some(match kind {
+        EntityKind::Removed => [
+            "Instance.constraint_collection;removed_constraints",
+            "Instance.constraint_collection;context",
+        ],
+        EntityKind::RemovedIndicator => [
+            "Instance.indicator_constraint_collection;removed_indicator_constraints",
+            "Instance.indicator_constraint_collection;context",
+        ],
+        EntityKind::RemovedOneHot => [
+            "Instance.one_hot_constraint_collection;removed_one_hot_constraints",
+            "Instance.one_hot_constraint_collection;context",
+        ],
+        EntityKind::RemovedSos1 => [
+            "Instance.sos1_constraint_collection;removed_sos1_constraints",
+            "Instance.sos1_constraint_collection;context",
+        ],
+        _ => return None,
+    })
+}
+
+fn sample(entity: &'static str, e: &EntityView<'_>, detail: String) -> Sample {
+    Sample {
+        entity,
+        id: Some(e.id),
+        name: e.name.map(quote),
+        detail,
+    }
+}
+
+impl V3Tally {
+    pub fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
+        if e.kind == EntityKind::Variable {
+            self.variables += 1;
+            if e.used == Some(false) {
+                self.unused += 1;
+                self.unused_bytes += cost.bytes;
+                self.unused_samples
+                    .offer(|| sample("variable", e, format!("{} B", cost.bytes)));
+            }
+        } else if let Some(paths) = removed_paths(e.kind) {
+            self.removed += 1;
+            self.removed_bytes += cost.bytes;
+            self.removed_paths.extend(paths);
+            self.removed_samples
+                .offer(|| sample(e.kind.noun(), e, format!("{} B", cost.bytes)));
+        }
+    }
+
+    /// The saving of both rules: they drop disjoint entities.
+    pub fn combined(&self) -> u64 {
+        self.unused_bytes + self.removed_bytes
+    }
+
+    pub fn findings(&self) -> Vec<Finding> {
+        let mut findings = Vec::new();
+        if self.unused > 0 {
+            findings.push(Finding {
+                rule: UNUSED,
+                measure: Measure::Logical,
+                title: format!(
+                    "{} of {} variables are used by no objective, constraint, named function or \
+                     dependency ({})",
+                    self.unused,
+                    self.variables,
+                    human(self.unused_bytes)
+                ),
+                bytes_concerned: self.unused_bytes,
+                saving_bytes: self.unused_bytes,
+                severity: None,
+                paths: vec!["Instance.decision_variables".to_string()],
+                sample: self.unused_samples.0.clone(),
+                suggestion: "Leave unused variables out of the instance (keep them elsewhere if \
+                    solutions must report them)."
+                    .to_string(),
+                details: details([
+                    ("variables", json!(self.variables)),
+                    ("unused", json!(self.unused)),
+                ]),
+            });
+        }
+        if self.removed > 0 {
+            findings.push(Finding {
+                rule: REMOVED,
+                measure: Measure::Logical,
+                title: format!(
+                    "{} removed constraints are carried along ({})",
+                    self.removed,
+                    human(self.removed_bytes)
+                ),
+                bytes_concerned: self.removed_bytes,
+                saving_bytes: self.removed_bytes,
+                severity: None,
+                paths: self.removed_paths.iter().map(|p| p.to_string()).collect(),
+                sample: self.removed_samples.0.clone(),
+                suggestion: "Write the instance without its removed constraints when they are \
+                    not needed again (e.g. after a relaxation is final), or keep them in a \
+                    separate layer of the artifact."
+                    .to_string(),
+                details: details([("removed_constraints", json!(self.removed))]),
+            });
+        }
+        findings
+    }
+}

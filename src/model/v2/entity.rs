@@ -1,0 +1,522 @@
+//! An OMMX 3.0 instance one entity at a time: a variable, a row of one of the
+//! four constraint collections (active or removed), or a named function,
+//! with every leaf of the 3.0 profile that belongs to it.
+//!
+//! In 3.0 an entity's bytes are spread over its container: a variable's row
+//! in `DecisionVariableTable.entries`, its label fields in the label store,
+//! its fixed value in the columns; a constraint's row, its removed reason,
+//! its label and its provenance. [`Entity`] visits all of them, relative to
+//! the container frame, so the profile is the instance-wide parts
+//! ([`Instance::visit_parts`]: the containers' own stack parts and the
+//! singular fields) plus each entity's leaves under its container. A family
+//! frame (`--group-by name`) goes right under the container, as in v1, so a
+//! family's frame holds every byte of its entities.
+
+use std::collections::BTreeMap;
+
+use crate::model::EntityKind;
+use crate::profile::collections::{
+    leaf, string, string_map, MapKind, BTREE_SET, ENUM, FNV_HASHMAP, SCALAR_8, VEC,
+};
+use crate::profile::family::family_frame_among;
+use crate::profile::{Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+
+use super::profile::{Names, INDICATOR, ONE_HOT, PROVENANCE, REGULAR, SOS1};
+use super::{Collection, Func, Instance, Label, Reason, Row};
+
+pub const VARIABLES: &str = "Instance.decision_variables";
+pub const NAMED_FUNCTIONS: &str = "Instance.named_functions";
+pub const VARIABLE_ENTRIES: &str = "DecisionVariableTable.entries";
+pub const VARIABLE_LABELS: &str = "DecisionVariableTable.labels";
+pub const FIXED_VALUES: [&str; 2] = [
+    "DecisionVariableTable.columns",
+    "CreatedDecisionVariableColumns.fixed_values",
+];
+pub const FUNCTION_ENTRIES: &str = "NamedFunctionTable.entries";
+pub const FUNCTION_LABELS: &str = "NamedFunctionTable.labels";
+pub const CONTEXT_LABELS: [&str; 2] = ["context", "ConstraintContextStore.labels"];
+pub const CONTEXT_PROVENANCE: [&str; 2] = ["context", "ConstraintContextStore.provenance"];
+/// The fields of a `ModelingLabelStore`, one map each.
+pub const LABEL_FIELDS: [&str; 4] = [
+    "ModelingLabelStore.description",
+    "ModelingLabelStore.name",
+    "ModelingLabelStore.parameters",
+    "ModelingLabelStore.subscripts",
+];
+
+/// Frames that sit right under an entity container beside the family
+/// frames; a family named like one of them is escaped.
+const SIBLINGS: [&str; 14] = [
+    VARIABLE_ENTRIES,
+    VARIABLE_LABELS,
+    FIXED_VALUES[0],
+    FUNCTION_ENTRIES,
+    FUNCTION_LABELS,
+    "context",
+    "constraints",
+    "removed_constraints",
+    "indicator_constraints",
+    "removed_indicator_constraints",
+    "one_hot_constraints",
+    "removed_one_hot_constraints",
+    "sos1_constraints",
+    "removed_sos1_constraints",
+];
+
+/// What kind of entity, with what it holds.
+#[derive(Debug, Clone, Copy)]
+pub enum Part<'a> {
+    Variable {
+        fixed: bool,
+    },
+    Row {
+        names: &'static Names,
+        row: &'a Row,
+        /// Removed rows: their reason.
+        reason: Option<&'a Reason>,
+        /// Length of the row's provenance chain (0: none stored).
+        provenance: usize,
+    },
+    NamedFunction(&'a Func),
+}
+
+/// One entity of an OMMX 3.0 instance and its place in the profile.
+#[derive(Debug, Clone, Copy)]
+pub struct Entity<'a> {
+    pub kind: EntityKind,
+    pub id: u64,
+    pub label: Option<&'a Label>,
+    /// The container frame its leaves sit under.
+    pub container: &'static str,
+    pub part: Part<'a>,
+}
+
+impl<'a> Entity<'a> {
+    pub fn name(&self) -> Option<&'a str> {
+        self.label.and_then(|l| l.name.as_deref())
+    }
+
+    pub fn subscripts(&self) -> &'a [i64] {
+        self.label.map_or(&[], |l| l.subscripts.as_slice())
+    }
+
+    /// Its function: constraints (regular and indicator) and named functions.
+    pub fn function(&self) -> Option<&'a Func> {
+        match self.part {
+            Part::Row {
+                row: Row::Regular(f) | Row::Indicator(_, f),
+                ..
+            }
+            | Part::NamedFunction(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Its family frame under `--group-by name`.
+    pub fn family(&self) -> Frame {
+        family_frame_among(self.name(), &SIBLINGS)
+    }
+
+    /// Visits its leaves under `path` (which holds the instance's root, if
+    /// any), in its container and, when given, its family frame.
+    pub fn visit_under<V: LogicalMemoryVisitor>(
+        &self,
+        path: &mut Path,
+        family: Option<Frame>,
+        visitor: &mut V,
+    ) {
+        let mut p = path.with(self.container);
+        match family {
+            Some(f) => self.visit_logical_memory(&mut p.with(f), visitor),
+            None => self.visit_logical_memory(&mut p, visitor),
+        }
+    }
+}
+
+fn key_frame<V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    map_key: &'static str,
+    id: &'static str,
+) {
+    leaf(&path.with(map_key).with(id), visitor, &SCALAR_8);
+}
+
+/// The stack parts of a `ModelingLabelStore` at `path`.
+pub(super) fn label_stacks<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V) {
+    for field in LABEL_FIELDS {
+        leaf(
+            &path.with(field).with("FnvHashMap[stack]"),
+            visitor,
+            &FNV_HASHMAP,
+        );
+    }
+}
+
+/// One row's entries in a `ModelingLabelStore` at `path`: one per field set.
+fn label<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, id: &'static str, l: &Label) {
+    let [description, name, parameters, subscripts] = LABEL_FIELDS;
+    if let Some(d) = l.description.as_deref() {
+        let mut p = path.with(description);
+        key_frame(&mut p, visitor, "FnvHashMap[key]", id);
+        string(&p, visitor, d);
+    }
+    if let Some(n) = l.name.as_deref() {
+        let mut p = path.with(name);
+        key_frame(&mut p, visitor, "FnvHashMap[key]", id);
+        string(&p, visitor, n);
+    }
+    if !l.parameters.is_empty() {
+        let mut p = path.with(parameters);
+        key_frame(&mut p, visitor, "FnvHashMap[key]", id);
+        string_map(
+            &mut p,
+            visitor,
+            MapKind::FnvHashMap,
+            l.parameters.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+    }
+    if !l.subscripts.is_empty() {
+        let mut p = path.with(subscripts);
+        key_frame(&mut p, visitor, "FnvHashMap[key]", id);
+        leaf(&p.with("Vec[stack]"), visitor, &VEC);
+        for _ in &l.subscripts {
+            leaf(&p, visitor, &SCALAR_8);
+        }
+    }
+}
+
+fn row<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, names: &Names, row: &Row) {
+    let [equality, stage, third] = names.fields;
+    match row {
+        Row::Regular(f) => {
+            leaf(&path.with(equality), visitor, &ENUM);
+            f.visit_logical_memory(&mut path.with(stage).with("CreatedData.function"), visitor);
+        }
+        Row::Indicator(_, f) => {
+            leaf(&path.with(equality), visitor, &ENUM);
+            leaf(&path.with(third).with("VariableID.0"), visitor, &SCALAR_8);
+            f.visit_logical_memory(&mut path.with(stage).with("CreatedData.function"), visitor);
+        }
+        Row::Set(variables) => {
+            let mut p = path.with(third);
+            leaf(&p.with("BTreeSet[stack]"), visitor, &BTREE_SET);
+            for _ in variables {
+                leaf(&p.with("VariableID.0"), visitor, &SCALAR_8);
+            }
+        }
+    }
+}
+
+impl LogicalMemoryProfile for Entity<'_> {
+    /// Its leaves relative to its container.
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        match self.part {
+            Part::Variable { fixed } => {
+                let id = "VariableID.0";
+                let mut e = path.with(VARIABLE_ENTRIES);
+                key_frame(&mut e, visitor, "BTreeMap[key]", id);
+                leaf(&e.with("DecisionVariable.kind"), visitor, &ENUM);
+                let mut b = e.with("DecisionVariable.bound");
+                leaf(&b.with("Bound.lower"), visitor, &SCALAR_8);
+                leaf(&b.with("Bound.upper"), visitor, &SCALAR_8);
+                drop(b);
+                drop(e);
+                if let Some(l) = self.label {
+                    label(&mut path.with(VARIABLE_LABELS), visitor, id, l);
+                }
+                if fixed {
+                    let [columns, values] = FIXED_VALUES;
+                    let mut f = path.with(columns);
+                    let mut f = f.with(values);
+                    key_frame(&mut f, visitor, "BTreeMap[key]", id);
+                    leaf(&f, visitor, &SCALAR_8);
+                }
+            }
+            Part::NamedFunction(function) => {
+                let id = "NamedFunctionID.0";
+                let mut e = path.with(FUNCTION_ENTRIES);
+                key_frame(&mut e, visitor, "BTreeMap[key]", id);
+                function.visit_logical_memory(&mut e.with("NamedFunction.function"), visitor);
+                drop(e);
+                if let Some(l) = self.label {
+                    label(&mut path.with(FUNCTION_LABELS), visitor, id, l);
+                }
+            }
+            Part::Row {
+                names,
+                row: r,
+                reason,
+                provenance,
+            } => {
+                match reason {
+                    None => {
+                        let mut p = path.with(names.active);
+                        key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+                        row(&mut p, visitor, names, r);
+                    }
+                    Some(reason) => {
+                        let mut p = path.with(names.removed);
+                        key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+                        row(&mut p.with("Tuple.0"), visitor, names, r);
+                        let mut t = p.with("Tuple.1");
+                        string(&t.with("RemovedReason.reason"), visitor, &reason.reason);
+                        string_map(
+                            &mut t.with("RemovedReason.parameters"),
+                            visitor,
+                            MapKind::FnvHashMap,
+                            reason
+                                .parameters
+                                .iter()
+                                .map(|(k, v)| (k.as_str(), v.as_str())),
+                        );
+                    }
+                }
+                if let Some(l) = self.label {
+                    let [context, labels] = CONTEXT_LABELS;
+                    label(&mut path.with(context).with(labels), visitor, names.id, l);
+                }
+                if provenance > 0 {
+                    let [context, store] = CONTEXT_PROVENANCE;
+                    let mut c = path.with(context);
+                    let mut p = c.with(store);
+                    key_frame(&mut p, visitor, "FnvHashMap[key]", names.id);
+                    leaf(&p.with("Vec[stack]"), visitor, &VEC);
+                    for _ in 0..provenance {
+                        leaf(&p, visitor, &PROVENANCE);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The container frame and kinds (active, removed) of each collection.
+pub(super) const COLLECTIONS: [(&str, &Names, EntityKind, EntityKind); 4] = [
+    (
+        "Instance.constraint_collection",
+        &REGULAR,
+        EntityKind::Constraint,
+        EntityKind::Removed,
+    ),
+    (
+        "Instance.indicator_constraint_collection",
+        &INDICATOR,
+        EntityKind::Indicator,
+        EntityKind::RemovedIndicator,
+    ),
+    (
+        "Instance.one_hot_constraint_collection",
+        &ONE_HOT,
+        EntityKind::OneHot,
+        EntityKind::RemovedOneHot,
+    ),
+    (
+        "Instance.sos1_constraint_collection",
+        &SOS1,
+        EntityKind::Sos1,
+        EntityKind::RemovedSos1,
+    ),
+];
+
+fn rows<'a>(
+    (container, names, active_kind, removed_kind): (
+        &'static str,
+        &'static Names,
+        EntityKind,
+        EntityKind,
+    ),
+    c: &'a Collection,
+) -> impl Iterator<Item = Entity<'a>> + 'a {
+    let entity = move |kind, id: u64, row: &'a Row, reason| Entity {
+        kind,
+        id,
+        label: c.labels.get(&id),
+        container,
+        part: Part::Row {
+            names,
+            row,
+            reason,
+            provenance: c.provenance.get(&id).copied().unwrap_or(0),
+        },
+    };
+    let active = c
+        .active
+        .iter()
+        .map(move |(&id, r)| entity(active_kind, id, r, None));
+    let removed = c
+        .removed
+        .iter()
+        .map(move |(&id, (r, reason))| entity(removed_kind, id, r, Some(reason)));
+    active.chain(removed)
+}
+
+impl Instance {
+    fn collection(&self, kind: EntityKind) -> &Collection {
+        match kind {
+            EntityKind::Indicator => &self.indicator,
+            EntityKind::OneHot => &self.one_hot,
+            EntityKind::Sos1 => &self.sos1,
+            _ => &self.regular,
+        }
+    }
+
+    /// Every entity, in profile order: variables, the rows of each
+    /// collection (active, then removed), named functions.
+    pub fn entities(&self) -> impl Iterator<Item = Entity<'_>> {
+        let variables = self.variables.iter().map(move |&id| Entity {
+            kind: EntityKind::Variable,
+            id,
+            label: self.variable_labels.get(&id),
+            container: VARIABLES,
+            part: Part::Variable {
+                fixed: self.fixed_values.contains(&id),
+            },
+        });
+        let rows = COLLECTIONS
+            .into_iter()
+            .flat_map(move |c| rows(c, self.collection(c.2)));
+        let functions = self.named_functions.iter().map(move |(&id, f)| Entity {
+            kind: EntityKind::NamedFunction,
+            id,
+            label: self.named_labels.get(&id),
+            container: NAMED_FUNCTIONS,
+            part: Part::NamedFunction(f),
+        });
+        variables.chain(rows).chain(functions)
+    }
+}
+
+/// Bytes each entity takes in the `ommx.v2` message: its entries in its
+/// table's maps (row, label or context, removed reason, fixed value), keyed
+/// by kind and id. Every byte of the tables belongs to one entity.
+pub type WireSizes = BTreeMap<(EntityKind, u64), u64>;
+
+mod wire {
+    use prost::encoding::{encoded_len_varint, key_len};
+    use prost::Message;
+
+    use super::{EntityKind, WireSizes, COLLECTIONS};
+    use crate::ommx_v2 as pb;
+
+    /// A map entry of `field` with key `key` and a value field taking `value`
+    /// bytes: as prost writes it, default keys and values are left out.
+    fn entry(field: u32, key: u64, value: usize) -> u64 {
+        let key = if key == 0 {
+            0
+        } else {
+            key_len(1) + encoded_len_varint(key)
+        };
+        let body = key + value;
+        (key_len(field) + encoded_len_varint(body as u64) + body) as u64
+    }
+
+    fn message<M: Message + Default + PartialEq>(m: &M) -> usize {
+        if *m == M::default() {
+            0
+        } else {
+            prost::encoding::message::encoded_len(2, m)
+        }
+    }
+
+    fn add(sizes: &mut WireSizes, kind: EntityKind, id: u64, bytes: u64) {
+        *sizes.entry((kind, id)).or_insert(0) += bytes;
+    }
+
+    /// One collection's maps, attributed to its rows.
+    struct Rows<'a, R> {
+        active: &'a std::collections::BTreeMap<u64, R>,
+        removed: &'a std::collections::BTreeMap<u64, R>,
+        reasons: &'a std::collections::BTreeMap<u64, pb::RemovedReason>,
+        contexts: &'a std::collections::BTreeMap<u64, pb::ConstraintContext>,
+    }
+
+    impl<R: Message + Default + PartialEq> Rows<'_, R> {
+        fn sizes(&self, (active, removed): (EntityKind, EntityKind), sizes: &mut WireSizes) {
+            for (&id, r) in self.active {
+                add(sizes, active, id, entry(1, id, message(r)));
+            }
+            for (&id, r) in self.removed {
+                add(sizes, removed, id, entry(2, id, message(r)));
+            }
+            for (&id, r) in self.reasons {
+                add(sizes, removed, id, entry(3, id, message(r)));
+            }
+            for (&id, c) in self.contexts {
+                let kind = if self.active.contains_key(&id) {
+                    active
+                } else {
+                    removed
+                };
+                add(sizes, kind, id, entry(4, id, message(c)));
+            }
+        }
+    }
+
+    /// What each entity takes in `m` (see [`WireSizes`]).
+    pub fn sizes(m: &pb::Instance) -> WireSizes {
+        let mut sizes = WireSizes::new();
+        if let Some(t) = &m.decision_variables {
+            let kind = EntityKind::Variable;
+            for (&id, v) in &t.entries {
+                add(&mut sizes, kind, id, entry(1, id, message(v)));
+            }
+            for (&id, l) in &t.labels {
+                add(&mut sizes, kind, id, entry(2, id, message(l)));
+            }
+            for (&id, &v) in &t.fixed_values {
+                let value = if v == 0.0 { 0 } else { key_len(2) + 8 };
+                add(&mut sizes, kind, id, entry(3, id, value));
+            }
+        }
+        let kinds = |i: usize| (COLLECTIONS[i].2, COLLECTIONS[i].3);
+        if let Some(c) = &m.regular_constraints {
+            let rows = Rows {
+                active: &c.active,
+                removed: &c.removed,
+                reasons: &c.removed_reasons,
+                contexts: &c.contexts,
+            };
+            rows.sizes(kinds(0), &mut sizes);
+        }
+        if let Some(c) = &m.indicator_constraints {
+            let rows = Rows {
+                active: &c.active,
+                removed: &c.removed,
+                reasons: &c.removed_reasons,
+                contexts: &c.contexts,
+            };
+            rows.sizes(kinds(1), &mut sizes);
+        }
+        if let Some(c) = &m.one_hot_constraints {
+            let rows = Rows {
+                active: &c.active,
+                removed: &c.removed,
+                reasons: &c.removed_reasons,
+                contexts: &c.contexts,
+            };
+            rows.sizes(kinds(2), &mut sizes);
+        }
+        if let Some(c) = &m.sos1_constraints {
+            let rows = Rows {
+                active: &c.active,
+                removed: &c.removed,
+                reasons: &c.removed_reasons,
+                contexts: &c.contexts,
+            };
+            rows.sizes(kinds(3), &mut sizes);
+        }
+        if let Some(t) = &m.named_functions {
+            let kind = EntityKind::NamedFunction;
+            for (&id, f) in &t.entries {
+                add(&mut sizes, kind, id, entry(1, id, message(f)));
+            }
+            for (&id, l) in &t.labels {
+                add(&mut sizes, kind, id, entry(2, id, message(l)));
+            }
+        }
+        sizes
+    }
+}
+
+pub use wire::sizes as wire_sizes;
