@@ -17,26 +17,9 @@ use crate::profile::{LogicalMemoryVisitor, Path};
 
 const TERMS: &str = "PolynomialBase.terms";
 
-static LINEAR_TERM: Schema = Schema {
-    fields: &[(1, &[], Payload), (2, &[], Payload)],
-};
-static LINEAR: Schema = Schema {
-    fields: &[(1, &[], Message(&LINEAR_TERM)), (2, &[], Payload)],
-};
-static QUADRATIC: Schema = Schema {
-    fields: &[
-        (1, &[], Payload),
-        (2, &[], Payload),
-        (3, &[], Payload),
-        (4, &[], Message(&LINEAR)),
-    ],
-};
-static MONOMIAL: Schema = Schema {
-    fields: &[(1, &[], Payload), (2, &[], Payload)],
-};
-static POLYNOMIAL: Schema = Schema {
-    fields: &[(1, &[], Message(&MONOMIAL))],
-};
+// The function's sub-messages are v1's: 3.0 reads them alike.
+use super::{LINEAR, POLYNOMIAL, QUADRATIC};
+
 /// A function as 3.0 reads it: v1's arms and the expression (a program).
 static FUNCTION: Schema = Schema {
     fields: &[
