@@ -326,7 +326,6 @@ impl Advisor {
             return self.advice_v3(instance);
         }
         let total = instance.aggregate.totals()[Aggregate::ROOT].bytes;
-        let wire = instance.summary.wire_bytes;
         let unused = self.entities.unused();
         let findings: Vec<Finding> = [
             self.metadata.finding(total),
@@ -353,63 +352,59 @@ impl Advisor {
             fixed: fired(entities::FIXED),
         };
         let combined = combined_saving(&self, &unused, plan);
-        let file_saving = findings
-            .iter()
-            .filter(|f| f.measure == Measure::File)
-            .map(|f| f.saving_bytes)
-            .sum();
-        let mut recommendations: Vec<Recommendation> = findings
-            .into_iter()
-            .map(|f| f.into_recommendation(total, wire))
-            .collect();
-        recommendations.sort_by(|a, b| {
-            b.saving_bytes
-                .cmp(&a.saving_bytes)
-                .then_with(|| a.rule.cmp(b.rule))
-        });
-        LayerAdvice {
-            accounting: Accounting::Ommx29,
-            not_computed: Vec::new(),
-            index: instance.instance_index,
-            title: instance.title.clone(),
-            total_bytes: total,
-            file_bytes: wire,
-            estimated_saving_bytes: combined,
-            estimated_saving_percent: (share_percent(combined, total) * 100.0).round() / 100.0,
-            file_saving_bytes: file_saving,
-            recommendations,
-        }
+        layer_advice(instance, Accounting::Ommx29, &[], findings, combined)
     }
 
     /// The advice for an instance counted with OMMX 3.0's accounting: the
     /// rules that carry over, with 3.0's numbers ([`v3`]).
     fn advice_v3(self, instance: &ProfiledInstance) -> LayerAdvice {
-        let total = instance.aggregate.totals()[Aggregate::ROOT].bytes;
-        let wire = instance.summary.wire_bytes;
         let combined = self.v3.combined();
-        let mut recommendations: Vec<Recommendation> = self
-            .v3
-            .findings()
-            .into_iter()
-            .map(|f| f.into_recommendation(total, wire))
-            .collect();
-        recommendations.sort_by(|a, b| {
-            b.saving_bytes
-                .cmp(&a.saving_bytes)
-                .then_with(|| a.rule.cmp(b.rule))
-        });
-        LayerAdvice {
-            accounting: Accounting::Ommx30,
-            not_computed: v3::NOT_COMPUTED.to_vec(),
-            index: instance.instance_index,
-            title: instance.title.clone(),
-            total_bytes: total,
-            file_bytes: wire,
-            estimated_saving_bytes: combined,
-            estimated_saving_percent: (share_percent(combined, total) * 100.0).round() / 100.0,
-            file_saving_bytes: 0,
-            recommendations,
-        }
+        layer_advice(
+            instance,
+            Accounting::Ommx30,
+            &v3::NOT_COMPUTED,
+            self.v3.findings(),
+            combined,
+        )
+    }
+}
+
+/// One layer's advice: its findings as recommendations, largest saving
+/// first, with the combined estimate and the file bytes they would free.
+fn layer_advice(
+    instance: &ProfiledInstance,
+    accounting: Accounting,
+    not_computed: &[NotComputed],
+    findings: Vec<Finding>,
+    combined: u64,
+) -> LayerAdvice {
+    let total = instance.aggregate.totals()[Aggregate::ROOT].bytes;
+    let wire = instance.summary.wire_bytes;
+    let file_saving = findings
+        .iter()
+        .filter(|f| f.measure == Measure::File)
+        .map(|f| f.saving_bytes)
+        .sum();
+    let mut recommendations: Vec<Recommendation> = findings
+        .into_iter()
+        .map(|f| f.into_recommendation(total, wire))
+        .collect();
+    recommendations.sort_by(|a, b| {
+        b.saving_bytes
+            .cmp(&a.saving_bytes)
+            .then_with(|| a.rule.cmp(b.rule))
+    });
+    LayerAdvice {
+        accounting,
+        not_computed: not_computed.to_vec(),
+        index: instance.instance_index,
+        title: instance.title.clone(),
+        total_bytes: total,
+        file_bytes: wire,
+        estimated_saving_bytes: combined,
+        estimated_saving_percent: (share_percent(combined, total) * 100.0).round() / 100.0,
+        file_saving_bytes: file_saving,
+        recommendations,
     }
 }
 
