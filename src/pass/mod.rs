@@ -17,6 +17,8 @@ mod accounts;
 mod framing;
 mod observer;
 mod pipeline;
+#[cfg(test)]
+mod tests;
 mod v2;
 mod validate;
 

@@ -29,6 +29,7 @@ use crate::model::{Constraint, FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
 
 mod count;
+pub mod entities;
 pub use count::count;
 #[cfg(test)]
 use count::varint_offset;
