@@ -116,7 +116,7 @@ pub(super) fn decode_entity(
             let frame = "Instance.decision_variables";
             let cost = account_entity(frame, v.name.as_deref(), &v, element, path, accounts);
             laps.lap(Phase::Aggregate);
-            Item::Variable(v, cost)
+            Item::Variable(Box::new(v), cost)
         }
         4 => {
             // The function read on the wire, the rest by prost; prost alone
@@ -137,7 +137,7 @@ pub(super) fn decode_entity(
             let frame = "Instance.constraints";
             let cost = account_entity(frame, c.name.as_deref(), &c, element, path, accounts);
             laps.lap(Phase::Aggregate);
-            Item::Constraint(c, Cost { waste, ..cost })
+            Item::Constraint(Box::new(c), Cost { waste, ..cost })
         }
         8 => {
             let r = decode("removed_constraints", bytes, offset)?;
@@ -148,7 +148,7 @@ pub(super) fn decode_entity(
             let name = r.constraint.name.as_deref();
             let cost = account_entity(frame, name, &r, element, path, accounts);
             laps.lap(Phase::Aggregate);
-            Item::Removed(r, Cost { waste, ..cost })
+            Item::Removed(Box::new(r), Cost { waste, ..cost })
         }
         _ => {
             let pb::NamedFunction {
@@ -181,7 +181,7 @@ pub(super) fn decode_entity(
             }
             laps.lap(Phase::Aggregate);
             Item::Named(
-                named,
+                Box::new(named),
                 Cost {
                     bytes: 0,
                     wire_bytes: element.wire_bytes,
@@ -233,7 +233,9 @@ fn count_entity(
         }
         4 => {
             let c = entities::constraint(bytes).ok()?;
-            let mut ids = Vec::new();
+            // A linear term takes 12 bytes or more on the wire.
+            let bytes: usize = c.function.iter().map(|p| p.len()).sum();
+            let mut ids = Vec::with_capacity(bytes / 12);
             let function = match c.function.as_slice() {
                 [] => None,
                 pieces => {
@@ -324,10 +326,11 @@ impl Drop for LargeToken {
 
 /// One decoded top-level element, in stream order.
 pub(super) enum Item {
-    Variable(DecisionVariable, Cost),
-    Constraint(Constraint, Cost),
-    Removed(RemovedConstraint, Cost),
-    Named(NamedFunction, Cost),
+    // Boxed: items move twice between threads, and most are small.
+    Variable(Box<DecisionVariable>, Cost),
+    Constraint(Box<Constraint>, Cost),
+    Removed(Box<RemovedConstraint>, Cost),
+    Named(Box<NamedFunction>, Cost),
     /// A variable counted on the wire (its id).
     CountedVariable(u64),
     /// A constraint counted on the wire: its id, the variable of each of

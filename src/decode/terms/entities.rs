@@ -127,18 +127,62 @@ pub fn constraint(body: &[u8]) -> Wire<WireConstraint<'_>> {
 /// 16 MiB of it); a function using a larger one is normalized in full.
 const SEEN_IDS: u64 = 1 << 27;
 
-/// The variables of the function being counted, one bit per id, all clear
-/// between functions.
+/// Functions with at most this many terms are checked in a small hash
+/// table that stays in the processor's nearest cache, not in the bitmap.
+const TABLE_TERMS: usize = 512;
+
+/// An empty slot of the table (a term on this id is checked otherwise).
+const EMPTY: u64 = u64::MAX;
+
+/// Which variables the function being counted has used so far: for a short
+/// function a small open-addressing table, else one bit per id; both are
+/// all clear between functions.
 #[derive(Debug, Default)]
 pub struct Seen {
     bits: Vec<u64>,
+    table: Vec<u64>,
+    /// log2 of the table's size in use; 0 when the bitmap is in use.
+    table_bits: u32,
 }
 
 impl Seen {
-    /// Marks `id`: `Some(false)` if it was marked already, `None` if it is
-    /// too large for the bitmap.
+    /// Gets ready for a function of at most `terms` terms.
+    fn start(&mut self, terms: usize) {
+        if terms <= TABLE_TERMS {
+            // At most half full.
+            let bits = (2 * terms).max(16).next_power_of_two().trailing_zeros();
+            let size = 1usize << bits;
+            if self.table.len() < size {
+                self.table.resize(size, EMPTY);
+            }
+            self.table_bits = bits;
+        } else {
+            self.table_bits = 0;
+        }
+    }
+
+    /// Marks `id`: `Some(false)` if it was marked already, `None` if it
+    /// cannot be marked.
     #[inline]
     fn insert(&mut self, id: u64) -> Option<bool> {
+        if self.table_bits > 0 {
+            if id == EMPTY {
+                return None;
+            }
+            let mask = (1usize << self.table_bits) - 1;
+            let mut slot =
+                (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - self.table_bits)) as usize;
+            loop {
+                match self.table[slot] {
+                    EMPTY => {
+                        self.table[slot] = id;
+                        return Some(true);
+                    }
+                    seen if seen == id => return Some(false),
+                    _ => slot = (slot + 1) & mask,
+                }
+            }
+        }
         if id >= SEEN_IDS {
             return None;
         }
@@ -154,6 +198,10 @@ impl Seen {
 
     /// Clears the marks of `ids`, every one of them marked.
     fn clear(&mut self, ids: &[u64]) {
+        if self.table_bits > 0 {
+            self.table[..1 << self.table_bits].fill(EMPTY);
+            return;
+        }
         for &id in ids {
             self.bits[(id / 64) as usize] &= !(1 << (id % 64));
         }
@@ -191,6 +239,9 @@ fn linear_distinct(
 ) -> Wire<Option<Result<Shape, ModelError>>> {
     let mut error = None;
     let mut distinct = true;
+    // A term with a non-zero coefficient takes 11 bytes or more.
+    let bytes: usize = pieces.iter().map(|p| p.len()).sum();
+    seen.start(bytes / 11 + 1);
     let read = linear(pieces, |id, c| {
         if error.is_some() || !distinct {
         } else if !c.is_finite() {
