@@ -54,8 +54,17 @@ pub enum WireType {
 /// message whose field it is; a field at depth 100 is refused.
 pub const GROUP_DEPTH_LIMIT: u32 = 100;
 
+/// Bytes read ahead from the input at a time: tags, lengths and short
+/// fields are then read from memory, not through a call to the reader each.
+const BUFFER: usize = 64 << 10;
+
 pub struct FieldReader<R> {
     reader: R,
+    /// Read ahead; `buf[pos..end]` is not consumed yet.
+    buf: Box<[u8]>,
+    pos: usize,
+    end: usize,
+    /// Bytes consumed.
     offset: u64,
     /// Total bytes in the message, when the container says so.
     total: Option<u64>,
@@ -66,8 +75,13 @@ pub struct FieldReader<R> {
 
 impl<R: Read> FieldReader<R> {
     pub fn new(reader: R, total: Option<u64>) -> Self {
+        // No larger than a small input needs.
+        let size = total.map_or(BUFFER, |t| (t as usize).clamp(16, BUFFER));
         Self {
             reader,
+            buf: vec![0; size].into_boxed_slice(),
+            pos: 0,
+            end: 0,
             offset: 0,
             total,
             max_len: None,
@@ -85,14 +99,15 @@ impl<R: Read> FieldReader<R> {
         self.offset
     }
 
-    fn read_byte(&mut self) -> Result<Option<u8>, WireError> {
-        let mut byte = [0u8; 1];
+    /// Reads ahead once all that was read is consumed; false at the end of
+    /// the input.
+    fn fill(&mut self) -> Result<bool, WireError> {
+        debug_assert_eq!(self.pos, self.end);
         loop {
-            match self.reader.read(&mut byte) {
-                Ok(0) => return Ok(None),
-                Ok(_) => {
-                    self.offset += 1;
-                    return Ok(Some(byte[0]));
+            match self.reader.read(&mut self.buf) {
+                Ok(n) => {
+                    (self.pos, self.end) = (0, n);
+                    return Ok(n > 0);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(source) => {
@@ -105,9 +120,41 @@ impl<R: Read> FieldReader<R> {
         }
     }
 
+    #[inline]
+    fn read_byte(&mut self) -> Result<Option<u8>, WireError> {
+        if self.pos == self.end && !self.fill()? {
+            return Ok(None);
+        }
+        let byte = self.buf[self.pos];
+        self.pos += 1;
+        self.offset += 1;
+        Ok(Some(byte))
+    }
+
+    /// Consumes up to `n` read-ahead bytes, passing them to `take`; returns
+    /// how many.
+    #[inline]
+    fn consume(&mut self, n: u64, take: impl FnOnce(&[u8])) -> u64 {
+        let have = (self.end - self.pos).min(usize::try_from(n).unwrap_or(usize::MAX));
+        take(&self.buf[self.pos..self.pos + have]);
+        self.pos += have;
+        self.offset += have as u64;
+        have as u64
+    }
+
     /// Reads a varint; `Ok(None)` only at a clean end of input before its first byte.
     fn varint(&mut self, what: &'static str, eof_ok: bool) -> Result<Option<u64>, WireError> {
         let start = self.offset;
+        // Whole in the read-ahead: read in place (a varint it cannot read
+        // there is read byte by byte below, for the error).
+        if self.end - self.pos >= 10 {
+            let mut len = 0;
+            if let Some(value) = crate::codec::varint(&self.buf[self.pos..self.end], &mut len) {
+                self.pos += len;
+                self.offset += len as u64;
+                return Ok(Some(value));
+            }
+        }
         let mut value: u64 = 0;
         for i in 0..10 {
             let Some(byte) = self.read_byte()? else {
@@ -221,15 +268,24 @@ impl<R: Read> FieldReader<R> {
             }
         }
         let before = buf.len();
-        let got = (&mut self.reader)
-            .take(len)
-            .read_to_end(buf)
-            .map_err(|source| WireError::Io {
-                offset: self.offset,
-                source,
-            })?;
-        self.offset += got as u64;
-        if (got as u64) < len {
+        let mut got = self.consume(len, |bytes| buf.extend_from_slice(bytes));
+        if len - got >= BUFFER as u64 {
+            // Long: straight into `buf`.
+            let read = (&mut self.reader)
+                .take(len - got)
+                .read_to_end(buf)
+                .map_err(|source| WireError::Io {
+                    offset: self.offset,
+                    source,
+                })?;
+            self.offset += read as u64;
+            got += read as u64;
+        } else {
+            while got < len && self.fill()? {
+                got += self.consume(len - got, |bytes| buf.extend_from_slice(bytes));
+            }
+        }
+        if got < len {
             buf.truncate(before);
             return Err(WireError::Truncated {
                 what: "a length-delimited field",
@@ -290,14 +346,16 @@ impl<R: Read> FieldReader<R> {
 
     /// Reads `n` bytes through without keeping them.
     fn skip_bytes(&mut self, n: u64, start: u64, what: &'static str) -> Result<(), WireError> {
-        let skipped =
-            io::copy(&mut (&mut self.reader).take(n), &mut io::sink()).map_err(|source| {
-                WireError::Io {
+        let mut skipped = self.consume(n, |_| {});
+        if skipped < n {
+            let read = io::copy(&mut (&mut self.reader).take(n - skipped), &mut io::sink())
+                .map_err(|source| WireError::Io {
                     offset: self.offset,
                     source,
-                }
-            })?;
-        self.offset += skipped;
+                })?;
+            self.offset += read;
+            skipped += read;
+        }
         if skipped < n {
             return Err(WireError::Truncated {
                 what,

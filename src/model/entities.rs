@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 
 use crate::ommx_v1 as pb;
 use crate::profile::collections::{
-    btree_set_u64, leaf, option_f64, option_string, scalar_map, string, string_map, vec_of_8_byte,
-    vec_of_strings, MapKind, ENUM, FNV_HASHMAP, SCALAR_8, VEC,
+    btree_set_u64, leaf, option_string, scalar_map, string, string_map, vec_of_strings, MapKind,
+    FNV_HASHMAP, SCALAR_8, VEC,
 };
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
 
+use super::leaves::{ConstraintLeaves, VariableLeaves};
 use super::{FileWaste, Function, ModelError};
 
 /// A `Bound`: two f64, always there.
@@ -134,9 +135,35 @@ impl DecisionVariable {
             description,
             substituted_value,
         } = v;
+        let (kind, bound) = Self::check(
+            id,
+            kind,
+            bound.map(|b| (b.lower, b.upper)),
+            substituted_value,
+        )?;
+        Ok(Self {
+            id,
+            kind,
+            bound,
+            substituted_value,
+            name,
+            subscripts,
+            parameters,
+            description,
+        })
+    }
+
+    /// OMMX 2.9.3's checks of a variable's kind, bound and substituted
+    /// value, with the kind and the bound it keeps.
+    pub fn check(
+        id: u64,
+        kind: i32,
+        bound: Option<(f64, f64)>,
+        substituted_value: Option<f64>,
+    ) -> Result<(Kind, (f64, f64)), ModelError> {
         let kind = Kind::from_wire(id, kind)?;
         // An absent bound reads as the wire default [0, 0].
-        let (lower, upper) = bound.map_or((0.0, 0.0), |b| (b.lower, b.upper));
+        let (lower, upper) = bound.unwrap_or((0.0, 0.0));
         // Bound::new in 2.9.3: no NaN, no +inf lower or -inf upper, lower <= upper.
         if lower.is_nan()
             || upper.is_nan()
@@ -171,16 +198,7 @@ impl DecisionVariable {
                 });
             }
         }
-        Ok(Self {
-            id,
-            kind,
-            bound: (lower, upper),
-            substituted_value,
-            name,
-            subscripts,
-            parameters,
-            description,
-        })
+        Ok((kind, (lower, upper)))
     }
 }
 
@@ -196,36 +214,14 @@ impl LogicalMemoryProfile for DecisionVariable {
             parameters,
             description,
         } = self;
-        leaf(&path.with("DecisionVariable.id"), visitor, &SCALAR_8);
-        leaf(&path.with("DecisionVariable.kind"), visitor, &ENUM);
-        leaf(&path.with("DecisionVariable.bound"), visitor, &BOUND);
-        option_f64(
-            &mut path.with("DecisionVariable.substituted_value"),
-            visitor,
-            *substituted_value,
-        );
-        let mut meta = path.with("DecisionVariable.metadata");
-        option_string(
-            &mut meta.with("DecisionVariableMetadata.name"),
-            visitor,
-            name.as_deref(),
-        );
-        vec_of_8_byte(
-            &mut meta.with("DecisionVariableMetadata.subscripts"),
-            visitor,
-            subscripts.len(),
-        );
-        string_map(
-            &mut meta.with("DecisionVariableMetadata.parameters"),
-            visitor,
-            MapKind::FnvHashMap,
-            parameters.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        );
-        option_string(
-            &mut meta.with("DecisionVariableMetadata.description"),
-            visitor,
-            description.as_deref(),
-        );
+        VariableLeaves {
+            substituted_value: *substituted_value,
+            name: name.as_deref(),
+            subscripts: subscripts.len(),
+            parameters: parameters.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            description: description.as_deref(),
+        }
+        .visit_logical_memory(path, visitor);
     }
 }
 
@@ -233,6 +229,17 @@ impl LogicalMemoryProfile for DecisionVariable {
 pub enum Equality {
     EqualToZero,
     LessThanOrEqualToZero,
+}
+
+impl Equality {
+    /// The equality of constraint `id`, refused when unknown or unspecified.
+    pub fn from_wire(id: u64, equality: i32) -> Result<Self, ModelError> {
+        match pb::Equality::try_from(equality) {
+            Ok(pb::Equality::EqualToZero) => Ok(Equality::EqualToZero),
+            Ok(pb::Equality::LessThanOrEqualToZero) => Ok(Equality::LessThanOrEqualToZero),
+            _ => Err(ModelError::UnknownEquality { id, equality }),
+        }
+    }
 }
 
 /// A constraint as OMMX holds it.
@@ -280,11 +287,7 @@ impl Constraint {
             description,
             subscripts,
         } = c;
-        let equality = match pb::Equality::try_from(equality) {
-            Ok(pb::Equality::EqualToZero) => Equality::EqualToZero,
-            Ok(pb::Equality::LessThanOrEqualToZero) => Equality::LessThanOrEqualToZero,
-            _ => return Err(ModelError::UnknownEquality { id, equality }),
-        };
+        let equality = Equality::from_wire(id, equality)?;
         let function = function.ok_or_else(|| ModelError::MissingFunction {
             what: format!("constraint {id}"),
         })?;
@@ -313,26 +316,14 @@ impl LogicalMemoryProfile for Constraint {
             parameters,
             description,
         } = self;
-        leaf(&path.with("Constraint.id"), visitor, &SCALAR_8);
-        leaf(&path.with("Constraint.equality"), visitor, &ENUM);
-        function.visit_logical_memory(&mut path.with("Constraint.function"), visitor);
-        option_string(&mut path.with("Constraint.name"), visitor, name.as_deref());
-        vec_of_8_byte(
-            &mut path.with("Constraint.subscripts"),
-            visitor,
-            subscripts.len(),
-        );
-        string_map(
-            &mut path.with("Constraint.parameters"),
-            visitor,
-            MapKind::FnvHashMap,
-            parameters.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        );
-        option_string(
-            &mut path.with("Constraint.description"),
-            visitor,
-            description.as_deref(),
-        );
+        ConstraintLeaves {
+            function: function.shape(),
+            name: name.as_deref(),
+            subscripts: subscripts.len(),
+            parameters: parameters.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            description: description.as_deref(),
+        }
+        .visit_logical_memory(path, visitor);
     }
 }
 

@@ -10,6 +10,7 @@
 pub mod entities;
 pub mod function;
 pub mod kind;
+pub mod leaves;
 pub mod v2;
 
 pub use entities::{

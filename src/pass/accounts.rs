@@ -7,12 +7,14 @@ use std::collections::HashSet;
 use super::observer::Singular;
 use super::{Cost, ProfileOptions};
 use crate::decode::limits::{MAX_FAMILIES, MAX_FAMILY_BYTES};
+use crate::decode::terms::entities::Seen;
 use crate::decode::InstanceError;
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Parameters,
 };
 use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
 use crate::profile::family::{family_frame, GroupBy};
+use crate::profile::replay::Tally;
 use crate::profile::wire::{self as wire_view, TopLevelField};
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
 
@@ -76,12 +78,12 @@ pub(super) fn visit_parts<F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
 }
 
 /// Passes leaves on to the aggregate and counts their bytes.
-pub(super) struct Counting<'a> {
+pub(super) struct Summing<'a> {
     pub(super) aggregate: &'a mut Aggregate,
     pub(super) bytes: u64,
 }
 
-impl LogicalMemoryVisitor for Counting<'_> {
+impl LogicalMemoryVisitor for Summing<'_> {
     fn visit_leaf(&mut self, path: &Path, bytes: usize) {
         self.bytes += bytes as u64;
         self.aggregate.visit_leaf(path, bytes);
@@ -127,16 +129,32 @@ pub(super) fn account_entity<T: LogicalMemoryProfile>(
     if let Some(wire) = &mut accounts.wire {
         wire_view::visit_top_level(element, family.clone(), path, wire);
     }
-    let mut counting = Counting {
+    let mut summing = Summing {
         aggregate: &mut accounts.memory,
         bytes: 0,
     };
-    visit_entity_entry(frame, family, value, path, &mut counting);
+    visit_entity_entry(frame, family, value, path, &mut summing);
     Cost {
-        bytes: counting.bytes,
+        bytes: summing.bytes,
         wire_bytes: element.wire_bytes,
         waste: FileWaste::default(),
     }
+}
+
+/// Counts one entity counted on the wire (`value`, its leaves, which `key`
+/// determines when given) under its container `frame` in the tally of its
+/// kind.
+pub(super) fn account_counted<T: LogicalMemoryProfile>(
+    frame: &'static str,
+    value: &T,
+    key: Option<u128>,
+    tally: &mut Tally,
+    memory: &mut Aggregate,
+    path: &mut Path,
+) {
+    tally.count(key, memory, |visitor| {
+        entry_leaves(value, &mut path.with(frame), &mut { visitor })
+    });
 }
 
 /// The distinct names seen so far, when grouping by name.
@@ -170,12 +188,24 @@ impl Families {
 
 /// The profiles one pass accumulates: the logical one and, when asked, the
 /// wire one. Each decoding thread fills its own; they are merged at the end.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Accounts {
     pub memory: Aggregate,
     /// Encoded bytes per path; `None` unless [`ProfileOptions::wire`].
     pub wire: Option<Aggregate>,
     pub(super) group_by: GroupBy,
+    /// Set when no analysis looks at the entities and the profile is the
+    /// plain logical one: variables and constraints are then counted on
+    /// the wire, not built.
+    pub(super) counting: Option<Counting>,
+}
+
+/// What counting entities without building them keeps per thread.
+#[derive(Debug, Default)]
+pub(super) struct Counting {
+    pub(super) variables: Tally,
+    pub(super) constraints: Tally,
+    pub(super) seen: Seen,
 }
 
 impl Accounts {
@@ -184,13 +214,36 @@ impl Accounts {
             memory: Aggregate::new(),
             wire: options.wire.then(Aggregate::new),
             group_by: options.group_by,
+            counting: None,
         }
     }
 
-    pub(super) fn options(&self) -> ProfileOptions {
-        ProfileOptions {
-            group_by: self.group_by,
-            wire: self.wire.is_some(),
+    /// Counts entities without building them from now on, if nothing needs
+    /// them built: no analysis sees them (`entities_seen` false), no wire
+    /// view, no family frames.
+    pub(super) fn count_when_unseen(&mut self, entities_seen: bool) {
+        if !entities_seen && self.wire.is_none() && self.group_by == GroupBy::None {
+            self.counting = Some(Counting::default());
+        }
+    }
+
+    /// Adds what was counted by key to the profile; done before the
+    /// accounts are read or merged.
+    pub(super) fn settle(&mut self) {
+        if let Some(counting) = &mut self.counting {
+            counting.variables.settle(&mut self.memory);
+            counting.constraints.settle(&mut self.memory);
+        }
+    }
+
+    /// Empty accounts for another thread of the same pass.
+    pub(super) fn for_worker(&self) -> Self {
+        Self {
+            counting: self.counting.as_ref().map(|_| Counting::default()),
+            ..Self::new(ProfileOptions {
+                group_by: self.group_by,
+                wire: self.wire.is_some(),
+            })
         }
     }
 

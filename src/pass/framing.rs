@@ -6,14 +6,16 @@ use std::io::Read;
 
 use prost::{encoding, Message};
 
-use super::accounts::{account_entity, Accounts};
+use super::accounts::{account_counted, account_entity, Accounts};
 use super::observer::NamedFunction;
 use super::Cost;
-use crate::decode::terms;
+use crate::decode::terms::{self, entities};
 use crate::decode::wire::{FieldReader, WireType};
 use crate::decode::InstanceError;
+use crate::model::function::Variant;
+use crate::model::leaves::{ConstraintLeaves, VariableLeaves};
 use crate::model::{
-    Constraint, DecisionVariable, FileWaste, Function, ModelError, RemovedConstraint,
+    Constraint, DecisionVariable, Equality, FileWaste, Function, ModelError, RemovedConstraint,
 };
 use crate::ommx_v1 as pb;
 use crate::profile::wire::{self as wire_view, TopLevelField};
@@ -102,6 +104,9 @@ pub(super) fn decode_entity(
     laps: &mut Laps,
 ) -> Result<Item, InstanceError> {
     let bytes = element.body.unwrap_or_default();
+    if let Some(counted) = count_entity(element.number, bytes, path, accounts, laps) {
+        return counted;
+    }
     Ok(match element.number {
         2 => {
             let v = decode("decision_variables", bytes, offset)?;
@@ -111,7 +116,7 @@ pub(super) fn decode_entity(
             let frame = "Instance.decision_variables";
             let cost = account_entity(frame, v.name.as_deref(), &v, element, path, accounts);
             laps.lap(Phase::Aggregate);
-            Item::Variable(v, cost)
+            Item::Variable(Box::new(v), cost)
         }
         4 => {
             // The function read on the wire, the rest by prost; prost alone
@@ -132,7 +137,7 @@ pub(super) fn decode_entity(
             let frame = "Instance.constraints";
             let cost = account_entity(frame, c.name.as_deref(), &c, element, path, accounts);
             laps.lap(Phase::Aggregate);
-            Item::Constraint(c, Cost { waste, ..cost })
+            Item::Constraint(Box::new(c), Cost { waste, ..cost })
         }
         8 => {
             let r = decode("removed_constraints", bytes, offset)?;
@@ -143,7 +148,7 @@ pub(super) fn decode_entity(
             let name = r.constraint.name.as_deref();
             let cost = account_entity(frame, name, &r, element, path, accounts);
             laps.lap(Phase::Aggregate);
-            Item::Removed(r, Cost { waste, ..cost })
+            Item::Removed(Box::new(r), Cost { waste, ..cost })
         }
         _ => {
             let pb::NamedFunction {
@@ -176,7 +181,7 @@ pub(super) fn decode_entity(
             }
             laps.lap(Phase::Aggregate);
             Item::Named(
-                named,
+                Box::new(named),
                 Cost {
                     bytes: 0,
                     wire_bytes: element.wire_bytes,
@@ -185,6 +190,97 @@ pub(super) fn decode_entity(
             )
         }
     })
+}
+
+/// A variable or a constraint counted on the wire without being built, when
+/// the accounts count (`None`: build it; also for anything the wire reader
+/// leaves to prost, which then decodes it as before).
+fn count_entity(
+    field: u32,
+    bytes: &[u8],
+    path: &mut Path,
+    accounts: &mut Accounts,
+    laps: &mut Laps,
+) -> Option<Result<Item, InstanceError>> {
+    let counting = accounts.counting.as_mut()?;
+    match field {
+        2 => {
+            let v = entities::variable(bytes).ok()?;
+            laps.lap(Phase::Decode);
+            if let Err(e) = DecisionVariable::check(v.id, v.kind, v.bound, v.substituted_value) {
+                return Some(Err(e.into()));
+            }
+            laps.lap(Phase::Normalize);
+            let leaves = VariableLeaves {
+                substituted_value: v.substituted_value,
+                name: v.name,
+                subscripts: v.subscripts,
+                parameters: std::iter::empty(),
+                description: v.description,
+            };
+            let frame = "Instance.decision_variables";
+            let tally = &mut counting.variables;
+            account_counted(
+                frame,
+                &leaves,
+                leaves.key(),
+                tally,
+                &mut accounts.memory,
+                path,
+            );
+            laps.lap(Phase::Aggregate);
+            Some(Ok(Item::CountedVariable(v.id)))
+        }
+        4 => {
+            let c = entities::constraint(bytes).ok()?;
+            // A linear term takes 12 bytes or more on the wire.
+            let bytes: usize = c.function.iter().map(|p| p.len()).sum();
+            let mut ids = Vec::with_capacity(bytes / 12);
+            let function = match c.function.as_slice() {
+                [] => None,
+                pieces => {
+                    Some(entities::count_function(pieces, &mut counting.seen, &mut ids).ok()?)
+                }
+            };
+            laps.lap(Phase::Decode);
+            // In `Constraint::from_wire_normalized`'s order.
+            let shape = Equality::from_wire(c.id, c.equality).and_then(|_| {
+                function.ok_or_else(|| ModelError::MissingFunction {
+                    what: format!("constraint {}", c.id),
+                })?
+            });
+            let shape = match shape {
+                Ok(shape) => shape,
+                Err(e) => return Some(Err(e.into())),
+            };
+            laps.lap(Phase::Normalize);
+            let leaves = ConstraintLeaves {
+                function: shape,
+                name: c.name,
+                subscripts: c.subscripts,
+                parameters: std::iter::empty(),
+                description: c.description,
+            };
+            let frame = "Instance.constraints";
+            let tally = &mut counting.constraints;
+            account_counted(
+                frame,
+                &leaves,
+                leaves.key(),
+                tally,
+                &mut accounts.memory,
+                path,
+            );
+            laps.lap(Phase::Aggregate);
+            Some(Ok(Item::CountedConstraint {
+                id: c.id,
+                ids,
+                linear: shape.variant == Variant::Linear,
+                terms: shape.stored_terms as u64,
+            }))
+        }
+        _ => None,
+    }
 }
 
 pub(super) type Batch = Vec<Result<Item, InstanceError>>;
@@ -230,10 +326,22 @@ impl Drop for LargeToken {
 
 /// One decoded top-level element, in stream order.
 pub(super) enum Item {
-    Variable(DecisionVariable, Cost),
-    Constraint(Constraint, Cost),
-    Removed(RemovedConstraint, Cost),
-    Named(NamedFunction, Cost),
+    // Boxed: items move twice between threads, and most are small.
+    Variable(Box<DecisionVariable>, Cost),
+    Constraint(Box<Constraint>, Cost),
+    Removed(Box<RemovedConstraint>, Cost),
+    Named(Box<NamedFunction>, Cost),
+    /// A variable counted on the wire (its id).
+    CountedVariable(u64),
+    /// A constraint counted on the wire: its id, the variable of each of
+    /// its stored terms (in any order for a `linear` function, else in its
+    /// normalized order), and their number.
+    CountedConstraint {
+        id: u64,
+        ids: Vec<u64>,
+        linear: bool,
+        terms: u64,
+    },
     /// Singular fields and map entries, re-encoded as Instance fields.
     Rest(Vec<u8>),
     /// The end of the stream, at this offset.

@@ -17,10 +17,10 @@ mod accounts;
 mod framing;
 mod observer;
 mod pipeline;
+#[cfg(test)]
+mod tests;
 mod v2;
 mod validate;
-
-use std::io::BufReader;
 
 use indicatif::ProgressBar;
 
@@ -165,9 +165,8 @@ fn profile_payload(
     let mut accounts = Accounts::new(pass.options);
     pass.observer.begin(instance_index);
     let summary = profile_instance_within(
-        // Tags and lengths are read a byte at a time: buffered here, they
-        // do not each cross the payload's dynamic reader.
-        BufReader::with_capacity(8 * 1024, reader),
+        // Read ahead by the pass's own field reader.
+        reader,
         total,
         max_element,
         pass.threads,

@@ -161,11 +161,21 @@ pub trait EntityObserver {
     fn counts_only(&self) -> bool {
         false
     }
+    /// False when the observer looks at no entity of an `ommx.v1` instance
+    /// (`variable`, `constraint`, ... do nothing): the pass may then count
+    /// variables and constraints on the wire without building them, and
+    /// does not call those methods.
+    fn sees_entities(&self) -> bool {
+        true
+    }
 }
 
 /// The observer of a plain profile: sees nothing.
 impl EntityObserver for () {
     fn counts_only(&self) -> bool {
         true
+    }
+    fn sees_entities(&self) -> bool {
+        false
     }
 }

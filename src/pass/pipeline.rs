@@ -81,6 +81,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
 ) -> Result<InstanceSummary, InstanceError> {
     let threads = decoding_threads(total, threads);
     let group_by = accounts.group_by;
+    accounts.count_when_unseen(observer.sees_entities());
     let mut fields = FieldReader::new(reader, total).with_max_len(max_element);
     if threads == 1 {
         let mut raw = RawBatch::default();
@@ -96,6 +97,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
         // stream phase; the singular fields are visited into a second one.
         let mut singular = Aggregate::new();
         let summary = consume(batches, 1, max_element, group_by, &mut singular, observer)?;
+        accounts.settle();
         accounts.memory.merge_under(&[], &singular);
         return Ok(summary);
     }
@@ -106,7 +108,8 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
             .send(())
             .expect("the channel has room for every ticket");
     }
-    let options = accounts.options();
+    let worker_accounts = &*accounts;
+    let worker_accounts: Vec<_> = (0..threads).map(|_| worker_accounts.for_worker()).collect();
     let framer = std::sync::Mutex::new(Framer {
         fields,
         tickets,
@@ -115,12 +118,12 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
     });
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<(u64, Batch, Option<LargeToken>)>(in_flight);
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
+        let workers: Vec<_> = worker_accounts
+            .into_iter()
+            .map(|mut local| {
                 let tx = tx.clone();
                 let framer = &framer;
                 scope.spawn(move || {
-                    let mut local = Accounts::new(options);
                     let mut raw = RawBatch::default();
                     loop {
                         let (seq, large) = {
@@ -142,6 +145,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
                             break;
                         }
                     }
+                    local.settle();
                     local
                 })
             })

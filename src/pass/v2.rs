@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use crate::profile::wire::{self as wire_view, Table};
 use crate::profile::{Frame, Path};
 
-use super::accounts::{Counting, Families};
+use super::accounts::{Families, Summing};
 use super::{profile_instance, Accounts, Cost, EntityView, Pass};
 use super::{EntityObserver, NamedFunction};
 use crate::decode::{DecodeError, InstanceError, V2PassError};
@@ -77,7 +77,7 @@ pub(crate) fn profile<R: Read>(
                 source,
             })?;
         let family = (group_by == GroupBy::Name).then(|| e.family());
-        let mut counting = Counting {
+        let mut counting = Summing {
             aggregate: &mut accounts.memory,
             bytes: 0,
         };

@@ -203,6 +203,24 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
                     state.summary.terms += c.function.stored_terms() as u64;
                     observer.constraint(&c, cost);
                 }
+                Item::CountedVariable(id) => {
+                    if !state.variables.insert(id) {
+                        return Err(ModelError::DuplicateVariable(id).into());
+                    }
+                    state.summary.variables += 1;
+                }
+                Item::CountedConstraint {
+                    id,
+                    mut ids,
+                    linear,
+                    terms,
+                } => {
+                    state.new_constraint(id)?;
+                    state.constraints.insert(id);
+                    state.uses_ids(User::Constraint(id), &mut ids, linear)?;
+                    state.summary.constraints += 1;
+                    state.summary.terms += terms;
+                }
                 Item::Removed(r, cost) => {
                     let id = r.constraint.id;
                     state.new_constraint(id)?;
@@ -372,12 +390,45 @@ pub const MAX_PENDING: usize = 1 << 18;
 impl State {
     fn uses(&mut self, user: User, function: &Function) -> Result<(), InstanceError> {
         let mut fresh = false;
-        function.for_each_variable(|id| {
-            if !self.variables.contains(&id) && self.pending_ids.insert(id) {
-                self.pending.push((user, id));
-                fresh = true;
-            }
-        });
+        function.for_each_variable(|id| fresh |= self.used(user, id));
+        self.pending_within(fresh)
+    }
+
+    /// [`State::uses`] for a function counted on the wire: `ids` are the
+    /// variables of its stored terms, in its normalized order or, for a
+    /// linear function (`ascending`), in any order, as its normalized order
+    /// is ascending. Order matters only when some are not defined yet.
+    fn uses_ids(
+        &mut self,
+        user: User,
+        ids: &mut [u64],
+        ascending: bool,
+    ) -> Result<(), InstanceError> {
+        if ids.iter().all(|id| self.variables.contains(id)) {
+            return Ok(());
+        }
+        if ascending {
+            ids.sort_unstable();
+        }
+        let mut fresh = false;
+        for &id in ids.iter() {
+            fresh |= self.used(user, id);
+        }
+        self.pending_within(fresh)
+    }
+
+    /// Notes that `user` uses variable `id`; true if it is newly pending.
+    #[inline]
+    fn used(&mut self, user: User, id: u64) -> bool {
+        if !self.variables.contains(&id) && self.pending_ids.insert(id) {
+            self.pending.push((user, id));
+            return true;
+        }
+        false
+    }
+
+    /// Checks the pending list's length once some are `fresh`.
+    fn pending_within(&mut self, fresh: bool) -> Result<(), InstanceError> {
         if fresh && self.pending.len() > MAX_PENDING {
             // Those defined since no longer wait.
             let variables = &self.variables;

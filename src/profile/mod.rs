@@ -10,6 +10,7 @@
 pub mod aggregate;
 pub mod collections;
 pub mod family;
+pub mod replay;
 pub mod wire;
 
 use std::borrow::Cow;

@@ -29,6 +29,7 @@ use crate::model::{Constraint, FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
 
 mod count;
+pub mod entities;
 pub use count::count;
 #[cfg(test)]
 use count::varint_offset;
@@ -177,9 +178,13 @@ fn linear(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(f64, usize)
     for piece in pieces {
         let mut fields = Fields::new(piece);
         loop {
-            // What every writer emits: a term record (one-byte tag 0x0a)
-            // shorter than 128 bytes (a one-byte length), read here without
-            // the general field reader.
+            while let Some((id, coefficient, next)) = common_term(piece, fields.pos) {
+                fields.pos = next;
+                term(id, coefficient);
+                terms += 1;
+            }
+            // A term record (one-byte tag 0x0a) shorter than 128 bytes (a
+            // one-byte length), read without the general field reader.
             let pos = fields.pos;
             if let [0x0a, len, ..] = piece[pos..] {
                 if len < 0x80 {
@@ -208,6 +213,29 @@ fn linear(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(f64, usize)
         }
     }
     Ok((constant, terms))
+}
+
+/// The term record at `pos` as every writer emits it, with its end: tag
+/// 0x0a, a one-byte length, the id (0x08, a varint), the coefficient (0x11,
+/// eight bytes), nothing else. `None` for anything else, which the general
+/// reader then reads.
+#[inline(always)]
+fn common_term(piece: &[u8], pos: usize) -> Option<(u64, f64, usize)> {
+    let rest = piece.get(pos..)?;
+    if rest.len() < 12 || rest[0] != 0x0a || rest[2] != 0x08 {
+        return None;
+    }
+    let end = 2 + usize::from(rest[1]);
+    if rest[1] >= 0x80 || rest.len() < end {
+        return None;
+    }
+    let mut at = 3;
+    let id = crate::codec::varint(&rest[..end], &mut at)?;
+    if at + 9 != end || rest[at] != 0x11 {
+        return None;
+    }
+    let bits = u64::from_le_bytes(rest[at + 1..end].try_into().expect("8 bytes"));
+    Some((id, f64::from_bits(bits), pos + end))
 }
 
 #[inline]

@@ -1,0 +1,272 @@
+//! Decision variables and constraints read on the wire without building
+//! them, for a pass whose analyses look at no entity: what their leaves and
+//! OMMX's checks depend on, borrowed from the encoding.
+//!
+//! As for functions, this reader answers only for what it reads exactly as
+//! prost does, and narrower still: a field this reader leaves to prost (a
+//! parameter map, a bound given twice, groups, a wrong wire type, a
+//! malformed string) makes the whole entity [`Unsupported`], to be decoded
+//! as before. Scalars given twice keep the last value, strings too, and
+//! repeated subscripts may be packed, unpacked or both, as in prost.
+//!
+//! A linear function is counted without sorting its terms: a bitmap of the
+//! ids seen ([`Seen`]) finds a repeated variable, and only then is the
+//! function normalized in full.
+
+use super::{
+    count_varints, linear, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value, Wire,
+};
+use crate::model::function::{Shape, Variant};
+use crate::model::ModelError;
+
+/// A decision variable's fields, as the wire gives them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireVariable<'a> {
+    pub id: u64,
+    pub kind: i32,
+    pub bound: Option<(f64, f64)>,
+    pub substituted_value: Option<f64>,
+    pub name: Option<&'a str>,
+    /// Number of subscripts.
+    pub subscripts: usize,
+    pub description: Option<&'a str>,
+}
+
+fn utf8(bytes: &[u8]) -> Wire<&str> {
+    std::str::from_utf8(bytes).map_err(|_| Unsupported)
+}
+
+/// A `Bound` message's two values (0 when absent).
+fn bound(body: &[u8]) -> Wire<(f64, f64)> {
+    let (mut lower, mut upper) = (0.0, 0.0);
+    let mut fields = Fields::new(body);
+    while let Some((number, value)) = fields.next()? {
+        match (number, value) {
+            (1, Value::Fixed64(bits, _)) => lower = f64::from_bits(bits),
+            (2, Value::Fixed64(bits, _)) => upper = f64::from_bits(bits),
+            (1 | 2, _) => return Err(Unsupported),
+            _ => {}
+        }
+    }
+    Ok((lower, upper))
+}
+
+/// Reads the body of an `ommx.v1.DecisionVariable`.
+pub fn variable(body: &[u8]) -> Wire<WireVariable<'_>> {
+    let mut v = WireVariable {
+        id: 0,
+        kind: 0,
+        bound: None,
+        substituted_value: None,
+        name: None,
+        subscripts: 0,
+        description: None,
+    };
+    let mut fields = Fields::new(body);
+    while let Some((number, value)) = fields.next()? {
+        match (number, value) {
+            (1, Value::Varint(x, _)) => v.id = x,
+            // An enum is an int32: prost keeps the low 32 bits.
+            (2, Value::Varint(x, _)) => v.kind = x as i32,
+            (3, Value::Len(b)) if v.bound.is_none() => v.bound = Some(bound(b)?),
+            (4, Value::Len(s)) => v.name = Some(utf8(s)?),
+            (5, Value::Len(packed)) => v.subscripts += count_varints(packed)?,
+            (5, Value::Varint(..)) => v.subscripts += 1,
+            (7, Value::Len(s)) => v.description = Some(utf8(s)?),
+            (8, Value::Fixed64(bits, _)) => v.substituted_value = Some(f64::from_bits(bits)),
+            // Parameters (6), a second bound, wrong wire types.
+            (1..=8, _) => return Err(Unsupported),
+            _ => {}
+        }
+    }
+    Ok(v)
+}
+
+/// A constraint's fields, as the wire gives them; its function as the
+/// pieces of its encoding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireConstraint<'a> {
+    pub id: u64,
+    pub equality: i32,
+    pub function: Vec<&'a [u8]>,
+    pub name: Option<&'a str>,
+    /// Number of subscripts.
+    pub subscripts: usize,
+    pub description: Option<&'a str>,
+}
+
+/// Reads the body of an `ommx.v1.Constraint`, its function left in pieces.
+pub fn constraint(body: &[u8]) -> Wire<WireConstraint<'_>> {
+    let mut c = WireConstraint {
+        id: 0,
+        equality: 0,
+        function: Vec::new(),
+        name: None,
+        subscripts: 0,
+        description: None,
+    };
+    let mut fields = Fields::new(body);
+    while let Some((number, value)) = fields.next()? {
+        match (number, value) {
+            (1, Value::Varint(x, _)) => c.id = x,
+            (2, Value::Varint(x, _)) => c.equality = x as i32,
+            (3, Value::Len(piece)) => c.function.push(piece),
+            (6, Value::Len(s)) => c.name = Some(utf8(s)?),
+            (7, Value::Len(s)) => c.description = Some(utf8(s)?),
+            (8, Value::Len(packed)) => c.subscripts += count_varints(packed)?,
+            (8, Value::Varint(..)) => c.subscripts += 1,
+            // Parameters (5), wrong wire types.
+            (1..=3 | 5..=8, _) => return Err(Unsupported),
+            _ => {}
+        }
+    }
+    Ok(c)
+}
+
+/// Variable ids below this are marked in a [`Seen`] bitmap (at most
+/// 16 MiB of it); a function using a larger one is normalized in full.
+const SEEN_IDS: u64 = 1 << 27;
+
+/// Functions with at most this many terms are checked in a small hash
+/// table that stays in the processor's nearest cache, not in the bitmap.
+const TABLE_TERMS: usize = 512;
+
+/// An empty slot of the table (a term on this id is checked otherwise).
+const EMPTY: u64 = u64::MAX;
+
+/// Which variables the function being counted has used so far: for a short
+/// function a small open-addressing table, else one bit per id; both are
+/// all clear between functions.
+#[derive(Debug, Default)]
+pub struct Seen {
+    bits: Vec<u64>,
+    table: Vec<u64>,
+    /// log2 of the table's size in use; 0 when the bitmap is in use.
+    table_bits: u32,
+}
+
+impl Seen {
+    /// Gets ready for a function of at most `terms` terms.
+    fn start(&mut self, terms: usize) {
+        if terms <= TABLE_TERMS {
+            // At most half full.
+            let bits = (2 * terms).max(16).next_power_of_two().trailing_zeros();
+            let size = 1usize << bits;
+            if self.table.len() < size {
+                self.table.resize(size, EMPTY);
+            }
+            self.table_bits = bits;
+        } else {
+            self.table_bits = 0;
+        }
+    }
+
+    /// Marks `id`: `Some(false)` if it was marked already, `None` if it
+    /// cannot be marked.
+    #[inline]
+    fn insert(&mut self, id: u64) -> Option<bool> {
+        if self.table_bits > 0 {
+            if id == EMPTY {
+                return None;
+            }
+            let mask = (1usize << self.table_bits) - 1;
+            let mut slot =
+                (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - self.table_bits)) as usize;
+            loop {
+                match self.table[slot] {
+                    EMPTY => {
+                        self.table[slot] = id;
+                        return Some(true);
+                    }
+                    seen if seen == id => return Some(false),
+                    _ => slot = (slot + 1) & mask,
+                }
+            }
+        }
+        if id >= SEEN_IDS {
+            return None;
+        }
+        let word = (id / 64) as usize;
+        if word >= self.bits.len() {
+            self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
+        }
+        let mask = 1 << (id % 64);
+        let fresh = self.bits[word] & mask == 0;
+        self.bits[word] |= mask;
+        Some(fresh)
+    }
+
+    /// Clears the marks of `ids`, every one of them marked.
+    fn clear(&mut self, ids: &[u64]) {
+        if self.table_bits > 0 {
+            self.table[..1 << self.table_bits].fill(EMPTY);
+            return;
+        }
+        for &id in ids {
+            self.bits[(id / 64) as usize] &= !(1 << (id % 64));
+        }
+    }
+}
+
+/// The shape of the function encoded in `pieces` and, in `ids`, the
+/// variable of each of its stored terms: exactly the shape and
+/// `for_each_variable` of the function `normalize` gives, or its error.
+pub fn count_function(
+    pieces: &[&[u8]],
+    seen: &mut Seen,
+    ids: &mut Vec<u64>,
+) -> Wire<Result<Shape, ModelError>> {
+    let arm = scan(pieces.iter().copied())?;
+    if let Some(Arm::Linear(linear)) = &arm {
+        if let Some(counted) = linear_distinct(linear, seen, ids)? {
+            return Ok(counted);
+        }
+        ids.clear();
+    }
+    Ok(normalize_arm(arm.as_ref())?.map(|(function, _)| {
+        function.for_each_variable(|id| ids.push(id));
+        function.shape()
+    }))
+}
+
+/// A linear function whose non-zero terms use distinct variables, counted;
+/// `None` if a variable repeats (or is too large to mark), when only
+/// merging in order gives OMMX's sums.
+fn linear_distinct(
+    pieces: &[&[u8]],
+    seen: &mut Seen,
+    ids: &mut Vec<u64>,
+) -> Wire<Option<Result<Shape, ModelError>>> {
+    let mut error = None;
+    let mut distinct = true;
+    // A term with a non-zero coefficient takes 11 bytes or more.
+    let bytes: usize = pieces.iter().map(|p| p.len()).sum();
+    seen.start(bytes / 11 + 1);
+    let read = linear(pieces, |id, c| {
+        if error.is_some() || !distinct {
+        } else if !c.is_finite() {
+            error = Some(non_finite("linear coefficient", c));
+        } else if c != 0.0 {
+            if seen.insert(id) == Some(true) {
+                ids.push(id);
+            } else {
+                distinct = false;
+            }
+        }
+    });
+    seen.clear(ids);
+    let (constant, _) = read?;
+    if let Some(e) = error {
+        return Ok(Some(Err(e)));
+    }
+    if !distinct {
+        return Ok(None);
+    }
+    if !constant.is_finite() {
+        return Ok(Some(Err(non_finite("constant", constant))));
+    }
+    Ok(Some(Ok(Shape {
+        variant: Variant::Linear,
+        stored_terms: ids.len() + usize::from(constant != 0.0),
+    })))
+}

@@ -1,0 +1,287 @@
+//! Counting entities on the wire (a plain profile) against building them
+//! (an analysis that sees them): random instances, and random damage to
+//! their encoding, must give the same profile, leaf counts included, and
+//! the same verdict.
+
+use prost::Message;
+
+use super::{profile_instance_within, Accounts, EntityObserver, ProfileOptions};
+use crate::ommx_v1 as pb;
+use crate::profile::Aggregate;
+
+/// Sees every entity, so that the pass builds them; looks at no objective,
+/// as the plain profile does not.
+struct Sees;
+
+impl EntityObserver for Sees {
+    fn counts_only(&self) -> bool {
+        true
+    }
+}
+
+/// SplitMix64, and whether the instance being made should mostly pass
+/// OMMX's checks (`tame`: finite values, ids of defined variables).
+struct Rng(u64, bool);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, one_in: u64) -> bool {
+        self.below(one_in) == 0
+    }
+    fn id(&mut self) -> u64 {
+        if !self.1 && self.chance(40) {
+            self.next() >> self.below(64)
+        } else {
+            self.below(12)
+        }
+    }
+    fn value(&mut self) -> f64 {
+        const V: [f64; 12] = [
+            0.0, 1.0, -1.0, 0.5, 2.0, 10.0, -0.0, 0.1, 0.2, -0.3, 1e-7, 3.0,
+        ];
+        match self.below(if self.1 { 1000 } else { 100 }) {
+            0 => f64::NAN,
+            1 => f64::INFINITY,
+            2 => f64::NEG_INFINITY,
+            _ => V[self.below(V.len() as u64) as usize],
+        }
+    }
+    fn text(&mut self) -> Option<String> {
+        (!self.chance(3)).then(|| "xyz"[..self.below(4) as usize].to_string())
+    }
+    fn parameters(&mut self) -> std::collections::BTreeMap<String, String> {
+        let mut p = std::collections::BTreeMap::new();
+        if self.chance(8) {
+            p.insert("k".into(), "v".repeat(self.below(3) as usize));
+        }
+        p
+    }
+    fn subscripts(&mut self) -> Vec<i64> {
+        (0..self.below(3))
+            .map(|_| self.next() as i64 >> 40)
+            .collect()
+    }
+}
+
+fn function(rng: &mut Rng) -> Option<pb::Function> {
+    use pb::function::Function as Arm;
+    let linear = |rng: &mut Rng| pb::Linear {
+        terms: (0..rng.below(6))
+            .map(|_| pb::LinearTerm {
+                id: rng.id(),
+                coefficient: rng.value(),
+            })
+            .collect(),
+        constant: rng.value(),
+    };
+    let arm = match rng.below(12) {
+        0 => return None,
+        1 => None,
+        2 => Some(Arm::Constant(rng.value())),
+        3 => {
+            let n = rng.below(4) as usize;
+            let ids = |rng: &mut Rng| (0..n).map(|_| rng.id()).collect::<Vec<_>>();
+            Some(Arm::Quadratic(pb::Quadratic {
+                rows: ids(rng),
+                columns: ids(rng),
+                values: (0..n + usize::from(rng.chance(10)))
+                    .map(|_| rng.value())
+                    .collect(),
+                linear: rng.chance(2).then(|| linear(rng)),
+            }))
+        }
+        4 => Some(Arm::Polynomial(pb::Polynomial {
+            terms: (0..rng.below(4))
+                .map(|_| pb::Monomial {
+                    ids: (0..rng.below(3)).map(|_| rng.id()).collect(),
+                    coefficient: rng.value(),
+                })
+                .collect(),
+        })),
+        _ => Some(Arm::Linear(linear(rng))),
+    };
+    Some(pb::Function { function: arm })
+}
+
+fn instance(rng: &mut Rng) -> Vec<u8> {
+    rng.1 = rng.chance(2);
+    let n = if rng.1 { 12 } else { rng.below(8) };
+    let variables: Vec<pb::DecisionVariable> = (0..n)
+        .map(|i| pb::DecisionVariable {
+            id: if rng.1 { i } else { rng.id() },
+            kind: if rng.1 && !rng.chance(300) {
+                3
+            } else {
+                [3, 3, 1, 2, 0, 4, 5, 9][rng.below(8) as usize]
+            },
+            bound: (!rng.chance(4)).then(|| {
+                let lower = if rng.chance(3) || rng.1 {
+                    0.0
+                } else {
+                    rng.value()
+                };
+                pb::Bound {
+                    lower,
+                    upper: lower + rng.value().abs(),
+                }
+            }),
+            name: rng.text(),
+            subscripts: rng.subscripts(),
+            parameters: rng.parameters(),
+            description: rng.text().filter(|_| rng.chance(2)),
+            substituted_value: rng.chance(if rng.1 { 40 } else { 6 }).then(|| rng.value()),
+        })
+        .collect();
+    let constraints: Vec<pb::Constraint> = (0..rng.below(8))
+        .map(|i| pb::Constraint {
+            id: if rng.1 { i } else { rng.id() },
+            equality: if rng.1 && !rng.chance(100) {
+                1 + rng.below(2) as i32
+            } else {
+                [1, 2, 2, 0, 7][rng.below(5) as usize]
+            },
+            function: function(rng),
+            parameters: rng.parameters(),
+            name: rng.text(),
+            description: rng.text().filter(|_| rng.chance(2)),
+            subscripts: rng.subscripts(),
+        })
+        .collect();
+    let mut bytes = pb::Instance {
+        objective: Some(pb::Function {
+            function: Some(pb::function::Function::Constant(1.0)),
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let entities = variables
+        .iter()
+        .map(|v| (2, v.encode_to_vec()))
+        .chain(constraints.iter().map(|c| (4, c.encode_to_vec())));
+    for (field, mut body) in entities {
+        if rng.chance(30) {
+            body.extend_from_slice(extra_field(rng, field));
+        }
+        prost::encoding::encode_key(
+            field,
+            prost::encoding::WireType::LengthDelimited,
+            &mut bytes,
+        );
+        prost::encoding::encode_varint(body.len() as u64, &mut bytes);
+        bytes.extend_from_slice(&body);
+    }
+    bytes
+}
+
+/// A field appended to an entity's encoding: one it has already (given
+/// again, packed or not), one of another wire type, or an unknown one.
+fn extra_field(rng: &mut Rng, entity: u32) -> &'static [u8] {
+    const VARIABLE: [&[u8]; 9] = [
+        &[0x1a, 0x09, 0x11, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f], // bound {upper: 1}
+        &[0x1a, 0x00],                                     // bound {}
+        &[0x22, 0x01, b'n'],                               // name "n"
+        &[0x2a, 0x02, 0x05, 0x7f],                         // subscripts [5, 127]
+        &[0x28, 0x03],                                     // subscript 3
+        &[0x08, 0x02],                                     // id 2
+        &[0x10, 0x01],                                     // kind binary
+        &[0x41, 0, 0, 0, 0, 0, 0, 0, 0],                   // substituted value 0
+        &[0x32, 0x00],                                     // a parameter entry
+    ];
+    const CONSTRAINT: [&[u8]; 7] = [
+        &[0x1a, 0x02, 0x09, 0x00], // function piece, truncated constant
+        &[0x1a, 0x00],             // empty function piece
+        &[0x32, 0x01, b'c'],       // name "c"
+        &[0x42, 0x01, 0x01],       // subscripts [1]
+        &[0x10, 0x01],             // equality
+        &[0x22, 0x00],             // field 4, unknown to Constraint
+        &[0x2a, 0x00],             // a parameter entry
+    ];
+    const ANY: [&[u8]; 4] = [
+        &[0xc8, 0x01, 0x05], // field 25, varint
+        &[0x0a, 0x00],       // field 1 as bytes
+        &[0x0d, 0, 0, 0, 0], // field 1 as fixed32
+        &[0x23, 0x24],       // a group
+    ];
+    if rng.chance(3) {
+        ANY[rng.below(ANY.len() as u64) as usize]
+    } else if entity == 2 {
+        VARIABLE[rng.below(VARIABLE.len() as u64) as usize]
+    } else {
+        CONSTRAINT[rng.below(CONSTRAINT.len() as u64) as usize]
+    }
+}
+
+/// Damages an encoding now and then: a byte changed, a bit flipped, a cut.
+fn damage(rng: &mut Rng, bytes: &mut Vec<u8>) {
+    if bytes.is_empty() {
+        return;
+    }
+    match rng.below(8) {
+        0 => {
+            let at = rng.below(bytes.len() as u64) as usize;
+            bytes[at] = rng.next() as u8;
+        }
+        1 => bytes.truncate(rng.below(bytes.len() as u64) as usize),
+        2 => {
+            let at = rng.below(bytes.len() as u64) as usize;
+            bytes[at] ^= 1 << rng.below(8);
+        }
+        _ => {}
+    }
+}
+
+/// Each node's path, bytes and leaves, sorted.
+fn nodes(a: &Aggregate) -> Vec<(String, u64, u64)> {
+    let mut v: Vec<_> = (1..a.len())
+        .map(|id| {
+            let mut names = Vec::new();
+            let mut at = Some(id);
+            while let Some(n) = at.filter(|&n| n != Aggregate::ROOT) {
+                names.push(a.node(n).name.to_string());
+                at = a.node(n).parent;
+            }
+            names.reverse();
+            let node = a.node(id);
+            (names.join(";"), node.own_bytes, node.own_leaves)
+        })
+        .filter(|(_, bytes, leaves)| *bytes > 0 || *leaves > 0)
+        .collect();
+    v.sort();
+    v
+}
+
+fn run(bytes: &[u8], observer: &mut dyn EntityObserver) -> Result<Vec<(String, u64, u64)>, String> {
+    let mut accounts = Accounts::new(ProfileOptions::default());
+    let total = Some(bytes.len() as u64);
+    profile_instance_within(bytes, total, None, Some(1), &mut accounts, observer)
+        .map_err(|e| e.to_string())?;
+    Ok(nodes(&accounts.memory))
+}
+
+#[test]
+fn counting_entities_on_the_wire_gives_what_building_them_gives() {
+    let mut rng = Rng(0x5eed_0016, false);
+    let (mut accepted, mut refused) = (0, 0);
+    for _ in 0..6_000 {
+        let mut bytes = instance(&mut rng);
+        damage(&mut rng, &mut bytes);
+        let counted = run(&bytes, &mut ());
+        let built = run(&bytes, &mut Sees);
+        assert_eq!(counted, built, "{bytes:02x?}");
+        match counted {
+            Ok(_) => accepted += 1,
+            Err(_) => refused += 1,
+        }
+    }
+    // Both verdicts are exercised.
+    assert!(accepted > 800 && refused > 1_000, "{accepted} / {refused}");
+}
