@@ -134,77 +134,82 @@ const TABLE_TERMS: usize = 512;
 /// An empty slot of the table (a term on this id is checked otherwise).
 const EMPTY: u64 = u64::MAX;
 
-/// Which variables the function being counted has used so far: for a short
-/// function a small open-addressing table, else one bit per id; both are
-/// all clear between functions.
+/// Scratch space to find a repeated variable in a function: for a short
+/// function a small open-addressing table, else one bit per id; both all
+/// clear between functions.
 #[derive(Debug, Default)]
 pub struct Seen {
     bits: Vec<u64>,
     table: Vec<u64>,
-    /// log2 of the table's size in use; 0 when the bitmap is in use.
-    table_bits: u32,
 }
 
 impl Seen {
-    /// Gets ready for a function of at most `terms` terms.
-    fn start(&mut self, terms: usize) {
-        if terms <= TABLE_TERMS {
-            // At most half full.
-            let bits = (2 * terms).max(16).next_power_of_two().trailing_zeros();
-            let size = 1usize << bits;
-            if self.table.len() < size {
-                self.table.resize(size, EMPTY);
-            }
-            self.table_bits = bits;
+    /// True when `ids` holds no id twice (and none too large to check).
+    fn distinct(&mut self, ids: &[u64]) -> bool {
+        if ids.len() <= TABLE_TERMS {
+            self.distinct_in_table(ids)
         } else {
-            self.table_bits = 0;
+            self.distinct_in_bitmap(ids)
         }
     }
 
-    /// Marks `id`: `Some(false)` if it was marked already, `None` if it
-    /// cannot be marked.
-    #[inline]
-    fn insert(&mut self, id: u64) -> Option<bool> {
-        if self.table_bits > 0 {
+    fn distinct_in_table(&mut self, ids: &[u64]) -> bool {
+        // At most half full.
+        let bits = (2 * ids.len()).max(16).next_power_of_two().trailing_zeros();
+        let size = 1usize << bits;
+        if self.table.len() < size {
+            self.table.resize(size, EMPTY);
+        }
+        let table = &mut self.table[..size];
+        let mask = size - 1;
+        let mut distinct = true;
+        'ids: for &id in ids {
             if id == EMPTY {
-                return None;
+                distinct = false;
+                break;
             }
-            let mask = (1usize << self.table_bits) - 1;
-            let mut slot =
-                (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - self.table_bits)) as usize;
+            let mut slot = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
             loop {
-                match self.table[slot] {
-                    EMPTY => {
-                        self.table[slot] = id;
-                        return Some(true);
-                    }
-                    seen if seen == id => return Some(false),
-                    _ => slot = (slot + 1) & mask,
+                let seen = table[slot];
+                if seen == EMPTY {
+                    table[slot] = id;
+                    break;
                 }
+                if seen == id {
+                    distinct = false;
+                    break 'ids;
+                }
+                slot = (slot + 1) & mask;
             }
         }
-        if id >= SEEN_IDS {
-            return None;
-        }
-        let word = (id / 64) as usize;
-        if word >= self.bits.len() {
-            self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
-        }
-        let mask = 1 << (id % 64);
-        let fresh = self.bits[word] & mask == 0;
-        self.bits[word] |= mask;
-        Some(fresh)
+        table.fill(EMPTY);
+        distinct
     }
 
-    /// Clears the marks of `ids`, every one of them marked.
-    fn clear(&mut self, ids: &[u64]) {
-        if self.table_bits > 0 {
-            self.table[..1 << self.table_bits].fill(EMPTY);
-            return;
-        }
+    fn distinct_in_bitmap(&mut self, ids: &[u64]) -> bool {
+        let mut marked = 0;
+        let mut distinct = true;
         for &id in ids {
+            if id >= SEEN_IDS {
+                distinct = false;
+                break;
+            }
+            let word = (id / 64) as usize;
+            if word >= self.bits.len() {
+                self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
+            }
+            let mask = 1 << (id % 64);
+            if self.bits[word] & mask != 0 {
+                distinct = false;
+                break;
+            }
+            self.bits[word] |= mask;
+            marked += 1;
+        }
+        for &id in &ids[..marked] {
             self.bits[(id / 64) as usize] &= !(1 << (id % 64));
         }
+        distinct
     }
 }
 
@@ -230,7 +235,7 @@ pub fn count_function(
 }
 
 /// A linear function whose non-zero terms use distinct variables, counted;
-/// `None` if a variable repeats (or is too large to mark), when only
+/// `None` if a variable repeats (or is too large to check), when only
 /// merging in order gives OMMX's sums.
 fn linear_distinct(
     pieces: &[&[u8]],
@@ -238,28 +243,18 @@ fn linear_distinct(
     ids: &mut Vec<u64>,
 ) -> Wire<Option<Result<Shape, ModelError>>> {
     let mut error = None;
-    let mut distinct = true;
-    // A term with a non-zero coefficient takes 11 bytes or more.
-    let bytes: usize = pieces.iter().map(|p| p.len()).sum();
-    seen.start(bytes / 11 + 1);
-    let read = linear(pieces, |id, c| {
-        if error.is_some() || !distinct {
+    let (constant, _) = linear(pieces, |id, c| {
+        if error.is_some() {
         } else if !c.is_finite() {
             error = Some(non_finite("linear coefficient", c));
         } else if c != 0.0 {
-            if seen.insert(id) == Some(true) {
-                ids.push(id);
-            } else {
-                distinct = false;
-            }
+            ids.push(id);
         }
-    });
-    seen.clear(ids);
-    let (constant, _) = read?;
+    })?;
     if let Some(e) = error {
         return Ok(Some(Err(e)));
     }
-    if !distinct {
+    if !seen.distinct(ids) {
         return Ok(None);
     }
     if !constant.is_finite() {

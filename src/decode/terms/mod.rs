@@ -68,7 +68,7 @@ impl<'a> Fields<'a> {
         Self { buf, pos: 0 }
     }
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Wire<Option<(u32, Value<'a>)>> {
         if self.pos == self.buf.len() {
             return Ok(None);
