@@ -62,6 +62,29 @@ impl Hasher for IdHasher {
 /// Builds [`IdHasher`]s, for maps and sets keyed by integers.
 pub type BuildIdHasher = BuildHasherDefault<IdHasher>;
 
+/// SplitMix64, for the tests' random inputs: deterministic, no dependency.
+#[cfg(test)]
+pub struct SplitMix64(pub u64);
+
+#[cfg(test)]
+impl SplitMix64 {
+    // Never ending and never `None`: not an `Iterator`.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    pub fn chance(&mut self, one_in: u64) -> bool {
+        self.below(one_in) == 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -93,11 +93,17 @@ fn option_len(s: Option<&str>) -> u64 {
     s.map_or(0, |s| s.len() as u64 + 1)
 }
 
-impl VariableLeaves<'_, NoParameters<'_>> {
-    /// A key that determines every leaf this variable emits (see
-    /// `profile::replay::Tally`): the presence of its substituted value and
-    /// the lengths of what it holds; `None` when a length is too large.
-    pub fn key(&self) -> Option<u128> {
+/// Leaves whose every path and byte count a small key determines (see
+/// `profile::replay::Tally`).
+pub trait KeyedLeaves: LogicalMemoryProfile {
+    /// The key; `None` when a length is too large to pack.
+    fn key(&self) -> Option<u128>;
+}
+
+impl<'a> KeyedLeaves for VariableLeaves<'a, NoParameters<'a>> {
+    /// The presence of its substituted value and the lengths of what it
+    /// holds.
+    fn key(&self) -> Option<u128> {
         let VariableLeaves {
             substituted_value,
             name,
@@ -157,11 +163,9 @@ impl<'a, P: IntoIterator<Item = (&'a str, &'a str)> + Clone> LogicalMemoryProfil
     }
 }
 
-impl ConstraintLeaves<'_, NoParameters<'_>> {
-    /// A key that determines every leaf this constraint emits: its
-    /// function's shape and the lengths of what it holds; `None` when one
-    /// is too large.
-    pub fn key(&self) -> Option<u128> {
+impl<'a> KeyedLeaves for ConstraintLeaves<'a, NoParameters<'a>> {
+    /// Its function's shape and the lengths of what it holds.
+    fn key(&self) -> Option<u128> {
         let ConstraintLeaves {
             function,
             name,

@@ -9,6 +9,7 @@ use super::{Cost, ProfileOptions};
 use crate::decode::limits::{MAX_FAMILIES, MAX_FAMILY_BYTES};
 use crate::decode::terms::entities::Seen;
 use crate::decode::InstanceError;
+use crate::model::leaves::KeyedLeaves;
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Parameters,
 };
@@ -141,19 +142,17 @@ pub(super) fn account_entity<T: LogicalMemoryProfile>(
     }
 }
 
-/// Counts one entity counted on the wire (`value`, its leaves, which `key`
-/// determines when given) under its container `frame` in the tally of its
-/// kind.
-pub(super) fn account_counted<T: LogicalMemoryProfile>(
+/// Counts one entity read on the wire (`leaves`) under its container
+/// `frame` in the tally of its kind.
+pub(super) fn account_counted(
     frame: &'static str,
-    value: &T,
-    key: Option<u128>,
+    leaves: &impl KeyedLeaves,
     tally: &mut Tally,
     memory: &mut Aggregate,
     path: &mut Path,
 ) {
-    tally.count(key, memory, |visitor| {
-        entry_leaves(value, &mut path.with(frame), &mut { visitor })
+    tally.count(leaves.key(), memory, |visitor| {
+        entry_leaves(leaves, &mut path.with(frame), &mut { visitor })
     });
 }
 

@@ -218,16 +218,8 @@ fn count_entity(
                 parameters: std::iter::empty(),
                 description: v.description,
             };
-            let frame = "Instance.decision_variables";
-            let tally = &mut counting.variables;
-            account_counted(
-                frame,
-                &leaves,
-                leaves.key(),
-                tally,
-                &mut accounts.memory,
-                path,
-            );
+            let (frame, tally) = ("Instance.decision_variables", &mut counting.variables);
+            account_counted(frame, &leaves, tally, &mut accounts.memory, path);
             laps.lap(Phase::Aggregate);
             Some(Ok(Item::CountedVariable(v.id)))
         }
@@ -261,16 +253,8 @@ fn count_entity(
                 parameters: std::iter::empty(),
                 description: c.description,
             };
-            let frame = "Instance.constraints";
-            let tally = &mut counting.constraints;
-            account_counted(
-                frame,
-                &leaves,
-                leaves.key(),
-                tally,
-                &mut accounts.memory,
-                path,
-            );
+            let (frame, tally) = ("Instance.constraints", &mut counting.constraints);
+            account_counted(frame, &leaves, tally, &mut accounts.memory, path);
             laps.lap(Phase::Aggregate);
             Some(Ok(Item::CountedConstraint {
                 id: c.id,

@@ -6,8 +6,8 @@
 use prost::Message;
 
 use super::{profile_instance_within, Accounts, EntityObserver, ProfileOptions};
+use crate::codec::SplitMix64;
 use crate::ommx_v1 as pb;
-use crate::profile::Aggregate;
 
 /// Sees every entity, so that the pass builds them; looks at no objective,
 /// as the plain profile does not.
@@ -19,23 +19,19 @@ impl EntityObserver for Sees {
     }
 }
 
-/// SplitMix64, and whether the instance being made should mostly pass
-/// OMMX's checks (`tame`: finite values, ids of defined variables).
-struct Rng(u64, bool);
+/// Random draws, and whether the instance being made should mostly pass
+/// OMMX's checks (tame: finite values, ids of defined variables).
+struct Rng(SplitMix64, bool);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next()
     }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.below(n)
     }
     fn chance(&mut self, one_in: u64) -> bool {
-        self.below(one_in) == 0
+        self.0.chance(one_in)
     }
     fn id(&mut self) -> u64 {
         if !self.1 && self.chance(40) {
@@ -239,37 +235,17 @@ fn damage(rng: &mut Rng, bytes: &mut Vec<u8>) {
     }
 }
 
-/// Each node's path, bytes and leaves, sorted.
-fn nodes(a: &Aggregate) -> Vec<(String, u64, u64)> {
-    let mut v: Vec<_> = (1..a.len())
-        .map(|id| {
-            let mut names = Vec::new();
-            let mut at = Some(id);
-            while let Some(n) = at.filter(|&n| n != Aggregate::ROOT) {
-                names.push(a.node(n).name.to_string());
-                at = a.node(n).parent;
-            }
-            names.reverse();
-            let node = a.node(id);
-            (names.join(";"), node.own_bytes, node.own_leaves)
-        })
-        .filter(|(_, bytes, leaves)| *bytes > 0 || *leaves > 0)
-        .collect();
-    v.sort();
-    v
-}
-
 fn run(bytes: &[u8], observer: &mut dyn EntityObserver) -> Result<Vec<(String, u64, u64)>, String> {
     let mut accounts = Accounts::new(ProfileOptions::default());
     let total = Some(bytes.len() as u64);
     profile_instance_within(bytes, total, None, Some(1), &mut accounts, observer)
         .map_err(|e| e.to_string())?;
-    Ok(nodes(&accounts.memory))
+    Ok(accounts.memory.own_lines())
 }
 
 #[test]
 fn counting_entities_on_the_wire_gives_what_building_them_gives() {
-    let mut rng = Rng(0x5eed_0016, false);
+    let mut rng = Rng(SplitMix64(0x5eed_0016), false);
     let (mut accepted, mut refused) = (0, 0);
     for _ in 0..6_000 {
         let mut bytes = instance(&mut rng);

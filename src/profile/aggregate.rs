@@ -328,6 +328,26 @@ impl Aggregate {
         frames
     }
 
+    /// Every node with bytes or leaves of its own: its `;`-joined path,
+    /// bytes and leaves, sorted (what two aggregates are compared by in
+    /// tests).
+    #[cfg(test)]
+    pub(crate) fn own_lines(&self) -> Vec<(String, u64, u64)> {
+        let mut lines: Vec<_> = (1..self.nodes.len())
+            .filter(|&id| self.nodes[id].own_bytes > 0 || self.nodes[id].own_leaves > 0)
+            .map(|id| {
+                let node = &self.nodes[id];
+                (
+                    self.frames_of(id).join(";"),
+                    node.own_bytes,
+                    node.own_leaves,
+                )
+            })
+            .collect();
+        lines.sort();
+        lines
+    }
+
     /// Every node that holds bytes of its own, with its `;`-joined path,
     /// sorted as whole strings (the order of OMMX's folded output).
     pub fn folded_lines(&self) -> Vec<(String, u64)> {

@@ -261,24 +261,6 @@ mod tests {
             }
             assert_eq!(visitor.bytes, bytes);
         }
-        let lines = |a: &Aggregate| {
-            let totals = a.totals();
-            let mut v: Vec<_> = (1..a.len())
-                .map(|id| {
-                    let mut names = Vec::new();
-                    let mut at = Some(id);
-                    while let Some(n) = at.filter(|&n| n != Aggregate::ROOT) {
-                        names.push(a.node(n).name.to_string());
-                        at = a.node(n).parent;
-                    }
-                    names.reverse();
-                    let node = a.node(id);
-                    (names.join(";"), node.own_bytes, node.own_leaves, totals[id])
-                })
-                .collect();
-            v.sort_by(|x, y| x.0.cmp(&y.0));
-            v
-        };
-        assert_eq!(lines(&direct), lines(&replayed));
+        assert_eq!(direct.own_lines(), replayed.own_lines());
     }
 }

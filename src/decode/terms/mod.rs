@@ -653,23 +653,15 @@ mod tests {
     use super::*;
     use pb::function::Function as ArmPb;
 
-    /// SplitMix64: deterministic, no dependency.
-    struct Rng(u64);
+    use crate::codec::SplitMix64 as Rng;
 
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-        fn chance(&mut self, one_in: u64) -> bool {
-            self.below(one_in) == 0
-        }
+    /// What the tests draw.
+    trait Draws {
+        fn id(&mut self) -> u64;
+        fn coefficient(&mut self) -> f64;
+    }
+
+    impl Draws for Rng {
         fn id(&mut self) -> u64 {
             // Few distinct ids, so that monomials repeat; now and then a
             // large one.
