@@ -1,6 +1,8 @@
 //! The two small encodings several floors read: protobuf varints (one rule,
-//! prost's, for slices and streams alike) and the hashing of integer keys.
+//! prost's, for slices and streams alike) and the hashing of integer keys,
+//! with the one set of ids built on it.
 
+use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Adds the `i`-th byte (from 0) of a varint to `value`, as prost reads
@@ -61,6 +63,58 @@ impl Hasher for IdHasher {
 
 /// Builds [`IdHasher`]s, for maps and sets keyed by integers.
 pub type BuildIdHasher = BuildHasherDefault<IdHasher>;
+
+/// A set of ids: a bitmap for the dense low ids that real instances use
+/// (one bit each, about 1 ns a lookup), a hash set for the rest.
+#[derive(Debug, Default, Clone)]
+pub struct IdSet {
+    bits: Vec<u64>,
+    others: HashSet<u64, BuildIdHasher>,
+}
+
+/// Ids below this go to the bitmap (at most 16 MiB of bits).
+const BITMAP_IDS: u64 = 1 << 27;
+
+impl IdSet {
+    pub fn contains(&self, id: &u64) -> bool {
+        let id = *id;
+        if id < BITMAP_IDS {
+            self.bits
+                .get((id / 64) as usize)
+                .is_some_and(|w| w & (1 << (id % 64)) != 0)
+        } else {
+            self.others.contains(&id)
+        }
+    }
+
+    /// Adds `id`; false if it was already there.
+    pub fn insert(&mut self, id: u64) -> bool {
+        if id < BITMAP_IDS {
+            let word = (id / 64) as usize;
+            if word >= self.bits.len() {
+                // Grow geometrically so a long ascending run stays linear.
+                self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
+            }
+            let mask = 1 << (id % 64);
+            let fresh = self.bits[word] & mask == 0;
+            self.bits[word] |= mask;
+            fresh
+        } else {
+            self.others.insert(id)
+        }
+    }
+
+    /// Takes `id` out.
+    pub fn remove(&mut self, id: u64) {
+        if id < BITMAP_IDS {
+            if let Some(word) = self.bits.get_mut((id / 64) as usize) {
+                *word &= !(1 << (id % 64));
+            }
+        } else {
+            self.others.remove(&id);
+        }
+    }
+}
 
 /// SplitMix64, for the tests' random inputs: deterministic, no dependency.
 #[cfg(test)]

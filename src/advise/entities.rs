@@ -13,8 +13,9 @@
 use serde_json::json;
 
 use super::{details, sample, EntityKind, Finding, Measure, Owner, Sample, Samples};
+use crate::codec::IdSet;
 use crate::model::{Constraint, DecisionVariable, Function, RemovedConstraint};
-use crate::pass::{Cost, IdSet, NamedFunction, Singular};
+use crate::pass::{Cost, NamedFunction, Singular};
 use crate::units::human;
 
 pub const UNUSED: &str = "unused-variables";
@@ -168,57 +169,19 @@ impl EntityTally {
     }
 
     pub fn unused_finding(&self, unused: &Unused) -> Option<Finding> {
-        if unused.count == 0 {
-            return None;
-        }
-        Some(Finding {
-            rule: UNUSED,
-            measure: Measure::Logical,
-            title: format!(
-                "{} of {} variables are used by no objective, constraint, hint or dependency \
-                 ({})",
-                unused.count,
-                self.vars.len(),
-                human(unused.bytes)
-            ),
-            bytes_concerned: unused.bytes,
-            saving_bytes: unused.bytes,
-            severity: None,
-            paths: vec!["Instance.decision_variables".to_string()],
-            sample: unused.sample.clone(),
-            suggestion: "Leave unused variables out of the instance (keep them elsewhere if \
-                solutions must report them)."
-                .to_string(),
-            details: details([
-                ("variables", json!(self.vars.len())),
-                ("unused", json!(unused.count)),
-            ]),
-        })
+        let users = "objective, constraint, hint or dependency";
+        let variables = self.vars.len() as u64;
+        unused_finding(users, variables, unused.count, unused.bytes, &unused.sample)
     }
 
     pub fn removed_finding(&self) -> Option<Finding> {
-        if self.removed == 0 {
-            return None;
-        }
-        Some(Finding {
-            rule: REMOVED,
-            measure: Measure::Logical,
-            title: format!(
-                "{} removed constraints are carried along ({})",
-                self.removed,
-                human(self.removed_bytes)
-            ),
-            bytes_concerned: self.removed_bytes,
-            saving_bytes: self.removed_bytes,
-            severity: None,
-            paths: vec!["Instance.removed_constraints".to_string()],
-            sample: self.removed_samples.0.clone(),
-            suggestion: "Write the instance without its removed constraints when they are not \
-                needed again (e.g. after a relaxation is final), or keep them in a separate \
-                layer of the artifact."
-                .to_string(),
-            details: details([("removed_constraints", json!(self.removed))]),
-        })
+        let paths = vec!["Instance.removed_constraints".to_string()];
+        removed_finding(
+            self.removed,
+            self.removed_bytes,
+            paths,
+            &self.removed_samples.0,
+        )
     }
 
     fn fixed_saving(&self, vars: u64, var_fixed: u64) -> u64 {
@@ -275,4 +238,66 @@ impl EntityTally {
         let vars = self.vars.len() as u64 - unused.count;
         self.fixed_saving(vars, self.var_fixed - unused.fixed)
     }
+}
+
+/// The unused-variables finding: `unused` of `variables` variables, holding
+/// `bytes`, used by none of `users`.
+pub(super) fn unused_finding(
+    users: &str,
+    variables: u64,
+    unused: u64,
+    bytes: u64,
+    sample: &[Sample],
+) -> Option<Finding> {
+    if unused == 0 {
+        return None;
+    }
+    Some(Finding {
+        rule: UNUSED,
+        measure: Measure::Logical,
+        title: format!(
+            "{unused} of {variables} variables are used by no {users} ({})",
+            human(bytes)
+        ),
+        bytes_concerned: bytes,
+        saving_bytes: bytes,
+        severity: None,
+        paths: vec!["Instance.decision_variables".to_string()],
+        sample: sample.to_vec(),
+        suggestion: "Leave unused variables out of the instance (keep them elsewhere if \
+            solutions must report them)."
+            .to_string(),
+        details: details([("variables", json!(variables)), ("unused", json!(unused))]),
+    })
+}
+
+/// The removed-constraints finding: `removed` of them, holding `bytes`
+/// under `paths`.
+pub(super) fn removed_finding(
+    removed: u64,
+    bytes: u64,
+    paths: Vec<String>,
+    sample: &[Sample],
+) -> Option<Finding> {
+    if removed == 0 {
+        return None;
+    }
+    Some(Finding {
+        rule: REMOVED,
+        measure: Measure::Logical,
+        title: format!(
+            "{removed} removed constraints are carried along ({})",
+            human(bytes)
+        ),
+        bytes_concerned: bytes,
+        saving_bytes: bytes,
+        severity: None,
+        paths,
+        sample: sample.to_vec(),
+        suggestion: "Write the instance without its removed constraints when they are not \
+            needed again (e.g. after a relaxation is final), or keep them in a separate \
+            layer of the artifact."
+            .to_string(),
+        details: details([("removed_constraints", json!(removed))]),
+    })
 }

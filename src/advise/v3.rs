@@ -11,15 +11,12 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::json;
-
-use super::entities::{REMOVED, UNUSED};
+use super::entities::{removed_finding, unused_finding};
 use super::functions::{IDENTICAL, MATRIX, VARIANTS, WASTED};
 use super::strings::{DUPLICATES, METADATA};
-use super::{details, quote, Finding, Measure, NotComputed, Sample, Samples};
+use super::{quote, Finding, NotComputed, Sample, Samples};
 use crate::model::EntityKind;
 use crate::pass::{Cost, EntityView};
-use crate::units::human;
 
 /// The rules not computed for an OMMX 3.0 instance, and why.
 pub const NOT_COMPUTED: [NotComputed; 7] = [
@@ -135,52 +132,21 @@ impl V3Tally {
 
     pub fn findings(&self) -> Vec<Finding> {
         let mut findings = Vec::new();
-        if self.unused > 0 {
-            findings.push(Finding {
-                rule: UNUSED,
-                measure: Measure::Logical,
-                title: format!(
-                    "{} of {} variables are used by no objective, constraint, named function or \
-                     dependency ({})",
-                    self.unused,
-                    self.variables,
-                    human(self.unused_bytes)
-                ),
-                bytes_concerned: self.unused_bytes,
-                saving_bytes: self.unused_bytes,
-                severity: None,
-                paths: vec!["Instance.decision_variables".to_string()],
-                sample: self.unused_samples.0.clone(),
-                suggestion: "Leave unused variables out of the instance (keep them elsewhere if \
-                    solutions must report them)."
-                    .to_string(),
-                details: details([
-                    ("variables", json!(self.variables)),
-                    ("unused", json!(self.unused)),
-                ]),
-            });
-        }
-        if self.removed > 0 {
-            findings.push(Finding {
-                rule: REMOVED,
-                measure: Measure::Logical,
-                title: format!(
-                    "{} removed constraints are carried along ({})",
-                    self.removed,
-                    human(self.removed_bytes)
-                ),
-                bytes_concerned: self.removed_bytes,
-                saving_bytes: self.removed_bytes,
-                severity: None,
-                paths: self.removed_paths.iter().map(|p| p.to_string()).collect(),
-                sample: self.removed_samples.0.clone(),
-                suggestion: "Write the instance without its removed constraints when they are \
-                    not needed again (e.g. after a relaxation is final), or keep them in a \
-                    separate layer of the artifact."
-                    .to_string(),
-                details: details([("removed_constraints", json!(self.removed))]),
-            });
-        }
+        let users = "objective, constraint, named function or dependency";
+        findings.extend(unused_finding(
+            users,
+            self.variables,
+            self.unused,
+            self.unused_bytes,
+            &self.unused_samples.0,
+        ));
+        let paths = self.removed_paths.iter().map(|p| p.to_string()).collect();
+        findings.extend(removed_finding(
+            self.removed,
+            self.removed_bytes,
+            paths,
+            &self.removed_samples.0,
+        ));
         findings
     }
 }

@@ -18,6 +18,7 @@ use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::replay::Tally;
 use crate::profile::wire::{self as wire_view, TopLevelField};
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+use crate::report::{Accounting, InstanceSummary, ProfiledInstance, Schema};
 
 /// The leaves of everything but the entities: the entity containers' own
 /// stack parts, the sense and the singular fields.
@@ -223,6 +224,31 @@ impl Accounts {
     pub(super) fn count_when_unseen(&mut self, entities_seen: bool) {
         if !entities_seen && self.wire.is_none() && self.group_by == GroupBy::None {
             self.counting = Some(Counting::default());
+        }
+    }
+
+    /// The profiled instance these complete accounts describe, their
+    /// insertion caches freed.
+    pub(super) fn profiled(
+        mut self,
+        instance_index: Option<usize>,
+        title: Option<String>,
+        summary: InstanceSummary,
+        schema: Schema,
+        accounting: Accounting,
+    ) -> ProfiledInstance {
+        self.memory.release_cache();
+        if let Some(wire) = &mut self.wire {
+            wire.release_cache();
+        }
+        ProfiledInstance {
+            instance_index,
+            title,
+            summary,
+            aggregate: self.memory,
+            wire: self.wire,
+            schema,
+            accounting,
         }
     }
 

@@ -28,7 +28,7 @@ pub use crate::model::EntityKind;
 pub use accounts::{visit_entity_entry, visit_instance_parts, Accounts};
 pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
 pub use pipeline::{profile_instance, profile_instance_within};
-pub use validate::{IdSet, MAX_PENDING};
+pub use validate::MAX_PENDING;
 
 use crate::decode::{self, DecodeError, Input, Limits, Payload, Profiler, Selection};
 use crate::profile::family::GroupBy;
@@ -139,6 +139,13 @@ fn profile_payload(
     pass: &mut Pass<'_>,
     payload: Payload<'_>,
 ) -> Result<ProfiledInstance, DecodeError> {
+    let accounting = match payload.schema {
+        Schema::V1 => pass.reading.accounting.unwrap_or(Accounting::Ommx29),
+        Schema::V2 => Accounting::Ommx30,
+    };
+    if accounting == Accounting::Ommx30 {
+        return v2::profile(payload, pass);
+    }
     let Payload {
         reader,
         total,
@@ -147,21 +154,6 @@ fn profile_payload(
         title,
         schema,
     } = payload;
-    let accounting = match schema {
-        Schema::V1 => pass.reading.accounting.unwrap_or(Accounting::Ommx29),
-        Schema::V2 => Accounting::Ommx30,
-    };
-    if accounting == Accounting::Ommx30 {
-        return v2::profile(
-            reader,
-            total,
-            max_element,
-            instance_index,
-            title,
-            schema,
-            pass,
-        );
-    }
     let mut accounts = Accounts::new(pass.options);
     pass.observer.begin(instance_index);
     let summary = profile_instance_within(
@@ -177,17 +169,5 @@ fn profile_payload(
         layer: instance_index,
         source,
     })?;
-    accounts.memory.release_cache();
-    if let Some(wire) = &mut accounts.wire {
-        wire.release_cache();
-    }
-    Ok(ProfiledInstance {
-        instance_index,
-        title,
-        summary,
-        aggregate: accounts.memory,
-        wire: accounts.wire,
-        schema,
-        accounting,
-    })
+    Ok(accounts.profiled(instance_index, title, summary, schema, accounting))
 }

@@ -25,22 +25,25 @@ use crate::profile::{Frame, Path};
 use super::accounts::{Families, Summing};
 use super::{profile_instance, Accounts, Cost, EntityView, Pass};
 use super::{EntityObserver, NamedFunction};
-use crate::decode::{DecodeError, InstanceError, V2PassError};
+use crate::decode::{DecodeError, InstanceError, Payload, V2PassError};
 use crate::model::{Constraint, DecisionVariable, EntityKind, FileWaste, RemovedConstraint};
 use crate::report::InstanceSummary;
 use crate::report::ProfiledInstance;
 use crate::report::{Accounting, Schema};
 
-/// Profiles one payload of `schema` with OMMX 3.0's accounting.
-pub(crate) fn profile<R: Read>(
-    reader: R,
-    total: Option<u64>,
-    max_element: Option<u64>,
-    instance_index: Option<usize>,
-    title: Option<String>,
-    schema: Schema,
+/// Profiles one payload with OMMX 3.0's accounting.
+pub(crate) fn profile(
+    payload: Payload<'_>,
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, DecodeError> {
+    let Payload {
+        reader,
+        total,
+        max_element,
+        instance_index,
+        title,
+        schema,
+    } = payload;
     let fail = |source| DecodeError::V2 {
         layer: instance_index,
         source,
@@ -77,13 +80,13 @@ pub(crate) fn profile<R: Read>(
                 source,
             })?;
         let family = (group_by == GroupBy::Name).then(|| e.family());
-        let mut counting = Summing {
+        let mut summing = Summing {
             aggregate: &mut accounts.memory,
             bytes: 0,
         };
-        e.visit_under(&mut Path::new(), family, &mut counting);
+        e.visit_under(&mut Path::new(), family, &mut summing);
         let cost = Cost {
-            bytes: counting.bytes,
+            bytes: summing.bytes,
             wire_bytes: model.wire.get(&(e.kind, e.id)).copied().unwrap_or(0),
             waste: FileWaste::default(),
         };
@@ -107,9 +110,7 @@ pub(crate) fn profile<R: Read>(
         let lookup = |t: Table, id: u64| frames.get(&(t, id)).cloned();
         let families = (group_by == GroupBy::Name).then_some(&lookup as wire_view::Families<'_>);
         wire_view::visit_v2_instance(&bytes, families, &mut Path::new(), wire);
-        wire.release_cache();
     }
-    accounts.memory.release_cache();
     let summary = InstanceSummary {
         variables: model.variable_count() as u64,
         constraints: model.constraint_count() as u64,
@@ -118,15 +119,7 @@ pub(crate) fn profile<R: Read>(
         terms: model.stored_terms() as u64,
         wire_bytes: bytes.len() as u64,
     };
-    Ok(ProfiledInstance {
-        instance_index,
-        title,
-        summary,
-        aggregate: accounts.memory,
-        wire: accounts.wire,
-        schema,
-        accounting: Accounting::Ommx30,
-    })
+    Ok(accounts.profiled(instance_index, title, summary, schema, Accounting::Ommx30))
 }
 
 /// The wire view's table of an entity kind (its labels' table).

@@ -2,7 +2,7 @@
 //! checking side: unique ids, references to defined variables, hints and
 //! dependencies; and the instance-wide fields decoded once the stream ends.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use prost::Message;
 
@@ -10,7 +10,7 @@ use super::accounts::{visit_instance_parts, visit_parts, Families};
 use super::framing::{Batch, Item};
 use super::observer::Singular;
 use super::EntityObserver;
-use crate::codec::BuildIdHasher;
+use crate::codec::IdSet;
 use crate::decode::objective::{Singulars, WireObjective};
 use crate::decode::terms;
 use crate::decode::InstanceError;
@@ -445,47 +445,6 @@ impl State {
             return Err(ModelError::DuplicateConstraint(id));
         }
         Ok(())
-    }
-}
-
-/// A set of ids: a bitmap for the dense low ids that real instances use
-/// (one bit each, about 1 ns a lookup), a hash set for the rest.
-#[derive(Default, Clone)]
-pub struct IdSet {
-    bits: Vec<u64>,
-    others: HashSet<u64, BuildIdHasher>,
-}
-
-/// Ids below this go to the bitmap (at most 16 MiB of bits).
-const BITMAP_IDS: u64 = 1 << 27;
-
-impl IdSet {
-    pub fn contains(&self, id: &u64) -> bool {
-        let id = *id;
-        if id < BITMAP_IDS {
-            self.bits
-                .get((id / 64) as usize)
-                .is_some_and(|w| w & (1 << (id % 64)) != 0)
-        } else {
-            self.others.contains(&id)
-        }
-    }
-
-    /// Adds `id`; false if it was already there.
-    pub fn insert(&mut self, id: u64) -> bool {
-        if id < BITMAP_IDS {
-            let word = (id / 64) as usize;
-            if word >= self.bits.len() {
-                // Grow geometrically so a long ascending run stays linear.
-                self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
-            }
-            let mask = 1 << (id % 64);
-            let fresh = self.bits[word] & mask == 0;
-            self.bits[word] |= mask;
-            fresh
-        } else {
-            self.others.insert(id)
-        }
     }
 }
 

@@ -71,33 +71,26 @@ impl Step {
 
 /// What the previous entity of one kind emitted; see the module's text.
 #[derive(Debug, Clone, Default)]
-pub struct Replay {
+struct Replay {
     steps: Vec<Step>,
 }
 
 impl Replay {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// A visitor for the next entity's leaves, into `aggregate`.
-    pub fn entity<'a>(&'a mut self, aggregate: &'a mut Aggregate) -> ReplayVisitor<'a> {
+    fn entity<'a>(&'a mut self, aggregate: &'a mut Aggregate) -> ReplayVisitor<'a> {
         ReplayVisitor {
             replay: self,
             aggregate,
             at: 0,
-            bytes: 0,
         }
     }
 }
 
 /// Visits one entity's leaves into an aggregate through a [`Replay`].
-pub struct ReplayVisitor<'a> {
+struct ReplayVisitor<'a> {
     replay: &'a mut Replay,
     aggregate: &'a mut Aggregate,
     at: usize,
-    /// Bytes of the leaves visited so far.
-    pub bytes: u64,
 }
 
 impl ReplayVisitor<'_> {
@@ -127,7 +120,6 @@ impl LogicalMemoryVisitor for ReplayVisitor<'_> {
         if bytes == 0 {
             return;
         }
-        self.bytes += bytes as u64;
         let node = self.node(path.frames());
         self.aggregate.add(node, bytes as u64, 1);
     }
@@ -164,10 +156,6 @@ impl LogicalMemoryVisitor for Recording<'_> {
 }
 
 impl Tally {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Counts one entity: `key`, when given, determines every leaf that
     /// `visit` emits; `visit` is called only for a key not seen before (or
     /// none).
@@ -238,7 +226,7 @@ mod tests {
         };
         let mut direct = Aggregate::new();
         let mut replayed = Aggregate::new();
-        let mut replay = Replay::new();
+        let mut replay = Replay::default();
         for _ in 0..2_000 {
             let shape = next(4);
             let mut leaves = Vec::new();
@@ -253,13 +241,10 @@ mod tests {
                 leaves.push((Path::from_frames(frames), next(3) as usize * 8));
             }
             let mut visitor = replay.entity(&mut replayed);
-            let mut bytes = 0;
             for (path, b) in &leaves {
                 direct.visit_leaf(path, *b);
                 visitor.visit_leaf(path, *b);
-                bytes += *b as u64;
             }
-            assert_eq!(visitor.bytes, bytes);
         }
         assert_eq!(direct.own_lines(), replayed.own_lines());
     }

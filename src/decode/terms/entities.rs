@@ -9,13 +9,14 @@
 //! as before. Scalars given twice keep the last value, strings too, and
 //! repeated subscripts may be packed, unpacked or both, as in prost.
 //!
-//! A linear function is counted without sorting its terms: a bitmap of the
-//! ids seen ([`Seen`]) finds a repeated variable, and only then is the
-//! function normalized in full.
+//! A linear function is counted without sorting its terms: a table or a
+//! set of the ids seen ([`Seen`]) finds a repeated variable, and only then
+//! is the function normalized in full.
 
 use super::{
     count_varints, linear, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value, Wire,
 };
+use crate::codec::IdSet;
 use crate::model::function::{Shape, Variant};
 use crate::model::ModelError;
 
@@ -123,33 +124,29 @@ pub fn constraint(body: &[u8]) -> Wire<WireConstraint<'_>> {
     Ok(c)
 }
 
-/// Variable ids below this are marked in a [`Seen`] bitmap (at most
-/// 16 MiB of it); a function using a larger one is normalized in full.
-const SEEN_IDS: u64 = 1 << 27;
-
 /// Functions with at most this many terms are checked in a small hash
-/// table that stays in the processor's nearest cache, not in the bitmap.
+/// table that stays in the processor's nearest cache, not in the set.
 const TABLE_TERMS: usize = 512;
 
 /// An empty slot of the table (a term on this id is checked otherwise).
 const EMPTY: u64 = u64::MAX;
 
 /// Scratch space to find a repeated variable in a function: for a short
-/// function a small open-addressing table, else one bit per id; both all
-/// clear between functions.
+/// function a small open-addressing table, else a set of ids; both empty
+/// between functions.
 #[derive(Debug, Default)]
 pub struct Seen {
-    bits: Vec<u64>,
+    ids: IdSet,
     table: Vec<u64>,
 }
 
 impl Seen {
-    /// True when `ids` holds no id twice (and none too large to check).
+    /// True when `ids` holds no id twice (nor the table's empty mark).
     fn distinct(&mut self, ids: &[u64]) -> bool {
         if ids.len() <= TABLE_TERMS {
             self.distinct_in_table(ids)
         } else {
-            self.distinct_in_bitmap(ids)
+            self.distinct_in_set(ids)
         }
     }
 
@@ -186,30 +183,13 @@ impl Seen {
         distinct
     }
 
-    fn distinct_in_bitmap(&mut self, ids: &[u64]) -> bool {
-        let mut marked = 0;
-        let mut distinct = true;
-        for &id in ids {
-            if id >= SEEN_IDS {
-                distinct = false;
-                break;
-            }
-            let word = (id / 64) as usize;
-            if word >= self.bits.len() {
-                self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
-            }
-            let mask = 1 << (id % 64);
-            if self.bits[word] & mask != 0 {
-                distinct = false;
-                break;
-            }
-            self.bits[word] |= mask;
-            marked += 1;
+    fn distinct_in_set(&mut self, ids: &[u64]) -> bool {
+        let fresh = ids.iter().take_while(|&&id| self.ids.insert(id)).count();
+        for &id in &ids[..fresh] {
+            self.ids.remove(id);
         }
-        for &id in &ids[..marked] {
-            self.bits[(id / 64) as usize] &= !(1 << (id % 64));
-        }
-        distinct
+        // The first repeat, if any, was not inserted.
+        fresh == ids.len()
     }
 }
 
@@ -264,4 +244,32 @@ fn linear_distinct(
         variant: Variant::Linear,
         stored_terms: ids.len() + usize::from(constant != 0.0),
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::SplitMix64;
+
+    /// The table and the set answer as a plain comparison does, and leave
+    /// nothing behind for the next function.
+    #[test]
+    fn repeats_are_found_in_short_and_long_functions() {
+        let mut rng = SplitMix64(42);
+        let mut seen = Seen::default();
+        for round in 0..400 {
+            let n = [0, 1, 5, 50, 512, 513, 2_000][round % 7];
+            let range = [20, 1 << 20, u64::MAX][rng.below(3) as usize];
+            let ids: Vec<u64> = (0..n)
+                .map(|_| match rng.below(500) {
+                    0 => u64::MAX,
+                    1 => (1 << 27) + rng.below(4),
+                    _ => rng.next() % range,
+                })
+                .collect();
+            let plain = ids.iter().enumerate().all(|(i, id)| !ids[..i].contains(id))
+                && !(n <= TABLE_TERMS && ids.contains(&EMPTY));
+            assert_eq!(seen.distinct(&ids), plain, "round {round}");
+        }
+    }
 }
