@@ -422,76 +422,63 @@ fn top_ranks_entities_by_bytes_then_stream_order() {
     assert!(table.contains("flow[9,9]"), "{table}");
 }
 
-#[test]
-fn explanations_add_up_to_every_reported_path_of_every_oracle_fixture() {
-    use memprof::decode::{Input, Selection};
+/// Profiles `path` (one instance) with `group_by`, explains every path of
+/// the profile and checks each explanation against it: its bytes and leaves,
+/// and each group's arithmetic. Returns the number of paths checked.
+pub(crate) fn explain_every_path(
+    path: &Path,
+    group_by: memprof::profile::family::GroupBy,
+) -> usize {
+    use memprof::decode::{Input, Limits, Selection};
     use memprof::drill::explain::Explainer;
     use memprof::pass::{read as read_with, Pass, ProfileOptions};
-    use memprof::profile::family::GroupBy;
     let bar = indicatif::ProgressBar::hidden();
+    let input = Input::Path(path.to_path_buf());
+    let options = ProfileOptions {
+        group_by,
+        wire: false,
+    };
+    // First the profile, to learn its paths; then explain them all.
+    let mut nothing = ();
+    let mut pass = Pass {
+        options,
+        ..Pass::new(&mut nothing)
+    };
+    let report = read_with(&input, Selection::All, &Limits::default(), &mut pass, &bar).unwrap();
+    let aggregate = &report.instances[0].aggregate;
+    let totals = aggregate.totals();
+    let paths: Vec<String> = (1..aggregate.len())
+        .map(|id| aggregate.frames_of(id).join(";"))
+        .collect();
+    let mut explainer = Explainer::new(&paths, group_by);
+    let mut pass = Pass {
+        options,
+        ..Pass::new(&mut explainer)
+    };
+    read_with(&input, Selection::All, &Limits::default(), &mut pass, &bar).unwrap();
+    assert_eq!(explainer.unexplained_bytes, 0, "{}", path.display());
+    let mut checked = 0;
+    for (i, x) in explainer.explanations().into_iter().enumerate() {
+        let at = format!("{} {}", path.display(), x.path);
+        assert_eq!(x.bytes, totals[i + 1].bytes, "{at}");
+        let leaves: u64 = x.groups.iter().map(|g| g.leaves).sum();
+        assert_eq!(leaves, totals[i + 1].leaves, "{at}");
+        for g in &x.groups {
+            let per_unit: u64 = g.units.iter().map(|u| u.bytes_per_unit * u.total).sum();
+            assert_eq!(g.bytes, g.leaves * g.base + per_unit, "{}", g.path);
+        }
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn explanations_add_up_to_every_reported_path_of_every_oracle_fixture() {
+    use memprof::profile::family::GroupBy;
     let mut checked = 0;
     for path in pb_files("oracle") {
         for group_by in [GroupBy::None, GroupBy::Name] {
-            let input = Input::Path(path.clone());
-            let options = ProfileOptions {
-                group_by,
-                wire: false,
-            };
-            // First the profile, to learn its paths; then explain them all.
-            let mut nothing = ();
-            let mut pass = Pass {
-                options,
-                ..Pass::new(&mut nothing)
-            };
-            let report = read_with(
-                &input,
-                Selection::All,
-                &memprof::decode::Limits::default(),
-                &mut pass,
-                &bar,
-            )
-            .unwrap();
-            let aggregate = &report.instances[0].aggregate;
-            let totals = aggregate.totals();
-            let paths: Vec<String> = (1..aggregate.len())
-                .map(|id| aggregate.frames_of(id).join(";"))
-                .collect();
-            let mut explainer = Explainer::new(&paths, group_by);
-            let mut pass = Pass {
-                options,
-                ..Pass::new(&mut explainer)
-            };
-            read_with(
-                &input,
-                Selection::All,
-                &memprof::decode::Limits::default(),
-                &mut pass,
-                &bar,
-            )
-            .unwrap();
-            assert_eq!(explainer.unexplained_bytes, 0, "{}", path.display());
-            for (i, x) in explainer.explanations().into_iter().enumerate() {
-                assert_eq!(
-                    x.bytes,
-                    totals[i + 1].bytes,
-                    "{} {}",
-                    path.display(),
-                    x.path
-                );
-                let leaves: u64 = x.groups.iter().map(|g| g.leaves).sum();
-                assert_eq!(
-                    leaves,
-                    totals[i + 1].leaves,
-                    "{} {}",
-                    path.display(),
-                    x.path
-                );
-                for g in &x.groups {
-                    let per_unit: u64 = g.units.iter().map(|u| u.bytes_per_unit * u.total).sum();
-                    assert_eq!(g.bytes, g.leaves * g.base + per_unit, "{}", g.path);
-                }
-                checked += 1;
-            }
+            checked += explain_every_path(&path, group_by);
         }
     }
     assert!(checked > 1000, "{checked}");

@@ -346,49 +346,11 @@ fn v2_family_names_never_read_as_a_containers_own_frame() {
 
 #[test]
 fn v2_explanations_add_up_to_every_path_of_every_fixture() {
-    use memprof::decode::{Input, Limits, Selection};
-    use memprof::drill::explain::Explainer;
-    use memprof::pass::{read as read_with, Pass, ProfileOptions};
     use memprof::profile::family::GroupBy;
-    let bar = indicatif::ProgressBar::hidden();
     let mut checked = 0;
     for path in v2_payloads() {
         for group_by in [GroupBy::None, GroupBy::Name] {
-            let input = Input::Path(path.clone());
-            let options = ProfileOptions {
-                group_by,
-                wire: false,
-            };
-            let mut nothing = ();
-            let mut pass = Pass {
-                options,
-                ..Pass::new(&mut nothing)
-            };
-            let report =
-                read_with(&input, Selection::All, &Limits::default(), &mut pass, &bar).unwrap();
-            let aggregate = &report.instances[0].aggregate;
-            let totals = aggregate.totals();
-            let paths: Vec<String> = (1..aggregate.len())
-                .map(|id| aggregate.frames_of(id).join(";"))
-                .collect();
-            let mut explainer = Explainer::new(&paths, group_by);
-            let mut pass = Pass {
-                options,
-                ..Pass::new(&mut explainer)
-            };
-            read_with(&input, Selection::All, &Limits::default(), &mut pass, &bar).unwrap();
-            assert_eq!(explainer.unexplained_bytes, 0, "{}", path.display());
-            for (i, x) in explainer.explanations().into_iter().enumerate() {
-                let at = format!("{} {}", path.display(), x.path);
-                assert_eq!(x.bytes, totals[i + 1].bytes, "{at}");
-                let leaves: u64 = x.groups.iter().map(|g| g.leaves).sum();
-                assert_eq!(leaves, totals[i + 1].leaves, "{at}");
-                for g in &x.groups {
-                    let per_unit: u64 = g.units.iter().map(|u| u.bytes_per_unit * u.total).sum();
-                    assert_eq!(g.bytes, g.leaves * g.base + per_unit, "{}", g.path);
-                }
-                checked += 1;
-            }
+            checked += crate::drill::explain_every_path(&path, group_by);
         }
     }
     assert!(checked > 3000, "{checked}");
