@@ -21,7 +21,7 @@ use crate::model::function::{Shape, Variant};
 use crate::model::ModelError;
 
 /// A decision variable's fields, as the wire gives them.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct WireVariable<'a> {
     pub id: u64,
     pub kind: i32,
@@ -54,15 +54,15 @@ fn bound(body: &[u8]) -> Wire<(f64, f64)> {
 
 /// Reads the body of an `ommx.v1.DecisionVariable`.
 pub fn variable(body: &[u8]) -> Wire<WireVariable<'_>> {
-    let mut v = WireVariable {
-        id: 0,
-        kind: 0,
-        bound: None,
-        substituted_value: None,
-        name: None,
-        subscripts: 0,
-        description: None,
-    };
+    match variable_in_order(body) {
+        Some(v) => Ok(v),
+        None => variable_fields(body),
+    }
+}
+
+/// [`variable`] for any encoding, field by field.
+fn variable_fields(body: &[u8]) -> Wire<WireVariable<'_>> {
+    let mut v = WireVariable::default();
     let mut fields = Fields::new(body);
     while let Some((number, value)) = fields.next()? {
         match (number, value) {
@@ -81,6 +81,76 @@ pub fn variable(body: &[u8]) -> Wire<WireVariable<'_>> {
         }
     }
     Ok(v)
+}
+
+/// A field of a variable as writers emit it, at `*pos` in `body`: a
+/// one-byte tag `tag`, then for a string or a packed list a one-byte length
+/// and the bytes it covers, which are returned; `pos` moves past the field.
+#[inline(always)]
+fn short_len<'a>(body: &'a [u8], pos: &mut usize, tag: u8) -> Option<&'a [u8]> {
+    match body[*pos..] {
+        [t, len, ..] if t == tag && len < 0x80 => {
+            let value = body.get(*pos + 2..*pos + 2 + usize::from(len))?;
+            *pos += 2 + usize::from(len);
+            Some(value)
+        }
+        _ => None,
+    }
+}
+
+/// [`variable`] for the encoding every writer emits: each field at most
+/// once, in field order, with one-byte tags and lengths and a bound of two
+/// values; `None` for anything else, which the general reader then reads
+/// (to the same variable, since that encoding has one reading).
+#[inline]
+fn variable_in_order(body: &[u8]) -> Option<WireVariable<'_>> {
+    let mut v = WireVariable::default();
+    let mut pos = 0;
+    if body.first() == Some(&0x08) {
+        pos = 1;
+        v.id = crate::codec::varint(body, &mut pos)?;
+    }
+    if body.get(pos) == Some(&0x10) {
+        pos += 1;
+        // An enum is an int32: prost keeps the low 32 bits.
+        v.kind = crate::codec::varint(body, &mut pos)? as i32;
+    }
+    if let Some(b) = body
+        .get(pos..pos + 20)
+        .filter(|b| b[..3] == [0x1a, 0x12, 0x09])
+    {
+        if b[11] != 0x11 {
+            return None;
+        }
+        let value = |at: usize| f64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        v.bound = Some((value(3), value(12)));
+        pos += 20;
+    }
+    if pos < body.len() {
+        if let Some(name) = short_len(body, &mut pos, 0x22) {
+            v.name = Some(std::str::from_utf8(name).ok()?);
+        }
+    }
+    if pos < body.len() {
+        if let Some(packed) = short_len(body, &mut pos, 0x2a) {
+            // Bytes below 0x80 are each a whole varint.
+            v.subscripts = if packed.iter().all(|&b| b < 0x80) {
+                packed.len()
+            } else {
+                count_varints(packed).ok()?
+            };
+        }
+    }
+    if pos < body.len() {
+        if let Some(description) = short_len(body, &mut pos, 0x3a) {
+            v.description = Some(std::str::from_utf8(description).ok()?);
+        }
+    }
+    if let Some(b) = body.get(pos..pos + 9).filter(|b| b[0] == 0x41) {
+        v.substituted_value = Some(f64::from_le_bytes(b[1..].try_into().expect("8 bytes")));
+        pos += 9;
+    }
+    (pos == body.len()).then_some(v)
 }
 
 /// A constraint's fields, as the wire gives them; its function as the
@@ -250,6 +320,90 @@ fn linear_distinct(
 mod tests {
     use super::*;
     use crate::codec::SplitMix64;
+    use crate::ommx_v1 as pb;
+    use prost::Message;
+
+    fn random_variable(rng: &mut SplitMix64) -> pb::DecisionVariable {
+        let text = |rng: &mut SplitMix64| {
+            rng.chance(3).then(|| {
+                let len = [0, 1, 5, 127, 128, 300][rng.below(6) as usize];
+                "é".repeat(len / 2) + &"x".repeat(len % 2)
+            })
+        };
+        let value = |rng: &mut SplitMix64| [0.0, 1.5, -2.0, f64::INFINITY][rng.below(4) as usize];
+        pb::DecisionVariable {
+            id: [0, 1, 127, 128, 99_999, u64::MAX][rng.below(6) as usize],
+            kind: rng.below(6) as i32 - 1,
+            bound: rng.chance(4).then_some(()).map(|()| pb::Bound {
+                lower: value(rng),
+                upper: value(rng),
+            }),
+            name: text(rng),
+            subscripts: (0..[0, 1, 3, 70][rng.below(4) as usize])
+                .map(|_| [0, 5, 1_000, -1][rng.below(4) as usize])
+                .collect(),
+            parameters: Default::default(),
+            description: text(rng),
+            substituted_value: rng.chance(3).then(|| value(rng)),
+        }
+    }
+
+    /// The reader of the usual encoding reads what the general one does, or
+    /// leaves the variable to it; and it does read what prost writes with
+    /// short strings and lists and a bound of two nonzero values.
+    #[test]
+    fn variables_in_order_read_as_field_by_field() {
+        let mut rng = SplitMix64(7);
+        let mut in_order = 0;
+        for round in 0..20_000 {
+            let v = random_variable(&mut rng);
+            let mut body = v.encode_to_vec();
+            let usual = body.len() < 1_000
+                && v.name.as_ref().is_none_or(|s| s.len() < 128)
+                && v.description.as_ref().is_none_or(|s| s.len() < 128)
+                && v.subscripts.iter().map(|&s| encoding_len(s)).sum::<usize>() < 128
+                && v.bound
+                    .as_ref()
+                    .is_none_or(|b| b.lower != 0.0 && b.upper != 0.0);
+            match rng.below(4) {
+                // As written.
+                0 | 1 => {}
+                // A byte changed, or the body cut short.
+                2 if !body.is_empty() => {
+                    let at = rng.below(body.len() as u64) as usize;
+                    if rng.chance(2) {
+                        body[at] = rng.next() as u8;
+                    } else {
+                        body.truncate(at);
+                    }
+                }
+                // Two variables merged, as protobuf reads two pieces.
+                _ => body.extend(random_variable(&mut rng).encode_to_vec()),
+            }
+            let fast = variable_in_order(&body);
+            if let Some(fast) = &fast {
+                in_order += 1;
+                let general = variable_fields(&body).map(|v| bits(&v));
+                assert_eq!(Ok(bits(fast)), general, "round {round}");
+            }
+            if usual && body == v.encode_to_vec() {
+                assert!(fast.is_some(), "round {round}: {v:?}");
+            }
+        }
+        assert!(in_order > 1_000, "{in_order}");
+    }
+
+    /// A variable's fields with its numbers as bits (a NaN equals itself).
+    fn bits(v: &WireVariable<'_>) -> String {
+        let b = v.bound.map(|(l, u)| (l.to_bits(), u.to_bits()));
+        let s = v.substituted_value.map(f64::to_bits);
+        let rest = (v.id, v.kind, v.name, v.subscripts, v.description);
+        format!("{b:?} {s:?} {rest:?}")
+    }
+
+    fn encoding_len(s: i64) -> usize {
+        prost::encoding::encoded_len_varint(s as u64)
+    }
 
     /// The table and the set answer as a plain comparison does, and leave
     /// nothing behind for the next function.
