@@ -201,23 +201,54 @@ const TABLE_TERMS: usize = 512;
 /// An empty slot of the table (a term on this id is checked otherwise).
 const EMPTY: u64 = u64::MAX;
 
-/// Scratch space to find a repeated variable in a function: for a short
-/// function a small open-addressing table, else a set of ids; both empty
-/// between functions.
+/// Functions whose ids are all below this are checked in a bitmap of their
+/// own (at most 128 KiB, within the processor's near caches): a bit test
+/// per term, no hashing and no probing.
+const BITMAP_IDS: u64 = 1 << 20;
+
+/// Scratch space to find a repeated variable in a function: for low ids a
+/// bitmap, else for a short function a small open-addressing table, else a
+/// set of ids; all empty between functions.
 #[derive(Debug, Default)]
 pub struct Seen {
     ids: IdSet,
     table: Vec<u64>,
+    bits: Vec<u64>,
 }
 
 impl Seen {
     /// True when `ids` holds no id twice (nor the table's empty mark).
-    fn distinct(&mut self, ids: &[u64]) -> bool {
-        if ids.len() <= TABLE_TERMS {
+    /// `bound` is at least every id in `ids` (say, their bitwise or).
+    fn distinct(&mut self, ids: &[u64], bound: u64) -> bool {
+        if bound < BITMAP_IDS {
+            self.distinct_in_bits(ids, bound)
+        } else if ids.len() <= TABLE_TERMS {
             self.distinct_in_table(ids)
         } else {
             self.distinct_in_set(ids)
         }
+    }
+
+    fn distinct_in_bits(&mut self, ids: &[u64], bound: u64) -> bool {
+        let words = (bound / 64) as usize + 1;
+        if self.bits.len() < words {
+            self.bits.resize(words, 0);
+        }
+        let bits = &mut self.bits[..words];
+        let mut fresh = 0;
+        for &id in ids {
+            let (word, mask) = ((id / 64) as usize, 1 << (id % 64));
+            if bits[word] & mask != 0 {
+                break;
+            }
+            bits[word] |= mask;
+            fresh += 1;
+        }
+        // Only these ids' bits were set: their words are cleared whole.
+        for &id in &ids[..fresh] {
+            bits[(id / 64) as usize] = 0;
+        }
+        fresh == ids.len()
     }
 
     fn distinct_in_table(&mut self, ids: &[u64]) -> bool {
@@ -304,7 +335,8 @@ fn linear_distinct(
     if let Some(e) = error {
         return Ok(Some(Err(e)));
     }
-    if !seen.distinct(ids) {
+    let bound = ids.iter().fold(0, |bound, &id| bound | id);
+    if !seen.distinct(ids, bound) {
         return Ok(None);
     }
     if !constant.is_finite() {
@@ -413,7 +445,7 @@ mod tests {
         let mut seen = Seen::default();
         for round in 0..400 {
             let n = [0, 1, 5, 50, 512, 513, 2_000][round % 7];
-            let range = [20, 1 << 20, u64::MAX][rng.below(3) as usize];
+            let range = [20, 5_000, 1 << 20, u64::MAX][rng.below(4) as usize];
             let ids: Vec<u64> = (0..n)
                 .map(|_| match rng.below(500) {
                     0 => u64::MAX,
@@ -423,7 +455,11 @@ mod tests {
                 .collect();
             let plain = ids.iter().enumerate().all(|(i, id)| !ids[..i].contains(id))
                 && !(n <= TABLE_TERMS && ids.contains(&EMPTY));
-            assert_eq!(seen.distinct(&ids), plain, "round {round}");
+            let bound = ids.iter().fold(0, |a, &b| a | b);
+            assert_eq!(seen.distinct(&ids, bound), plain, "round {round}");
+            // The same ids given a bound past the bitmap: the table or the set.
+            let far = bound | BITMAP_IDS;
+            assert_eq!(seen.distinct(&ids, far), plain, "round {round} far");
         }
     }
 }
