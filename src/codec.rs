@@ -27,6 +27,21 @@ pub fn varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
         *pos += 1;
         return Some(u64::from(first));
     }
+    // Two and three bytes (ids and lengths below 2^21), without the loop.
+    let low = u64::from(first & 0x7f);
+    match *buf.get(*pos + 1)? {
+        second @ 0..0x80 => {
+            *pos += 2;
+            return Some(low | u64::from(second) << 7);
+        }
+        second => match buf.get(*pos + 2) {
+            Some(&third) if third < 0x80 => {
+                *pos += 3;
+                return Some(low | u64::from(second & 0x7f) << 7 | u64::from(third) << 14);
+            }
+            _ => {}
+        },
+    }
     let mut value = 0u64;
     for i in 0..10 {
         if varint_byte(&mut value, i, *buf.get(*pos + i)?)? {
@@ -152,6 +167,26 @@ mod tests {
             let mut pos = 0;
             assert_eq!(varint(&buf, &mut pos), Some(value));
             assert_eq!(pos, buf.len() - 1);
+        }
+        // Every varint of one to three bytes, and every cut of one, as prost
+        // reads them, followed by a byte or not.
+        let mut bytes = Vec::new();
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                for c in [0x00, 0x01, 0x7f, 0x80, 0xff] {
+                    for len in 0..=3 {
+                        bytes.clear();
+                        bytes.extend_from_slice(&[a, b, c][..len]);
+                        let mut pos = 0;
+                        let ours = varint(&bytes, &mut pos).map(|v| (v, pos));
+                        let mut rest = &bytes[..];
+                        let theirs = prost::encoding::decode_varint(&mut rest)
+                            .ok()
+                            .map(|v| (v, bytes.len() - rest.len()));
+                        assert_eq!(ours, theirs, "{bytes:?}");
+                    }
+                }
+            }
         }
         // Truncated, and a tenth byte above 1.
         assert_eq!(varint(&[0x80, 0x80], &mut 0), None);
