@@ -333,9 +333,11 @@ pub(super) enum Item {
 }
 
 /// Elements per batch handed from the framing to the decoding step.
-const BATCH: usize = 512;
-/// Encoded bytes per batch, so a few huge elements do not pile up.
+const BATCH: usize = 4096;
+/// Elements larger than this are decoded one at a time ([`LargeToken`]).
 const BATCH_BYTES: usize = 4 << 20;
+/// Encoded entity bytes per batch, so a few large elements do not pile up.
+const BATCH_FILL: usize = 256 << 10;
 
 /// One framed but undecoded element of a batch.
 pub(super) enum RawElement {
@@ -375,7 +377,7 @@ pub(super) struct RawBatch {
 /// error that stopped it.
 pub(super) fn frame_batch<R: Read>(fields: &mut FieldReader<R>, raw: &mut RawBatch) {
     let _span = trace::span(Phase::Read);
-    while raw.elements.len() < BATCH && raw.arena.len() < BATCH_BYTES {
+    while raw.elements.len() < BATCH && raw.arena.len() < BATCH_FILL {
         match frame_one(fields, raw) {
             Ok(true) => {}
             Ok(false) => {

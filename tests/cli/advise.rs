@@ -527,8 +527,8 @@ fn yaml_carries_the_json_document_and_layers_are_advised_apart() {
 
 #[test]
 fn output_is_deterministic_across_thread_counts() {
-    // 5,500 entities: about eleven decoding batches of 512, so threads do
-    // decode different parts of the stream.
+    // 22,000 entities: several decoding batches (up to 4,096 elements or
+    // 256 KiB each), so threads do decode different parts of the stream.
     let dir = tempfile::tempdir().unwrap();
     let lp = dir.path().join("lp.pb");
     std::fs::write(&lp, super::parallel::generated_lp(dir.path())).unwrap();

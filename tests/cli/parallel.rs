@@ -8,14 +8,14 @@ use assert_cmd::Command;
 
 use crate::memprof;
 
-/// Writes a generated LP of a few thousand entities (several decoding
-/// batches) and returns its bytes.
+/// Writes a generated LP of some twenty thousand entities (several decoding
+/// batches of up to 4,096 elements or 256 KiB) and returns its bytes.
 pub(crate) fn generated_lp(dir: &Path) -> Vec<u8> {
     let path = dir.join("lp.pb");
     let status = Command::cargo_bin("memprof-gen")
         .unwrap()
-        .args(["lp", "--constraints", "3000", "--terms", "4"])
-        .args(["--variables", "2500", "-o", path.to_str().unwrap()])
+        .args(["lp", "--constraints", "12000", "--terms", "4"])
+        .args(["--variables", "10000", "-o", path.to_str().unwrap()])
         .output()
         .unwrap()
         .status;
