@@ -30,6 +30,7 @@ use crate::ommx_v1 as pb;
 
 mod count;
 pub mod entities;
+pub mod spooled;
 pub use count::count;
 #[cfg(test)]
 use count::varint_offset;
@@ -172,8 +173,14 @@ pub fn check(arm: &Arm<'_>) -> Wire<()> {
 
 /// Walks a `Linear` given in pieces: `term(id, coefficient)` for each term
 /// in file order; returns the constant and the number of terms.
-fn linear(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(f64, usize)> {
-    let mut constant = 0.0;
+fn linear(pieces: &[&[u8]], term: impl FnMut(u64, f64)) -> Wire<(f64, usize)> {
+    linear_walk(pieces, term).map(|(constant, n)| (constant.unwrap_or(0.0), n))
+}
+
+/// [`linear`], with the constant only if the pieces set it (the last one
+/// wins, across pieces read one window after another too).
+fn linear_walk(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(Option<f64>, usize)> {
+    let mut constant = None;
     let mut terms = 0;
     for piece in pieces {
         let mut fields = Fields::new(piece);
@@ -206,7 +213,7 @@ fn linear(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(f64, usize)
                     term(id, coefficient);
                     terms += 1;
                 }
-                (2, Value::Fixed64(bits, _)) => constant = f64::from_bits(bits),
+                (2, Value::Fixed64(bits, _)) => constant = Some(f64::from_bits(bits)),
                 (1 | 2, _) => return Err(Unsupported),
                 _ => {}
             }
