@@ -24,7 +24,7 @@ use crate::ommx_v1 as pb;
 /// Objective pieces longer than this are spooled to a temporary file when
 /// the pass only counts the objective (the environment variable
 /// `MEMPROF_SPOOL_ABOVE`, in bytes, overrides it; tests set it low).
-pub const SPOOL_ABOVE: u64 = 16 << 20;
+pub const SPOOL_ABOVE: u64 = 32 << 20;
 
 /// [`SPOOL_ABOVE`], or the environment's setting.
 pub fn spool_above() -> u64 {

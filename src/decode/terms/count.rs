@@ -344,8 +344,14 @@ fn chunk_iter<'a>(
 
 /// Byte offset of element `k` of a packed varint array (checked).
 pub(super) fn varint_offset(packed: &[u8], k: usize) -> usize {
+    nth_end(packed, k).unwrap_or(packed.len())
+}
+
+/// Byte offset just past the `k`th varint of a packed array (checked), if
+/// it has that many.
+pub(super) fn nth_end(packed: &[u8], k: usize) -> Option<usize> {
     if k == 0 {
-        return 0;
+        return Some(0);
     }
     let mut seen = 0;
     // Whole words first: count the bytes that end a varint.
@@ -362,11 +368,11 @@ pub(super) fn varint_offset(packed: &[u8], k: usize) -> usize {
         if b < 0x80 {
             seen += 1;
             if seen == k {
-                return at + i + 1;
+                return Some(at + i + 1);
             }
         }
     }
-    packed.len()
+    None
 }
 
 /// Cuts `n` triples into `threads` chunks at element boundaries.

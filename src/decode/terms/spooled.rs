@@ -386,14 +386,16 @@ impl<'f> Window<'f> {
         if held < want && !self.at_end() {
             self.buf.drain(..self.start);
             self.start = 0;
-            let more = ((want - held).max(CHUNK) as u64).min(self.end - self.pos) as usize;
-            let old = self.buf.len();
-            self.buf.resize(old + more, 0);
+            let more = ((want - held).max(CHUNK) as u64).min(self.end - self.pos);
             let mut file = self.file;
-            file.seek(SeekFrom::Start(self.pos))
-                .and_then(|_| file.read_exact(&mut self.buf[old..]))
+            let read = file
+                .seek(SeekFrom::Start(self.pos))
+                .and_then(|_| file.take(more).read_to_end(&mut self.buf))
                 .map_err(|_| Unsupported)?;
-            self.pos += more as u64;
+            if read as u64 != more {
+                return Err(Unsupported);
+            }
+            self.pos += more;
         }
         Ok(())
     }
@@ -425,9 +427,7 @@ impl<'f> Window<'f> {
         loop {
             self.fill(want)?;
             let held = self.held();
-            let ends = held.iter().filter(|&&b| b < 0x80).count();
-            if ends >= k {
-                let cut = count::varint_offset(held, k);
+            if let Some(cut) = count::nth_end(held, k) {
                 return Ok(self.take(cut));
             }
             if self.at_end() {
