@@ -291,3 +291,47 @@ impl Singulars {
         Some((instance, objective))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(part: &Part) -> Vec<u8> {
+        match part {
+            Part::Spooled(s) => s.load().unwrap(),
+            Part::Field(field) => Singulars::objective_body(field).unwrap().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_spooler_keeps_every_byte_in_the_file_or_else_in_memory() {
+        let pieces: [&[u8]; 3] = [b"\x12\x05", b"\x0a\x03", b"\x08\x01\x00"];
+        let mut spooler = Spooler::new().expect("a temporary file");
+        pieces.iter().for_each(|p| spooler.write(p));
+        let part = spooler.finish().unwrap();
+        assert!(matches!(part, Part::Spooled(_)));
+        assert_eq!(body(&part), pieces.concat());
+        assert_eq!(part.encoded_len(), 2 + 7);
+
+        // A file every write to fails (no space left): held in memory.
+        #[cfg(target_os = "linux")]
+        {
+            let full = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let mut spooler = Spooler {
+                file: Some(full),
+                written: 0,
+                held: Vec::new(),
+                failed: None,
+            };
+            pieces.iter().for_each(|p| spooler.write(p));
+            let part = spooler.finish().unwrap();
+            assert!(matches!(part, Part::Field(_)));
+            assert_eq!(body(&part), pieces.concat());
+            assert_eq!(part.encoded_len(), 2 + 7);
+        }
+    }
+}
