@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Whole-process benchmark of `memprof inspect --format folded` on generated
 # instances (a 1,000,000-term LP, a 2,000-variable dense QUBO, an archive of
-# 1,000 small instances; with BENCH_LARGE=1 also a 10,000,000-term LP and a
-# 1 GB LP), optionally against OMMX 2.9.3's own logical_memory_profile().
+# 1,000 small instances; with BENCH_LARGE=1 also a 10,000,000-term LP, a
+# 1 GB LP and a 383 MB QUBO), optionally against OMMX 2.9.3's own
+# logical_memory_profile().
 # See bench/README.md. Usage: bench/run.sh   (from any folder)
 #
 # Environment:
@@ -10,8 +11,9 @@
 #                memprof's folded output equals OMMX's profile text
 #   BENCH_RUNS   timed runs per command (default 5; the median wall time is
 #                reported; the large files get at most 3)
-#   BENCH_LARGE  1: also the 10,000,000-term LP (~220 MB) and the 1 GB LP
-#                (OMMX is not run on these: it needs minutes and many GB)
+#   BENCH_LARGE  1: also the 10,000,000-term LP (~220 MB), the 1 GB LP
+#                and a QUBO of 8,000 variables (one 383 MB objective; OMMX
+#                is not run on these: it needs minutes and many GB)
 set -euo pipefail
 export LC_ALL=C
 
@@ -103,6 +105,7 @@ qubo=$out_dir/qubo-2000.pb
 archive=$out_dir/archive-1000.ommx
 lp10m=$out_dir/lp-200000x50-of-1000000.pb
 lp1g=$out_dir/lp-1000000x50-of-5000000.pb
+qubo8k=$out_dir/qubo-8000.pb
 gen() { [[ -s $1 ]] || target/release/memprof-gen "${@:2}" -o "$1"; }
 # The LP and the QUBO as OMMX itself writes them (its field order, its hash
 # order of quadratic terms) when OMMX is at hand; memprof-gen's sorted
@@ -124,7 +127,10 @@ files=("$lp" "$qubo" "$archive")
 if [[ ${BENCH_LARGE:-0} == 1 ]]; then
     gen "$lp10m" lp --constraints 200000 --terms 50 --variables 1000000
     gen "$lp1g" lp --constraints 1000000 --terms 50 --variables 5000000
-    files+=("$lp10m" "$lp1g")
+    # One objective of 32M quadratic terms (383 MB): it is spooled to a
+    # temporary file and counted there, so memory does not hold it.
+    gen "$qubo8k" qubo --variables 8000
+    files+=("$lp10m" "$lp1g" "$qubo8k")
 fi
 
 if [[ -n $ommx_python ]]; then
@@ -147,7 +153,7 @@ for file in "${files[@]}"; do
     echo "bench: $name" >&2
     size_mb=$(awk -v b="$(stat -c %s "$file")" 'BEGIN { printf "%.1f", b / 1e6 }')
     large=0
-    [[ $file == "$lp10m" || $file == "$lp1g" ]] && large=1
+    [[ $file == "$lp10m" || $file == "$lp1g" || $file == "$qubo8k" ]] && large=1
     runs=$all_runs
     ((large)) && ((runs > 3)) && runs=3
 

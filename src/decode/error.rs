@@ -48,6 +48,8 @@ pub enum InstanceError {
          rather than x with subscripts [1, 2]) is a family of its own"
     )]
     TooManyFamilies,
+    #[error("cannot read back the temporary copy of the objective: {0}")]
+    Spool(io::Error),
 }
 
 /// Why a layer could not be profiled with OMMX 3.0's accounting.

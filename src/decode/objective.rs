@@ -3,22 +3,63 @@
 //!
 //! protobuf lets a singular field come in pieces anywhere in the stream,
 //! merged in order, so they are kept until the end. Each piece is kept as it
-//! was framed (no copy into one buffer); at the end the objective's pieces
-//! are read by [`crate::decode::terms`] and the other fields, small, are
-//! decoded by prost. Whatever the wire reader does not vouch for is decoded
-//! by prost as one message, as before, for the same result or error.
+//! was framed (no copy into one buffer), except a large objective piece,
+//! which a [`Spooler`] copies to an unlinked temporary file as it is read,
+//! so that memory does not hold it. At the end the objective's pieces are
+//! read by [`crate::decode::terms`] (from the file, a window at a time, for
+//! a spooled one) and the other fields, small, are decoded by prost.
+//! Whatever the wire reader does not vouch for is decoded by prost as one
+//! message, as before, for the same result or error (spooled pieces are
+//! then read back).
 
-use prost::Message;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
 
+use prost::{encoding, Message};
+
+use crate::decode::terms::spooled::{SpooledArm, SpooledFunction};
 use crate::decode::terms::{self, Arm};
 use crate::ommx_v1 as pb;
 
-/// The singular fields (and map entries) of an Instance, each re-encoded as
-/// an Instance field, in stream order.
+/// Objective pieces longer than this are spooled to a temporary file when
+/// the pass only counts the objective (the environment variable
+/// `MEMPROF_SPOOL_ABOVE`, in bytes, overrides it; tests set it low).
+pub const SPOOL_ABOVE: u64 = 32 << 20;
+
+/// [`SPOOL_ABOVE`], or the environment's setting.
+pub fn spool_above() -> u64 {
+    std::env::var("MEMPROF_SPOOL_ABOVE")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(SPOOL_ABOVE)
+}
+
+/// The singular fields (and map entries) of an Instance, in stream order.
 #[derive(Default)]
 pub struct Singulars {
-    parts: Vec<Vec<u8>>,
+    parts: Vec<Part>,
     len: usize,
+}
+
+/// One singular field.
+pub enum Part {
+    /// Re-encoded as an Instance field.
+    Field(Vec<u8>),
+    /// The body of an objective field, in a temporary file.
+    Spooled(SpooledFunction),
+}
+
+impl Part {
+    /// Its length encoded as an Instance field.
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            Part::Field(bytes) => bytes.len(),
+            Part::Spooled(s) => {
+                1 + encoding::encoded_len_varint(s.len())
+                    + usize::try_from(s.len()).unwrap_or(usize::MAX)
+            }
+        }
+    }
 }
 
 /// The objective as the wire gave it.
@@ -30,12 +71,86 @@ pub enum WireObjective<'a> {
         arm: Option<Arm<'a>>,
         pieces: Vec<&'a [u8]>,
     },
+    /// Spooled, and read there: its final arm, checked in full.
+    Spooled(SpooledArm),
     /// Decoded by prost.
     Decoded(pb::Function),
 }
 
+/// Why the singular fields could not be decoded.
+pub enum SingularsError {
+    /// prost's error for the whole of them.
+    Decode(prost::DecodeError),
+    /// A spooled objective piece could not be read back.
+    Spool(io::Error),
+}
+
+/// Copies the body of a large objective field to an unlinked temporary
+/// file as the stream goes by; should writing fail, it holds the rest.
+pub struct Spooler {
+    file: Option<File>,
+    written: u64,
+    held: Vec<u8>,
+    failed: Option<io::Error>,
+}
+
+impl Spooler {
+    /// `None` when no temporary file can be made.
+    pub fn new() -> Option<Self> {
+        Some(Self {
+            file: Some(tempfile::tempfile().ok()?),
+            written: 0,
+            held: Vec::new(),
+            failed: None,
+        })
+    }
+
+    pub fn write(&mut self, bytes: &[u8]) {
+        if let Some(file) = &mut self.file {
+            if file.write_all(bytes).is_ok() {
+                self.written += bytes.len() as u64;
+                return;
+            }
+            // Hold what was written, and the rest.
+            let mut file = self.file.take().expect("checked above");
+            let read = file
+                .seek(SeekFrom::Start(0))
+                .and_then(|_| (&mut file).take(self.written).read_to_end(&mut self.held));
+            if let Err(e) = read {
+                self.failed = Some(e);
+            }
+        }
+        if self.failed.is_none() {
+            self.held.extend_from_slice(bytes);
+        }
+    }
+
+    /// The objective field read.
+    pub fn finish(self) -> io::Result<Part> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        Ok(match self.file {
+            Some(file) => Part::Spooled(SpooledFunction::new(file, self.written)),
+            None => {
+                let mut field = objective_header(self.held.len() as u64);
+                field.extend_from_slice(&self.held);
+                Part::Field(field)
+            }
+        })
+    }
+}
+
+/// The key and length of an objective field whose body is `len` bytes.
+fn objective_header(len: u64) -> Vec<u8> {
+    let mut field = Vec::with_capacity(11);
+    encoding::encode_key(3, encoding::WireType::LengthDelimited, &mut field);
+    encoding::encode_varint(len, &mut field);
+    field
+}
+
 impl Singulars {
-    /// Bytes held.
+    /// Bytes they take encoded.
     pub fn len(&self) -> usize {
         self.len
     }
@@ -44,8 +159,8 @@ impl Singulars {
         self.len == 0
     }
 
-    pub fn push(&mut self, part: Vec<u8>) {
-        self.len += part.len();
+    pub fn push(&mut self, part: Part) {
+        self.len += part.encoded_len();
         self.parts.push(part);
     }
 
@@ -69,16 +184,24 @@ impl Singulars {
     }
 
     /// Decodes the Instance's singular fields (its entity lists empty) and
-    /// its objective. `Err` is prost's error for the whole of them.
-    pub fn decode(&self) -> Result<(pb::Instance, WireObjective<'_>), prost::DecodeError> {
+    /// its objective.
+    pub fn decode(&mut self) -> Result<(pb::Instance, WireObjective<'_>), SingularsError> {
+        if self.parts.iter().any(|p| matches!(p, Part::Spooled(_))) {
+            if let Some(read) = self.decode_spooled().map_err(SingularsError::Spool)? {
+                return Ok(read);
+            }
+            self.load_spooled().map_err(SingularsError::Spool)?;
+        }
         if let Some(read) = self.decode_on_wire() {
             return Ok(read);
         }
         let mut all = Vec::with_capacity(self.len);
         for part in &self.parts {
-            all.extend_from_slice(part);
+            if let Part::Field(bytes) = part {
+                all.extend_from_slice(bytes);
+            }
         }
-        let mut instance = pb::Instance::decode(all.as_slice())?;
+        let mut instance = pb::Instance::decode(all.as_slice()).map_err(SingularsError::Decode)?;
         let objective = match instance.objective.take() {
             None => WireObjective::Missing,
             Some(f) => WireObjective::Decoded(f),
@@ -86,10 +209,70 @@ impl Singulars {
         Ok((instance, objective))
     }
 
+    /// With a spooled objective piece: the objective's pieces, held or
+    /// spooled, as one spooled function read in the file. `None` when the
+    /// file reader or prost does not vouch for them.
+    fn decode_spooled(&self) -> io::Result<Option<(pb::Instance, WireObjective<'static>)>> {
+        let mut others = Vec::new();
+        let mut held = Vec::new();
+        let mut spooled = Vec::new();
+        for part in &self.parts {
+            match part {
+                Part::Field(bytes) => match Self::objective_body(bytes) {
+                    Some(body) => held.push((spooled.len(), body)),
+                    None => others.extend_from_slice(bytes),
+                },
+                Part::Spooled(s) => spooled.push(s),
+            }
+        }
+        let function = match (held.as_slice(), spooled.as_slice()) {
+            ([], [one]) => one.try_clone()?,
+            _ => {
+                // In stream order, into one file.
+                let mut file = tempfile::tempfile()?;
+                let mut len = 0;
+                let mut held = held.iter().peekable();
+                for i in 0..=spooled.len() {
+                    while let Some((_, body)) = held.next_if(|(before, _)| *before == i) {
+                        file.write_all(body)?;
+                        len += body.len() as u64;
+                    }
+                    if let Some(s) = spooled.get(i) {
+                        s.copy_to(&mut file)?;
+                        len += s.len();
+                    }
+                }
+                SpooledFunction::new(file, len)
+            }
+        };
+        let Ok(arm) = function.scan() else {
+            return Ok(None);
+        };
+        let Ok(instance) = pb::Instance::decode(others.as_slice()) else {
+            return Ok(None);
+        };
+        Ok(Some((instance, WireObjective::Spooled(arm))))
+    }
+
+    /// Reads the spooled pieces back into memory, in place.
+    fn load_spooled(&mut self) -> io::Result<()> {
+        for part in &mut self.parts {
+            if let Part::Spooled(s) = part {
+                let mut field = objective_header(s.len());
+                s.append_to(&mut field)?;
+                *part = Part::Field(field);
+            }
+        }
+        Ok(())
+    }
+
     fn decode_on_wire(&self) -> Option<(pb::Instance, WireObjective<'_>)> {
         let mut pieces = Vec::new();
         let mut others = Vec::new();
         for part in &self.parts {
+            let Part::Field(part) = part else {
+                return None;
+            };
             match Self::objective_body(part) {
                 Some(body) => pieces.push(body),
                 None => others.extend_from_slice(part),
@@ -106,5 +289,49 @@ impl Singulars {
         };
         let instance = pb::Instance::decode(others.as_slice()).ok()?;
         Some((instance, objective))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(part: &Part) -> Vec<u8> {
+        match part {
+            Part::Spooled(s) => s.load().unwrap(),
+            Part::Field(field) => Singulars::objective_body(field).unwrap().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_spooler_keeps_every_byte_in_the_file_or_else_in_memory() {
+        let pieces: [&[u8]; 3] = [b"\x12\x05", b"\x0a\x03", b"\x08\x01\x00"];
+        let mut spooler = Spooler::new().expect("a temporary file");
+        pieces.iter().for_each(|p| spooler.write(p));
+        let part = spooler.finish().unwrap();
+        assert!(matches!(part, Part::Spooled(_)));
+        assert_eq!(body(&part), pieces.concat());
+        assert_eq!(part.encoded_len(), 2 + 7);
+
+        // A file every write to fails (no space left): held in memory.
+        #[cfg(target_os = "linux")]
+        {
+            let full = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let mut spooler = Spooler {
+                file: Some(full),
+                written: 0,
+                held: Vec::new(),
+                failed: None,
+            };
+            pieces.iter().for_each(|p| spooler.write(p));
+            let part = spooler.finish().unwrap();
+            assert!(matches!(part, Part::Field(_)));
+            assert_eq!(body(&part), pieces.concat());
+            assert_eq!(part.encoded_len(), 2 + 7);
+        }
     }
 }

@@ -58,6 +58,13 @@ pub const GROUP_DEPTH_LIMIT: u32 = 100;
 /// fields are then read from memory, not through a call to the reader each.
 const BUFFER: usize = 64 << 10;
 
+/// The length of a length-delimited field, and where its prefix starts.
+#[derive(Debug, Clone, Copy)]
+pub struct LenPrefix {
+    pub len: u64,
+    start: u64,
+}
+
 pub struct FieldReader<R> {
     reader: R,
     /// Read ahead; `buf[pos..end]` is not consumed yet.
@@ -230,6 +237,15 @@ impl<R: Read> FieldReader<R> {
 
     /// Appends the body of a length-delimited field to `buf`.
     pub fn append_len(&mut self, buf: &mut Vec<u8>) -> Result<(), WireError> {
+        let prefix = self.len_prefix()?;
+        self.append_body(prefix, buf)
+    }
+
+    /// Reads the length of a length-delimited field, refusing one longer
+    /// than the input or the element limit (read through first when the
+    /// input's length is unknown). Its body is read next, by
+    /// [`FieldReader::append_body`] or [`FieldReader::stream_body`].
+    pub fn len_prefix(&mut self) -> Result<LenPrefix, WireError> {
         let start = self.offset;
         let len = self
             .varint("length prefix", false)?
@@ -255,6 +271,35 @@ impl<R: Read> FieldReader<R> {
                 offset: start,
             });
         }
+        Ok(LenPrefix { len, start })
+    }
+
+    /// Passes the body of the field whose prefix was just read to `sink`, a
+    /// piece at a time, without holding it.
+    pub fn stream_body(
+        &mut self,
+        LenPrefix { len, start }: LenPrefix,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), WireError> {
+        let mut got = self.consume(len, &mut *sink);
+        while got < len && self.fill()? {
+            got += self.consume(len - got, &mut *sink);
+        }
+        if got < len {
+            return Err(WireError::Truncated {
+                what: "a length-delimited field",
+                offset: start,
+            });
+        }
+        Ok(())
+    }
+
+    /// Appends the body of the field whose prefix was just read to `buf`.
+    pub fn append_body(
+        &mut self,
+        LenPrefix { len, start }: LenPrefix,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), WireError> {
         if self.total.is_some() {
             // Claimed to be present: reserved whole up front, so that a large
             // field is not copied as its buffer grows (which holds it about

@@ -198,6 +198,9 @@ pub struct Accounts {
     /// plain logical one: variables and constraints are then counted on
     /// the wire, not built.
     pub(super) counting: Option<Counting>,
+    /// Objective fields longer than this are spooled to a temporary file
+    /// when only counted ([`crate::decode::objective::spool_above`]).
+    pub(super) spool_above: u64,
 }
 
 /// What counting entities without building them keeps per thread.
@@ -215,6 +218,7 @@ impl Accounts {
             wire: options.wire.then(Aggregate::new),
             group_by: options.group_by,
             counting: None,
+            spool_above: crate::decode::objective::spool_above(),
         }
     }
 
@@ -265,6 +269,7 @@ impl Accounts {
     pub(super) fn for_worker(&self) -> Self {
         Self {
             counting: self.counting.as_ref().map(|_| Counting::default()),
+            spool_above: self.spool_above,
             ..Self::new(ProfileOptions {
                 group_by: self.group_by,
                 wire: self.wire.is_some(),

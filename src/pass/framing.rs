@@ -9,6 +9,7 @@ use prost::{encoding, Message};
 use super::accounts::{account_counted, account_entity, Accounts};
 use super::observer::NamedFunction;
 use super::Cost;
+use crate::decode::objective::{Part, Spooler};
 use crate::decode::terms::{self, entities};
 use crate::decode::wire::{FieldReader, WireType};
 use crate::decode::InstanceError;
@@ -48,7 +49,14 @@ pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch
                     };
                     wire_view::visit_top_level(element, None, &mut path, wire);
                 }
-                Ok(Item::Rest(bytes))
+                Ok(Item::Rest(Part::Field(bytes)))
+            }
+            RawElement::Spooled(part) => {
+                debug_assert!(
+                    accounts.wire.is_none(),
+                    "spooled only without the wire view"
+                );
+                Ok(Item::Rest(part))
             }
             RawElement::Unknown { wire_bytes } => {
                 if let Some(wire) = &mut accounts.wire {
@@ -285,7 +293,7 @@ impl LargeToken {
         let largest = raw.elements.iter().map(|e| match e {
             RawElement::Entity { start, end, .. } => end - start,
             RawElement::Rest { bytes, .. } => bytes.len(),
-            RawElement::Unknown { .. } => 0,
+            RawElement::Spooled(_) | RawElement::Unknown { .. } => 0,
         });
         if largest.max().unwrap_or(0) <= BATCH_BYTES {
             return None;
@@ -326,8 +334,8 @@ pub(super) enum Item {
         linear: bool,
         terms: u64,
     },
-    /// Singular fields and map entries, re-encoded as Instance fields.
-    Rest(Vec<u8>),
+    /// A singular field or map entry.
+    Rest(Part),
     /// The end of the stream, at this offset.
     End(u64),
 }
@@ -360,6 +368,9 @@ pub(super) enum RawElement {
         tag_bytes: u64,
         wire_bytes: u64,
     },
+    /// A large objective field, spooled to a temporary file as it was
+    /// read (never with the wire view, which reads its bytes).
+    Spooled(Part),
     /// A field the schema does not know, skipped (`wire_bytes` in all).
     Unknown { wire_bytes: u64 },
 }
@@ -371,6 +382,17 @@ pub(super) struct RawBatch {
     arena: Vec<u8>,
     elements: Vec<RawElement>,
     pub(super) last: Option<Result<u64, InstanceError>>,
+    /// Objective fields longer than this are spooled (`None`: none is).
+    spool_above: Option<u64>,
+}
+
+impl RawBatch {
+    pub(super) fn spooling_above(spool_above: Option<u64>) -> Self {
+        Self {
+            spool_above,
+            ..Self::default()
+        }
+    }
 }
 
 /// Reads up to one batch of elements, noting the end of the stream or the
@@ -418,11 +440,20 @@ pub(super) fn frame_one<R: Read>(
         }
         1 | 3 | 6 | 7 | 9 | 11 => {
             expect(field, wire_type, WireType::Len)?;
+            let prefix = fields.len_prefix()?;
+            if field == 3 && raw.spool_above.is_some_and(|above| prefix.len > above) {
+                if let Some(mut spooler) = Spooler::new() {
+                    fields.stream_body(prefix, &mut |bytes| spooler.write(bytes))?;
+                    let part = spooler.finish().map_err(InstanceError::Spool)?;
+                    raw.elements.push(RawElement::Spooled(part));
+                    return Ok(true);
+                }
+            }
             // Read once, behind room for the key and length written after
             // it (a large objective is not copied into a second buffer).
             const ROOM: usize = 15;
             let mut rest = vec![0; ROOM];
-            fields.append_len(&mut rest)?;
+            fields.append_body(prefix, &mut rest)?;
             let mut header = Vec::with_capacity(ROOM);
             encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut header);
             encoding::encode_varint((rest.len() - ROOM) as u64, &mut header);

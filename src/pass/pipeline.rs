@@ -83,8 +83,13 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
     let group_by = accounts.group_by;
     accounts.count_when_unseen(observer.sees_entities());
     let mut fields = FieldReader::new(reader, total).with_max_len(max_element);
+    // An objective only counted is read from a file, a window at a time:
+    // memory does not hold a large one (the wire view reads its bytes).
+    let spool_above =
+        (observer.counts_only() && accounts.wire.is_none()).then_some(accounts.spool_above);
+    let new_batch = || RawBatch::spooling_above(spool_above);
     if threads == 1 {
-        let mut raw = RawBatch::default();
+        let mut raw = new_batch();
         // The previous batch has been checked when the next is asked for.
         let mut large: Option<LargeToken> = None;
         let batches = std::iter::from_fn(|| {
@@ -124,7 +129,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
                 let tx = tx.clone();
                 let framer = &framer;
                 scope.spawn(move || {
-                    let mut raw = RawBatch::default();
+                    let mut raw = new_batch();
                     loop {
                         let (seq, large) = {
                             let mut f = framer.lock().unwrap_or_else(|e| e.into_inner());

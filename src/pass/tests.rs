@@ -236,7 +236,17 @@ fn damage(rng: &mut Rng, bytes: &mut Vec<u8>) {
 }
 
 fn run(bytes: &[u8], observer: &mut dyn EntityObserver) -> Result<Vec<(String, u64, u64)>, String> {
+    run_spooling(bytes, observer, u64::MAX)
+}
+
+/// [`run`], spooling objective fields longer than `spool_above` bytes.
+fn run_spooling(
+    bytes: &[u8],
+    observer: &mut dyn EntityObserver,
+    spool_above: u64,
+) -> Result<Vec<(String, u64, u64)>, String> {
     let mut accounts = Accounts::new(ProfileOptions::default());
+    accounts.spool_above = spool_above;
     let total = Some(bytes.len() as u64);
     profile_instance_within(bytes, total, None, Some(1), &mut accounts, observer)
         .map_err(|e| e.to_string())?;
@@ -260,4 +270,103 @@ fn counting_entities_on_the_wire_gives_what_building_them_gives() {
     }
     // Both verdicts are exercised.
     assert!(accepted > 800 && refused > 1_000, "{accepted} / {refused}");
+}
+
+/// A large objective: a linear or quadratic one of up to a few hundred
+/// terms, its ids sorted, shuffled or repeated, over variables 0..40.
+fn large_function(rng: &mut Rng) -> pb::Function {
+    use pb::function::Function as Arm;
+    // Now and then a non-finite one.
+    let value = |rng: &mut Rng| match rng.value() {
+        v if v.is_finite() || rng.chance(30) => v,
+        _ => 1.5,
+    };
+    let n = rng.below(300) as usize;
+    let sorted = rng.chance(2);
+    let mut ids: Vec<u64> = (0..n as u64)
+        .map(|i| if sorted { i % 40 } else { rng.below(40) })
+        .collect();
+    if !sorted && rng.chance(2) {
+        // Few repeats, often none.
+        ids = (0..n as u64)
+            .map(|i| (i * 7 + rng.below(2)) % 997)
+            .collect();
+    }
+    let arm = if rng.chance(2) {
+        Arm::Linear(pb::Linear {
+            terms: ids
+                .iter()
+                .map(|&id| pb::LinearTerm {
+                    id,
+                    coefficient: value(rng),
+                })
+                .collect(),
+            constant: value(rng),
+        })
+    } else {
+        let columns: Vec<u64> = ids.iter().map(|&i| (i * 3 + rng.below(3)) % 40).collect();
+        let extra = usize::from(rng.chance(20));
+        Arm::Quadratic(pb::Quadratic {
+            rows: ids,
+            columns,
+            values: (0..n + extra).map(|_| value(rng)).collect(),
+            linear: rng.chance(2).then(|| pb::Linear {
+                terms: (0..rng.below(50))
+                    .map(|i| pb::LinearTerm {
+                        id: i % 40,
+                        coefficient: value(rng),
+                    })
+                    .collect(),
+                constant: value(rng),
+            }),
+        })
+    };
+    pb::Function {
+        function: Some(arm),
+    }
+}
+
+#[test]
+fn spooling_the_objective_gives_what_holding_it_gives() {
+    let mut rng = Rng(SplitMix64(0x5eed_5900), true);
+    let (mut spooled, mut refused) = (0, 0);
+    for _ in 0..1_500 {
+        rng.1 = true;
+        let variables = (0..if rng.chance(10) { 39 } else { 40 }).map(|id| pb::DecisionVariable {
+            id,
+            kind: 3,
+            ..Default::default()
+        });
+        let mut bytes = pb::Instance {
+            decision_variables: variables.collect(),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        // One objective field, or several (merged, or the last arm wins).
+        for _ in 0..1 + usize::from(rng.chance(4)) + usize::from(rng.chance(8)) {
+            let objective = if rng.chance(6) {
+                function(&mut rng).unwrap_or_default()
+            } else {
+                large_function(&mut rng)
+            };
+            pb::Instance {
+                objective: Some(objective),
+                ..Default::default()
+            }
+            .encode(&mut bytes)
+            .expect("a Vec grows");
+        }
+        if rng.chance(3) {
+            damage(&mut rng, &mut bytes);
+        }
+        let held = run(&bytes, &mut ());
+        let above = rng.below(64);
+        assert_eq!(run_spooling(&bytes, &mut (), above), held, "{bytes:02x?}");
+        spooled += 1;
+        refused += usize::from(held.is_err());
+    }
+    assert!(
+        refused > 150 && spooled - refused > 800,
+        "{spooled} / {refused}"
+    );
 }

@@ -11,7 +11,7 @@ use super::framing::{Batch, Item};
 use super::observer::Singular;
 use super::EntityObserver;
 use crate::codec::IdSet;
-use crate::decode::objective::{Singulars, WireObjective};
+use crate::decode::objective::{Singulars, SingularsError, WireObjective};
 use crate::decode::terms;
 use crate::decode::InstanceError;
 use crate::model::function::Shape;
@@ -239,14 +239,14 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
                     state.summary.named_functions += 1;
                     observer.named_function(&n, cost);
                 }
-                Item::Rest(bytes) => {
+                Item::Rest(part) => {
                     // Merged, they are decoded as one message: one element.
-                    if let Some(limit) =
-                        max_element.filter(|&limit| (rest.len() + bytes.len()) as u64 > limit)
+                    if let Some(limit) = max_element
+                        .filter(|&limit| (rest.len() + part.encoded_len()) as u64 > limit)
                     {
                         return Err(InstanceError::SingularTooLarge { limit });
                     }
-                    rest.push(bytes)
+                    rest.push(part)
                 }
                 Item::End(offset) => break 'stream offset,
             }
@@ -255,10 +255,13 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
     drop(batches);
     let _span = trace::span(Phase::Check);
     state.summary.wire_bytes = end;
-    let (instance, objective) = rest.decode().map_err(|source| InstanceError::Decode {
-        field: "the instance's singular fields",
-        offset: end,
-        source,
+    let (instance, objective) = rest.decode().map_err(|e| match e {
+        SingularsError::Decode(source) => InstanceError::Decode {
+            field: "the instance's singular fields",
+            offset: end,
+            source,
+        },
+        SingularsError::Spool(e) => InstanceError::Spool(e),
     })?;
     let pb::Instance {
         description,
@@ -279,45 +282,27 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
         return Err(ModelError::FormatVersion(format_version).into());
     }
 
+    let variables = &state.variables;
+    let defined = |id| variables.contains(&id);
+    let counts_only = observer.counts_only();
     let objective = match objective {
         WireObjective::Missing => return Err(ModelError::MissingObjective.into()),
-        WireObjective::Decoded(wire) => {
-            let objective = Function::from_wire(&wire)?;
-            let waste = FileWaste::of(&wire, &objective);
-            Objective::Built(objective, waste)
-        }
+        WireObjective::Decoded(wire) => Objective::from_wire(&wire)?,
+        // Checked in full by `rest.decode`.
         WireObjective::Pieces { arm, pieces } => {
-            let variables = &state.variables;
-            let defined = |id| variables.contains(&id);
-            let counted = if observer.counts_only() {
-                // Checked in full by `rest.decode`.
-                terms::count(arm.as_ref(), &defined, threads).unwrap_or(None)
-            } else {
-                None
-            };
-            match counted {
-                Some(shape) => Objective::Counted(shape),
-                None => match terms::normalize(&pieces) {
-                    Ok(read) => {
-                        let (objective, waste) = read?;
-                        Objective::Built(objective, waste)
-                    }
-                    // Checked already; should prost read it otherwise,
-                    // prost decides.
-                    Err(terms::Unsupported) => {
-                        let wire =
-                            pb::Function::decode(pieces.concat().as_slice()).map_err(|source| {
-                                InstanceError::Decode {
-                                    field: "the instance's singular fields",
-                                    offset: end,
-                                    source,
-                                }
-                            })?;
-                        let objective = Function::from_wire(&wire)?;
-                        let waste = FileWaste::of(&wire, &objective);
-                        Objective::Built(objective, waste)
-                    }
-                },
+            match counts_only.then(|| terms::count(arm.as_ref(), &defined, threads)) {
+                Some(Ok(Some(shape))) => Objective::Counted(shape),
+                _ => build_objective(&pieces, end)?,
+            }
+        }
+        WireObjective::Spooled(spooled) => {
+            match counts_only.then(|| spooled.count(&defined, threads)) {
+                Some(Ok(Some(shape))) => Objective::Counted(shape),
+                _ => {
+                    let bytes = spooled.load().map_err(InstanceError::Spool)?;
+                    drop(spooled);
+                    build_objective(&[&bytes], end)?
+                }
             }
         }
     };
@@ -375,11 +360,41 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
     Ok(state.summary)
 }
 
+/// Builds the objective from its pieces, checked.
+fn build_objective(pieces: &[&[u8]], end: u64) -> Result<Objective, InstanceError> {
+    match terms::normalize(pieces) {
+        Ok(read) => {
+            let (objective, waste) = read?;
+            Ok(Objective::Built(objective, waste))
+        }
+        // Checked already; should prost read it otherwise, prost decides.
+        Err(terms::Unsupported) => {
+            let wire = pb::Function::decode(pieces.concat().as_slice()).map_err(|source| {
+                InstanceError::Decode {
+                    field: "the instance's singular fields",
+                    offset: end,
+                    source,
+                }
+            })?;
+            Objective::from_wire(&wire)
+        }
+    }
+}
+
 /// The objective once read: built, or only counted (for an observer that
 /// [counts only](EntityObserver::counts_only)).
 enum Objective {
     Built(Function, FileWaste),
     Counted(Shape),
+}
+
+impl Objective {
+    /// Built from prost's decoding, as OMMX builds it.
+    fn from_wire(wire: &pb::Function) -> Result<Self, InstanceError> {
+        let objective = Function::from_wire(wire)?;
+        let waste = FileWaste::of(wire, &objective);
+        Ok(Objective::Built(objective, waste))
+    }
 }
 
 /// Distinct variable ids that may wait for their definition: a hostile

@@ -53,10 +53,14 @@ fn corpus() -> Vec<Case> {
 }
 
 /// memprof's `--format folded` on `path` (one layer, or the whole input),
-/// without its final newline; `Err` with stderr when it refused.
-fn folded(path: &str, layer: Option<usize>) -> Result<String, String> {
+/// without its final newline; `Err` with stderr when it refused. `spool`:
+/// every objective field is spooled to a temporary file and read there.
+fn folded(path: &str, layer: Option<usize>, spool: bool) -> Result<String, String> {
     let mut cmd = memprof();
     cmd.args(["inspect", path, "--format", "folded", "-q"]);
+    if spool {
+        cmd.env("MEMPROF_SPOOL_ABOVE", "0");
+    }
     if let Some(layer) = layer {
         cmd.args(["--layer", &layer.to_string()]);
     }
@@ -74,6 +78,17 @@ fn folded(path: &str, layer: Option<usize>) -> Result<String, String> {
 
 #[test]
 fn memprof_agrees_with_ommx_on_every_corpus_case() {
+    agrees_on_every_corpus_case(false);
+}
+
+/// The same verdicts and profiles with every objective spooled and read
+/// from the file.
+#[test]
+fn memprof_agrees_with_ommx_on_every_corpus_case_spooling_the_objective() {
+    agrees_on_every_corpus_case(true);
+}
+
+fn agrees_on_every_corpus_case(spool: bool) {
     let cases = corpus();
     assert!(cases.len() >= 200, "the corpus has {} cases", cases.len());
     let dir = tempfile::tempdir().unwrap();
@@ -83,19 +98,19 @@ fn memprof_agrees_with_ommx_on_every_corpus_case() {
         fs::write(&path, case.input()).unwrap();
         let path = path.to_str().unwrap();
         let problem = match (case.verdict.as_str(), case.kind.as_str()) {
-            ("accept", "raw") => match folded(path, None) {
+            ("accept", "raw") => match folded(path, None, spool) {
                 Ok(got) if got == case.profiles[0] => None,
                 Ok(_) => Some("profile differs".to_string()),
                 Err(e) => Some(format!("wrongly refused: {e}")),
             },
             ("accept", _) => {
-                (0..case.profiles.len()).find_map(|layer| match folded(path, Some(layer)) {
+                (0..case.profiles.len()).find_map(|layer| match folded(path, Some(layer), spool) {
                     Ok(got) if got == case.profiles[layer] => None,
                     Ok(_) => Some(format!("layer {layer}: profile differs")),
                     Err(e) => Some(format!("layer {layer}: wrongly refused: {e}")),
                 })
             }
-            ("reject", _) => folded(path, None)
+            ("reject", _) => folded(path, None, spool)
                 .ok()
                 .map(|_| format!("wrongly accepted; OMMX says: {}", case.error)),
             (verdict, _) => panic!("{}: unknown verdict {verdict}", case.name),

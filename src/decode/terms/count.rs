@@ -4,6 +4,35 @@
 
 use super::*;
 
+/// A linear part's encoding, a window at a time: the pieces each window
+/// gives continue the encoding, cut at field boundaries. A `Linear` message
+/// is the concatenation of its fields, so any such cut reads the same.
+pub(super) trait LinearWindows {
+    fn each(&mut self, window: &mut dyn FnMut(&[&[u8]]) -> Wire<()>) -> Wire<()>;
+}
+
+/// The pieces held in memory: one window.
+struct Held<'p, 'a>(&'p [&'a [u8]]);
+
+impl LinearWindows for Held<'_, '_> {
+    fn each(&mut self, window: &mut dyn FnMut(&[&[u8]]) -> Wire<()>) -> Wire<()> {
+        window(self.0)
+    }
+}
+
+/// A quadratic part's three arrays (checked, of one length), a window of
+/// whole elements at a time, in order; `window` returns false to stop.
+pub(super) trait PairWindows {
+    fn each(&mut self, window: &mut dyn FnMut(&QuadraticWire<'_>) -> bool) -> Wire<()>;
+}
+
+impl PairWindows for &QuadraticWire<'_> {
+    fn each(&mut self, window: &mut dyn FnMut(&QuadraticWire<'_>) -> bool) -> Wire<()> {
+        window(self);
+        Ok(())
+    }
+}
+
 /// Counts what OMMX stores for the function whose final arm is `arm`,
 /// which has passed [`check`], without building it. `defined` says whether a variable id is defined;
 /// `threads` may count a large quadratic function in parallel.
@@ -18,61 +47,92 @@ pub fn count<D: Fn(u64) -> bool + Sync>(
     defined: &D,
     threads: usize,
 ) -> Wire<Option<Shape>> {
-    let shape = |variant, stored_terms| {
-        Some(Shape {
-            variant,
-            stored_terms,
-        })
-    };
     let Some(arm) = arm else {
         return Ok(None);
     };
-    Ok(match arm {
-        Arm::Constant(c) if !c.is_finite() => None,
-        Arm::Constant(c) if *c == 0.0 => shape(Variant::Zero, 0),
-        Arm::Constant(_) => shape(Variant::Constant, 0),
-        Arm::Linear(pieces) => {
-            count_linear(pieces, defined)?.and_then(|n| shape(Variant::Linear, n))
-        }
+    match arm {
+        Arm::Constant(c) => Ok(count_constant(*c)),
+        Arm::Linear(pieces) => count_linear_arm(&mut Held(pieces), defined),
         Arm::Quadratic(pieces) => {
             let q = quadratic_read(pieces, true)?;
             if q.n_rows != q.n_columns || q.n_rows != q.n_values {
                 return Ok(None);
             }
-            let linear = match &q.linear {
-                Some(l) => match count_linear(l, defined)? {
-                    Some(n) => n,
-                    None => return Ok(None),
-                },
-                None => 0,
-            };
-            count_pairs(&q, defined, threads).map(|n| Shape {
-                variant: Variant::Quadratic,
-                stored_terms: n + linear,
-            })
+            let linear = q.linear.as_deref().map(Held);
+            count_quadratic_arm(&mut &q, linear, defined, threads)
         }
-        Arm::Polynomial(_) => None,
+        Arm::Polynomial(_) => Ok(None),
+    }
+}
+
+fn shape(variant: Variant, stored_terms: usize) -> Option<Shape> {
+    Some(Shape {
+        variant,
+        stored_terms,
     })
+}
+
+/// [`count`] for a constant arm.
+pub(super) fn count_constant(c: f64) -> Option<Shape> {
+    match c {
+        c if !c.is_finite() => None,
+        0.0 => shape(Variant::Zero, 0),
+        _ => shape(Variant::Constant, 0),
+    }
+}
+
+/// [`count`] for a linear arm.
+pub(super) fn count_linear_arm<D: Fn(u64) -> bool + Sync>(
+    pieces: &mut dyn LinearWindows,
+    defined: &D,
+) -> Wire<Option<Shape>> {
+    Ok(count_linear(pieces, defined)?.and_then(|n| shape(Variant::Linear, n)))
+}
+
+/// [`count`] for a quadratic arm whose arrays have one length, with its
+/// linear part, if any.
+pub(super) fn count_quadratic_arm<D: Fn(u64) -> bool + Sync>(
+    pairs: &mut dyn PairWindows,
+    linear: Option<impl LinearWindows>,
+    defined: &D,
+    threads: usize,
+) -> Wire<Option<Shape>> {
+    let linear = match linear {
+        Some(mut l) => match count_linear(&mut l, defined)? {
+            Some(n) => n,
+            None => return Ok(None),
+        },
+        None => 0,
+    };
+    Ok(count_pairs(pairs, defined, threads)?.and_then(|n| shape(Variant::Quadratic, n + linear)))
 }
 
 /// Stored terms of a linear part (its constant included), `None` when it
 /// must be built.
-fn count_linear<D: Fn(u64) -> bool + Sync>(pieces: &[&[u8]], defined: &D) -> Wire<Option<usize>> {
+fn count_linear<D: Fn(u64) -> bool + Sync>(
+    windows: &mut dyn LinearWindows,
+    defined: &D,
+) -> Wire<Option<usize>> {
     let mut ok = true;
     let mut sorted = true;
     let mut last = None;
     let mut max = 0;
     let mut nonzero = 0;
-    let (constant, _) = linear(pieces, |id, c| {
-        if !c.is_finite() {
-            ok = false;
-        } else if c != 0.0 {
-            ok &= defined(id);
-            sorted &= last.is_none_or(|last| last < id);
-            last = Some(id);
-            max = max.max(id);
-            nonzero += 1;
-        }
+    let mut constant = 0.0;
+    windows.each(&mut |pieces| {
+        let (set, _) = linear_walk(pieces, |id, c| {
+            if !c.is_finite() {
+                ok = false;
+            } else if c != 0.0 {
+                ok &= defined(id);
+                sorted &= last.is_none_or(|last| last < id);
+                last = Some(id);
+                max = max.max(id);
+                nonzero += 1;
+            }
+        })?;
+        constant = set.unwrap_or(constant);
+        Ok(())
     })?;
     if !ok || !constant.is_finite() {
         return Ok(None);
@@ -82,10 +142,13 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(pieces: &[&[u8]], defined: &D) -> Wir
         // (the common case) is counted without holding its ids.
         let mut seen = KeySet::for_ids(max, nonzero);
         let mut repeated = false;
-        linear(pieces, |id, c| {
-            if c != 0.0 && !repeated && !seen.insert(id) {
-                repeated = true;
-            }
+        windows.each(&mut |pieces| {
+            linear(pieces, |id, c| {
+                if c != 0.0 && !repeated && !seen.insert(id) {
+                    repeated = true;
+                }
+            })
+            .map(|_| ())
         })?;
         if repeated {
             return Ok(None);
@@ -168,26 +231,20 @@ struct ChunkScan {
 
 /// Stored quadratic terms, `None` when the function must be built.
 fn count_pairs<D: Fn(u64) -> bool + Sync>(
-    q: &QuadraticWire<'_>,
+    windows: &mut dyn PairWindows,
     defined: &D,
     threads: usize,
-) -> Option<usize> {
-    let n = q.n_values;
-    let single = q.rows.len() == 1 && q.columns.len() == 1 && q.values.len() == 1;
-    let chunks = if single && threads > 1 && n >= 1 << 16 {
-        split(q.rows[0], q.columns[0], n, threads)
-    } else {
-        vec![]
-    };
+) -> Wire<Option<usize>> {
     // Pass 1: values, variables, order, the largest id.
-    let scans: Vec<ChunkScan> = if chunks.is_empty() {
-        let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
-        vec![scan_pairs(pairs.zip(doubles(&q.values)), defined, None)]
-    } else {
-        parallel(&chunks, |c| scan_pairs(chunk_iter(q, c), defined, None))
-    };
-    if scans.iter().any(|s| s.build) {
-        return None;
+    let mut scans: Vec<ChunkScan> = Vec::new();
+    let mut build = false;
+    windows.each(&mut |q| {
+        scans.extend(scan_window(q, defined, None, threads));
+        build = scans.iter().any(|s| s.build);
+        !build
+    })?;
+    if build {
+        return Ok(None);
     }
     let nonzero = scans.iter().map(|s| s.nonzero).sum();
     let sorted = scans.iter().all(|s| s.sorted)
@@ -196,35 +253,53 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
             _ => true,
         });
     if sorted {
-        return Some(nonzero);
+        return Ok(Some(nonzero));
     }
     // Pass 2: a repeated pair, in a bitmap of the triangle of pairs when it
     // is small next to the terms, else a hash set.
     let max = scans.iter().map(|s| s.max).max().unwrap_or(0);
     let bits = triangle(max, max).and_then(|t| t.checked_add(1));
+    let mut repeated = false;
     match bits.filter(|&b| b <= BITMAP_FLOOR.max(16 * nonzero as u64)) {
         Some(bits) => {
             let words: Vec<AtomicU64> = (0..bits.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-            let seen = Some(words.as_slice());
-            let scans: Vec<ChunkScan> = if chunks.is_empty() {
-                let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
-                vec![scan_pairs(pairs.zip(doubles(&q.values)), defined, seen)]
-            } else {
-                parallel(&chunks, |c| scan_pairs(chunk_iter(q, c), defined, seen))
-            };
-            (!scans.iter().any(|s| s.build)).then_some(nonzero)
+            windows.each(&mut |q| {
+                let scans = scan_window(q, defined, Some(&words), threads);
+                repeated = scans.iter().any(|s| s.build);
+                !repeated
+            })?;
         }
         None => {
             let mut seen: HashSet<(u64, u64), BuildIdHasher> =
                 HashSet::with_capacity_and_hasher(nonzero, Default::default());
-            let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
-            for ((r, c), v) in pairs.zip(doubles(&q.values)) {
-                if v != 0.0 && !seen.insert((r.min(c), r.max(c))) {
-                    return None;
-                }
-            }
-            Some(nonzero)
+            windows.each(&mut |q| {
+                let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
+                repeated = pairs
+                    .zip(doubles(&q.values))
+                    .any(|((r, c), v)| v != 0.0 && !seen.insert((r.min(c), r.max(c))));
+                !repeated
+            })?;
         }
+    }
+    Ok((!repeated).then_some(nonzero))
+}
+
+/// One pass over one window, on several threads when it is large and its
+/// arrays are single pieces: the scans of its chunks, in order.
+fn scan_window<D: Fn(u64) -> bool + Sync>(
+    q: &QuadraticWire<'_>,
+    defined: &D,
+    seen: Option<&[AtomicU64]>,
+    threads: usize,
+) -> Vec<ChunkScan> {
+    let n = q.n_values;
+    let single = q.rows.len() == 1 && q.columns.len() == 1 && q.values.len() == 1;
+    if single && threads > 1 && n >= 1 << 16 {
+        let chunks = split(q.rows[0], q.columns[0], n, threads);
+        parallel(&chunks, |c| scan_pairs(chunk_iter(q, c), defined, seen))
+    } else {
+        let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
+        vec![scan_pairs(pairs.zip(doubles(&q.values)), defined, seen)]
     }
 }
 
@@ -269,8 +344,14 @@ fn chunk_iter<'a>(
 
 /// Byte offset of element `k` of a packed varint array (checked).
 pub(super) fn varint_offset(packed: &[u8], k: usize) -> usize {
+    nth_end(packed, k).unwrap_or(packed.len())
+}
+
+/// Byte offset just past the `k`th varint of a packed array (checked), if
+/// it has that many.
+pub(super) fn nth_end(packed: &[u8], k: usize) -> Option<usize> {
     if k == 0 {
-        return 0;
+        return Some(0);
     }
     let mut seen = 0;
     // Whole words first: count the bytes that end a varint.
@@ -287,11 +368,11 @@ pub(super) fn varint_offset(packed: &[u8], k: usize) -> usize {
         if b < 0x80 {
             seen += 1;
             if seen == k {
-                return at + i + 1;
+                return Some(at + i + 1);
             }
         }
     }
-    packed.len()
+    None
 }
 
 /// Cuts `n` triples into `threads` chunks at element boundaries.

@@ -30,6 +30,7 @@ use crate::ommx_v1 as pb;
 
 mod count;
 pub mod entities;
+pub mod spooled;
 pub use count::count;
 #[cfg(test)]
 use count::varint_offset;
@@ -172,8 +173,14 @@ pub fn check(arm: &Arm<'_>) -> Wire<()> {
 
 /// Walks a `Linear` given in pieces: `term(id, coefficient)` for each term
 /// in file order; returns the constant and the number of terms.
-fn linear(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(f64, usize)> {
-    let mut constant = 0.0;
+fn linear(pieces: &[&[u8]], term: impl FnMut(u64, f64)) -> Wire<(f64, usize)> {
+    linear_walk(pieces, term).map(|(constant, n)| (constant.unwrap_or(0.0), n))
+}
+
+/// [`linear`], with the constant only if the pieces set it (the last one
+/// wins, across pieces read one window after another too).
+fn linear_walk(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(Option<f64>, usize)> {
+    let mut constant = None;
     let mut terms = 0;
     for piece in pieces {
         let mut fields = Fields::new(piece);
@@ -206,7 +213,7 @@ fn linear(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(f64, usize)
                     term(id, coefficient);
                     terms += 1;
                 }
-                (2, Value::Fixed64(bits, _)) => constant = f64::from_bits(bits),
+                (2, Value::Fixed64(bits, _)) => constant = Some(f64::from_bits(bits)),
                 (1 | 2, _) => return Err(Unsupported),
                 _ => {}
             }
@@ -282,16 +289,7 @@ fn count_varints(body: &[u8]) -> Wire<usize> {
     // nine continuation bytes (a varint of ten bytes or more) needs the
     // tenth byte checked, counting those bytes is the whole check.
     if body.last().is_none_or(|&b| b < 0x80) {
-        let mut run = 0u32;
-        let mut longest = 0u32;
-        let mut ends = 0usize;
-        for &b in body {
-            let more = u32::from(b >> 7);
-            run = (run + more) * more;
-            longest = longest.max(run);
-            ends += (1 - more) as usize;
-        }
-        if longest < 9 {
+        if let Some(ends) = count_ends(body) {
             return Ok(ends);
         }
     }
@@ -302,6 +300,41 @@ fn count_varints(body: &[u8]) -> Wire<usize> {
         n += 1;
     }
     Ok(n)
+}
+
+/// The bytes below 0x80 in `bytes`, unless nine or more others run
+/// together. Eight bytes at a time: a mask of their high bits says how
+/// many end a varint, and how long the runs of others at either edge are
+/// (one inside a word that is not all of them is at most six long).
+#[inline]
+fn count_ends(bytes: &[u8]) -> Option<usize> {
+    let words = bytes.chunks_exact(8);
+    let tail = words.remainder();
+    let mut run = 0u32;
+    let mut ends = 0usize;
+    for word in words {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        // Bit i: byte i continues a varint.
+        let mask =
+            (((word >> 7) & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
+        run += mask.trailing_ones();
+        if run >= 9 {
+            return None;
+        }
+        if mask != u8::MAX {
+            run = mask.leading_ones();
+        }
+        ends += 8 - mask.count_ones() as usize;
+    }
+    for &b in tail {
+        let more = u32::from(b >> 7);
+        run = (run + more) * more;
+        if run >= 9 {
+            return None;
+        }
+        ends += (1 - more) as usize;
+    }
+    (run < 9).then_some(ends)
 }
 
 fn quadratic<'a>(pieces: &[&'a [u8]]) -> Wire<QuadraticWire<'a>> {
@@ -1097,6 +1130,29 @@ mod tests {
         assert_eq!(shape.stored_terms, 80_200);
         // An undefined variable: built, so that its error names it.
         assert_eq!(count(arm.as_ref(), &|id| id != 399, 2).unwrap(), None);
+    }
+
+    #[test]
+    fn ends_are_counted_a_word_at_a_time_as_byte_by_byte() {
+        let mut rng = Rng(0x00c0_0417);
+        for _ in 0..20_000 {
+            // Runs of continuation bytes of every length, across words.
+            let bytes: Vec<u8> = (0..rng.below(40))
+                .map(|_| match rng.below(3) {
+                    0 => rng.below(0x80) as u8,
+                    _ => 0x80 | rng.below(0x80) as u8,
+                })
+                .collect();
+            let mut run = 0;
+            let mut longest = 0;
+            for &b in &bytes {
+                run = if b >= 0x80 { run + 1 } else { 0 };
+                longest = longest.max(run);
+            }
+            let ends = bytes.iter().filter(|&&b| b < 0x80).count();
+            let expected = (longest < 9).then_some(ends);
+            assert_eq!(count_ends(&bytes), expected, "{bytes:02x?}");
+        }
     }
 
     #[test]
