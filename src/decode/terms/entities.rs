@@ -14,7 +14,8 @@
 //! is the function normalized in full.
 
 use super::{
-    count_varints, linear, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value, Wire,
+    count_varints, linear_terms, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value,
+    Wire,
 };
 use crate::codec::IdSet;
 use crate::model::function::{Shape, Variant};
@@ -323,18 +324,10 @@ fn linear_distinct(
     seen: &mut Seen,
     ids: &mut Vec<u64>,
 ) -> Wire<Option<Result<Shape, ModelError>>> {
-    let mut error = None;
-    let (constant, _) = linear(pieces, |id, c| {
-        if error.is_some() {
-        } else if !c.is_finite() {
-            error = Some(non_finite("linear coefficient", c));
-        } else if c != 0.0 {
-            ids.push(id);
-        }
-    })?;
-    if let Some(e) = error {
-        return Ok(Some(Err(e)));
-    }
+    let constant = match linear_terms(pieces, |id, _| ids.push(id))? {
+        Ok((constant, _)) => constant,
+        Err(e) => return Ok(Some(Err(e))),
+    };
     let bound = ids.iter().fold(0, |bound, &id| bound | id);
     if !seen.distinct(ids, bound) {
         return Ok(None);

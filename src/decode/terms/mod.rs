@@ -486,12 +486,13 @@ fn finite(value: f64, what: &str) -> Result<f64, ModelError> {
     }
 }
 
-/// Collects a linear part's non-zero terms, as `Function::from_wire` does:
-/// the first non-finite coefficient is the error. Returns the constant and
-/// the number of terms in the file.
+/// Passes a linear part's non-zero terms to `term` in file order, as
+/// `Function::from_wire` reads them: the first non-finite coefficient is
+/// the error (no term after it is passed). Returns the constant and the
+/// number of terms in the file.
 fn linear_terms(
     pieces: &[&[u8]],
-    out: &mut Vec<(u64, f64)>,
+    mut term: impl FnMut(u64, f64),
 ) -> Wire<Result<(f64, usize), ModelError>> {
     let mut error = None;
     let (constant, n) = linear(pieces, |id, c| {
@@ -499,7 +500,7 @@ fn linear_terms(
         } else if !c.is_finite() {
             error = Some(non_finite("linear coefficient", c));
         } else if c != 0.0 {
-            out.push((id, c));
+            term(id, c);
         }
     })?;
     Ok(match error {
@@ -531,7 +532,7 @@ pub fn normalize_arm(arm: Option<&Arm<'_>>) -> Wire<Result<(Function, u64), Mode
             // A term takes 12 bytes or more on the wire.
             let bytes: usize = pieces.iter().map(|p| p.len()).sum();
             let mut terms = Vec::with_capacity(bytes / 12);
-            match linear_terms(pieces, &mut terms)? {
+            match linear_terms(pieces, |id, c| terms.push((id, c)))? {
                 Err(e) => Err(e),
                 Ok((constant, n)) => finite(constant, "constant").map(|constant| {
                     let f = Function::Linear {
@@ -546,7 +547,7 @@ pub fn normalize_arm(arm: Option<&Arm<'_>>) -> Wire<Result<(Function, u64), Mode
             let q = quadratic(pieces)?;
             let mut linear = Vec::new();
             let linear_part = match &q.linear {
-                Some(l) => Some(linear_terms(l, &mut linear)?),
+                Some(l) => Some(linear_terms(l, |id, c| linear.push((id, c)))?),
                 None => None,
             };
             normalize_quadratic(&q, linear, linear_part)

@@ -238,35 +238,15 @@ impl LinearWindows for FileLinear<'_> {
 }
 
 /// Calls `window` on the pieces of a message in turn, each cut into
-/// windows of whole fields (the last holds whatever is left, whole or not,
-/// so that its reader finds what is wrong with it).
+/// windows of whole fields.
 fn each_linear_window(
     file: &File,
     pieces: &[Range<u64>],
     window: &mut dyn FnMut(&[&[u8]]) -> Wire<()>,
 ) -> Wire<()> {
     for piece in pieces {
-        let mut reader = Window::new(file, piece.clone());
-        let mut want = CHUNK;
-        loop {
-            reader.fill(want)?;
-            let held = reader.held();
-            if held.is_empty() {
-                break;
-            }
-            let whole = if reader.at_end() {
-                held.len()
-            } else {
-                whole_fields(held)
-            };
-            if whole == 0 {
-                // A field longer than the window: a longer one.
-                want = held.len().saturating_mul(2);
-                continue;
-            }
-            window(&[reader.take(whole)])?;
-            want = CHUNK;
-        }
+        let whole = |held: &[u8]| Ok(whole_fields(held));
+        Window::new(file, piece.clone()).each(whole, |w| window(&[w]))?;
     }
     Ok(())
 }
@@ -288,31 +268,19 @@ fn whole_fields(buf: &[u8]) -> usize {
 
 /// Counts (and checks) the varints of a packed array in the file.
 fn count_file_varints(file: &File, range: Range<u64>) -> Wire<usize> {
-    let mut reader = Window::new(file, range);
+    // Windows end after a byte that ends a varint; with none in a window
+    // longer than ten bytes, a varint is too long.
+    let whole = |held: &[u8]| match held.iter().rposition(|&b| b < 0x80) {
+        Some(i) => Ok(i + 1),
+        None if held.len() > 10 => Err(Unsupported),
+        None => Ok(0),
+    };
     let mut n = 0;
-    let mut want = CHUNK;
-    loop {
-        reader.fill(want)?;
-        let held = reader.held();
-        if held.is_empty() {
-            return Ok(n);
-        }
-        let whole = if reader.at_end() {
-            held.len()
-        } else {
-            held.iter().rposition(|&b| b < 0x80).map_or(0, |i| i + 1)
-        };
-        if whole == 0 {
-            // No varint ends in the window: one longer than ten bytes.
-            if held.len() > 10 {
-                return Err(Unsupported);
-            }
-            want = held.len() + CHUNK;
-            continue;
-        }
-        n += count_varints(reader.take(whole))?;
-        want = CHUNK;
-    }
+    Window::new(file, range).each(whole, |w| {
+        n += count_varints(w)?;
+        Ok(())
+    })?;
+    Ok(n)
 }
 
 /// A quadratic part's three checked arrays (packed, `n` elements each) in
@@ -403,6 +371,36 @@ impl<'f> Window<'f> {
     /// The bytes read and not consumed yet.
     fn held(&self) -> &[u8] {
         &self.buf[self.start..]
+    }
+
+    /// Calls `window` on the whole range, a window at a time: each the
+    /// prefix `whole` finds whole in what is held (a longer window is read
+    /// when it finds none), the last whatever is left, whole or not, so
+    /// that its reader finds what is wrong with it.
+    fn each(
+        mut self,
+        whole: impl Fn(&[u8]) -> Wire<usize>,
+        mut window: impl FnMut(&[u8]) -> Wire<()>,
+    ) -> Wire<()> {
+        let mut want = CHUNK;
+        loop {
+            self.fill(want)?;
+            let held = self.held();
+            if held.is_empty() {
+                return Ok(());
+            }
+            let cut = if self.at_end() {
+                held.len()
+            } else {
+                whole(held)?
+            };
+            if cut == 0 {
+                want = held.len().saturating_mul(2);
+                continue;
+            }
+            window(self.take(cut))?;
+            want = CHUNK;
+        }
     }
 
     /// Consumes `n` bytes (held already).
