@@ -690,13 +690,15 @@ fn a_file_name_that_is_not_utf8_is_read() {
 
 #[test]
 fn a_file_that_changes_while_it_is_read_is_not_profiled() {
-    // An unknown field of 256 MiB of zeros, gzip-compressed (a few seconds to
-    // inflate in a debug build); the file grows while memprof reads it.
+    // An unknown field of 2 GiB of zeros, gzip-compressed (about two seconds
+    // to inflate: the dependencies are optimized even in a test build, and
+    // 256 MiB took about the 300 ms the test waits, so the run sometimes
+    // ended just as the file changed); the file grows while memprof reads it.
     let dir = tempfile::tempdir().unwrap();
     let mut header = varint(20 << 3 | 2);
-    header.extend(varint(256 << 20));
+    header.extend(varint(2048 << 20));
     let mut bytes = gzip(&header);
-    bytes.extend(gzip_zeros(256));
+    bytes.extend(gzip_zeros(2048));
     let path = write(dir.path(), "growing.pb.gz", &bytes);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memprof"))
         .args(["inspect", &path, "-q"])
