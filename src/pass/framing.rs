@@ -242,6 +242,9 @@ fn count_entity(
                     Some(entities::count_function(pieces, &mut counting.seen, &mut ids).ok()?)
                 }
             };
+            if ids.capacity() > 2 * ids.len() + 16 {
+                ids.shrink_to_fit();
+            }
             laps.lap(Phase::Decode);
             // In `Constraint::from_wire_normalized`'s order.
             let shape = Equality::from_wire(c.id, c.equality).and_then(|_| {
@@ -325,9 +328,10 @@ pub(super) enum Item {
     Named(Box<NamedFunction>, Cost),
     /// A variable counted on the wire (its id).
     CountedVariable(u64),
-    /// A constraint counted on the wire: its id, the variable of each of
-    /// its stored terms (in any order for a `linear` function, else in its
-    /// normalized order), and their number.
+    /// A constraint counted on the wire: its id, the variables of its
+    /// stored terms, each once (in any order for a `linear` function, else
+    /// in the order its normalized terms first use them), and the number of
+    /// its stored terms.
     CountedConstraint {
         id: u64,
         ids: Vec<u64>,

@@ -95,14 +95,31 @@ fn function(rng: &mut Rng) -> Option<pb::Function> {
                 linear: rng.chance(2).then(|| linear(rng)),
             }))
         }
-        4 => Some(Arm::Polynomial(pb::Polynomial {
-            terms: (0..rng.below(4))
-                .map(|_| pb::Monomial {
-                    ids: (0..rng.below(3)).map(|_| rng.id()).collect(),
+        4 => {
+            // Monomials over a few variables, ids repeated, now and then one
+            // written again in another order (they merge, or cancel).
+            let pool: Vec<u64> = (0..3).map(|_| rng.id()).collect();
+            let mut terms: Vec<pb::Monomial> = Vec::new();
+            for _ in 0..rng.below(6) {
+                let again = (!terms.is_empty() && rng.chance(4))
+                    .then(|| terms[rng.below(terms.len() as u64) as usize].ids.clone());
+                let mut ids = again.unwrap_or_else(|| {
+                    (0..rng.below(5))
+                        .map(|_| match rng.below(8) {
+                            0 => rng.id(),
+                            i => pool[i as usize % 3],
+                        })
+                        .collect()
+                });
+                let turn = rng.below(ids.len() as u64 + 1) as usize % ids.len().max(1);
+                ids.rotate_left(turn);
+                terms.push(pb::Monomial {
+                    ids,
                     coefficient: rng.value(),
-                })
-                .collect(),
-        })),
+                });
+            }
+            Some(Arm::Polynomial(pb::Polynomial { terms }))
+        }
         _ => Some(Arm::Linear(linear(rng))),
     };
     Some(pb::Function { function: arm })

@@ -298,10 +298,19 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
         WireObjective::Spooled(spooled) => {
             match counts_only.then(|| spooled.count(&defined, threads)) {
                 Some(Ok(Some(shape))) => Objective::Counted(shape),
+                // Read back whole: counted as held bytes are, or built.
                 _ => {
                     let bytes = spooled.load().map_err(InstanceError::Spool)?;
                     drop(spooled);
-                    build_objective(&[&bytes], end)?
+                    let count = || {
+                        let arm = terms::scan([bytes.as_slice()])?;
+                        arm.as_ref().map_or(Ok(()), terms::check)?;
+                        terms::count(arm.as_ref(), &defined, threads)
+                    };
+                    match counts_only.then(count) {
+                        Some(Ok(Some(shape))) => Objective::Counted(shape),
+                        _ => build_objective(&[&bytes], end)?,
+                    }
                 }
             }
         }

@@ -38,10 +38,11 @@ impl PairWindows for &QuadraticWire<'_> {
 /// `threads` may count a large quadratic function in parallel.
 ///
 /// `None` when the count alone cannot be exact and the function must be
-/// built ([`normalize`]): a duplicate monomial (which merges, or cancels), a
-/// variable that is not defined (whose error names the first one in OMMX's
-/// order), a non-finite value or lengths that differ (whose error names
-/// the first), a polynomial.
+/// built ([`normalize`]): a duplicate linear or quadratic term (which
+/// merges, or cancels), a variable that is not defined (whose error names
+/// the first one in OMMX's order), a non-finite value or lengths that
+/// differ (whose error names the first). A polynomial is merged by its
+/// keys ([`polynomial`]), on one thread.
 pub fn count<D: Fn(u64) -> bool + Sync>(
     arm: Option<&Arm<'_>>,
     defined: &D,
@@ -61,7 +62,12 @@ pub fn count<D: Fn(u64) -> bool + Sync>(
             let linear = q.linear.as_deref().map(Held);
             count_quadratic_arm(&mut &q, linear, defined, threads)
         }
-        Arm::Polynomial(_) => Ok(None),
+        Arm::Polynomial(pieces) => Ok(match polynomial::merged_monomials(pieces)? {
+            Ok(terms) if terms.iter().all(|(key, _)| key.ids().all(defined)) => {
+                shape(Variant::Polynomial, terms.len())
+            }
+            _ => None,
+        }),
     }
 }
 

@@ -11,8 +11,11 @@
 //!
 //! A linear function is counted without sorting its terms: a table or a
 //! set of the ids seen ([`Seen`]) finds a repeated variable, and only then
-//! is the function normalized in full.
+//! is the function normalized in full. A polynomial is merged by keys that
+//! hold each monomial's distinct variables, not its degree. Each variable is
+//! named once, at its first use, whatever the function.
 
+use super::polynomial::merged_monomials;
 use super::{
     count_varints, linear_terms, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value,
     Wire,
@@ -285,6 +288,14 @@ impl Seen {
         distinct
     }
 
+    /// Keeps the first of each id in `ids`, in order.
+    fn keep_first(&mut self, ids: &mut Vec<u64>) {
+        ids.retain(|&id| self.ids.insert(id));
+        for &id in ids.iter() {
+            self.ids.remove(id);
+        }
+    }
+
     fn distinct_in_set(&mut self, ids: &[u64]) -> bool {
         let fresh = ids.iter().take_while(|&&id| self.ids.insert(id)).count();
         for &id in &ids[..fresh] {
@@ -310,9 +321,24 @@ pub fn count_function(
         }
         ids.clear();
     }
+    if let Some(Arm::Polynomial(pieces)) = &arm {
+        return Ok(merged_monomials(pieces)?.map(|terms| {
+            ids.extend(terms.iter().flat_map(|(key, _)| key.ids()));
+            seen.keep_first(ids);
+            Shape {
+                variant: Variant::Polynomial,
+                stored_terms: terms.len(),
+            }
+        }));
+    }
     Ok(normalize_arm(arm.as_ref())?.map(|(function, _)| {
         function.for_each_variable(|id| ids.push(id));
-        function.shape()
+        let shape = function.shape();
+        // A quadratic names its variables many times over.
+        if shape.variant != Variant::Linear {
+            seen.keep_first(ids);
+        }
+        shape
     }))
 }
 

@@ -30,6 +30,7 @@ use crate::ommx_v1 as pb;
 
 mod count;
 pub mod entities;
+mod polynomial;
 pub mod spooled;
 pub use count::count;
 #[cfg(test)]
@@ -167,7 +168,7 @@ pub fn check(arm: &Arm<'_>) -> Wire<()> {
         Arm::Constant(_) => Ok(()),
         Arm::Linear(p) => linear(p, |_, _| {}).map(|_| ()),
         Arm::Quadratic(p) => quadratic(p).map(|_| ()),
-        Arm::Polynomial(p) => polynomial(p, |_, _| {}).map(|_| ()),
+        Arm::Polynomial(p) => walk_polynomial(p, &mut ()).map(|_| ()),
     }
 }
 
@@ -433,17 +434,28 @@ fn doubles<'a>(pieces: &'a [&'a [u8]]) -> impl Iterator<Item = f64> + 'a {
     })
 }
 
-/// Walks a `Polynomial` given in pieces: `monomial(ids, coefficient)` for
-/// each monomial in file order (ids as written); returns their number.
-fn polynomial(pieces: &[&[u8]], mut monomial: impl FnMut(&mut Vec<u64>, f64)) -> Wire<usize> {
-    let mut ids = Vec::new();
+/// What walking a `Polynomial` shows of each monomial, in file order: its
+/// ids as written, then its coefficient (the last one given, else 0).
+trait Monomials {
+    fn id(&mut self, id: u64);
+    fn end(&mut self, coefficient: f64);
+}
+
+/// Only the encoding checked.
+impl Monomials for () {
+    fn id(&mut self, _: u64) {}
+    fn end(&mut self, _: f64) {}
+}
+
+/// Walks a `Polynomial` given in pieces, showing each monomial to
+/// `monomials`; returns their number.
+fn walk_polynomial(pieces: &[&[u8]], monomials: &mut impl Monomials) -> Wire<usize> {
     let mut n = 0;
     for piece in pieces {
         let mut fields = Fields::new(piece);
         while let Some((number, value)) = fields.next()? {
             match (number, value) {
                 (1, Value::Len(body)) => {
-                    ids.clear();
                     let mut coefficient = 0.0;
                     let mut inner = Fields::new(body);
                     while let Some((number, value)) = inner.next()? {
@@ -451,16 +463,16 @@ fn polynomial(pieces: &[&[u8]], mut monomial: impl FnMut(&mut Vec<u64>, f64)) ->
                             (1, Value::Len(packed)) => {
                                 let mut pos = 0;
                                 while pos < packed.len() {
-                                    ids.push(varint(packed, &mut pos)?);
+                                    monomials.id(varint(packed, &mut pos)?);
                                 }
                             }
-                            (1, Value::Varint(v, _)) => ids.push(v),
+                            (1, Value::Varint(v, _)) => monomials.id(v),
                             (2, Value::Fixed64(bits, _)) => coefficient = f64::from_bits(bits),
                             (1 | 2, _) => return Err(Unsupported),
                             _ => {}
                         }
                     }
-                    monomial(&mut ids, coefficient);
+                    monomials.end(coefficient);
                     n += 1;
                 }
                 (1, _) => return Err(Unsupported),
@@ -469,6 +481,26 @@ fn polynomial(pieces: &[&[u8]], mut monomial: impl FnMut(&mut Vec<u64>, f64)) ->
         }
     }
     Ok(n)
+}
+
+/// [`walk_polynomial`] with each monomial's ids gathered as written:
+/// `monomial(ids, coefficient)`.
+fn polynomial(pieces: &[&[u8]], monomial: impl FnMut(&mut Vec<u64>, f64)) -> Wire<usize> {
+    struct Gathered<F> {
+        ids: Vec<u64>,
+        monomial: F,
+    }
+    impl<F: FnMut(&mut Vec<u64>, f64)> Monomials for Gathered<F> {
+        fn id(&mut self, id: u64) {
+            self.ids.push(id);
+        }
+        fn end(&mut self, coefficient: f64) {
+            (self.monomial)(&mut self.ids, coefficient);
+            self.ids.clear();
+        }
+    }
+    let ids = Vec::new();
+    walk_polynomial(pieces, &mut Gathered { ids, monomial })
 }
 
 fn non_finite(what: &str, value: f64) -> ModelError {
