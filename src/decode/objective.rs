@@ -85,8 +85,9 @@ pub enum SingularsError {
     Spool(io::Error),
 }
 
-/// Copies the body of a large objective field to an unlinked temporary
-/// file as the stream goes by; should writing fail, it holds the rest.
+/// Copies the body of a large objective (or constraint) field to an
+/// unlinked temporary file as the stream goes by; should writing fail, it
+/// holds the rest.
 pub struct Spooler {
     file: Option<File>,
     written: u64,
@@ -127,16 +128,25 @@ impl Spooler {
 
     /// The objective field read.
     pub fn finish(self) -> io::Result<Part> {
+        Ok(match self.finish_body()? {
+            Ok(spooled) => Part::Spooled(spooled),
+            Err(held) => {
+                let mut field = objective_header(held.len() as u64);
+                field.extend_from_slice(&held);
+                Part::Field(field)
+            }
+        })
+    }
+
+    /// The body read: in the file, or held (`Err`) should writing have
+    /// failed.
+    pub fn finish_body(self) -> io::Result<Result<SpooledFunction, Vec<u8>>> {
         if let Some(e) = self.failed {
             return Err(e);
         }
         Ok(match self.file {
-            Some(file) => Part::Spooled(SpooledFunction::new(file, self.written)),
-            None => {
-                let mut field = objective_header(self.held.len() as u64);
-                field.extend_from_slice(&self.held);
-                Part::Field(field)
-            }
+            Some(file) => Ok(SpooledFunction::new(file, self.written)),
+            None => Err(self.held),
         })
     }
 }

@@ -6,17 +6,17 @@ use std::io::Read;
 
 use prost::{encoding, Message};
 
-use super::accounts::{account_counted, account_entity, Accounts};
+use super::accounts::{account_entity, Accounts};
+use super::counted::{count_entity, decode_spooled_constraint};
 use super::observer::NamedFunction;
 use super::Cost;
 use crate::decode::objective::{Part, Spooler};
-use crate::decode::terms::{self, entities};
+use crate::decode::terms;
+use crate::decode::terms::spooled::{SpooledArm, SpooledFunction};
 use crate::decode::wire::{FieldReader, WireType};
 use crate::decode::InstanceError;
-use crate::model::function::Variant;
-use crate::model::leaves::{ConstraintLeaves, VariableLeaves};
 use crate::model::{
-    Constraint, DecisionVariable, Equality, FileWaste, Function, ModelError, RemovedConstraint,
+    Constraint, DecisionVariable, FileWaste, Function, ModelError, RemovedConstraint,
 };
 use crate::ommx_v1 as pb;
 use crate::profile::wire::{self as wire_view, TopLevelField};
@@ -58,6 +58,19 @@ pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch
                 );
                 Ok(Item::Rest(part))
             }
+            RawElement::SpooledConstraint {
+                body,
+                offset,
+                tag_bytes,
+                wire_bytes,
+            } => decode_spooled_constraint(
+                &body,
+                offset,
+                (tag_bytes, wire_bytes),
+                &mut path,
+                accounts,
+                &mut laps,
+            ),
             RawElement::Unknown { wire_bytes } => {
                 if let Some(wire) = &mut accounts.wire {
                     let unknown = path.with(wire_view::UNKNOWN);
@@ -200,84 +213,6 @@ pub(super) fn decode_entity(
     })
 }
 
-/// A variable or a constraint counted on the wire without being built, when
-/// the accounts count (`None`: build it; also for anything the wire reader
-/// leaves to prost, which then decodes it as before).
-fn count_entity(
-    field: u32,
-    bytes: &[u8],
-    path: &mut Path,
-    accounts: &mut Accounts,
-    laps: &mut Laps,
-) -> Option<Result<Item, InstanceError>> {
-    let counting = accounts.counting.as_mut()?;
-    match field {
-        2 => {
-            let v = entities::variable(bytes).ok()?;
-            laps.lap(Phase::Decode);
-            if let Err(e) = DecisionVariable::check(v.id, v.kind, v.bound, v.substituted_value) {
-                return Some(Err(e.into()));
-            }
-            laps.lap(Phase::Normalize);
-            let leaves = VariableLeaves {
-                substituted_value: v.substituted_value,
-                name: v.name,
-                subscripts: v.subscripts,
-                parameters: std::iter::empty(),
-                description: v.description,
-            };
-            let (frame, tally) = ("Instance.decision_variables", &mut counting.variables);
-            account_counted(frame, &leaves, tally, &mut accounts.memory, path);
-            laps.lap(Phase::Aggregate);
-            Some(Ok(Item::CountedVariable(v.id)))
-        }
-        4 => {
-            let c = entities::constraint(bytes).ok()?;
-            // A linear term takes 12 bytes or more on the wire.
-            let bytes: usize = c.function.iter().map(|p| p.len()).sum();
-            let mut ids = Vec::with_capacity(bytes / 12);
-            let function = match c.function.as_slice() {
-                [] => None,
-                pieces => {
-                    Some(entities::count_function(pieces, &mut counting.seen, &mut ids).ok()?)
-                }
-            };
-            if ids.capacity() > 2 * ids.len() + 16 {
-                ids.shrink_to_fit();
-            }
-            laps.lap(Phase::Decode);
-            // In `Constraint::from_wire_normalized`'s order.
-            let shape = Equality::from_wire(c.id, c.equality).and_then(|_| {
-                function.ok_or_else(|| ModelError::MissingFunction {
-                    what: format!("constraint {}", c.id),
-                })?
-            });
-            let shape = match shape {
-                Ok(shape) => shape,
-                Err(e) => return Some(Err(e.into())),
-            };
-            laps.lap(Phase::Normalize);
-            let leaves = ConstraintLeaves {
-                function: shape,
-                name: c.name,
-                subscripts: c.subscripts,
-                parameters: std::iter::empty(),
-                description: c.description,
-            };
-            let (frame, tally) = ("Instance.constraints", &mut counting.constraints);
-            account_counted(frame, &leaves, tally, &mut accounts.memory, path);
-            laps.lap(Phase::Aggregate);
-            Some(Ok(Item::CountedConstraint {
-                id: c.id,
-                ids,
-                linear: shape.variant == Variant::Linear,
-                terms: shape.stored_terms as u64,
-            }))
-        }
-        _ => None,
-    }
-}
-
 pub(super) type Batch = Vec<Result<Item, InstanceError>>;
 
 /// Whether a batch holding an element larger than [`BATCH_BYTES`] is being
@@ -296,7 +231,9 @@ impl LargeToken {
         let largest = raw.elements.iter().map(|e| match e {
             RawElement::Entity { start, end, .. } => end - start,
             RawElement::Rest { bytes, .. } => bytes.len(),
-            RawElement::Spooled(_) | RawElement::Unknown { .. } => 0,
+            RawElement::Spooled(_)
+            | RawElement::SpooledConstraint { .. }
+            | RawElement::Unknown { .. } => 0,
         });
         if largest.max().unwrap_or(0) <= BATCH_BYTES {
             return None;
@@ -338,6 +275,15 @@ pub(super) enum Item {
         linear: bool,
         terms: u64,
     },
+    /// A constraint counted from the file it was spooled to: its id, where
+    /// it ends in the stream, its function (whose variables are still to
+    /// be checked), and the number of its stored terms.
+    SpooledConstraint {
+        id: u64,
+        offset: u64,
+        function: Option<Box<SpooledArm>>,
+        terms: u64,
+    },
     /// A singular field or map entry.
     Rest(Part),
     /// The end of the stream, at this offset.
@@ -375,6 +321,14 @@ pub(super) enum RawElement {
     /// A large objective field, spooled to a temporary file as it was
     /// read (never with the wire view, which reads its bytes).
     Spooled(Part),
+    /// A large constraint's body, spooled to a temporary file as it was
+    /// read (only when constraints are counted), ending at stream `offset`.
+    SpooledConstraint {
+        body: SpooledFunction,
+        offset: u64,
+        tag_bytes: u64,
+        wire_bytes: u64,
+    },
     /// A field the schema does not know, skipped (`wire_bytes` in all).
     Unknown { wire_bytes: u64 },
 }
@@ -388,12 +342,16 @@ pub(super) struct RawBatch {
     pub(super) last: Option<Result<u64, InstanceError>>,
     /// Objective fields longer than this are spooled (`None`: none is).
     spool_above: Option<u64>,
+    /// Constraints longer than this are spooled (`None`: none is).
+    spool_constraints_above: Option<u64>,
 }
 
 impl RawBatch {
-    pub(super) fn spooling_above(spool_above: Option<u64>) -> Self {
+    /// Spooling objective fields and constraints longer than these.
+    pub(super) fn spooling_above(objective: Option<u64>, constraints: Option<u64>) -> Self {
         Self {
-            spool_above,
+            spool_above: objective,
+            spool_constraints_above: constraints,
             ..Self::default()
         }
     }
@@ -431,8 +389,33 @@ pub(super) fn frame_one<R: Read>(
     match field {
         2 | 4 | 8 | 10 => {
             expect(field, wire_type, WireType::Len)?;
+            let prefix = fields.len_prefix()?;
             let start = raw.arena.len();
-            fields.append_len(&mut raw.arena)?;
+            if field == 4
+                && raw
+                    .spool_constraints_above
+                    .is_some_and(|above| prefix.len > above)
+            {
+                if let Some(mut spooler) = Spooler::new() {
+                    fields.stream_body(prefix, &mut |bytes| spooler.write(bytes))?;
+                    match spooler.finish_body().map_err(InstanceError::Spool)? {
+                        Ok(body) => {
+                            raw.elements.push(RawElement::SpooledConstraint {
+                                body,
+                                offset: fields.offset(),
+                                tag_bytes,
+                                wire_bytes: fields.offset() - element_start,
+                            });
+                            return Ok(true);
+                        }
+                        Err(held) => raw.arena.extend_from_slice(&held),
+                    }
+                } else {
+                    fields.append_body(prefix, &mut raw.arena)?;
+                }
+            } else {
+                fields.append_body(prefix, &mut raw.arena)?;
+            }
             raw.elements.push(RawElement::Entity {
                 field,
                 start,

@@ -14,6 +14,7 @@
 //! the [`Pass`].
 
 mod accounts;
+mod counted;
 mod framing;
 mod observer;
 mod pipeline;

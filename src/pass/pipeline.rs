@@ -84,10 +84,12 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
     accounts.count_when_unseen(observer.sees_entities());
     let mut fields = FieldReader::new(reader, total).with_max_len(max_element);
     // An objective only counted is read from a file, a window at a time:
-    // memory does not hold a large one (the wire view reads its bytes).
+    // memory does not hold a large one (the wire view reads its bytes). So
+    // is a constraint, when constraints are counted.
     let spool_above =
         (observer.counts_only() && accounts.wire.is_none()).then_some(accounts.spool_above);
-    let new_batch = || RawBatch::spooling_above(spool_above);
+    let spool_constraints_above = spool_above.filter(|_| accounts.counting.is_some());
+    let new_batch = || RawBatch::spooling_above(spool_above, spool_constraints_above);
     if threads == 1 {
         let mut raw = new_batch();
         // The previous batch has been checked when the next is asked for.

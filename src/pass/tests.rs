@@ -209,11 +209,12 @@ fn extra_field(rng: &mut Rng, entity: u32) -> &'static [u8] {
         &[0x41, 0, 0, 0, 0, 0, 0, 0, 0],                   // substituted value 0
         &[0x32, 0x00],                                     // a parameter entry
     ];
-    const CONSTRAINT: [&[u8]; 7] = [
+    const CONSTRAINT: [&[u8]; 8] = [
         &[0x1a, 0x02, 0x09, 0x00], // function piece, truncated constant
         &[0x1a, 0x00],             // empty function piece
         &[0x32, 0x01, b'c'],       // name "c"
         &[0x42, 0x01, 0x01],       // subscripts [1]
+        &[0x40, 0x05],             // subscript 5
         &[0x10, 0x01],             // equality
         &[0x22, 0x00],             // field 4, unknown to Constraint
         &[0x2a, 0x00],             // a parameter entry
@@ -252,22 +253,21 @@ fn damage(rng: &mut Rng, bytes: &mut Vec<u8>) {
     }
 }
 
-fn run(bytes: &[u8], observer: &mut dyn EntityObserver) -> Result<Vec<(String, u64, u64)>, String> {
+/// The profile's lines and the summary of a run, or its error.
+type Run = Result<(Vec<(String, u64, u64)>, String), String>;
+
+fn run(bytes: &[u8], observer: &mut dyn EntityObserver) -> Run {
     run_spooling(bytes, observer, u64::MAX)
 }
 
 /// [`run`], spooling objective fields longer than `spool_above` bytes.
-fn run_spooling(
-    bytes: &[u8],
-    observer: &mut dyn EntityObserver,
-    spool_above: u64,
-) -> Result<Vec<(String, u64, u64)>, String> {
+fn run_spooling(bytes: &[u8], observer: &mut dyn EntityObserver, spool_above: u64) -> Run {
     let mut accounts = Accounts::new(ProfileOptions::default());
     accounts.spool_above = spool_above;
     let total = Some(bytes.len() as u64);
-    profile_instance_within(bytes, total, None, Some(1), &mut accounts, observer)
+    let summary = profile_instance_within(bytes, total, None, Some(1), &mut accounts, observer)
         .map_err(|e| e.to_string())?;
-    Ok(accounts.memory.own_lines())
+    Ok((accounts.memory.own_lines(), format!("{summary:?}")))
 }
 
 #[test]
@@ -385,5 +385,74 @@ fn spooling_the_objective_gives_what_holding_it_gives() {
     assert!(
         refused > 150 && spooled - refused > 800,
         "{spooled} / {refused}"
+    );
+}
+
+#[test]
+fn spooling_constraints_gives_what_holding_them_gives() {
+    let mut rng = Rng(SplitMix64(0x5eed_5901), true);
+    let (mut cases, mut refused) = (0, 0);
+    for _ in 0..1_000 {
+        rng.1 = true;
+        let variables = (0..if rng.chance(10) { 39 } else { 40 }).map(|id| pb::DecisionVariable {
+            id,
+            kind: 3,
+            ..Default::default()
+        });
+        let head = pb::Instance {
+            decision_variables: variables.collect(),
+            objective: Some(pb::Function {
+                function: Some(pb::function::Function::Constant(1.0)),
+            }),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        let mut constraints = Vec::new();
+        for i in 0..1 + rng.below(4) {
+            let function = match rng.below(20) {
+                0 | 1 => function(&mut rng),
+                2 => None,
+                _ => Some(large_function(&mut rng)),
+            };
+            let c = pb::Constraint {
+                id: if rng.chance(40) { 0 } else { i },
+                equality: if rng.chance(30) { 0 } else { 1 },
+                function,
+                name: rng.text(),
+                subscripts: rng.subscripts(),
+                description: rng.text().filter(|_| rng.chance(2)),
+                parameters: if rng.chance(8) {
+                    rng.parameters()
+                } else {
+                    Default::default()
+                },
+            };
+            let mut body = c.encode_to_vec();
+            if rng.chance(10) {
+                body.extend_from_slice(extra_field(&mut rng, 4));
+            }
+            let tag = prost::encoding::WireType::LengthDelimited;
+            prost::encoding::encode_key(4, tag, &mut constraints);
+            prost::encoding::encode_varint(body.len() as u64, &mut constraints);
+            constraints.extend_from_slice(&body);
+        }
+        // Now and then the constraints come first: their variables are
+        // checked once the stream has shown them.
+        let mut bytes = match rng.chance(4) {
+            true => [constraints, head].concat(),
+            false => [head, constraints].concat(),
+        };
+        if rng.chance(3) {
+            damage(&mut rng, &mut bytes);
+        }
+        let held = run(&bytes, &mut ());
+        let above = rng.below(64);
+        assert_eq!(run_spooling(&bytes, &mut (), above), held, "{bytes:02x?}");
+        cases += 1;
+        refused += usize::from(held.is_err());
+    }
+    assert!(
+        refused > 150 && cases - refused > 300,
+        "{cases} / {refused}"
     );
 }

@@ -13,6 +13,7 @@ use super::EntityObserver;
 use crate::codec::IdSet;
 use crate::decode::objective::{Singulars, SingularsError, WireObjective};
 use crate::decode::terms;
+use crate::decode::terms::spooled::SpooledArm;
 use crate::decode::InstanceError;
 use crate::model::function::Shape;
 use crate::model::{
@@ -218,6 +219,21 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
                     state.new_constraint(id)?;
                     state.constraints.insert(id);
                     state.uses_ids(User::Constraint(id), &mut ids, linear)?;
+                    state.summary.constraints += 1;
+                    state.summary.terms += terms;
+                }
+                Item::SpooledConstraint {
+                    id,
+                    offset,
+                    function,
+                    terms,
+                } => {
+                    state.new_constraint(id)?;
+                    state.constraints.insert(id);
+                    if let Some(function) = function {
+                        let user = User::Constraint(id);
+                        state.uses_spooled(user, &function, offset)?;
+                    }
                     state.summary.constraints += 1;
                     state.summary.terms += terms;
                 }
@@ -439,6 +455,36 @@ impl State {
             fresh |= self.used(user, id);
         }
         self.pending_within(fresh)
+    }
+
+    /// [`State::uses`] for a function counted from the file it was spooled
+    /// to: its variables looked up there, and only when some is not defined
+    /// yet, the function read back and built, for OMMX's order.
+    fn uses_spooled(
+        &mut self,
+        user: User,
+        function: &SpooledArm,
+        offset: u64,
+    ) -> Result<(), InstanceError> {
+        let variables = &self.variables;
+        if let Ok(true) = function.all_defined(&|id| variables.contains(&id)) {
+            return Ok(());
+        }
+        let bytes = function.load().map_err(InstanceError::Spool)?;
+        match terms::normalize(&[&bytes]) {
+            Ok(built) => self.uses(user, &built?.0),
+            // Read alike when counted; should prost read it otherwise, it decides.
+            Err(terms::Unsupported) => {
+                let wire = pb::Function::decode(bytes.as_slice()).map_err(|source| {
+                    InstanceError::Decode {
+                        field: "constraints",
+                        offset,
+                        source,
+                    }
+                })?;
+                self.uses(user, &Function::from_wire(&wire)?)
+            }
+        }
     }
 
     /// Notes that `user` uses variable `id`; true if it is newly pending.

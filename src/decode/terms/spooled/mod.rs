@@ -17,16 +17,32 @@ use super::count::{
 };
 use super::*;
 
-/// Bytes read from the file at a time (in tests, few: windows then cut
-/// every function the tests make).
-const CHUNK: usize = if cfg!(test) { 16 } else { 1 << 20 };
+mod file;
+use file::{read_range, FileFields, FileValue, Window};
+
 /// Elements of a quadratic part counted per window: 4 MiB of values.
 const PAIRS_PER_WINDOW: usize = if cfg!(test) { 3 } else { 1 << 19 };
 
-/// An encoded `ommx.v1.Function` in a file.
+/// An encoded message (an `ommx.v1.Function`, or for
+/// [`SpooledFunction::constraint`] an `ommx.v1.Constraint`) in a file, `len`
+/// bytes from `start`.
 pub struct SpooledFunction {
     file: File,
+    start: u64,
     len: u64,
+}
+
+/// A constraint read from the file as [`entities::constraint`] reads held
+/// bytes: its fields, and its function's final arm, checked.
+pub struct SpooledConstraint {
+    pub id: u64,
+    pub equality: i32,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// Number of subscripts.
+    pub subscripts: usize,
+    /// `None`: no function field.
+    pub function: Option<SpooledArm>,
 }
 
 /// A spooled function, and where its final arm lies, checked.
@@ -52,7 +68,25 @@ enum FileArm {
 impl SpooledFunction {
     /// The function encoded in the first `len` bytes of `file`.
     pub fn new(file: File, len: u64) -> Self {
-        Self { file, len }
+        Self {
+            file,
+            start: 0,
+            len,
+        }
+    }
+
+    /// The message encoded in `range` of `file`.
+    fn within(file: File, range: Range<u64>) -> Self {
+        let len = range.end - range.start;
+        Self {
+            file,
+            start: range.start,
+            len,
+        }
+    }
+
+    fn range(&self) -> Range<u64> {
+        self.start..self.start + self.len
     }
 
     pub fn len(&self) -> u64 {
@@ -65,7 +99,7 @@ impl SpooledFunction {
 
     /// A second handle on the same file.
     pub fn try_clone(&self) -> io::Result<Self> {
-        Ok(Self::new(self.file.try_clone()?, self.len))
+        Ok(Self::within(self.file.try_clone()?, self.range()))
     }
 
     /// The encoding, read back whole.
@@ -80,7 +114,7 @@ impl SpooledFunction {
         let len = usize::try_from(self.len).map_err(io::Error::other)?;
         out.try_reserve_exact(len).map_err(io::Error::other)?;
         let mut file = &self.file;
-        file.seek(SeekFrom::Start(0))?;
+        file.seek(SeekFrom::Start(self.start))?;
         if file.take(self.len).read_to_end(out)? != len {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
@@ -90,7 +124,7 @@ impl SpooledFunction {
     /// Copies the encoding to `out`.
     pub fn copy_to(&self, out: &mut impl Write) -> io::Result<()> {
         let mut file = &self.file;
-        file.seek(SeekFrom::Start(0))?;
+        file.seek(SeekFrom::Start(self.start))?;
         if io::copy(&mut file.take(self.len), out)? != self.len {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
@@ -104,7 +138,7 @@ impl SpooledFunction {
     pub fn scan(self) -> Wire<SpooledArm> {
         let file = &self.file;
         let mut arm = FileArm::Empty;
-        let mut fields = FileFields::new(file, 0..self.len);
+        let mut fields = FileFields::new(file, self.range());
         let mut pieces = Vec::new();
         let mut kind = None;
         while let Some((number, value)) = fields.next()? {
@@ -134,6 +168,49 @@ impl SpooledFunction {
             function: self,
             arm,
         })
+    }
+}
+
+impl SpooledFunction {
+    /// Reads the `ommx.v1.Constraint` encoded here, with the rules of
+    /// [`entities::constraint`]; a function given in several fields is
+    /// [`Unsupported`] here, as anything that reader leaves to prost.
+    pub fn constraint(&self) -> Wire<SpooledConstraint> {
+        let file = &self.file;
+        let mut c = SpooledConstraint {
+            id: 0,
+            equality: 0,
+            name: None,
+            description: None,
+            subscripts: 0,
+            function: None,
+        };
+        let text = |range| String::from_utf8(read_range(file, range)?).map_err(|_| Unsupported);
+        let mut function = Vec::new();
+        let mut fields = FileFields::new(file, self.range());
+        while let Some((number, value)) = fields.next()? {
+            match (number, value) {
+                (1, FileValue::Varint(x)) => c.id = x,
+                (2, FileValue::Varint(x)) => c.equality = x as i32,
+                (3, FileValue::Len(piece)) => function.push(piece),
+                (6, FileValue::Len(s)) => c.name = Some(text(s)?),
+                (7, FileValue::Len(s)) => c.description = Some(text(s)?),
+                (8, FileValue::Len(packed)) => c.subscripts += count_file_varints(file, packed)?,
+                (8, FileValue::Varint(_)) => c.subscripts += 1,
+                // Parameters (5), wrong wire types.
+                (1..=3 | 5..=8, _) => return Err(Unsupported),
+                _ => {}
+            }
+        }
+        c.function = match function.as_slice() {
+            [] => None,
+            [piece] => {
+                let file = file.try_clone().map_err(|_| Unsupported)?;
+                Some(SpooledFunction::within(file, piece.clone()).scan()?)
+            }
+            _ => return Err(Unsupported),
+        };
+        Ok(c)
     }
 }
 
@@ -225,6 +302,45 @@ impl SpooledArm {
     }
 }
 
+impl SpooledArm {
+    /// Whether every variable the function names, whatever its
+    /// coefficient, is `defined`: one walk, with no duplicate check (the
+    /// function was [counted](SpooledArm::count) before).
+    pub fn all_defined(&self, defined: &impl Fn(u64) -> bool) -> Wire<bool> {
+        let file = &self.function.file;
+        let mut all = true;
+        let mut linear_part = |pieces: &[Range<u64>]| {
+            each_linear_window(file, pieces, &mut |w| {
+                linear(w, |id, _| all &= defined(id)).map(|_| ())
+            })
+        };
+        match &self.arm {
+            FileArm::Empty | FileArm::Constant(_) => {}
+            FileArm::Linear(pieces) => linear_part(pieces)?,
+            FileArm::Quadratic {
+                rows,
+                columns,
+                linear,
+                ..
+            } => {
+                if let Some(pieces) = linear {
+                    linear_part(pieces)?;
+                }
+                for array in [rows, columns] {
+                    each_varint_window(file, array.clone(), |w| {
+                        let mut pos = 0;
+                        while pos < w.len() {
+                            all &= defined(varint(w, &mut pos)?);
+                        }
+                        Ok(())
+                    })?;
+                }
+            }
+        }
+        Ok(all)
+    }
+}
+
 /// A linear part's pieces in the file.
 struct FileLinear<'f> {
     file: &'f File,
@@ -255,11 +371,17 @@ fn each_linear_window(
 fn whole_fields(buf: &[u8]) -> usize {
     let mut fields = Fields::new(buf);
     loop {
-        // Term records as every writer emits them, then any field.
-        while let Some((_, _, next)) = common_term(buf, fields.pos) {
-            fields.pos = next;
+        // Term records as every writer emits them (a one-byte key and
+        // length; what is inside is read later), then any field.
+        let mut at = fields.pos;
+        while let [0x0a, len @ 0..=0x7f, ..] = buf[at..] {
+            let next = at + 2 + usize::from(len);
+            if next > buf.len() {
+                return at;
+            }
+            at = next;
         }
-        let at = fields.pos;
+        fields.pos = at;
         if !matches!(fields.next(), Ok(Some(_))) {
             return at;
         }
@@ -268,6 +390,21 @@ fn whole_fields(buf: &[u8]) -> usize {
 
 /// Counts (and checks) the varints of a packed array in the file.
 fn count_file_varints(file: &File, range: Range<u64>) -> Wire<usize> {
+    let mut n = 0;
+    each_varint_window(file, range, |w| {
+        n += count_varints(w)?;
+        Ok(())
+    })?;
+    Ok(n)
+}
+
+/// Calls `window` on a packed varint array in the file, a window of whole
+/// varints at a time.
+fn each_varint_window(
+    file: &File,
+    range: Range<u64>,
+    window: impl FnMut(&[u8]) -> Wire<()>,
+) -> Wire<()> {
     // Windows end after a byte that ends a varint; with none in a window
     // longer than ten bytes, a varint is too long.
     let whole = |held: &[u8]| match held.iter().rposition(|&b| b < 0x80) {
@@ -275,12 +412,7 @@ fn count_file_varints(file: &File, range: Range<u64>) -> Wire<usize> {
         None if held.len() > 10 => Err(Unsupported),
         None => Ok(0),
     };
-    let mut n = 0;
-    Window::new(file, range).each(whole, |w| {
-        n += count_varints(w)?;
-        Ok(())
-    })?;
-    Ok(n)
+    Window::new(file, range).each(whole, window)
 }
 
 /// A quadratic part's three checked arrays (packed, `n` elements each) in
@@ -316,192 +448,5 @@ impl PairWindows for FilePairs<'_> {
             done += k;
         }
         Ok(())
-    }
-}
-
-/// A range of the file read forwards through a buffer: bytes are made
-/// available with [`Window::fill`] and consumed with [`Window::take`].
-struct Window<'f> {
-    file: &'f File,
-    /// The next byte of the file to read, and the end of the range.
-    pos: u64,
-    end: u64,
-    buf: Vec<u8>,
-    /// `buf[start..]` is not consumed yet.
-    start: usize,
-}
-
-impl<'f> Window<'f> {
-    fn new(file: &'f File, range: Range<u64>) -> Self {
-        Self {
-            file,
-            pos: range.start,
-            end: range.end,
-            buf: Vec::new(),
-            start: 0,
-        }
-    }
-
-    /// True when all of the range has been read into the buffer.
-    fn at_end(&self) -> bool {
-        self.pos == self.end
-    }
-
-    /// Reads ahead until at least `want` bytes are held, unless the range
-    /// ends first.
-    fn fill(&mut self, want: usize) -> Wire<()> {
-        let held = self.buf.len() - self.start;
-        if held < want && !self.at_end() {
-            self.buf.drain(..self.start);
-            self.start = 0;
-            let more = ((want - held).max(CHUNK) as u64).min(self.end - self.pos);
-            let mut file = self.file;
-            let read = file
-                .seek(SeekFrom::Start(self.pos))
-                .and_then(|_| file.take(more).read_to_end(&mut self.buf))
-                .map_err(|_| Unsupported)?;
-            if read as u64 != more {
-                return Err(Unsupported);
-            }
-            self.pos += more;
-        }
-        Ok(())
-    }
-
-    /// The bytes read and not consumed yet.
-    fn held(&self) -> &[u8] {
-        &self.buf[self.start..]
-    }
-
-    /// Calls `window` on the whole range, a window at a time: each the
-    /// prefix `whole` finds whole in what is held (a longer window is read
-    /// when it finds none), the last whatever is left, whole or not, so
-    /// that its reader finds what is wrong with it.
-    fn each(
-        mut self,
-        whole: impl Fn(&[u8]) -> Wire<usize>,
-        mut window: impl FnMut(&[u8]) -> Wire<()>,
-    ) -> Wire<()> {
-        let mut want = CHUNK;
-        loop {
-            self.fill(want)?;
-            let held = self.held();
-            if held.is_empty() {
-                return Ok(());
-            }
-            let cut = if self.at_end() {
-                held.len()
-            } else {
-                whole(held)?
-            };
-            if cut == 0 {
-                want = held.len().saturating_mul(2);
-                continue;
-            }
-            window(self.take(cut))?;
-            want = CHUNK;
-        }
-    }
-
-    /// Consumes `n` bytes (held already).
-    fn take(&mut self, n: usize) -> &[u8] {
-        let at = self.start;
-        self.start += n;
-        &self.buf[at..at + n]
-    }
-
-    /// Consumes exactly `n` bytes.
-    fn take_exact(&mut self, n: usize) -> Wire<&[u8]> {
-        self.fill(n)?;
-        if self.held().len() < n {
-            return Err(Unsupported);
-        }
-        Ok(self.take(n))
-    }
-
-    /// Consumes the next `k` elements of a checked packed varint array.
-    fn take_varints(&mut self, k: usize) -> Wire<&[u8]> {
-        let mut want = 2 * k;
-        loop {
-            self.fill(want)?;
-            let held = self.held();
-            if let Some(cut) = count::nth_end(held, k) {
-                return Ok(self.take(cut));
-            }
-            if self.at_end() {
-                return Err(Unsupported);
-            }
-            want = held.len() + CHUNK;
-        }
-    }
-}
-
-/// One field's value in the file.
-enum FileValue {
-    Varint,
-    Fixed64(u64),
-    Fixed32,
-    Len(Range<u64>),
-}
-
-/// The fields of a message body in the file, read as [`Fields`] reads
-/// them in memory, without reading length-delimited bodies.
-struct FileFields<'f> {
-    file: &'f File,
-    pos: u64,
-    end: u64,
-}
-
-impl<'f> FileFields<'f> {
-    fn new(file: &'f File, range: Range<u64>) -> Self {
-        Self {
-            file,
-            pos: range.start,
-            end: range.end,
-        }
-    }
-
-    fn next(&mut self) -> Wire<Option<(u32, FileValue)>> {
-        if self.pos == self.end {
-            return Ok(None);
-        }
-        // A key (at most five bytes) and a varint, a length or eight bytes.
-        let mut head = [0u8; 20];
-        let n = (self.end - self.pos).min(20) as usize;
-        let mut file = self.file;
-        file.seek(SeekFrom::Start(self.pos))
-            .and_then(|_| file.read_exact(&mut head[..n]))
-            .map_err(|_| Unsupported)?;
-        let head = &head[..n];
-        let mut at = 0;
-        let key = varint(head, &mut at)?;
-        if key > u64::from(u32::MAX) || key >> 3 == 0 {
-            return Err(Unsupported);
-        }
-        let (value, after) = match key & 7 {
-            0 => {
-                varint(head, &mut at)?;
-                (FileValue::Varint, at as u64)
-            }
-            1 => {
-                let bytes = head.get(at..at + 8).ok_or(Unsupported)?;
-                let bits = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
-                (FileValue::Fixed64(bits), at as u64 + 8)
-            }
-            2 => {
-                let len = varint(head, &mut at)?;
-                let body = self.pos + at as u64;
-                let end = body.checked_add(len).ok_or(Unsupported)?;
-                (FileValue::Len(body..end), end - self.pos)
-            }
-            5 => (FileValue::Fixed32, at as u64 + 4),
-            // Groups (3, 4) and invalid wire types.
-            _ => return Err(Unsupported),
-        };
-        if after > self.end - self.pos {
-            return Err(Unsupported);
-        }
-        self.pos += after;
-        Ok(Some(((key >> 3) as u32, value)))
     }
 }

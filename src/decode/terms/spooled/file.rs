@@ -1,0 +1,213 @@
+//! The spooled file read forwards: a range through a buffer ([`Window`])
+//! and a message's field headers ([`FileFields`]).
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
+
+use super::super::{count, varint, Unsupported, Wire};
+
+/// Bytes read from the file at a time (in tests, few: windows then cut
+/// every function the tests make).
+pub(super) const CHUNK: usize = if cfg!(test) { 16 } else { 1 << 20 };
+
+/// The bytes of `range` of `file`.
+pub(super) fn read_range(file: &File, range: Range<u64>) -> Wire<Vec<u8>> {
+    let len = range.end - range.start;
+    let mut bytes = Vec::new();
+    let mut file = file;
+    file.seek(SeekFrom::Start(range.start))
+        .and_then(|_| file.take(len).read_to_end(&mut bytes))
+        .map_err(|_| Unsupported)?;
+    match bytes.len() as u64 == len {
+        true => Ok(bytes),
+        false => Err(Unsupported),
+    }
+}
+
+/// A range of the file read forwards through a buffer: bytes are made
+/// available with [`Window::fill`] and consumed with [`Window::take`].
+pub(super) struct Window<'f> {
+    file: &'f File,
+    /// The next byte of the file to read, and the end of the range.
+    pos: u64,
+    end: u64,
+    buf: Vec<u8>,
+    /// `buf[start..]` is not consumed yet.
+    start: usize,
+}
+
+impl<'f> Window<'f> {
+    pub(super) fn new(file: &'f File, range: Range<u64>) -> Self {
+        Self {
+            file,
+            pos: range.start,
+            end: range.end,
+            buf: Vec::new(),
+            start: 0,
+        }
+    }
+
+    /// True when all of the range has been read into the buffer.
+    pub(super) fn at_end(&self) -> bool {
+        self.pos == self.end
+    }
+
+    /// Reads ahead until at least `want` bytes are held, unless the range
+    /// ends first.
+    pub(super) fn fill(&mut self, want: usize) -> Wire<()> {
+        let held = self.buf.len() - self.start;
+        if held < want && !self.at_end() {
+            self.buf.drain(..self.start);
+            self.start = 0;
+            let more = ((want - held).max(CHUNK) as u64).min(self.end - self.pos);
+            let mut file = self.file;
+            let read = file
+                .seek(SeekFrom::Start(self.pos))
+                .and_then(|_| file.take(more).read_to_end(&mut self.buf))
+                .map_err(|_| Unsupported)?;
+            if read as u64 != more {
+                return Err(Unsupported);
+            }
+            self.pos += more;
+        }
+        Ok(())
+    }
+
+    /// The bytes read and not consumed yet.
+    pub(super) fn held(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+
+    /// Calls `window` on the whole range, a window at a time: each the
+    /// prefix `whole` finds whole in what is held (a longer window is read
+    /// when it finds none), the last whatever is left, whole or not, so
+    /// that its reader finds what is wrong with it.
+    pub(super) fn each(
+        mut self,
+        whole: impl Fn(&[u8]) -> Wire<usize>,
+        mut window: impl FnMut(&[u8]) -> Wire<()>,
+    ) -> Wire<()> {
+        let mut want = CHUNK;
+        loop {
+            self.fill(want)?;
+            let held = self.held();
+            if held.is_empty() {
+                return Ok(());
+            }
+            let cut = if self.at_end() {
+                held.len()
+            } else {
+                whole(held)?
+            };
+            if cut == 0 {
+                want = held.len().saturating_mul(2);
+                continue;
+            }
+            window(self.take(cut))?;
+            want = CHUNK;
+        }
+    }
+
+    /// Consumes `n` bytes (held already).
+    pub(super) fn take(&mut self, n: usize) -> &[u8] {
+        let at = self.start;
+        self.start += n;
+        &self.buf[at..at + n]
+    }
+
+    /// Consumes exactly `n` bytes.
+    pub(super) fn take_exact(&mut self, n: usize) -> Wire<&[u8]> {
+        self.fill(n)?;
+        if self.held().len() < n {
+            return Err(Unsupported);
+        }
+        Ok(self.take(n))
+    }
+
+    /// Consumes the next `k` elements of a checked packed varint array.
+    pub(super) fn take_varints(&mut self, k: usize) -> Wire<&[u8]> {
+        let mut want = 2 * k;
+        loop {
+            self.fill(want)?;
+            let held = self.held();
+            if let Some(cut) = count::nth_end(held, k) {
+                return Ok(self.take(cut));
+            }
+            if self.at_end() {
+                return Err(Unsupported);
+            }
+            want = held.len() + CHUNK;
+        }
+    }
+}
+
+/// One field's value in the file.
+pub(super) enum FileValue {
+    Varint(u64),
+    Fixed64(u64),
+    Fixed32,
+    Len(Range<u64>),
+}
+
+/// The fields of a message body in the file, read as [`Fields`] reads
+/// them in memory, without reading length-delimited bodies.
+pub(super) struct FileFields<'f> {
+    file: &'f File,
+    pos: u64,
+    end: u64,
+}
+
+impl<'f> FileFields<'f> {
+    pub(super) fn new(file: &'f File, range: Range<u64>) -> Self {
+        Self {
+            file,
+            pos: range.start,
+            end: range.end,
+        }
+    }
+
+    pub(super) fn next(&mut self) -> Wire<Option<(u32, FileValue)>> {
+        if self.pos == self.end {
+            return Ok(None);
+        }
+        // A key (at most five bytes) and a varint, a length or eight bytes.
+        let mut head = [0u8; 20];
+        let n = (self.end - self.pos).min(20) as usize;
+        let mut file = self.file;
+        file.seek(SeekFrom::Start(self.pos))
+            .and_then(|_| file.read_exact(&mut head[..n]))
+            .map_err(|_| Unsupported)?;
+        let head = &head[..n];
+        let mut at = 0;
+        let key = varint(head, &mut at)?;
+        if key > u64::from(u32::MAX) || key >> 3 == 0 {
+            return Err(Unsupported);
+        }
+        let (value, after) = match key & 7 {
+            0 => {
+                let value = varint(head, &mut at)?;
+                (FileValue::Varint(value), at as u64)
+            }
+            1 => {
+                let bytes = head.get(at..at + 8).ok_or(Unsupported)?;
+                let bits = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+                (FileValue::Fixed64(bits), at as u64 + 8)
+            }
+            2 => {
+                let len = varint(head, &mut at)?;
+                let body = self.pos + at as u64;
+                let end = body.checked_add(len).ok_or(Unsupported)?;
+                (FileValue::Len(body..end), end - self.pos)
+            }
+            5 => (FileValue::Fixed32, at as u64 + 4),
+            // Groups (3, 4) and invalid wire types.
+            _ => return Err(Unsupported),
+        };
+        if after > self.end - self.pos {
+            return Err(Unsupported);
+        }
+        self.pos += after;
+        Ok(Some(((key >> 3) as u32, value)))
+    }
+}

@@ -1,0 +1,162 @@
+//! Variables and constraints counted on the wire, for a pass whose
+//! analyses look at no entity: checked as OMMX checks them and accounted by
+//! the model's leaf code, without being built; a large constraint counted
+//! from the file it was spooled to.
+
+use super::accounts::{account_counted, Accounts};
+use super::framing::{decode_entity, Item};
+use crate::decode::terms::entities;
+use crate::decode::terms::spooled::SpooledFunction;
+use crate::decode::InstanceError;
+use crate::model::function::{Shape, Variant};
+use crate::model::leaves::{ConstraintLeaves, VariableLeaves};
+use crate::model::{DecisionVariable, Equality, ModelError};
+use crate::profile::wire::TopLevelField;
+use crate::profile::Path;
+use crate::trace::{Laps, Phase};
+
+/// A variable or a constraint counted on the wire without being built, when
+/// the accounts count (`None`: build it; also for anything the wire reader
+/// leaves to prost, which then decodes it as before).
+pub(super) fn count_entity(
+    field: u32,
+    bytes: &[u8],
+    path: &mut Path,
+    accounts: &mut Accounts,
+    laps: &mut Laps,
+) -> Option<Result<Item, InstanceError>> {
+    let counting = accounts.counting.as_mut()?;
+    match field {
+        2 => {
+            let v = entities::variable(bytes).ok()?;
+            laps.lap(Phase::Decode);
+            if let Err(e) = DecisionVariable::check(v.id, v.kind, v.bound, v.substituted_value) {
+                return Some(Err(e.into()));
+            }
+            laps.lap(Phase::Normalize);
+            let leaves = VariableLeaves {
+                substituted_value: v.substituted_value,
+                name: v.name,
+                subscripts: v.subscripts,
+                parameters: std::iter::empty(),
+                description: v.description,
+            };
+            let (frame, tally) = ("Instance.decision_variables", &mut counting.variables);
+            account_counted(frame, &leaves, tally, &mut accounts.memory, path);
+            laps.lap(Phase::Aggregate);
+            Some(Ok(Item::CountedVariable(v.id)))
+        }
+        4 => {
+            let c = entities::constraint(bytes).ok()?;
+            // A linear term takes 12 bytes or more on the wire.
+            let bytes: usize = c.function.iter().map(|p| p.len()).sum();
+            let mut ids = Vec::with_capacity(bytes / 12);
+            let function = match c.function.as_slice() {
+                [] => None,
+                pieces => {
+                    Some(entities::count_function(pieces, &mut counting.seen, &mut ids).ok()?)
+                }
+            };
+            if ids.capacity() > 2 * ids.len() + 16 {
+                ids.shrink_to_fit();
+            }
+            laps.lap(Phase::Decode);
+            let head = (c.id, c.equality, c.name, c.subscripts, c.description);
+            Some(
+                account_constraint(head, function, path, accounts, laps).map(|shape| {
+                    Item::CountedConstraint {
+                        id: c.id,
+                        ids,
+                        linear: shape.variant == Variant::Linear,
+                        terms: shape.stored_terms as u64,
+                    }
+                }),
+            )
+        }
+        _ => None,
+    }
+}
+
+/// A counted constraint's id, equality, name, number of subscripts and
+/// description.
+type ConstraintHead<'a> = (u64, i32, Option<&'a str>, usize, Option<&'a str>);
+
+/// Checks a counted constraint (its function's shape or error, `None` for
+/// none) as OMMX does and adds its leaves; its function's shape.
+fn account_constraint(
+    (id, equality, name, subscripts, description): ConstraintHead<'_>,
+    function: Option<Result<Shape, ModelError>>,
+    path: &mut Path,
+    accounts: &mut Accounts,
+    laps: &mut Laps,
+) -> Result<Shape, InstanceError> {
+    // In `Constraint::from_wire_normalized`'s order.
+    let shape = Equality::from_wire(id, equality).and_then(|_| {
+        function.ok_or_else(|| ModelError::MissingFunction {
+            what: format!("constraint {id}"),
+        })?
+    })?;
+    laps.lap(Phase::Normalize);
+    let leaves = ConstraintLeaves {
+        function: shape,
+        name,
+        subscripts,
+        parameters: std::iter::empty(),
+        description,
+    };
+    let counting = accounts
+        .counting
+        .as_mut()
+        .expect("only counted constraints");
+    let (frame, tally) = ("Instance.constraints", &mut counting.constraints);
+    account_counted(frame, &leaves, tally, &mut accounts.memory, path);
+    laps.lap(Phase::Aggregate);
+    Ok(shape)
+}
+
+/// A constraint spooled to a file (`body`, ending at stream `offset`, with
+/// its tag's and whole element's encoded sizes), counted a window at a time
+/// as a large objective is; read back whole and decoded as a held one when
+/// that count cannot answer.
+pub(super) fn decode_spooled_constraint(
+    body: &SpooledFunction,
+    offset: u64,
+    (tag_bytes, wire_bytes): (u64, u64),
+    path: &mut Path,
+    accounts: &mut Accounts,
+    laps: &mut Laps,
+) -> Result<Item, InstanceError> {
+    let counted = body.constraint().ok().and_then(|c| {
+        let function = match &c.function {
+            None => None,
+            // Every variable taken as defined: the checking side sees to that.
+            Some(arm) => Some(Ok(arm.count(&|_| true, 1).ok()??)),
+        };
+        Some((c, function))
+    });
+    let Some((c, function)) = counted else {
+        let bytes = body.load().map_err(InstanceError::Spool)?;
+        let element = TopLevelField {
+            number: 4,
+            tag_bytes,
+            wire_bytes,
+            body: Some(&bytes),
+        };
+        return decode_entity(element, offset, path, accounts, laps);
+    };
+    laps.lap(Phase::Decode);
+    let head = (
+        c.id,
+        c.equality,
+        c.name.as_deref(),
+        c.subscripts,
+        c.description.as_deref(),
+    );
+    let shape = account_constraint(head, function, path, accounts, laps)?;
+    Ok(Item::SpooledConstraint {
+        id: c.id,
+        offset,
+        function: c.function.map(Box::new),
+        terms: shape.stored_terms as u64,
+    })
+}
