@@ -289,8 +289,9 @@ fn counting_entities_on_the_wire_gives_what_building_them_gives() {
     assert!(accepted > 800 && refused > 1_000, "{accepted} / {refused}");
 }
 
-/// A large objective: a linear or quadratic one of up to a few hundred
-/// terms, its ids sorted, shuffled or repeated, over variables 0..40.
+/// A large function: a linear, quadratic or polynomial one of up to a few
+/// hundred terms, its ids sorted, shuffled or repeated, over variables
+/// 0..40.
 fn large_function(rng: &mut Rng) -> pb::Function {
     use pb::function::Function as Arm;
     // Now and then a non-finite one.
@@ -309,7 +310,20 @@ fn large_function(rng: &mut Rng) -> pb::Function {
             .map(|i| (i * 7 + rng.below(2)) % 997)
             .collect();
     }
-    let arm = if rng.chance(2) {
+    let arm = if rng.chance(3) {
+        // Monomials of degree up to 5 over those ids, some written again
+        // (they merge, or cancel).
+        let mut terms: Vec<pb::Monomial> = Vec::new();
+        for chunk in ids.chunks(1 + rng.below(5) as usize) {
+            let again = (!terms.is_empty() && rng.chance(5))
+                .then(|| terms[rng.below(terms.len() as u64) as usize].ids.clone());
+            terms.push(pb::Monomial {
+                ids: again.unwrap_or_else(|| chunk.to_vec()),
+                coefficient: value(rng),
+            });
+        }
+        Arm::Polynomial(pb::Polynomial { terms })
+    } else if rng.chance(2) {
         Arm::Linear(pb::Linear {
             terms: ids
                 .iter()

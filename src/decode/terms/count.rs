@@ -4,17 +4,18 @@
 
 use super::*;
 
-/// A linear part's encoding, a window at a time: the pieces each window
-/// gives continue the encoding, cut at field boundaries. A `Linear` message
-/// is the concatenation of its fields, so any such cut reads the same.
-pub(super) trait LinearWindows {
+/// A message's encoding (a linear part, a polynomial), a window at a time:
+/// the pieces each window gives continue the encoding, cut at field
+/// boundaries. A message is the concatenation of its fields, so any such
+/// cut reads the same.
+pub(super) trait FieldWindows {
     fn each(&mut self, window: &mut dyn FnMut(&[&[u8]]) -> Wire<()>) -> Wire<()>;
 }
 
 /// The pieces held in memory: one window.
-struct Held<'p, 'a>(&'p [&'a [u8]]);
+pub(super) struct Held<'p, 'a>(pub(super) &'p [&'a [u8]]);
 
-impl LinearWindows for Held<'_, '_> {
+impl FieldWindows for Held<'_, '_> {
     fn each(&mut self, window: &mut dyn FnMut(&[&[u8]]) -> Wire<()>) -> Wire<()> {
         window(self.0)
     }
@@ -62,13 +63,21 @@ pub fn count<D: Fn(u64) -> bool + Sync>(
             let linear = q.linear.as_deref().map(Held);
             count_quadratic_arm(&mut &q, linear, defined, threads)
         }
-        Arm::Polynomial(pieces) => Ok(match polynomial::merged_monomials(pieces)? {
-            Ok(terms) if terms.iter().all(|(key, _)| key.ids().all(defined)) => {
-                shape(Variant::Polynomial, terms.len())
-            }
-            _ => None,
-        }),
+        Arm::Polynomial(pieces) => count_polynomial_arm(&mut Held(pieces), defined),
     }
+}
+
+/// [`count`] for a polynomial arm, merged by its keys on one thread.
+pub(super) fn count_polynomial_arm<D: Fn(u64) -> bool>(
+    windows: &mut dyn FieldWindows,
+    defined: &D,
+) -> Wire<Option<Shape>> {
+    Ok(match polynomial::merged_monomials(windows)? {
+        Ok(terms) if terms.iter().all(|(key, _)| key.ids().all(defined)) => {
+            shape(Variant::Polynomial, terms.len())
+        }
+        _ => None,
+    })
 }
 
 fn shape(variant: Variant, stored_terms: usize) -> Option<Shape> {
@@ -89,7 +98,7 @@ pub(super) fn count_constant(c: f64) -> Option<Shape> {
 
 /// [`count`] for a linear arm.
 pub(super) fn count_linear_arm<D: Fn(u64) -> bool + Sync>(
-    pieces: &mut dyn LinearWindows,
+    pieces: &mut dyn FieldWindows,
     defined: &D,
 ) -> Wire<Option<Shape>> {
     Ok(count_linear(pieces, defined)?.and_then(|n| shape(Variant::Linear, n)))
@@ -99,7 +108,7 @@ pub(super) fn count_linear_arm<D: Fn(u64) -> bool + Sync>(
 /// linear part, if any.
 pub(super) fn count_quadratic_arm<D: Fn(u64) -> bool + Sync>(
     pairs: &mut dyn PairWindows,
-    linear: Option<impl LinearWindows>,
+    linear: Option<impl FieldWindows>,
     defined: &D,
     threads: usize,
 ) -> Wire<Option<Shape>> {
@@ -116,7 +125,7 @@ pub(super) fn count_quadratic_arm<D: Fn(u64) -> bool + Sync>(
 /// Stored terms of a linear part (its constant included), `None` when it
 /// must be built.
 fn count_linear<D: Fn(u64) -> bool + Sync>(
-    windows: &mut dyn LinearWindows,
+    windows: &mut dyn FieldWindows,
     defined: &D,
 ) -> Wire<Option<usize>> {
     let mut ok = true;

@@ -15,6 +15,7 @@
 //! hold each monomial's distinct variables, not its degree. Each variable is
 //! named once, at its first use, whatever the function.
 
+use super::count::Held;
 use super::polynomial::merged_monomials;
 use super::{
     count_varints, linear_terms, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value,
@@ -322,7 +323,7 @@ pub fn count_function(
         ids.clear();
     }
     if let Some(Arm::Polynomial(pieces)) = &arm {
-        return Ok(merged_monomials(pieces)?.map(|terms| {
+        return Ok(merged_monomials(&mut Held(pieces))?.map(|terms| {
             ids.extend(terms.iter().flat_map(|(key, _)| key.ids()));
             seen.keep_first(ids);
             Shape {

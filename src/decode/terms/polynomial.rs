@@ -9,6 +9,7 @@
 
 use std::cmp::Ordering;
 
+use super::count::FieldWindows;
 use super::{non_finite, walk_polynomial, Monomials, Wire};
 use crate::model::function::{merge, TermKey};
 use crate::model::ModelError;
@@ -156,11 +157,13 @@ impl Gather {
     }
 }
 
-/// The polynomial in `pieces` as OMMX stores it: the keys of its monomials
+/// The polynomial in `windows` as OMMX stores it: the keys of its monomials
 /// with a non-zero coefficient, sorted, equal keys summed in file order
 /// and sums of exactly zero dropped; or the first non-finite coefficient in
 /// file order (once the whole encoding is checked, as prost decodes first).
-pub(super) fn merged_monomials(pieces: &[&[u8]]) -> Wire<Result<Vec<(Key, f64)>, ModelError>> {
+pub(super) fn merged_monomials(
+    windows: &mut dyn FieldWindows,
+) -> Wire<Result<Vec<(Key, f64)>, ModelError>> {
     #[derive(Default)]
     struct Terms {
         gather: Gather,
@@ -184,7 +187,7 @@ pub(super) fn merged_monomials(pieces: &[&[u8]]) -> Wire<Result<Vec<(Key, f64)>,
         }
     }
     let mut terms = Terms::default();
-    walk_polynomial(pieces, &mut terms)?;
+    windows.each(&mut |pieces| walk_polynomial(pieces, &mut terms).map(|_| ()))?;
     Ok(match terms.error {
         Some(e) => Err(e),
         None => Ok(merge(terms.terms)),

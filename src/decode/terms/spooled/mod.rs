@@ -3,17 +3,19 @@
 //!
 //! Its layout is found by walking field headers in the file; its arrays are
 //! then checked and counted a window at a time, so memory holds a window
-//! and the duplicate check, not the function's bytes. This reader vouches
-//! for the layout every writer emits (one arm, each array of a quadratic
-//! part one packed field); anything else is [`Unsupported`] and the caller
-//! reads the file back and takes the path for held bytes.
+//! and the duplicate check (for a polynomial, its merged keys), not the
+//! function's bytes. This reader vouches for the layout every writer emits
+//! (one arm, each array of a quadratic part one packed field); anything
+//! else is [`Unsupported`] and the caller reads the file back and takes the
+//! path for held bytes.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 
 use super::count::{
-    count_constant, count_linear_arm, count_quadratic_arm, LinearWindows, PairWindows,
+    count_constant, count_linear_arm, count_polynomial_arm, count_quadratic_arm, FieldWindows,
+    PairWindows,
 };
 use super::*;
 
@@ -55,6 +57,7 @@ enum FileArm {
     Empty,
     Constant(f64),
     Linear(Vec<Range<u64>>),
+    Polynomial(Vec<Range<u64>>),
     Quadratic {
         rows: Range<u64>,
         columns: Range<u64>,
@@ -161,7 +164,12 @@ impl SpooledFunction {
                 arm = FileArm::Linear(pieces);
             }
             Some(3) => arm = quadratic_layout(file, &pieces)?,
-            Some(4) => return Err(Unsupported),
+            Some(4) => {
+                each_linear_window(file, &pieces, &mut |w| {
+                    walk_polynomial(w, &mut ()).map(|_| ())
+                })?;
+                arm = FileArm::Polynomial(pieces);
+            }
             _ => {}
         }
         Ok(SpooledArm {
@@ -277,7 +285,12 @@ impl SpooledArm {
         match &self.arm {
             FileArm::Empty => Ok(None),
             FileArm::Constant(c) => Ok(count_constant(*c)),
-            FileArm::Linear(pieces) => count_linear_arm(&mut FileLinear { file, pieces }, defined),
+            FileArm::Linear(pieces) => {
+                count_linear_arm(&mut FileFieldWindows { file, pieces }, defined)
+            }
+            FileArm::Polynomial(pieces) => {
+                count_polynomial_arm(&mut FileFieldWindows { file, pieces }, defined)
+            }
             FileArm::Quadratic {
                 rows,
                 columns,
@@ -295,7 +308,9 @@ impl SpooledArm {
                     values: values.clone(),
                     n: lengths[0],
                 };
-                let linear = linear.as_deref().map(|pieces| FileLinear { file, pieces });
+                let linear = linear
+                    .as_deref()
+                    .map(|pieces| FileFieldWindows { file, pieces });
                 count_quadratic_arm(&mut pairs, linear, defined, threads)
             }
         }
@@ -317,6 +332,20 @@ impl SpooledArm {
         match &self.arm {
             FileArm::Empty | FileArm::Constant(_) => {}
             FileArm::Linear(pieces) => linear_part(pieces)?,
+            FileArm::Polynomial(pieces) => {
+                struct Defined<'d, D>(&'d D, bool);
+                impl<D: Fn(u64) -> bool> Monomials for Defined<'_, D> {
+                    fn id(&mut self, id: u64) {
+                        self.1 &= (self.0)(id);
+                    }
+                    fn end(&mut self, _: f64) {}
+                }
+                let mut names = Defined(defined, true);
+                each_linear_window(file, pieces, &mut |w| {
+                    walk_polynomial(w, &mut names).map(|_| ())
+                })?;
+                all = names.1;
+            }
             FileArm::Quadratic {
                 rows,
                 columns,
@@ -342,12 +371,12 @@ impl SpooledArm {
 }
 
 /// A linear part's pieces in the file.
-struct FileLinear<'f> {
+struct FileFieldWindows<'f> {
     file: &'f File,
     pieces: &'f [Range<u64>],
 }
 
-impl LinearWindows for FileLinear<'_> {
+impl FieldWindows for FileFieldWindows<'_> {
     fn each(&mut self, window: &mut dyn FnMut(&[&[u8]]) -> Wire<()>) -> Wire<()> {
         each_linear_window(self.file, self.pieces, window)
     }
