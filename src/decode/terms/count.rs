@@ -134,6 +134,10 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(
     let mut max = 0;
     let mut nonzero = 0;
     let mut constant = 0.0;
+    // The duplicate check, made on the way while every id is below
+    // BITMAP_FLOOR, so that an unsorted function needs no second walk.
+    let mut bits = Some(Vec::<u64>::new());
+    let mut repeated = false;
     windows.each(&mut |pieces| {
         let (set, _) = linear_walk(pieces, |id, c| {
             if !c.is_finite() {
@@ -144,6 +148,18 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(
                 last = Some(id);
                 max = max.max(id);
                 nonzero += 1;
+                match &mut bits {
+                    Some(words) if id < BITMAP_FLOOR => {
+                        let word = (id / 64) as usize;
+                        if word >= words.len() {
+                            words.resize((word + 1).max(2 * words.len()), 0);
+                        }
+                        repeated |= words[word] & 1 << (id % 64) != 0;
+                        words[word] |= 1 << (id % 64);
+                    }
+                    Some(_) => bits = None,
+                    None => {}
+                }
             }
         })?;
         constant = set.unwrap_or(constant);
@@ -152,11 +168,10 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(
     if !ok || !constant.is_finite() {
         return Ok(None);
     }
-    if !sorted {
-        // A second walk for the duplicate check, so that a sorted function
-        // (the common case) is counted without holding its ids.
+    if !sorted && bits.is_none() {
+        // An id past the bitmap: a second walk for the duplicate check, in
+        // a set sized by the first.
         let mut seen = KeySet::for_ids(max, nonzero);
-        let mut repeated = false;
         windows.each(&mut |pieces| {
             linear(pieces, |id, c| {
                 if c != 0.0 && !repeated && !seen.insert(id) {
@@ -165,9 +180,9 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(
             })
             .map(|_| ())
         })?;
-        if repeated {
-            return Ok(None);
-        }
+    }
+    if repeated {
+        return Ok(None);
     }
     Ok(Some(nonzero + usize::from(constant != 0.0)))
 }
