@@ -3,6 +3,8 @@
 //! the model's leaf code, without being built; a large constraint counted
 //! from the file it was spooled to.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::accounts::{account_counted, Accounts};
 use super::framing::{decode_entity, Item};
 use crate::decode::terms::entities;
@@ -126,11 +128,19 @@ pub(super) fn decode_spooled_constraint(
     accounts: &mut Accounts,
     laps: &mut Laps,
 ) -> Result<Item, InstanceError> {
+    // Every variable taken as defined (the checking side sees to that),
+    // the ids of stored terms bounded on the way.
+    let below = AtomicU64::new(0);
+    let defined = |id: u64| {
+        if id >= below.load(Ordering::Relaxed) {
+            below.fetch_max(id.saturating_add(1), Ordering::Relaxed);
+        }
+        true
+    };
     let counted = body.constraint().ok().and_then(|c| {
         let function = match &c.function {
             None => None,
-            // Every variable taken as defined: the checking side sees to that.
-            Some(arm) => Some(Ok(arm.count(&|_| true, 1).ok()??)),
+            Some(arm) => Some(Ok(arm.count(&defined, 1).ok()??)),
         };
         Some((c, function))
     });
@@ -157,6 +167,7 @@ pub(super) fn decode_spooled_constraint(
         id: c.id,
         offset,
         function: c.function.map(Box::new),
+        ids_below: below.into_inner(),
         terms: shape.stored_terms as u64,
     })
 }

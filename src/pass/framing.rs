@@ -277,11 +277,13 @@ pub(super) enum Item {
     },
     /// A constraint counted from the file it was spooled to: its id, where
     /// it ends in the stream, its function (whose variables are still to
-    /// be checked), and the number of its stored terms.
+    /// be checked; every stored term's is below `ids_below`), and the number
+    /// of its stored terms.
     SpooledConstraint {
         id: u64,
         offset: u64,
         function: Option<Box<SpooledArm>>,
+        ids_below: u64,
         terms: u64,
     },
     /// A singular field or map entry.

@@ -408,11 +408,20 @@ fn spooling_constraints_gives_what_holding_them_gives() {
     let (mut cases, mut refused) = (0, 0);
     for _ in 0..1_000 {
         rng.1 = true;
-        let variables = (0..if rng.chance(10) { 39 } else { 40 }).map(|id| pb::DecisionVariable {
-            id,
-            kind: 3,
-            ..Default::default()
-        });
+        // Variables 0..40, now and then one missing (the last, or one
+        // between).
+        let missing = match rng.below(10) {
+            0 => 39,
+            1 => 17,
+            _ => 40,
+        };
+        let variables = (0..40)
+            .filter(|&id| id != missing)
+            .map(|id| pb::DecisionVariable {
+                id,
+                kind: 3,
+                ..Default::default()
+            });
         let head = pb::Instance {
             decision_variables: variables.collect(),
             objective: Some(pb::Function {

@@ -188,10 +188,7 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
         for item in batch {
             match item? {
                 Item::Variable(v, cost) => {
-                    if !state.variables.insert(v.id) {
-                        return Err(ModelError::DuplicateVariable(v.id).into());
-                    }
-                    state.summary.variables += 1;
+                    state.define(v.id)?;
                     families.see(v.name.as_deref())?;
                     observer.variable(&v, cost);
                 }
@@ -204,12 +201,7 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
                     state.summary.terms += c.function.stored_terms() as u64;
                     observer.constraint(&c, cost);
                 }
-                Item::CountedVariable(id) => {
-                    if !state.variables.insert(id) {
-                        return Err(ModelError::DuplicateVariable(id).into());
-                    }
-                    state.summary.variables += 1;
-                }
+                Item::CountedVariable(id) => state.define(id)?,
                 Item::CountedConstraint {
                     id,
                     mut ids,
@@ -226,11 +218,15 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
                     id,
                     offset,
                     function,
+                    ids_below,
                     terms,
                 } => {
                     state.new_constraint(id)?;
                     state.constraints.insert(id);
-                    if let Some(function) = function {
+                    // With variables 0..n defined, ids below n need no look-up.
+                    let below = state.variables_below;
+                    let dense = below == state.summary.variables;
+                    if let Some(function) = function.filter(|_| !dense || ids_below > below) {
                         let user = User::Constraint(id);
                         state.uses_spooled(user, &function, offset)?;
                     }
@@ -428,6 +424,16 @@ impl Objective {
 pub const MAX_PENDING: usize = 1 << 18;
 
 impl State {
+    /// Defines variable `id`, once.
+    fn define(&mut self, id: u64) -> Result<(), ModelError> {
+        if !self.variables.insert(id) {
+            return Err(ModelError::DuplicateVariable(id));
+        }
+        self.summary.variables += 1;
+        self.variables_below = self.variables_below.max(id.saturating_add(1));
+        Ok(())
+    }
+
     fn uses(&mut self, user: User, function: &Function) -> Result<(), InstanceError> {
         let mut fresh = false;
         function.for_each_variable(|id| fresh |= self.used(user, id));
@@ -546,5 +552,7 @@ pub(super) struct State {
     /// id once, with its first user, in order of first use.
     pending: Vec<(User, u64)>,
     pending_ids: IdSet,
+    /// One more than the largest variable id defined (0: none).
+    variables_below: u64,
     summary: InstanceSummary,
 }
