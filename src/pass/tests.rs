@@ -357,6 +357,18 @@ fn large_function(rng: &mut Rng) -> pb::Function {
     }
 }
 
+/// Damages `bytes` now and then, and requires the same profile, summary
+/// and verdict held and spooled past a random threshold; true if refused.
+fn spooled_as_held(rng: &mut Rng, mut bytes: Vec<u8>) -> bool {
+    if rng.chance(3) {
+        damage(rng, &mut bytes);
+    }
+    let held = run(&bytes, &mut ());
+    let above = rng.below(64);
+    assert_eq!(run_spooling(&bytes, &mut (), above), held, "{bytes:02x?}");
+    held.is_err()
+}
+
 #[test]
 fn spooling_the_objective_gives_what_holding_it_gives() {
     let mut rng = Rng(SplitMix64(0x5eed_5900), true);
@@ -387,14 +399,8 @@ fn spooling_the_objective_gives_what_holding_it_gives() {
             .encode(&mut bytes)
             .expect("a Vec grows");
         }
-        if rng.chance(3) {
-            damage(&mut rng, &mut bytes);
-        }
-        let held = run(&bytes, &mut ());
-        let above = rng.below(64);
-        assert_eq!(run_spooling(&bytes, &mut (), above), held, "{bytes:02x?}");
         spooled += 1;
-        refused += usize::from(held.is_err());
+        refused += usize::from(spooled_as_held(&mut rng, bytes));
     }
     assert!(
         refused > 150 && spooled - refused > 800,
@@ -461,18 +467,12 @@ fn spooling_constraints_gives_what_holding_them_gives() {
         }
         // Now and then the constraints come first: their variables are
         // checked once the stream has shown them.
-        let mut bytes = match rng.chance(4) {
+        let bytes = match rng.chance(4) {
             true => [constraints, head].concat(),
             false => [head, constraints].concat(),
         };
-        if rng.chance(3) {
-            damage(&mut rng, &mut bytes);
-        }
-        let held = run(&bytes, &mut ());
-        let above = rng.below(64);
-        assert_eq!(run_spooling(&bytes, &mut (), above), held, "{bytes:02x?}");
         cases += 1;
-        refused += usize::from(held.is_err());
+        refused += usize::from(spooled_as_held(&mut rng, bytes));
     }
     assert!(
         refused > 150 && cases - refused > 300,
