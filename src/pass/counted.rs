@@ -13,8 +13,9 @@ use crate::decode::InstanceError;
 use crate::model::function::{Shape, Variant};
 use crate::model::leaves::{ConstraintLeaves, VariableLeaves};
 use crate::model::{DecisionVariable, Equality, ModelError};
+use crate::profile::replay::Tally;
 use crate::profile::wire::TopLevelField;
-use crate::profile::Path;
+use crate::profile::{Aggregate, Path};
 use crate::trace::{Laps, Phase};
 
 /// A variable or a constraint counted on the wire without being built, when
@@ -64,15 +65,16 @@ pub(super) fn count_entity(
             }
             laps.lap(Phase::Decode);
             let head = (c.id, c.equality, c.name, c.subscripts, c.description);
+            let tally = &mut counting.constraints;
             Some(
-                account_constraint(head, function, path, accounts, laps).map(|shape| {
-                    Item::CountedConstraint {
+                account_constraint(head, function, tally, &mut accounts.memory, path, laps).map(
+                    |shape| Item::CountedConstraint {
                         id: c.id,
                         ids,
                         linear: shape.variant == Variant::Linear,
                         terms: shape.stored_terms as u64,
-                    }
-                }),
+                    },
+                ),
             )
         }
         _ => None,
@@ -88,8 +90,9 @@ type ConstraintHead<'a> = (u64, i32, Option<&'a str>, usize, Option<&'a str>);
 fn account_constraint(
     (id, equality, name, subscripts, description): ConstraintHead<'_>,
     function: Option<Result<Shape, ModelError>>,
+    tally: &mut Tally,
+    memory: &mut Aggregate,
     path: &mut Path,
-    accounts: &mut Accounts,
     laps: &mut Laps,
 ) -> Result<Shape, InstanceError> {
     // In `Constraint::from_wire_normalized`'s order.
@@ -106,12 +109,7 @@ fn account_constraint(
         parameters: std::iter::empty(),
         description,
     };
-    let counting = accounts
-        .counting
-        .as_mut()
-        .expect("only counted constraints");
-    let (frame, tally) = ("Instance.constraints", &mut counting.constraints);
-    account_counted(frame, &leaves, tally, &mut accounts.memory, path);
+    account_counted("Instance.constraints", &leaves, tally, memory, path);
     laps.lap(Phase::Aggregate);
     Ok(shape)
 }
@@ -144,30 +142,31 @@ pub(super) fn decode_spooled_constraint(
         };
         Some((c, function))
     });
-    let Some((c, function)) = counted else {
-        let bytes = body.load().map_err(InstanceError::Spool)?;
-        let element = TopLevelField {
-            number: 4,
-            tag_bytes,
-            wire_bytes,
-            body: Some(&bytes),
-        };
-        return decode_entity(element, offset, path, accounts, laps);
+    if let (Some((c, function)), Some(counting)) = (counted, accounts.counting.as_mut()) {
+        laps.lap(Phase::Decode);
+        let head = (
+            c.id,
+            c.equality,
+            c.name.as_deref(),
+            c.subscripts,
+            c.description.as_deref(),
+        );
+        let tally = &mut counting.constraints;
+        let shape = account_constraint(head, function, tally, &mut accounts.memory, path, laps)?;
+        return Ok(Item::SpooledConstraint {
+            id: c.id,
+            offset,
+            function: c.function.map(Box::new),
+            ids_below: below.into_inner(),
+            terms: shape.stored_terms as u64,
+        });
+    }
+    let bytes = body.load().map_err(InstanceError::Spool)?;
+    let element = TopLevelField {
+        number: 4,
+        tag_bytes,
+        wire_bytes,
+        body: Some(&bytes),
     };
-    laps.lap(Phase::Decode);
-    let head = (
-        c.id,
-        c.equality,
-        c.name.as_deref(),
-        c.subscripts,
-        c.description.as_deref(),
-    );
-    let shape = account_constraint(head, function, path, accounts, laps)?;
-    Ok(Item::SpooledConstraint {
-        id: c.id,
-        offset,
-        function: c.function.map(Box::new),
-        ids_below: below.into_inner(),
-        terms: shape.stored_terms as u64,
-    })
+    decode_entity(element, offset, path, accounts, laps)
 }
