@@ -299,7 +299,10 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
     let counts_only = observer.counts_only();
     let objective = match objective {
         WireObjective::Missing => return Err(ModelError::MissingObjective.into()),
-        WireObjective::Decoded(wire) => Objective::from_wire(&wire)?,
+        WireObjective::Decoded(wire) => {
+            let (objective, waste) = from_prost(&wire)?;
+            Objective::Built(objective, waste)
+        }
         // Checked in full by `rest.decode`.
         WireObjective::Pieces { arm, pieces } => {
             match counts_only.then(|| terms::count(arm.as_ref(), &defined, threads)) {
@@ -310,19 +313,10 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
         WireObjective::Spooled(spooled) => {
             match counts_only.then(|| spooled.count(&defined, threads)) {
                 Some(Ok(Some(shape))) => Objective::Counted(shape),
-                // Read back whole: counted as held bytes are, or built.
                 _ => {
                     let bytes = spooled.load().map_err(InstanceError::Spool)?;
                     drop(spooled);
-                    let count = || {
-                        let arm = terms::scan([bytes.as_slice()])?;
-                        arm.as_ref().map_or(Ok(()), terms::check)?;
-                        terms::count(arm.as_ref(), &defined, threads)
-                    };
-                    match counts_only.then(count) {
-                        Some(Ok(Some(shape))) => Objective::Counted(shape),
-                        _ => build_objective(&[&bytes], end)?,
-                    }
+                    build_objective(&[&bytes], end)?
                 }
             }
         }
@@ -383,21 +377,30 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
 
 /// Builds the objective from its pieces, checked.
 fn build_objective(pieces: &[&[u8]], end: u64) -> Result<Objective, InstanceError> {
+    let field = "the instance's singular fields";
+    let (objective, waste) = build_function(pieces, field, end)?;
+    Ok(Objective::Built(objective, waste))
+}
+
+/// Builds a function from its pieces (checked already), as the wire
+/// reader reads them or, should prost read them otherwise, as prost does
+/// (its error naming `field` at `offset`).
+fn build_function(
+    pieces: &[&[u8]],
+    field: &'static str,
+    offset: u64,
+) -> Result<(Function, FileWaste), InstanceError> {
     match terms::normalize(pieces) {
-        Ok(read) => {
-            let (objective, waste) = read?;
-            Ok(Objective::Built(objective, waste))
-        }
-        // Checked already; should prost read it otherwise, prost decides.
+        Ok(read) => Ok(read?),
         Err(terms::Unsupported) => {
             let wire = pb::Function::decode(pieces.concat().as_slice()).map_err(|source| {
                 InstanceError::Decode {
-                    field: "the instance's singular fields",
-                    offset: end,
+                    field,
+                    offset,
                     source,
                 }
             })?;
-            Objective::from_wire(&wire)
+            Ok(from_prost(&wire)?)
         }
     }
 }
@@ -409,13 +412,12 @@ enum Objective {
     Counted(Shape),
 }
 
-impl Objective {
-    /// Built from prost's decoding, as OMMX builds it.
-    fn from_wire(wire: &pb::Function) -> Result<Self, InstanceError> {
-        let objective = Function::from_wire(wire)?;
-        let waste = FileWaste::of(wire, &objective);
-        Ok(Objective::Built(objective, waste))
-    }
+/// A function built from prost's decoding, as OMMX builds it, and what
+/// normalizing it dropped or merged.
+fn from_prost(wire: &pb::Function) -> Result<(Function, FileWaste), ModelError> {
+    let function = Function::from_wire(wire)?;
+    let waste = FileWaste::of(wire, &function);
+    Ok((function, waste))
 }
 
 /// Distinct variable ids that may wait for their definition: a hostile
@@ -477,20 +479,8 @@ impl State {
             return Ok(());
         }
         let bytes = function.load().map_err(InstanceError::Spool)?;
-        match terms::normalize(&[&bytes]) {
-            Ok(built) => self.uses(user, &built?.0),
-            // Read alike when counted; should prost read it otherwise, it decides.
-            Err(terms::Unsupported) => {
-                let wire = pb::Function::decode(bytes.as_slice()).map_err(|source| {
-                    InstanceError::Decode {
-                        field: "constraints",
-                        offset,
-                        source,
-                    }
-                })?;
-                self.uses(user, &Function::from_wire(&wire)?)
-            }
-        }
+        let (built, _) = build_function(&[&bytes], "constraints", offset)?;
+        self.uses(user, &built)
     }
 
     /// Notes that `user` uses variable `id`; true if it is newly pending.

@@ -3,6 +3,7 @@
 //! several threads, cut at element boundaries.
 
 use super::*;
+use crate::codec::IdSet;
 
 /// A message's encoding (a linear part, a polynomial), a window at a time:
 /// the pieces each window gives continue the encoding, cut at field
@@ -135,8 +136,9 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(
     let mut nonzero = 0;
     let mut constant = 0.0;
     // The duplicate check, made on the way while every id is below
-    // BITMAP_FLOOR, so that an unsorted function needs no second walk.
-    let mut bits = Some(Vec::<u64>::new());
+    // BITMAP_FLOOR (where the set is a bitmap), so that an unsorted
+    // function needs no second walk.
+    let mut bits = Some(IdSet::default());
     let mut repeated = false;
     windows.each(&mut |pieces| {
         let (set, _) = linear_walk(pieces, |id, c| {
@@ -149,14 +151,7 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(
                 max = max.max(id);
                 nonzero += 1;
                 match &mut bits {
-                    Some(words) if id < BITMAP_FLOOR => {
-                        let word = (id / 64) as usize;
-                        if word >= words.len() {
-                            words.resize((word + 1).max(2 * words.len()), 0);
-                        }
-                        repeated |= words[word] & 1 << (id % 64) != 0;
-                        words[word] |= 1 << (id % 64);
-                    }
+                    Some(seen) if id < BITMAP_FLOOR => repeated |= !seen.insert(id),
                     Some(_) => bits = None,
                     None => {}
                 }
