@@ -19,15 +19,15 @@ use pyo3::prelude::*;
 use memprof::advise::Advisors;
 use memprof::check::{self, budget::Budget, CheckReport};
 use memprof::cli::choices::{self, Choices};
-use memprof::decode::{self, Input, Selection};
 use memprof::drill::{explain::Explainer, stats::StatsCollector, top::Top};
+use memprof::input::source::{self, LoadOptions, Source};
+use memprof::input::{self as decode, Input, Selection};
 use memprof::pass::{self, EntityObserver};
 use memprof::profile::family::GroupBy;
 use memprof::render::advice::AdviceView;
 use memprof::render::diff::{self as diff_render, DiffView, DiffViewOptions};
 use memprof::render::{self, svg::SvgOptions, Format, Profile, ViewOptions};
 use memprof::report::Report;
-use memprof::source::{self, LoadOptions, Source};
 
 // As in the binary: decoding allocates and frees many small values, which
 // mimalloc does markedly faster. Only Rust's allocations use it.
@@ -138,7 +138,7 @@ impl Origin {
         };
         let bar = memprof::progress::bar(true);
         let input = Input::Path(self.path());
-        let mut report = pass::read(
+        let mut report = memprof::input::read_with(
             &input,
             selection,
             &decode::Limits::default(),

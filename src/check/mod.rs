@@ -15,10 +15,10 @@ pub mod budget;
 use serde::Serialize;
 
 use crate::diff::{Diff, DiffNode};
+use crate::input::source::Source;
 use crate::profile::Aggregate;
 use crate::report::layer_frame;
 use crate::report::InstanceSummary;
-use crate::source::Source;
 use crate::units::{human, signed_human, signed_percent, thousands};
 use budget::{BudgetRule, Percent, Size};
 

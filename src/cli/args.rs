@@ -11,12 +11,13 @@ use super::choices::{
     ADVISE_FORMATS, DATA_FORMATS, GROUP_BY, INSPECT_FORMATS, KINDS, LS_FORMATS, SEVERITIES, VIEWS,
 };
 use crate::advise::Severity;
-use crate::decode::{self, limits::parse_size, Limits};
 use crate::drill::KindFilter;
+use crate::input::Limits;
 use crate::pass::{ProfileOptions, Reading};
 use crate::profile::family::GroupBy;
 use crate::render::{Account, Format, View};
 use crate::report::{Accounting, Schema};
+use crate::units::parse_size;
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
@@ -98,9 +99,9 @@ pub struct LimitArgs {
 
 impl LimitArgs {
     pub fn limits(&self) -> Limits {
-        decode::limits::set_max_element(self.max_element);
         Limits {
             max_decompressed: self.max_decompressed,
+            max_element: self.max_element,
         }
     }
 }

@@ -7,10 +7,10 @@ use anyhow::Result;
 use clap::{ArgGroup, Args};
 
 use super::choices::{CHECK_FORMATS, DIFF_FORMATS};
+use crate::input::source::LoadOptions;
 use crate::pass::ProfileOptions;
 use crate::render::Format;
 use crate::report::Account;
-use crate::source::LoadOptions;
 
 /// Options shared by the comparing commands; they shape every input alike.
 #[derive(Debug, Args)]

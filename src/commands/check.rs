@@ -11,10 +11,10 @@ use super::diff::one_stdin;
 use crate::check::budget::{Budget, BudgetRule};
 use crate::check::{self, BudgetExceeded, CheckReport};
 use crate::cli::compare::CheckArgs;
+use crate::input::source::{self, LoadOptions, Source};
 use crate::output::{input_files, Output};
 use crate::render::check as check_render;
 use crate::report::{Account, Profile};
-use crate::source::{self, LoadOptions, Source};
 
 /// Where each file's baseline comes from.
 enum Baselines {

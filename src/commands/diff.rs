@@ -7,9 +7,9 @@ use anyhow::{bail, Result};
 
 use crate::cli::compare::DiffArgs;
 use crate::cli::AccountingArg;
+use crate::input::source::{self, LoadOptions};
 use crate::output::{input_files, Output};
 use crate::render::diff::{self as diff_render, DiffView, DiffViewOptions};
-use crate::source::{self, LoadOptions};
 
 pub(super) fn one_stdin<'a>(args: impl IntoIterator<Item = &'a Path>) -> Result<()> {
     if args.into_iter().filter(|a| a.as_os_str() == "-").count() > 1 {
@@ -60,7 +60,7 @@ pub fn run(args: DiffArgs) -> Result<()> {
             },
             ..options.clone()
         };
-        use crate::decode::Accounting;
+        use crate::input::Accounting;
         (
             source::load(&args.old, &counted(Accounting::Ommx29))?,
             source::load(&args.old, &counted(Accounting::Ommx30))?,

@@ -1,6 +1,6 @@
 //! `memprof flamegraph`: instances and archives as everywhere, plus folded
 //! stacks (`memprof inspect --format folded | memprof flamegraph -o g.svg`),
-//! told apart by [`crate::decode::folded`]'s strict parse.
+//! told apart by [`crate::input::folded`]'s strict parse.
 
 use std::fs::File;
 use std::io::{self, Cursor, Read};
@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use super::{profile_inputs, read_inputs};
 use crate::batch::FileRun;
 use crate::cli::{FlamegraphArgs, Inputs};
-use crate::decode::{self, folded, Input};
+use crate::input::{folded, Input};
 use crate::output::{input_files, Output};
 use crate::pass::{Pass, ProfileOptions, Reading};
 use crate::render::{self, svg::SvgOptions};
@@ -135,14 +135,15 @@ fn stream<R: Read + Send>(
     };
     let bar = crate::progress::labelled(inputs.quiet, &name);
     let mut nothing = ();
+    let limits = inputs.limits.limits();
     let mut pass = Pass {
         options,
         reading,
         threads: None,
+        max_element: limits.max_element,
         observer: &mut nothing,
     };
-    let limits = inputs.limits.limits();
-    let report = decode::read_stream(
+    let report = crate::input::read_stream(
         Cursor::new(head).chain(rest),
         name.clone(),
         super::selection(inputs.layer),

@@ -4,7 +4,7 @@ use anyhow::Result;
 
 use super::read;
 use crate::cli::{Common, LsArgs};
-use crate::decode::Selection;
+use crate::input::Selection;
 use crate::output::{input_files, Output};
 use crate::render;
 

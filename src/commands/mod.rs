@@ -7,9 +7,9 @@ use anyhow::{bail, Context, Result};
 
 use crate::batch::FileRun;
 use crate::cli::{shell, Cli, Command, Common, Inputs};
-use crate::decode::{Input, Selection};
+use crate::input::{Input, Selection};
 use crate::output::{input_files, Output};
-use crate::pass::{self, Pass, ProfileOptions, Reading};
+use crate::pass::{Pass, ProfileOptions, Reading};
 use crate::render::files::FileSummary;
 use crate::render::{Account, Profile};
 use crate::report::{Document, Report};
@@ -91,7 +91,8 @@ fn read_with(common: &Common, selection: Selection, mut pass: Pass<'_>) -> Resul
     let input = Input::from_path(&common.file);
     let bar = crate::progress::labelled(common.quiet, &input.display_name());
     let limits = common.limits.limits();
-    let report = pass::read(&input, selection, &limits, &mut pass, &bar)
+    pass.max_element = limits.max_element;
+    let report = crate::input::read_with(&input, selection, &limits, &mut pass, &bar)
         .with_context(|| input.display_name());
     bar.finish_and_clear();
     report
@@ -115,6 +116,7 @@ fn read_inputs(
             options,
             reading,
             threads,
+            max_element: inputs.limits.max_element,
             observer: &mut nothing,
         };
         let report = read_with(&common, selection, pass);

@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::accounts::{account_counted, Accounts};
 use super::framing::{decode_entity, Item};
-use crate::decode::terms::entities;
-use crate::decode::terms::spooled::SpooledFunction;
-use crate::decode::InstanceError;
 use crate::model::function::{Shape, Variant};
 use crate::model::leaves::{ConstraintLeaves, VariableLeaves};
 use crate::model::{DecisionVariable, Equality, ModelError};
+use crate::pass::terms::entities;
+use crate::pass::terms::spooled::SpooledFunction;
+use crate::pass::InstanceError;
 use crate::profile::replay::Tally;
 use crate::profile::wire::TopLevelField;
 use crate::profile::{Aggregate, Path};

@@ -10,18 +10,18 @@ use super::accounts::{account_entity, Accounts};
 use super::counted::{count_entity, decode_spooled_constraint};
 use super::observer::NamedFunction;
 use super::Cost;
-use crate::decode::objective::{Part, Spooler};
-use crate::decode::terms;
-use crate::decode::terms::spooled::{SpooledArm, SpooledFunction};
-use crate::decode::wire::{FieldReader, WireType};
-use crate::decode::InstanceError;
 use crate::model::{
     Constraint, DecisionVariable, FileWaste, Function, ModelError, RemovedConstraint,
 };
 use crate::ommx_v1 as pb;
+use crate::pass::objective::{Part, Spooler};
+use crate::pass::terms;
+use crate::pass::terms::spooled::{SpooledArm, SpooledFunction};
+use crate::pass::InstanceError;
 use crate::profile::wire::{self as wire_view, TopLevelField};
 use crate::profile::{LogicalMemoryVisitor, Path};
 use crate::trace::{self, Laps, Phase};
+use crate::wire::{FieldReader, WireType};
 
 /// Decodes, normalizes and visits (into `aggregate`) every element of a
 /// batch, leaving `raw` empty for reuse. Decoding stops at the first error,

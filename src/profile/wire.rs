@@ -369,7 +369,7 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     fn varint(&mut self) -> Option<u64> {
-        crate::codec::varint(self.bytes, &mut self.at)
+        crate::wire::varint(self.bytes, &mut self.at)
     }
 
     fn advance(&mut self, n: u64) -> Option<()> {

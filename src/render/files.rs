@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::Profile;
 use crate::batch::FileRun;
-use crate::decode::Report;
+use crate::input::Report;
 use crate::units::human;
 
 /// One input's figures.

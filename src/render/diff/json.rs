@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::DiffView;
 use crate::diff::{Count, DiffNode, Status};
+use crate::input::source::Source;
 use crate::report::envelope::Envelope;
-use crate::source::Source;
 
 #[derive(Serialize)]
 struct Document<'a> {

@@ -12,7 +12,7 @@ use std::io::{self, Write};
 
 use super::format::{unsupported, Format};
 use crate::diff::{self, Count, Diff, DiffNode, Status};
-use crate::source::Source;
+use crate::input::source::Source;
 use crate::units::{human, signed_human, signed_percent};
 
 /// `view` in `format`.

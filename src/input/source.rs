@@ -2,7 +2,7 @@
 //! (archive, directory, raw bytes, gzip, stdin) decoded now, or a baseline
 //! saved earlier with `memprof inspect --format json`. The kind is decided
 //! by structure: text that parses as JSON is a baseline, anything else
-//! goes to [`crate::decode`] (a protobuf message may start with `{`).
+//! goes to [`crate::input`] (a protobuf message may start with `{`).
 //!
 //! [`LoadOptions`] carries everything that shapes a profile, so that
 //! every source of one command is profiled the same way.
@@ -13,12 +13,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-pub mod baseline;
-
-use crate::decode::{self, Input, Report, Selection};
+use super::baseline::{self, BaselineError, BaselineInfo};
+use super::{DecodeError, Input, Limits, Report, Selection};
 use crate::pass::{self, Pass, Reading};
 use crate::report::{Account, Profile};
-use baseline::{BaselineError, BaselineInfo};
 
 /// How each input of a command is profiled.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,7 +29,7 @@ pub struct LoadOptions {
     /// No progress bar.
     pub quiet: bool,
     /// What an input may make memprof read (`--max-decompressed`).
-    pub limits: decode::Limits,
+    pub limits: Limits,
     /// Which schema raw input is and whose accounting counts v1 input.
     pub reading: Reading,
     /// The most threads one input decodes with (`None`: no cap).
@@ -170,7 +168,7 @@ fn load_baseline(path: &Path, name: &str, options: &LoadOptions) -> Result<Sourc
             }
             Ok(stated)
         })
-        .map_err(decode::DecodeError::Io)
+        .map_err(DecodeError::Io)
         .with_context(|| name.to_string())?;
     too_large(stated.max(bytes.len() as u64)).with_context(|| name.to_string())?;
     if options.account() == Account::Wire {
@@ -195,9 +193,10 @@ fn load_instance(input: &Input, options: &LoadOptions) -> Result<Report> {
         options: options.profile,
         reading: options.reading,
         threads: options.threads,
+        max_element: options.limits.max_element,
         observer: &mut nothing,
     };
-    let report = pass::read(input, options.selection(), &options.limits, &mut pass, &bar)
+    let report = super::read_with(input, options.selection(), &options.limits, &mut pass, &bar)
         .with_context(|| input.display_name());
     bar.finish_and_clear();
     report
@@ -259,7 +258,7 @@ pub fn load(arg: &Path, options: &LoadOptions) -> Result<Source> {
             )
             .context("<stdin>: cannot read")?;
             if copied > limit {
-                return Err(decode::DecodeError::StreamTooLong(limit)).context("<stdin>");
+                return Err(DecodeError::StreamTooLong(limit)).context("<stdin>");
             }
             let path = crate::output::descriptor_path(&spool);
             let mut source =

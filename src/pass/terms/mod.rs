@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use prost::{encoding, Message};
 
-use crate::codec::BuildIdHasher;
+use crate::ids::BuildIdHasher;
 use crate::model::function::{merge, Shape, Variant};
 use crate::model::{Constraint, FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
@@ -32,85 +32,12 @@ mod count;
 pub mod entities;
 mod polynomial;
 pub mod spooled;
+pub use crate::wire::Unsupported;
 pub use count::count;
-#[cfg(test)]
-use count::varint_offset;
 
-/// An encoding this reader does not vouch for: leave it to prost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Unsupported;
-
-type Wire<T> = Result<T, Unsupported>;
-
-/// Reads a varint at `*pos` as prost does (at most ten bytes, the tenth at
-/// most 1), moving `*pos` past it.
-#[inline(always)]
-fn varint(buf: &[u8], pos: &mut usize) -> Wire<u64> {
-    crate::codec::varint(buf, pos).ok_or(Unsupported)
-}
-
-/// One field's value; `raw` is its encoded value (for a varint or a fixed
-/// field, the bytes an element of a packed array would have).
-#[derive(Clone, Copy)]
-enum Value<'a> {
-    Varint(u64, &'a [u8]),
-    Fixed64(u64, &'a [u8]),
-    Fixed32,
-    Len(&'a [u8]),
-}
-
-/// The fields of one message body, in order.
-struct Fields<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Fields<'a> {
-    fn new(buf: &'a [u8]) -> Self {
-        Self { buf, pos: 0 }
-    }
-
-    #[inline(always)]
-    fn next(&mut self) -> Wire<Option<(u32, Value<'a>)>> {
-        if self.pos == self.buf.len() {
-            return Ok(None);
-        }
-        let key = varint(self.buf, &mut self.pos)?;
-        if key > u64::from(u32::MAX) || key >> 3 == 0 {
-            return Err(Unsupported);
-        }
-        let start = self.pos;
-        let value = match key & 7 {
-            0 => {
-                let v = varint(self.buf, &mut self.pos)?;
-                Value::Varint(v, &self.buf[start..self.pos])
-            }
-            1 => {
-                let raw = self.take(8)?;
-                Value::Fixed64(u64::from_le_bytes(raw.try_into().expect("8 bytes")), raw)
-            }
-            2 => {
-                let len = varint(self.buf, &mut self.pos)?;
-                let len = usize::try_from(len).map_err(|_| Unsupported)?;
-                Value::Len(self.take(len)?)
-            }
-            5 => {
-                self.take(4)?;
-                Value::Fixed32
-            }
-            // Groups (3, 4) and invalid wire types.
-            _ => return Err(Unsupported),
-        };
-        Ok(Some(((key >> 3) as u32, value)))
-    }
-
-    fn take(&mut self, n: usize) -> Wire<&'a [u8]> {
-        let end = self.pos.checked_add(n).ok_or(Unsupported)?;
-        let bytes = self.buf.get(self.pos..end).ok_or(Unsupported)?;
-        self.pos = end;
-        Ok(bytes)
-    }
-}
+use crate::wire::packed::{count_varints, doubles, Varints};
+use crate::wire::slice::varint;
+use crate::wire::{Fields, Value, Wire};
 
 /// The arm a function ends with, as the pieces of its sub-message (their
 /// concatenation is the message prost would merge).
@@ -129,7 +56,7 @@ pub fn scan<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> Wire<Option<Arm<'
     let mut arm: Option<Arm<'a>> = None;
     for piece in pieces {
         let mut fields = Fields::new(piece);
-        while let Some((number, value)) = fields.next()? {
+        while let Some((number, value)) = fields.next_field()? {
             let body = match (number, value) {
                 (1, Value::Fixed64(bits, _)) => {
                     if let Some(old) = arm.replace(Arm::Constant(f64::from_bits(bits))) {
@@ -205,7 +132,7 @@ fn linear_walk(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(Option
                     }
                 }
             }
-            let Some((number, value)) = fields.next()? else {
+            let Some((number, value)) = fields.next_field()? else {
                 break;
             };
             match (number, value) {
@@ -238,7 +165,7 @@ fn common_term(piece: &[u8], pos: usize) -> Option<(u64, f64, usize)> {
         return None;
     }
     let mut at = 3;
-    let id = crate::codec::varint(&rest[..end], &mut at)?;
+    let id = crate::wire::varint(&rest[..end], &mut at)?;
     if at + 9 != end || rest[at] != 0x11 {
         return None;
     }
@@ -260,7 +187,7 @@ fn linear_term(body: &[u8]) -> Wire<(u64, f64)> {
     }
     let (mut id, mut coefficient) = (0, 0.0);
     let mut fields = Fields::new(body);
-    while let Some((number, value)) = fields.next()? {
+    while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
             (1, Value::Varint(v, _)) => id = v,
             (2, Value::Fixed64(bits, _)) => coefficient = f64::from_bits(bits),
@@ -284,60 +211,6 @@ struct QuadraticWire<'a> {
     linear: Option<Vec<&'a [u8]>>,
 }
 
-/// Counts the varints of a packed body, checking each.
-fn count_varints(body: &[u8]) -> Wire<usize> {
-    // Each varint ends with the one byte below 0x80 it has. Unless a run of
-    // nine continuation bytes (a varint of ten bytes or more) needs the
-    // tenth byte checked, counting those bytes is the whole check.
-    if body.last().is_none_or(|&b| b < 0x80) {
-        if let Some(ends) = count_ends(body) {
-            return Ok(ends);
-        }
-    }
-    let mut pos = 0;
-    let mut n = 0;
-    while pos < body.len() {
-        varint(body, &mut pos)?;
-        n += 1;
-    }
-    Ok(n)
-}
-
-/// The bytes below 0x80 in `bytes`, unless nine or more others run
-/// together. Eight bytes at a time: a mask of their high bits says how
-/// many end a varint, and how long the runs of others at either edge are
-/// (one inside a word that is not all of them is at most six long).
-#[inline]
-fn count_ends(bytes: &[u8]) -> Option<usize> {
-    let words = bytes.chunks_exact(8);
-    let tail = words.remainder();
-    let mut run = 0u32;
-    let mut ends = 0usize;
-    for word in words {
-        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-        // Bit i: byte i continues a varint.
-        let mask =
-            (((word >> 7) & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
-        run += mask.trailing_ones();
-        if run >= 9 {
-            return None;
-        }
-        if mask != u8::MAX {
-            run = mask.leading_ones();
-        }
-        ends += 8 - mask.count_ones() as usize;
-    }
-    for &b in tail {
-        let more = u32::from(b >> 7);
-        run = (run + more) * more;
-        if run >= 9 {
-            return None;
-        }
-        ends += (1 - more) as usize;
-    }
-    (run < 9).then_some(ends)
-}
-
 fn quadratic<'a>(pieces: &[&'a [u8]]) -> Wire<QuadraticWire<'a>> {
     quadratic_read(pieces, false)
 }
@@ -355,7 +228,7 @@ fn quadratic_read<'a>(pieces: &[&'a [u8]], checked: bool) -> Wire<QuadraticWire<
     let mut q = QuadraticWire::default();
     for piece in pieces {
         let mut fields = Fields::new(piece);
-        while let Some((number, value)) = fields.next()? {
+        while let Some((number, value)) = fields.next_field()? {
             match (number, value) {
                 (1, Value::Len(body)) => {
                     q.n_rows += count_varints(body)?;
@@ -396,44 +269,6 @@ fn quadratic_read<'a>(pieces: &[&'a [u8]], checked: bool) -> Wire<QuadraticWire<
     Ok(q)
 }
 
-/// The elements of an array given as pieces of encoded varints.
-struct Varints<'a> {
-    pieces: std::slice::Iter<'a, &'a [u8]>,
-    current: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Varints<'a> {
-    fn new(pieces: &'a [&'a [u8]]) -> Self {
-        Self {
-            pieces: pieces.iter(),
-            current: &[],
-            pos: 0,
-        }
-    }
-}
-
-impl Iterator for Varints<'_> {
-    type Item = u64;
-    #[inline]
-    fn next(&mut self) -> Option<u64> {
-        while self.pos == self.current.len() {
-            self.current = self.pieces.next()?;
-            self.pos = 0;
-        }
-        // Checked when the pieces were collected.
-        Some(varint(self.current, &mut self.pos).unwrap_or(0))
-    }
-}
-
-/// The elements of an array given as pieces of encoded doubles.
-fn doubles<'a>(pieces: &'a [&'a [u8]]) -> impl Iterator<Item = f64> + 'a {
-    pieces.iter().flat_map(|p| {
-        p.chunks_exact(8)
-            .map(|c| f64::from_bits(u64::from_le_bytes(c.try_into().expect("8 bytes"))))
-    })
-}
-
 /// What walking a `Polynomial` shows of each monomial, in file order: its
 /// ids as written, then its coefficient (the last one given, else 0).
 trait Monomials {
@@ -453,12 +288,12 @@ fn walk_polynomial(pieces: &[&[u8]], monomials: &mut impl Monomials) -> Wire<usi
     let mut n = 0;
     for piece in pieces {
         let mut fields = Fields::new(piece);
-        while let Some((number, value)) = fields.next()? {
+        while let Some((number, value)) = fields.next_field()? {
             match (number, value) {
                 (1, Value::Len(body)) => {
                     let mut coefficient = 0.0;
                     let mut inner = Fields::new(body);
-                    while let Some((number, value)) = inner.next()? {
+                    while let Some((number, value)) = inner.next_field()? {
                         match (number, value) {
                             (1, Value::Len(packed)) => {
                                 let mut pos = 0;
@@ -679,7 +514,7 @@ pub fn constraint<E>(
     let mut others = Vec::with_capacity(64);
     let mut fields = Fields::new(body);
     let mut start = 0;
-    while let Some((number, value)) = fields.next()? {
+    while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
             (3, Value::Len(piece)) => pieces.push(piece),
             (3, _) => return Err(Unsupported),
@@ -719,7 +554,7 @@ mod tests {
     use super::*;
     use pb::function::Function as ArmPb;
 
-    use crate::codec::SplitMix64 as Rng;
+    use crate::ids::SplitMix64 as Rng;
 
     /// What the tests draw.
     trait Draws {
@@ -980,7 +815,7 @@ mod tests {
         let mut out = vec![Vec::new()];
         let mut fields = Fields::new(bytes);
         let mut start = 0;
-        while let Ok(Some(_)) = fields.next() {
+        while let Ok(Some(_)) = fields.next_field() {
             out.last_mut()
                 .unwrap()
                 .extend_from_slice(&bytes[start..fields.pos]);
@@ -1163,60 +998,5 @@ mod tests {
         assert_eq!(shape.stored_terms, 80_200);
         // An undefined variable: built, so that its error names it.
         assert_eq!(count(arm.as_ref(), &|id| id != 399, 2).unwrap(), None);
-    }
-
-    #[test]
-    fn ends_are_counted_a_word_at_a_time_as_byte_by_byte() {
-        let mut rng = Rng(0x00c0_0417);
-        for _ in 0..20_000 {
-            // Runs of continuation bytes of every length, across words.
-            let bytes: Vec<u8> = (0..rng.below(40))
-                .map(|_| match rng.below(3) {
-                    0 => rng.below(0x80) as u8,
-                    _ => 0x80 | rng.below(0x80) as u8,
-                })
-                .collect();
-            let mut run = 0;
-            let mut longest = 0;
-            for &b in &bytes {
-                run = if b >= 0x80 { run + 1 } else { 0 };
-                longest = longest.max(run);
-            }
-            let ends = bytes.iter().filter(|&&b| b < 0x80).count();
-            let expected = (longest < 9).then_some(ends);
-            assert_eq!(count_ends(&bytes), expected, "{bytes:02x?}");
-        }
-    }
-
-    #[test]
-    fn varint_offsets_find_element_boundaries() {
-        let values = [
-            1u64,
-            300,
-            0,
-            1 << 40,
-            5,
-            127,
-            128,
-            2,
-            3,
-            4,
-            5,
-            6,
-            7,
-            8,
-            9,
-            10,
-            11,
-        ];
-        let mut packed = Vec::new();
-        let mut offsets = Vec::new();
-        for v in values {
-            offsets.push(packed.len());
-            encoding::encode_varint(v, &mut packed);
-        }
-        for (k, &at) in offsets.iter().enumerate() {
-            assert_eq!(varint_offset(&packed, k), at);
-        }
     }
 }

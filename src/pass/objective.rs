@@ -6,7 +6,7 @@
 //! was framed (no copy into one buffer), except a large objective piece,
 //! which a [`Spooler`] copies to an unlinked temporary file as it is read,
 //! so that memory does not hold it. At the end the objective's pieces are
-//! read by [`crate::decode::terms`] (from the file, a window at a time, for
+//! read by [`crate::pass::terms`] (from the file, a window at a time, for
 //! a spooled one) and the other fields, small, are decoded by prost.
 //! Whatever the wire reader does not vouch for is decoded by prost as one
 //! message, as before, for the same result or error (spooled pieces are
@@ -17,9 +17,9 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use prost::{encoding, Message};
 
-use crate::decode::terms::spooled::{SpooledArm, SpooledFunction};
-use crate::decode::terms::{self, Arm};
 use crate::ommx_v1 as pb;
+use crate::pass::terms::spooled::{SpooledArm, SpooledFunction};
+use crate::pass::terms::{self, Arm};
 
 /// Objective pieces longer than this are spooled to a temporary file when
 /// the pass only counts the objective (the environment variable

@@ -19,8 +19,7 @@ use super::count::{
 };
 use super::*;
 
-mod file;
-use file::{read_range, FileFields, FileValue, Window};
+use crate::wire::file::{read_range, FileFields, FileValue, Window};
 
 /// Elements of a quadratic part counted per window: 4 MiB of values.
 const PAIRS_PER_WINDOW: usize = if cfg!(test) { 3 } else { 1 << 19 };
@@ -144,7 +143,7 @@ impl SpooledFunction {
         let mut fields = FileFields::new(file, self.range());
         let mut pieces = Vec::new();
         let mut kind = None;
-        while let Some((number, value)) = fields.next()? {
+        while let Some((number, value)) = fields.next_field()? {
             match (number, value) {
                 (1, FileValue::Fixed64(bits)) => {
                     arm = FileArm::Constant(f64::from_bits(bits));
@@ -196,7 +195,7 @@ impl SpooledFunction {
         let text = |range| String::from_utf8(read_range(file, range)?).map_err(|_| Unsupported);
         let mut function = Vec::new();
         let mut fields = FileFields::new(file, self.range());
-        while let Some((number, value)) = fields.next()? {
+        while let Some((number, value)) = fields.next_field()? {
             match (number, value) {
                 (1, FileValue::Varint(x)) => c.id = x,
                 (2, FileValue::Varint(x)) => c.equality = x as i32,
@@ -236,7 +235,7 @@ fn quadratic_layout(file: &File, pieces: &[Range<u64>]) -> Wire<FileArm> {
     let mut linear_pieces: Option<Vec<Range<u64>>> = None;
     for piece in pieces {
         let mut fields = FileFields::new(file, piece.clone());
-        while let Some((number, value)) = fields.next()? {
+        while let Some((number, value)) = fields.next_field()? {
             match (number, value) {
                 (1..=3, FileValue::Len(body)) => {
                     let slot = &mut arrays[number as usize - 1];
@@ -411,7 +410,7 @@ fn whole_fields(buf: &[u8]) -> usize {
             at = next;
         }
         fields.pos = at;
-        if !matches!(fields.next(), Ok(Some(_))) {
+        if !matches!(fields.next_field(), Ok(Some(_))) {
             return at;
         }
     }

@@ -21,7 +21,7 @@ use super::{
     count_varints, linear_terms, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value,
     Wire,
 };
-use crate::codec::IdSet;
+use crate::ids::IdSet;
 use crate::model::function::{Shape, Variant};
 use crate::model::ModelError;
 
@@ -46,7 +46,7 @@ fn utf8(bytes: &[u8]) -> Wire<&str> {
 fn bound(body: &[u8]) -> Wire<(f64, f64)> {
     let (mut lower, mut upper) = (0.0, 0.0);
     let mut fields = Fields::new(body);
-    while let Some((number, value)) = fields.next()? {
+    while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
             (1, Value::Fixed64(bits, _)) => lower = f64::from_bits(bits),
             (2, Value::Fixed64(bits, _)) => upper = f64::from_bits(bits),
@@ -69,7 +69,7 @@ pub fn variable(body: &[u8]) -> Wire<WireVariable<'_>> {
 fn variable_fields(body: &[u8]) -> Wire<WireVariable<'_>> {
     let mut v = WireVariable::default();
     let mut fields = Fields::new(body);
-    while let Some((number, value)) = fields.next()? {
+    while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
             (1, Value::Varint(x, _)) => v.id = x,
             // An enum is an int32: prost keeps the low 32 bits.
@@ -113,12 +113,12 @@ fn variable_in_order(body: &[u8]) -> Option<WireVariable<'_>> {
     let mut pos = 0;
     if body.first() == Some(&0x08) {
         pos = 1;
-        v.id = crate::codec::varint(body, &mut pos)?;
+        v.id = crate::wire::varint(body, &mut pos)?;
     }
     if body.get(pos) == Some(&0x10) {
         pos += 1;
         // An enum is an int32: prost keeps the low 32 bits.
-        v.kind = crate::codec::varint(body, &mut pos)? as i32;
+        v.kind = crate::wire::varint(body, &mut pos)? as i32;
     }
     if let Some(b) = body
         .get(pos..pos + 20)
@@ -182,7 +182,7 @@ pub fn constraint(body: &[u8]) -> Wire<WireConstraint<'_>> {
         description: None,
     };
     let mut fields = Fields::new(body);
-    while let Some((number, value)) = fields.next()? {
+    while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
             (1, Value::Varint(x, _)) => c.id = x,
             (2, Value::Varint(x, _)) => c.equality = x as i32,
@@ -371,7 +371,7 @@ fn linear_distinct(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::SplitMix64;
+    use crate::ids::SplitMix64;
     use crate::ommx_v1 as pb;
     use prost::Message;
 
