@@ -8,7 +8,7 @@
 //! wires the stages together.
 
 pub mod advise;
-pub mod batch;
+pub mod api;
 pub mod check;
 pub mod cli;
 pub mod commands;
@@ -18,6 +18,7 @@ pub mod errors;
 pub mod ids;
 pub mod input;
 pub mod model;
+pub mod names;
 pub mod output;
 pub mod pass;
 pub mod profile;

@@ -22,6 +22,25 @@ pub enum KindFilter {
     All,
 }
 
+impl crate::names::Named for KindFilter {
+    const ALL: &'static [Self] = &[
+        KindFilter::Only(EntityKind::Constraint),
+        KindFilter::Only(EntityKind::Removed),
+        KindFilter::Only(EntityKind::Variable),
+        KindFilter::Only(EntityKind::NamedFunction),
+        KindFilter::Only(EntityKind::Indicator),
+        KindFilter::Only(EntityKind::RemovedIndicator),
+        KindFilter::Only(EntityKind::OneHot),
+        KindFilter::Only(EntityKind::RemovedOneHot),
+        KindFilter::Only(EntityKind::Sos1),
+        KindFilter::Only(EntityKind::RemovedSos1),
+        KindFilter::All,
+    ];
+    fn name(self) -> &'static str {
+        KindFilter::name(self)
+    }
+}
+
 impl KindFilter {
     /// The name `--kind` takes, as documents repeat it.
     pub fn name(self) -> &'static str {

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use crate::input::Selection;
 use crate::profile::{Aggregate, Frame, NodeId};
 use crate::report::envelope::SCHEMA_VERSION;
+pub use crate::report::loaded::BaselineInfo;
 use crate::report::{
     layer_frame, Accounting, Container, Document, InstanceSummary, ProfiledInstance, Report, Schema,
 };
@@ -118,15 +119,6 @@ struct NodeDoc {
     own_bytes: u64,
     leaves: u64,
     children: Vec<NodeDoc>,
-}
-
-/// What a baseline says about where it came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BaselineInfo {
-    /// The input the baseline was made from, as named then.
-    pub input: String,
-    /// The memprof that wrote it.
-    pub tool: Option<String>,
 }
 
 /// Whether the content starts (after whitespace) like a JSON object, the

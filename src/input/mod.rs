@@ -12,7 +12,7 @@ pub mod error;
 pub mod folded;
 pub mod limits;
 mod rewind;
-pub mod source;
+pub mod sniff;
 mod text_formats;
 
 use std::fs::File;
@@ -39,13 +39,55 @@ const BUF_SIZE: usize = 256 * 1024;
 pub const INSTANCE_MEDIA_TYPE: &str = "application/org.ommx.v1.instance";
 
 /// Where the bytes come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Input {
     Stdin,
+    /// A file or an OCI layout directory; `-` is [`Input::Stdin`].
     Path(PathBuf),
+    /// Bytes handed over in memory (a notebook's instance), kept in a
+    /// temporary file that lives as long as the input (so memory holds no
+    /// second copy however often it is read), named `name` in reports and
+    /// errors.
+    Bytes {
+        name: String,
+        file: Arc<tempfile::TempPath>,
+    },
 }
 
+impl PartialEq for Input {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Input::Stdin, Input::Stdin) => true,
+            (Input::Path(a), Input::Path(b)) => a == b,
+            (Input::Bytes { file: a, .. }, Input::Bytes { file: b, .. }) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Input {}
+
 impl Input {
+    /// `data` as an input named `name` ([`Input::Bytes`]).
+    pub fn from_bytes(name: &str, data: &[u8]) -> io::Result<Self> {
+        let mut file = tempfile::NamedTempFile::new()?;
+        io::Write::write_all(&mut file, data)?;
+        io::Write::flush(&mut file)?;
+        Ok(Input::Bytes {
+            name: name.to_string(),
+            file: Arc::new(file.into_temp_path()),
+        })
+    }
+
+    /// The file to open, for inputs that are files (or directories).
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Input::Stdin => None,
+            Input::Path(path) => Some(path),
+            Input::Bytes { file, .. } => Some(file),
+        }
+    }
+
     pub fn from_arg(arg: &str) -> Self {
         if arg == "-" {
             Input::Stdin
@@ -63,11 +105,21 @@ impl Input {
         }
     }
 
+    /// How the input is named among several (their rows and root frames) and
+    /// in messages about the command line: as given, `-` for stdin.
+    pub fn label(&self) -> String {
+        match self {
+            Input::Stdin => "-".to_string(),
+            other => other.display_name(),
+        }
+    }
+
     /// How the input is named in messages and reports.
     pub fn display_name(&self) -> String {
         match self {
             Input::Stdin => "<stdin>".to_string(),
             Input::Path(p) => p.display().to_string(),
+            Input::Bytes { name, .. } => name.clone(),
         }
     }
 }
@@ -179,11 +231,11 @@ pub fn read_with(
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let name = input.display_name();
-    match input {
-        Input::Path(path) if path.is_dir() => {
+    match input.path() {
+        Some(path) if path.is_dir() => {
             archive::read_directory(path, name, selection, pass, progress)
         }
-        Input::Path(path) => {
+        Some(path) => {
             let file = File::open(path)?;
             let opened = file.metadata()?;
             if opened.is_file() {
@@ -204,7 +256,7 @@ pub fn read_with(
                 read_stream(file, name, selection, limits, pass, progress)
             }
         }
-        Input::Stdin => read_stream(io::stdin(), name, selection, limits, pass, progress),
+        None => read_stream(io::stdin(), name, selection, limits, pass, progress),
     }
 }
 
