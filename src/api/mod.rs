@@ -1,7 +1,7 @@
 //! The analysis API: the one door to memprof's engine. Every surface (the
 //! `memprof` commands, the Python wheel, the HTML report) turns what its
 //! user gave into [`Input`]s and one [`Options`], calls one function here,
-//! and shows the document it returns with [`crate::render`].
+//! and shows the document it returns with the renderers (`render/`).
 //!
 //! Nothing above this floor reads an input, sniffs what it is, runs the
 //! pass or applies an accounting or advice rule: a new surface needs only

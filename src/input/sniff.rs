@@ -12,6 +12,10 @@
 //! is read as an instance, and when that fails too, the text's own error
 //! is the one reported.
 //!
+//! Containers are recognised by structure too: gzip by its magic (which no
+//! protobuf message can start with), a tar archive by its first header's
+//! checksum, and everything else is an instance that only a decode confirms.
+//!
 //! Every input is read once: a pipe, a FIFO, `<(...)` or stdin is not
 //! opened again. Text is read whole into memory (within the limits) and an
 //! instance then decoded from those bytes; anything else streams.
@@ -289,6 +293,75 @@ fn without_bom(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, BaselineError
         Some(Bom::Utf16Le) => utf16(false),
         Some(Bom::Utf16Be) => utf16(true),
     }
+}
+
+/// Magic numbers of formats people mistake for instances, for a helpful message.
+pub(super) fn looks_like(head: &[u8]) -> Option<&'static str> {
+    let trimmed = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map(|i| &head[i..]);
+    Some(match head {
+        [0x89, b'P', b'N', b'G', ..] => "a PNG image",
+        [0xff, 0xd8, 0xff, ..] => "a JPEG image",
+        [b'%', b'P', b'D', b'F', ..] => "a PDF document",
+        [b'P', b'K', 3, 4, ..] => "a zip archive",
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => "zstd-compressed data (decompress it first)",
+        [b'B', b'Z', b'h', ..] => "bzip2-compressed data (decompress it first)",
+        [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => "xz-compressed data (decompress it first)",
+        _ => match trimmed {
+            Some([b'{' | b'[', ..]) => "JSON text",
+            Some([b'<', ..]) => "XML or HTML text",
+            _ => return super::text_formats::describe(head),
+        },
+    })
+}
+
+/// Gzip's magic number. Safe to go by: no protobuf message starts with
+/// 0x1f (its low three bits, a first tag's wire type, would be 7), and a
+/// stream that starts so but does not inflate is reported as corrupt gzip.
+pub(super) fn is_gzip(head: &[u8]) -> bool {
+    head.starts_with(&[0x1f, 0x8b])
+}
+
+/// A tar archive is one whose first 512-byte header carries a valid
+/// checksum: the octal number at offset 148 equals the sum of the header's
+/// bytes with that field read as spaces (unsigned, or signed as some old
+/// writers summed). "ustar" at offset 257 proves nothing: a protobuf string
+/// can hold it there.
+pub(super) fn is_tar(head: &[u8]) -> bool {
+    let Some(header) = head.get(..512) else {
+        return false;
+    };
+    let field = &header[148..156];
+    let digits = field
+        .iter()
+        .copied()
+        .skip_while(|&b| b == b' ')
+        .take_while(|b| (b'0'..=b'7').contains(b))
+        .collect::<Vec<u8>>();
+    let rest_is_padding = field
+        .iter()
+        .skip_while(|&&b| b == b' ')
+        .skip(digits.len())
+        .all(|&b| b == b' ' || b == 0);
+    if digits.is_empty() || !rest_is_padding {
+        return false;
+    }
+    let Ok(stored) = u32::from_str_radix(std::str::from_utf8(&digits).unwrap_or(""), 8) else {
+        return false;
+    };
+    let outside = header[..148].iter().chain(&header[156..]);
+    let unsigned: u32 = outside.clone().map(|&b| u32::from(b)).sum::<u32>() + 8 * u32::from(b' ');
+    let signed: i32 = outside.map(|&b| i32::from(b as i8)).sum::<i32>() + 8 * i32::from(b' ');
+    stored == unsigned || i64::from(stored) == i64::from(signed)
+}
+
+/// An archive with no entries: tar's end-of-archive marker, a block of
+/// zeros, comes first. (No protobuf message starts with a zero byte: field
+/// number 0 does not exist.)
+pub(super) fn is_empty_tar(head: &[u8]) -> bool {
+    head.len() >= 512 && head[..512].iter().all(|&b| b == 0)
 }
 
 /// Profiles the instances of `input` (a path, a directory or bytes), under
