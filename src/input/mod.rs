@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use indicatif::ProgressBar;
 
-use crate::pass::{Pass, PassError, Payload};
+use crate::pass::{InFile, Pass, PassError, Payload};
 use sniff::{is_empty_tar, is_gzip, is_tar, looks_like};
 
 pub use crate::report::{Accounting, Schema};
@@ -250,7 +250,7 @@ pub(crate) fn read_stream<R: Read + Send>(
         } else if pass.raw_schema().is_some() {
             let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), stream));
             read_raw(
-                reader, &head, None, name, false, selection, pass, progress, None,
+                reader, &head, None, None, name, false, selection, pass, progress, None,
             )
         } else {
             // Detecting needs a second reading: keep a copy as it streams.
@@ -260,6 +260,7 @@ pub(crate) fn read_stream<R: Read + Send>(
             read_raw(
                 reader,
                 &head,
+                None,
                 None,
                 name,
                 false,
@@ -367,6 +368,7 @@ fn read_file_capped(
             reader,
             &inner,
             Some(file_bytes),
+            None,
             name,
             true,
             selection,
@@ -390,6 +392,9 @@ fn read_file_capped(
         return Err(DecodeError::EmptyTar);
     }
     let again = reader.get_ref().try_clone()?;
+    // The pass may read the file itself, on several threads, with positioned
+    // reads (which leave the offset that `reader` reads from alone).
+    let whole = reader.get_ref().try_clone()?;
     let rewind = move || -> io::Result<Box<dyn Read + Send>> {
         let mut file = again.try_clone()?;
         file.seek(SeekFrom::Start(0))?;
@@ -400,6 +405,7 @@ fn read_file_capped(
         reader,
         &head,
         Some(file_bytes),
+        Some(&whole),
         name,
         false,
         selection,
@@ -414,7 +420,8 @@ fn read_file_capped(
 type Rewind<'r> = Option<Box<dyn FnMut() -> io::Result<Box<dyn Read + Send>> + 'r>>;
 
 /// Profiles raw instance bytes; `head` is their start, for the hint an
-/// error gets when the bytes turn out to be something else. Unless
+/// error gets when the bytes turn out to be something else; `in_file`, the
+/// regular file they are, when they are one. Unless
 /// `--schema` says, they are read as ommx.v1 and, if that fails and the input
 /// can be read again, as ommx.v2; when both fail, v1's error is the one
 /// reported (as before v2 existed).
@@ -423,6 +430,7 @@ fn read_raw<R: BufRead + Send>(
     reader: R,
     head: &[u8],
     file_bytes: Option<u64>,
+    in_file: Option<&File>,
     name: String,
     gzip: bool,
     selection: Selection,
@@ -451,7 +459,12 @@ fn read_raw<R: BufRead + Send>(
         // format, an instance from, say, JSON).
         Selection::ListOnly if forced.is_some() && looks_like(head).is_none() => {}
         Selection::ListOnly => {
-            match detect(reader, total, forced, &mut rewind, pass, true) {
+            let whole = in_file.map(|file| InFile {
+                file,
+                start: 0,
+                progress: &|_| {},
+            });
+            match detect(reader, total, whole, forced, &mut rewind, pass, true) {
                 Ok(p) => document.raw_schema = Some(p.schema),
                 Err(e) if looks_like(head).is_some() => return Err(hint(e, head)),
                 // Listed as before: ls says what the bytes are meant to be.
@@ -473,7 +486,13 @@ fn read_raw<R: BufRead + Send>(
                 progress.clone()
             };
             let reader = BufReader::with_capacity(BUF_SIZE, counted.wrap_read(reader));
-            let profiled = detect(reader, total, forced, &mut rewind, pass, false)
+            let tick = |n| counted.inc(n);
+            let whole = in_file.map(|file| InFile {
+                file,
+                start: 0,
+                progress: &tick,
+            });
+            let profiled = detect(reader, total, whole, forced, &mut rewind, pass, false)
                 .map_err(|e| hint(e, head))?;
             document.raw_schema = Some(profiled.schema);
             instances.push(profiled);
@@ -491,6 +510,7 @@ fn read_raw<R: BufRead + Send>(
 fn detect<R: Read + Send>(
     reader: R,
     total: Option<u64>,
+    in_file: Option<InFile<'_>>,
     forced: Option<Schema>,
     rewind: &mut Rewind<'_>,
     pass: &mut Pass<'_>,
@@ -504,6 +524,8 @@ fn detect<R: Read + Send>(
         let payload = Payload {
             reader,
             total,
+            // The first reading only: a second one reads the rewound reader.
+            in_file: in_file.filter(|_| !retry),
             max_element,
             instance_index: None,
             title: None,
@@ -548,6 +570,7 @@ pub(crate) fn profile_one<R: Read + Send>(
     Ok(pass.profile(Payload {
         reader: &mut reader,
         total,
+        in_file: None,
         max_element,
         instance_index,
         title: None,

@@ -349,6 +349,26 @@ pub(super) struct RawBatch {
 }
 
 impl RawBatch {
+    /// A batch framed elsewhere: `elements` over the bytes of `arena`,
+    /// ending the stream with `last`.
+    pub(super) fn framed(
+        arena: Vec<u8>,
+        elements: Vec<RawElement>,
+        last: Option<Result<u64, InstanceError>>,
+    ) -> Self {
+        Self {
+            arena,
+            elements,
+            last,
+            ..Self::default()
+        }
+    }
+
+    /// The (emptied) buffer of a decoded batch, for the next.
+    pub(super) fn take_arena(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.arena)
+    }
+
     /// Spooling objective fields and constraints longer than these.
     pub(super) fn spooling_above(objective: Option<u64>, constraints: Option<u64>) -> Self {
         Self {

@@ -19,6 +19,8 @@ mod framing;
 pub mod objective;
 mod observer;
 mod pipeline;
+mod ranges;
+mod shards;
 pub mod terms;
 #[cfg(test)]
 mod tests;
@@ -33,7 +35,8 @@ pub use error::{
     InstanceError, PassError, V2PassError, DEFAULT_MAX_ELEMENT, MAX_FAMILIES, MAX_FAMILY_BYTES,
 };
 pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
-pub use pipeline::{profile_instance, profile_instance_within};
+pub use pipeline::{profile_instance, profile_instance_within, MAX_THREADS};
+pub use ranges::{InFile, CHUNK};
 pub use validate::MAX_PENDING;
 
 use crate::profile::family::GroupBy;
@@ -44,6 +47,9 @@ pub struct Payload<'a> {
     pub reader: &'a mut (dyn Read + Send),
     /// Its length when known (a file's size, a tar entry's claim).
     pub total: Option<u64>,
+    /// The regular file whose range of `total` bytes it is, when it is one
+    /// (read then on every thread; `reader` reads the same bytes).
+    pub in_file: Option<InFile<'a>>,
     /// The longest element allowed (`--max-element`) when nothing else
     /// bounds what one element may make memprof hold.
     pub max_element: Option<u64>,
@@ -152,6 +158,7 @@ fn profile_payload(
     let Payload {
         reader,
         total,
+        in_file,
         max_element,
         instance_index,
         title,
@@ -159,18 +166,18 @@ fn profile_payload(
     } = payload;
     let mut accounts = Accounts::new(pass.options);
     pass.observer.begin(instance_index);
-    let summary = profile_instance_within(
+    let source = pipeline::Source {
         // Read ahead by the pass's own field reader.
         reader,
         total,
         max_element,
-        pass.threads,
-        &mut accounts,
-        &mut *pass.observer,
-    )
-    .map_err(|source| PassError::Instance {
-        layer: instance_index,
-        source,
-    })?;
+        in_file,
+    };
+    let summary =
+        pipeline::profile_source(source, pass.threads, &mut accounts, &mut *pass.observer)
+            .map_err(|source| PassError::Instance {
+                layer: instance_index,
+                source,
+            })?;
     Ok(accounts.profiled(instance_index, title, summary, schema, accounting))
 }

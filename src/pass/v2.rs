@@ -39,6 +39,7 @@ pub(crate) fn profile(
     let Payload {
         reader,
         total,
+        in_file: _,
         max_element,
         instance_index,
         title,

@@ -166,115 +166,150 @@ fn check_dependency(
     })
 }
 
+/// Checks the batches of one instance in stream order and finishes it:
+/// the whole sequential side of the pass.
 pub(super) fn consume<O: EntityObserver + ?Sized>(
-    mut batches: impl Iterator<Item = Batch>,
+    batches: impl Iterator<Item = Batch>,
     threads: usize,
     max_element: Option<u64>,
     group_by: GroupBy,
     aggregate: &mut Aggregate,
     observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
-    let mut state = State::default();
-    let mut families = Families::new(group_by);
+    let mut stream = Stream::new(group_by, max_element);
+    let end = stream.check_batches(batches, observer)?;
+    let Stream { state, rest, .. } = stream;
+    finish_instance(state, rest, end, threads, aggregate, observer)
+}
+
+/// The checking side of the stream: OMMX's rules applied to each element
+/// in stream order, the singular fields kept for the end.
+struct Stream {
+    state: State,
+    families: Families,
     // The singular fields and maps, re-encoded in stream order: decoded at the
     // end as an Instance whose entity lists are empty, prost applying
     // protobuf's merge and last-entry-wins rules.
-    let mut rest = Singulars::default();
-    let end = 'stream: loop {
-        let Some(batch) = batches.next() else {
-            unreachable!("the stream always ends with End or an error")
-        };
-        let _span = trace::span(Phase::Check);
-        for item in batch {
-            match item? {
-                Item::Variable(v, cost) => {
-                    state.define(v.id)?;
-                    families.see(v.name.as_deref())?;
-                    observer.variable(&v, cost);
+    rest: Singulars,
+    max_element: Option<u64>,
+}
+
+impl Stream {
+    fn new(group_by: GroupBy, max_element: Option<u64>) -> Self {
+        Self {
+            state: State::default(),
+            families: Families::new(group_by),
+            rest: Singulars::default(),
+            max_element,
+        }
+    }
+
+    /// Checks every batch up to the end of the stream (at the offset
+    /// returned) or the first error.
+    fn check_batches<O: EntityObserver + ?Sized>(
+        &mut self,
+        mut batches: impl Iterator<Item = Batch>,
+        observer: &mut O,
+    ) -> Result<u64, InstanceError> {
+        loop {
+            let Some(batch) = batches.next() else {
+                unreachable!("the stream always ends with End or an error")
+            };
+            let _span = trace::span(Phase::Check);
+            for item in batch {
+                if let Some(end) = self.check(item?, observer)? {
+                    return Ok(end);
                 }
-                Item::Constraint(c, cost) => {
-                    state.new_constraint(c.id)?;
-                    state.constraints.insert(c.id);
-                    state.uses(User::Constraint(c.id), &c.function)?;
-                    state.summary.constraints += 1;
-                    families.see(c.name.as_deref())?;
-                    state.summary.terms += c.function.stored_terms() as u64;
-                    observer.constraint(&c, cost);
-                }
-                Item::CountedVariable(id) => state.define(id)?,
-                Item::CountedConstraint {
-                    id,
-                    mut ids,
-                    linear,
-                    terms,
-                } => {
-                    state.new_constraint(id)?;
-                    state.constraints.insert(id);
-                    state.uses_ids(User::Constraint(id), &mut ids, linear)?;
-                    state.summary.constraints += 1;
-                    state.summary.terms += terms;
-                }
-                Item::SpooledConstraint {
-                    id,
-                    offset,
-                    function,
-                    ids_below,
-                    terms,
-                } => {
-                    state.new_constraint(id)?;
-                    state.constraints.insert(id);
-                    // With variables 0..n defined, ids below n need no look-up.
-                    let below = state.variables_below;
-                    let dense = below == state.summary.variables;
-                    if let Some(function) = function.filter(|_| !dense || ids_below > below) {
-                        let user = User::Constraint(id);
-                        state.uses_spooled(user, &function, offset)?;
-                    }
-                    state.summary.constraints += 1;
-                    state.summary.terms += terms;
-                }
-                Item::Removed(r, cost) => {
-                    let id = r.constraint.id;
-                    state.new_constraint(id)?;
-                    state.removed.insert(id);
-                    // 2.9.3 does not check the variables of removed constraints.
-                    state.summary.removed_constraints += 1;
-                    families.see(r.constraint.name.as_deref())?;
-                    state.summary.terms += r.constraint.function.stored_terms() as u64;
-                    observer.removed_constraint(&r, cost);
-                }
-                Item::Named(n, cost) => {
-                    if !state.named_functions.insert(n.id) {
-                        return Err(ModelError::DuplicateNamedFunction(n.id).into());
-                    }
-                    state.uses(User::NamedFunction(n.id), &n.function)?;
-                    state.summary.named_functions += 1;
-                    observer.named_function(&n, cost);
-                }
-                Item::Rest(part) => {
-                    // Merged, they are decoded as one message: one element.
-                    if let Some(limit) = max_element
-                        .filter(|&limit| (rest.len() + part.encoded_len()) as u64 > limit)
-                    {
-                        return Err(InstanceError::SingularTooLarge { limit });
-                    }
-                    rest.push(part)
-                }
-                Item::End(offset) => break 'stream offset,
             }
         }
-    };
-    drop(batches);
+    }
+
+    /// Checks one element and shows it to the observer; the end offset
+    /// once the stream has ended.
+    fn check<O: EntityObserver + ?Sized>(
+        &mut self,
+        item: Item,
+        observer: &mut O,
+    ) -> Result<Option<u64>, InstanceError> {
+        let state = &mut self.state;
+        match item {
+            Item::Variable(v, cost) => {
+                state.define(v.id)?;
+                self.families.see(v.name.as_deref())?;
+                observer.variable(&v, cost);
+            }
+            Item::Constraint(c, cost) => {
+                state.add_constraint(c.id, c.function.stored_terms() as u64)?;
+                state.uses(User::Constraint(c.id), &c.function)?;
+                self.families.see(c.name.as_deref())?;
+                observer.constraint(&c, cost);
+            }
+            Item::CountedVariable(id) => state.define(id)?,
+            Item::CountedConstraint {
+                id,
+                mut ids,
+                linear,
+                terms,
+            } => {
+                state.add_constraint(id, terms)?;
+                state.uses_ids(User::Constraint(id), &mut ids, linear)?;
+            }
+            Item::SpooledConstraint {
+                id,
+                offset,
+                function,
+                ids_below,
+                terms,
+            } => {
+                state.add_constraint(id, terms)?;
+                // With variables 0..n defined, ids below n need no look-up.
+                if let Some(function) = function.filter(|_| !state.dense_below(ids_below)) {
+                    state.uses_spooled(User::Constraint(id), &function, offset)?;
+                }
+            }
+            Item::Removed(r, cost) => {
+                let terms = r.constraint.function.stored_terms() as u64;
+                state.add_removed(r.constraint.id, terms)?;
+                // 2.9.3 does not check the variables of removed constraints.
+                self.families.see(r.constraint.name.as_deref())?;
+                observer.removed_constraint(&r, cost);
+            }
+            Item::Named(n, cost) => {
+                state.add_named(n.id)?;
+                state.uses(User::NamedFunction(n.id), &n.function)?;
+                observer.named_function(&n, cost);
+            }
+            Item::Rest(part) => {
+                // Merged, they are decoded as one message: one element.
+                if let Some(limit) = self
+                    .max_element
+                    .filter(|&limit| (self.rest.len() + part.encoded_len()) as u64 > limit)
+                {
+                    return Err(InstanceError::SingularTooLarge { limit });
+                }
+                self.rest.push(part)
+            }
+            Item::End(offset) => return Ok(Some(offset)),
+        }
+        Ok(None)
+    }
+}
+
+/// Everything after the stream's last element, once the entities are
+/// checked (`state`): the singular fields decoded, the objective counted
+/// or built and checked, the variables still pending, the hints and the
+/// dependency checked, and the instance-wide parts visited.
+pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
+    mut state: State,
+    mut rest: Singulars,
+    end: u64,
+    threads: usize,
+    aggregate: &mut Aggregate,
+    observer: &mut O,
+) -> Result<InstanceSummary, InstanceError> {
     let _span = trace::span(Phase::Check);
     state.summary.wire_bytes = end;
-    let (instance, objective) = rest.decode().map_err(|e| match e {
-        SingularsError::Decode(source) => InstanceError::Decode {
-            field: "the instance's singular fields",
-            offset: end,
-            source,
-        },
-        SingularsError::Spool(e) => InstanceError::Spool(e),
-    })?;
+    let (instance, objective) = decode_singulars(&mut rest, end)?;
     let pb::Instance {
         description,
         decision_variables: _,
@@ -293,34 +328,7 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
     if format_version > 0 {
         return Err(ModelError::FormatVersion(format_version).into());
     }
-
-    let variables = &state.variables;
-    let defined = |id| variables.contains(&id);
-    let counts_only = observer.counts_only();
-    let objective = match objective {
-        WireObjective::Missing => return Err(ModelError::MissingObjective.into()),
-        WireObjective::Decoded(wire) => {
-            let (objective, waste) = from_prost(&wire)?;
-            Objective::Built(objective, waste)
-        }
-        // Checked in full by `rest.decode`.
-        WireObjective::Pieces { arm, pieces } => {
-            match counts_only.then(|| terms::count(arm.as_ref(), &defined, threads)) {
-                Some(Ok(Some(shape))) => Objective::Counted(shape),
-                _ => build_objective(&pieces, end)?,
-            }
-        }
-        WireObjective::Spooled(spooled) => {
-            match counts_only.then(|| spooled.count(&defined, threads)) {
-                Some(Ok(Some(shape))) => Objective::Counted(shape),
-                _ => {
-                    let bytes = spooled.load().map_err(InstanceError::Spool)?;
-                    drop(spooled);
-                    build_objective(&[&bytes], end)?
-                }
-            }
-        }
-    };
+    let objective = read_objective(objective, &state, end, threads, observer.counts_only())?;
     drop(rest);
     match &objective {
         Objective::Built(f, _) => {
@@ -330,17 +338,7 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
         // Counted only when every variable it uses is defined.
         Objective::Counted(shape) => state.summary.terms += shape.stored_terms as u64,
     }
-    if let Some((user, id)) = state
-        .pending
-        .iter()
-        .find(|(_, id)| !state.variables.contains(id))
-    {
-        return Err(ModelError::UndefinedVariable {
-            owner: user.to_string(),
-            id: *id,
-        }
-        .into());
-    }
+    state.check_pending()?;
     let hints = check_hints(constraint_hints.unwrap_or_default(), &state)?;
     let dependency = check_dependency(decision_variable_dependency, &state)?;
     let parameters = Parameters(parameters.map(|p| p.entries));
@@ -373,6 +371,59 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
         ),
     }
     Ok(state.summary)
+}
+
+/// The singular fields decoded as an Instance whose entity lists are empty,
+/// and its objective as the wire gave it.
+fn decode_singulars(
+    rest: &mut Singulars,
+    end: u64,
+) -> Result<(pb::Instance, WireObjective<'_>), InstanceError> {
+    rest.decode().map_err(|e| match e {
+        SingularsError::Decode(source) => InstanceError::Decode {
+            field: "the instance's singular fields",
+            offset: end,
+            source,
+        },
+        SingularsError::Spool(e) => InstanceError::Spool(e),
+    })
+}
+
+/// The objective counted on the wire, when only its count is needed
+/// (`counts_only`) and the count can be exact, else built.
+fn read_objective(
+    objective: WireObjective<'_>,
+    state: &State,
+    end: u64,
+    threads: usize,
+    counts_only: bool,
+) -> Result<Objective, InstanceError> {
+    let variables = &state.variables;
+    let defined = |id| variables.contains(&id);
+    Ok(match objective {
+        WireObjective::Missing => return Err(ModelError::MissingObjective.into()),
+        WireObjective::Decoded(wire) => {
+            let (objective, waste) = from_prost(&wire)?;
+            Objective::Built(objective, waste)
+        }
+        // Checked in full by `rest.decode`.
+        WireObjective::Pieces { arm, pieces } => {
+            match counts_only.then(|| terms::count(arm.as_ref(), &defined, threads)) {
+                Some(Ok(Some(shape))) => Objective::Counted(shape),
+                _ => build_objective(&pieces, end)?,
+            }
+        }
+        WireObjective::Spooled(spooled) => {
+            match counts_only.then(|| spooled.count(&defined, threads)) {
+                Some(Ok(Some(shape))) => Objective::Counted(shape),
+                _ => {
+                    let bytes = spooled.load().map_err(InstanceError::Spool)?;
+                    drop(spooled);
+                    build_objective(&[&bytes], end)?
+                }
+            }
+        }
+    })
 }
 
 /// Builds the objective from its pieces, checked.
@@ -426,6 +477,28 @@ fn from_prost(wire: &pb::Function) -> Result<(Function, FileWaste), ModelError> 
 pub const MAX_PENDING: usize = 1 << 18;
 
 impl State {
+    /// The state after a stream whose entities were checked elsewhere (on
+    /// several threads): the ids defined, the counts, no variable pending.
+    pub(super) fn checked(
+        variables: IdSet,
+        constraints: IdSet,
+        removed: IdSet,
+        named_functions: IdSet,
+        summary: InstanceSummary,
+    ) -> Self {
+        Self {
+            variables,
+            constraints,
+            removed,
+            named_functions,
+            pending: Vec::new(),
+            pending_ids: IdSet::default(),
+            // Read only while the stream is checked.
+            variables_below: 0,
+            summary,
+        }
+    }
+
     /// Defines variable `id`, once.
     fn define(&mut self, id: u64) -> Result<(), ModelError> {
         if !self.variables.insert(id) {
@@ -511,6 +584,56 @@ impl State {
             return Err(ModelError::DuplicateConstraint(id));
         }
         Ok(())
+    }
+
+    /// Adds constraint `id`, of `terms` stored terms, once.
+    fn add_constraint(&mut self, id: u64, terms: u64) -> Result<(), ModelError> {
+        self.new_constraint(id)?;
+        self.constraints.insert(id);
+        self.summary.constraints += 1;
+        self.summary.terms += terms;
+        Ok(())
+    }
+
+    /// Adds removed constraint `id`, of `terms` stored terms, once.
+    fn add_removed(&mut self, id: u64, terms: u64) -> Result<(), ModelError> {
+        self.new_constraint(id)?;
+        self.removed.insert(id);
+        self.summary.removed_constraints += 1;
+        self.summary.terms += terms;
+        Ok(())
+    }
+
+    /// Adds named function `id`, once.
+    fn add_named(&mut self, id: u64) -> Result<(), ModelError> {
+        if !self.named_functions.insert(id) {
+            return Err(ModelError::DuplicateNamedFunction(id));
+        }
+        self.summary.named_functions += 1;
+        Ok(())
+    }
+
+    /// Whether the variables defined so far are 0..n, all ids below
+    /// `ids_below` among them.
+    fn dense_below(&self, ids_below: u64) -> bool {
+        let below = self.variables_below;
+        below == self.summary.variables && ids_below <= below
+    }
+
+    /// The first variable used and never defined, in OMMX's order, as the
+    /// error it is.
+    fn check_pending(&self) -> Result<(), ModelError> {
+        match self
+            .pending
+            .iter()
+            .find(|(_, id)| !self.variables.contains(id))
+        {
+            Some((user, id)) => Err(ModelError::UndefinedVariable {
+                owner: user.to_string(),
+                id: *id,
+            }),
+            None => Ok(()),
+        }
     }
 }
 

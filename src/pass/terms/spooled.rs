@@ -10,7 +10,7 @@
 //! path for held bytes.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Write};
 use std::ops::Range;
 
 use super::count::{
@@ -19,7 +19,7 @@ use super::count::{
 };
 use super::*;
 
-use crate::wire::file::{read_range, FileFields, FileValue, Window};
+use crate::wire::file::{append_at, read_range, FileFields, FileValue, Window, CHUNK};
 
 /// Elements of a quadratic part counted per window: 4 MiB of values.
 const PAIRS_PER_WINDOW: usize = if cfg!(test) { 3 } else { 1 << 19 };
@@ -77,8 +77,9 @@ impl SpooledFunction {
         }
     }
 
-    /// The message encoded in `range` of `file`.
-    fn within(file: File, range: Range<u64>) -> Self {
+    /// The message encoded in `range` of `file`: a copy spooled there, or
+    /// an element of the input file itself, read in place.
+    pub fn within(file: File, range: Range<u64>) -> Self {
         let len = range.end - range.start;
         Self {
             file,
@@ -114,21 +115,19 @@ impl SpooledFunction {
     /// Appends the encoding to `out`.
     pub fn append_to(&self, out: &mut Vec<u8>) -> io::Result<()> {
         let len = usize::try_from(self.len).map_err(io::Error::other)?;
-        out.try_reserve_exact(len).map_err(io::Error::other)?;
-        let mut file = &self.file;
-        file.seek(SeekFrom::Start(self.start))?;
-        if file.take(self.len).read_to_end(out)? != len {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        Ok(())
+        append_at(&self.file, out, self.start, len)
     }
 
-    /// Copies the encoding to `out`.
+    /// Copies the encoding to `out`, a window at a time.
     pub fn copy_to(&self, out: &mut impl Write) -> io::Result<()> {
-        let mut file = &self.file;
-        file.seek(SeekFrom::Start(self.start))?;
-        if io::copy(&mut file.take(self.len), out)? != self.len {
-            return Err(io::ErrorKind::UnexpectedEof.into());
+        let mut buf = Vec::new();
+        let mut pos = self.start;
+        while pos < self.start + self.len {
+            let n = (self.start + self.len - pos).min(CHUNK as u64) as usize;
+            buf.clear();
+            append_at(&self.file, &mut buf, pos, n)?;
+            out.write_all(&buf)?;
+            pos += n as u64;
         }
         Ok(())
     }

@@ -1,0 +1,538 @@
+//! An instance in a regular file, framed, decoded and checked on every
+//! thread.
+//!
+//! The file is cut into chunks of [`CHUNK`] bytes, which the threads take
+//! in order and read with positioned reads, all at once. Where a chunk's
+//! first element starts is known only once the chunk before it has been
+//! walked, so the walks form a chain, in order: each walks the field headers
+//! of its chunk (bytes already read) from where the previous one ended,
+//! and passes on where its last element ends. Top-level fields are
+//! length-delimited, so a walk reads a few bytes per element; the reading,
+//! decoding, counting and checking around it run on all threads. The
+//! element that crosses a chunk's end is completed by the thread that
+//! walked it (on several threads when it is large), and an element over
+//! the spool threshold is not read at all: it is counted where it lies in
+//! the input file. A chunk that such an element covers whole is not read.
+//!
+//! The checks run on each thread against shared sets ([`super::shards`]),
+//! and what needs the whole stream is settled once every chunk is checked.
+//! Anything this reader does not vouch for (a malformed or truncated field,
+//! an unknown one, an element that fails, a duplicate, a variable not
+//! defined by the end) makes it give up, and the caller reads the instance
+//! again from its start on one thread, which reports what is wrong exactly
+//! as before.
+//!
+//! Memory: each thread holds its chunk and the element crossing its end.
+
+use std::fs::File;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
+use prost::encoding;
+
+use super::accounts::Accounts;
+use super::framing::{decode_batch, LargeToken, RawBatch, RawElement};
+use super::objective::Part;
+use super::pipeline::Spooling;
+use super::shards::{settle, Layout, Recheck, Shard, Shared};
+use super::terms::spooled::SpooledFunction;
+use super::validate::finish_instance;
+use super::{EntityObserver, InstanceError};
+use crate::report::InstanceSummary;
+use crate::trace::{self, Phase};
+use crate::wire::file::read_exact_at;
+use crate::wire::{self, WireType};
+
+/// An instance payload that is a range of a regular file, which the pass
+/// may read with positioned reads on several threads.
+#[derive(Clone, Copy)]
+pub struct InFile<'a> {
+    pub file: &'a File,
+    /// Where the payload starts in the file.
+    pub start: u64,
+    /// Told of the bytes read, from any thread (a progress bar).
+    pub progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// Bytes per chunk (the environment variable `MEMPROF_CHUNK_BYTES`
+/// overrides it; tests set it low, so that small instances span many
+/// chunks).
+pub const CHUNK: u64 = 1 << 20;
+
+pub(super) fn chunk_bytes() -> u64 {
+    std::env::var("MEMPROF_CHUNK_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(CHUNK, |n| n.max(1))
+}
+
+/// An element's bytes past its chunk are read on several threads when
+/// there are at least this many.
+const PARALLEL_READ: usize = 4 << 20;
+
+/// Profiles the instance of `total` bytes in `source`, cut into chunks of
+/// `chunk` bytes, on up to `threads` threads, into `accounts`; `None` when
+/// it must be read again on one thread (see the module's documentation).
+pub(super) fn profile_file<O: EntityObserver + ?Sized>(
+    source: InFile<'_>,
+    (total, chunk): (u64, u64),
+    threads: usize,
+    spooling: Spooling,
+    accounts: &mut Accounts,
+    observer: &mut O,
+) -> Option<Result<InstanceSummary, InstanceError>> {
+    let plan = Plan::new(source, (total, chunk), threads, spooling);
+    let group_by = accounts.group_by;
+    let workers: Vec<_> = (0..plan.threads)
+        .map(|_| (accounts.for_worker(), Shard::new(group_by)))
+        .collect();
+    let checked = std::thread::scope(|scope| {
+        let plan = &plan;
+        let mut workers = workers.into_iter();
+        let first = workers.next().expect("at least one thread");
+        let others: Vec<_> = workers
+            .map(|worker| scope.spawn(move || plan.work(worker)))
+            .collect();
+        let mut done = vec![plan.work(first)];
+        done.extend(
+            others
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+        );
+        done.into_iter().collect::<Result<Vec<_>, Recheck>>()
+    });
+    let (locals, shards): (Vec<_>, Vec<_>) = checked.ok()?.into_iter().unzip();
+    let Plan { shared, .. } = plan;
+    let (state, rest, end) = settle(shards, shared, group_by).ok()?;
+    for local in locals {
+        let _span = trace::span(Phase::Aggregate);
+        accounts.merge(&local);
+    }
+    Some(finish_instance(
+        state,
+        rest,
+        end,
+        threads,
+        &mut accounts.memory,
+        observer,
+    ))
+}
+
+/// What the threads share.
+struct Plan<'a> {
+    source: InFile<'a>,
+    total: u64,
+    chunk: u64,
+    chunks: usize,
+    threads: usize,
+    spooling: Spooling,
+    /// The next chunk to take.
+    next: AtomicUsize,
+    chain: Chain,
+    shared: Shared,
+}
+
+/// The walks in chunk order: whose turn it is and where its first element
+/// starts.
+struct Chain {
+    turn: Mutex<(usize, u64)>,
+    moved: Condvar,
+    /// The furthest start passed on: no element starts before it.
+    frontier: AtomicU64,
+    stopped: AtomicBool,
+}
+
+impl Chain {
+    fn new() -> Self {
+        Self {
+            turn: Mutex::new((0, 0)),
+            moved: Condvar::new(),
+            frontier: AtomicU64::new(0),
+            stopped: AtomicBool::new(false),
+        }
+    }
+
+    /// Waits for chunk `chunk`'s turn: where its first element starts;
+    /// `None` once the threads have given up.
+    fn wait(&self, chunk: usize) -> Option<u64> {
+        let mut turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        while turn.0 != chunk && !self.stopped() {
+            turn = self.moved.wait(turn).unwrap_or_else(|e| e.into_inner());
+        }
+        (!self.stopped()).then_some(turn.1)
+    }
+
+    /// Gives chunk `chunk` its turn, its first element starting at `start`.
+    fn pass(&self, chunk: usize, start: u64) {
+        self.frontier.fetch_max(start, Ordering::Relaxed);
+        *self.turn.lock().unwrap_or_else(|e| e.into_inner()) = (chunk, start);
+        self.moved.notify_all();
+    }
+
+    /// Makes every thread give up.
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+        let _turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        self.moved.notify_all();
+    }
+
+    fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+}
+
+/// Stops the other threads when this one panics, so that none waits for
+/// a turn that will never come (and the panic reaches the caller).
+struct StopOnPanic<'c>(&'c Chain);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.stop();
+        }
+    }
+}
+
+/// One chunk's walk: its elements, where the next chunk's first element
+/// starts, and the bytes of its last element past the chunk, still to be
+/// read.
+struct Walk {
+    elements: Vec<RawElement>,
+    next: u64,
+    tail: Option<Tail>,
+    layout: Layout,
+}
+
+/// Bytes of an element past its chunk: `len` from stream offset `from`,
+/// appended to the chunk's bytes or to singular element `Rest(i)`.
+struct Tail {
+    from: u64,
+    len: usize,
+    into: Option<usize>,
+}
+
+/// A top-level field's header.
+struct Header {
+    field: u32,
+    /// Bytes of its key, and of its key and length or value.
+    key_bytes: u64,
+    bytes: u64,
+    /// Its length (length-delimited fields) or value (varints).
+    value: u64,
+}
+
+impl<'a> Plan<'a> {
+    fn new(
+        source: InFile<'a>,
+        (total, chunk): (u64, u64),
+        threads: usize,
+        spooling: Spooling,
+    ) -> Self {
+        let chunks = usize::try_from(total.div_ceil(chunk)).unwrap_or(usize::MAX);
+        Self {
+            source,
+            total,
+            chunk,
+            chunks,
+            threads: threads.clamp(1, chunks.max(1)),
+            spooling,
+            next: AtomicUsize::new(0),
+            chain: Chain::new(),
+            shared: Shared::default(),
+        }
+    }
+
+    /// One thread's work: chunks taken in turn until none is left; its
+    /// accounts and checks, or [`Recheck`] (the others then stop too).
+    fn work(&self, worker: (Accounts, Shard)) -> Result<(Accounts, Shard), Recheck> {
+        let (mut accounts, mut shard) = worker;
+        let _unwinding = StopOnPanic(&self.chain);
+        let done = self.each_chunk(&mut accounts, &mut shard);
+        if done.is_err() {
+            self.chain.stop();
+        }
+        accounts.settle();
+        done.map(|()| (accounts, shard))
+    }
+
+    fn each_chunk(&self, accounts: &mut Accounts, shard: &mut Shard) -> Result<(), Recheck> {
+        let mut arena = Vec::new();
+        loop {
+            let k = self.next.fetch_add(1, Ordering::Relaxed);
+            if k >= self.chunks {
+                return Ok(());
+            }
+            let range = self.range(k);
+            let len = (range.end - range.start) as usize;
+            // Read while the chunks before are walked, unless an element
+            // before it is known to cover it whole.
+            let read = self.chain.frontier.load(Ordering::Relaxed) < range.end;
+            if read {
+                arena.clear();
+                self.read_into(&mut arena, range.start, len)?;
+            }
+            let start = self.chain.wait(k).ok_or(Recheck)?;
+            if start >= range.end {
+                self.chain.pass(k + 1, start);
+                continue;
+            }
+            if !read {
+                arena.clear();
+                self.read_into(&mut arena, range.start, len)?;
+            }
+            let walk = {
+                let _span = trace::span(Phase::Read);
+                self.walk(&range, start, &arena)?
+            };
+            self.chain.pass(k + 1, walk.next);
+            let mut raw = self.complete(walk.elements, walk.tail, walk.next, arena)?;
+            let large = LargeToken::for_batch(&raw);
+            let batch = decode_batch(&mut raw, accounts);
+            {
+                let _span = trace::span(Phase::Check);
+                shard.check(k, batch, walk.layout, &self.shared)?;
+            }
+            drop(large);
+            arena = raw.take_arena();
+        }
+    }
+
+    /// Stream offsets of chunk `k`.
+    fn range(&self, k: usize) -> Range<u64> {
+        let start = k as u64 * self.chunk;
+        start..(start + self.chunk).min(self.total)
+    }
+
+    /// Appends `len` bytes from stream offset `at` to `out`, on several
+    /// threads when they are many.
+    fn read_into(&self, out: &mut Vec<u8>, at: u64, len: usize) -> Result<(), Recheck> {
+        let _span = trace::span(Phase::Read);
+        let old = out.len();
+        if len >= PARALLEL_READ && self.threads > 1 {
+            // Allocated zeroed (fresh pages, not written here), so that the
+            // threads reading fault its pages in, not this one.
+            let mut grown = vec![0u8; old + len];
+            grown[..old].copy_from_slice(out);
+            *out = grown;
+            let piece = len.div_ceil(self.threads);
+            let file = self.source.file;
+            let from = self.source.start + at;
+            std::thread::scope(|scope| {
+                let reads: Vec<_> = out[old..]
+                    .chunks_mut(piece)
+                    .enumerate()
+                    .map(|(i, part)| {
+                        let pos = from + (i * piece) as u64;
+                        scope.spawn(move || read_exact_at(file, part, pos))
+                    })
+                    .collect();
+                reads
+                    .into_iter()
+                    .try_for_each(|r| r.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            })
+            .map_err(|_| Recheck)?;
+        } else {
+            out.try_reserve_exact(len).map_err(|_| Recheck)?;
+            out.resize(old + len, 0);
+            read_exact_at(self.source.file, &mut out[old..], self.source.start + at)
+                .map_err(|_| Recheck)?;
+        }
+        (self.source.progress)(len as u64);
+        Ok(())
+    }
+
+    /// Walks the elements of chunk `range` (its bytes `arena`) from `start`
+    /// to the first that ends past it.
+    fn walk(&self, range: &Range<u64>, start: u64, arena: &[u8]) -> Result<Walk, Recheck> {
+        let mut walk = Walk {
+            elements: Vec::new(),
+            next: start,
+            tail: None,
+            layout: Layout::default(),
+        };
+        while walk.next < range.end {
+            let at = walk.next;
+            let header = self.header(range.start, at, arena)?;
+            let end = self.element(&mut walk, range, header, at, arena)?;
+            walk.next = end;
+        }
+        Ok(walk)
+    }
+
+    /// Frames the element at `at` into `walk`; where it ends.
+    fn element(
+        &self,
+        walk: &mut Walk,
+        range: &Range<u64>,
+        header: Header,
+        at: u64,
+        arena: &[u8],
+    ) -> Result<u64, Recheck> {
+        let Header {
+            field,
+            key_bytes,
+            bytes,
+            value,
+        } = header;
+        let body = at + bytes;
+        if matches!(field, 5 | 100) {
+            let mut rest = Vec::with_capacity(12);
+            encoding::encode_key(field, encoding::WireType::Varint, &mut rest);
+            encoding::encode_varint(value, &mut rest);
+            walk.elements.push(RawElement::Rest {
+                bytes: rest,
+                field,
+                value_start: None,
+                tag_bytes: key_bytes,
+                wire_bytes: bytes,
+            });
+            return Ok(body);
+        }
+        let end = body
+            .checked_add(value)
+            .filter(|&e| e <= self.total)
+            .ok_or(Recheck)?;
+        let (tag_bytes, wire_bytes) = (key_bytes, end - at);
+        let past = end > range.end;
+        let in_place = |above: Option<u64>| above.is_some_and(|above| value > above);
+        match field {
+            2 | 4 | 8 | 10 => {
+                match field {
+                    2 => walk.layout.last_definition = Some(end),
+                    4 | 10 => {
+                        walk.layout.first_use.get_or_insert(end);
+                    }
+                    _ => {}
+                }
+                if field == 4 && in_place(self.spooling.constraints) {
+                    walk.elements.push(RawElement::SpooledConstraint {
+                        body: self.in_file(body..end)?,
+                        offset: end,
+                        tag_bytes,
+                        wire_bytes,
+                    });
+                    return Ok(end);
+                }
+                if past {
+                    walk.tail = Some(Tail {
+                        from: range.end,
+                        len: usize::try_from(end - range.end).map_err(|_| Recheck)?,
+                        into: None,
+                    });
+                }
+                walk.elements.push(RawElement::Entity {
+                    field,
+                    start: (body - range.start) as usize,
+                    end: (end - range.start) as usize,
+                    offset: end,
+                    tag_bytes,
+                    wire_bytes,
+                });
+            }
+            1 | 3 | 6 | 7 | 9 | 11 => {
+                if field == 3 && in_place(self.spooling.objective) {
+                    let part = Part::Spooled(self.in_file(body..end)?);
+                    walk.elements.push(RawElement::Spooled(part));
+                    return Ok(end);
+                }
+                let len = usize::try_from(value).map_err(|_| Recheck)?;
+                // The body's bytes in the chunk (none when its header
+                // crosses the chunk's end).
+                let held_end = end.min(range.end).max(body);
+                let held = (held_end - body) as usize;
+                let mut rest = Vec::with_capacity(15 + if past { held } else { len });
+                encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
+                encoding::encode_varint(value, &mut rest);
+                let value_start = rest.len();
+                if held > 0 {
+                    let from = (body - range.start) as usize;
+                    rest.extend_from_slice(&arena[from..from + held]);
+                }
+                if past {
+                    walk.tail = Some(Tail {
+                        from: held_end,
+                        len: len - held,
+                        into: Some(walk.elements.len()),
+                    });
+                }
+                walk.elements.push(RawElement::Rest {
+                    bytes: rest,
+                    field,
+                    value_start: Some(value_start),
+                    tag_bytes,
+                    wire_bytes,
+                });
+            }
+            _ => return Err(Recheck),
+        }
+        Ok(end)
+    }
+
+    /// The header of the field at stream offset `at`, read from the chunk
+    /// (whose bytes `arena` start at `chunk_start`) or, where it crosses
+    /// the chunk's end, from the file.
+    fn header(&self, chunk_start: u64, at: u64, arena: &[u8]) -> Result<Header, Recheck> {
+        // A key (at most five bytes) and a varint (at most ten).
+        const MOST: usize = 15;
+        let held = &arena[(at - chunk_start) as usize..];
+        let mut copy = [0u8; MOST];
+        let bytes = if held.len() >= MOST || chunk_start + arena.len() as u64 == self.total {
+            held
+        } else {
+            let n = (self.total - at).min(MOST as u64) as usize;
+            read_exact_at(self.source.file, &mut copy[..n], self.source.start + at)
+                .map_err(|_| Recheck)?;
+            &copy[..n]
+        };
+        let mut pos = 0;
+        let key = wire::varint(bytes, &mut pos).ok_or(Recheck)?;
+        let (field, wire_type) = wire::key(key).map_err(|_| Recheck)?;
+        let key_bytes = pos as u64;
+        let expected = match field {
+            5 | 100 => WireType::Varint,
+            1..=11 => WireType::Len,
+            // Fields OMMX does not know, skipped by the one-thread reader.
+            _ => return Err(Recheck),
+        };
+        if wire_type != expected {
+            return Err(Recheck);
+        }
+        let value = wire::varint(bytes, &mut pos).ok_or(Recheck)?;
+        Ok(Header {
+            field,
+            key_bytes,
+            bytes: pos as u64,
+            value,
+        })
+    }
+
+    /// The element body at stream offsets `range`, left in the input file.
+    fn in_file(&self, range: Range<u64>) -> Result<SpooledFunction, Recheck> {
+        let file = self.source.file.try_clone().map_err(|_| Recheck)?;
+        let start = self.source.start;
+        Ok(SpooledFunction::within(
+            file,
+            start + range.start..start + range.end,
+        ))
+    }
+
+    /// The chunk's batch, its last element completed from the file.
+    fn complete(
+        &self,
+        mut elements: Vec<RawElement>,
+        tail: Option<Tail>,
+        next: u64,
+        mut arena: Vec<u8>,
+    ) -> Result<RawBatch, Recheck> {
+        if let Some(Tail { from, len, into }) = tail {
+            match into.map(|i| &mut elements[i]) {
+                None => self.read_into(&mut arena, from, len)?,
+                Some(RawElement::Rest { bytes, .. }) => self.read_into(bytes, from, len)?,
+                Some(_) => unreachable!("a tail goes to the chunk or to a singular field"),
+            }
+        }
+        let last = (next == self.total).then_some(Ok(next));
+        Ok(RawBatch::framed(arena, elements, last))
+    }
+}
