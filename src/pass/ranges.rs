@@ -8,11 +8,12 @@
 //! of its chunk (bytes already read) from where the previous one ended,
 //! and passes on where its last element ends. Top-level fields are
 //! length-delimited, so a walk reads a few bytes per element; the reading,
-//! decoding, counting and checking around it run on all threads. The
-//! element that crosses a chunk's end is completed by the thread that
-//! walked it (on several threads when it is large), and an element over
-//! the spool threshold is not read at all: it is counted where it lies in
-//! the input file. A chunk that such an element covers whole is not read.
+//! framing, decoding, counting and checking around it run on all threads,
+//! a batch of elements at a time, as a stream's batches are. The element
+//! that crosses a chunk's end is completed by the thread that walked it
+//! (on several threads when it is large), and an element over the spool
+//! threshold is not read at all: it is counted where it lies in the input
+//! file. A chunk that such an element covers whole is not read.
 //!
 //! The checks run on each thread against shared sets ([`super::shards`]),
 //! and what needs the whole stream is settled once every chunk is checked.
@@ -22,7 +23,8 @@
 //! again from its start on one thread, which reports what is wrong exactly
 //! as before.
 //!
-//! Memory: each thread holds its chunk and the element crossing its end.
+//! Memory: each thread holds its chunk, the element crossing its end and
+//! one batch of decoded elements.
 
 use std::fs::File;
 use std::ops::Range;
@@ -32,7 +34,7 @@ use std::sync::{Condvar, Mutex};
 use prost::encoding;
 
 use super::accounts::Accounts;
-use super::framing::{decode_batch, LargeToken, RawBatch, RawElement};
+use super::framing::{decode_batch, LargeToken, RawBatch, RawElement, BATCH};
 use super::objective::Part;
 use super::pipeline::Spooling;
 use super::shards::{settle, Layout, Recheck, Shard, Shared};
@@ -133,32 +135,51 @@ struct Plan<'a> {
     shared: Shared,
 }
 
-/// The walks in chunk order: whose turn it is and where its first element
-/// starts.
+/// The walks in chunk order. Chunk `k` waits for its turn in slot
+/// `k % slots`: a thread holds one chunk at a time and a chunk's turn
+/// comes only after every chunk before it was walked, so with a slot per
+/// thread no two chunks waiting share one, and a turn is taken before its
+/// slot is given to the next chunk.
 struct Chain {
-    turn: Mutex<(usize, u64)>,
-    moved: Condvar,
+    slots: Box<[Slot]>,
     /// The furthest start passed on: no element starts before it.
     frontier: AtomicU64,
     stopped: AtomicBool,
 }
 
+/// One slot of the [`Chain`]: the chunk whose turn it holds, and where its
+/// first element starts.
+struct Slot {
+    turn: Mutex<(usize, u64)>,
+    moved: Condvar,
+}
+
 impl Chain {
-    fn new() -> Self {
+    fn new(slots: usize) -> Self {
+        let slots = (0..slots.max(1))
+            .map(|i| Slot {
+                turn: Mutex::new((if i == 0 { 0 } else { usize::MAX }, 0)),
+                moved: Condvar::new(),
+            })
+            .collect();
         Self {
-            turn: Mutex::new((0, 0)),
-            moved: Condvar::new(),
+            slots,
             frontier: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
         }
     }
 
+    fn slot(&self, chunk: usize) -> &Slot {
+        &self.slots[chunk % self.slots.len()]
+    }
+
     /// Waits for chunk `chunk`'s turn: where its first element starts;
     /// `None` once the threads have given up.
     fn wait(&self, chunk: usize) -> Option<u64> {
-        let mut turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = self.slot(chunk);
+        let mut turn = slot.turn.lock().unwrap_or_else(|e| e.into_inner());
         while turn.0 != chunk && !self.stopped() {
-            turn = self.moved.wait(turn).unwrap_or_else(|e| e.into_inner());
+            turn = slot.moved.wait(turn).unwrap_or_else(|e| e.into_inner());
         }
         (!self.stopped()).then_some(turn.1)
     }
@@ -166,15 +187,18 @@ impl Chain {
     /// Gives chunk `chunk` its turn, its first element starting at `start`.
     fn pass(&self, chunk: usize, start: u64) {
         self.frontier.fetch_max(start, Ordering::Relaxed);
-        *self.turn.lock().unwrap_or_else(|e| e.into_inner()) = (chunk, start);
-        self.moved.notify_all();
+        let slot = self.slot(chunk);
+        *slot.turn.lock().unwrap_or_else(|e| e.into_inner()) = (chunk, start);
+        slot.moved.notify_all();
     }
 
     /// Makes every thread give up.
     fn stop(&self) {
         self.stopped.store(true, Ordering::Relaxed);
-        let _turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
-        self.moved.notify_all();
+        for slot in self.slots.iter() {
+            let _turn = slot.turn.lock().unwrap_or_else(|e| e.into_inner());
+            slot.moved.notify_all();
+        }
     }
 
     fn stopped(&self) -> bool {
@@ -194,22 +218,13 @@ impl Drop for StopOnPanic<'_> {
     }
 }
 
-/// One chunk's walk: its elements, where the next chunk's first element
-/// starts, and the bytes of its last element past the chunk, still to be
-/// read.
+/// One chunk's walk: where its elements start (from the chunk's start),
+/// where the next chunk's first element starts (the end of its last), and
+/// its layout.
 struct Walk {
-    elements: Vec<RawElement>,
+    starts: Vec<u32>,
     next: u64,
-    tail: Option<Tail>,
     layout: Layout,
-}
-
-/// Bytes of an element past its chunk: `len` from stream offset `from`,
-/// appended to the chunk's bytes or to singular element `Rest(i)`.
-struct Tail {
-    from: u64,
-    len: usize,
-    into: Option<usize>,
 }
 
 /// A top-level field's header.
@@ -229,16 +244,19 @@ impl<'a> Plan<'a> {
         threads: usize,
         spooling: Spooling,
     ) -> Self {
+        // Offsets within a chunk are held in 32 bits.
+        let chunk = chunk.clamp(1, u32::MAX.into());
         let chunks = usize::try_from(total.div_ceil(chunk)).unwrap_or(usize::MAX);
+        let threads = threads.clamp(1, chunks.max(1));
         Self {
             source,
             total,
             chunk,
             chunks,
-            threads: threads.clamp(1, chunks.max(1)),
+            threads,
             spooling,
             next: AtomicUsize::new(0),
-            chain: Chain::new(),
+            chain: Chain::new(threads),
             shared: Shared::default(),
         }
     }
@@ -257,20 +275,21 @@ impl<'a> Plan<'a> {
     }
 
     fn each_chunk(&self, accounts: &mut Accounts, shard: &mut Shard) -> Result<(), Recheck> {
-        let mut arena = Vec::new();
+        let mut raw = RawBatch::over(Vec::new());
         loop {
+            if self.chain.stopped() {
+                return Err(Recheck);
+            }
             let k = self.next.fetch_add(1, Ordering::Relaxed);
             if k >= self.chunks {
                 return Ok(());
             }
             let range = self.range(k);
-            let len = (range.end - range.start) as usize;
             // Read while the chunks before are walked, unless an element
             // before it is known to cover it whole.
             let read = self.chain.frontier.load(Ordering::Relaxed) < range.end;
             if read {
-                arena.clear();
-                self.read_into(&mut arena, range.start, len)?;
+                self.read_chunk(&range, raw.arena())?;
             }
             let start = self.chain.wait(k).ok_or(Recheck)?;
             if start >= range.end {
@@ -278,24 +297,56 @@ impl<'a> Plan<'a> {
                 continue;
             }
             if !read {
-                arena.clear();
-                self.read_into(&mut arena, range.start, len)?;
+                self.read_chunk(&range, raw.arena())?;
             }
             let walk = {
                 let _span = trace::span(Phase::Read);
-                self.walk(&range, start, &arena)?
+                self.walk(&range, start, raw.arena())?
             };
             self.chain.pass(k + 1, walk.next);
-            let mut raw = self.complete(walk.elements, walk.tail, walk.next, arena)?;
-            let large = LargeToken::for_batch(&raw);
-            let batch = decode_batch(&mut raw, accounts);
-            {
-                let _span = trace::span(Phase::Check);
-                shard.check(k, batch, walk.layout, &self.shared)?;
-            }
-            drop(large);
-            arena = raw.take_arena();
+            let uses = self.decode_chunk(k, &range, &walk, &mut raw, accounts, shard)?;
+            shard.chunk_done(walk.layout, uses);
         }
+    }
+
+    /// Reads chunk `range` into `arena`.
+    fn read_chunk(&self, range: &Range<u64>, arena: &mut Vec<u8>) -> Result<(), Recheck> {
+        arena.clear();
+        self.read_into(arena, range.start, (range.end - range.start) as usize)
+    }
+
+    /// Frames, decodes and checks chunk `k` (`range`, its bytes in `raw`)
+    /// as `walk` found it, a batch of up to [`BATCH`] elements at a time;
+    /// the variable references its elements hold.
+    fn decode_chunk(
+        &self,
+        k: usize,
+        range: &Range<u64>,
+        walk: &Walk,
+        raw: &mut RawBatch,
+        accounts: &mut Accounts,
+        shard: &mut Shard,
+    ) -> Result<u64, Recheck> {
+        let mut uses = 0;
+        let batches = walk.starts.len().div_ceil(BATCH);
+        for (b, starts) in walk.starts.chunks(BATCH).enumerate() {
+            {
+                let _span = trace::span(Phase::Read);
+                for &start in starts {
+                    let at = range.start + u64::from(start);
+                    let header = self.header(range.start, at, raw.arena())?;
+                    self.element(raw, range, header, at)?;
+                }
+            }
+            let last = b + 1 == batches && walk.next == self.total;
+            raw.last = last.then_some(Ok(self.total));
+            let large = LargeToken::for_batch(raw);
+            let batch = decode_batch(raw, accounts);
+            let _span = trace::span(Phase::Check);
+            uses += shard.check(k, batch, &self.shared)?;
+            drop(large);
+        }
+        Ok(uses)
     }
 
     /// Stream offsets of chunk `k`.
@@ -343,32 +394,49 @@ impl<'a> Plan<'a> {
     }
 
     /// Walks the elements of chunk `range` (its bytes `arena`) from `start`
-    /// to the first that ends past it.
+    /// to the first that ends past it, reading only their headers.
     fn walk(&self, range: &Range<u64>, start: u64, arena: &[u8]) -> Result<Walk, Recheck> {
         let mut walk = Walk {
-            elements: Vec::new(),
+            starts: Vec::new(),
             next: start,
-            tail: None,
             layout: Layout::default(),
         };
         while walk.next < range.end {
             let at = walk.next;
-            let header = self.header(range.start, at, arena)?;
-            let end = self.element(&mut walk, range, header, at, arena)?;
-            walk.next = end;
+            walk.starts.push((at - range.start) as u32);
+            let Header {
+                field,
+                bytes,
+                value,
+                ..
+            } = self.header(range.start, at, arena)?;
+            walk.next = match field {
+                5 | 100 => at + bytes,
+                _ => (at + bytes)
+                    .checked_add(value)
+                    .filter(|&end| end <= self.total)
+                    .ok_or(Recheck)?,
+            };
+            match field {
+                2 => walk.layout.last_definition = Some(walk.next),
+                4 | 10 => {
+                    walk.layout.first_use.get_or_insert(walk.next);
+                }
+                _ => {}
+            }
         }
         Ok(walk)
     }
 
-    /// Frames the element at `at` into `walk`; where it ends.
+    /// Frames the element at `at` (whose header the walk checked) into
+    /// `raw`; the last element of a chunk is completed from the file.
     fn element(
         &self,
-        walk: &mut Walk,
+        raw: &mut RawBatch,
         range: &Range<u64>,
         header: Header,
         at: u64,
-        arena: &[u8],
-    ) -> Result<u64, Recheck> {
+    ) -> Result<(), Recheck> {
         let Header {
             field,
             key_bytes,
@@ -380,48 +448,35 @@ impl<'a> Plan<'a> {
             let mut rest = Vec::with_capacity(12);
             encoding::encode_key(field, encoding::WireType::Varint, &mut rest);
             encoding::encode_varint(value, &mut rest);
-            walk.elements.push(RawElement::Rest {
+            raw.push(RawElement::Rest {
                 bytes: rest,
                 field,
                 value_start: None,
                 tag_bytes: key_bytes,
                 wire_bytes: bytes,
             });
-            return Ok(body);
+            return Ok(());
         }
-        let end = body
-            .checked_add(value)
-            .filter(|&e| e <= self.total)
-            .ok_or(Recheck)?;
+        let end = body + value;
         let (tag_bytes, wire_bytes) = (key_bytes, end - at);
         let past = end > range.end;
         let in_place = |above: Option<u64>| above.is_some_and(|above| value > above);
         match field {
+            4 if in_place(self.spooling.constraints) => {
+                raw.push(RawElement::SpooledConstraint {
+                    body: self.in_file(body..end)?,
+                    offset: end,
+                    tag_bytes,
+                    wire_bytes,
+                });
+            }
             2 | 4 | 8 | 10 => {
-                match field {
-                    2 => walk.layout.last_definition = Some(end),
-                    4 | 10 => {
-                        walk.layout.first_use.get_or_insert(end);
-                    }
-                    _ => {}
-                }
-                if field == 4 && in_place(self.spooling.constraints) {
-                    walk.elements.push(RawElement::SpooledConstraint {
-                        body: self.in_file(body..end)?,
-                        offset: end,
-                        tag_bytes,
-                        wire_bytes,
-                    });
-                    return Ok(end);
-                }
                 if past {
-                    walk.tail = Some(Tail {
-                        from: range.end,
-                        len: usize::try_from(end - range.end).map_err(|_| Recheck)?,
-                        into: None,
-                    });
+                    // The chunk's bytes run on into the element's.
+                    let len = usize::try_from(end - range.end).map_err(|_| Recheck)?;
+                    self.read_into(raw.arena(), range.end, len)?;
                 }
-                walk.elements.push(RawElement::Entity {
+                raw.push(RawElement::Entity {
                     field,
                     start: (body - range.start) as usize,
                     end: (end - range.start) as usize,
@@ -430,12 +485,11 @@ impl<'a> Plan<'a> {
                     wire_bytes,
                 });
             }
+            3 if in_place(self.spooling.objective) => {
+                let part = Part::Spooled(self.in_file(body..end)?);
+                raw.push(RawElement::Spooled(part));
+            }
             1 | 3 | 6 | 7 | 9 | 11 => {
-                if field == 3 && in_place(self.spooling.objective) {
-                    let part = Part::Spooled(self.in_file(body..end)?);
-                    walk.elements.push(RawElement::Spooled(part));
-                    return Ok(end);
-                }
                 let len = usize::try_from(value).map_err(|_| Recheck)?;
                 // The body's bytes in the chunk (none when its header
                 // crosses the chunk's end).
@@ -447,16 +501,12 @@ impl<'a> Plan<'a> {
                 let value_start = rest.len();
                 if held > 0 {
                     let from = (body - range.start) as usize;
-                    rest.extend_from_slice(&arena[from..from + held]);
+                    rest.extend_from_slice(&raw.arena()[from..from + held]);
                 }
                 if past {
-                    walk.tail = Some(Tail {
-                        from: held_end,
-                        len: len - held,
-                        into: Some(walk.elements.len()),
-                    });
+                    self.read_into(&mut rest, held_end, len - held)?;
                 }
-                walk.elements.push(RawElement::Rest {
+                raw.push(RawElement::Rest {
                     bytes: rest,
                     field,
                     value_start: Some(value_start),
@@ -464,9 +514,10 @@ impl<'a> Plan<'a> {
                     wire_bytes,
                 });
             }
+            // The walk let no other field through.
             _ => return Err(Recheck),
         }
-        Ok(end)
+        Ok(())
     }
 
     /// The header of the field at stream offset `at`, read from the chunk
@@ -515,24 +566,5 @@ impl<'a> Plan<'a> {
             file,
             start + range.start..start + range.end,
         ))
-    }
-
-    /// The chunk's batch, its last element completed from the file.
-    fn complete(
-        &self,
-        mut elements: Vec<RawElement>,
-        tail: Option<Tail>,
-        next: u64,
-        mut arena: Vec<u8>,
-    ) -> Result<RawBatch, Recheck> {
-        if let Some(Tail { from, len, into }) = tail {
-            match into.map(|i| &mut elements[i]) {
-                None => self.read_into(&mut arena, from, len)?,
-                Some(RawElement::Rest { bytes, .. }) => self.read_into(bytes, from, len)?,
-                Some(_) => unreachable!("a tail goes to the chunk or to a singular field"),
-            }
-        }
-        let last = (next == self.total).then_some(Ok(next));
-        Ok(RawBatch::framed(arena, elements, last))
     }
 }

@@ -88,14 +88,14 @@ impl Shard {
         }
     }
 
-    /// Checks the elements of chunk `chunk`, laid out as `layout`.
+    /// Checks a batch of chunk `chunk`'s elements; how many variable
+    /// references they hold.
     pub(super) fn check(
         &mut self,
         chunk: usize,
         batch: Batch,
-        layout: Layout,
         shared: &Shared,
-    ) -> Result<(), Recheck> {
+    ) -> Result<u64, Recheck> {
         let mut uses = 0;
         let mut parts = Vec::new();
         for item in batch {
@@ -172,8 +172,13 @@ impl Shard {
         if !parts.is_empty() {
             self.parts.push((chunk, parts));
         }
+        Ok(uses)
+    }
+
+    /// Notes a checked chunk's layout and the variable references its
+    /// elements hold.
+    pub(super) fn chunk_done(&mut self, layout: Layout, uses: u64) {
         self.uses.push(ChunkUses { layout, uses });
-        Ok(())
     }
 
     fn define(&mut self, id: u64, shared: &Shared) -> Result<(), Recheck> {
