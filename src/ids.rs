@@ -113,6 +113,7 @@ impl Default for SharedIdSet {
 
 impl SharedIdSet {
     /// Adds `id`; false if it was already there (added by whichever thread).
+    #[inline]
     pub fn insert(&self, id: u64) -> bool {
         if id < BITMAP_IDS {
             let page = self.pages[(id / PAGE_IDS) as usize]
@@ -127,6 +128,7 @@ impl SharedIdSet {
     /// Whether `id` was added. Exact for what every other thread added
     /// before this one last synchronized with it (a join, a lock); an id
     /// being added meanwhile may be seen or not.
+    #[inline]
     pub fn contains(&self, id: u64) -> bool {
         if id < BITMAP_IDS {
             self.pages[(id / PAGE_IDS) as usize]
@@ -140,6 +142,7 @@ impl SharedIdSet {
         }
     }
 
+    #[cold]
     fn shard(&self, id: u64) -> std::sync::MutexGuard<'_, HashSet<u64, BuildIdHasher>> {
         let i = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 60) as usize % SHARDS;
         self.others[i].lock().unwrap_or_else(|e| e.into_inner())

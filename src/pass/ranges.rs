@@ -309,10 +309,17 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// Reads chunk `range` into `arena`.
+    /// Reads chunk `range` into `arena` (over what it held, not zeroed
+    /// first).
     fn read_chunk(&self, range: &Range<u64>, arena: &mut Vec<u8>) -> Result<(), Recheck> {
-        arena.clear();
-        self.read_into(arena, range.start, (range.end - range.start) as usize)
+        let _span = trace::span(Phase::Read);
+        let len = (range.end - range.start) as usize;
+        arena.truncate(len);
+        arena.resize(len, 0);
+        let at = self.source.start + range.start;
+        read_exact_at(self.source.file, arena, at).map_err(|_| Recheck)?;
+        (self.source.progress)(len as u64);
+        Ok(())
     }
 
     /// Frames, decodes and checks chunk `k` (`range`, its bytes in `raw`)

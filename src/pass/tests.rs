@@ -262,10 +262,22 @@ fn run(bytes: &[u8], observer: &mut dyn EntityObserver) -> Run {
 
 /// [`run`], spooling objective fields longer than `spool_above` bytes.
 fn run_spooling(bytes: &[u8], observer: &mut dyn EntityObserver, spool_above: u64) -> Run {
+    run_on(bytes, observer, spool_above, 1)
+}
+
+/// [`run_spooling`] on `threads` threads (a large objective is checked and
+/// counted on them).
+fn run_on(
+    bytes: &[u8],
+    observer: &mut dyn EntityObserver,
+    spool_above: u64,
+    threads: usize,
+) -> Run {
     let mut accounts = Accounts::new(ProfileOptions::default());
     accounts.spool_above = spool_above;
     let total = Some(bytes.len() as u64);
-    let summary = profile_instance_within(bytes, total, None, Some(1), &mut accounts, observer)
+    let threads = Some(threads);
+    let summary = profile_instance_within(bytes, total, None, threads, &mut accounts, observer)
         .map_err(|e| e.to_string())?;
     Ok((accounts.memory.own_lines(), format!("{summary:?}")))
 }
@@ -366,6 +378,12 @@ fn spooled_as_held(rng: &mut Rng, mut bytes: Vec<u8>) -> bool {
     let held = run(&bytes, &mut ());
     let above = rng.below(64);
     assert_eq!(run_spooling(&bytes, &mut (), above), held, "{bytes:02x?}");
+    // A large linear objective checked and counted on several threads,
+    // held and spooled.
+    // (Not drawn from `rng`, whose draws make the cases.)
+    let threads = 2 + bytes.len() % 3;
+    assert_eq!(run_on(&bytes, &mut (), u64::MAX, threads), held);
+    assert_eq!(run_on(&bytes, &mut (), above, threads), held);
     held.is_err()
 }
 

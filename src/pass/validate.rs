@@ -309,7 +309,7 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
 ) -> Result<InstanceSummary, InstanceError> {
     let _span = trace::span(Phase::Check);
     state.summary.wire_bytes = end;
-    let (instance, objective) = decode_singulars(&mut rest, end)?;
+    let (instance, objective) = decode_singulars(&mut rest, end, threads)?;
     let pb::Instance {
         description,
         decision_variables: _,
@@ -378,8 +378,9 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
 fn decode_singulars(
     rest: &mut Singulars,
     end: u64,
+    threads: usize,
 ) -> Result<(pb::Instance, WireObjective<'_>), InstanceError> {
-    rest.decode().map_err(|e| match e {
+    rest.decode(threads).map_err(|e| match e {
         SingularsError::Decode(source) => InstanceError::Decode {
             field: "the instance's singular fields",
             offset: end,

@@ -56,7 +56,15 @@ pub fn count<D: Fn(u64) -> bool + Sync>(
     };
     match arm {
         Arm::Constant(c) => Ok(count_constant(*c)),
-        Arm::Linear(pieces) => count_linear_arm(&mut Held(pieces), defined),
+        Arm::Linear(pieces) => {
+            if let Some(ranges) = split::held(pieces, threads) {
+                let mut ranges: Vec<Held> = ranges.iter().map(|r| Held(r)).collect();
+                if let Some(n) = split::count_linear(&mut ranges, defined) {
+                    return Ok(n.and_then(|n| shape(Variant::Linear, n)));
+                }
+            }
+            count_linear_arm(&mut Held(pieces), defined)
+        }
         Arm::Quadratic(pieces) => {
             let q = quadratic_read(pieces, true)?;
             if q.n_rows != q.n_columns || q.n_rows != q.n_values {
@@ -82,7 +90,7 @@ pub(super) fn count_polynomial_arm<D: Fn(u64) -> bool>(
     })
 }
 
-fn shape(variant: Variant, stored_terms: usize) -> Option<Shape> {
+pub(super) fn shape(variant: Variant, stored_terms: usize) -> Option<Shape> {
     Some(Shape {
         variant,
         stored_terms,
@@ -185,11 +193,11 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(
 
 /// The most bits a duplicate check may take as a bitmap whatever the size
 /// of the function (8 MiB); past this it takes at most 16 bits a term.
-const BITMAP_FLOOR: u64 = 1 << 26;
+pub(super) const BITMAP_FLOOR: u64 = 1 << 26;
 
 /// Keys seen so far: a bitmap over `0..=max` when that is small next to the
 /// number of keys, a hash set otherwise.
-enum KeySet {
+pub(super) enum KeySet {
     Bits(Vec<AtomicU64>),
     Hash(HashSet<u64, BuildIdHasher>),
 }
@@ -219,7 +227,7 @@ impl KeySet {
     }
 
     /// [`KeySet::insert`] into a bitmap from several threads.
-    fn insert_shared(words: &[AtomicU64], key: u64) -> bool {
+    pub(super) fn insert_shared(words: &[AtomicU64], key: u64) -> bool {
         let mask = 1 << (key % 64);
         words[(key / 64) as usize].fetch_or(mask, Ordering::Relaxed) & mask == 0
     }

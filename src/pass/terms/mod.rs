@@ -31,6 +31,7 @@ use crate::ommx_v1 as pb;
 mod count;
 pub mod entities;
 mod polynomial;
+mod split;
 pub mod spooled;
 pub use crate::wire::Unsupported;
 pub use count::count;
@@ -87,6 +88,19 @@ pub fn scan<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> Wire<Option<Arm<'
         }
     }
     Ok(arm)
+}
+
+/// [`check`], a large linear arm on up to `threads` threads.
+pub fn check_on(arm: &Arm<'_>, threads: usize) -> Wire<()> {
+    if let Arm::Linear(pieces) = arm {
+        if let Some(ranges) = split::held(pieces, threads) {
+            let mut ranges: Vec<_> = ranges.iter().map(|r| count::Held(r)).collect();
+            if split::check_linear(&mut ranges).is_some() {
+                return Ok(());
+            }
+        }
+    }
+    check(arm)
 }
 
 /// Checks an arm's encoding without keeping anything.
