@@ -33,6 +33,7 @@ else
     done
 fi
 read -r -a inputs <<<"${SCALING_INPUTS:-lp198m qubo215m lp1g lp4g}"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 out_dir=target/bench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -117,7 +118,7 @@ done
 
 echo
 echo "Best of $runs runs after one warm-up (page cache warm), whole process; MB/s = file size / wall; peak RSS = largest over every run of the row (GNU time %M)."
-echo "$cpus CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(target/release/memprof --version)."
+echo "$cpus CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg); $(target/release/memprof --version)."
 echo "Outputs identical at every thread count (md5 of the folded output)."
 echo
 echo "$header"

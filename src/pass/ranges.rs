@@ -59,8 +59,9 @@ pub struct InFile<'a> {
 
 /// Bytes per chunk (the environment variable `MEMPROF_CHUNK_BYTES`
 /// overrides it; tests set it low, so that small instances span many
-/// chunks).
-pub const CHUNK: u64 = 1 << 20;
+/// chunks). What a thread holds of the file at a time: on sixteen threads
+/// the 200 MB LP peaked at 79 MiB with chunks of 1 MiB, 52 MiB with these.
+pub const CHUNK: u64 = 256 << 10;
 
 pub(super) fn chunk_bytes() -> u64 {
     std::env::var("MEMPROF_CHUNK_BYTES")
