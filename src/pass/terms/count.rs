@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::ids::IdSet;
-use crate::wire::packed::varint_offset;
+use crate::wire::packed::varint_offsets;
 
 /// A message's encoding (a linear part, a polynomial), a window at a time:
 /// the pieces each window gives continue the encoding, cut at field
@@ -66,7 +66,7 @@ pub fn count<D: Fn(u64) -> bool + Sync>(
             count_linear_arm(&mut Held(pieces), defined)
         }
         Arm::Quadratic(pieces) => {
-            let q = quadratic_read(pieces, true)?;
+            let q = quadratic_read(pieces, true, threads)?;
             if q.n_rows != q.n_columns || q.n_rows != q.n_values {
                 return Ok(None);
             }
@@ -371,13 +371,19 @@ fn chunk_iter<'a>(
 /// Cuts `n` triples into `threads` chunks at element boundaries.
 fn split(rows: &[u8], columns: &[u8], n: usize, threads: usize) -> Vec<Chunk> {
     let per = n.div_ceil(threads);
-    (0..threads)
+    let starts: Vec<usize> = (0..threads)
         .map(|t| t * per)
         .take_while(|&start| start < n)
-        .map(|start| Chunk {
+        .collect();
+    let rows_at = varint_offsets(rows, &starts, threads);
+    let columns_at = varint_offsets(columns, &starts, threads);
+    starts
+        .iter()
+        .zip(rows_at.into_iter().zip(columns_at))
+        .map(|(&start, (rows_at, columns_at))| Chunk {
             elements: per.min(n - start),
-            rows_at: varint_offset(rows, start),
-            columns_at: varint_offset(columns, start),
+            rows_at,
+            columns_at,
             values_at: 8 * start,
         })
         .collect()
