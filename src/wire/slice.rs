@@ -37,7 +37,7 @@ pub enum Value<'a> {
 pub struct Fields<'a> {
     buf: &'a [u8],
     /// Where the next field starts: readers of the usual encodings read
-    /// ahead of [`Fields::next`] and move it themselves.
+    /// ahead of [`Fields::next_field`] and move it themselves.
     pub pos: usize,
 }
 
