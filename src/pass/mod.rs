@@ -17,6 +17,7 @@ mod accounts;
 mod counted;
 mod framing;
 mod observer;
+mod observers;
 mod pipeline;
 #[cfg(test)]
 mod tests;
@@ -28,6 +29,7 @@ use indicatif::ProgressBar;
 pub use crate::model::EntityKind;
 pub use accounts::{visit_entity_entry, visit_instance_parts, Accounts};
 pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
+pub use observers::Observers;
 pub use pipeline::{profile_instance, profile_instance_within};
 pub use validate::MAX_PENDING;
 
