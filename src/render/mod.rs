@@ -10,6 +10,7 @@ pub mod files;
 pub mod folded;
 pub mod format;
 pub mod header;
+pub mod html;
 pub mod json;
 pub mod layers;
 pub mod side_by_side;
