@@ -437,6 +437,44 @@ impl NativeProfile {
         })
     }
 
+    /// `memprof report`: the HTML page of this profile, compared with `old`
+    /// when given. An instance is read again with the page's analyses; a
+    /// baseline, which holds no entities, gets the page without its tables.
+    #[pyo3(signature = (old=None, top=100))]
+    fn report_html(
+        &self,
+        py: Python<'_>,
+        old: Option<&NativeProfile>,
+        top: usize,
+    ) -> PyResult<String> {
+        py.detach(|| {
+            guarded(|| {
+                use memprof::render::html::{Analyses, Page, PageAnalyses};
+                let old = old.map(|o| &o.source);
+                if self.source.baseline.is_some() {
+                    let page = Page::build(&self.source, old, &Analyses::default());
+                    return text(|out| render::html::render(&page, out));
+                }
+                let mut analyses = PageAnalyses::new(top);
+                let options = pass::ProfileOptions {
+                    group_by: self.group_by,
+                    wire: true,
+                };
+                let report = self
+                    .origin
+                    .observe(self.layer, options, &mut analyses.observer())?;
+                let found = analyses.finish(&report);
+                let subject = Source {
+                    report,
+                    account: memprof::report::Account::Memory,
+                    baseline: None,
+                };
+                let page = Page::build(&subject, old, &found.analyses());
+                text(|out| render::html::render(&page, out))
+            })
+        })
+    }
+
     /// `memprof check SELF [--baseline B] [--budget FILE]`, the budget given
     /// as a file or as text in the budget file's schema (YAML, or JSON,
     /// which is YAML too). Returns (pass, table, JSON, warnings).
