@@ -17,6 +17,7 @@ pub mod side_by_side;
 pub mod stats;
 pub mod style;
 pub mod svg;
+pub mod svg_frames;
 pub mod table;
 pub mod top;
 pub mod tree;
