@@ -70,7 +70,7 @@ function hashOf(text) {
 export function sectionColor(d) {
   const chain = d.ancestors().reverse().slice(1);
   const top = chain.find((a) => !GROUPING.test(a.data.name));
-  if (!top) return d.depth === 0 ? "#c9cfd6" : "#dde1e6";
+  if (!top) return d.depth === 0 ? "#c9cfd6" : "#aab4bf";
   const base = hsl(schemeSet3[Math.abs(hashOf(top.data.name)) % schemeSet3.length]);
   base.l = Math.min(0.9, Math.max(0.55, base.l + (((hashOf(d.data.name) >>> 0) % 13) - 6) / 100));
   return base.formatRgb();
@@ -82,16 +82,24 @@ export function sectionColor(d) {
 // stylesheet cuts what still does not fit.
 const measure = document.createElement("canvas").getContext("2d");
 measure.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif";
+const widths = new Map();
+function textWidth(text) {
+  let w = widths.get(text);
+  if (w === undefined) widths.set(text, (w = measure.measureText(text).width));
+  return w;
+}
+// d3-flame-graph shows no label in a frame narrower than this.
+const LABELLED = 35;
 export function labelFor(name, px) {
   const room = px - 8;
-  if (measure.measureText(name).width <= room) return name;
+  if (px < LABELLED || textWidth(name) <= room) return name;
   let short = name;
   const bracket = name.indexOf("[");
   const dot = name.lastIndexOf(".");
   if (bracket > 0 && name.endsWith("]")) short = `…${name.slice(bracket)}`;
   else if (dot > 0 && dot < name.length - 1) short = `…${name.slice(dot + 1)}`;
   // Less than three characters and the ellipsis would say nothing.
-  return measure.measureText(`${short.slice(0, 3)}…`).width <= room ? short : "";
+  return textWidth(`${short.slice(0, 3)}…`) <= room ? short : "";
 }
 
 function pathOf(node) {
@@ -122,10 +130,12 @@ export class Graph {
     this.tree = tree;
     this.total = tree.root.value;
     const tip = tooltip.defaultFlamegraphTooltip().text((d) => this.describe(d));
+    // Drawn at once (no entrance transition: thousands of frames would
+    // animate for a second); zooms then animate.
     const chart = flamegraph()
       .width(Math.max(this.container.clientWidth, 320))
       .cellHeight(18)
-      .transitionDuration(250)
+      .transitionDuration(0)
       .minFrameSize(0.4)
       .sort(false)
       .inverted(this.icicle)
@@ -141,6 +151,7 @@ export class Graph {
     chart.setColorMapper((d, original) => (d.highlight ? original : color(d)));
     this.chart = chart;
     select(this.container).datum(tree.root).call(chart);
+    chart.transitionDuration(250);
     this.hooks.onZoom(null);
     if (this.term) this.search(this.term);
   }
