@@ -79,6 +79,7 @@ class Profile:
 
     def __init__(self, native: Any) -> None:
         self._native = native
+        self._pages: dict = {}
 
     @property
     def name(self) -> str:
@@ -181,8 +182,11 @@ class Profile:
     def html(self, top: int = 100) -> str:
         """``memprof report``: one self-contained HTML page (an interactive
         flamegraph, the ``top`` largest entities, the families, the statistics
-        per kind and the advice) that works offline."""
-        return self._native.report_html(top=top)
+        per kind and the advice) that works offline. Its analyses read the
+        instance again, once: the page is kept for the next call."""
+        if top not in self._pages:
+            self._pages[top] = self._native.report_html(top=top)
+        return self._pages[top]
 
     def save_html(self, path: Union[str, os.PathLike], top: int = 100) -> None:
         """Writes :meth:`html`'s page to ``path``."""

@@ -186,6 +186,7 @@ def test_report_page_and_notebook_view(tmp_path, kitchen_sink):
     page = p.html()
     assert page == run_memprof("report", kitchen_sink, "-o", "-").stdout
     assert page.startswith("<!DOCTYPE html>") and '"logical_bytes":4298' in page
+    assert p.html() is page  # read once, kept
     p.save_html(tmp_path / "page.html")
     assert (tmp_path / "page.html").read_text(encoding="utf-8") == page
     # In a notebook: the page in a frame as wide as the cell.
