@@ -8,25 +8,26 @@
 //! wires the stages together.
 
 pub mod advise;
-pub mod batch;
+pub mod api;
 pub mod check;
 pub mod cli;
-pub mod codec;
 pub mod commands;
-pub mod decode;
 pub mod diff;
 pub mod drill;
 pub mod errors;
+pub mod ids;
+pub mod input;
 pub mod model;
+pub mod names;
 pub mod output;
 pub mod pass;
 pub mod profile;
 pub mod progress;
 pub mod render;
 pub mod report;
-pub mod source;
 pub mod trace;
 pub mod units;
+pub mod wire;
 
 /// Types generated from proto/ by build.rs.
 pub mod ommx_v1 {

@@ -1,4 +1,5 @@
-//! Human-readable byte counts with binary prefixes (1 KiB = 1024 B).
+//! Byte counts for people, both ways: printed with binary prefixes (1 KiB =
+//! 1024 B), and sizes as typed on a command line or in a budget.
 
 pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
@@ -63,6 +64,62 @@ pub fn signed_percent(percent: f64) -> String {
     }
 }
 
+/// Parses a byte size: a whole number with an optional unit, `B`, binary
+/// `KiB` `MiB` `GiB` `TiB` or decimal `kB` `MB` `GB` `TB` (case-insensitive,
+/// space allowed before the unit).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    if number.is_empty() {
+        return Err(format!(
+            "{text:?} is not a size: expected a whole number with an optional unit (64GiB, 500MB, 1048576)"
+        ));
+    }
+    let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?}: use B, KiB, MiB, GiB, TiB, kB, MB, GB or TB"
+            ))
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
+
+/// A limit as it would be typed: the largest binary unit that divides it.
+pub fn size_text(bytes: u64) -> String {
+    for (unit, shift) in [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if bytes != 0 && bytes % (1 << shift) == 0 {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
+/// The message of an element over the limit.
+pub fn element_too_large(what: &str, len: u64, limit: u64) -> String {
+    format!(
+        "{what} is {len} bytes, more than {}, the --max-element limit; \
+         raise it if the input is trusted",
+        size_text(limit)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +135,24 @@ mod tests {
         assert_eq!(signed_human(0), "0 B");
         assert_eq!(signed_percent(4.94), "+4.9%");
         assert_eq!(signed_percent(-0.01), "0.0%");
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_and_decimal_units() {
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert_eq!(parse_size("64GiB"), Ok(64 << 30));
+        assert_eq!(parse_size("64 gib"), Ok(64 << 30));
+        assert_eq!(parse_size("500MB"), Ok(500_000_000));
+        assert_eq!(parse_size("3b"), Ok(3));
+        assert!(parse_size("GiB").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("1.5GiB").unwrap_err().contains("unit"));
+        assert!(parse_size("20000000TiB").unwrap_err().contains("too large"));
+        for text in ["4GiB", "64MiB", "3KiB", "1000 bytes"] {
+            assert_eq!(
+                size_text(parse_size(text.trim_end_matches("ytes")).unwrap()),
+                text
+            );
+        }
     }
 }

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 
 use libfuzzer_sys::fuzz_target;
-use memprof::decode::{read_file, Limits, Selection};
+use memprof::input::{read_file, Limits, Selection};
 use memprof::pass::Pass;
 
 /// Small enough that a decompression bomb is stopped within the timeout.
@@ -32,6 +32,7 @@ fuzz_target!(|data: &[u8]| {
     });
     let limits = Limits {
         max_decompressed: MAX_DECOMPRESSED,
+        ..Limits::default()
     };
     let bar = indicatif::ProgressBar::hidden();
     let mut nothing = ();

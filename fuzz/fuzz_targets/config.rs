@@ -13,8 +13,8 @@
 use libfuzzer_sys::fuzz_target;
 use memprof::check::budget::Budget;
 use memprof::check::{evaluate, LimitKind};
-use memprof::source::baseline;
-use memprof::decode::Selection;
+use memprof::input::baseline;
+use memprof::input::Selection;
 use memprof::diff::Diff;
 use memprof::profile::Aggregate;
 use memprof::render::{json, Account, Profile};

@@ -10,24 +10,15 @@
 
 use std::io::Write;
 use std::panic::{self, AssertUnwindSafe};
-use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use memprof::advise::Advisors;
-use memprof::check::{self, budget::Budget, CheckReport};
-use memprof::cli::choices::{self, Choices};
-use memprof::decode::{self, Input, Selection};
-use memprof::drill::{explain::Explainer, stats::StatsCollector, top::Top};
-use memprof::pass::{self, EntityObserver};
-use memprof::profile::family::GroupBy;
-use memprof::render::advice::AdviceView;
+use memprof::api::{self, from_name, GroupBy, Input, KindFilter, Loaded, Options, Severity};
+use memprof::render::advice;
 use memprof::render::diff::{self as diff_render, DiffView, DiffViewOptions};
-use memprof::render::{self, svg::SvgOptions, Format, Profile, ViewOptions};
-use memprof::report::Report;
-use memprof::source::{self, LoadOptions, Source};
+use memprof::render::{self, svg::SvgOptions, Format, ViewOptions};
 
 // As in the binary: decoding allocates and frees many small values, which
 // mimalloc does markedly faster. Only Rust's allocations use it.
@@ -39,7 +30,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn guarded<T>(work: impl FnOnce() -> Result<T>) -> PyResult<T> {
     match panic::catch_unwind(AssertUnwindSafe(work)) {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(err)) => Err(PyValueError::new_err(memprof::cli::one_line(&err))),
+        Ok(Err(err)) => Err(PyValueError::new_err(api::one_line(&err))),
         Err(payload) => {
             let what = payload
                 .downcast_ref::<&str>()
@@ -53,17 +44,10 @@ fn guarded<T>(work: impl FnOnce() -> Result<T>) -> PyResult<T> {
     }
 }
 
-/// A clap value name (`name`, `constraint`, `table`, ...) as the CLI spells it.
-fn value<T: Copy>(choices: Choices<T>, what: &str, text: &str) -> Result<T> {
-    choices
-        .0
-        .iter()
-        .find(|c| c.name == text)
-        .map(|c| c.value)
-        .ok_or_else(|| {
-            let allowed: Vec<String> = choices.0.iter().map(|c| format!("{:?}", c.name)).collect();
-            anyhow::anyhow!("{what} must be one of {}, not {text:?}", allowed.join(", "))
-        })
+/// A value named as the command line names it (`name`, `constraint`,
+/// `table`, ...), for the keyword argument `what`.
+fn value<T: api::Named>(what: &str, text: &str) -> Result<T> {
+    from_name(what, text).map_err(anyhow::Error::msg)
 }
 
 fn utf8(bytes: Vec<u8>) -> Result<String> {
@@ -77,91 +61,16 @@ fn text(render: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<String> {
     utf8(out)
 }
 
-/// Where a profile's instance is, for the analyses that read it again
-/// (top, stats, advise need their own pass over the entities).
-enum Origin {
-    /// A file or directory, as given.
-    Path(String),
-    /// Bytes handed over from Python, spooled to a private temporary file
-    /// that lives as long as the profile.
-    Spooled {
-        file: tempfile::NamedTempFile,
-        name: String,
-    },
-}
-
-impl Origin {
-    fn path(&self) -> PathBuf {
-        match self {
-            Origin::Path(p) => PathBuf::from(p),
-            Origin::Spooled { file, .. } => file.path().to_path_buf(),
-        }
-    }
-
-    fn name(&self) -> &str {
-        match self {
-            Origin::Path(p) => p,
-            Origin::Spooled { name, .. } => name,
-        }
-    }
-
-    /// Errors name the input as the user knows it, not the spool file.
-    fn named(&self, err: anyhow::Error) -> anyhow::Error {
-        match self {
-            Origin::Path(_) => err,
-            Origin::Spooled { file, name } => {
-                let spool = file.path().display().to_string();
-                anyhow::anyhow!(memprof::cli::one_line(&err).replace(&spool, name))
-            }
-        }
-    }
-
-    /// Loads the profile (an instance, or a baseline JSON), named as the
-    /// user knows it.
-    fn load(&self, options: &LoadOptions) -> Result<Source> {
-        let mut source = source::load(&self.path(), options).map_err(|e| self.named(e))?;
-        source.report.document.name = self.name().to_string();
-        Ok(source)
-    }
-
-    /// One more pass over the instance, showing every entity to `observer`.
-    fn observe(
-        &self,
-        layer: Option<usize>,
-        options: pass::ProfileOptions,
-        observer: &mut dyn EntityObserver,
-    ) -> Result<Report> {
-        let selection = layer.map_or(Selection::All, Selection::Layer);
-        let mut pass = pass::Pass {
-            options,
-            ..pass::Pass::new(observer)
-        };
-        let bar = memprof::progress::bar(true);
-        let input = Input::Path(self.path());
-        let mut report = pass::read(
-            &input,
-            selection,
-            &decode::Limits::default(),
-            &mut pass,
-            &bar,
-        )
-        .with_context(|| input.display_name())
-        .map_err(|e| self.named(e))?;
-        report.document.name = self.name().to_string();
-        Ok(report)
-    }
-}
-
-/// One loaded profile. Immutable: every method renders a view of it.
+/// One loaded profile. Immutable: every method renders a view of it, or
+/// reads its input again for an analysis of the entities.
 #[pyclass(frozen, name = "Profile", module = "ommx_memprof._native")]
 struct NativeProfile {
-    source: Source,
-    origin: Origin,
-    layer: Option<usize>,
-    group_by: GroupBy,
+    loaded: Loaded,
+    input: Input,
+    options: Options,
 }
 
-fn options(layer: Option<usize>, view: &str, group_by: Option<&str>) -> Result<LoadOptions> {
+fn options(layer: Option<usize>, view: &str, group_by: Option<&str>) -> Result<Options> {
     let wire = match view {
         "memory" => false,
         "wire" => true,
@@ -169,15 +78,22 @@ fn options(layer: Option<usize>, view: &str, group_by: Option<&str>) -> Result<L
     };
     let group_by = match group_by {
         None => GroupBy::None,
-        Some(g) => value(choices::GROUP_BY, "group_by", g)?,
+        Some(g) => value("group_by", g)?,
     };
-    Ok(LoadOptions {
-        profile: pass::ProfileOptions { group_by, wire },
+    Ok(Options {
+        group_by,
+        wire,
         layer,
-        quiet: true,
-        limits: decode::Limits::default(),
-        reading: pass::Reading::default(),
-        threads: None,
+        ..Options::default()
+    })
+}
+
+fn load(input: Input, options: Options) -> Result<NativeProfile> {
+    let loaded = api::load(&input, &options)?;
+    Ok(NativeProfile {
+        loaded,
+        input,
+        options,
     })
 }
 
@@ -195,14 +111,7 @@ fn profile_path(
     py.detach(|| {
         guarded(|| {
             let options = options(layer, view, group_by)?;
-            let origin = Origin::Path(path);
-            let source = origin.load(&options)?;
-            Ok(NativeProfile {
-                source,
-                origin,
-                layer,
-                group_by: options.profile.group_by,
-            })
+            load(Input::from_arg(&path), options)
         })
     })
 }
@@ -222,19 +131,9 @@ fn profile_bytes(
     py.detach(|| {
         guarded(|| {
             let options = options(layer, view, group_by)?;
-            let mut file = tempfile::NamedTempFile::new()
-                .with_context(|| format!("{name}: cannot create a temporary file"))?;
-            file.write_all(data)
-                .and_then(|()| file.flush())
+            let input = Input::from_bytes(&name, data)
                 .with_context(|| format!("{name}: cannot write a temporary file"))?;
-            let origin = Origin::Spooled { file, name };
-            let source = origin.load(&options)?;
-            Ok(NativeProfile {
-                source,
-                origin,
-                layer,
-                group_by: options.profile.group_by,
-            })
+            load(input, options)
         })
     })
 }
@@ -244,19 +143,19 @@ impl NativeProfile {
     /// The input as named in reports.
     #[getter]
     fn name(&self) -> String {
-        self.source.name().to_string()
+        self.loaded.name().to_string()
     }
 
     /// Total bytes.
     #[getter]
     fn total(&self) -> u64 {
-        self.source.profile().total_bytes()
+        self.loaded.profile().total_bytes()
     }
 
     /// Whether the profile was read from a saved baseline JSON.
     #[getter]
     fn is_baseline(&self) -> bool {
-        self.source.baseline.is_some()
+        self.loaded.baseline.is_some()
     }
 
     /// `memprof inspect --format FORMAT`.
@@ -271,8 +170,8 @@ impl NativeProfile {
     ) -> PyResult<String> {
         py.detach(|| {
             guarded(|| {
-                let format = value(choices::INSPECT_FORMATS, "format", format)?;
-                let profile = self.source.profile();
+                let format = value::<Format>("format", format)?;
+                let profile = self.loaded.profile();
                 let view = ViewOptions {
                     depth,
                     min_percent,
@@ -299,7 +198,7 @@ impl NativeProfile {
                     inverted,
                     min_width,
                 };
-                text(|out| render::svg::render(&self.source.profile(), &options, out))
+                text(|out| render::svg::render(&self.loaded.profile(), &options, out))
             })
         })
     }
@@ -309,20 +208,9 @@ impl NativeProfile {
     fn top(&self, py: Python<'_>, n: usize, kind: &str) -> PyResult<(String, String)> {
         py.detach(|| {
             guarded(|| {
-                let kind = value(choices::KINDS, "kind", kind)?;
-                let mut top = Top::new(n, kind);
-                let report = self
-                    .origin
-                    .observe(self.layer, Default::default(), &mut top)?;
-                let profile = Profile::new(&report);
-                let entities = top.into_sorted();
-                let top_report = render::top::TopReport {
-                    profile: &profile,
-                    kind: kind.name(),
-                    n,
-                    entities: &entities,
-                };
-                both(|format, out| render::top::render(&top_report, format, out))
+                let kind: KindFilter = value("kind", kind)?;
+                let top = api::top(&self.input, &self.options, n, kind)?;
+                both(|format, out| render::top::render(&top, format, out))
             })
         })
     }
@@ -332,16 +220,9 @@ impl NativeProfile {
     fn stats(&self, py: Python<'_>, kind: &str, top: usize) -> PyResult<(String, String)> {
         py.detach(|| {
             guarded(|| {
-                let kind = value(choices::KINDS, "kind", kind)?;
-                let mut stats = StatsCollector::new(kind);
-                let report = self
-                    .origin
-                    .observe(self.layer, Default::default(), &mut stats)?;
-                let profile = Profile::new(&report);
-                let (kinds, families) = stats.report();
-                both(|format, out| {
-                    render::stats::render(&profile, &kinds, &families, top, format, out)
-                })
+                let kind: KindFilter = value("kind", kind)?;
+                let stats = api::stats(&self.input, &self.options, kind)?;
+                both(|format, out| render::stats::render(&stats, top, format, out))
             })
         })
     }
@@ -351,22 +232,9 @@ impl NativeProfile {
     fn advise(&self, py: Python<'_>, min_severity: &str) -> PyResult<(String, String)> {
         py.detach(|| {
             guarded(|| {
-                let min_severity = value(choices::SEVERITIES, "min_severity", min_severity)?;
-                let mut advisors = Advisors::default();
-                let report = self
-                    .origin
-                    .observe(self.layer, Default::default(), &mut advisors)?;
-                let layers = advisors.advise(&report);
-                let profile = Profile::new(&report);
-                let view = AdviceView {
-                    profile: &profile,
-                    layers: &layers,
-                    min_severity,
-                };
-                Ok((
-                    text(|out| render::advice::render(&view, Format::Table, out))?,
-                    text(|out| render::advice::render(&view, Format::Json, out))?,
-                ))
+                let min_severity: Severity = value("min_severity", min_severity)?;
+                let advice = api::advise(std::slice::from_ref(&self.input), &self.options)?;
+                both(|format, out| advice::render_many(&advice, min_severity, format, out))
             })
         })
     }
@@ -375,21 +243,8 @@ impl NativeProfile {
     fn explain(&self, py: Python<'_>, paths: Vec<String>) -> PyResult<(String, String)> {
         py.detach(|| {
             guarded(|| {
-                if paths.is_empty() {
-                    anyhow::bail!("explain needs at least one path");
-                }
-                let paths: Vec<String> = paths.iter().map(|p| p.trim().to_string()).collect();
-                let mut explainer = Explainer::new(&paths, self.group_by);
-                let options = pass::ProfileOptions {
-                    group_by: self.group_by,
-                    wire: false,
-                };
-                let report = self.origin.observe(self.layer, options, &mut explainer)?;
-                let profile = Profile::new(&report);
-                let explanations = explainer
-                    .checked_explanations(&profile, self.origin.name())
-                    .map_err(|e| self.origin.named(e))?;
-                both(|format, out| render::explain::render(&profile, &explanations, format, out))
+                let explained = api::explain(&self.input, &self.options, &paths)?;
+                both(|format, out| render::explain::render(&explained, format, out))
             })
         })
     }
@@ -406,8 +261,8 @@ impl NativeProfile {
     ) -> PyResult<String> {
         py.detach(|| {
             guarded(|| {
-                let format = value(choices::DIFF_FORMATS, "format", format)?;
-                let view = DiffView::new(&self.source, &new.source);
+                let format = value::<Format>("format", format)?;
+                let view = DiffView::new(&self.loaded, &new.loaded);
                 let options = DiffViewOptions { top, depth };
                 text(|out| diff_render::render(&view, &options, format, out))
             })
@@ -431,7 +286,7 @@ impl NativeProfile {
                     "old" => diff_render::svg::Widths::Old,
                     other => anyhow::bail!("widths must be \"new\" or \"old\", not {other:?}"),
                 };
-                let view = DiffView::new(&self.source, &new.source);
+                let view = DiffView::new(&self.loaded, &new.loaded);
                 text(|out| diff_render::svg::render(&view, widths, companion, out))
             })
         })
@@ -449,27 +304,14 @@ impl NativeProfile {
     ) -> PyResult<String> {
         py.detach(|| {
             guarded(|| {
-                use memprof::render::html::{Analyses, Page, PageAnalyses};
-                let old = old.map(|o| &o.source);
-                if self.source.baseline.is_some() {
-                    let page = Page::build(&self.source, old, &Analyses::default());
-                    return text(|out| render::html::render(&page, out));
-                }
-                let mut analyses = PageAnalyses::new(top);
-                let options = pass::ProfileOptions {
-                    group_by: self.group_by,
-                    wire: true,
+                use memprof::render::html::{Analyses, Page};
+                let old = old.map(|o| &o.loaded);
+                let page = if self.loaded.baseline.is_some() {
+                    Page::build(&self.loaded, old, &Analyses::default())
+                } else {
+                    let reported = api::report(&self.input, None, &self.options, top)?;
+                    Page::build(&reported.loaded, old, &Analyses::of(&reported))
                 };
-                let report = self
-                    .origin
-                    .observe(self.layer, options, &mut analyses.observer())?;
-                let found = analyses.finish(&report);
-                let subject = Source {
-                    report,
-                    account: memprof::report::Account::Memory,
-                    baseline: None,
-                };
-                let page = Page::build(&subject, old, &found.analyses());
                 text(|out| render::html::render(&page, out))
             })
         })
@@ -488,44 +330,23 @@ impl NativeProfile {
     ) -> PyResult<(bool, String, String, Vec<String>)> {
         py.detach(|| {
             guarded(|| {
-                let label = budget_file.clone().unwrap_or_else(|| "budget".to_string());
                 let budget = match (budget, &budget_file) {
                     (Some(_), Some(_)) => anyhow::bail!("give a budget or a budget file, not both"),
-                    (Some(text), None) => Some(Budget::parse(text).context("budget")?),
+                    (Some(text), None) => Some(api::Budget::parse(text).context("budget")?),
                     (None, Some(path)) => Some(
-                        Budget::load(std::path::Path::new(path)).with_context(|| path.clone())?,
+                        api::Budget::load(std::path::Path::new(path))
+                            .with_context(|| path.clone())?,
                     ),
                     (None, None) => None,
                 };
-                let rules: Vec<(usize, check::budget::BudgetRule)> = match budget {
-                    Some(budget) => budget
-                        .rules
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, r)| (i + 1, r))
-                        .collect(),
-                    None if baseline.is_some() => {
-                        vec![(0, check::budget::BudgetRule::default_growth())]
-                    }
-                    None => anyhow::bail!("check needs a budget, a baseline or both"),
-                };
-                if baseline.is_none() {
-                    check::require_baseline(&rules, &label)?;
-                }
-                let file = self.source.name().to_string();
-                let (report, unmatched) =
-                    check::check_file(&file, &self.source, baseline.map(|b| &b.source), &rules)?;
-                let warnings = unmatched
-                    .into_iter()
-                    .map(|position| {
-                        let (n, rule) = &rules[position];
-                        format!(
-                            "{file}: rule {n} (path {:?}) matches no path",
-                            rule.path.text
-                        )
-                    })
-                    .collect();
-                let report = CheckReport::new(budget_file, vec![report]);
+                let outcome = api::check_one(
+                    &self.loaded,
+                    budget.as_ref(),
+                    budget_file.as_deref(),
+                    baseline.map(|b| &b.loaded),
+                )?;
+                let report = outcome.report;
+                let warnings = outcome.warnings;
                 Ok((
                     report.pass,
                     text(|out| Ok(render::check::table::render(&report, out)?))?,

@@ -13,7 +13,7 @@
 use serde_json::json;
 
 use super::{details, sample, EntityKind, Finding, Measure, Owner, Sample, Samples};
-use crate::codec::IdSet;
+use crate::ids::IdSet;
 use crate::model::{Constraint, DecisionVariable, Function, RemovedConstraint};
 use crate::pass::{Cost, NamedFunction, Singular};
 use crate::units::human;

@@ -19,7 +19,7 @@ use serde_json::json;
 
 use super::hash::{finish128, term128};
 use super::{details, sample, EntityKind, Finding, Measure, Owner, Samples};
-use crate::codec::BuildIdHasher;
+use crate::ids::BuildIdHasher;
 use crate::model::{function, Constraint, FileWaste, Function};
 use crate::pass::{NamedFunction, Singular};
 use crate::units::human;

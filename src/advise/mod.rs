@@ -46,6 +46,23 @@ pub enum Severity {
     High,
 }
 
+impl crate::names::Named for Severity {
+    const ALL: &'static [Self] = &[
+        Severity::Info,
+        Severity::Low,
+        Severity::Medium,
+        Severity::High,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+        }
+    }
+}
+
 impl Severity {
     /// Lower bounds, in percent of the total, of each severity above info.
     pub const THRESHOLDS: [(Severity, f64); 3] = [

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::hash::bytes128;
 use super::{details, sample, EntityKind, Finding, Measure, Owner, Sample, Severity, SAMPLES};
-use crate::codec::BuildIdHasher;
+use crate::ids::BuildIdHasher;
 use crate::model::entities::DESCRIPTION_NONE;
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::pass::{Cost, Singular};

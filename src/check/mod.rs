@@ -18,7 +18,7 @@ use crate::diff::{Diff, DiffNode};
 use crate::profile::Aggregate;
 use crate::report::layer_frame;
 use crate::report::InstanceSummary;
-use crate::source::Source;
+use crate::report::Loaded;
 use crate::units::{human, signed_human, signed_percent, thousands};
 use budget::{BudgetRule, Percent, Size};
 
@@ -148,8 +148,8 @@ pub fn check_work(paths: usize, rules: usize) -> Result<(), String> {
 /// matched no path. Refuses rules × paths past [`MAX_MATCHES`].
 pub fn check_file(
     file: &str,
-    new: &Source,
-    baseline: Option<&Source>,
+    new: &Loaded,
+    baseline: Option<&Loaded>,
     rules: &[(usize, BudgetRule)],
 ) -> anyhow::Result<(FileReport, Vec<usize>)> {
     let new_profile = new.profile();

@@ -2,7 +2,7 @@
 //! library's plain options.
 
 use std::io::{self, IsTerminal};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
@@ -10,13 +10,10 @@ use clap::{Args, ValueEnum};
 use super::choices::{
     ADVISE_FORMATS, DATA_FORMATS, GROUP_BY, INSPECT_FORMATS, KINDS, LS_FORMATS, SEVERITIES, VIEWS,
 };
-use crate::advise::Severity;
-use crate::decode::{self, limits::parse_size, Limits};
-use crate::drill::KindFilter;
-use crate::pass::{ProfileOptions, Reading};
-use crate::profile::family::GroupBy;
-use crate::render::{Account, Format, View};
-use crate::report::{Accounting, Schema};
+use crate::api::{
+    parse_size, Account, Accounting, GroupBy, KindFilter, Limits, Options, Schema, Severity,
+};
+use crate::render::{Format, View};
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
@@ -98,9 +95,9 @@ pub struct LimitArgs {
 
 impl LimitArgs {
     pub fn limits(&self) -> Limits {
-        decode::limits::set_max_element(self.max_element);
         Limits {
             max_decompressed: self.max_decompressed,
+            max_element: self.max_element,
         }
     }
 }
@@ -117,6 +114,20 @@ pub struct Common {
     pub quiet: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
+}
+
+impl Common {
+    /// The options of a single-input analysis reading as `reading` says.
+    pub fn options(&self, reading: &ReadingArgs) -> Options {
+        let mut options = Options {
+            layer: self.layer,
+            progress: !self.quiet,
+            limits: self.limits.limits(),
+            ..Options::default()
+        };
+        reading.apply(&mut options);
+        options
+    }
 }
 
 /// The inputs of a command that takes several.
@@ -148,18 +159,19 @@ impl Inputs {
             }
             return Ok(vec![PathBuf::from("-")]);
         }
-        crate::batch::expand(&self.files)
+        crate::api::expand(&self.files)
     }
 
-    /// The single-input arguments for one of the inputs; with several in
-    /// flight there are no progress bars (they would fight over the terminal).
-    pub fn for_file(&self, file: &Path, several: bool) -> Common {
-        Common {
-            file: file.to_path_buf(),
+    /// The options of these inputs, reading as `reading` says.
+    pub fn options(&self, reading: &ReadingArgs) -> Options {
+        let mut options = Options {
             layer: self.layer,
-            quiet: self.quiet || several,
-            limits: self.limits,
-        }
+            progress: !self.quiet,
+            limits: self.limits.limits(),
+            ..Options::default()
+        };
+        reading.apply(&mut options);
+        options
     }
 }
 
@@ -225,17 +237,12 @@ fn parse_accounting(s: &str) -> std::result::Result<AccountingArg, String> {
 }
 
 impl ProfileArgs {
-    /// What the decoding pass must collect for these options.
-    pub fn options(&self) -> ProfileOptions {
-        ProfileOptions {
-            group_by: self.group_by,
-            wire: self.view != View::Memory,
-        }
-    }
-
-    /// Which schema raw input is and whose accounting counts v1 input.
-    pub fn reading(&self) -> Reading {
-        self.reading.reading()
+    /// Sets what the profile collects (family frames, the wire view) and how
+    /// input is read.
+    pub fn apply(&self, options: &mut Options) {
+        options.group_by = self.group_by;
+        options.wire = self.view != View::Memory;
+        self.reading.apply(options);
     }
 
     /// The single account shown, for outputs that show one.
@@ -249,20 +256,18 @@ impl ProfileArgs {
 }
 
 impl ReadingArgs {
-    /// Which schema raw input is and whose accounting counts v1 input; the
-    /// side-by-side `2.9,3.0` is diff's and reads as the default here.
-    pub fn reading(&self) -> Reading {
-        Reading {
-            raw_schema: match self.schema {
-                SchemaArg::Auto => None,
-                SchemaArg::V1 => Some(Schema::V1),
-                SchemaArg::V2 => Some(Schema::V2),
-            },
-            accounting: match self.accounting {
-                Some(AccountingArg::One(a)) => Some(a),
-                Some(AccountingArg::Both) | None => None,
-            },
-        }
+    /// Sets which schema raw input is and whose accounting counts v1 input;
+    /// the side-by-side `2.9,3.0` is diff's and reads as the default here.
+    pub fn apply(&self, options: &mut Options) {
+        options.schema = match self.schema {
+            SchemaArg::Auto => None,
+            SchemaArg::V1 => Some(Schema::V1),
+            SchemaArg::V2 => Some(Schema::V2),
+        };
+        options.accounting = match self.accounting {
+            Some(AccountingArg::One(a)) => Some(a),
+            Some(AccountingArg::Both) | None => None,
+        };
     }
 }
 

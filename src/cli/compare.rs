@@ -7,10 +7,8 @@ use anyhow::Result;
 use clap::{ArgGroup, Args};
 
 use super::choices::{CHECK_FORMATS, DIFF_FORMATS};
-use crate::pass::ProfileOptions;
+use crate::api::{Account, Options};
 use crate::render::Format;
-use crate::report::Account;
-use crate::source::LoadOptions;
 
 /// Options shared by the comparing commands; they shape every input alike.
 #[derive(Debug, Args)]
@@ -28,21 +26,19 @@ pub struct CompareCommon {
 }
 
 impl CompareCommon {
-    pub fn options(&self) -> Result<LoadOptions> {
-        Ok(LoadOptions {
+    pub fn options(&self) -> Result<Options> {
+        let account = self
+            .profile
+            .single_account("diff and check (use memory or wire)")?;
+        let mut options = Options {
             layer: self.layer,
-            quiet: self.quiet,
+            progress: !self.quiet,
             limits: self.limits.limits(),
-            profile: ProfileOptions {
-                group_by: self.profile.group_by,
-                wire: self
-                    .profile
-                    .single_account("diff and check (use memory or wire)")?
-                    == Account::Wire,
-            },
-            reading: self.profile.reading(),
-            threads: None,
-        })
+            ..Options::default()
+        };
+        self.profile.apply(&mut options);
+        options.wire = account == Account::Wire;
+        Ok(options)
     }
 }
 

@@ -254,8 +254,5 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// The error and its causes on one line, as `memprof: error: ...` prints
 /// it, control characters escaped.
 pub fn one_line(err: &anyhow::Error) -> String {
-    // Names from archives and file names may hold control characters: the
-    // line reaches a terminal, so they are escaped.
-    let line = crate::errors::joined(err).replace(['\n', '\r'], " ");
-    render::escape_control(&line).into_owned()
+    crate::api::one_line(err)
 }

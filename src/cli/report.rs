@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::choices::GROUP_BY;
 use super::{LimitArgs, ReadingArgs};
-use crate::profile::family::GroupBy;
+use crate::api::{GroupBy, Options};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -44,4 +44,19 @@ pub struct ReportArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
+}
+
+impl ReportArgs {
+    /// The options every input is read with.
+    pub fn options(&self) -> Options {
+        let mut options = Options {
+            group_by: self.group_by,
+            layer: self.layer,
+            progress: !self.quiet,
+            limits: self.limits.limits(),
+            ..Options::default()
+        };
+        self.reading.apply(&mut options);
+        options
+    }
 }

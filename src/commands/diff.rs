@@ -5,18 +5,11 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 
+use crate::api::{self, Input};
 use crate::cli::compare::DiffArgs;
 use crate::cli::AccountingArg;
 use crate::output::{input_files, Output};
 use crate::render::diff::{self as diff_render, DiffView, DiffViewOptions};
-use crate::source::{self, LoadOptions};
-
-pub(super) fn one_stdin<'a>(args: impl IntoIterator<Item = &'a Path>) -> Result<()> {
-    if args.into_iter().filter(|a| a.as_os_str() == "-").count() > 1 {
-        bail!("-: standard input can be read only once");
-    }
-    Ok(())
-}
 
 pub fn run(args: DiffArgs) -> Result<()> {
     let migration = args.common.profile.reading.accounting == Some(AccountingArg::Both);
@@ -28,12 +21,7 @@ pub fn run(args: DiffArgs) -> Result<()> {
         ),
         (None, false) => bail!("diff needs OLD and NEW (or one file with --accounting 2.9,3.0)"),
     };
-    if migration && args.old.as_os_str() == "-" {
-        bail!("--accounting 2.9,3.0 reads its input twice: give a file, not standard input");
-    }
-    if !migration {
-        one_stdin([args.old.as_path(), new_arg])?;
-    }
+    let old_input = Input::from_path(&args.old);
     let inputs = input_files([args.old.as_path(), new_arg]);
     let output = Output::from_arg(args.output.as_deref());
     output.check_not_input(&inputs)?;
@@ -53,23 +41,9 @@ pub fn run(args: DiffArgs) -> Result<()> {
     };
     let options = args.common.options()?;
     let (old, new) = if migration {
-        let counted = |accounting| LoadOptions {
-            reading: crate::pass::Reading {
-                accounting: Some(accounting),
-                ..options.reading
-            },
-            ..options.clone()
-        };
-        use crate::decode::Accounting;
-        (
-            source::load(&args.old, &counted(Accounting::Ommx29))?,
-            source::load(&args.old, &counted(Accounting::Ommx30))?,
-        )
+        api::migration(&old_input, &options)?
     } else {
-        (
-            source::load(&args.old, &options)?,
-            source::load(new_arg, &options)?,
-        )
+        api::diff(&old_input, &Input::from_path(new_arg), &options)?
     };
     let view = DiffView::new(&old, &new);
     let view_options = DiffViewOptions {

@@ -1,13 +1,11 @@
 //! `memprof inspect`: the profile of one or more inputs in one format.
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 
-use super::{profile_inputs, read_inputs};
+use crate::api::{self, Account};
 use crate::cli::InspectArgs;
 use crate::output::{input_files, Output};
-use crate::render::{self, Account, Format, View, ViewOptions};
+use crate::render::{self, Format, View, ViewOptions};
 
 /// The tree's default cut: levels shown, and the share under which siblings
 /// fold into "(N others)".
@@ -17,7 +15,7 @@ const DEFAULT_MIN_PERCENT: f64 = 2.0;
 pub fn run(args: InspectArgs) -> Result<()> {
     let output = Output::from_arg(args.output.as_deref());
     let files = args.common.expand()?;
-    output.check_not_input(&input_files(files.iter().map(PathBuf::as_path)))?;
+    output.check_not_input(&input_files(files.iter().map(|f| f.as_path())))?;
     let view = ViewOptions {
         // A screenful by default (about 60 lines for the bundled fixtures).
         depth: args.depth.or((!args.all).then_some(DEFAULT_DEPTH)),
@@ -36,17 +34,13 @@ pub fn run(args: InspectArgs) -> Result<()> {
         args.profile
             .single_account(&format!("--format {}", format.name()))?
     };
-    let runs = read_inputs(
-        &args.common,
-        &files,
-        args.profile.options(),
-        args.profile.reading(),
-    )?;
-    let mut combined = None;
-    let (profile, per_file) = profile_inputs(&runs, &mut combined, account);
+    let mut options = args.common.options(&args.profile.reading);
+    args.profile.apply(&mut options);
+    let profiled = api::profile(&api::inputs(&files), &options)?;
+    let profile = profiled.profile(account);
+    let per_file = profiled.files();
     if both {
-        let mut combined = None;
-        let (wire, _) = profile_inputs(&runs, &mut combined, Account::Wire);
+        let wire = profiled.profile(Account::Wire);
         return output.write_with(|out| {
             render::side_by_side::render(&profile, &wire, &view, out)?;
             if let Some(files) = &per_file {

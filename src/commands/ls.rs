@@ -2,21 +2,18 @@
 
 use anyhow::Result;
 
-use super::read;
-use crate::cli::{Common, LsArgs};
-use crate::decode::Selection;
+use crate::api::{self, Input, Options};
+use crate::cli::LsArgs;
 use crate::output::{input_files, Output};
 use crate::render;
 
 pub fn run(args: LsArgs) -> Result<()> {
     let output = Output::from_arg(args.output.as_deref());
     output.check_not_input(&input_files([args.file.as_path()]))?;
-    let common = Common {
-        file: args.file,
-        layer: None,
-        quiet: true,
-        limits: args.limits,
+    let options = Options {
+        limits: args.limits.limits(),
+        ..Options::default()
     };
-    let report = read(&common, Selection::ListOnly)?;
-    output.write_with(|out| render::layers::render(&report.document, args.format, out))
+    let document = api::layers(&Input::from_path(&args.file), &options)?;
+    output.write_with(|out| render::layers::render(&document, args.format, out))
 }

@@ -1,18 +1,13 @@
-//! One file per subcommand, each wiring its pipeline: read, pass, analysis,
-//! render. This module dispatches and holds what several commands share.
+//! One file per subcommand, each the same three steps: its arguments made
+//! [`crate::api::Options`] and inputs, one call of the analysis API, and
+//! the document it returns rendered to the output. This module dispatches.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
-use crate::batch::FileRun;
-use crate::cli::{shell, Cli, Command, Common, Inputs};
-use crate::decode::{Input, Selection};
+use crate::cli::{shell, Cli, Command};
 use crate::output::{input_files, Output};
-use crate::pass::{self, Pass, ProfileOptions, Reading};
-use crate::render::files::FileSummary;
-use crate::render::{Account, Profile};
-use crate::report::{Document, Report};
 
 mod advise;
 mod check;
@@ -32,7 +27,7 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     let trace = cli.trace.as_deref().map(|t| Output::from_arg(Some(t)));
     if let Some(file @ Output::File(path)) = &trace {
-        let inputs = crate::batch::expand(&cli.command.inputs())?;
+        let inputs = crate::api::expand(&cli.command.inputs())?;
         file.check_not_input(&input_files(inputs.iter().map(PathBuf::as_path)))?;
         if let Some(out) = cli
             .command
@@ -77,82 +72,4 @@ fn run_command(command: Command) -> Result<()> {
         Command::Ls(args) => ls::run(args),
         Command::Report(args) => report::run(args),
     }
-}
-
-fn selection(layer: Option<usize>) -> Selection {
-    layer.map_or(Selection::All, Selection::Layer)
-}
-
-fn read(common: &Common, selection: Selection) -> Result<Report> {
-    let mut nothing = ();
-    read_with(common, selection, Pass::new(&mut nothing))
-}
-
-/// Reads `common.file` with `pass`.
-fn read_with(common: &Common, selection: Selection, mut pass: Pass<'_>) -> Result<Report> {
-    let input = Input::from_path(&common.file);
-    let bar = crate::progress::labelled(common.quiet, &input.display_name());
-    let limits = common.limits.limits();
-    let report = pass::read(&input, selection, &limits, &mut pass, &bar)
-        .with_context(|| input.display_name());
-    bar.finish_and_clear();
-    report
-}
-
-/// The reports of every input: one read with a progress bar, several in
-/// parallel (without bars, which would fight over the terminal).
-fn read_inputs(
-    inputs: &Inputs,
-    files: &[PathBuf],
-    options: ProfileOptions,
-    reading: Reading,
-) -> Result<Vec<FileRun<Report>>> {
-    let selection = selection(inputs.layer);
-    let several = files.len() > 1;
-    let progress = crate::progress::files(inputs.quiet || !several, files.len());
-    let runs = crate::batch::run_all(files, |file, threads| {
-        let common = inputs.for_file(file, several);
-        let mut nothing = ();
-        let pass = Pass {
-            options,
-            reading,
-            threads,
-            observer: &mut nothing,
-        };
-        let report = read_with(&common, selection, pass);
-        progress.set_message(file.display().to_string());
-        progress.inc(1);
-        report
-    });
-    progress.finish_and_clear();
-    runs
-}
-
-/// The profile of every input together, and the per-file rows when there
-/// are several. `combined` receives what the profile borrows.
-fn profile_inputs<'a>(
-    runs: &'a [FileRun<Report>],
-    combined: &'a mut Option<Report>,
-    account: Account,
-) -> (Profile<'a>, Option<Vec<FileSummary>>) {
-    if let [one] = runs {
-        return (Profile::of(&one.value, account), None);
-    }
-    let files: Vec<FileSummary> = runs.iter().map(FileSummary::of).collect();
-    let report = combined.insert(Report {
-        document: Document {
-            name: format!("{} files", runs.len()),
-            file_bytes: files.iter().map(|f| f.file_bytes).sum(),
-            container: runs[0].value.document.container,
-            gzip: false,
-            layers: Vec::new(),
-            raw_schema: None,
-        },
-        instances: runs
-            .iter()
-            .flat_map(|r| r.value.instances.iter().cloned())
-            .collect(),
-    });
-    let named: Vec<(&str, &Report)> = runs.iter().map(|r| (r.name.as_str(), &r.value)).collect();
-    (Profile::of_files(&named, report, account), Some(files))
 }

@@ -2,28 +2,15 @@
 
 use anyhow::Result;
 
-use super::{read_with, selection};
+use crate::api::{self, Input};
 use crate::cli::StatsArgs;
-use crate::drill::stats::StatsCollector;
 use crate::output::{input_files, Output};
-use crate::pass::Pass;
-use crate::render::{self, Profile};
+use crate::render;
 
 pub fn run(args: StatsArgs) -> Result<()> {
     let output = Output::from_arg(args.output.as_deref());
     output.check_not_input(&input_files([args.common.file.as_path()]))?;
-    let mut stats = StatsCollector::new(args.kind);
-    let report = read_with(
-        &args.common,
-        selection(args.common.layer),
-        Pass {
-            reading: args.reading.reading(),
-            ..Pass::new(&mut stats)
-        },
-    )?;
-    let profile = Profile::new(&report);
-    let (kinds, families) = stats.report();
-    output.write_with(|out| {
-        render::stats::render(&profile, &kinds, &families, args.top, args.format, out)
-    })
+    let options = args.common.options(&args.reading);
+    let stats = api::stats(&Input::from_path(&args.common.file), &options, args.kind)?;
+    output.write_with(|out| render::stats::render(&stats, args.top, args.format, out))
 }

@@ -1,5 +1,5 @@
 //! Drill-down analyses riding on the streaming pass: each is an
-//! [`EntityObserver`](crate::decode::EntityObserver) that sees every accepted
+//! [`EntityObserver`](crate::input::EntityObserver) that sees every accepted
 //! entity once and keeps only what it reports, so memory is bounded by what
 //! is asked for (top-N, families), never by the instance size.
 //!
@@ -20,6 +20,25 @@ pub enum KindFilter {
     Only(EntityKind),
     #[default]
     All,
+}
+
+impl crate::names::Named for KindFilter {
+    const ALL: &'static [Self] = &[
+        KindFilter::Only(EntityKind::Constraint),
+        KindFilter::Only(EntityKind::Removed),
+        KindFilter::Only(EntityKind::Variable),
+        KindFilter::Only(EntityKind::NamedFunction),
+        KindFilter::Only(EntityKind::Indicator),
+        KindFilter::Only(EntityKind::RemovedIndicator),
+        KindFilter::Only(EntityKind::OneHot),
+        KindFilter::Only(EntityKind::RemovedOneHot),
+        KindFilter::Only(EntityKind::Sos1),
+        KindFilter::Only(EntityKind::RemovedSos1),
+        KindFilter::All,
+    ];
+    fn name(self) -> &'static str {
+        KindFilter::name(self)
+    }
 }
 
 impl KindFilter {

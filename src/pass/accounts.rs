@@ -6,13 +6,13 @@ use std::collections::HashSet;
 
 use super::observer::Singular;
 use super::{Cost, ProfileOptions};
-use crate::decode::limits::{MAX_FAMILIES, MAX_FAMILY_BYTES};
-use crate::decode::terms::entities::Seen;
-use crate::decode::InstanceError;
 use crate::model::leaves::KeyedLeaves;
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Parameters,
 };
+use crate::pass::terms::entities::Seen;
+use crate::pass::InstanceError;
+use crate::pass::{MAX_FAMILIES, MAX_FAMILY_BYTES};
 use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
 use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::replay::Tally;
@@ -199,7 +199,7 @@ pub struct Accounts {
     /// the wire, not built.
     pub(super) counting: Option<Counting>,
     /// Objective fields longer than this are spooled to a temporary file
-    /// when only counted ([`crate::decode::objective::spool_above`]).
+    /// when only counted ([`crate::pass::objective::spool_above`]).
     pub(super) spool_above: u64,
 }
 
@@ -218,7 +218,7 @@ impl Accounts {
             wire: options.wire.then(Aggregate::new),
             group_by: options.group_by,
             counting: None,
-            spool_above: crate::decode::objective::spool_above(),
+            spool_above: crate::pass::objective::spool_above(),
         }
     }
 

@@ -9,33 +9,51 @@
 //! (`ommx.v2`, or v1 through `from_v1_bytes`) go through [`v2`] into the
 //! same [`Accounts`], so everything after the pass is shared.
 //!
-//! The pass plugs into decoding through [`crate::decode::Profiler`]:
-//! decoding finds payloads in files, archives and streams and hands each to
-//! the [`Pass`].
+//! The input (a floor up) finds payloads in files, archives and streams
+//! and hands each to the [`Pass`] as a [`Payload`].
 
 mod accounts;
 mod counted;
+mod error;
 mod framing;
+pub mod objective;
 mod observer;
 mod observers;
 mod pipeline;
+pub mod terms;
 #[cfg(test)]
 mod tests;
 mod v2;
 mod validate;
 
-use indicatif::ProgressBar;
+use std::io::Read;
 
 pub use crate::model::EntityKind;
 pub use accounts::{visit_entity_entry, visit_instance_parts, Accounts};
+pub use error::{
+    InstanceError, PassError, V2PassError, DEFAULT_MAX_ELEMENT, MAX_FAMILIES, MAX_FAMILY_BYTES,
+};
 pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
 pub use observers::Observers;
 pub use pipeline::{profile_instance, profile_instance_within};
 pub use validate::MAX_PENDING;
 
-use crate::decode::{self, DecodeError, Input, Limits, Payload, Profiler, Selection};
 use crate::profile::family::GroupBy;
-use crate::report::{Accounting, ProfiledInstance, Report, Schema};
+use crate::report::{Accounting, ProfiledInstance, Schema};
+
+/// One instance payload as the input found it.
+pub struct Payload<'a> {
+    pub reader: &'a mut (dyn Read + Send),
+    /// Its length when known (a file's size, a tar entry's claim).
+    pub total: Option<u64>,
+    /// The longest element allowed (`--max-element`) when nothing else
+    /// bounds what one element may make memprof hold.
+    pub max_element: Option<u64>,
+    /// Position among the archive's instance layers; `None` for raw input.
+    pub instance_index: Option<usize>,
+    pub title: Option<String>,
+    pub schema: Schema,
+}
 
 /// What a pass produces besides OMMX's logical profile.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -67,6 +85,9 @@ pub struct Pass<'a> {
     /// parallelism); a command reading several inputs at once divides the
     /// cores between them.
     pub threads: Option<usize>,
+    /// The longest element held whole where nothing else bounds it
+    /// (`--max-element`): see [`Payload::max_element`].
+    pub max_element: u64,
     pub observer: &'a mut dyn EntityObserver,
 }
 
@@ -77,62 +98,43 @@ impl<'a> Pass<'a> {
             options: ProfileOptions::default(),
             reading: Reading::default(),
             threads: None,
+            max_element: DEFAULT_MAX_ELEMENT,
             observer,
         }
     }
 }
 
-impl Profiler for Pass<'_> {
-    fn raw_schema(&self) -> Option<Schema> {
+impl Pass<'_> {
+    /// The schema raw payloads are read as (`--schema`); `None`: v1 first,
+    /// then v2.
+    pub fn raw_schema(&self) -> Option<Schema> {
         self.reading.raw_schema
     }
 
-    fn profile(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, DecodeError> {
+    /// Profiles one payload as the caller asked.
+    pub fn profile(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, PassError> {
         profile_payload(self, payload)
     }
 
-    fn probe(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, DecodeError> {
+    /// Reads one payload only to learn whether its schema accepts it (`ls`
+    /// of raw input): no analysis sees it, nothing but OMMX's count is kept.
+    pub fn probe(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, PassError> {
         let mut nothing = ();
         let mut plain = Pass {
             options: ProfileOptions::default(),
             reading: self.reading,
             threads: self.threads,
+            max_element: self.max_element,
             observer: &mut nothing,
         };
         profile_payload(&mut plain, payload)
     }
 
-    fn abandon(&mut self) {
+    /// The payload last profiled was refused and is read again as another
+    /// schema: whatever rides on the pass forgets what it saw of it.
+    pub fn abandon(&mut self) {
         self.observer.abandon();
     }
-}
-
-/// Opens, sniffs and (unless listing only) profiles `input` within `limits`
-/// with `pass`.
-pub fn read(
-    input: &Input,
-    selection: Selection,
-    limits: &Limits,
-    pass: &mut Pass<'_>,
-    progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
-    decode::read_with(input, selection, limits, pass, progress)
-}
-
-/// [`read`] with OMMX's logical accounting only, within the default limits.
-pub fn read_plain(
-    input: &Input,
-    selection: Selection,
-    progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
-    let mut nothing = ();
-    read(
-        input,
-        selection,
-        &Limits::default(),
-        &mut Pass::new(&mut nothing),
-        progress,
-    )
 }
 
 /// Profiles one payload with the accounting `pass` asks for: the streaming
@@ -141,7 +143,7 @@ pub fn read_plain(
 fn profile_payload(
     pass: &mut Pass<'_>,
     payload: Payload<'_>,
-) -> Result<ProfiledInstance, DecodeError> {
+) -> Result<ProfiledInstance, PassError> {
     let accounting = match payload.schema {
         Schema::V1 => pass.reading.accounting.unwrap_or(Accounting::Ommx29),
         Schema::V2 => Accounting::Ommx30,
@@ -168,7 +170,7 @@ fn profile_payload(
         &mut accounts,
         &mut *pass.observer,
     )
-    .map_err(|source| DecodeError::Instance {
+    .map_err(|source| PassError::Instance {
         layer: instance_index,
         source,
     })?;

@@ -9,12 +9,11 @@ use super::accounts::Accounts;
 use super::framing::{decode_batch, frame_batch, Batch, LargeToken, RawBatch};
 use super::validate::consume;
 use super::EntityObserver;
-use crate::decode::limits;
-use crate::decode::wire::FieldReader;
-use crate::decode::InstanceError;
+use crate::pass::InstanceError;
 use crate::profile::Aggregate;
 use crate::report::InstanceSummary;
 use crate::trace::{self, Phase};
+use crate::wire::FieldReader;
 
 /// Instances smaller than this decode on the calling thread by default:
 /// starting threads would cost more than they save (an archive of a
@@ -61,7 +60,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
     accounts: &mut Accounts,
     observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
-    let max_element = total.is_none().then(limits::max_element);
+    let max_element = total.is_none().then_some(super::DEFAULT_MAX_ELEMENT);
     profile_instance_within(reader, total, max_element, None, accounts, observer)
 }
 

@@ -6,7 +6,7 @@
 use prost::Message;
 
 use super::{profile_instance_within, Accounts, EntityObserver, ProfileOptions};
-use crate::codec::SplitMix64;
+use crate::ids::SplitMix64;
 use crate::ommx_v1 as pb;
 
 /// Sees every entity, so that the pass builds them; looks at no objective,

@@ -25,7 +25,7 @@ use crate::profile::{Frame, Path};
 use super::accounts::{Families, Summing};
 use super::{profile_instance, Accounts, Cost, EntityView, Pass};
 use super::{EntityObserver, NamedFunction};
-use crate::decode::{DecodeError, InstanceError, Payload, V2PassError};
+use super::{InstanceError, PassError, Payload, V2PassError};
 use crate::model::{Constraint, DecisionVariable, EntityKind, FileWaste, RemovedConstraint};
 use crate::report::InstanceSummary;
 use crate::report::ProfiledInstance;
@@ -35,7 +35,7 @@ use crate::report::{Accounting, Schema};
 pub(crate) fn profile(
     payload: Payload<'_>,
     pass: &mut Pass<'_>,
-) -> Result<ProfiledInstance, DecodeError> {
+) -> Result<ProfiledInstance, PassError> {
     let Payload {
         reader,
         total,
@@ -44,7 +44,7 @@ pub(crate) fn profile(
         title,
         schema,
     } = payload;
-    let fail = |source| DecodeError::V2 {
+    let fail = |source| PassError::V2 {
         layer: instance_index,
         source,
     };
@@ -75,7 +75,7 @@ pub(crate) fn profile(
     for e in model.entities() {
         families
             .see(e.name())
-            .map_err(|source| DecodeError::Instance {
+            .map_err(|source| PassError::Instance {
                 layer: instance_index,
                 source,
             })?;
@@ -140,18 +140,18 @@ fn table(kind: EntityKind) -> Table {
 /// validated by the conversion, the rest by the v1 pass on a copy without them.
 /// Each entity's wire bytes are those of its element in the v1 file (as the
 /// v1 pass measures them; re-encoded when the copy had to be checked).
-fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, DecodeError> {
+fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, PassError> {
     use prost::Message;
     let v1_pass = |bytes: &[u8], sizes: &mut Elements| {
         let mut scratch = Accounts::new(Default::default());
         profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, sizes)
             .map(|_| ())
-            .map_err(|source| DecodeError::Instance { layer, source })
+            .map_err(|source| PassError::Instance { layer, source })
     };
     let mut elements = Elements::default();
     let first = v1_pass(bytes, &mut elements);
     let decode = || {
-        crate::ommx_v1::Instance::decode(bytes).map_err(|e| DecodeError::Instance {
+        crate::ommx_v1::Instance::decode(bytes).map_err(|e| PassError::Instance {
             layer,
             source: InstanceError::Decode {
                 field: "Instance",
@@ -162,7 +162,7 @@ fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, DecodeErr
     };
     let message = match first {
         Ok(()) => decode()?,
-        Err(DecodeError::Instance {
+        Err(PassError::Instance {
             source: InstanceError::Rejected(ModelError::ExpressionFunction),
             ..
         }) => {
@@ -179,7 +179,7 @@ fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, DecodeErr
         }
         Err(e) => return Err(e),
     };
-    let mut model = v2::from_v1(message).map_err(|e| DecodeError::V2 {
+    let mut model = v2::from_v1(message).map_err(|e| PassError::V2 {
         layer,
         source: V2PassError::Conversion(e.to_string()),
     })?;

@@ -10,17 +10,17 @@ use super::accounts::{visit_instance_parts, visit_parts, Families};
 use super::framing::{Batch, Item};
 use super::observer::Singular;
 use super::EntityObserver;
-use crate::codec::IdSet;
-use crate::decode::objective::{Singulars, SingularsError, WireObjective};
-use crate::decode::terms;
-use crate::decode::terms::spooled::SpooledArm;
-use crate::decode::InstanceError;
+use crate::ids::IdSet;
 use crate::model::function::Shape;
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Function, ModelError,
     OneHot, Parameters, Sos1,
 };
 use crate::ommx_v1 as pb;
+use crate::pass::objective::{Singulars, SingularsError, WireObjective};
+use crate::pass::terms;
+use crate::pass::terms::spooled::SpooledArm;
+use crate::pass::InstanceError;
 use crate::profile::family::GroupBy;
 use crate::profile::Aggregate;
 use crate::report::InstanceSummary;

@@ -27,6 +27,16 @@ pub enum GroupBy {
     Name,
 }
 
+impl crate::names::Named for GroupBy {
+    const ALL: &'static [Self] = &[GroupBy::None, GroupBy::Name];
+    fn name(self) -> &'static str {
+        match self {
+            GroupBy::None => "none",
+            GroupBy::Name => "name",
+        }
+    }
+}
+
 /// The family frame of entities without a name.
 pub const UNNAMED: &str = "(unnamed)";
 /// The family frame of entities whose name is the empty string.

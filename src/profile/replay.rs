@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::{Aggregate, Frame, LogicalMemoryVisitor, NodeId, Path};
-use crate::codec::BuildIdHasher;
+use crate::ids::BuildIdHasher;
 
 /// Paths deeper than this are looked up every time.
 const DEPTH: usize = 8;

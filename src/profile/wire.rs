@@ -17,6 +17,12 @@
 //! the size of the instance blob.
 
 use super::{Frame, LogicalMemoryVisitor, Path};
+use crate::wire::fields::{
+    bound, constraint, description, function, hints, instance, linear, linear_term, map_entry,
+    monomial, named_function, one_hot, parameters, polynomial, quadratic, removed_constraint, sos1,
+    variable,
+};
+use crate::wire::WireType;
 
 mod v2;
 pub use v2::visit_instance as visit_v2_instance;
@@ -83,15 +89,15 @@ impl LogicalMemoryVisitor for Inserting<'_> {
     }
 }
 
-/// The key (field 1, a varint) of a map entry's body; 0 when left out.
+/// The key (a varint) of a map entry's body; 0 when left out.
 fn entry_key(body: &[u8]) -> u64 {
     let mut cur = Cursor { bytes: body, at: 0 };
     while cur.at < body.len() {
         let Some(key) = cur.varint() else { return 0 };
-        if key == 1 << 3 {
+        if key == u64::from(crate::wire::tag(map_entry::KEY, WireType::Varint)) {
             return cur.varint().unwrap_or(0);
         }
-        if cur.skip(key & 7, key >> 3, 0).is_none() {
+        if cur.skip(key).is_none() {
             return 0;
         }
     }
@@ -118,92 +124,155 @@ use Shape::{Message, Payload};
 const TERMS: &[&str] = &["PolynomialBase.terms"];
 
 static LINEAR_TERM: Schema = Schema {
-    fields: &[(1, &[], Payload), (2, &[], Payload)],
+    fields: &[
+        (linear_term::ID, &[], Payload),
+        (linear_term::COEFFICIENT, &[], Payload),
+    ],
 };
 /// Linear: every byte belongs to the function's stored terms.
 static LINEAR: Schema = Schema {
-    fields: &[(1, &[], Message(&LINEAR_TERM)), (2, &[], Payload)],
+    fields: &[
+        (linear::TERMS, &[], Message(&LINEAR_TERM)),
+        (linear::CONSTANT, &[], Payload),
+    ],
 };
 static QUADRATIC: Schema = Schema {
     fields: &[
-        (1, &[], Payload),
-        (2, &[], Payload),
-        (3, &[], Payload),
-        (4, &[], Message(&LINEAR)),
+        (quadratic::ROWS, &[], Payload),
+        (quadratic::COLUMNS, &[], Payload),
+        (quadratic::VALUES, &[], Payload),
+        (quadratic::LINEAR, &[], Message(&LINEAR)),
     ],
 };
 static MONOMIAL: Schema = Schema {
-    fields: &[(1, &[], Payload), (2, &[], Payload)],
+    fields: &[
+        (monomial::IDS, &[], Payload),
+        (monomial::COEFFICIENT, &[], Payload),
+    ],
 };
 static POLYNOMIAL: Schema = Schema {
-    fields: &[(1, &[], Message(&MONOMIAL))],
+    fields: &[(polynomial::TERMS, &[], Message(&MONOMIAL))],
 };
 static FUNCTION: Schema = Schema {
     fields: &[
-        (1, &[], Shape::Constant),
-        (2, &["Linear", TERMS[0]], Message(&LINEAR)),
-        (3, &["Quadratic", TERMS[0]], Message(&QUADRATIC)),
-        (4, &["Polynomial", TERMS[0]], Message(&POLYNOMIAL)),
+        (function::CONSTANT, &[], Shape::Constant),
+        (function::LINEAR, &["Linear", TERMS[0]], Message(&LINEAR)),
+        (
+            function::QUADRATIC,
+            &["Quadratic", TERMS[0]],
+            Message(&QUADRATIC),
+        ),
+        (
+            function::POLYNOMIAL,
+            &["Polynomial", TERMS[0]],
+            Message(&POLYNOMIAL),
+        ),
     ],
 };
 
 static FNV_STRING_ENTRY: Schema = Schema {
-    fields: &[(1, &["FnvHashMap[key]"], Payload), (2, &[], Payload)],
+    fields: &[
+        (map_entry::KEY, &["FnvHashMap[key]"], Payload),
+        (map_entry::VALUE, &[], Payload),
+    ],
 };
 static HASH_ENTRY: Schema = Schema {
-    fields: &[(1, &["HashMap[key]"], Payload), (2, &[], Payload)],
+    fields: &[
+        (map_entry::KEY, &["HashMap[key]"], Payload),
+        (map_entry::VALUE, &[], Payload),
+    ],
 };
 static FUNCTION_ENTRY: Schema = Schema {
     fields: &[
-        (1, &["FnvHashMap[key]"], Payload),
-        (2, &[], Message(&FUNCTION)),
+        (map_entry::KEY, &["FnvHashMap[key]"], Payload),
+        (map_entry::VALUE, &[], Message(&FUNCTION)),
     ],
 };
 
 static BOUND: Schema = Schema {
-    fields: &[(1, &[], Payload), (2, &[], Payload)],
+    fields: &[(bound::LOWER, &[], Payload), (bound::UPPER, &[], Payload)],
 };
 /// OMMX 3.0 names a bound's fields.
 static BOUND_V2: Schema = Schema {
     fields: &[
-        (1, &["Bound.lower"], Payload),
-        (2, &["Bound.upper"], Payload),
+        (bound::LOWER, &["Bound.lower"], Payload),
+        (bound::UPPER, &["Bound.upper"], Payload),
     ],
 };
 const META: &str = "DecisionVariable.metadata";
 pub static DECISION_VARIABLE: Schema = Schema {
     fields: &[
-        (1, &["DecisionVariable.id"], Payload),
-        (2, &["DecisionVariable.kind"], Payload),
-        (3, &["DecisionVariable.bound"], Message(&BOUND)),
-        (4, &[META, "DecisionVariableMetadata.name"], Payload),
-        (5, &[META, "DecisionVariableMetadata.subscripts"], Payload),
+        (variable::ID, &["DecisionVariable.id"], Payload),
+        (variable::KIND, &["DecisionVariable.kind"], Payload),
         (
-            6,
+            variable::BOUND,
+            &["DecisionVariable.bound"],
+            Message(&BOUND),
+        ),
+        (
+            variable::NAME,
+            &[META, "DecisionVariableMetadata.name"],
+            Payload,
+        ),
+        (
+            variable::SUBSCRIPTS,
+            &[META, "DecisionVariableMetadata.subscripts"],
+            Payload,
+        ),
+        (
+            variable::PARAMETERS,
             &[META, "DecisionVariableMetadata.parameters"],
             Message(&FNV_STRING_ENTRY),
         ),
-        (7, &[META, "DecisionVariableMetadata.description"], Payload),
-        (8, &["DecisionVariable.substituted_value"], Payload),
+        (
+            variable::DESCRIPTION,
+            &[META, "DecisionVariableMetadata.description"],
+            Payload,
+        ),
+        (
+            variable::SUBSTITUTED_VALUE,
+            &["DecisionVariable.substituted_value"],
+            Payload,
+        ),
     ],
 };
 pub static CONSTRAINT: Schema = Schema {
     fields: &[
-        (1, &["Constraint.id"], Payload),
-        (2, &["Constraint.equality"], Payload),
-        (3, &["Constraint.function"], Message(&FUNCTION)),
-        (5, &["Constraint.parameters"], Message(&FNV_STRING_ENTRY)),
-        (6, &["Constraint.name"], Payload),
-        (7, &["Constraint.description"], Payload),
-        (8, &["Constraint.subscripts"], Payload),
+        (constraint::ID, &["Constraint.id"], Payload),
+        (constraint::EQUALITY, &["Constraint.equality"], Payload),
+        (
+            constraint::FUNCTION,
+            &["Constraint.function"],
+            Message(&FUNCTION),
+        ),
+        (
+            constraint::PARAMETERS,
+            &["Constraint.parameters"],
+            Message(&FNV_STRING_ENTRY),
+        ),
+        (constraint::NAME, &["Constraint.name"], Payload),
+        (
+            constraint::DESCRIPTION,
+            &["Constraint.description"],
+            Payload,
+        ),
+        (constraint::SUBSCRIPTS, &["Constraint.subscripts"], Payload),
     ],
 };
 pub static REMOVED_CONSTRAINT: Schema = Schema {
     fields: &[
-        (1, &["RemovedConstraint.constraint"], Message(&CONSTRAINT)),
-        (2, &["RemovedConstraint.removed_reason"], Payload),
         (
-            3,
+            removed_constraint::CONSTRAINT,
+            &["RemovedConstraint.constraint"],
+            Message(&CONSTRAINT),
+        ),
+        (
+            removed_constraint::REMOVED_REASON,
+            &["RemovedConstraint.removed_reason"],
+            Payload,
+        ),
+        (
+            removed_constraint::REMOVED_REASON_PARAMETERS,
             &["RemovedConstraint.removed_reason_parameters"],
             Message(&FNV_STRING_ENTRY),
         ),
@@ -211,82 +280,154 @@ pub static REMOVED_CONSTRAINT: Schema = Schema {
 };
 pub static NAMED_FUNCTION: Schema = Schema {
     fields: &[
-        (1, &["NamedFunction.id"], Payload),
-        (2, &["NamedFunction.function"], Message(&FUNCTION)),
-        (3, &["NamedFunction.subscripts"], Payload),
-        (4, &["NamedFunction.parameters"], Message(&FNV_STRING_ENTRY)),
-        (5, &["NamedFunction.name"], Payload),
-        (6, &["NamedFunction.description"], Payload),
+        (named_function::ID, &["NamedFunction.id"], Payload),
+        (
+            named_function::FUNCTION,
+            &["NamedFunction.function"],
+            Message(&FUNCTION),
+        ),
+        (
+            named_function::SUBSCRIPTS,
+            &["NamedFunction.subscripts"],
+            Payload,
+        ),
+        (
+            named_function::PARAMETERS,
+            &["NamedFunction.parameters"],
+            Message(&FNV_STRING_ENTRY),
+        ),
+        (named_function::NAME, &["NamedFunction.name"], Payload),
+        (
+            named_function::DESCRIPTION,
+            &["NamedFunction.description"],
+            Payload,
+        ),
     ],
 };
 static DESCRIPTION: Schema = Schema {
     fields: &[
-        (1, &["Description.name"], Payload),
-        (2, &["Description.description"], Payload),
-        (3, &["Description.authors"], Payload),
-        (4, &["Description.created_by"], Payload),
-        (5, &["Description.created"], Payload),
-        (6, &["Description.license"], Payload),
-        (7, &["Description.dataset"], Payload),
+        (description::NAME, &["Description.name"], Payload),
+        (
+            description::DESCRIPTION,
+            &["Description.description"],
+            Payload,
+        ),
+        (description::AUTHORS, &["Description.authors"], Payload),
+        (
+            description::CREATED_BY,
+            &["Description.created_by"],
+            Payload,
+        ),
+        (description::CREATED, &["Description.created"], Payload),
+        (description::LICENSE, &["Description.license"], Payload),
+        (description::DATASET, &["Description.dataset"], Payload),
     ],
 };
 static PARAMETERS: Schema = Schema {
-    fields: &[(1, &["Parameters.entries"], Message(&HASH_ENTRY))],
+    fields: &[(
+        parameters::ENTRIES,
+        &["Parameters.entries"],
+        Message(&HASH_ENTRY),
+    )],
 };
 static ONE_HOT: Schema = Schema {
     fields: &[
-        (1, &["OneHot.id"], Payload),
-        (2, &["OneHot.variables"], Payload),
+        (one_hot::CONSTRAINT_ID, &["OneHot.id"], Payload),
+        (one_hot::DECISION_VARIABLES, &["OneHot.variables"], Payload),
     ],
 };
 static SOS1: Schema = Schema {
     fields: &[
-        (1, &["Sos1.binary_constraint_id"], Payload),
-        (2, &["Sos1.big_m_constraint_ids"], Payload),
-        (3, &["Sos1.variables"], Payload),
+        (
+            sos1::BINARY_CONSTRAINT_ID,
+            &["Sos1.binary_constraint_id"],
+            Payload,
+        ),
+        (
+            sos1::BIG_M_CONSTRAINT_IDS,
+            &["Sos1.big_m_constraint_ids"],
+            Payload,
+        ),
+        (sos1::DECISION_VARIABLES, &["Sos1.variables"], Payload),
     ],
 };
 static HINTS: Schema = Schema {
     fields: &[
         (
-            2,
+            hints::ONE_HOT_CONSTRAINTS,
             &["ConstraintHints.one_hot_constraints"],
             Message(&ONE_HOT),
         ),
-        (3, &["ConstraintHints.sos1_constraints"], Message(&SOS1)),
+        (
+            hints::SOS1_CONSTRAINTS,
+            &["ConstraintHints.sos1_constraints"],
+            Message(&SOS1),
+        ),
     ],
 };
 
 /// The top level: `Instance`'s fields.
 static INSTANCE: Schema = Schema {
     fields: &[
-        (1, &["Instance.description"], Message(&DESCRIPTION)),
         (
-            2,
+            instance::DESCRIPTION,
+            &["Instance.description"],
+            Message(&DESCRIPTION),
+        ),
+        (
+            instance::DECISION_VARIABLES,
             &["Instance.decision_variables"],
             Message(&DECISION_VARIABLE),
         ),
-        (3, &["Instance.objective"], Message(&FUNCTION)),
-        (4, &["Instance.constraints"], Message(&CONSTRAINT)),
-        (5, &["Instance.sense"], Payload),
-        (6, &["Instance.parameters"], Message(&PARAMETERS)),
-        (7, &["Instance.constraint_hints"], Message(&HINTS)),
         (
-            8,
+            instance::OBJECTIVE,
+            &["Instance.objective"],
+            Message(&FUNCTION),
+        ),
+        (
+            instance::CONSTRAINTS,
+            &["Instance.constraints"],
+            Message(&CONSTRAINT),
+        ),
+        (instance::SENSE, &["Instance.sense"], Payload),
+        (
+            instance::PARAMETERS,
+            &["Instance.parameters"],
+            Message(&PARAMETERS),
+        ),
+        (
+            instance::CONSTRAINT_HINTS,
+            &["Instance.constraint_hints"],
+            Message(&HINTS),
+        ),
+        (
+            instance::REMOVED_CONSTRAINTS,
             &["Instance.removed_constraints"],
             Message(&REMOVED_CONSTRAINT),
         ),
         (
-            9,
+            instance::DECISION_VARIABLE_DEPENDENCY,
             &[
                 "Instance.decision_variable_dependency",
                 "AcyclicAssignments.assignments",
             ],
             Message(&FUNCTION_ENTRY),
         ),
-        (10, &["Instance.named_functions"], Message(&NAMED_FUNCTION)),
-        (11, &["Instance.annotations"], Message(&HASH_ENTRY)),
-        (100, &["Instance.format_version"], Payload),
+        (
+            instance::NAMED_FUNCTIONS,
+            &["Instance.named_functions"],
+            Message(&NAMED_FUNCTION),
+        ),
+        (
+            instance::ANNOTATIONS,
+            &["Instance.annotations"],
+            Message(&HASH_ENTRY),
+        ),
+        (
+            instance::FORMAT_VERSION,
+            &["Instance.format_version"],
+            Payload,
+        ),
     ],
 };
 
@@ -359,7 +500,7 @@ fn with_frames(path: &mut Path, frames: &[&'static str], f: &mut dyn FnMut(&mut 
 
 /// Nesting deeper than this is accounted as unknown rather than walked
 /// (prost itself refuses messages nested 100 deep).
-const MAX_DEPTH: u32 = 100;
+const MAX_DEPTH: u32 = crate::wire::GROUP_DEPTH_LIMIT;
 
 /// A read position in a message body.
 struct Cursor<'a> {
@@ -369,7 +510,7 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     fn varint(&mut self) -> Option<u64> {
-        crate::codec::varint(self.bytes, &mut self.at)
+        crate::wire::varint(self.bytes, &mut self.at)
     }
 
     fn advance(&mut self, n: u64) -> Option<()> {
@@ -377,25 +518,15 @@ impl Cursor<'_> {
         (end <= self.bytes.len()).then(|| self.at = end)
     }
 
-    /// Skips a value of `wire_type` (groups included, to their end tag).
-    fn skip(&mut self, wire_type: u64, field: u64, depth: u32) -> Option<()> {
-        match wire_type {
-            0 => self.varint().map(drop),
-            1 => self.advance(8),
-            2 => {
-                let len = self.varint()?;
-                self.advance(len)
-            }
-            3 if depth < MAX_DEPTH => loop {
-                let key = self.varint()?;
-                if key & 7 == 4 {
-                    return (key >> 3 == field).then_some(());
-                }
-                self.skip(key & 7, key >> 3, depth + 1)?;
-            },
-            5 => self.advance(4),
-            _ => None,
-        }
+    /// Skips the value of the field whose `key` was just read (groups
+    /// included, to their end key).
+    fn skip_at(&mut self, key: u64, depth: u32) -> Option<()> {
+        let wire_type = WireType::from_bits(key)?;
+        crate::wire::slice::skip(self.bytes, &mut self.at, key >> 3, wire_type, depth)
+    }
+
+    fn skip(&mut self, key: u64) -> Option<()> {
+        self.skip_at(key, 0)
     }
 }
 
@@ -420,7 +551,7 @@ fn visit_message<V: LogicalMemoryVisitor>(
                 .and_then(|n| schema.field(n))
                 .filter(|_| depth < MAX_DEPTH && wire_type != 3 && wire_type != 4);
             let Some(&(_, frames, shape)) = known else {
-                cur.skip(wire_type, number, depth)?;
+                cur.skip_at(key, depth)?;
                 visitor.visit_leaf(&path.with(UNKNOWN), cur.at - start);
                 return Some(());
             };
@@ -431,7 +562,7 @@ fn visit_message<V: LogicalMemoryVisitor>(
                 cur.advance(len)?;
                 Some(&body[value_start..cur.at])
             } else {
-                cur.skip(wire_type, number, depth)?;
+                cur.skip_at(key, depth)?;
                 None
             };
             let value_bytes = &body[len_start..cur.at];

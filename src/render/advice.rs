@@ -12,6 +12,7 @@ use super::format::{unsupported, Format};
 use super::json::{input_info, InputInfo};
 use super::Profile;
 use crate::advise::{LayerAdvice, Measure, NotComputed, Recommendation, Sample, Severity};
+use crate::api::{Advice, FileRun};
 use crate::report::envelope::Envelope;
 use crate::report::Accounting;
 use crate::units::{human, percent, thousands};
@@ -47,7 +48,26 @@ pub fn render(view: &AdviceView<'_>, format: Format, out: &mut dyn Write) -> Res
 
 /// The advice of several inputs: tables one after another, or one JSON/YAML
 /// document holding each input's document in argument order.
-pub fn render_many(views: &[AdviceView<'_>], format: Format, out: &mut dyn Write) -> Result<()> {
+pub fn render_many(
+    advice: &[FileRun<Advice>],
+    min_severity: Severity,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let profiles: Vec<Profile<'_>> = advice.iter().map(|run| run.value.profile()).collect();
+    let views: Vec<AdviceView<'_>> = profiles
+        .iter()
+        .zip(advice)
+        .map(|(profile, run)| AdviceView {
+            profile,
+            layers: &run.value.layers,
+            min_severity,
+        })
+        .collect();
+    render_views(&views, format, out)
+}
+
+fn render_views(views: &[AdviceView<'_>], format: Format, out: &mut dyn Write) -> Result<()> {
     if let [one] = views {
         return render(one, format, out);
     }

@@ -20,7 +20,16 @@ struct ExplainDocument<'a> {
     explanations: &'a [Explanation],
 }
 
+/// `explain`'s document in `format`.
 pub fn render(
+    explained: &crate::api::Explained,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<()> {
+    render_explanations(&explained.profile(), &explained.explanations, format, out)
+}
+
+fn render_explanations(
     profile: &Profile<'_>,
     explanations: &[Explanation],
     format: Format,

@@ -4,45 +4,9 @@
 use std::io::{self, Write};
 
 use comfy_table::CellAlignment;
-use serde::Serialize;
 
-use super::Profile;
-use crate::batch::FileRun;
-use crate::decode::Report;
+pub use crate::report::files::FileSummary;
 use crate::units::human;
-
-/// One input's figures.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct FileSummary {
-    pub file: String,
-    pub instances: usize,
-    pub variables: u64,
-    pub constraints: u64,
-    pub terms: u64,
-    /// Size of the input as stored, when known (not for stdin).
-    pub file_bytes: Option<u64>,
-    pub logical_bytes: u64,
-    /// Wall time to read and profile this input (the only figure that
-    /// varies from run to run).
-    pub seconds: f64,
-}
-
-impl FileSummary {
-    pub fn of(run: &FileRun<Report>) -> Self {
-        let profile = Profile::new(&run.value);
-        let summary = profile.summary();
-        Self {
-            file: run.name.clone(),
-            instances: run.value.instances.len(),
-            variables: summary.variables,
-            constraints: summary.constraints,
-            terms: summary.terms,
-            file_bytes: run.value.document.file_bytes,
-            logical_bytes: profile.total_bytes(),
-            seconds: run.elapsed.as_secs_f64(),
-        }
-    }
-}
 
 pub fn render_table(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()> {
     let mut table = crate::render::width::table();

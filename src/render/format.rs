@@ -2,6 +2,8 @@
 //! command line says which); each renderer matches on all of them, so a new
 //! format is a compile error wherever it is not handled yet.
 
+use crate::names::Named;
+
 /// An output format (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
@@ -33,6 +35,21 @@ impl Format {
             Format::Markdown => "markdown",
             Format::Junit => "junit",
         }
+    }
+}
+
+impl Named for Format {
+    const ALL: &'static [Self] = &[
+        Format::Folded,
+        Format::Tree,
+        Format::Table,
+        Format::Json,
+        Format::Yaml,
+        Format::Markdown,
+        Format::Junit,
+    ];
+    fn name(self) -> &'static str {
+        Format::name(self)
     }
 }
 

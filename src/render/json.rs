@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::files::FileSummary;
 use super::Profile;
-use crate::decode::{Container, InstanceSummary, Report};
+use crate::input::{Container, InstanceSummary, Report};
 use crate::profile::Aggregate;
 use crate::report::envelope::Envelope;
 

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::escape_control;
 use super::format::{unsupported, Format};
-use crate::decode::{Container, Document, Schema};
+use crate::input::{Container, Document, Schema};
 use crate::report::envelope::Envelope;
 use crate::units::human;
 
@@ -93,7 +93,7 @@ fn render_data(doc: &Document, yaml: bool, out: &mut dyn Write) -> Result<()> {
         /// Raw input read as ommx.v2 (absent otherwise, as before v2).
         #[serde(skip_serializing_if = "Option::is_none")]
         schema: Option<Schema>,
-        layers: &'a [crate::decode::LayerInfo],
+        layers: &'a [crate::input::LayerInfo],
     }
     let listing = Listing {
         name: &doc.name,

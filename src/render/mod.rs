@@ -39,6 +39,17 @@ pub enum View {
     Both,
 }
 
+impl crate::names::Named for View {
+    const ALL: &'static [Self] = &[View::Memory, View::Wire, View::Both];
+    fn name(self) -> &'static str {
+        match self {
+            View::Memory => "memory",
+            View::Wire => "wire",
+            View::Both => "both",
+        }
+    }
+}
+
 /// `memprof inspect`'s output: the profile in `format`, and a row per input
 /// when several were profiled together.
 pub fn profile(

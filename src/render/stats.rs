@@ -100,7 +100,18 @@ fn table(rows: &[Stats], families: bool, limit: usize) -> Table {
     table
 }
 
+/// `stats`'s document in `format`, the table with at most `top` family rows.
 pub fn render(
+    stats: &crate::api::Stats,
+    top: usize,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let profile = stats.profile();
+    render_stats(&profile, &stats.kinds, &stats.families, top, format, out)
+}
+
+fn render_stats(
     profile: &Profile<'_>,
     kinds: &[Stats],
     families: &[Stats],

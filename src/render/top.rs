@@ -27,14 +27,26 @@ struct TopDocument<'a> {
 }
 
 /// What `top` found, and what it was asked.
-pub struct TopReport<'a> {
-    pub profile: &'a Profile<'a>,
-    pub kind: &'a str,
-    pub n: usize,
-    pub entities: &'a [TopEntity],
+struct TopReport<'a> {
+    profile: &'a Profile<'a>,
+    kind: &'a str,
+    n: usize,
+    entities: &'a [TopEntity],
 }
 
-pub fn render(report: &TopReport<'_>, format: Format, out: &mut dyn Write) -> Result<()> {
+/// `top`'s document in `format`.
+pub fn render(top: &crate::api::Top, format: Format, out: &mut dyn Write) -> Result<()> {
+    let profile = top.profile();
+    let report = TopReport {
+        profile: &profile,
+        kind: top.kind.name(),
+        n: top.n,
+        entities: &top.entities,
+    };
+    render_report(&report, format, out)
+}
+
+fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) -> Result<()> {
     let profile = report.profile;
     let total = profile.total_bytes();
     let yaml = match format {

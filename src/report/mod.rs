@@ -4,6 +4,8 @@
 
 pub mod accounting;
 pub mod envelope;
+pub mod files;
+pub mod loaded;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -12,6 +14,7 @@ use crate::profile::family::escape_frame_chars;
 use crate::profile::Aggregate;
 
 pub use accounting::{Accounting, Schema};
+pub use loaded::{BaselineInfo, Loaded};
 pub use view::{Account, Profile};
 /// The root frame naming an instance layer when several are shown:
 /// `layer[1]`, or `layer[0] (title)` (the parenthesis keeps a title that

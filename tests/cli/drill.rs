@@ -429,9 +429,10 @@ pub(crate) fn explain_every_path(
     path: &Path,
     group_by: memprof::profile::family::GroupBy,
 ) -> usize {
-    use memprof::decode::{Input, Limits, Selection};
     use memprof::drill::explain::Explainer;
-    use memprof::pass::{read as read_with, Pass, ProfileOptions};
+    use memprof::input::read_with;
+    use memprof::input::{Input, Limits, Selection};
+    use memprof::pass::{Pass, ProfileOptions};
     let bar = indicatif::ProgressBar::hidden();
     let input = Input::Path(path.to_path_buf());
     let options = ProfileOptions {

@@ -27,7 +27,7 @@ mod commands;
 mod hostile;
 
 use super::{fails, fixtures, gzip, memprof, oracle, pb_files};
-use memprof::decode::{self, Limits, Selection};
+use memprof::input::{self as decode, Limits, Selection};
 use memprof::ommx_v1 as pb;
 
 const INSTANCE: &str = "application/org.ommx.v1.instance";
@@ -1230,7 +1230,7 @@ fn the_default_decompression_limit_is_the_documented_one() {
     };
     assert_eq!(
         args.common.limits.max_decompressed,
-        memprof::decode::limits::DEFAULT_MAX_DECOMPRESSED
+        memprof::input::limits::DEFAULT_MAX_DECOMPRESSED
     );
     assert_eq!(Limits::default().max_decompressed, 4 << 30);
 }
@@ -1331,7 +1331,7 @@ fn every_rejected_model_error_has_a_fixture_or_a_case() {
         .into_iter()
         .map(|p| {
             let input = decode::Input::Path(p);
-            memprof::pass::read_plain(&input, Selection::All, &bar)
+            memprof::input::read_plain(&input, Selection::All, &bar)
                 .unwrap_err()
                 .to_string()
         })
@@ -1358,7 +1358,7 @@ fn every_rejected_model_error_has_a_fixture_or_a_case() {
     fs::write(path.path(), no_integer.encode_to_vec()).unwrap();
     let input = decode::Input::Path(path.path().to_path_buf());
     messages.push(
-        memprof::pass::read_plain(&input, Selection::All, &bar)
+        memprof::input::read_plain(&input, Selection::All, &bar)
             .unwrap_err()
             .to_string(),
     );
@@ -1412,6 +1412,7 @@ impl Scratch {
         self.0.write_all(bytes).unwrap();
         let limits = Limits {
             max_decompressed: 1 << 20,
+            ..Limits::default()
         };
         let bar = indicatif::ProgressBar::hidden();
         decode::read_file(

@@ -556,11 +556,13 @@ fn progress_bars_tell_the_truth() {
 fn a_gzip_input_bar_counts_compressed_bytes_against_the_file_size() {
     let dir = tempfile::tempdir().unwrap();
     let lp = dir.path().join("lp.pb");
+    // Large enough (30 MB, about half a second) that the run outlasts the
+    // bar's 100 ms delay: a smaller one ends before any bar is drawn.
     let generated = std::process::Command::new(assert_cmd::cargo::cargo_bin("memprof-gen"))
         .args([
             "lp",
             "--constraints",
-            "4000",
+            "40000",
             "--terms",
             "50",
             "--variables",

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::DiffView;
 use crate::diff::{Count, DiffNode, Status};
 use crate::report::envelope::Envelope;
-use crate::source::Source;
+use crate::report::Loaded;
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -41,7 +41,7 @@ struct Row<'a> {
     new_leaves: u64,
 }
 
-fn side(source: &Source) -> Side<'_> {
+fn side(source: &Loaded) -> Side<'_> {
     Side {
         name: source.name(),
         baseline_of: source.baseline.as_ref().map(|b| b.input.as_str()),

@@ -12,7 +12,7 @@ use std::io::{self, Write};
 
 use super::format::{unsupported, Format};
 use crate::diff::{self, Count, Diff, DiffNode, Status};
-use crate::source::Source;
+use crate::report::Loaded;
 use crate::units::{human, signed_human, signed_percent};
 
 /// `view` in `format`.
@@ -45,14 +45,14 @@ pub struct DiffViewOptions {
 
 /// What every diff format renders.
 pub struct DiffView<'a> {
-    pub old: &'a Source,
-    pub new: &'a Source,
+    pub old: &'a Loaded,
+    pub new: &'a Loaded,
     pub diff: Diff,
     pub counts: Vec<Count>,
 }
 
 impl<'a> DiffView<'a> {
-    pub fn new(old: &'a Source, new: &'a Source) -> Self {
+    pub fn new(old: &'a Loaded, new: &'a Loaded) -> Self {
         let (old_profile, new_profile) = (old.profile(), new.profile());
         let diff = Diff::of(&old_profile, &new_profile);
         let root = diff.root();

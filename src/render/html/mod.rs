@@ -8,7 +8,6 @@
 //! memprof needs no Node, and the binary embeds the files. CI checks that
 //! the committed files are what the lock file builds.
 
-pub mod analyses;
 pub mod flame;
 pub mod page;
 
@@ -16,7 +15,6 @@ use std::io::Write;
 
 use anyhow::Result;
 
-pub use analyses::PageAnalyses;
 pub use page::{Analyses, Page, TopFound};
 
 /// The bundled page script (d3, d3-flame-graph and the page's own code).

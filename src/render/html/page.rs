@@ -1,7 +1,8 @@
 //! The one document a report page shows, and its builder from the results
-//! memprof already has: the profile (a [`Source`]: an instance read now, or
-//! a saved baseline), the old side of a diff, and what the analyses riding
-//! on the subject's pass found (top entities, size distributions, advice).
+//! the analysis API returns: the profile (a [`Loaded`]: an instance read
+//! now, or a saved baseline), the old side of a diff, and what the analyses
+//! riding on the subject's pass found (top entities, size distributions,
+//! advice): [`crate::api::report`]'s [`Reported`].
 //!
 //! The builder is a plain function of those results: it reads no file and
 //! runs no pass, so every surface (the `report` command, the Python wheel)
@@ -12,12 +13,12 @@ use serde::Serialize;
 
 use super::flame::FlameTree;
 use crate::advise::{LayerAdvice, NotComputed, Recommendation};
+use crate::api::Reported;
 use crate::diff::{self, Count, Diff, Status};
 use crate::drill::stats::{Distribution, Stats};
 use crate::drill::top::TopEntity;
 use crate::profile::family::{escape_frame_chars, UNNAMED};
-use crate::report::{escape_control, Account, Container, InstanceSummary, Profile, Report};
-use crate::source::Source;
+use crate::report::{escape_control, Account, Container, InstanceSummary, Loaded, Profile, Report};
 
 /// The shape of [`Page`] the page's script reads; bumped with any change.
 pub const PAGE_VERSION: u32 = 1;
@@ -210,11 +211,35 @@ pub struct TopFound<'a> {
     pub entities: &'a [TopEntity],
 }
 
+impl<'a> Analyses<'a> {
+    /// What [`crate::api::report`] found.
+    pub fn of(reported: &'a Reported) -> Self {
+        Self {
+            top: Some(TopFound {
+                kind: crate::drill::KindFilter::All.name(),
+                n: reported.n,
+                entities: &reported.top,
+            }),
+            stats: Some((&reported.kinds, &reported.families)),
+            advice: Some(&reported.advice),
+        }
+    }
+}
+
 impl Page {
+    /// The page of what [`crate::api::report`] returned.
+    pub fn of(reported: &Reported) -> Page {
+        Page::build(
+            &reported.loaded,
+            reported.old.as_ref(),
+            &Analyses::of(reported),
+        )
+    }
+
     /// The page of `subject`, compared with `old` when given. The wire view
     /// is offered when every instance of the subject carries it, and not
     /// for a diff (a baseline holds the logical view only).
-    pub fn build(subject: &Source, old: Option<&Source>, analyses: &Analyses<'_>) -> Page {
+    pub fn build(subject: &Loaded, old: Option<&Loaded>, analyses: &Analyses<'_>) -> Page {
         let memory = Profile::of(&subject.report, Account::Memory);
         let mut views = Vec::new();
         let (inputs, changes, title) = match old {
@@ -280,7 +305,7 @@ fn wire_profile(report: &Report) -> Option<Profile<'_>> {
     all.then(|| Profile::of(report, Account::Wire))
 }
 
-fn facts(role: &'static str, source: &Source, profile: &Profile<'_>) -> InputFacts {
+fn facts(role: &'static str, source: &Loaded, profile: &Profile<'_>) -> InputFacts {
     let doc = &source.report.document;
     InputFacts {
         role,

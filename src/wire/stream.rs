@@ -1,5 +1,5 @@
-//! A minimal streaming reader for the top level of a protobuf message: it
-//! yields one field at a time from any `Read`, so repeated fields can be
+//! The field reader over a stream: the top level of a protobuf message
+//! read from any `Read`, one field at a time, so that repeated fields are
 //! decoded element by element without holding the whole message.
 //!
 //! No length read from the input is trusted: a length-delimited field is
@@ -17,6 +17,8 @@
 
 use std::io::{self, Read};
 
+use super::{BadKey, WireType, GROUP_DEPTH_LIMIT};
+
 /// What a length prefix that fits the known total reserves before its bytes
 /// arrive when the allocator refuses the whole; past this the buffer grows
 /// as the data does.
@@ -31,28 +33,11 @@ pub enum WireError {
     Malformed { what: String, offset: u64 },
     #[error("read failed at byte {offset}: {source}")]
     Io { offset: u64, source: io::Error },
-    #[error("{}", super::limits::element_too_large(&format!("a length-delimited field at byte {offset}"), *.len, *.limit))]
+    #[error("{}", crate::units::element_too_large(&format!("a length-delimited field at byte {offset}"), *.len, *.limit))]
     TooLarge { len: u64, limit: u64, offset: u64 },
     #[error("truncated input: the data ends at byte {offset}, before the {total} bytes its file or container declares (was it cut short while being read?)")]
     EndedEarly { offset: u64, total: u64 },
 }
-
-/// Protobuf wire types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WireType {
-    Varint,
-    Fixed64,
-    Len,
-    /// The start of a (deprecated) group: fields up to the matching end.
-    StartGroup,
-    EndGroup,
-    Fixed32,
-}
-
-/// How deep prost (and so OMMX) lets unknown groups nest: every skipped
-/// field costs one level of its recursion budget of 100, counted from the
-/// message whose field it is; a field at depth 100 is refused.
-pub const GROUP_DEPTH_LIMIT: u32 = 100;
 
 /// Bytes read ahead from the input at a time: tags, lengths and short
 /// fields are then read from memory, not through a call to the reader each.
@@ -76,7 +61,7 @@ pub struct FieldReader<R> {
     /// Total bytes in the message, when the container says so.
     total: Option<u64>,
     /// The longest length-delimited field held in memory, when the input's
-    /// length is only a claim ([`super::limits::max_element`]).
+    /// length is only a claim (`--max-element`).
     max_len: Option<u64>,
 }
 
@@ -156,7 +141,7 @@ impl<R: Read> FieldReader<R> {
         // there is read byte by byte below, for the error).
         if self.end - self.pos >= 10 {
             let mut len = 0;
-            if let Some(value) = crate::codec::varint(&self.buf[self.pos..self.end], &mut len) {
+            if let Some(value) = super::varint(&self.buf[self.pos..self.end], &mut len) {
                 self.pos += len;
                 self.offset += len as u64;
                 return Ok(Some(value));
@@ -173,7 +158,7 @@ impl<R: Read> FieldReader<R> {
                     offset: start,
                 });
             };
-            match crate::codec::varint_byte(&mut value, i, byte) {
+            match super::varint_byte(&mut value, i, byte) {
                 Some(true) => return Ok(Some(value)),
                 Some(false) => {}
                 None => {
@@ -201,28 +186,16 @@ impl<R: Read> FieldReader<R> {
             }
             return Ok(None);
         };
-        let field = key >> 3;
-        let wire_type = match key & 7 {
-            0 => WireType::Varint,
-            1 => WireType::Fixed64,
-            2 => WireType::Len,
-            3 => WireType::StartGroup,
-            4 => WireType::EndGroup,
-            5 => WireType::Fixed32,
-            other => {
-                return Err(WireError::Malformed {
-                    what: format!("unsupported wire type {other} in tag of field {field}"),
-                    offset: start,
-                })
-            }
-        };
-        if field == 0 || field > u64::from(u32::MAX >> 3) {
-            return Err(WireError::Malformed {
-                what: format!("invalid field number {field}"),
-                offset: start,
-            });
-        }
-        Ok(Some((field as u32, wire_type)))
+        let (field, wire_type) = super::key(key).map_err(|bad| WireError::Malformed {
+            what: match bad {
+                BadKey::WireType { field, wire_type } => {
+                    format!("unsupported wire type {wire_type} in tag of field {field}")
+                }
+                BadKey::Number(field) => format!("invalid field number {field}"),
+            },
+            offset: start,
+        })?;
+        Ok(Some((field, wire_type)))
     }
 
     pub fn read_varint(&mut self) -> Result<u64, WireError> {

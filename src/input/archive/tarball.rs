@@ -321,7 +321,7 @@ pub(crate) fn read_tar(
     name: String,
     file_bytes: u64,
     selection: Selection,
-    profiler: &mut dyn Profiler,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let gzip = source.gzip.is_some();
@@ -334,5 +334,5 @@ pub(crate) fn read_tar(
         layers: Vec::new(),
         raw_schema: None,
     };
-    read_layout(&mut store, document, selection, profiler, progress)
+    read_layout(&mut store, document, selection, pass, progress)
 }

@@ -34,10 +34,11 @@ use std::sync::Arc;
 
 use indicatif::ProgressBar;
 
+use crate::pass::Pass;
+
 use super::limits::Capped;
 use super::{
-    profile_one, Container, DecodeError, Document, LayerInfo, Profiler, Report, Schema, Selection,
-    BUF_SIZE,
+    profile_one, Container, DecodeError, Document, LayerInfo, Report, Schema, Selection, BUF_SIZE,
 };
 
 mod dir;
@@ -313,7 +314,7 @@ fn read_layout(
     store: &mut dyn Store,
     mut document: Document,
     selection: Selection,
-    profiler: &mut dyn Profiler,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let index =
@@ -420,11 +421,11 @@ fn read_layout(
         let instance_index = profiled_digests[digest].0;
         let schema = Schema::of_media_type(&descriptors[i].media_type).expect("an instance layer");
         let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
-        let max_element = claimed.then(super::limits::max_element);
+        let max_element = claimed.then_some(pass.max_element);
         profiles.insert(
             digest,
             profile_one(
-                profiler,
+                pass,
                 stream,
                 Some(size),
                 max_element,

@@ -83,7 +83,7 @@ pub(crate) fn read_directory(
     root: &FsPath,
     name: String,
     selection: Selection,
-    profiler: &mut dyn Profiler,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let document = Document {
@@ -96,7 +96,7 @@ pub(crate) fn read_directory(
     };
     let mut store = DirStore { root };
     check_oci_layout(&mut store)?;
-    read_layout(&mut store, document, selection, profiler, progress)
+    read_layout(&mut store, document, selection, pass, progress)
 }
 
 /// `oci-layout` in a directory's layout, as OMMX reads it.

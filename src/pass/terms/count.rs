@@ -3,7 +3,8 @@
 //! several threads, cut at element boundaries.
 
 use super::*;
-use crate::codec::IdSet;
+use crate::ids::IdSet;
+use crate::wire::packed::varint_offset;
 
 /// A message's encoding (a linear part, a polynomial), a window at a time:
 /// the pieces each window gives continue the encoding, cut at field
@@ -351,53 +352,12 @@ fn chunk_iter<'a>(
     q: &'a QuadraticWire<'a>,
     c: &Chunk,
 ) -> impl Iterator<Item = ((u64, u64), f64)> + 'a {
-    let rows = Varints {
-        pieces: [].iter(),
-        current: q.rows[0],
-        pos: c.rows_at,
-    };
-    let columns = Varints {
-        pieces: [].iter(),
-        current: q.columns[0],
-        pos: c.columns_at,
-    };
+    let rows = Varints::at(q.rows[0], c.rows_at);
+    let columns = Varints::at(q.columns[0], c.columns_at);
     let values = q.values[0][c.values_at..]
         .chunks_exact(8)
         .map(|b| f64::from_bits(u64::from_le_bytes(b.try_into().expect("8 bytes"))));
     rows.zip(columns).zip(values).take(c.elements)
-}
-
-/// Byte offset of element `k` of a packed varint array (checked).
-pub(super) fn varint_offset(packed: &[u8], k: usize) -> usize {
-    nth_end(packed, k).unwrap_or(packed.len())
-}
-
-/// Byte offset just past the `k`th varint of a packed array (checked), if
-/// it has that many.
-pub(super) fn nth_end(packed: &[u8], k: usize) -> Option<usize> {
-    if k == 0 {
-        return Some(0);
-    }
-    let mut seen = 0;
-    // Whole words first: count the bytes that end a varint.
-    let mut at = 0;
-    for word in packed.chunks_exact(8) {
-        let ends = word.iter().filter(|&&b| b < 0x80).count();
-        if seen + ends >= k {
-            break;
-        }
-        seen += ends;
-        at += 8;
-    }
-    for (i, &b) in packed[at..].iter().enumerate() {
-        if b < 0x80 {
-            seen += 1;
-            if seen == k {
-                return Some(at + i + 1);
-            }
-        }
-    }
-    None
 }
 
 /// Cuts `n` triples into `threads` chunks at element boundaries.

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
@@ -124,13 +124,7 @@ fn matching_paths(pattern: &Path) -> Result<Vec<PathBuf>> {
     Ok(current)
 }
 
-/// One input's result and how long it took.
-#[derive(Debug)]
-pub struct FileRun<T> {
-    pub name: String,
-    pub value: T,
-    pub elapsed: Duration,
-}
+use crate::report::files::FileRun;
 
 /// How many inputs are processed at once: `MEMPROF_THREADS` when set, else
 /// the machine's parallelism, never more than the inputs.
@@ -147,9 +141,10 @@ fn pool_size(inputs: usize) -> usize {
 /// time, no cap), and returns the results
 /// in input order, or the error of the first input (in input order) that
 /// failed.
-pub fn run_all<T: Send>(
-    inputs: &[PathBuf],
-    work: impl Fn(&Path, Option<usize>) -> Result<T> + Sync,
+pub fn run_all<I: Sync, T: Send>(
+    inputs: &[I],
+    label: impl Fn(&I) -> String + Sync,
+    work: impl Fn(&I, Option<usize>) -> Result<T> + Sync,
 ) -> Result<Vec<FileRun<T>>> {
     let pool = pool_size(inputs.len());
     // Parallelism is split, not multiplied: each input's share of the cores.
@@ -157,16 +152,16 @@ pub fn run_all<T: Send>(
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         (cores / pool).max(1)
     });
-    let timed = |name: &Path| {
+    let timed = |input: &I| {
         let start = Instant::now();
-        work(name, threads).map(|value| FileRun {
-            name: name.display().to_string(),
+        work(input, threads).map(|value| FileRun {
+            name: label(input),
             value,
             elapsed: start.elapsed(),
         })
     };
     if pool == 1 {
-        return inputs.iter().map(|name| timed(name)).collect();
+        return inputs.iter().map(&timed).collect();
     }
     let next = AtomicUsize::new(0);
     // The lowest failing index so far: later inputs need not start.
@@ -225,10 +220,11 @@ mod tests {
     fn results_come_back_in_input_order_and_the_first_failure_wins() {
         let inputs: Vec<PathBuf> = (0..20).map(|i| PathBuf::from(i.to_string())).collect();
         let number = |s: &Path| s.to_str().unwrap_or_default().parse::<u32>();
-        let runs = run_all(&inputs, |s, _| Ok(number(s)? * 2)).unwrap();
+        let label = |s: &PathBuf| s.display().to_string();
+        let runs = run_all(&inputs, label, |s, _| Ok(number(s)? * 2)).unwrap();
         let values: Vec<u32> = runs.iter().map(|r| r.value).collect();
         assert_eq!(values, (0..20).map(|i| i * 2).collect::<Vec<_>>());
-        let err = run_all(&inputs, |s, _| {
+        let err = run_all(&inputs, label, |s, _| {
             let n: u32 = number(s)?;
             if n % 7 == 3 {
                 bail!("input {n} failed");

@@ -1,18 +1,23 @@
-//! The spooled file read forwards: a range through a buffer ([`Window`])
-//! and a message's field headers ([`FileFields`]).
+//! The field reader over a message copied to a file (a function or a
+//! constraint too large to hold, see `pass::spooled`), read forwards: a
+//! range through a buffer ([`Window`]) and a message's fields by their
+//! headers ([`FileFields`]), length-delimited bodies left in the file as
+//! ranges. It vouches for what [`super::Fields`] vouches for.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 
-use super::super::{count, varint, Unsupported, Wire};
+use super::packed::nth_end;
+use super::slice::{varint, Unsupported, Wire};
+use super::WireType;
 
 /// Bytes read from the file at a time (in tests, few: windows then cut
 /// every function the tests make).
-pub(super) const CHUNK: usize = if cfg!(test) { 16 } else { 1 << 20 };
+pub const CHUNK: usize = if cfg!(test) { 16 } else { 1 << 20 };
 
 /// The bytes of `range` of `file`.
-pub(super) fn read_range(file: &File, range: Range<u64>) -> Wire<Vec<u8>> {
+pub fn read_range(file: &File, range: Range<u64>) -> Wire<Vec<u8>> {
     let len = range.end - range.start;
     let mut bytes = Vec::new();
     let mut file = file;
@@ -27,7 +32,7 @@ pub(super) fn read_range(file: &File, range: Range<u64>) -> Wire<Vec<u8>> {
 
 /// A range of the file read forwards through a buffer: bytes are made
 /// available with [`Window::fill`] and consumed with [`Window::take`].
-pub(super) struct Window<'f> {
+pub struct Window<'f> {
     file: &'f File,
     /// The next byte of the file to read, and the end of the range.
     pos: u64,
@@ -38,7 +43,7 @@ pub(super) struct Window<'f> {
 }
 
 impl<'f> Window<'f> {
-    pub(super) fn new(file: &'f File, range: Range<u64>) -> Self {
+    pub fn new(file: &'f File, range: Range<u64>) -> Self {
         Self {
             file,
             pos: range.start,
@@ -49,13 +54,13 @@ impl<'f> Window<'f> {
     }
 
     /// True when all of the range has been read into the buffer.
-    pub(super) fn at_end(&self) -> bool {
+    pub fn at_end(&self) -> bool {
         self.pos == self.end
     }
 
     /// Reads ahead until at least `want` bytes are held, unless the range
     /// ends first.
-    pub(super) fn fill(&mut self, want: usize) -> Wire<()> {
+    pub fn fill(&mut self, want: usize) -> Wire<()> {
         let held = self.buf.len() - self.start;
         if held < want && !self.at_end() {
             self.buf.drain(..self.start);
@@ -75,7 +80,7 @@ impl<'f> Window<'f> {
     }
 
     /// The bytes read and not consumed yet.
-    pub(super) fn held(&self) -> &[u8] {
+    pub fn held(&self) -> &[u8] {
         &self.buf[self.start..]
     }
 
@@ -83,7 +88,7 @@ impl<'f> Window<'f> {
     /// prefix `whole` finds whole in what is held (a longer window is read
     /// when it finds none), the last whatever is left, whole or not, so
     /// that its reader finds what is wrong with it.
-    pub(super) fn each(
+    pub fn each(
         mut self,
         whole: impl Fn(&[u8]) -> Wire<usize>,
         mut window: impl FnMut(&[u8]) -> Wire<()>,
@@ -110,14 +115,14 @@ impl<'f> Window<'f> {
     }
 
     /// Consumes `n` bytes (held already).
-    pub(super) fn take(&mut self, n: usize) -> &[u8] {
+    pub fn take(&mut self, n: usize) -> &[u8] {
         let at = self.start;
         self.start += n;
         &self.buf[at..at + n]
     }
 
     /// Consumes exactly `n` bytes.
-    pub(super) fn take_exact(&mut self, n: usize) -> Wire<&[u8]> {
+    pub fn take_exact(&mut self, n: usize) -> Wire<&[u8]> {
         self.fill(n)?;
         if self.held().len() < n {
             return Err(Unsupported);
@@ -126,12 +131,12 @@ impl<'f> Window<'f> {
     }
 
     /// Consumes the next `k` elements of a checked packed varint array.
-    pub(super) fn take_varints(&mut self, k: usize) -> Wire<&[u8]> {
+    pub fn take_varints(&mut self, k: usize) -> Wire<&[u8]> {
         let mut want = 2 * k;
         loop {
             self.fill(want)?;
             let held = self.held();
-            if let Some(cut) = count::nth_end(held, k) {
+            if let Some(cut) = nth_end(held, k) {
                 return Ok(self.take(cut));
             }
             if self.at_end() {
@@ -143,7 +148,7 @@ impl<'f> Window<'f> {
 }
 
 /// One field's value in the file.
-pub(super) enum FileValue {
+pub enum FileValue {
     Varint(u64),
     Fixed64(u64),
     Fixed32,
@@ -152,14 +157,14 @@ pub(super) enum FileValue {
 
 /// The fields of a message body in the file, read as [`Fields`] reads
 /// them in memory, without reading length-delimited bodies.
-pub(super) struct FileFields<'f> {
+pub struct FileFields<'f> {
     file: &'f File,
     pos: u64,
     end: u64,
 }
 
 impl<'f> FileFields<'f> {
-    pub(super) fn new(file: &'f File, range: Range<u64>) -> Self {
+    pub fn new(file: &'f File, range: Range<u64>) -> Self {
         Self {
             file,
             pos: range.start,
@@ -167,7 +172,7 @@ impl<'f> FileFields<'f> {
         }
     }
 
-    pub(super) fn next(&mut self) -> Wire<Option<(u32, FileValue)>> {
+    pub fn next_field(&mut self) -> Wire<Option<(u32, FileValue)>> {
         if self.pos == self.end {
             return Ok(None);
         }
@@ -180,34 +185,30 @@ impl<'f> FileFields<'f> {
             .map_err(|_| Unsupported)?;
         let head = &head[..n];
         let mut at = 0;
-        let key = varint(head, &mut at)?;
-        if key > u64::from(u32::MAX) || key >> 3 == 0 {
-            return Err(Unsupported);
-        }
-        let (value, after) = match key & 7 {
-            0 => {
+        let (number, wire_type) = super::key(varint(head, &mut at)?).map_err(|_| Unsupported)?;
+        let (value, after) = match wire_type {
+            WireType::Varint => {
                 let value = varint(head, &mut at)?;
                 (FileValue::Varint(value), at as u64)
             }
-            1 => {
+            WireType::Fixed64 => {
                 let bytes = head.get(at..at + 8).ok_or(Unsupported)?;
                 let bits = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
                 (FileValue::Fixed64(bits), at as u64 + 8)
             }
-            2 => {
+            WireType::Len => {
                 let len = varint(head, &mut at)?;
                 let body = self.pos + at as u64;
                 let end = body.checked_add(len).ok_or(Unsupported)?;
                 (FileValue::Len(body..end), end - self.pos)
             }
-            5 => (FileValue::Fixed32, at as u64 + 4),
-            // Groups (3, 4) and invalid wire types.
-            _ => return Err(Unsupported),
+            WireType::Fixed32 => (FileValue::Fixed32, at as u64 + 4),
+            WireType::StartGroup | WireType::EndGroup => return Err(Unsupported),
         };
         if after > self.end - self.pos {
             return Err(Unsupported);
         }
         self.pos += after;
-        Ok(Some(((key >> 3) as u32, value)))
+        Ok(Some((number, value)))
     }
 }

@@ -21,9 +21,12 @@ use super::{
     count_varints, linear_terms, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value,
     Wire,
 };
-use crate::codec::IdSet;
+use crate::ids::IdSet;
 use crate::model::function::{Shape, Variant};
 use crate::model::ModelError;
+use crate::wire::fields::{bound, constraint, variable};
+use crate::wire::tag;
+use crate::wire::WireType::{Fixed64, Len, Varint};
 
 /// A decision variable's fields, as the wire gives them.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -46,11 +49,11 @@ fn utf8(bytes: &[u8]) -> Wire<&str> {
 fn bound(body: &[u8]) -> Wire<(f64, f64)> {
     let (mut lower, mut upper) = (0.0, 0.0);
     let mut fields = Fields::new(body);
-    while let Some((number, value)) = fields.next()? {
+    while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
-            (1, Value::Fixed64(bits, _)) => lower = f64::from_bits(bits),
-            (2, Value::Fixed64(bits, _)) => upper = f64::from_bits(bits),
-            (1 | 2, _) => return Err(Unsupported),
+            (bound::LOWER, Value::Fixed64(bits, _)) => lower = f64::from_bits(bits),
+            (bound::UPPER, Value::Fixed64(bits, _)) => upper = f64::from_bits(bits),
+            (bound::LOWER | bound::UPPER, _) => return Err(Unsupported),
             _ => {}
         }
     }
@@ -69,19 +72,21 @@ pub fn variable(body: &[u8]) -> Wire<WireVariable<'_>> {
 fn variable_fields(body: &[u8]) -> Wire<WireVariable<'_>> {
     let mut v = WireVariable::default();
     let mut fields = Fields::new(body);
-    while let Some((number, value)) = fields.next()? {
+    while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
-            (1, Value::Varint(x, _)) => v.id = x,
+            (variable::ID, Value::Varint(x, _)) => v.id = x,
             // An enum is an int32: prost keeps the low 32 bits.
-            (2, Value::Varint(x, _)) => v.kind = x as i32,
-            (3, Value::Len(b)) if v.bound.is_none() => v.bound = Some(bound(b)?),
-            (4, Value::Len(s)) => v.name = Some(utf8(s)?),
-            (5, Value::Len(packed)) => v.subscripts += count_varints(packed)?,
-            (5, Value::Varint(..)) => v.subscripts += 1,
-            (7, Value::Len(s)) => v.description = Some(utf8(s)?),
-            (8, Value::Fixed64(bits, _)) => v.substituted_value = Some(f64::from_bits(bits)),
-            // Parameters (6), a second bound, wrong wire types.
-            (1..=8, _) => return Err(Unsupported),
+            (variable::KIND, Value::Varint(x, _)) => v.kind = x as i32,
+            (variable::BOUND, Value::Len(b)) if v.bound.is_none() => v.bound = Some(bound(b)?),
+            (variable::NAME, Value::Len(s)) => v.name = Some(utf8(s)?),
+            (variable::SUBSCRIPTS, Value::Len(packed)) => v.subscripts += count_varints(packed)?,
+            (variable::SUBSCRIPTS, Value::Varint(..)) => v.subscripts += 1,
+            (variable::DESCRIPTION, Value::Len(s)) => v.description = Some(utf8(s)?),
+            (variable::SUBSTITUTED_VALUE, Value::Fixed64(bits, _)) => {
+                v.substituted_value = Some(f64::from_bits(bits))
+            }
+            // Parameters, a second bound, wrong wire types.
+            (variable::ID..=variable::SUBSTITUTED_VALUE, _) => return Err(Unsupported),
             _ => {}
         }
     }
@@ -111,20 +116,27 @@ fn short_len<'a>(body: &'a [u8], pos: &mut usize, tag: u8) -> Option<&'a [u8]> {
 fn variable_in_order(body: &[u8]) -> Option<WireVariable<'_>> {
     let mut v = WireVariable::default();
     let mut pos = 0;
-    if body.first() == Some(&0x08) {
+    // The one-byte keys of each field, and a bound's whole header: its key,
+    // its length (two keys and two doubles) and its first field's key.
+    const ID: u8 = tag(variable::ID, Varint);
+    const KIND: u8 = tag(variable::KIND, Varint);
+    const BOUND: [u8; 3] = [tag(variable::BOUND, Len), 18, tag(bound::LOWER, Fixed64)];
+    const UPPER: u8 = tag(bound::UPPER, Fixed64);
+    const NAME: u8 = tag(variable::NAME, Len);
+    const SUBSCRIPTS: u8 = tag(variable::SUBSCRIPTS, Len);
+    const DESCRIPTION: u8 = tag(variable::DESCRIPTION, Len);
+    const SUBSTITUTED_VALUE: u8 = tag(variable::SUBSTITUTED_VALUE, Fixed64);
+    if body.first() == Some(&ID) {
         pos = 1;
-        v.id = crate::codec::varint(body, &mut pos)?;
+        v.id = crate::wire::varint(body, &mut pos)?;
     }
-    if body.get(pos) == Some(&0x10) {
+    if body.get(pos) == Some(&KIND) {
         pos += 1;
         // An enum is an int32: prost keeps the low 32 bits.
-        v.kind = crate::codec::varint(body, &mut pos)? as i32;
+        v.kind = crate::wire::varint(body, &mut pos)? as i32;
     }
-    if let Some(b) = body
-        .get(pos..pos + 20)
-        .filter(|b| b[..3] == [0x1a, 0x12, 0x09])
-    {
-        if b[11] != 0x11 {
+    if let Some(b) = body.get(pos..pos + 20).filter(|b| b[..3] == BOUND) {
+        if b[11] != UPPER {
             return None;
         }
         let value = |at: usize| f64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
@@ -132,12 +144,12 @@ fn variable_in_order(body: &[u8]) -> Option<WireVariable<'_>> {
         pos += 20;
     }
     if pos < body.len() {
-        if let Some(name) = short_len(body, &mut pos, 0x22) {
+        if let Some(name) = short_len(body, &mut pos, NAME) {
             v.name = Some(std::str::from_utf8(name).ok()?);
         }
     }
     if pos < body.len() {
-        if let Some(packed) = short_len(body, &mut pos, 0x2a) {
+        if let Some(packed) = short_len(body, &mut pos, SUBSCRIPTS) {
             // Bytes below 0x80 are each a whole varint.
             v.subscripts = if packed.iter().all(|&b| b < 0x80) {
                 packed.len()
@@ -147,11 +159,11 @@ fn variable_in_order(body: &[u8]) -> Option<WireVariable<'_>> {
         }
     }
     if pos < body.len() {
-        if let Some(description) = short_len(body, &mut pos, 0x3a) {
+        if let Some(description) = short_len(body, &mut pos, DESCRIPTION) {
             v.description = Some(std::str::from_utf8(description).ok()?);
         }
     }
-    if let Some(b) = body.get(pos..pos + 9).filter(|b| b[0] == 0x41) {
+    if let Some(b) = body.get(pos..pos + 9).filter(|b| b[0] == SUBSTITUTED_VALUE) {
         v.substituted_value = Some(f64::from_le_bytes(b[1..].try_into().expect("8 bytes")));
         pos += 9;
     }
@@ -182,17 +194,18 @@ pub fn constraint(body: &[u8]) -> Wire<WireConstraint<'_>> {
         description: None,
     };
     let mut fields = Fields::new(body);
-    while let Some((number, value)) = fields.next()? {
+    while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
-            (1, Value::Varint(x, _)) => c.id = x,
-            (2, Value::Varint(x, _)) => c.equality = x as i32,
-            (3, Value::Len(piece)) => c.function.push(piece),
-            (6, Value::Len(s)) => c.name = Some(utf8(s)?),
-            (7, Value::Len(s)) => c.description = Some(utf8(s)?),
-            (8, Value::Len(packed)) => c.subscripts += count_varints(packed)?,
-            (8, Value::Varint(..)) => c.subscripts += 1,
-            // Parameters (5), wrong wire types.
-            (1..=3 | 5..=8, _) => return Err(Unsupported),
+            (constraint::ID, Value::Varint(x, _)) => c.id = x,
+            (constraint::EQUALITY, Value::Varint(x, _)) => c.equality = x as i32,
+            (constraint::FUNCTION, Value::Len(piece)) => c.function.push(piece),
+            (constraint::NAME, Value::Len(s)) => c.name = Some(utf8(s)?),
+            (constraint::DESCRIPTION, Value::Len(s)) => c.description = Some(utf8(s)?),
+            (constraint::SUBSCRIPTS, Value::Len(packed)) => c.subscripts += count_varints(packed)?,
+            (constraint::SUBSCRIPTS, Value::Varint(..)) => c.subscripts += 1,
+            // Parameters, wrong wire types.
+            (constraint::ID..=constraint::FUNCTION, _)
+            | (constraint::PARAMETERS..=constraint::SUBSCRIPTS, _) => return Err(Unsupported),
             _ => {}
         }
     }
@@ -371,7 +384,7 @@ fn linear_distinct(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::SplitMix64;
+    use crate::ids::SplitMix64;
     use crate::ommx_v1 as pb;
     use prost::Message;
 

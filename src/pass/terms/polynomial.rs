@@ -197,7 +197,7 @@ pub(super) fn merged_monomials(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::SplitMix64;
+    use crate::ids::SplitMix64;
 
     fn gathered(ids: &[u64]) -> Key {
         let mut gather = Gather::default();

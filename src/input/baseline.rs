@@ -15,9 +15,10 @@ use std::collections::HashSet;
 
 use serde::Deserialize;
 
-use crate::decode::Selection;
+use crate::input::Selection;
 use crate::profile::{Aggregate, Frame, NodeId};
 use crate::report::envelope::SCHEMA_VERSION;
+pub use crate::report::loaded::BaselineInfo;
 use crate::report::{
     layer_frame, Accounting, Container, Document, InstanceSummary, ProfiledInstance, Report, Schema,
 };
@@ -42,9 +43,9 @@ pub enum BaselineError {
     Accounting { found: String },
     #[error("malformed baseline: {0}")]
     Malformed(String),
-    #[error("the baseline is larger than {}, the --max-decompressed limit (which also bounds baseline files); raise it if the file is trusted", crate::decode::limits::size_text(*.0))]
+    #[error("the baseline is larger than {}, the --max-decompressed limit (which also bounds baseline files); raise it if the file is trusted", crate::units::size_text(*.0))]
     TooLarge(u64),
-    #[error("the baseline is larger than {}, memprof's limit for baseline files (one of 65,536 name families is about 220 MB); it takes several times its size in memory", crate::decode::limits::size_text(MAX_BASELINE))]
+    #[error("the baseline is larger than {}, memprof's limit for baseline files (one of 65,536 name families is about 220 MB); it takes several times its size in memory", crate::units::size_text(MAX_BASELINE))]
     TooBig,
     #[error("--layer {requested} is out of range: the baseline has {available} instance layer(s)")]
     LayerOutOfRange { requested: usize, available: usize },
@@ -118,15 +119,6 @@ struct NodeDoc {
     own_bytes: u64,
     leaves: u64,
     children: Vec<NodeDoc>,
-}
-
-/// What a baseline says about where it came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BaselineInfo {
-    /// The input the baseline was made from, as named then.
-    pub input: String,
-    /// The memprof that wrote it.
-    pub tool: Option<String>,
 }
 
 /// Whether the content starts (after whitespace) like a JSON object, the

@@ -7,14 +7,13 @@
 //! The input kind is decided by content, never by the file name.
 
 pub mod archive;
+pub mod baseline;
 pub mod error;
 pub mod folded;
 pub mod limits;
-pub mod objective;
-mod spool;
-pub mod terms;
+mod rewind;
+pub mod sniff;
 mod text_formats;
-pub mod wire;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -24,12 +23,15 @@ use std::sync::Arc;
 
 use indicatif::ProgressBar;
 
+use crate::pass::{Pass, PassError, Payload};
+use sniff::{is_empty_tar, is_gzip, is_tar, looks_like};
+
 pub use crate::report::{Accounting, Schema};
 pub use crate::report::{
     Container, Document, InstanceSummary, LayerInfo, ProfiledInstance, Report,
 };
 pub use archive::ArchiveError;
-pub use error::{DecodeError, InstanceError, V2PassError};
+pub use error::DecodeError;
 pub use limits::Limits;
 
 /// Read buffer size: large enough that syscalls do not show in profiles.
@@ -38,13 +40,55 @@ const BUF_SIZE: usize = 256 * 1024;
 pub const INSTANCE_MEDIA_TYPE: &str = "application/org.ommx.v1.instance";
 
 /// Where the bytes come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Input {
     Stdin,
+    /// A file or an OCI layout directory; `-` is [`Input::Stdin`].
     Path(PathBuf),
+    /// Bytes handed over in memory (a notebook's instance), kept in a
+    /// temporary file that lives as long as the input (so memory holds no
+    /// second copy however often it is read), named `name` in reports and
+    /// errors.
+    Bytes {
+        name: String,
+        file: Arc<tempfile::TempPath>,
+    },
 }
 
+impl PartialEq for Input {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Input::Stdin, Input::Stdin) => true,
+            (Input::Path(a), Input::Path(b)) => a == b,
+            (Input::Bytes { file: a, .. }, Input::Bytes { file: b, .. }) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Input {}
+
 impl Input {
+    /// `data` as an input named `name` ([`Input::Bytes`]).
+    pub fn from_bytes(name: &str, data: &[u8]) -> io::Result<Self> {
+        let mut file = tempfile::NamedTempFile::new()?;
+        io::Write::write_all(&mut file, data)?;
+        io::Write::flush(&mut file)?;
+        Ok(Input::Bytes {
+            name: name.to_string(),
+            file: Arc::new(file.into_temp_path()),
+        })
+    }
+
+    /// The file to open, for inputs that are files (or directories).
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Input::Stdin => None,
+            Input::Path(path) => Some(path),
+            Input::Bytes { file, .. } => Some(file),
+        }
+    }
+
     pub fn from_arg(arg: &str) -> Self {
         if arg == "-" {
             Input::Stdin
@@ -62,11 +106,21 @@ impl Input {
         }
     }
 
+    /// How the input is named among several (their rows and root frames) and
+    /// in messages about the command line: as given, `-` for stdin.
+    pub fn label(&self) -> String {
+        match self {
+            Input::Stdin => "-".to_string(),
+            other => other.display_name(),
+        }
+    }
+
     /// How the input is named in messages and reports.
     pub fn display_name(&self) -> String {
         match self {
             Input::Stdin => "<stdin>".to_string(),
             Input::Path(p) => p.display().to_string(),
+            Input::Bytes { name, .. } => name.clone(),
         }
     }
 }
@@ -82,125 +136,43 @@ pub enum Selection {
     ListOnly,
 }
 
-/// Magic numbers of formats people mistake for instances, for a helpful message.
-fn looks_like(head: &[u8]) -> Option<&'static str> {
-    let trimmed = head
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .map(|i| &head[i..]);
-    Some(match head {
-        [0x89, b'P', b'N', b'G', ..] => "a PNG image",
-        [0xff, 0xd8, 0xff, ..] => "a JPEG image",
-        [b'%', b'P', b'D', b'F', ..] => "a PDF document",
-        [b'P', b'K', 3, 4, ..] => "a zip archive",
-        [0x28, 0xb5, 0x2f, 0xfd, ..] => "zstd-compressed data (decompress it first)",
-        [b'B', b'Z', b'h', ..] => "bzip2-compressed data (decompress it first)",
-        [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => "xz-compressed data (decompress it first)",
-        _ => match trimmed {
-            Some([b'{' | b'[', ..]) => "JSON text",
-            Some([b'<', ..]) => "XML or HTML text",
-            _ => return text_formats::describe(head),
-        },
-    })
-}
-
-/// Gzip's magic number. Safe to go by: no protobuf message starts with
-/// 0x1f (its low three bits, a first tag's wire type, would be 7), and a
-/// stream that starts so but does not inflate is reported as corrupt gzip.
-fn is_gzip(head: &[u8]) -> bool {
-    head.starts_with(&[0x1f, 0x8b])
-}
-
-/// A tar archive is one whose first 512-byte header carries a valid
-/// checksum: the octal number at offset 148 equals the sum of the header's
-/// bytes with that field read as spaces (unsigned, or signed as some old
-/// writers summed). "ustar" at offset 257 proves nothing: a protobuf string
-/// can hold it there.
-fn is_tar(head: &[u8]) -> bool {
-    let Some(header) = head.get(..512) else {
-        return false;
-    };
-    let field = &header[148..156];
-    let digits = field
-        .iter()
-        .copied()
-        .skip_while(|&b| b == b' ')
-        .take_while(|b| (b'0'..=b'7').contains(b))
-        .collect::<Vec<u8>>();
-    let rest_is_padding = field
-        .iter()
-        .skip_while(|&&b| b == b' ')
-        .skip(digits.len())
-        .all(|&b| b == b' ' || b == 0);
-    if digits.is_empty() || !rest_is_padding {
-        return false;
-    }
-    let Ok(stored) = u32::from_str_radix(std::str::from_utf8(&digits).unwrap_or(""), 8) else {
-        return false;
-    };
-    let outside = header[..148].iter().chain(&header[156..]);
-    let unsigned: u32 = outside.clone().map(|&b| u32::from(b)).sum::<u32>() + 8 * u32::from(b' ');
-    let signed: i32 = outside.map(|&b| i32::from(b as i8)).sum::<i32>() + 8 * i32::from(b' ');
-    stored == unsigned || i64::from(stored) == i64::from(signed)
-}
-
-/// An archive with no entries: tar's end-of-archive marker, a block of
-/// zeros, comes first. (No protobuf message starts with a zero byte: field
-/// number 0 does not exist.)
-fn is_empty_tar(head: &[u8]) -> bool {
-    head.len() >= 512 && head[..512].iter().all(|&b| b == 0)
-}
-
-/// One instance payload as decoding found it, handed to the [`Profiler`].
-pub struct Payload<'a> {
-    pub reader: &'a mut (dyn Read + Send),
-    /// Its length when known (a file's size, a tar entry's claim).
-    pub total: Option<u64>,
-    /// The longest element allowed (`--max-element`) when nothing else
-    /// bounds what one element may make memprof hold.
-    pub max_element: Option<u64>,
-    /// Position among the archive's instance layers; `None` for raw input.
-    pub instance_index: Option<usize>,
-    pub title: Option<String>,
-    pub schema: Schema,
-}
-
-/// What decoding hands each instance payload to: the pass, a floor above,
-/// implements it, so that this module knows containers and bytes only.
-pub trait Profiler {
-    /// The schema raw payloads are read as (`--schema`); `None`: v1 first,
-    /// then v2.
-    fn raw_schema(&self) -> Option<Schema>;
-    /// Profiles one payload as the caller asked.
-    fn profile(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, DecodeError>;
-    /// Reads one payload only to learn whether its schema accepts it (`ls`
-    /// of raw input): no analysis sees it, nothing but OMMX's count is kept.
-    fn probe(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, DecodeError>;
-    /// The payload last profiled was refused and is read again as another
-    /// schema: whatever rides on the profiler forgets what it saw of it.
-    fn abandon(&mut self) {}
+/// [`read_with`] with OMMX's logical accounting only, within the default
+/// limits.
+pub fn read_plain(
+    input: &Input,
+    selection: Selection,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
+    let mut nothing = ();
+    read_with(
+        input,
+        selection,
+        &Limits::default(),
+        &mut Pass::new(&mut nothing),
+        progress,
+    )
 }
 
 /// Opens, sniffs and (unless listing only) profiles `input` within `limits`
-/// with `profiler`.
+/// with `pass`.
 pub fn read_with(
     input: &Input,
     selection: Selection,
     limits: &Limits,
-    profiler: &mut dyn Profiler,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let name = input.display_name();
-    match input {
-        Input::Path(path) if path.is_dir() => {
-            archive::read_directory(path, name, selection, profiler, progress)
+    match input.path() {
+        Some(path) if path.is_dir() => {
+            archive::read_directory(path, name, selection, pass, progress)
         }
-        Input::Path(path) => {
+        Some(path) => {
             let file = File::open(path)?;
             let opened = file.metadata()?;
             if opened.is_file() {
                 let handle = file.try_clone()?;
-                let result = read_file(file, name, selection, limits, profiler, progress);
+                let result = read_file(file, name, selection, limits, pass, progress);
                 // What was read from a file that shrank or grew meanwhile is
                 // not the file (a gzip member boundary, say, reads as an end).
                 let now = handle.metadata()?.len();
@@ -213,10 +185,10 @@ pub fn read_with(
                 result
             } else {
                 // A pipe (`<(...)`), a FIFO or a device: no size, no seeking.
-                read_stream(file, name, selection, limits, profiler, progress)
+                read_stream(file, name, selection, limits, pass, progress)
             }
         }
-        Input::Stdin => read_stream(io::stdin(), name, selection, limits, profiler, progress),
+        None => read_stream(io::stdin(), name, selection, limits, pass, progress),
     }
 }
 
@@ -260,7 +232,7 @@ pub(crate) fn read_stream<R: Read + Send>(
     name: String,
     selection: Selection,
     limits: &Limits,
-    profiler: &mut dyn Profiler,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let tripped = Arc::new(AtomicBool::new(false));
@@ -272,17 +244,17 @@ pub(crate) fn read_stream<R: Read + Send>(
             // Archives need random access: spool to an unlinked temporary file.
             let mut spool = tempfile::tempfile()?;
             io::copy(&mut unread(head, stream), &mut spool)?;
-            let mut report = read_file(spool, name, selection, limits, profiler, progress)?;
+            let mut report = read_file(spool, name, selection, limits, pass, progress)?;
             report.document.file_bytes = None;
             Ok(report)
-        } else if profiler.raw_schema().is_some() {
+        } else if pass.raw_schema().is_some() {
             let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), stream));
             read_raw(
-                reader, &head, None, name, false, selection, profiler, progress, None,
+                reader, &head, None, name, false, selection, pass, progress, None,
             )
         } else {
             // Detecting needs a second reading: keep a copy as it streams.
-            let spool = spool::Spool::new(unread(head.clone(), stream))?;
+            let spool = rewind::Spool::new(unread(head.clone(), stream))?;
             let reader = BufReader::with_capacity(BUF_SIZE, spool.reader());
             let rewind = move || spool.rewind();
             read_raw(
@@ -292,7 +264,7 @@ pub(crate) fn read_stream<R: Read + Send>(
                 name,
                 false,
                 selection,
-                profiler,
+                pass,
                 progress,
                 Some(Box::new(rewind)),
             )
@@ -311,11 +283,11 @@ pub fn read_file(
     name: String,
     selection: Selection,
     limits: &Limits,
-    profiler: &mut dyn Profiler,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let tripped = Arc::new(AtomicBool::new(false));
-    let result = read_file_capped(file, name, selection, limits, &tripped, profiler, progress);
+    let result = read_file_capped(file, name, selection, limits, &tripped, pass, progress);
     // Whatever a reader made of a stream stopped at the limit, say so.
     if result.is_err() && tripped.load(Ordering::Relaxed) {
         return Err(DecodeError::DecompressedTooLarge(limits.max_decompressed));
@@ -333,7 +305,7 @@ fn read_file_capped(
     selection: Selection,
     limits: &Limits,
     tripped: &Arc<AtomicBool>,
-    profiler: &mut dyn Profiler,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     file.seek(SeekFrom::Start(0))?;
@@ -375,7 +347,7 @@ fn read_file_capped(
                 name,
                 file_bytes,
                 selection,
-                profiler,
+                pass,
                 progress,
             );
         }
@@ -398,7 +370,7 @@ fn read_file_capped(
             name,
             true,
             selection,
-            profiler,
+            pass,
             progress,
             Some(Box::new(rewind)),
         );
@@ -410,7 +382,7 @@ fn read_file_capped(
             name,
             file_bytes,
             selection,
-            profiler,
+            pass,
             progress,
         );
     }
@@ -431,7 +403,7 @@ fn read_file_capped(
         name,
         false,
         selection,
-        profiler,
+        pass,
         progress,
         Some(Box::new(rewind)),
     )
@@ -454,14 +426,14 @@ fn read_raw<R: BufRead + Send>(
     name: String,
     gzip: bool,
     selection: Selection,
-    profiler: &mut dyn Profiler,
+    pass: &mut Pass<'_>,
     progress: &ProgressBar,
     mut rewind: Rewind<'_>,
 ) -> Result<Report, DecodeError> {
     if head.is_empty() {
         return Err(DecodeError::Empty);
     }
-    let forced = profiler.raw_schema();
+    let forced = pass.raw_schema();
     let mut document = Document {
         name,
         file_bytes,
@@ -479,7 +451,7 @@ fn read_raw<R: BufRead + Send>(
         // format, an instance from, say, JSON).
         Selection::ListOnly if forced.is_some() && looks_like(head).is_none() => {}
         Selection::ListOnly => {
-            match detect(reader, total, forced, &mut rewind, profiler, true) {
+            match detect(reader, total, forced, &mut rewind, pass, true) {
                 Ok(p) => document.raw_schema = Some(p.schema),
                 Err(e) if looks_like(head).is_some() => return Err(hint(e, head)),
                 // Listed as before: ls says what the bytes are meant to be.
@@ -501,7 +473,7 @@ fn read_raw<R: BufRead + Send>(
                 progress.clone()
             };
             let reader = BufReader::with_capacity(BUF_SIZE, counted.wrap_read(reader));
-            let profiled = detect(reader, total, forced, &mut rewind, profiler, false)
+            let profiled = detect(reader, total, forced, &mut rewind, pass, false)
                 .map_err(|e| hint(e, head))?;
             document.raw_schema = Some(profiled.schema);
             instances.push(profiled);
@@ -521,43 +493,44 @@ fn detect<R: Read + Send>(
     total: Option<u64>,
     forced: Option<Schema>,
     rewind: &mut Rewind<'_>,
-    profiler: &mut dyn Profiler,
+    pass: &mut Pass<'_>,
     probe: bool,
 ) -> Result<ProfiledInstance, DecodeError> {
+    let max_element = total.is_none().then_some(pass.max_element);
     let mut one = |reader: &mut (dyn Read + Send), schema, retry: bool| {
         if retry && !probe {
-            profiler.abandon();
+            pass.abandon();
         }
         let payload = Payload {
             reader,
             total,
-            max_element: total.is_none().then(limits::max_element),
+            max_element,
             instance_index: None,
             title: None,
             schema,
         };
         if probe {
-            profiler.probe(payload)
+            pass.probe(payload)
         } else {
-            profiler.profile(payload)
+            pass.profile(payload)
         }
     };
     let mut reader = reader;
     let first = one(&mut reader, forced.unwrap_or(Schema::V1), false);
-    let retry = forced.is_none() && matches!(first, Err(DecodeError::Instance { .. }));
+    let retry = forced.is_none() && matches!(first, Err(PassError::Instance { .. }));
     let (true, Some(rewind)) = (retry, rewind.as_mut()) else {
-        return first;
+        return Ok(first?);
     };
     let v1 = first.expect_err("a v1 refusal");
     let mut again = BufReader::with_capacity(BUF_SIZE, rewind()?);
-    one(&mut again, Schema::V2, true).map_err(|_| v1)
+    one(&mut again, Schema::V2, true).map_err(|_| v1.into())
 }
 
 /// An instance that failed to decode and starts like a known other format
 /// is reported as that format.
 fn hint(err: DecodeError, head: &[u8]) -> DecodeError {
     match (&err, looks_like(head)) {
-        (DecodeError::Instance { .. }, Some(kind)) => DecodeError::WrongKind(kind),
+        (DecodeError::Pass(PassError::Instance { .. }), Some(kind)) => DecodeError::WrongKind(kind),
         _ => err,
     }
 }
@@ -565,19 +538,19 @@ fn hint(err: DecodeError, head: &[u8]) -> DecodeError {
 /// Profiles one instance payload of `schema` (of `total` bytes when known)
 /// under `max_element`.
 pub(crate) fn profile_one<R: Read + Send>(
-    profiler: &mut dyn Profiler,
+    pass: &mut Pass<'_>,
     mut reader: R,
     total: Option<u64>,
     max_element: Option<u64>,
     instance_index: Option<usize>,
     schema: Schema,
 ) -> Result<ProfiledInstance, DecodeError> {
-    profiler.profile(Payload {
+    Ok(pass.profile(Payload {
         reader: &mut reader,
         total,
         max_element,
         instance_index,
         title: None,
         schema,
-    })
+    })?)
 }

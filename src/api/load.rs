@@ -1,0 +1,246 @@
+//! Reading inputs into profiles: one input or several (in parallel, in
+//! argument order), instances or the other kinds a call takes.
+
+use anyhow::{bail, Result};
+
+use super::batch::run_all;
+use super::{Input, Options};
+use crate::input::folded::FoldedLine;
+use crate::input::sniff::{self, Accept, Content, Job};
+use crate::input::{Document, Selection};
+use crate::pass::EntityObserver;
+use crate::report::files::{FileRun, FileSummary};
+use crate::report::{Account, Accounting, Loaded, Profile, Report};
+
+/// Reads one input with `observer` riding on the pass.
+pub(super) fn read_one(
+    input: &Input,
+    options: &Options,
+    accept: Accept,
+    observer: &mut dyn EntityObserver,
+    threads: Option<usize>,
+    quiet: bool,
+) -> Result<Content> {
+    let mut pass = options.pass(observer, threads);
+    let mut job = Job {
+        selection: options.selection(),
+        limits: options.limits,
+        pass: &mut pass,
+        quiet,
+    };
+    sniff::read(input, accept, &mut job)
+}
+
+/// The instances of one input, read with `observer` riding on the pass.
+pub(super) fn observed(
+    input: &Input,
+    options: &Options,
+    observer: &mut dyn EntityObserver,
+    threads: Option<usize>,
+    quiet: bool,
+) -> Result<Report> {
+    match read_one(input, options, Accept::default(), observer, threads, quiet)? {
+        Content::Instance(report) => Ok(report),
+        other => unreachable!("only instances were accepted, not {other:?}"),
+    }
+}
+
+/// Runs `work` on every input, several at once (each with its share of the
+/// cores), under one bar counting the inputs when there are several; each
+/// input's own bar only when it is alone (bars would fight).
+pub(super) fn each<T: Send>(
+    inputs: &[Input],
+    options: &Options,
+    work: impl Fn(&Input, Option<usize>, bool) -> Result<T> + Sync,
+) -> Result<Vec<FileRun<T>>> {
+    let several = inputs.len() > 1;
+    let quiet = !options.progress;
+    let progress = crate::progress::files(quiet || !several, inputs.len());
+    let runs = run_all(inputs, Input::label, |input, threads| {
+        let value = work(input, threads, quiet || several)?;
+        progress.set_message(input.label());
+        progress.inc(1);
+        Ok(value)
+    });
+    progress.finish_and_clear();
+    runs
+}
+
+/// The profile of one or several inputs, as `inspect` shows it.
+#[derive(Debug)]
+pub struct Profiled {
+    runs: Vec<FileRun<Report>>,
+    /// Every instance of every input, when there are several: what the
+    /// combined profile's summary counts.
+    combined: Option<Report>,
+}
+
+impl Profiled {
+    fn new(runs: Vec<FileRun<Report>>) -> Self {
+        let combined = (runs.len() > 1).then(|| Report {
+            document: Document {
+                name: format!("{} files", runs.len()),
+                file_bytes: runs.iter().map(|r| r.value.document.file_bytes).sum(),
+                container: runs[0].value.document.container,
+                gzip: false,
+                layers: Vec::new(),
+                raw_schema: None,
+            },
+            instances: runs
+                .iter()
+                .flat_map(|r| r.value.instances.iter().cloned())
+                .collect(),
+        });
+        Self { runs, combined }
+    }
+
+    /// The profile in `account`: one input's alone, several each under a
+    /// root frame `file[i] (name)`.
+    pub fn profile(&self, account: Account) -> Profile<'_> {
+        match (&self.runs[..], &self.combined) {
+            ([one], _) => Profile::of(&one.value, account),
+            (runs, Some(combined)) => {
+                let named: Vec<(&str, &Report)> =
+                    runs.iter().map(|r| (r.name.as_str(), &r.value)).collect();
+                Profile::of_files(&named, combined, account)
+            }
+            (_, None) => unreachable!("several inputs have a combined report"),
+        }
+    }
+
+    /// One row per input, when there are several.
+    pub fn files(&self) -> Option<Vec<FileSummary>> {
+        self.combined
+            .as_ref()
+            .map(|_| self.runs.iter().map(FileSummary::of).collect())
+    }
+
+    /// Each input's report, in argument order.
+    pub fn runs(&self) -> &[FileRun<Report>] {
+        &self.runs
+    }
+}
+
+/// The logical profile (and, with `options.wire`, the wire view) of every
+/// input.
+pub fn profile(inputs: &[Input], options: &Options) -> Result<Profiled> {
+    let runs = each(inputs, options, |input, threads, quiet| {
+        observed(input, options, &mut (), threads, quiet)
+    })?;
+    Ok(Profiled::new(runs))
+}
+
+/// What a flamegraph is drawn from.
+#[derive(Debug)]
+pub enum Graph {
+    Profile(Profiled),
+    /// Folded stacks read as input (one input only), named as given.
+    Folded {
+        name: String,
+        lines: Vec<FoldedLine>,
+    },
+}
+
+/// [`profile`], except that a single input may be folded stacks
+/// (`memprof inspect --format folded | memprof flamegraph`).
+pub fn flamegraph(inputs: &[Input], options: &Options) -> Result<Graph> {
+    let [input] = inputs else {
+        return profile(inputs, options).map(Graph::Profile);
+    };
+    let accept = Accept {
+        folded: true,
+        ..Accept::default()
+    };
+    let start = std::time::Instant::now();
+    match read_one(input, options, accept, &mut (), None, !options.progress)? {
+        Content::Folded(lines) => {
+            if options.group_by != Default::default() || options.wire {
+                bail!(
+                    "{}: holds folded stacks, which --group-by and --view cannot change",
+                    input.display_name()
+                );
+            }
+            Ok(Graph::Folded {
+                name: input.display_name(),
+                lines,
+            })
+        }
+        Content::Instance(report) => Ok(Graph::Profile(Profiled::new(vec![FileRun {
+            name: input.label(),
+            value: report,
+            elapsed: start.elapsed(),
+        }]))),
+        Content::Baseline(..) => unreachable!("baselines were not accepted"),
+    }
+}
+
+/// One input's profile for comparing (`diff`, `check`) or keeping (a
+/// notebook's `Profile`): an instance profiled now, or a baseline JSON
+/// saved earlier, decided by structure.
+pub fn load(input: &Input, options: &Options) -> Result<Loaded> {
+    load_within(input, options, options.threads)
+}
+
+pub(super) fn load_within(
+    input: &Input,
+    options: &Options,
+    threads: Option<usize>,
+) -> Result<Loaded> {
+    let accept = Accept {
+        baselines: true,
+        ..Accept::default()
+    };
+    let quiet = !options.progress;
+    let (report, baseline) = match read_one(input, options, accept, &mut (), threads, quiet)? {
+        Content::Instance(report) => (report, None),
+        Content::Baseline(report, info) => (report, Some(info)),
+        Content::Folded(_) => unreachable!("folded stacks were not accepted"),
+    };
+    Ok(Loaded {
+        report,
+        account: options.account(),
+        baseline,
+    })
+}
+
+/// Two inputs to compare, old then new (instances or baselines).
+pub fn diff(old: &Input, new: &Input, options: &Options) -> Result<(Loaded, Loaded)> {
+    if matches!((old, new), (Input::Stdin, Input::Stdin)) {
+        bail!("-: standard input can be read only once");
+    }
+    Ok((load(old, options)?, load(new, options)?))
+}
+
+/// One input under OMMX 2.9.3's accounting and under OMMX 3.0's (the
+/// migration view): what moving to 3.0 changes.
+pub fn migration(input: &Input, options: &Options) -> Result<(Loaded, Loaded)> {
+    if matches!(input, Input::Stdin) {
+        bail!("--accounting 2.9,3.0 reads its input twice: give a file, not standard input");
+    }
+    let counted = |accounting| Options {
+        accounting: Some(accounting),
+        ..options.clone()
+    };
+    Ok((
+        load(input, &counted(Accounting::Ommx29))?,
+        load(input, &counted(Accounting::Ommx30))?,
+    ))
+}
+
+/// The layers of an input without profiling them (`ls`): an archive's
+/// manifest, or what raw bytes are.
+pub fn layers(input: &Input, options: &Options) -> Result<Document> {
+    let listing = Options {
+        layer: None,
+        ..options.clone()
+    };
+    let mut nothing = ();
+    let mut pass = listing.pass(&mut nothing, None);
+    let mut job = Job {
+        selection: Selection::ListOnly,
+        limits: options.limits,
+        pass: &mut pass,
+        quiet: true,
+    };
+    Ok(sniff::instance(input, &mut job)?.document)
+}
