@@ -2,7 +2,6 @@
 // other way), drawn with d3-selection's data join.
 
 import { ascending, descending } from "d3-array";
-import { select } from "d3-selection";
 
 // columns: [{ label, value(row) -> number|string (what sorts), text(row) ->
 // string (what shows; default: value), numeric, title }]
@@ -75,4 +74,3 @@ export function sortableTable(parent, columns, rows, options = {}) {
   return table;
 }
 
-export { select };
