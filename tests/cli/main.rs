@@ -13,6 +13,7 @@ mod ci;
 mod diff_check;
 mod differential;
 mod drill;
+mod floors;
 mod hardening;
 mod matrix;
 mod parallel;

@@ -10,7 +10,7 @@
 //! repeated subscripts may be packed, unpacked or both, as in prost.
 //!
 //! A linear function is counted without sorting its terms: a table or a
-//! set of the ids seen ([`Seen`]) finds a repeated variable, and only then
+//! set of the ids seen ([`RepeatCheck`]) finds a repeated variable, and only then
 //! is the function normalized in full. A polynomial is merged by keys that
 //! hold each monomial's distinct variables, not its degree. Each variable is
 //! named once, at its first use, whatever the function.
@@ -219,54 +219,29 @@ const TABLE_TERMS: usize = 512;
 /// An empty slot of the table (a term on this id is checked otherwise).
 const EMPTY: u64 = u64::MAX;
 
-/// Functions whose ids are all below this are checked in a bitmap of their
-/// own (at most 128 KiB, within the processor's near caches): a bit test
+/// Functions whose ids are all below this are checked in the set's bitmap,
+/// at most 128 KiB of it, within the processor's near caches: a bit test
 /// per term, no hashing and no probing.
 const BITMAP_IDS: u64 = 1 << 20;
 
-/// Scratch space to find a repeated variable in a function: for low ids a
-/// bitmap, else for a short function a small open-addressing table, else a
-/// set of ids; all empty between functions.
+/// Finds a repeated variable in a function: for low ids (or a long function)
+/// in a set of ids, for a short function over high ids in a small
+/// open-addressing table; both empty between functions.
 #[derive(Debug, Default)]
-pub struct Seen {
+pub struct RepeatCheck {
     ids: IdSet,
     table: Vec<u64>,
-    bits: Vec<u64>,
 }
 
-impl Seen {
+impl RepeatCheck {
     /// True when `ids` holds no id twice (nor the table's empty mark).
     /// `bound` is at least every id in `ids` (say, their bitwise or).
     fn distinct(&mut self, ids: &[u64], bound: u64) -> bool {
-        if bound < BITMAP_IDS {
-            self.distinct_in_bits(ids, bound)
-        } else if ids.len() <= TABLE_TERMS {
+        if bound >= BITMAP_IDS && ids.len() <= TABLE_TERMS {
             self.distinct_in_table(ids)
         } else {
-            self.distinct_in_set(ids)
+            self.ids.all_fresh(ids, bound)
         }
-    }
-
-    fn distinct_in_bits(&mut self, ids: &[u64], bound: u64) -> bool {
-        let words = (bound / 64) as usize + 1;
-        if self.bits.len() < words {
-            self.bits.resize(words, 0);
-        }
-        let bits = &mut self.bits[..words];
-        let mut fresh = 0;
-        for &id in ids {
-            let (word, mask) = ((id / 64) as usize, 1 << (id % 64));
-            if bits[word] & mask != 0 {
-                break;
-            }
-            bits[word] |= mask;
-            fresh += 1;
-        }
-        // Only these ids' bits were set: their words are cleared whole.
-        for &id in &ids[..fresh] {
-            bits[(id / 64) as usize] = 0;
-        }
-        fresh == ids.len()
     }
 
     fn distinct_in_table(&mut self, ids: &[u64]) -> bool {
@@ -309,15 +284,6 @@ impl Seen {
             self.ids.remove(id);
         }
     }
-
-    fn distinct_in_set(&mut self, ids: &[u64]) -> bool {
-        let fresh = ids.iter().take_while(|&&id| self.ids.insert(id)).count();
-        for &id in &ids[..fresh] {
-            self.ids.remove(id);
-        }
-        // The first repeat, if any, was not inserted.
-        fresh == ids.len()
-    }
 }
 
 /// The shape of the function encoded in `pieces` and, in `ids`, the
@@ -325,7 +291,7 @@ impl Seen {
 /// `for_each_variable` of the function `normalize` gives, or its error.
 pub fn count_function(
     pieces: &[&[u8]],
-    seen: &mut Seen,
+    seen: &mut RepeatCheck,
     ids: &mut Vec<u64>,
 ) -> Wire<Result<Shape, ModelError>> {
     let arm = scan(pieces.iter().copied())?;
@@ -361,7 +327,7 @@ pub fn count_function(
 /// merging in order gives OMMX's sums.
 fn linear_distinct(
     pieces: &[&[u8]],
-    seen: &mut Seen,
+    seen: &mut RepeatCheck,
     ids: &mut Vec<u64>,
 ) -> Wire<Option<Result<Shape, ModelError>>> {
     let constant = match linear_terms(pieces, |id, _| ids.push(id))? {
@@ -475,7 +441,7 @@ mod tests {
     #[test]
     fn repeats_are_found_in_short_and_long_functions() {
         let mut rng = SplitMix64(42);
-        let mut seen = Seen::default();
+        let mut seen = RepeatCheck::default();
         for round in 0..400 {
             let n = [0, 1, 5, 50, 512, 513, 2_000][round % 7];
             let range = [20, 5_000, 1 << 20, u64::MAX][rng.below(4) as usize];

@@ -19,7 +19,6 @@
 //! skipped.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use prost::{encoding, Message};
 
