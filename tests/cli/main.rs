@@ -18,6 +18,7 @@ mod hardening;
 mod matrix;
 mod parallel;
 mod readme;
+mod report;
 mod usability;
 mod v2;
 mod v2_drill;
