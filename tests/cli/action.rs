@@ -325,3 +325,65 @@ fn the_comment_is_posted_once_then_updated_in_place() {
     assert!(runner.run("comment.sh", &env).status.success());
     assert_eq!(runner.read("gh.log"), "");
 }
+
+fn yaml(path: &str) -> serde_yaml::Value {
+    let text = fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The Action, the release workflows and the sample CI files are valid
+/// YAML; the Action's scripts exist; the samples pass the Action only
+/// inputs it has.
+#[test]
+fn the_action_workflows_and_samples_hold_together() {
+    let action = yaml("action.yml");
+    let inputs: Vec<&str> = action["inputs"]
+        .as_mapping()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    for step in action["runs"]["steps"].as_sequence().unwrap() {
+        if let Some(run) = step["run"].as_str() {
+            if let Some(rest) = run.split("$GITHUB_ACTION_PATH/").nth(1) {
+                let script = rest.trim_end_matches(['"', '\'']);
+                assert!(
+                    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(script).is_file(),
+                    "{script}"
+                );
+            }
+        }
+    }
+    for workflow in [
+        ".github/workflows/release.yml",
+        ".github/workflows/build-wheels.yml",
+        ".github/workflows/publish-pypi.yml",
+        ".github/workflows/publish-crate.yml",
+        "ci/memprof.gitlab-ci.yml",
+    ] {
+        yaml(workflow);
+    }
+    for sample in [
+        "ci/examples/github-committed-baselines.yml",
+        "ci/examples/github-default-branch-baselines.yml",
+    ] {
+        let doc = yaml(sample);
+        let mut uses_action = false;
+        for job in doc["jobs"].as_mapping().unwrap().values() {
+            for step in job["steps"].as_sequence().unwrap() {
+                let Some(uses) = step["uses"].as_str() else {
+                    continue;
+                };
+                if uses.contains("/memprof@") {
+                    uses_action = true;
+                    for key in step["with"].as_mapping().unwrap().keys() {
+                        let key = key.as_str().unwrap();
+                        assert!(inputs.contains(&key), "{sample}: no input {key}");
+                    }
+                }
+            }
+        }
+        assert!(uses_action, "{sample} uses the Action");
+    }
+}
