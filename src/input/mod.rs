@@ -1,8 +1,8 @@
-//! From a file name to instance payloads: sniff what the input is (raw
-//! protobuf, OCI archive, OCI directory, any of them gzip-compressed, or
-//! stdin), find the instance layers, and hand each payload to a
-//! [`Profiler`] (the pass, a floor up). [`terms`] and [`objective`] read
-//! functions straight from the wire for the pass's hot path.
+//! From a file name (or stdin, or bytes) to what it holds: [`sniff`] decides
+//! what the input is by its structure (an instance as raw protobuf, an OCI
+//! archive or directory, any of them gzip-compressed; a baseline JSON;
+//! folded stacks), and for instances this module finds the instance layers
+//! and hands each payload to the [`Pass`] (a floor below) to profile.
 //!
 //! The input kind is decided by content, never by the file name.
 
@@ -241,10 +241,10 @@ pub(crate) fn read_stream<R: Read + Send>(
         let mut stream = BufReader::with_capacity(BUF_SIZE, capped);
         let head = read_head(&mut stream)?;
         if is_gzip(&head) || is_tar(&head) || is_empty_tar(&head) {
-            // Archives need random access: spool to an unlinked temporary file.
-            let mut spool = tempfile::tempfile()?;
-            io::copy(&mut unread(head, stream), &mut spool)?;
-            let mut report = read_file(spool, name, selection, limits, pass, progress)?;
+            // Archives need random access: copied to an unlinked temporary file.
+            let mut copy = tempfile::tempfile()?;
+            io::copy(&mut unread(head, stream), &mut copy)?;
+            let mut report = read_file(copy, name, selection, limits, pass, progress)?;
             report.document.file_bytes = None;
             Ok(report)
         } else if pass.raw_schema().is_some() {
@@ -254,9 +254,9 @@ pub(crate) fn read_stream<R: Read + Send>(
             )
         } else {
             // Detecting needs a second reading: keep a copy as it streams.
-            let spool = rewind::Spool::new(unread(head.clone(), stream))?;
-            let reader = BufReader::with_capacity(BUF_SIZE, spool.reader());
-            let rewind = move || spool.rewind();
+            let recording = rewind::Recording::new(unread(head.clone(), stream))?;
+            let reader = BufReader::with_capacity(BUF_SIZE, recording.reader());
+            let rewind = move || recording.rewind();
             read_raw(
                 reader,
                 &head,
@@ -393,8 +393,9 @@ fn read_file_capped(
     }
     let again = reader.get_ref().try_clone()?;
     // The pass may read the file itself, on several threads, with positioned
-    // reads (which leave the offset that `reader` reads from alone).
+    // reads, which on Unix leave the offset that `reader` reads from alone.
     let whole = reader.get_ref().try_clone()?;
+    let whole = cfg!(unix).then_some(&whole);
     let rewind = move || -> io::Result<Box<dyn Read + Send>> {
         let mut file = again.try_clone()?;
         file.seek(SeekFrom::Start(0))?;
@@ -405,7 +406,7 @@ fn read_file_capped(
         reader,
         &head,
         Some(file_bytes),
-        Some(&whole),
+        whole,
         name,
         false,
         selection,

@@ -15,9 +15,11 @@
 mod accounts;
 mod counted;
 mod error;
+mod finish;
 mod framing;
 pub mod objective;
 mod observer;
+mod observers;
 mod pipeline;
 mod ranges;
 mod shards;
@@ -35,6 +37,7 @@ pub use error::{
     InstanceError, PassError, V2PassError, DEFAULT_MAX_ELEMENT, MAX_FAMILIES, MAX_FAMILY_BYTES,
 };
 pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
+pub use observers::Observers;
 pub use pipeline::{profile_instance, profile_instance_within, MAX_THREADS};
 pub use ranges::{InFile, CHUNK};
 pub use validate::MAX_PENDING;

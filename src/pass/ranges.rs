@@ -34,15 +34,16 @@ use std::sync::{Condvar, Mutex};
 use prost::encoding;
 
 use super::accounts::Accounts;
+use super::finish::finish_instance;
 use super::framing::{decode_batch, LargeToken, RawBatch, RawElement, BATCH};
 use super::objective::Part;
 use super::pipeline::Spooling;
 use super::shards::{settle, Layout, Recheck, Shard, Shared};
 use super::terms::spooled::SpooledFunction;
-use super::validate::finish_instance;
 use super::{EntityObserver, InstanceError};
 use crate::report::InstanceSummary;
 use crate::trace::{self, Phase};
+use crate::wire::fields::instance::*;
 use crate::wire::file::read_exact_at;
 use crate::wire::{self, WireType};
 
@@ -419,15 +420,15 @@ impl<'a> Plan<'a> {
                 ..
             } = self.header(range.start, at, arena)?;
             walk.next = match field {
-                5 | 100 => at + bytes,
+                SENSE | FORMAT_VERSION => at + bytes,
                 _ => (at + bytes)
                     .checked_add(value)
                     .filter(|&end| end <= self.total)
                     .ok_or(Recheck)?,
             };
             match field {
-                2 => walk.layout.last_definition = Some(walk.next),
-                4 | 10 => {
+                DECISION_VARIABLES => walk.layout.last_definition = Some(walk.next),
+                CONSTRAINTS | NAMED_FUNCTIONS => {
                     walk.layout.first_use.get_or_insert(walk.next);
                 }
                 _ => {}
@@ -452,7 +453,7 @@ impl<'a> Plan<'a> {
             value,
         } = header;
         let body = at + bytes;
-        if matches!(field, 5 | 100) {
+        if matches!(field, SENSE | FORMAT_VERSION) {
             let mut rest = Vec::with_capacity(12);
             encoding::encode_key(field, encoding::WireType::Varint, &mut rest);
             encoding::encode_varint(value, &mut rest);
@@ -470,7 +471,7 @@ impl<'a> Plan<'a> {
         let past = end > range.end;
         let in_place = |above: Option<u64>| above.is_some_and(|above| value > above);
         match field {
-            4 if in_place(self.spooling.constraints) => {
+            CONSTRAINTS if in_place(self.spooling.constraints) => {
                 raw.push(RawElement::SpooledConstraint {
                     body: self.in_file(body..end)?,
                     offset: end,
@@ -478,7 +479,7 @@ impl<'a> Plan<'a> {
                     wire_bytes,
                 });
             }
-            2 | 4 | 8 | 10 => {
+            DECISION_VARIABLES | CONSTRAINTS | REMOVED_CONSTRAINTS | NAMED_FUNCTIONS => {
                 if past {
                     // The chunk's bytes run on into the element's.
                     let len = usize::try_from(end - range.end).map_err(|_| Recheck)?;
@@ -493,11 +494,16 @@ impl<'a> Plan<'a> {
                     wire_bytes,
                 });
             }
-            3 if in_place(self.spooling.objective) => {
+            OBJECTIVE if in_place(self.spooling.objective) => {
                 let part = Part::Spooled(self.in_file(body..end)?);
                 raw.push(RawElement::Spooled(part));
             }
-            1 | 3 | 6 | 7 | 9 | 11 => {
+            DESCRIPTION
+            | OBJECTIVE
+            | PARAMETERS
+            | CONSTRAINT_HINTS
+            | DECISION_VARIABLE_DEPENDENCY
+            | ANNOTATIONS => {
                 let len = usize::try_from(value).map_err(|_| Recheck)?;
                 // The body's bytes in the chunk (none when its header
                 // crosses the chunk's end).
@@ -549,8 +555,8 @@ impl<'a> Plan<'a> {
         let (field, wire_type) = wire::key(key).map_err(|_| Recheck)?;
         let key_bytes = pos as u64;
         let expected = match field {
-            5 | 100 => WireType::Varint,
-            1..=11 => WireType::Len,
+            SENSE | FORMAT_VERSION => WireType::Varint,
+            DESCRIPTION..=ANNOTATIONS => WireType::Len,
             // Fields OMMX does not know, skipped by the one-thread reader.
             _ => return Err(Recheck),
         };
@@ -574,5 +580,118 @@ impl<'a> Plan<'a> {
             file,
             start + range.start..start + range.end,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::SplitMix64;
+    use crate::pass::tests::{damage, instance, Rng, Run};
+    use crate::pass::{profile_instance_within, ProfileOptions};
+
+    /// A run of `bytes` with `options`, the objective (and counted
+    /// constraints) spooled above `spool_above` bytes: on one thread, from a
+    /// stream.
+    fn run_with(bytes: &[u8], options: ProfileOptions, spool_above: u64) -> Run {
+        let mut accounts = Accounts::new(options);
+        accounts.spool_above = spool_above;
+        let total = Some(bytes.len() as u64);
+        let summary = profile_instance_within(bytes, total, None, Some(1), &mut accounts, &mut ())
+            .map_err(|e| e.to_string())?;
+        Ok((accounts.memory.own_lines(), format!("{summary:?}")))
+    }
+
+    /// [`run_with`] from `file` (holding `bytes`, a few bytes in), read in
+    /// chunks of `chunk` bytes on `threads` threads; `None` when that reader
+    /// gave up and the instance would be read again on one thread.
+    fn run_in_file(
+        (bytes, file): (&[u8], &std::fs::File),
+        options: ProfileOptions,
+        spool_above: u64,
+        (threads, chunk): (usize, u64),
+    ) -> Option<Run> {
+        let mut accounts = Accounts::new(options);
+        accounts.spool_above = spool_above;
+        accounts.count_when_unseen(false);
+        let spooling = Spooling::of(&accounts, &());
+        let source = InFile {
+            file,
+            start: 3,
+            progress: &|_| {},
+        };
+        let total = (bytes.len() as u64, chunk);
+        let done = profile_file(source, total, threads, spooling, &mut accounts, &mut ());
+        Some(
+            done?
+                .map_err(|e| e.to_string())
+                .map(|summary| (accounts.memory.own_lines(), format!("{summary:?}"))),
+        )
+    }
+
+    #[test]
+    fn a_file_read_in_chunks_on_several_threads_gives_what_one_stream_gives() {
+        use std::io::Write;
+        let mut rng = Rng(SplitMix64(0x5eed_0031), false);
+        let (mut parallel, mut again, mut refused, mut late) = (0, 0, 0, 0);
+        for case in 0..3_000 {
+            let mut bytes = instance(&mut rng);
+            if rng.chance(8) {
+                // No objective (the first element): refused after the stream.
+                let len = usize::from(bytes[1]);
+                assert!(bytes[0] == 0x1a && len < 0x80);
+                bytes.drain(..2 + len);
+            }
+            let intact = bytes.clone();
+            damage(&mut rng, &mut bytes);
+            if bytes.is_empty() {
+                continue;
+            }
+            let options = match case % 3 {
+                0 => ProfileOptions::default(),
+                1 => ProfileOptions {
+                    wire: true,
+                    ..ProfileOptions::default()
+                },
+                _ => ProfileOptions {
+                    group_by: crate::profile::family::GroupBy::Name,
+                    ..ProfileOptions::default()
+                },
+            };
+            let spool_above = if rng.chance(3) { 0 } else { u64::MAX };
+            let threads = 1 + rng.below(4) as usize;
+            let chunk = [1, 2, 7, 16, 64, 1 << 20][rng.below(6) as usize];
+            // Behind a few bytes that are not the instance's.
+            let mut file = tempfile::tempfile().unwrap();
+            file.write_all(b"xyz").unwrap();
+            file.write_all(&bytes).unwrap();
+            let one = run_with(&bytes, options, spool_above);
+            match run_in_file((&bytes, &file), options, spool_above, (threads, chunk)) {
+                Some(many) => {
+                    assert_eq!(
+                        many, one,
+                        "{threads} threads, chunks of {chunk}: {bytes:02x?}"
+                    );
+                    parallel += 1;
+                    late += usize::from(many.is_err());
+                }
+                None => {
+                    // Given up only where one thread finds something wrong (or
+                    // the damage made a field one thread skips).
+                    assert!(one.is_err() || bytes != intact, "{bytes:02x?}");
+                    again += 1;
+                }
+            }
+            refused += usize::from(one.is_err());
+        }
+        // Accepted instances went the whole way on several threads, refused ones
+        // too when what is wrong is found after the stream (`late`), and others
+        // were read again.
+        let accepted = parallel - late;
+        assert!(accepted > 400 && late > 50, "{accepted} / {late}");
+        assert!(
+            again > 1_000 && refused == late + again,
+            "{again} / {refused}"
+        );
     }
 }

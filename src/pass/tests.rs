@@ -21,16 +21,16 @@ impl EntityObserver for Sees {
 
 /// Random draws, and whether the instance being made should mostly pass
 /// OMMX's checks (tame: finite values, ids of defined variables).
-struct Rng(SplitMix64, bool);
+pub(super) struct Rng(pub(super) SplitMix64, pub(super) bool);
 
 impl Rng {
     fn next(&mut self) -> u64 {
         self.0.next()
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(super) fn below(&mut self, n: u64) -> u64 {
         self.0.below(n)
     }
-    fn chance(&mut self, one_in: u64) -> bool {
+    pub(super) fn chance(&mut self, one_in: u64) -> bool {
         self.0.chance(one_in)
     }
     fn id(&mut self) -> u64 {
@@ -125,7 +125,7 @@ fn function(rng: &mut Rng) -> Option<pb::Function> {
     Some(pb::Function { function: arm })
 }
 
-fn instance(rng: &mut Rng) -> Vec<u8> {
+pub(super) fn instance(rng: &mut Rng) -> Vec<u8> {
     rng.1 = rng.chance(2);
     let n = if rng.1 { 12 } else { rng.below(8) };
     let variables: Vec<pb::DecisionVariable> = (0..n)
@@ -235,7 +235,7 @@ fn extra_field(rng: &mut Rng, entity: u32) -> &'static [u8] {
 }
 
 /// Damages an encoding now and then: a byte changed, a bit flipped, a cut.
-fn damage(rng: &mut Rng, bytes: &mut Vec<u8>) {
+pub(super) fn damage(rng: &mut Rng, bytes: &mut Vec<u8>) {
     if bytes.is_empty() {
         return;
     }
@@ -254,7 +254,7 @@ fn damage(rng: &mut Rng, bytes: &mut Vec<u8>) {
 }
 
 /// The profile's lines and the summary of a run, or its error.
-type Run = Result<(Vec<(String, u64, u64)>, String), String>;
+pub(super) type Run = Result<(Vec<(String, u64, u64)>, String), String>;
 
 fn run(bytes: &[u8], observer: &mut dyn EntityObserver) -> Run {
     run_spooling(bytes, observer, u64::MAX)
@@ -495,111 +495,5 @@ fn spooling_constraints_gives_what_holding_them_gives() {
     assert!(
         refused > 150 && cases - refused > 300,
         "{cases} / {refused}"
-    );
-}
-
-/// A run of `bytes` with `options`, the objective (and counted
-/// constraints) spooled above `spool_above` bytes: on one thread, from a
-/// stream.
-fn run_with(bytes: &[u8], options: ProfileOptions, spool_above: u64) -> Run {
-    let mut accounts = Accounts::new(options);
-    accounts.spool_above = spool_above;
-    let total = Some(bytes.len() as u64);
-    let summary = profile_instance_within(bytes, total, None, Some(1), &mut accounts, &mut ())
-        .map_err(|e| e.to_string())?;
-    Ok((accounts.memory.own_lines(), format!("{summary:?}")))
-}
-
-/// [`run_with`] from `file` (holding `bytes`, a few bytes in), read in
-/// chunks of `chunk` bytes on `threads` threads; `None` when that reader
-/// gave up and the instance would be read again on one thread.
-fn run_in_file(
-    (bytes, file): (&[u8], &std::fs::File),
-    options: ProfileOptions,
-    spool_above: u64,
-    (threads, chunk): (usize, u64),
-) -> Option<Run> {
-    let mut accounts = Accounts::new(options);
-    accounts.spool_above = spool_above;
-    accounts.count_when_unseen(false);
-    let spooling = super::pipeline::Spooling::of(&accounts, &());
-    let source = super::InFile {
-        file,
-        start: 3,
-        progress: &|_| {},
-    };
-    let total = (bytes.len() as u64, chunk);
-    let done =
-        super::ranges::profile_file(source, total, threads, spooling, &mut accounts, &mut ());
-    Some(
-        done?
-            .map_err(|e| e.to_string())
-            .map(|summary| (accounts.memory.own_lines(), format!("{summary:?}"))),
-    )
-}
-
-#[test]
-fn a_file_read_in_chunks_on_several_threads_gives_what_one_stream_gives() {
-    use std::io::Write;
-    let mut rng = Rng(SplitMix64(0x5eed_0031), false);
-    let (mut parallel, mut again, mut refused, mut late) = (0, 0, 0, 0);
-    for case in 0..3_000 {
-        let mut bytes = instance(&mut rng);
-        if rng.chance(8) {
-            // No objective (the first element): refused after the stream.
-            let len = usize::from(bytes[1]);
-            assert!(bytes[0] == 0x1a && len < 0x80);
-            bytes.drain(..2 + len);
-        }
-        let intact = bytes.clone();
-        damage(&mut rng, &mut bytes);
-        if bytes.is_empty() {
-            continue;
-        }
-        let options = match case % 3 {
-            0 => ProfileOptions::default(),
-            1 => ProfileOptions {
-                wire: true,
-                ..ProfileOptions::default()
-            },
-            _ => ProfileOptions {
-                group_by: crate::profile::family::GroupBy::Name,
-                ..ProfileOptions::default()
-            },
-        };
-        let spool_above = if rng.chance(3) { 0 } else { u64::MAX };
-        let threads = 1 + rng.below(4) as usize;
-        let chunk = [1, 2, 7, 16, 64, 1 << 20][rng.below(6) as usize];
-        // Behind a few bytes that are not the instance's.
-        let mut file = tempfile::tempfile().unwrap();
-        file.write_all(b"xyz").unwrap();
-        file.write_all(&bytes).unwrap();
-        let one = run_with(&bytes, options, spool_above);
-        match run_in_file((&bytes, &file), options, spool_above, (threads, chunk)) {
-            Some(many) => {
-                assert_eq!(
-                    many, one,
-                    "{threads} threads, chunks of {chunk}: {bytes:02x?}"
-                );
-                parallel += 1;
-                late += usize::from(many.is_err());
-            }
-            None => {
-                // Given up only where one thread finds something wrong (or
-                // the damage made a field one thread skips).
-                assert!(one.is_err() || bytes != intact, "{bytes:02x?}");
-                again += 1;
-            }
-        }
-        refused += usize::from(one.is_err());
-    }
-    // Accepted instances went the whole way on several threads, refused ones
-    // too when what is wrong is found after the stream (`late`), and others
-    // were read again.
-    let accepted = parallel - late;
-    assert!(accepted > 400 && late > 50, "{accepted} / {late}");
-    assert!(
-        again > 1_000 && refused == late + again,
-        "{again} / {refused}"
     );
 }

@@ -24,9 +24,28 @@ pub fn read_exact_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buf, pos)
 }
 
-/// Fills `buf` from `file` at `pos` (here through the file's offset: only
-/// temporary files of one thread are read this way off Unix).
-#[cfg(not(unix))]
+/// Fills `buf` from `file` at `pos`, each read at its own position (on
+/// Windows the offset moves, so an input read this way is not also read
+/// through its offset).
+#[cfg(windows)]
+pub fn read_exact_at(file: &File, mut buf: &mut [u8], mut pos: u64) -> io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, pos) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                pos += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Fills `buf` from `file` at `pos`, through the file's offset.
+#[cfg(not(any(unix, windows)))]
 pub fn read_exact_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<()> {
     use std::io::{Read, Seek, SeekFrom};
     let mut file = file;
@@ -173,7 +192,7 @@ pub enum FileValue {
     Len(Range<u64>),
 }
 
-/// The fields of a message body in the file, read as [`Fields`] reads
+/// The fields of a message body in the file, read as [`super::Fields`] reads
 /// them in memory, without reading length-delimited bodies.
 pub struct FileFields<'f> {
     file: &'f File,

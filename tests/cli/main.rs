@@ -8,15 +8,18 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use flate2::{write::GzEncoder, Compression};
 
+mod action;
 mod advise;
 mod ci;
 mod diff_check;
 mod differential;
 mod drill;
+mod floors;
 mod hardening;
 mod matrix;
 mod parallel;
 mod readme;
+mod report;
 mod usability;
 mod v2;
 mod v2_drill;

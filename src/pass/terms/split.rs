@@ -13,10 +13,11 @@
 //! part on one thread, which gives its own answer, exactly.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::count::{FieldWindows, KeySet, BITMAP_FLOOR};
+use super::count::FieldWindows;
 use super::*;
+use crate::ids::IdSet;
 
 /// Parts shorter than this are read on one thread.
 pub(super) const SPLIT_BYTES: u64 = if cfg!(test) { 64 } else { 1 << 20 };
@@ -150,17 +151,14 @@ pub(super) fn count_linear<W: FieldWindows + Send, D: Fn(u64) -> bool + Sync>(
     }
     if !sorted {
         let max = scans.iter().map(|s| s.max).max().unwrap_or(0);
-        let bits = max.saturating_add(1);
-        if bits > BITMAP_FLOOR.max(16 * nonzero as u64) {
-            // Sparse ids: the one-thread count, with its hash set.
-            return None;
-        }
-        let words: Vec<AtomicU64> = (0..bits.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let seen = IdSet::for_ids(max, nonzero);
+        // Sparse ids: the one-thread count, with its hash set.
+        let bits = seen.shared()?;
         let repeated = AtomicBool::new(false);
         let read = each_on_a_thread(ranges, |w| {
             w.each(&mut |pieces| {
                 linear(pieces, |id, c| {
-                    if c != 0.0 && !KeySet::insert_shared(&words, id) {
+                    if c != 0.0 && !bits.insert(id) {
                         repeated.store(true, Ordering::Relaxed);
                     }
                 })
