@@ -349,7 +349,9 @@ fn the_action_workflows_and_samples_hold_together() {
             if let Some(rest) = run.split("$GITHUB_ACTION_PATH/").nth(1) {
                 let script = rest.trim_end_matches(['"', '\'']);
                 assert!(
-                    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(script).is_file(),
+                    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                        .join(script)
+                        .is_file(),
                     "{script}"
                 );
             }
