@@ -14,7 +14,6 @@
 use std::io::Read;
 
 use crate::model::v2;
-use crate::model::ModelError;
 use crate::ommx_v1::{function::Function as Arm, Function};
 use crate::profile::family::GroupBy;
 use std::collections::HashMap;
@@ -136,44 +135,27 @@ fn table(kind: EntityKind) -> Table {
 
 /// An `ommx.v1` payload as OMMX 3.0 loads it: first accepted by the v1 pass
 /// (2.9.3's validation, which 3.0's reader applies too), then converted.
-/// 3.0 also reads expression functions, which 2.9.3 refuses: those are
-/// validated by the conversion, the rest by the v1 pass on a copy without them.
-/// Each entity's wire bytes are those of its element in the v1 file (as the
-/// v1 pass measures them; re-encoded when the copy had to be checked).
+/// 3.0 reads two things 2.9.3 refuses: expression functions, which the
+/// conversion validates, and constraint hints whatever they name (it drops
+/// them unread). An instance the v1 pass refuses is read again without
+/// them ([`without_what_3_0_reads_alone`]). Each entity's wire bytes are
+/// those of its element in the v1 file (as the v1 pass measures them;
+/// re-encoded when the copy had to be checked).
 fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, PassError> {
-    use prost::Message;
-    let v1_pass = |bytes: &[u8], sizes: &mut Elements| {
-        let mut scratch = Accounts::new(Default::default());
-        profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, sizes)
-            .map(|_| ())
-            .map_err(|source| PassError::Instance { layer, source })
-    };
     let mut elements = Elements::default();
-    let first = v1_pass(bytes, &mut elements);
-    let decode = || {
-        crate::ommx_v1::Instance::decode(bytes).map_err(|e| PassError::Instance {
-            layer,
-            source: InstanceError::Decode {
-                field: "Instance",
-                offset: bytes.len() as u64,
-                source: e,
+    let message = match v1_pass(bytes, layer, &mut elements) {
+        Ok(()) => decode_v1(bytes, layer)?,
+        Err(
+            refused @ PassError::Instance {
+                source: InstanceError::Rejected(_),
+                ..
             },
-        })
-    };
-    let message = match first {
-        Ok(()) => decode()?,
-        Err(PassError::Instance {
-            source: InstanceError::Rejected(ModelError::ExpressionFunction),
-            ..
-        }) => {
-            let message = decode()?;
-            let mut without = message.clone();
-            for_each_function(&mut without, &mut |f| {
-                if let Some(Arm::Expression(_)) = f.function {
-                    f.function = Some(Arm::Constant(0.0));
-                }
-            });
-            v1_pass(&without.encode_to_vec(), &mut Elements::default())?;
+        ) => {
+            let message = decode_v1(bytes, layer)?;
+            let Some(copy) = without_what_3_0_reads_alone(&message) else {
+                return Err(refused);
+            };
+            v1_pass(&copy, layer, &mut Elements::default())?;
             elements = Elements::encoded(&message);
             message
         }
@@ -185,6 +167,43 @@ fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, PassError
     })?;
     model.wire = elements.sizes;
     Ok(model)
+}
+
+/// Checks `bytes` with 2.9.3's rules (the v1 pass), recording each
+/// element's size in `sizes`.
+fn v1_pass(bytes: &[u8], layer: Option<usize>, sizes: &mut Elements) -> Result<(), PassError> {
+    let mut scratch = Accounts::new(Default::default());
+    profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, sizes)
+        .map(|_| ())
+        .map_err(|source| PassError::Instance { layer, source })
+}
+
+fn decode_v1(bytes: &[u8], layer: Option<usize>) -> Result<crate::ommx_v1::Instance, PassError> {
+    use prost::Message;
+    crate::ommx_v1::Instance::decode(bytes).map_err(|e| PassError::Instance {
+        layer,
+        source: InstanceError::Decode {
+            field: "Instance",
+            offset: bytes.len() as u64,
+            source: e,
+        },
+    })
+}
+
+/// `message` encoded without what 3.0 reads by rules of its own: expression
+/// functions (each a constant 0 in the copy) and constraint hints (3.0's
+/// `from_v1_bytes` drops them, dangling or repeated references and all).
+/// `None` when it has neither, so 2.9.3's verdict is 3.0's.
+fn without_what_3_0_reads_alone(message: &crate::ommx_v1::Instance) -> Option<Vec<u8>> {
+    use prost::Message;
+    let mut copy = message.clone();
+    copy.constraint_hints = None;
+    for_each_function(&mut copy, &mut |f| {
+        if let Some(Arm::Expression(_)) = f.function {
+            f.function = Some(Arm::Constant(0.0));
+        }
+    });
+    (copy != *message).then(|| copy.encode_to_vec())
 }
 
 /// The encoded size of each v1 entity, keyed as its OMMX 3.0 entity.

@@ -20,6 +20,7 @@ mod readme;
 mod usability;
 mod v2;
 mod v2_drill;
+mod v2_edges;
 
 pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
