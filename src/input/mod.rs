@@ -508,6 +508,7 @@ fn detect<R: Read + Send>(
             instance_index: None,
             title: None,
             schema,
+            layer_annotations: None,
         };
         if probe {
             pass.probe(payload)
@@ -533,24 +534,4 @@ fn hint(err: DecodeError, head: &[u8]) -> DecodeError {
         (DecodeError::Pass(PassError::Instance { .. }), Some(kind)) => DecodeError::WrongKind(kind),
         _ => err,
     }
-}
-
-/// Profiles one instance payload of `schema` (of `total` bytes when known)
-/// under `max_element`.
-pub(crate) fn profile_one<R: Read + Send>(
-    pass: &mut Pass<'_>,
-    mut reader: R,
-    total: Option<u64>,
-    max_element: Option<u64>,
-    instance_index: Option<usize>,
-    schema: Schema,
-) -> Result<ProfiledInstance, DecodeError> {
-    Ok(pass.profile(Payload {
-        reader: &mut reader,
-        total,
-        max_element,
-        instance_index,
-        title: None,
-        schema,
-    })?)
 }

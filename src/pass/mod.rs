@@ -25,6 +25,7 @@ mod tests;
 mod v2;
 mod validate;
 
+use std::collections::BTreeMap;
 use std::io::Read;
 
 pub use crate::model::EntityKind;
@@ -51,6 +52,10 @@ pub struct Payload<'a> {
     pub instance_index: Option<usize>,
     pub title: Option<String>,
     pub schema: Schema,
+    /// The annotations of the archive layer it is, which OMMX 3.0 folds into
+    /// the instance it reads ([`crate::model::v2::fold_layer_annotations`]);
+    /// `None` for raw input.
+    pub layer_annotations: Option<&'a BTreeMap<String, String>>,
 }
 
 /// What a pass produces besides OMMX's logical profile.
@@ -109,6 +114,14 @@ impl Pass<'_> {
         self.reading.raw_schema
     }
 
+    /// The accounting a payload of `schema` is counted with.
+    pub fn accounting(&self, schema: Schema) -> Accounting {
+        match schema {
+            Schema::V1 => self.reading.accounting.unwrap_or(Accounting::Ommx29),
+            Schema::V2 => Accounting::Ommx30,
+        }
+    }
+
     /// Profiles one payload as the caller asked.
     pub fn profile(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, PassError> {
         profile_payload(self, payload)
@@ -142,10 +155,7 @@ fn profile_payload(
     pass: &mut Pass<'_>,
     payload: Payload<'_>,
 ) -> Result<ProfiledInstance, PassError> {
-    let accounting = match payload.schema {
-        Schema::V1 => pass.reading.accounting.unwrap_or(Accounting::Ommx29),
-        Schema::V2 => Accounting::Ommx30,
-    };
+    let accounting = pass.accounting(payload.schema);
     if accounting == Accounting::Ommx30 {
         return v2::profile(payload, pass);
     }
@@ -156,6 +166,8 @@ fn profile_payload(
         instance_index,
         title,
         schema,
+        // 2.9.3 reads the payload alone.
+        layer_annotations: _,
     } = payload;
     let mut accounts = Accounts::new(pass.options);
     pass.observer.begin(instance_index);

@@ -42,6 +42,7 @@ pub(crate) fn profile(
         instance_index,
         title,
         schema,
+        layer_annotations,
     } = payload;
     let fail = |source| PassError::V2 {
         layer: instance_index,
@@ -54,10 +55,13 @@ pub(crate) fn profile(
     if let Some(limit) = max_element.filter(|&m| bytes.len() as u64 > m) {
         return Err(fail(V2PassError::TooLarge(limit)));
     }
-    let model = match schema {
+    let mut model = match schema {
         Schema::V2 => v2::decode(&bytes).map_err(|e| fail(e.into()))?,
         Schema::V1 => from_v1(&bytes, instance_index)?,
     };
+    if let Some(annotations) = layer_annotations {
+        v2::fold_layer_annotations(&mut model, annotations);
+    }
     // Refused only once the payload reads as one: raw input that is neither
     // v1 nor v2 keeps v1's error.
     // v1 input counted as 3.0 holds it has v1's encoding, whose paths are

@@ -66,3 +66,104 @@ fn migration_view_drops_hints_as_ommx_3_does() {
         "{err}"
     );
 }
+
+/// The profile of each line `folded` has, by path.
+fn lines(folded: &str) -> std::collections::BTreeMap<&str, u64> {
+    folded
+        .lines()
+        .map(|l| {
+            let (path, bytes) = l.rsplit_once(' ').unwrap();
+            (path, bytes.parse().unwrap())
+        })
+        .collect()
+}
+
+/// OMMX 3.0 reads a layer's title (and the other `org.ommx.v1.instance.*`
+/// annotations, and user annotations) into the instance it loads from the
+/// layer, v1 or v2; 2.9.3 reads the payload alone.
+#[test]
+fn ommx_3_folds_a_layers_annotations_into_its_instance() {
+    use sha2::{Digest, Sha256};
+    let dir = tempfile::tempdir().unwrap();
+    // `Instance.minimize()` as v1 bytes, added twice: with a title and user
+    // annotation, and bare.
+    let v1 = hex::decode("1a090900000000000000002801").unwrap();
+    let digest = format!("sha256:{}", hex::encode(Sha256::digest(&v1)));
+    let layer = |annotations: serde_json::Value| {
+        serde_json::json!({"mediaType": "application/org.ommx.v1.instance",
+                           "digest": digest, "size": v1.len(), "annotations": annotations})
+    };
+    let tar = crate::oci_tar(
+        &[(&format!("blobs/sha256/{}", &digest[7..]), v1.clone())],
+        serde_json::json!([
+            layer(serde_json::json!({"org.ommx.v1.instance.title": "t",
+                                     "org.ommx.v1.instance.variables": "0",
+                                     "org.ommx.user.k": "v"})),
+            layer(serde_json::json!({})),
+        ]),
+    );
+    let archive = file(&dir, "titled.ommx", &tar);
+    let layer_as = |n: &str, accounting: &str| {
+        ok(&[
+            "inspect",
+            &archive,
+            "--layer",
+            n,
+            "--accounting",
+            accounting,
+            "-f",
+            "folded",
+        ])
+    };
+    let titled = layer_as("0", "3.0");
+    let got = lines(&titled);
+    // 3.0.0b7's numbers for this layer.
+    assert_eq!(got["Instance.description;Description.name"], 25, "{titled}");
+    for field in [
+        "authors;Vec[stack]",
+        "created_by;Option[stack]",
+        "description;Option[stack]",
+    ] {
+        assert_eq!(
+            got[format!("Instance.description;Description.{field}").as_str()],
+            24
+        );
+    }
+    assert!(!got.contains_key("Instance.description;Option[stack]"));
+    assert_eq!(
+        got["Instance.annotations;HashMap[key]"],
+        24 + 15,
+        "{titled}"
+    );
+    assert_eq!(got["Instance.annotations"], 24 + 1, "{titled}");
+    // The bare layer, and 2.9.3's view of either, have no description.
+    let bare = layer_as("1", "3.0");
+    assert_eq!(lines(&bare)["Instance.description;Option[stack]"], 168);
+    assert_eq!(
+        bare,
+        ok(&[
+            "inspect",
+            &file(&dir, "bare.pb", &v1),
+            "--accounting",
+            "3.0",
+            "-f",
+            "folded"
+        ])
+    );
+    for n in ["0", "1"] {
+        assert_eq!(
+            lines(&layer_as(n, "2.9"))["Instance.description;Option[stack]"],
+            168
+        );
+    }
+    // Both layers at once: each with its own annotations.
+    let both = ok(&["inspect", &archive, "--accounting", "3.0", "-f", "folded"]);
+    assert!(
+        both.contains("layer[0] (t);Instance.description;Description.name 25\n"),
+        "{both}"
+    );
+    assert!(
+        both.contains("layer[1];Instance.description;Option[stack] 168\n"),
+        "{both}"
+    );
+}

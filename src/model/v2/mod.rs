@@ -18,6 +18,7 @@
 mod entity;
 mod expression;
 mod from_v1;
+mod layer;
 mod profile;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,6 +31,7 @@ use super::ModelError;
 pub use entity::{Entity, Part, WireSizes};
 pub use expression::{Func, Instruction};
 pub use from_v1::from_v1;
+pub use layer::fold_layer_annotations;
 pub use profile::Names;
 mod build;
 pub use build::{decode, dependency, from_wire};
