@@ -19,6 +19,7 @@ mod framing;
 pub mod objective;
 mod observer;
 mod pipeline;
+mod reading;
 pub mod terms;
 #[cfg(test)]
 mod tests;
@@ -131,20 +132,38 @@ impl Pass<'_> {
     /// of raw input): no analysis sees it, nothing but OMMX's count is kept.
     pub fn probe(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, PassError> {
         let mut nothing = ();
-        let mut plain = Pass {
+        profile_payload(&mut self.plain(&mut nothing), payload)
+    }
+
+    /// This pass's reading with no analysis riding on it.
+    fn plain<'n>(&self, nothing: &'n mut ()) -> Pass<'n> {
+        Pass {
             options: ProfileOptions::default(),
             reading: self.reading,
             threads: self.threads,
             max_element: self.max_element,
-            observer: &mut nothing,
-        };
-        profile_payload(&mut plain, payload)
+            observer: nothing,
+        }
     }
 
-    /// The payload last profiled was refused and is read again as another
-    /// schema: whatever rides on the pass forgets what it saw of it.
-    pub fn abandon(&mut self) {
+    /// Reads raw bytes that ommx.v1 refused (`v1`) again, as ommx.v2 (the
+    /// payload's schema): their profile, or, when v2 refuses them too, the
+    /// refusal of the reading that got further, naming its schema
+    /// ([`PassError::Neither`]). What rides on the pass forgets what it saw
+    /// of the first reading; a `probe` is seen by nothing (as
+    /// [`Pass::probe`]).
+    pub fn reread_as_v2(
+        &mut self,
+        payload: Payload<'_>,
+        v1: PassError,
+        probe: bool,
+    ) -> Result<ProfiledInstance, PassError> {
+        if probe {
+            let mut nothing = ();
+            return v2::reread(payload, &mut self.plain(&mut nothing), v1);
+        }
         self.observer.abandon();
+        v2::reread(payload, self, v1)
     }
 }
 

@@ -22,9 +22,11 @@ use crate::profile::wire::{self as wire_view, Table};
 use crate::profile::{Frame, Path};
 
 use super::accounts::{Families, Summing};
+use super::reading::{self, Stop};
 use super::{profile_instance, Accounts, Cost, EntityView, Pass};
 use super::{EntityObserver, NamedFunction};
 use super::{InstanceError, PassError, Payload, V2PassError};
+use crate::model::v2::V2Error;
 use crate::model::{Constraint, DecisionVariable, EntityKind, FileWaste, RemovedConstraint};
 use crate::report::InstanceSummary;
 use crate::report::ProfiledInstance;
@@ -35,6 +37,60 @@ pub(crate) fn profile(
     payload: Payload<'_>,
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, PassError> {
+    let (read, rest) = split(payload);
+    let (bytes, model) = read_model(read).map_err(|stopped| stopped.error)?;
+    account(pass, rest, bytes, model)
+}
+
+/// Reads raw bytes that ommx.v1 refused (`v1`) as ommx.v2 (the payload's
+/// schema): their profile, or, when v2 refuses them too, the refusal of the
+/// reading that got further (v1's on a tie), naming its schema.
+pub(crate) fn reread(
+    payload: Payload<'_>,
+    pass: &mut Pass<'_>,
+    v1: PassError,
+) -> Result<ProfiledInstance, PassError> {
+    let (read, rest) = split(payload);
+    match read_model(read) {
+        Ok((bytes, model)) => account(pass, rest, bytes, model),
+        // The input could not be read again (a gzip checksum, say): not a
+        // question of schemas; v1's error stands.
+        Err(Stopped {
+            error: PassError::Io(_),
+            ..
+        }) => Err(v1),
+        Err(stopped) => {
+            let v1_reached = reading::reach::<crate::ommx_v1::Instance>(&stopped.bytes);
+            let (schema, refusal) = match stopped.reached > v1_reached {
+                true => (Schema::V2, stopped.error),
+                false => (Schema::V1, v1),
+            };
+            Err(PassError::Neither {
+                schema,
+                refusal: Box::new(refusal),
+            })
+        }
+    }
+}
+
+/// What reading a payload needs.
+struct ToRead<'p> {
+    reader: &'p mut (dyn Read + Send),
+    total: Option<u64>,
+    max_element: Option<u64>,
+    layer: Option<usize>,
+    schema: Schema,
+}
+
+/// What accounting a payload's model needs besides it.
+struct ToAccount<'p> {
+    layer: Option<usize>,
+    title: Option<String>,
+    schema: Schema,
+    layer_annotations: Option<&'p std::collections::BTreeMap<String, String>>,
+}
+
+fn split(payload: Payload<'_>) -> (ToRead<'_>, ToAccount<'_>) {
     let Payload {
         reader,
         total,
@@ -44,28 +100,129 @@ pub(crate) fn profile(
         schema,
         layer_annotations,
     } = payload;
+    let read = ToRead {
+        reader,
+        total,
+        max_element,
+        layer: instance_index,
+        schema,
+    };
+    let rest = ToAccount {
+        layer: instance_index,
+        title,
+        schema,
+        layer_annotations,
+    };
+    (read, rest)
+}
+
+/// Why a payload could not be read as a model: the error, what was read of
+/// it, and where its reading stopped (the end when it read whole).
+struct Stopped {
+    error: PassError,
+    bytes: Vec<u8>,
+    reached: usize,
+}
+
+/// Reads the payload and builds 3.0's model of it: a v2 payload a field at
+/// a time ([`reading::read_fields`]), a v1 payload whole, then converted.
+fn read_model(read: ToRead<'_>) -> Result<(Vec<u8>, v2::Instance), Stopped> {
+    let ToRead {
+        reader,
+        total,
+        max_element,
+        layer,
+        schema,
+    } = read;
+    let fail = |source| PassError::V2 { layer, source };
+    // A payload of unknown length is one element under `--max-element`.
+    let (bytes, model) = match schema {
+        Schema::V2 => {
+            let read = reading::read_fields(reader, total, max_element).map_err(stopped(layer))?;
+            (
+                read.bytes,
+                v2::from_wire(read.message).map_err(|e| fail(e.into())),
+            )
+        }
+        Schema::V1 => {
+            let read = read_whole(reader, total, max_element).map_err(stopped(layer))?;
+            let model = from_v1(&read.bytes, layer);
+            (read.bytes, model)
+        }
+    };
+    match model {
+        Ok(model) => Ok((bytes, model)),
+        Err(error) => Err(Stopped {
+            error,
+            reached: bytes.len(),
+            bytes,
+        }),
+    }
+}
+
+/// A reading that stopped, as the pass reports it.
+fn stopped<M>(layer: Option<usize>) -> impl Fn((reading::Fields<M>, Stop)) -> Stopped {
+    move |(read, stop)| Stopped {
+        error: match stop {
+            Stop::Io(e) => PassError::Io(e),
+            Stop::Decode(why) => PassError::V2 {
+                layer,
+                source: V2Error::Decode(why).into(),
+            },
+            Stop::TooLarge(limit) => PassError::V2 {
+                layer,
+                source: V2PassError::TooLarge(limit),
+            },
+        },
+        bytes: read.bytes,
+        reached: read.reached,
+    }
+}
+
+/// A v1 payload read whole (the v1 pass reads it again from memory).
+fn read_whole(
+    reader: &mut dyn Read,
+    total: Option<u64>,
+    max_element: Option<u64>,
+) -> Result<reading::Fields<()>, (reading::Fields<()>, Stop)> {
+    let mut read = reading::Fields {
+        bytes: Vec::with_capacity(total.unwrap_or(0).min(1 << 26) as usize),
+        message: (),
+        reached: 0,
+    };
+    let cap = max_element.map_or(u64::MAX, |m| m.saturating_add(1));
+    if let Err(e) = reader.take(cap).read_to_end(&mut read.bytes) {
+        return Err((read, Stop::Io(e)));
+    }
+    if let Some(limit) = max_element.filter(|&m| read.bytes.len() as u64 > m) {
+        return Err((read, Stop::TooLarge(limit)));
+    }
+    read.reached = read.bytes.len();
+    Ok(read)
+}
+
+/// Profiles the model of a payload (`bytes`) into the pass's accounts.
+fn account(
+    pass: &mut Pass<'_>,
+    rest: ToAccount<'_>,
+    bytes: Vec<u8>,
+    mut model: v2::Instance,
+) -> Result<ProfiledInstance, PassError> {
+    let ToAccount {
+        layer: instance_index,
+        title,
+        schema,
+        layer_annotations,
+    } = rest;
     let fail = |source| PassError::V2 {
         layer: instance_index,
         source,
     };
-    let mut bytes = Vec::with_capacity(total.unwrap_or(0).min(1 << 26) as usize);
-    // A payload of unknown length is one element under `--max-element`.
-    let cap = max_element.map_or(u64::MAX, |m| m.saturating_add(1));
-    reader.take(cap).read_to_end(&mut bytes)?;
-    if let Some(limit) = max_element.filter(|&m| bytes.len() as u64 > m) {
-        return Err(fail(V2PassError::TooLarge(limit)));
-    }
-    let mut model = match schema {
-        Schema::V2 => v2::decode(&bytes).map_err(|e| fail(e.into()))?,
-        Schema::V1 => from_v1(&bytes, instance_index)?,
-    };
     if let Some(annotations) = layer_annotations {
         v2::fold_layer_annotations(&mut model, annotations);
     }
-    // Refused only once the payload reads as one: raw input that is neither
-    // v1 nor v2 keeps v1's error.
-    // v1 input counted as 3.0 holds it has v1's encoding, whose paths are
-    // not 3.0's.
+    // Refused only once the payload reads as one: v1 input counted as 3.0
+    // holds it has v1's encoding, whose paths are not 3.0's.
     if pass.options.wire && schema == Schema::V1 {
         return Err(fail(V2PassError::WireView));
     }

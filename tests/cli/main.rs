@@ -13,6 +13,7 @@ mod ci;
 mod diff_check;
 mod differential;
 mod drill;
+mod edges;
 mod hardening;
 mod matrix;
 mod parallel;
@@ -20,7 +21,6 @@ mod readme;
 mod usability;
 mod v2;
 mod v2_drill;
-mod v2_edges;
 
 pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
@@ -267,7 +267,9 @@ fn rejected_instances_fail_with_the_reason() {
             &fixtures().join("rejected").join(name).to_string_lossy(),
         ])
     };
-    assert!(reason("missing_objective.pb").ends_with("the objective is missing"));
+    // Read as v1, and as v2, which gets no further.
+    assert!(reason("missing_objective.pb")
+        .ends_with("the objective is missing (read as ommx.v1; ommx.v2 gets no further)"));
     assert!(reason("undefined_variable_constraint.pb")
         .contains("constraint 1 uses decision variable 99, which is not defined"));
     assert!(reason("cyclic_dependency.pb").contains("cyclic"));
