@@ -817,6 +817,34 @@ fn cases() -> Vec<Case> {
             expect: Expect::Error("refusing to write the output over the input file"),
         },
         Case {
+            kind: Some("outputs-same-file"),
+            name: "diff's report and graph in one file",
+            setup: Box::new(|dir| {
+                let out = dir.join("x.svg").to_str().unwrap().to_string();
+                let (a, b) = (oracle("empty.pb"), oracle("kitchen_sink.pb"));
+                vec!["diff".into(), a, b, "-o".into(), out.clone(), "--flamegraph".into(), out]
+            }),
+            stdin: None,
+            fsize_limit: None,
+            expect: Expect::Error(
+                "x.svg: two outputs of the command name this file; one would replace the other",
+            ),
+        },
+        Case {
+            kind: Some("outputs-same-file"),
+            name: "diff's report over the old graph, another spelling",
+            setup: Box::new(|dir| {
+                let graph = dir.join("x.svg").to_str().unwrap().to_string();
+                fs::create_dir(dir.join("sub")).unwrap();
+                let out = dir.join("sub/../x.old.svg").to_str().unwrap().to_string();
+                let (a, b) = (oracle("empty.pb"), oracle("kitchen_sink.pb"));
+                vec!["diff".into(), a, b, "-o".into(), out, "--flamegraph".into(), graph]
+            }),
+            stdin: None,
+            fsize_limit: None,
+            expect: Expect::Error("x.old.svg: two outputs of the command name this file (also as "),
+        },
+        Case {
             kind: Some("output-temp"),
             name: "output in a missing directory",
             setup: Box::new(|dir| {
