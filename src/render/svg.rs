@@ -43,7 +43,10 @@ pub fn render_folded(
     options: &SvgOptions,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let total = lines.iter().map(|(_, bytes)| bytes).sum();
+    // The input's counts were checked to add up within u64.
+    let total = lines
+        .iter()
+        .fold(0u64, |sum, (_, bytes)| sum.saturating_add(*bytes));
     let lines: Vec<String> = lines
         .iter()
         .map(|(path, bytes)| format!("{path} {bytes}"))
@@ -66,6 +69,40 @@ const FRAME_AREA: f64 = 1180.0;
 /// `--min-width`'s default in pixels, inferno's own.
 pub const DEFAULT_MIN_WIDTH: f64 = 0.1;
 
+/// The most frames drawn in one stack: an instance's profile is a dozen
+/// deep, but folded input may hold a line of a million frames (a 2 MB
+/// line made a 185 MB picture). Deeper frames are drawn as one frame,
+/// [`CUT_FRAME`], and the subtitle says how many stacks were cut.
+pub const MAX_DRAWN_DEPTH: usize = 1024;
+
+/// The frame that stands for the frames of a stack past [`MAX_DRAWN_DEPTH`].
+pub const CUT_FRAME: &str = "[deeper frames not drawn]";
+
+/// `lines` (`stack count`) with each stack cut to [`MAX_DRAWN_DEPTH`]
+/// frames, and how many were cut.
+fn bounded(lines: &[String]) -> (Vec<std::borrow::Cow<'_, str>>, usize) {
+    let mut cut = 0;
+    let lines = lines
+        .iter()
+        .map(|line| {
+            // More than the most frames: at least as many `;` as frames drawn.
+            let deeper = line.match_indices(';').nth(MAX_DRAWN_DEPTH - 1).is_some();
+            (line, deeper)
+        })
+        .map(
+            |(line, deeper)| match line.match_indices(';').nth(MAX_DRAWN_DEPTH - 2) {
+                Some((at, _)) if deeper => {
+                    cut += 1;
+                    let (_, count) = line.rsplit_once(' ').expect("a folded line");
+                    format!("{};{CUT_FRAME} {count}", &line[..at]).into()
+                }
+                _ => line.as_str().into(),
+            },
+        )
+        .collect();
+    (lines, cut)
+}
+
 fn draw(
     lines: &[String],
     default_title: String,
@@ -74,9 +111,17 @@ fn draw(
     options: &SvgOptions,
     out: &mut dyn Write,
 ) -> Result<()> {
+    let (lines, cut) = bounded(lines);
     let mut opts = flamegraph::Options::default();
     opts.title = options.title.clone().unwrap_or(default_title);
-    opts.subtitle = Some(format!("{what}; total {}", crate::units::human(total)));
+    let mut subtitle = format!("{what}; total {}", crate::units::human(total));
+    if cut > 0 {
+        subtitle += &format!(
+            "; {cut} stack(s) deeper than {MAX_DRAWN_DEPTH} frames drawn to that depth, \
+             the rest as \"{CUT_FRAME}\""
+        );
+    }
+    opts.subtitle = Some(subtitle);
     opts.count_name = "bytes".to_string();
     opts.colors = Palette::Basic(BasicPalette::Mem);
     opts.deterministic = true;
@@ -88,6 +133,40 @@ fn draw(
     // its documentation says pixels; memprof's flag means pixels.
     let pixels = options.min_width.unwrap_or(DEFAULT_MIN_WIDTH);
     opts.min_width = pixels * 100.0 / FRAME_AREA;
-    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
+    flamegraph::from_lines(&mut opts, lines.iter().map(|l| l.as_ref()), out)
         .context("flamegraph rendering failed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stacks_deeper_than_the_bound_are_cut_to_it() {
+        let frames = |n: usize| {
+            (0..n)
+                .map(|i| format!("f{i}"))
+                .collect::<Vec<_>>()
+                .join(";")
+        };
+        let lines = vec![
+            format!("{} 5", frames(MAX_DRAWN_DEPTH)),
+            format!("{} 7", frames(MAX_DRAWN_DEPTH + 1)),
+            format!("{} 9", frames(1_000_000)),
+        ];
+        let (drawn, cut) = bounded(&lines);
+        assert_eq!(cut, 2);
+        assert_eq!(drawn[0], lines[0]);
+        for (line, count) in drawn[1..].iter().zip(["7", "9"]) {
+            let (stack, c) = line.rsplit_once(' ').unwrap();
+            assert_eq!(c, count);
+            let stack: Vec<&str> = stack.split(';').collect();
+            assert_eq!(stack.len(), MAX_DRAWN_DEPTH);
+            assert_eq!(
+                stack[MAX_DRAWN_DEPTH - 2],
+                format!("f{}", MAX_DRAWN_DEPTH - 2)
+            );
+            assert_eq!(stack[MAX_DRAWN_DEPTH - 1], CUT_FRAME);
+        }
+    }
 }

@@ -318,3 +318,47 @@ fn endless_and_random_bytes_are_refused_at_once() {
     );
 }
 
+/// Folded stacks whose counts are no byte counts are refused naming the
+/// line and the count, and no output is written; a line of a million frames
+/// is drawn to a bounded depth, and the picture says so.
+#[test]
+fn folded_counts_are_checked_and_deep_stacks_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.svg");
+    let out = out.to_str().unwrap();
+    let max = u64::MAX;
+    let whole = format!("(a whole number from 0 to {max})");
+    let digits = "9".repeat(1_000_000);
+    let cases = [
+        ("neg", "a 1\nInstance.sense -5\n".to_string(), format!("line 2: count -5 is not a byte count {whole}")),
+        ("big", "a;b 18446744073709551616\n".to_string(), format!("line 1: count 18446744073709551616 is not a byte count {whole}")),
+        ("sum", format!("a {max}\nb 0\nc 1\n"), format!("line 3: the counts add up to more than {max} bytes")),
+        ("huge", format!("a;b {digits}\n"), format!("line 1: count 999999999999999999999999... (1000000 characters) is not a byte count {whole}")),
+    ];
+    for (name, text, why) in cases {
+        let input = file(&dir, &format!("{name}.folded"), text.as_bytes());
+        assert_eq!(
+            fails(&["flamegraph", &input, "-o", out]),
+            format!("memprof: error: {input}: folded stacks, {why}")
+        );
+        assert!(!std::path::Path::new(out).exists(), "{name}");
+    }
+    let frames: Vec<String> = (0..1_000_000).map(|i| format!("f{i}")).collect();
+    let deep = file(
+        &dir,
+        "deep.folded",
+        format!("{} 5\nshallow 3\n", frames.join(";")).as_bytes(),
+    );
+    ok(&["flamegraph", &deep, "-o", out]);
+    let svg = fs::read_to_string(out).unwrap();
+    assert!(svg.len() < 1 << 20, "{} bytes", svg.len());
+    assert!(
+        svg.contains("1 stack(s) deeper than 1024 frames drawn to that depth"),
+        "subtitle"
+    );
+    assert!(svg.contains("[deeper frames not drawn]"));
+    assert!(
+        svg.contains("<title>f1022 (") && !svg.contains("<title>f1023 ("),
+        "cut after 1023 frames"
+    );
+}

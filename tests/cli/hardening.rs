@@ -402,6 +402,36 @@ fn cases() -> Vec<Case> {
             fsize_limit: None,
             expect: Expect::Error("<stdin>: not an OMMX instance or archive: the content looks like JSON text"),
         },
+        Case {
+            kind: Some("folded-count"),
+            name: "folded stacks with a negative count",
+            setup: Box::new(|dir| {
+                let input = write(dir, "neg.folded", b"Instance.sense 1\na;b -5\n");
+                let out = dir.join("out.svg").to_str().unwrap().to_string();
+                vec!["flamegraph".into(), input, "-o".into(), out]
+            }),
+            stdin: None,
+            fsize_limit: None,
+            expect: Expect::Error(
+                "neg.folded: folded stacks, line 2: count -5 is not a byte count (a whole number \
+                 from 0 to 18446744073709551615)",
+            ),
+        },
+        Case {
+            kind: Some("folded-count"),
+            name: "folded stacks whose counts overflow",
+            setup: Box::new(|dir| {
+                let input = write(dir, "sum.folded", b"a 18446744073709551615\nb 1\n");
+                let out = dir.join("out.svg").to_str().unwrap().to_string();
+                vec!["flamegraph".into(), input, "-o".into(), out]
+            }),
+            stdin: None,
+            fsize_limit: None,
+            expect: Expect::Error(
+                "sum.folded: folded stacks, line 2: the counts add up to more than \
+                 18446744073709551615 bytes",
+            ),
+        },
         err_case(
             "gzip-corrupt",
             "bad.gz",
