@@ -521,6 +521,37 @@ fn cases() -> Vec<Case> {
             &[],
             Expect::Profile,
         ),
+        // OMMX 2.9.3 compares names a component at a time: a leading ./ is
+        // one of its own (`tar -cf x.ommx -C dir .` writes such names), while
+        // doubled or inner slashes and dots are not.
+        err_case(
+            "no-index",
+            "dot-slash.ommx",
+            RawTar::default()
+                .files(&[index.clone(), manifest.clone(), blob.clone()].map(|(n, b)| (format!("./{n}"), b)))
+                .finish(),
+            "the archive has no index.json (not an OCI image layout); entries whose names start \
+             with ./ are not the layout's files to OMMX 2.9.3, which refuses this archive too \
+             (name them from the layout's root: tar -cf x.ommx -C DIR index.json blobs)",
+        ),
+        err_case(
+            "missing-blob",
+            "dot-slash-blob.ommx",
+            RawTar::default()
+                .files(&[index.clone(), manifest.clone()])
+                .file(&format!("./{}", blob.0), &blob.1)
+                .finish(),
+            "is missing from the archive; entries whose names start with ./ are not",
+        ),
+        accepted_case(
+            "inner-dots.ommx",
+            RawTar::default()
+                .files(&[index.clone(), manifest.clone()])
+                .file(&blob.0.replace("blobs/", "blobs//./"), &blob.1)
+                .finish(),
+            &[],
+            Expect::Profile,
+        ),
         err_case(
             "no-index",
             "no-index.ommx",

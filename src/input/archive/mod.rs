@@ -62,8 +62,8 @@ const MAX_NAME: usize = 4096;
 pub enum ArchiveError {
     #[error("corrupt tar archive: {0}")]
     Tar(io::Error),
-    #[error("the archive has no index.json (not an OCI image layout)")]
-    NoIndex,
+    #[error("the archive has no index.json (not an OCI image layout){}", dotted_note(*.0))]
+    NoIndex(bool),
     #[error("{what} is {size} bytes, more than the {cap}-byte limit")]
     TooLarge { what: String, size: u64, cap: u64 },
     #[error("{what} is not valid JSON of the expected shape: {error}")]
@@ -79,12 +79,25 @@ pub enum ArchiveError {
     OciLayoutVersion(String),
     #[error("the manifest's artifactType is {}, not {ARTIFACT_TYPE}: not an OMMX artifact", .0.as_deref().map_or("missing".to_string(), |t| format!("{t:?}")))]
     NotOmmx(Option<String>),
-    #[error("blob {0} is missing from the archive")]
-    MissingBlob(String),
+    #[error("blob {} is missing from the archive{}", .0, dotted_note(*.1))]
+    MissingBlob(String, bool),
     #[error("{name} is {kind}; memprof reads only regular files and never follows links")]
     NotAFile { name: String, kind: &'static str },
     #[error("the archive has more than {cap} {what}, the limit")]
     TooMany { what: &'static str, cap: u64 },
+}
+
+/// What a missing layout file's error adds when entries named with a
+/// leading `./` were passed over.
+fn dotted_note(dotted: bool) -> &'static str {
+    match dotted {
+        true => {
+            "; entries whose names start with ./ are not the layout's files to OMMX \
+                 2.9.3, which refuses this archive too (name them from the layout's root: \
+                 tar -cf x.ommx -C DIR index.json blobs)"
+        }
+        false => "",
+    }
 }
 
 // The layout's JSON documents, shaped as OMMX 2.9.3 reads them (through
@@ -236,6 +249,13 @@ trait Store {
     /// Where the file's data is stored, for reading blobs in storage order.
     fn position(&self, name: &str) -> Option<u64>;
 
+    /// Whether entries named with a leading `./` were passed over (they
+    /// are not the layout's files to OMMX), for the error when one is
+    /// missing.
+    fn dotted(&self) -> bool {
+        false
+    }
+
     /// Whether the sizes of files are only claims about decompressed data
     /// (a gzip archive's tar headers) rather than bytes on disk.
     fn sizes_claimed(&self) -> bool {
@@ -280,9 +300,10 @@ fn open_blob<'s>(
     store: &'s mut dyn Store,
     descriptor: &Descriptor,
 ) -> Result<(Box<dyn Read + Send + 's>, u64), DecodeError> {
+    let dotted = store.dotted();
     store
         .open(&descriptor.digest.blob_path())?
-        .ok_or_else(|| ArchiveError::MissingBlob(descriptor.digest.to_string()).into())
+        .ok_or_else(|| ArchiveError::MissingBlob(descriptor.digest.to_string(), dotted).into())
 }
 
 fn not_profiled_reason(media_type: &str) -> String {
@@ -350,8 +371,8 @@ fn read_layout(
 /// The manifest the index names first (OMMX reads no other), within the
 /// caps, of OMMX's artifact type.
 fn read_manifest(store: &mut dyn Store) -> Result<Manifest, DecodeError> {
-    let index =
-        read_capped(store, "index.json", "index.json", INDEX_CAP)?.ok_or(ArchiveError::NoIndex)?;
+    let index = read_capped(store, "index.json", "index.json", INDEX_CAP)?
+        .ok_or(ArchiveError::NoIndex(store.dotted()))?;
     let index: Index = parse_json(&index, "index.json")?;
     let m = index.manifests.first().ok_or(ArchiveError::NoManifest)?;
     let what = format!("manifest {}", m.digest);
