@@ -362,3 +362,69 @@ fn folded_counts_are_checked_and_deep_stacks_bounded() {
         "cut after 1023 frames"
     );
 }
+
+/// ommx.v2 rules OMMX 3.0.0b7 applies that memprof once let through (found
+/// by the extended differential): each payload refused, naming what is wrong.
+#[test]
+fn v2_rows_follow_ommx_3s_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    // Variables 0 and 1 binary, 2 continuous in [-1, 5]; objective 0; minimize.
+    let base = "1a540a1a080012160801121209000000000000000011000000000000f03f0a1a0801121608011212090000\
+                00000000000011000000000000f03f0a1a080212160803121209000000000000f0bf11000000000000144022\
+                090900000000000000003001";
+    let cases = [
+        (
+            "no-table",
+            "22090900000000000000003001",
+            "the instance has no decision_variables table (ommx.v2 requires one, even empty)",
+        ),
+        (
+            "one-hot-empty",
+            "4a060a0408001200",
+            "one-hot constraint 0 lists no decision variable (it needs at least one)",
+        ),
+        (
+            "one-hot-twice",
+            "4a0a0a08080012040a020000",
+            "one-hot constraint 0 lists decision variable 0 more than once",
+        ),
+        (
+            "one-hot-continuous",
+            "4a090a07080012030a0102",
+            "one-hot constraint 0 uses decision variable 2, which is not binary",
+        ),
+        (
+            "sos1-twice",
+            "520a0a08080012040a020101",
+            "SOS1 constraint 0 lists decision variable 1 more than once",
+        ),
+        (
+            "no-reason",
+            "2a191217080012130802120f120d0a0b080011000000000000f03f",
+            "removed constraint 0 has no removed reason",
+        ),
+        (
+            "indicator-continuous",
+            "421b0a1908001215080210021a0f120d0a0b080011000000000000f03f",
+            "indicator constraint 0 uses decision variable 2, which is not binary",
+        ),
+    ];
+    for (name, rows, why) in cases {
+        let payload = match name {
+            "no-table" => hex::decode(rows).unwrap(),
+            _ => hex::decode(format!("{base}{rows}")).unwrap(),
+        };
+        let path = file(&dir, &format!("{name}.pb"), &payload);
+        assert_eq!(
+            fails(&["inspect", &path, "--schema", "v2"]),
+            format!("memprof: error: {path}: {why}")
+        );
+    }
+    // An SOS1 row over a continuous variable is fine.
+    let sos1 = file(
+        &dir,
+        "sos1.pb",
+        &hex::decode(format!("{base}52090a07080012030a0102")).unwrap(),
+    );
+    ok(&["inspect", &sos1, "--schema", "v2"]);
+}

@@ -87,7 +87,7 @@ fn collection<R>(
                 reason: r.reason.clone(),
                 parameters: r.parameters.clone(),
             })
-            .unwrap_or_default();
+            .ok_or(V2Error::NoRemovedReason { kind: what, id })?;
         out.removed.insert(id, (row, reason));
     }
     let known = |id: &u64| out.active.contains_key(id) || out.removed.contains_key(id);
@@ -157,7 +157,11 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         wire,
         ..Instance::default()
     };
-    let table = decision_variables.unwrap_or_default();
+    let table = match decision_variables {
+        Some(table) => table,
+        None if strict => return Err(V2Error::MissingVariableTable),
+        None => pb::DecisionVariableTable::default(),
+    };
     for (&id, v) in &table.entries {
         if !(1..=5).contains(&v.kind) {
             return Err(V2Error::UnknownKind { id, kind: v.kind });
@@ -180,6 +184,21 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         inst.variables.insert(id);
     }
     let vars = inst.variables.clone();
+    // One-hot and indicator variables must be binary.
+    let binary: BTreeSet<u64> = table
+        .entries
+        .iter()
+        .filter(|(_, v)| v.kind == 1)
+        .map(|(&id, _)| id)
+        .collect();
+    let binary_if_defined =
+        |owner: &dyn Fn() -> String, id: u64, vars: Option<&BTreeSet<u64>>| match vars {
+            Some(vars) if !vars.contains(&id) => {
+                Err(V2Error::UndefinedVariable { owner: owner(), id })
+            }
+            Some(_) if !binary.contains(&id) => Err(V2Error::NotBinary { owner: owner(), id }),
+            _ => Ok(()),
+        };
     let undefined_key =
         |what: &'static str, mut keys: std::collections::btree_map::Keys<'_, u64, _>| {
             keys.find(|id| !vars.contains(id))
@@ -244,27 +263,41 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         |id, c, vars| {
             let what = || format!("indicator constraint {id}");
             equality(c.equality, what)?;
-            if vars.is_some_and(|vars| !vars.contains(&c.indicator_variable)) {
-                return Err(V2Error::UndefinedVariable {
-                    owner: what(),
-                    id: c.indicator_variable,
-                });
-            }
+            binary_if_defined(&what, c.indicator_variable, vars)?;
             let f = function(c.function.as_ref(), what)?;
             uses_defined(&f, vars, what)?;
             Ok(Row::Indicator(c.indicator_variable, f))
         },
     )?;
-    let set_row = |kind: &'static str| {
+    // A one-hot or SOS1 row: at least one variable, none twice, each
+    // defined (and for one-hot, binary).
+    let set_row = |kind: &'static str, binary_only: bool| {
+        let binary_if_defined = &binary_if_defined;
         move |id: u64, variables: Vec<u64>, vars: Option<&BTreeSet<u64>>| {
-            let undefined = vars.and_then(|vars| variables.iter().find(|v| !vars.contains(v)));
-            if let Some(&v) = undefined {
-                return Err(V2Error::UndefinedVariable {
-                    owner: format!("{kind} {id}"),
-                    id: v,
-                });
+            let owner = || format!("{kind} {id}");
+            if variables.is_empty() {
+                return Err(V2Error::NoVariables { owner: owner() });
             }
-            Ok(Row::Set(variables.into_iter().collect()))
+            let mut set = BTreeSet::new();
+            for &v in &variables {
+                if !set.insert(v) {
+                    return Err(V2Error::RepeatedVariable {
+                        owner: owner(),
+                        id: v,
+                    });
+                }
+                match binary_only {
+                    true => binary_if_defined(&owner, v, vars)?,
+                    false if vars.is_some_and(|vars| !vars.contains(&v)) => {
+                        return Err(V2Error::UndefinedVariable {
+                            owner: owner(),
+                            id: v,
+                        })
+                    }
+                    false => {}
+                }
+            }
+            Ok(Row::Set(set))
         }
     };
     let one_hot = one_hot_constraints.unwrap_or_default();
@@ -281,7 +314,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         "one-hot constraint",
         &vars,
         strict,
-        set_row("one-hot constraint"),
+        set_row("one-hot constraint", true),
     )?;
     let sos1 = sos1_constraints.unwrap_or_default();
     let sets = |m: BTreeMap<u64, pb::Sos1Constraint>| {
@@ -297,7 +330,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         "SOS1 constraint",
         &vars,
         strict,
-        set_row("SOS1 constraint"),
+        set_row("SOS1 constraint", false),
     )?;
 
     let named = named_functions.unwrap_or_default();
