@@ -865,6 +865,26 @@ fn cases() -> Vec<Case> {
             duplicate_named,
             "OMMX 2.9.3 rejects this instance: named function id 1 is defined more than once",
         ),
+        file_case(
+            "rejected-3.0",
+            "one-hot-twice.pb",
+            // ommx.v2: binary variable 0, objective 0, minimize, and a one-hot
+            // row listing variable 0 twice.
+            hex::decode(
+                "1a1c0a1a080012160801121209000000000000000011000000000000f03f220909000000000000000030\
+                 014a0a0a08080012040a020000",
+            )
+            .unwrap(),
+            &["--schema", "v2"],
+            Expect::Error("one-hot constraint 0 lists decision variable 0 more than once"),
+        ),
+        file_case(
+            "rejected-3.0",
+            "dependency-basic.pb",
+            fs::read(oracle("dependency_basic.pb")).unwrap(),
+            &["--accounting", "3.0"],
+            Expect::Error("OMMX 3.0.0b7 cannot convert this ommx.v1 instance"),
+        ),
         // --- output
         Case {
             kind: Some("output-is-input"),
