@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The one hasher for integer keys (ids, id pairs, fingerprints): a
 /// multiply and a rotate per word.
@@ -31,54 +32,156 @@ impl Hasher for IdHasher {
 /// Builds [`IdHasher`]s, for maps and sets keyed by integers.
 pub type BuildIdHasher = BuildHasherDefault<IdHasher>;
 
-/// A set of ids: a bitmap for the dense low ids that real instances use
-/// (one bit each, about 1 ns a lookup), a hash set for the rest.
-#[derive(Debug, Default, Clone)]
+/// The one set of ids (or of any integer keys, such as the index of a pair
+/// of ids): a bitmap for the dense low ids that real instances use (one bit
+/// each, about 1 ns a lookup), a hash set for the rest. It grows as ids come
+/// ([`IdSet::default`]), or is sized once for ids up to a known bound
+/// ([`IdSet::for_ids`]), when several threads may fill its bitmap at once
+/// ([`IdSet::shared`]).
+#[derive(Debug)]
 pub struct IdSet {
-    bits: Vec<u64>,
+    /// The bitmap: never longer than `limit` ids, so that an id it covers
+    /// is in the set exactly when its bit is set.
+    bits: Vec<AtomicU64>,
+    /// Ids below this go to the bitmap (a multiple of 64).
+    limit: u64,
     others: HashSet<u64, BuildIdHasher>,
 }
 
-/// Ids below this go to the bitmap (at most 16 MiB of bits).
+/// The bitmap of an [`IdSet`] sized for a bound, filled from several
+/// threads.
+#[derive(Debug, Clone, Copy)]
+pub struct SharedBits<'a>(&'a [AtomicU64]);
+
+impl SharedBits<'_> {
+    /// Adds `id`, which is within the bound the set was sized for; false
+    /// when it was there.
+    #[inline]
+    pub fn insert(self, id: u64) -> bool {
+        let mask = 1 << (id % 64);
+        self.0[(id / 64) as usize].fetch_or(mask, Ordering::Relaxed) & mask == 0
+    }
+}
+
+/// Ids a growing set keeps in its bitmap (at most 16 MiB of bits).
 const BITMAP_IDS: u64 = 1 << 27;
 
+/// The most bits a set sized for a bound takes as a bitmap whatever the
+/// number of ids (8 MiB); past this it takes at most 16 bits an id.
+pub const BITMAP_FLOOR: u64 = 1 << 26;
+
+impl Default for IdSet {
+    fn default() -> Self {
+        Self {
+            bits: Vec::new(),
+            limit: BITMAP_IDS,
+            others: HashSet::default(),
+        }
+    }
+}
+
 impl IdSet {
+    /// A set for `n` ids none of which is past `max`: a bitmap over
+    /// `0..=max` when that is small next to `n`, a hash set otherwise.
+    pub fn for_ids(max: u64, n: usize) -> Self {
+        let bits = max.saturating_add(1);
+        if bits <= BITMAP_FLOOR.max(16 * n as u64) {
+            let words = bits.div_ceil(64);
+            Self {
+                bits: (0..words).map(|_| AtomicU64::new(0)).collect(),
+                limit: words * 64,
+                others: HashSet::default(),
+            }
+        } else {
+            Self {
+                bits: Vec::new(),
+                limit: 0,
+                others: HashSet::with_capacity_and_hasher(n, Default::default()),
+            }
+        }
+    }
+
+    #[inline]
     pub fn contains(&self, id: &u64) -> bool {
         let id = *id;
-        if id < BITMAP_IDS {
-            self.bits
-                .get((id / 64) as usize)
-                .is_some_and(|w| w & (1 << (id % 64)) != 0)
-        } else {
-            self.others.contains(&id)
+        match self.bits.get((id / 64) as usize) {
+            Some(word) => word.load(Ordering::Relaxed) & (1 << (id % 64)) != 0,
+            None if id < self.limit => false,
+            None => self.others.contains(&id),
         }
     }
 
     /// Adds `id`; false if it was already there.
+    #[inline]
     pub fn insert(&mut self, id: u64) -> bool {
-        if id < BITMAP_IDS {
-            let word = (id / 64) as usize;
-            if word >= self.bits.len() {
-                // Grow geometrically so a long ascending run stays linear.
-                self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
+        let word = (id / 64) as usize;
+        if word >= self.bits.len() {
+            if id >= self.limit {
+                return self.others.insert(id);
             }
-            let mask = 1 << (id % 64);
-            let fresh = self.bits[word] & mask == 0;
-            self.bits[word] |= mask;
-            fresh
-        } else {
-            self.others.insert(id)
+            // Grow geometrically so a long ascending run stays linear.
+            let len = (word + 1).max(self.bits.len() * 2);
+            let len = len.min((self.limit / 64) as usize);
+            self.bits.resize_with(len, || AtomicU64::new(0));
         }
+        let mask = 1 << (id % 64);
+        let word = self.bits[word].get_mut();
+        let fresh = *word & mask == 0;
+        *word |= mask;
+        fresh
+    }
+
+    /// The bitmap of a set sized with [`IdSet::for_ids`], which several
+    /// threads may fill at once; `None` when the set is a hash set (which
+    /// takes one thread at a time).
+    pub fn shared(&self) -> Option<SharedBits<'_>> {
+        (!self.bits.is_empty()).then_some(SharedBits(&self.bits))
+    }
+
+    /// Whether no id of `ids` is in the set nor repeated in `ids`; the set
+    /// is left as it was (the ids are inserted up to the first one already
+    /// there, then taken out again). `bound` is at least every id (their
+    /// bitwise or, say): below the bitmap's limit it is grown once and the
+    /// ids checked a bit test each, which is how a function's terms are
+    /// checked for a repeated variable.
+    pub fn all_fresh(&mut self, ids: &[u64], bound: u64) -> bool {
+        if bound >= self.limit {
+            let fresh = ids.iter().take_while(|&&id| self.insert(id)).count();
+            for &id in &ids[..fresh] {
+                self.remove(id);
+            }
+            // The first repeat, if any, was not inserted.
+            return fresh == ids.len();
+        }
+        let words = (bound / 64) as usize + 1;
+        if self.bits.len() < words {
+            self.bits.resize_with(words, || AtomicU64::new(0));
+        }
+        let bits = &mut self.bits[..words];
+        let mut fresh = 0;
+        for &id in ids {
+            let (word, mask) = ((id / 64) as usize, 1 << (id % 64));
+            let word = bits[word].get_mut();
+            if *word & mask != 0 {
+                break;
+            }
+            *word |= mask;
+            fresh += 1;
+        }
+        for &id in &ids[..fresh] {
+            *bits[(id / 64) as usize].get_mut() &= !(1 << (id % 64));
+        }
+        fresh == ids.len()
     }
 
     /// Takes `id` out.
     pub fn remove(&mut self, id: u64) {
-        if id < BITMAP_IDS {
-            if let Some(word) = self.bits.get_mut((id / 64) as usize) {
-                *word &= !(1 << (id % 64));
+        match self.bits.get_mut((id / 64) as usize) {
+            Some(word) => *word.get_mut() &= !(1 << (id % 64)),
+            None if id < self.limit => {}
+            None => {
+                self.others.remove(&id);
             }
-        } else {
-            self.others.remove(&id);
         }
     }
 }
@@ -103,5 +206,63 @@ impl SplitMix64 {
     }
     pub fn chance(&mut self, one_in: u64) -> bool {
         self.below(one_in) == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Inserts, removals and lookups answer as a plain hash set does, for a
+    /// growing set and for sets sized for a bound (bitmap or hash), ids on
+    /// either side of the bitmap's limit included; `all_fresh` and shared
+    /// inserts too, leaving the set as it was.
+    #[test]
+    fn the_set_answers_as_a_hash_set_does() {
+        let mut rng = SplitMix64(7);
+        for round in 0..60 {
+            let (mut set, max) = match round % 3 {
+                0 => (IdSet::default(), BITMAP_IDS + 200),
+                1 => (IdSet::for_ids(1000, 10), 1000),
+                _ => (IdSet::for_ids(1 << 40, 10), 1 << 40),
+            };
+            let mut plain = HashSet::new();
+            let id = |rng: &mut SplitMix64| {
+                match rng.below(3) {
+                    0 => rng.below(130),
+                    1 => BITMAP_IDS - 64 + rng.below(128),
+                    _ => rng.below(max + 1),
+                }
+                .min(max)
+            };
+            for _ in 0..2_000 {
+                let x = id(&mut rng);
+                match rng.below(4) {
+                    0 => assert_eq!(set.insert(x), plain.insert(x), "insert {x}"),
+                    1 => {
+                        set.remove(x);
+                        plain.remove(&x);
+                    }
+                    2 => {
+                        let ids: Vec<u64> = (0..rng.below(6)).map(|_| id(&mut rng)).collect();
+                        let bound = ids.iter().fold(0, |a, &b| a | b);
+                        let fresh = ids
+                            .iter()
+                            .enumerate()
+                            .all(|(i, x)| !plain.contains(x) && !ids[..i].contains(x));
+                        assert_eq!(set.all_fresh(&ids, bound), fresh, "{ids:?}");
+                    }
+                    _ => assert_eq!(set.contains(&x), plain.contains(&x), "contains {x}"),
+                }
+            }
+            for x in 0..200 {
+                assert_eq!(set.contains(&x), plain.contains(&x), "{x}");
+            }
+        }
+        let sized = IdSet::for_ids(300, 4);
+        let shared = sized.shared().expect("a bitmap");
+        assert!(shared.insert(299) && !shared.insert(299));
+        assert!(sized.contains(&299) && !sized.contains(&298));
+        assert!(IdSet::for_ids(1 << 40, 4).shared().is_none());
     }
 }

@@ -1,11 +1,19 @@
-//! memprof: see where the memory of an OMMX optimization problem goes.
+//! memprof: see where the memory of an OMMX optimization problem goes,
+//! counted exactly as OMMX counts it.
 //!
-//! The pipeline, one module per stage, data flowing one way:
-//! [`decode`] (bytes → streamed entities) → [`model`] (OMMX's in-memory types
-//! and normalization) → [`profile`] (leaf-only traversal into one
-//! [`profile::Aggregate`]) → [`render`] (every output format is a view of
-//! that aggregate). [`cli`] turns arguments into plain options and [`run`]
-//! wires the stages together.
+//! [`api`] is the door: every surface (the `memprof` binary through
+//! [`cli`] and [`commands`], the Python wheel, the HTML report) turns what
+//! its user gave into [`api::Options`] and [`api::Input`]s, calls one of its
+//! functions and renders the document it returns with [`render`].
+//!
+//! Below it, data flows one way through floors that import only downward
+//! (ARCHITECTURE.md is the map, and a test holds the code to it):
+//! [`input`] (files, archives, gzip, stdin; what an input is) →
+//! [`pass`] (the streaming pass: frame, count or build, check in OMMX's
+//! order) → [`model`] (OMMX's in-memory types and every layout constant)
+//! → [`profile`] (leaf-only visitors into one [`profile::Aggregate`]) and
+//! [`report`] (what a run found) → the analyses ([`advise`], [`drill`],
+//! [`diff`], [`check`]). [`wire`] reads protobuf for all of them.
 
 pub mod advise;
 pub mod api;

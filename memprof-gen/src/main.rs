@@ -37,22 +37,7 @@ use memprof::ommx_v1::{
     decision_variable::Kind, function, instance::Sense, Bound, Constraint, DecisionVariable,
     Equality, Function, Linear, LinearTerm,
 };
-
-/// Field numbers written by hand (proto/ommx/v1/*.proto). Everything else is
-/// encoded by prost from the generated types.
-mod tag {
-    pub const INSTANCE_DECISION_VARIABLES: u32 = 2;
-    pub const INSTANCE_OBJECTIVE: u32 = 3;
-    pub const INSTANCE_CONSTRAINTS: u32 = 4;
-    pub const INSTANCE_SENSE: u32 = 5;
-    pub const FUNCTION_LINEAR: u32 = 2;
-    pub const FUNCTION_QUADRATIC: u32 = 3;
-    pub const LINEAR_TERMS: u32 = 1;
-    pub const QUADRATIC_ROWS: u32 = 1;
-    pub const QUADRATIC_COLUMNS: u32 = 2;
-    pub const QUADRATIC_VALUES: u32 = 3;
-    pub const QUADRATIC_LINEAR: u32 = 4;
-}
+use memprof::wire::fields;
 
 /// Independent random streams, so that e.g. changing the number of
 /// constraints does not change the objective's coefficients.
@@ -281,20 +266,20 @@ impl Lp {
 
     fn write(&self, out: &mut Out<'_>) -> io::Result<()> {
         for v in self.variables() {
-            out.message(tag::INSTANCE_DECISION_VARIABLES, &v)?;
+            out.message(fields::instance::DECISION_VARIABLES, &v)?;
         }
-        out.nested(tag::INSTANCE_OBJECTIVE, &|function| {
-            function.nested(tag::FUNCTION_LINEAR, &|linear| {
+        out.nested(fields::instance::OBJECTIVE, &|function| {
+            function.nested(fields::function::LINEAR, &|linear| {
                 for term in self.objective_terms() {
-                    linear.message(tag::LINEAR_TERMS, &term)?;
+                    linear.message(fields::linear::TERMS, &term)?;
                 }
                 Ok(())
             })
         })?;
         for c in self.constraints() {
-            out.message(tag::INSTANCE_CONSTRAINTS, &c)?;
+            out.message(fields::instance::CONSTRAINTS, &c)?;
         }
-        out.enumeration(tag::INSTANCE_SENSE, Sense::Minimize as i32)
+        out.enumeration(fields::instance::SENSE, Sense::Minimize as i32)
     }
 }
 
@@ -336,33 +321,33 @@ impl Qubo {
 
     fn write(&self, out: &mut Out<'_>) -> io::Result<()> {
         for v in self.variables() {
-            out.message(tag::INSTANCE_DECISION_VARIABLES, &v)?;
+            out.message(fields::instance::DECISION_VARIABLES, &v)?;
         }
         let has_pairs = self.variables >= 2;
-        out.nested(tag::INSTANCE_OBJECTIVE, &|function| {
-            function.nested(tag::FUNCTION_QUADRATIC, &|quadratic| {
+        out.nested(fields::instance::OBJECTIVE, &|function| {
+            function.nested(fields::function::QUADRATIC, &|quadratic| {
                 // prost leaves out empty packed fields; so must we.
                 if has_pairs {
-                    quadratic.nested(tag::QUADRATIC_ROWS, &|rows| {
+                    quadratic.nested(fields::quadratic::ROWS, &|rows| {
                         self.pairs().try_for_each(|(i, _)| rows.varint(i))
                     })?;
-                    quadratic.nested(tag::QUADRATIC_COLUMNS, &|columns| {
+                    quadratic.nested(fields::quadratic::COLUMNS, &|columns| {
                         self.pairs().try_for_each(|(_, j)| columns.varint(j))
                     })?;
-                    quadratic.nested(tag::QUADRATIC_VALUES, &|values| {
+                    quadratic.nested(fields::quadratic::VALUES, &|values| {
                         self.values()
                             .try_for_each(|value| values.put(&value.to_le_bytes()))
                     })?;
                 }
-                quadratic.nested(tag::QUADRATIC_LINEAR, &|linear| {
+                quadratic.nested(fields::quadratic::LINEAR, &|linear| {
                     for term in self.linear_terms() {
-                        linear.message(tag::LINEAR_TERMS, &term)?;
+                        linear.message(fields::linear::TERMS, &term)?;
                     }
                     Ok(())
                 })
             })
         })?;
-        out.enumeration(tag::INSTANCE_SENSE, Sense::Minimize as i32)
+        out.enumeration(fields::instance::SENSE, Sense::Minimize as i32)
     }
 }
 

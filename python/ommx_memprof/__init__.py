@@ -15,7 +15,6 @@ from __future__ import annotations
 import html
 import json
 import os
-import re
 import warnings
 from typing import Any, Mapping, Optional, Union
 
@@ -80,6 +79,7 @@ class Profile:
 
     def __init__(self, native: Any) -> None:
         self._native = native
+        self._pages: dict = {}
 
     @property
     def name(self) -> str:
@@ -179,6 +179,19 @@ class Profile:
         """``memprof flamegraph``: the interactive SVG, as text."""
         return self._native.flamegraph(title=title, inverted=inverted, min_width=min_width)
 
+    def html(self, top: int = 100) -> str:
+        """``memprof report``: one self-contained HTML page (an interactive
+        flamegraph, the ``top`` largest entities, the families, the statistics
+        per kind and the advice) that works offline. Its analyses read the
+        instance again, once: the page is kept for the next call."""
+        if top not in self._pages:
+            self._pages[top] = self._native.report_html(top=top)
+        return self._pages[top]
+
+    def save_html(self, path: Union[str, os.PathLike], top: int = 100) -> None:
+        """Writes :meth:`html`'s page to ``path``."""
+        _write_text(path, self.html(top=top))
+
     def __str__(self) -> str:
         return self.tree()
 
@@ -186,11 +199,7 @@ class Profile:
         return f"<ommx_memprof.Profile {self.name!r}: {self.total} bytes>"
 
     def _repr_html_(self) -> str:
-        return (
-            '<div class="ommx-memprof">'
-            f"<pre>{html.escape(self.table(top=10))}</pre>"
-            f"{_svg_frame(self.flamegraph())}</div>"
-        )
+        return _page_frame(self.html(), self.name)
 
     def _repr_svg_(self) -> str:
         return self.flamegraph()
@@ -232,6 +241,16 @@ class Diff:
         (removed paths show)."""
         return self.old._native.diff_flamegraph(self.new._native, widths, companion)
 
+    def html(self, top: int = 100) -> str:
+        """``memprof report OLD NEW``: one self-contained HTML page with the
+        differential flamegraph (growth red, shrinkage blue), the changed
+        paths, and the new side's tables."""
+        return self.new._native.report_html(old=self.old._native, top=top)
+
+    def save_html(self, path: Union[str, os.PathLike], top: int = 100) -> None:
+        """Writes :meth:`html`'s page to ``path``."""
+        _write_text(path, self.html(top=top))
+
     def __str__(self) -> str:
         return self.table()
 
@@ -242,12 +261,7 @@ class Diff:
         )
 
     def _repr_html_(self) -> str:
-        return (
-            '<div class="ommx-memprof-diff">'
-            f"<pre>{html.escape(self.table(top=10))}</pre>"
-            f"{_svg_frame(self.flamegraph('new', 'the graph below'))}"
-            f"{_svg_frame(self.flamegraph('old', 'the graph above'))}</div>"
-        )
+        return _page_frame(self.html(), f"{self.old.name} -> {self.new.name}")
 
     def _repr_svg_(self) -> str:
         return self.flamegraph()
@@ -337,12 +351,20 @@ def _budget_text(budget: Budget) -> str:
     return json.dumps({"rules": rules})
 
 
-def _svg_frame(svg: str) -> str:
-    """An SVG in its own frame: inferno's script keeps working, and several
-    graphs on one notebook page do not share element ids."""
-    match = re.search(r'<svg[^>]*\bheight="(\d+)', svg)
-    height = int(match.group(1)) + 8 if match else 600
+def _write_text(path: Union[str, os.PathLike], text: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _page_frame(page: str, name: str) -> str:
+    """The report page in a frame of its own (its script and styles stay
+    apart from the notebook's, and from other reports on the same page), as
+    wide as the output cell. The page sets the frame's height to its own
+    whenever it changes, so nothing scrolls inside; the height given here
+    holds only where a notebook forbids that."""
+    title = html.escape(f"memprof report: {name}", quote=True)
     return (
-        f'<iframe srcdoc="{html.escape(svg, quote=True)}" '
-        f'style="width:100%;height:{height}px;border:0" loading="lazy"></iframe>'
+        f'<iframe class="ommx-memprof-report" title="{title}" '
+        f'srcdoc="{html.escape(page, quote=True)}" '
+        'style="display:block;width:100%;height:720px;border:0"></iframe>'
     )

@@ -292,6 +292,31 @@ impl NativeProfile {
         })
     }
 
+    /// `memprof report`: the HTML page of this profile, compared with `old`
+    /// when given. An instance is read again with the page's analyses; a
+    /// baseline, which holds no entities, gets the page without its tables.
+    #[pyo3(signature = (old=None, top=100))]
+    fn report_html(
+        &self,
+        py: Python<'_>,
+        old: Option<&NativeProfile>,
+        top: usize,
+    ) -> PyResult<String> {
+        py.detach(|| {
+            guarded(|| {
+                use memprof::render::html::{Analyses, Page};
+                let old = old.map(|o| &o.loaded);
+                let page = if self.loaded.baseline.is_some() {
+                    Page::build(&self.loaded, old, &Analyses::default())
+                } else {
+                    let reported = api::report(&self.input, None, &self.options, top)?;
+                    Page::build(&reported.loaded, old, &Analyses::of(&reported))
+                };
+                text(|out| render::html::render(&page, out))
+            })
+        })
+    }
+
     /// `memprof check SELF [--baseline B] [--budget FILE]`, the budget given
     /// as a file or as text in the budget file's schema (YAML, or JSON,
     /// which is YAML too). Returns (pass, table, JSON, warnings).

@@ -1,6 +1,7 @@
 """profile(): equality with ommx 2.9.3's own logical_memory_profile(), and
 every view the same as the `memprof` command prints."""
 
+import html
 import json
 
 import pytest
@@ -156,8 +157,11 @@ def test_diff(kitchen_sink):
     assert diff.folded().splitlines()[0].count(" ") >= 2
     svg = diff._repr_svg_()
     assert svg.startswith("<?xml") and "</svg>" in svg
-    page = diff._repr_html_()
-    assert page.count("<iframe") == 2
+    cli = run_memprof("report", ORACLE / "obj_linear.pb", ORACLE / "obj_linear_constant.pb", "-o", "-")
+    assert diff.html() == cli.stdout
+    frame = diff._repr_html_()
+    assert frame.count("<iframe") == 1 and "width:100%" in frame
+    assert "&quot;changes&quot;:" in frame
 
 
 def test_diff_with_a_saved_baseline(tmp_path, kitchen_sink):
@@ -174,11 +178,28 @@ def test_flamegraph_and_notebook_views(kitchen_sink):
     assert svg == run_memprof("flamegraph", kitchen_sink, "-o", "-").stdout
     assert p._repr_svg_() == svg
     assert "my title" in p.flamegraph(title="my title")
-    page = p._repr_html_()
-    assert "logical:     4.2 KiB (4,298 B" in page
-    assert "Instance.decision_variables" in page
-    assert "<iframe srcdoc=" in page and "&lt;svg" in page
     assert str(p) == p.tree()
+
+
+def test_report_page_and_notebook_view(tmp_path, kitchen_sink):
+    p = ommx_memprof.profile(kitchen_sink)
+    page = p.html()
+    assert page == run_memprof("report", kitchen_sink, "-o", "-").stdout
+    assert page.startswith("<!DOCTYPE html>") and '"logical_bytes":4298' in page
+    assert p.html() is page  # read once, kept
+    p.save_html(tmp_path / "page.html")
+    assert (tmp_path / "page.html").read_text(encoding="utf-8") == page
+    # In a notebook: the page in a frame as wide as the cell.
+    frame = p._repr_html_()
+    assert frame.startswith('<iframe class="ommx-memprof-report"')
+    assert "width:100%" in frame and "300px" not in frame
+    assert html.unescape(frame.split('srcdoc="', 1)[1].split('"', 1)[0]) == page
+
+
+def test_report_page_of_a_baseline_has_no_tables(tmp_path, kitchen_sink):
+    ommx_memprof.profile(kitchen_sink).save(tmp_path / "base.json")
+    page = ommx_memprof.profile(tmp_path / "base.json").html()
+    assert '"baseline_of":' in page and '"top":' not in page and '"views":' in page
 
 
 def test_from_several_threads():

@@ -14,18 +14,21 @@
 //! - [`top`], [`stats`], [`explain`], [`advise`]: the analyses that look at
 //!   every entity;
 //! - [`diff`] and [`migration`]: two profiles to compare path by path;
-//! - [`check`] and [`check_one`]: budgets and baselines, with a verdict.
+//! - [`check`] and [`check_one`]: budgets and baselines, with a verdict;
+//! - [`report`]: what the report page shows: the profile and those analyses
+//!   from one pass, and an old side to compare with.
 
 mod batch;
 mod check;
 mod drill;
 mod load;
+mod report;
 
 use std::path::{Path, PathBuf};
 
 pub use crate::advise::Severity;
 pub use crate::check::budget::Budget;
-pub use crate::check::BudgetExceeded;
+pub use crate::check::{BudgetExceeded, CheckReport};
 pub use crate::drill::KindFilter;
 pub use crate::input::{Input, Limits};
 pub use crate::model::EntityKind;
@@ -38,6 +41,7 @@ pub use batch::expand;
 pub use check::{check, check_one, BaselineSource, CheckOutcome, CheckRequest};
 pub use drill::{advise, explain, stats, top, Advice, Explained, Stats, Top};
 pub use load::{diff, flamegraph, layers, load, migration, profile, Graph, Profiled};
+pub use report::{report, Reported};
 
 use crate::pass::{Pass, ProfileOptions, Reading};
 

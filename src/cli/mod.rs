@@ -5,6 +5,7 @@
 pub mod args;
 pub mod choices;
 pub mod compare;
+pub mod report;
 pub mod shell;
 
 pub use args::*;
@@ -116,6 +117,9 @@ pub enum Command {
     Stats(StatsArgs),
     /// Recommend changes that would shrink the instance, with measured savings.
     Advise(AdviseArgs),
+    /// Write one self-contained HTML page: the flamegraph to explore, the largest
+    /// entities, families, statistics and advice (or a diff of two inputs).
+    Report(report::ReportArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(shell::CompletionsArgs),
     /// Print the man page (roff) on stdout.
@@ -134,6 +138,9 @@ impl Command {
             Command::Top(a) => vec![a.common.file.clone()],
             Command::Explain(a) => vec![a.common.file.clone()],
             Command::Stats(a) => vec![a.common.file.clone()],
+            Command::Report(a) => std::iter::once(a.file.clone())
+                .chain(a.file2.clone())
+                .collect(),
             Command::Diff(a) => std::iter::once(a.old.clone())
                 .chain(a.new.clone())
                 .collect(),
@@ -172,6 +179,7 @@ impl Command {
             Command::Top(a) => file(a.output.as_ref()),
             Command::Explain(a) => file(a.output.as_ref()),
             Command::Stats(a) => file(a.output.as_ref()),
+            Command::Report(a) => file(Some(&a.output)),
             Command::Completions(_) | Command::Man(_) => Vec::new(),
         }
     }

@@ -46,40 +46,14 @@ pub fn run(args: CheckArgs) -> Result<()> {
     let outcome = api::check(&request, &options)?;
     let report = &outcome.report;
     output.write_with(|out| check_render::render(report, args.format, out))?;
-    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|s| !s.is_empty()) {
-        let path = PathBuf::from(summary);
-        let mut text = Vec::new();
-        check_render::markdown::render(report, &mut text)?;
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| f.write_all(&text))
-            .with_context(|| {
-                format!(
-                    "{}: cannot append the summary (GITHUB_STEP_SUMMARY)",
-                    path.display()
-                )
-            })?;
-    }
+    append_job_summary(report)?;
     let mut stderr = std::io::stderr();
     for w in &outcome.warnings {
         let line = format!("memprof: warning: {w}");
         let _ = writeln!(stderr, "{}", crate::render::escape_control(&line));
     }
     if args.update_baseline {
-        for ((target, new), file) in outcome.updates.iter().zip(&request.files) {
-            let profile = Profile::of(&new.report, Account::Memory);
-            Output::File(target.clone())
-                .write_with(|out| crate::render::json::render(&profile, None, false, out))?;
-            let _ = writeln!(
-                stderr,
-                "memprof: {}: baseline of {} updated",
-                target.display(),
-                file.label()
-            );
-        }
-        return Ok(());
+        return save_baselines(&outcome, &request.files);
     }
     if !report.pass && args.warn_only {
         let _ = writeln!(
@@ -96,6 +70,45 @@ pub fn run(args: CheckArgs) -> Result<()> {
             files: report.files.len(),
         }
         .into());
+    }
+    Ok(())
+}
+
+/// With `GITHUB_STEP_SUMMARY` set (a GitHub Actions job), the markdown
+/// report is appended to the job's summary.
+fn append_job_summary(report: &api::CheckReport) -> Result<()> {
+    let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|s| !s.is_empty()) else {
+        return Ok(());
+    };
+    let path = PathBuf::from(summary);
+    let mut text = Vec::new();
+    check_render::markdown::render(report, &mut text)?;
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(&text))
+        .with_context(|| {
+            format!(
+                "{}: cannot append the summary (GITHUB_STEP_SUMMARY)",
+                path.display()
+            )
+        })
+}
+
+/// `--update-baseline`: each file's profile saved (atomically) as its
+/// baseline.
+fn save_baselines(outcome: &api::CheckOutcome, files: &[api::Input]) -> Result<()> {
+    for ((target, new), file) in outcome.updates.iter().zip(files) {
+        let profile = Profile::of(&new.report, Account::Memory);
+        Output::File(target.clone())
+            .write_with(|out| crate::render::json::render(&profile, None, false, out))?;
+        let _ = writeln!(
+            std::io::stderr(),
+            "memprof: {}: baseline of {} updated",
+            target.display(),
+            file.label()
+        );
     }
     Ok(())
 }

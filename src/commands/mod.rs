@@ -16,6 +16,7 @@ mod explain;
 mod flamegraph;
 mod inspect;
 mod ls;
+mod report;
 mod stats;
 mod top;
 
@@ -70,5 +71,6 @@ fn run_command(command: Command) -> Result<()> {
         Command::Explain(args) => explain::run(args),
         Command::Advise(args) => advise::run(args),
         Command::Ls(args) => ls::run(args),
+        Command::Report(args) => report::run(args),
     }
 }

@@ -1,5 +1,5 @@
 //! Drill-down analyses riding on the streaming pass: each is an
-//! [`EntityObserver`](crate::input::EntityObserver) that sees every accepted
+//! [`EntityObserver`](crate::pass::EntityObserver) that sees every accepted
 //! entity once and keeps only what it reports, so memory is bounded by what
 //! is asked for (top-N, families), never by the instance size.
 //!

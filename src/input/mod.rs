@@ -1,8 +1,8 @@
-//! From a file name to instance payloads: sniff what the input is (raw
-//! protobuf, OCI archive, OCI directory, any of them gzip-compressed, or
-//! stdin), find the instance layers, and hand each payload to a
-//! [`Profiler`] (the pass, a floor up). [`terms`] and [`objective`] read
-//! functions straight from the wire for the pass's hot path.
+//! From a file name (or stdin, or bytes) to what it holds: [`sniff`] decides
+//! what the input is by its structure (an instance as raw protobuf, an OCI
+//! archive or directory, any of them gzip-compressed; a baseline JSON;
+//! folded stacks), and for instances this module finds the instance layers
+//! and hands each payload to the [`Pass`] (a floor below) to profile.
 //!
 //! The input kind is decided by content, never by the file name.
 
@@ -246,10 +246,10 @@ pub(crate) fn read_stream<R: Read + Send>(
             return Err(DecodeError::EmptyTar);
         }
         if is_gzip(&head) || is_tar(&head) {
-            // Archives need random access: spool to an unlinked temporary file.
-            let mut spool = tempfile::tempfile()?;
-            io::copy(&mut unread(head, stream), &mut spool)?;
-            let mut report = read_file(spool, name, selection, limits, pass, progress)?;
+            // Archives need random access: copied to an unlinked temporary file.
+            let mut copy = tempfile::tempfile()?;
+            io::copy(&mut unread(head, stream), &mut copy)?;
+            let mut report = read_file(copy, name, selection, limits, pass, progress)?;
             report.document.file_bytes = None;
             Ok(report)
         } else if pass.raw_schema().is_some() {
@@ -259,9 +259,9 @@ pub(crate) fn read_stream<R: Read + Send>(
             )
         } else {
             // Detecting needs a second reading: keep a copy as it streams.
-            let spool = rewind::Spool::new(unread(head.clone(), stream))?;
-            let reader = BufReader::with_capacity(BUF_SIZE, spool.reader());
-            let rewind = move || spool.rewind();
+            let recording = rewind::Recording::new(unread(head.clone(), stream))?;
+            let reader = BufReader::with_capacity(BUF_SIZE, recording.reader());
+            let rewind = move || recording.rewind();
             read_raw(
                 reader,
                 &head,

@@ -16,8 +16,8 @@ struct State<R> {
 }
 
 /// A stream and its copy, shared by the reader of the first reading and
-/// the [`Spool::rewind`] of the second.
-pub(super) struct Spool<R> {
+/// the [`Recording::rewind`] of the second.
+pub(super) struct Recording<R> {
     state: Arc<Mutex<State<R>>>,
 }
 
@@ -25,7 +25,7 @@ fn lock<R>(state: &Mutex<State<R>>) -> MutexGuard<'_, State<R>> {
     state.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl<R: Read + Send> Spool<R> {
+impl<R: Read + Send> Recording<R> {
     pub(super) fn new(source: R) -> io::Result<Self> {
         let copy = Some(tempfile::tempfile()?);
         Ok(Self {
@@ -70,7 +70,7 @@ impl<R: Read> Read for Rest<R> {
     }
 }
 
-/// The first reading of a [`Spool`].
+/// The first reading of a [`Recording`].
 pub(super) struct Tee<R> {
     state: Arc<Mutex<State<R>>>,
 }
@@ -95,24 +95,24 @@ mod tests {
     #[test]
     fn the_second_reading_sees_the_whole_stream() {
         let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-        let spool = Spool::new(io::Cursor::new(data.clone())).unwrap();
+        let recording = Recording::new(io::Cursor::new(data.clone())).unwrap();
         let mut head = vec![0; 1000];
-        spool.reader().read_exact(&mut head).unwrap();
+        recording.reader().read_exact(&mut head).unwrap();
         assert_eq!(head, data[..1000]);
         let mut again = Vec::new();
-        spool.rewind().unwrap().read_to_end(&mut again).unwrap();
+        recording.rewind().unwrap().read_to_end(&mut again).unwrap();
         assert_eq!(again, data);
-        assert!(spool.rewind().is_err(), "one second reading");
+        assert!(recording.rewind().is_err(), "one second reading");
     }
 
     #[test]
     fn the_second_reading_reads_no_further_than_it_needs() {
         // An endless stream: the second reading takes what it asks for.
-        let spool = Spool::new(io::repeat(7)).unwrap();
+        let recording = Recording::new(io::repeat(7)).unwrap();
         let mut head = vec![0; 100];
-        spool.reader().read_exact(&mut head).unwrap();
+        recording.reader().read_exact(&mut head).unwrap();
         let mut again = vec![0; 1000];
-        spool.rewind().unwrap().read_exact(&mut again).unwrap();
+        recording.rewind().unwrap().read_exact(&mut again).unwrap();
         assert_eq!(again, vec![7; 1000]);
     }
 }

@@ -1,7 +1,7 @@
 //! The in-memory instance as OMMX 2.9.3 holds it, one entity at a time.
 //!
 //! Each type here is built from its wire message by OMMX's normalization and
-//! validation rules and implements [`LogicalMemoryProfile`] with OMMX's frame
+//! validation rules and implements [`crate::profile::LogicalMemoryProfile`] with OMMX's frame
 //! names, so that a traversal reproduces `Instance.logical_memory_profile()`.
 //! Cross-entity rules (undefined variables, duplicate ids, hints, the
 //! dependency graph) live in the pass (`pass/validate.rs`), which sees the

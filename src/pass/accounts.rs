@@ -10,7 +10,7 @@ use crate::model::leaves::KeyedLeaves;
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Parameters,
 };
-use crate::pass::terms::entities::Seen;
+use crate::pass::terms::entities::RepeatCheck;
 use crate::pass::InstanceError;
 use crate::pass::{MAX_FAMILIES, MAX_FAMILY_BYTES};
 use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
@@ -208,7 +208,7 @@ pub struct Accounts {
 pub(super) struct Counting {
     pub(super) variables: Tally,
     pub(super) constraints: Tally,
-    pub(super) seen: Seen,
+    pub(super) seen: RepeatCheck,
 }
 
 impl Accounts {

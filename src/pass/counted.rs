@@ -17,6 +17,7 @@ use crate::profile::replay::Tally;
 use crate::profile::wire::TopLevelField;
 use crate::profile::{Aggregate, Path};
 use crate::trace::{Laps, Phase};
+use crate::wire::fields::instance;
 
 /// A variable or a constraint counted on the wire without being built, when
 /// the accounts count (`None`: build it; also for anything the wire reader
@@ -30,7 +31,7 @@ pub(super) fn count_entity(
 ) -> Option<Result<Item, InstanceError>> {
     let counting = accounts.counting.as_mut()?;
     match field {
-        2 => {
+        instance::DECISION_VARIABLES => {
             let v = entities::variable(bytes).ok()?;
             laps.lap(Phase::Decode);
             if let Err(e) = DecisionVariable::check(v.id, v.kind, v.bound, v.substituted_value) {
@@ -49,7 +50,7 @@ pub(super) fn count_entity(
             laps.lap(Phase::Aggregate);
             Some(Ok(Item::CountedVariable(v.id)))
         }
-        4 => {
+        instance::CONSTRAINTS => {
             let c = entities::constraint(bytes).ok()?;
             // A linear term takes 12 bytes or more on the wire.
             let bytes: usize = c.function.iter().map(|p| p.len()).sum();

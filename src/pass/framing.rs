@@ -21,6 +21,7 @@ use crate::pass::InstanceError;
 use crate::profile::wire::{self as wire_view, TopLevelField};
 use crate::profile::{LogicalMemoryVisitor, Path};
 use crate::trace::{self, Laps, Phase};
+use crate::wire::fields::instance;
 use crate::wire::{FieldReader, WireType};
 
 /// Decodes, normalizes and visits (into `aggregate`) every element of a
@@ -129,7 +130,7 @@ pub(super) fn decode_entity(
         return counted;
     }
     Ok(match element.number {
-        2 => {
+        instance::DECISION_VARIABLES => {
             let v = decode("decision_variables", bytes, offset)?;
             laps.lap(Phase::Decode);
             let v = DecisionVariable::from_wire(v)?;
@@ -139,7 +140,7 @@ pub(super) fn decode_entity(
             laps.lap(Phase::Aggregate);
             Item::Variable(Box::new(v), cost)
         }
-        4 => {
+        instance::CONSTRAINTS => {
             // The function read on the wire, the rest by prost; prost alone
             // for what the wire reader leaves to it.
             let read = terms::constraint(bytes, terms::decode_field::<pb::Constraint>);
@@ -160,7 +161,7 @@ pub(super) fn decode_entity(
             laps.lap(Phase::Aggregate);
             Item::Constraint(Box::new(c), Cost { waste, ..cost })
         }
-        8 => {
+        instance::REMOVED_CONSTRAINTS => {
             let r = decode("removed_constraints", bytes, offset)?;
             laps.lap(Phase::Decode);
             let (r, waste) = RemovedConstraint::from_wire_measured(r)?;
@@ -389,11 +390,15 @@ pub(super) fn frame_one<R: Read>(
     };
     let tag_bytes = fields.offset() - element_start;
     match field {
-        2 | 4 | 8 | 10 => {
+        // The entities, one element each.
+        instance::DECISION_VARIABLES
+        | instance::CONSTRAINTS
+        | instance::REMOVED_CONSTRAINTS
+        | instance::NAMED_FUNCTIONS => {
             expect(field, wire_type, WireType::Len)?;
             let prefix = fields.len_prefix()?;
             let start = raw.arena.len();
-            if field == 4
+            if field == instance::CONSTRAINTS
                 && raw
                     .spool_constraints_above
                     .is_some_and(|above| prefix.len > above)
@@ -427,10 +432,18 @@ pub(super) fn frame_one<R: Read>(
                 wire_bytes: fields.offset() - element_start,
             });
         }
-        1 | 3 | 6 | 7 | 9 | 11 => {
+        // The singular fields (and maps) that are messages.
+        instance::DESCRIPTION
+        | instance::OBJECTIVE
+        | instance::PARAMETERS
+        | instance::CONSTRAINT_HINTS
+        | instance::DECISION_VARIABLE_DEPENDENCY
+        | instance::ANNOTATIONS => {
             expect(field, wire_type, WireType::Len)?;
             let prefix = fields.len_prefix()?;
-            if field == 3 && raw.spool_above.is_some_and(|above| prefix.len > above) {
+            if field == instance::OBJECTIVE
+                && raw.spool_above.is_some_and(|above| prefix.len > above)
+            {
                 if let Some(mut spooler) = Spooler::new() {
                     fields.stream_body(prefix, &mut |bytes| spooler.write(bytes))?;
                     let part = spooler.finish().map_err(InstanceError::Spool)?;
@@ -457,7 +470,7 @@ pub(super) fn frame_one<R: Read>(
                 wire_bytes: fields.offset() - element_start,
             });
         }
-        5 | 100 => {
+        instance::SENSE | instance::FORMAT_VERSION => {
             expect(field, wire_type, WireType::Varint)?;
             let value = fields.read_varint()?;
             let mut rest = Vec::with_capacity(12);

@@ -18,6 +18,7 @@ mod error;
 mod framing;
 pub mod objective;
 mod observer;
+mod observers;
 mod pipeline;
 mod reading;
 pub mod terms;
@@ -35,6 +36,7 @@ pub use error::{
     InstanceError, PassError, V2PassError, DEFAULT_MAX_ELEMENT, MAX_FAMILIES, MAX_FAMILY_BYTES,
 };
 pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
+pub use observers::Observers;
 pub use pipeline::{profile_instance, profile_instance_within};
 pub use validate::MAX_PENDING;
 

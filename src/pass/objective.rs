@@ -20,6 +20,8 @@ use prost::{encoding, Message};
 use crate::ommx_v1 as pb;
 use crate::pass::terms::spooled::{SpooledArm, SpooledFunction};
 use crate::pass::terms::{self, Arm};
+use crate::wire::fields::instance;
+use crate::wire::{tag, WireType};
 
 /// Objective pieces longer than this are spooled to a temporary file when
 /// the pass only counts the objective (the environment variable
@@ -154,7 +156,11 @@ impl Spooler {
 /// The key and length of an objective field whose body is `len` bytes.
 fn objective_header(len: u64) -> Vec<u8> {
     let mut field = Vec::with_capacity(11);
-    encoding::encode_key(3, encoding::WireType::LengthDelimited, &mut field);
+    encoding::encode_key(
+        instance::OBJECTIVE,
+        encoding::WireType::LengthDelimited,
+        &mut field,
+    );
     encoding::encode_varint(len, &mut field);
     field
 }
@@ -176,20 +182,12 @@ impl Singulars {
 
     /// The objective's body, when `part` is an objective field.
     fn objective_body(part: &[u8]) -> Option<&[u8]> {
-        // Key 3 << 3 | 2 is one byte; the length is a varint.
-        if part.first() != Some(&0x1a) {
+        // The objective's key is one byte; the length is a varint.
+        if part.first() != Some(&tag(instance::OBJECTIVE, WireType::Len)) {
             return None;
         }
         let mut pos = 1;
-        let mut len = 0u64;
-        for i in 0..10 {
-            let byte = *part.get(pos)?;
-            pos += 1;
-            len |= u64::from(byte & 0x7f) << (7 * i);
-            if byte < 0x80 {
-                break;
-            }
-        }
+        let len = crate::wire::varint(part, &mut pos)?;
         (part.len() - pos == usize::try_from(len).ok()?).then(|| &part[pos..])
     }
 

@@ -279,12 +279,13 @@ mod tests {
 
     #[test]
     fn reach_is_where_a_schema_stops_decoding_top_level_fields() {
-        // A v2 description holding created_by, then an objective: as v1, a
-        // variable (whose name is that string), then a constraint whose
-        // field 2 has the wrong wire type.
-        let bytes = hex::decode("1203220163220f120d0a0b080511000000000000f03f3001").unwrap();
+        // A v2 description holding created_by, an empty variable table, then
+        // an objective: as v1, a variable (whose name is that string), an
+        // empty objective, then a constraint whose field 2 has the wrong
+        // wire type.
+        let bytes = hex::decode("12032201631a00220f120d0a0b080511000000000000f03f3001").unwrap();
         assert_eq!(reach::<pb2::Instance>(&bytes), bytes.len());
-        assert_eq!(reach::<pb1::Instance>(&bytes), 5);
+        assert_eq!(reach::<pb1::Instance>(&bytes), 7);
         assert_eq!(reach::<pb1::Instance>(&[0, 1, 2]), 0);
         assert_eq!(reach::<pb1::Instance>(&[]), 0);
     }

@@ -17,8 +17,16 @@
 //! the size of the instance blob.
 
 use super::{Frame, LogicalMemoryVisitor, Path};
+use crate::wire::fields::map_entry;
+use crate::wire::WireType;
+use Shape::Message;
 
+mod v1;
 mod v2;
+use v1::{
+    BOUND_V2, DESCRIPTION, FNV_STRING_ENTRY, HASH_ENTRY, INSTANCE, LINEAR, POLYNOMIAL, QUADRATIC,
+};
+pub use v1::{CONSTRAINT, DECISION_VARIABLE, NAMED_FUNCTION, REMOVED_CONSTRAINT};
 pub use v2::visit_instance as visit_v2_instance;
 
 pub const TAG: &str = "Wire[tag]";
@@ -83,15 +91,15 @@ impl LogicalMemoryVisitor for Inserting<'_> {
     }
 }
 
-/// The key (field 1, a varint) of a map entry's body; 0 when left out.
+/// The key (a varint) of a map entry's body; 0 when left out.
 fn entry_key(body: &[u8]) -> u64 {
     let mut cur = Cursor { bytes: body, at: 0 };
     while cur.at < body.len() {
         let Some(key) = cur.varint() else { return 0 };
-        if key == 1 << 3 {
+        if key == u64::from(crate::wire::tag(map_entry::KEY, WireType::Varint)) {
             return cur.varint().unwrap_or(0);
         }
-        if cur.skip(key & 7, key >> 3, 0).is_none() {
+        if cur.skip(key).is_none() {
             return 0;
         }
     }
@@ -112,183 +120,6 @@ impl Schema {
         self.fields.iter().find(|f| f.0 == number)
     }
 }
-
-use Shape::{Message, Payload};
-
-const TERMS: &[&str] = &["PolynomialBase.terms"];
-
-static LINEAR_TERM: Schema = Schema {
-    fields: &[(1, &[], Payload), (2, &[], Payload)],
-};
-/// Linear: every byte belongs to the function's stored terms.
-static LINEAR: Schema = Schema {
-    fields: &[(1, &[], Message(&LINEAR_TERM)), (2, &[], Payload)],
-};
-static QUADRATIC: Schema = Schema {
-    fields: &[
-        (1, &[], Payload),
-        (2, &[], Payload),
-        (3, &[], Payload),
-        (4, &[], Message(&LINEAR)),
-    ],
-};
-static MONOMIAL: Schema = Schema {
-    fields: &[(1, &[], Payload), (2, &[], Payload)],
-};
-static POLYNOMIAL: Schema = Schema {
-    fields: &[(1, &[], Message(&MONOMIAL))],
-};
-static FUNCTION: Schema = Schema {
-    fields: &[
-        (1, &[], Shape::Constant),
-        (2, &["Linear", TERMS[0]], Message(&LINEAR)),
-        (3, &["Quadratic", TERMS[0]], Message(&QUADRATIC)),
-        (4, &["Polynomial", TERMS[0]], Message(&POLYNOMIAL)),
-    ],
-};
-
-static FNV_STRING_ENTRY: Schema = Schema {
-    fields: &[(1, &["FnvHashMap[key]"], Payload), (2, &[], Payload)],
-};
-static HASH_ENTRY: Schema = Schema {
-    fields: &[(1, &["HashMap[key]"], Payload), (2, &[], Payload)],
-};
-static FUNCTION_ENTRY: Schema = Schema {
-    fields: &[
-        (1, &["FnvHashMap[key]"], Payload),
-        (2, &[], Message(&FUNCTION)),
-    ],
-};
-
-static BOUND: Schema = Schema {
-    fields: &[(1, &[], Payload), (2, &[], Payload)],
-};
-/// OMMX 3.0 names a bound's fields.
-static BOUND_V2: Schema = Schema {
-    fields: &[
-        (1, &["Bound.lower"], Payload),
-        (2, &["Bound.upper"], Payload),
-    ],
-};
-const META: &str = "DecisionVariable.metadata";
-pub static DECISION_VARIABLE: Schema = Schema {
-    fields: &[
-        (1, &["DecisionVariable.id"], Payload),
-        (2, &["DecisionVariable.kind"], Payload),
-        (3, &["DecisionVariable.bound"], Message(&BOUND)),
-        (4, &[META, "DecisionVariableMetadata.name"], Payload),
-        (5, &[META, "DecisionVariableMetadata.subscripts"], Payload),
-        (
-            6,
-            &[META, "DecisionVariableMetadata.parameters"],
-            Message(&FNV_STRING_ENTRY),
-        ),
-        (7, &[META, "DecisionVariableMetadata.description"], Payload),
-        (8, &["DecisionVariable.substituted_value"], Payload),
-    ],
-};
-pub static CONSTRAINT: Schema = Schema {
-    fields: &[
-        (1, &["Constraint.id"], Payload),
-        (2, &["Constraint.equality"], Payload),
-        (3, &["Constraint.function"], Message(&FUNCTION)),
-        (5, &["Constraint.parameters"], Message(&FNV_STRING_ENTRY)),
-        (6, &["Constraint.name"], Payload),
-        (7, &["Constraint.description"], Payload),
-        (8, &["Constraint.subscripts"], Payload),
-    ],
-};
-pub static REMOVED_CONSTRAINT: Schema = Schema {
-    fields: &[
-        (1, &["RemovedConstraint.constraint"], Message(&CONSTRAINT)),
-        (2, &["RemovedConstraint.removed_reason"], Payload),
-        (
-            3,
-            &["RemovedConstraint.removed_reason_parameters"],
-            Message(&FNV_STRING_ENTRY),
-        ),
-    ],
-};
-pub static NAMED_FUNCTION: Schema = Schema {
-    fields: &[
-        (1, &["NamedFunction.id"], Payload),
-        (2, &["NamedFunction.function"], Message(&FUNCTION)),
-        (3, &["NamedFunction.subscripts"], Payload),
-        (4, &["NamedFunction.parameters"], Message(&FNV_STRING_ENTRY)),
-        (5, &["NamedFunction.name"], Payload),
-        (6, &["NamedFunction.description"], Payload),
-    ],
-};
-static DESCRIPTION: Schema = Schema {
-    fields: &[
-        (1, &["Description.name"], Payload),
-        (2, &["Description.description"], Payload),
-        (3, &["Description.authors"], Payload),
-        (4, &["Description.created_by"], Payload),
-        (5, &["Description.created"], Payload),
-        (6, &["Description.license"], Payload),
-        (7, &["Description.dataset"], Payload),
-    ],
-};
-static PARAMETERS: Schema = Schema {
-    fields: &[(1, &["Parameters.entries"], Message(&HASH_ENTRY))],
-};
-static ONE_HOT: Schema = Schema {
-    fields: &[
-        (1, &["OneHot.id"], Payload),
-        (2, &["OneHot.variables"], Payload),
-    ],
-};
-static SOS1: Schema = Schema {
-    fields: &[
-        (1, &["Sos1.binary_constraint_id"], Payload),
-        (2, &["Sos1.big_m_constraint_ids"], Payload),
-        (3, &["Sos1.variables"], Payload),
-    ],
-};
-static HINTS: Schema = Schema {
-    fields: &[
-        (
-            2,
-            &["ConstraintHints.one_hot_constraints"],
-            Message(&ONE_HOT),
-        ),
-        (3, &["ConstraintHints.sos1_constraints"], Message(&SOS1)),
-    ],
-};
-
-/// The top level: `Instance`'s fields.
-static INSTANCE: Schema = Schema {
-    fields: &[
-        (1, &["Instance.description"], Message(&DESCRIPTION)),
-        (
-            2,
-            &["Instance.decision_variables"],
-            Message(&DECISION_VARIABLE),
-        ),
-        (3, &["Instance.objective"], Message(&FUNCTION)),
-        (4, &["Instance.constraints"], Message(&CONSTRAINT)),
-        (5, &["Instance.sense"], Payload),
-        (6, &["Instance.parameters"], Message(&PARAMETERS)),
-        (7, &["Instance.constraint_hints"], Message(&HINTS)),
-        (
-            8,
-            &["Instance.removed_constraints"],
-            Message(&REMOVED_CONSTRAINT),
-        ),
-        (
-            9,
-            &[
-                "Instance.decision_variable_dependency",
-                "AcyclicAssignments.assignments",
-            ],
-            Message(&FUNCTION_ENTRY),
-        ),
-        (10, &["Instance.named_functions"], Message(&NAMED_FUNCTION)),
-        (11, &["Instance.annotations"], Message(&HASH_ENTRY)),
-        (100, &["Instance.format_version"], Payload),
-    ],
-};
 
 /// One top-level field of an instance as the stream framed it: `tag_bytes`
 /// of tag, `wire_bytes` in all. `body` is the value of a length-delimited
@@ -359,7 +190,7 @@ fn with_frames(path: &mut Path, frames: &[&'static str], f: &mut dyn FnMut(&mut 
 
 /// Nesting deeper than this is accounted as unknown rather than walked
 /// (prost itself refuses messages nested 100 deep).
-const MAX_DEPTH: u32 = 100;
+const MAX_DEPTH: u32 = crate::wire::GROUP_DEPTH_LIMIT;
 
 /// A read position in a message body.
 struct Cursor<'a> {
@@ -377,25 +208,15 @@ impl Cursor<'_> {
         (end <= self.bytes.len()).then(|| self.at = end)
     }
 
-    /// Skips a value of `wire_type` (groups included, to their end tag).
-    fn skip(&mut self, wire_type: u64, field: u64, depth: u32) -> Option<()> {
-        match wire_type {
-            0 => self.varint().map(drop),
-            1 => self.advance(8),
-            2 => {
-                let len = self.varint()?;
-                self.advance(len)
-            }
-            3 if depth < MAX_DEPTH => loop {
-                let key = self.varint()?;
-                if key & 7 == 4 {
-                    return (key >> 3 == field).then_some(());
-                }
-                self.skip(key & 7, key >> 3, depth + 1)?;
-            },
-            5 => self.advance(4),
-            _ => None,
-        }
+    /// Skips the value of the field whose `key` was just read (groups
+    /// included, to their end key).
+    fn skip_at(&mut self, key: u64, depth: u32) -> Option<()> {
+        let wire_type = WireType::from_bits(key)?;
+        crate::wire::slice::skip(self.bytes, &mut self.at, key >> 3, wire_type, depth)
+    }
+
+    fn skip(&mut self, key: u64) -> Option<()> {
+        self.skip_at(key, 0)
     }
 }
 
@@ -420,7 +241,7 @@ fn visit_message<V: LogicalMemoryVisitor>(
                 .and_then(|n| schema.field(n))
                 .filter(|_| depth < MAX_DEPTH && wire_type != 3 && wire_type != 4);
             let Some(&(_, frames, shape)) = known else {
-                cur.skip(wire_type, number, depth)?;
+                cur.skip_at(key, depth)?;
                 visitor.visit_leaf(&path.with(UNKNOWN), cur.at - start);
                 return Some(());
             };
@@ -431,7 +252,7 @@ fn visit_message<V: LogicalMemoryVisitor>(
                 cur.advance(len)?;
                 Some(&body[value_start..cur.at])
             } else {
-                cur.skip(wire_type, number, depth)?;
+                cur.skip_at(key, depth)?;
                 None
             };
             let value_bytes = &body[len_start..cur.at];

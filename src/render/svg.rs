@@ -3,8 +3,9 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use inferno::flamegraph::{self, color::BasicPalette, Direction, Palette};
+use inferno::flamegraph::{self, color::BasicPalette, Direction, Palette, TextTruncateDirection};
 
+use super::svg_frames::{self, Finish};
 use super::Profile;
 
 #[derive(Debug, Clone, Default)]
@@ -21,18 +22,23 @@ pub fn render(profile: &Profile<'_>, options: &SvgOptions, out: &mut dyn Write) 
         .into_iter()
         .map(|(path, bytes)| format!("{path} {bytes}"))
         .collect();
-    let title = format!(
-        "memprof: {} ({})",
-        profile.report.document.name,
-        profile.layer_label()
-    );
+    let name = &profile.report.document.name;
+    let title = svg_frames::title("memprof: ", &[name], &profile.layer_label());
     let what = match profile.account {
         super::Account::Memory => {
             format!("logical bytes as {} counts them", profile.accounting_name())
         }
         super::Account::Wire => "encoded protobuf bytes".to_string(),
     };
-    draw(&lines, title, &what, profile.total_bytes(), options, out)
+    draw(
+        &lines,
+        title,
+        name,
+        &what,
+        profile.total_bytes(),
+        options,
+        out,
+    )
 }
 
 /// The flamegraph of folded stacks read as input (`memprof inspect --format
@@ -51,10 +57,11 @@ pub fn render_folded(
         .iter()
         .map(|(path, bytes)| format!("{path} {bytes}"))
         .collect();
-    let title = format!("memprof: {name} (folded stacks)");
+    let title = svg_frames::title("memprof: ", &[name], "folded stacks");
     draw(
         &lines,
         title,
+        name,
         "bytes of the folded stacks",
         total,
         options,
@@ -103,25 +110,34 @@ fn bounded(lines: &[String]) -> (Vec<std::borrow::Cow<'_, str>>, usize) {
     (lines, cut)
 }
 
+/// Draws the graph of `lines` at a fixed width (so that the labels written
+/// here stay, with or without the browser's script), its root frame named
+/// after `input` and the total.
 fn draw(
     lines: &[String],
     default_title: String,
+    input: &str,
     what: &str,
     total: u64,
     options: &SvgOptions,
     out: &mut dyn Write,
 ) -> Result<()> {
     let (lines, cut) = bounded(lines);
+    let human = crate::units::human(total);
     let mut opts = flamegraph::Options::default();
     opts.title = options.title.clone().unwrap_or(default_title);
-    let mut subtitle = format!("{what}; total {}", crate::units::human(total));
-    if cut > 0 {
-        subtitle += &format!(
-            "; {cut} stack(s) deeper than {MAX_DRAWN_DEPTH} frames drawn to that depth, \
-             the rest as \"{CUT_FRAME}\""
-        );
-    }
-    opts.subtitle = Some(subtitle);
+    // Said first, so that a long subtitle is not cut there.
+    let cut = match cut {
+        0 => String::new(),
+        n => format!("{n} stack(s) deeper than {MAX_DRAWN_DEPTH} frames cut there; "),
+    };
+    opts.subtitle = Some(svg_frames::middle(
+        &format!("{cut}{what}; total {human}"),
+        svg_frames::SUBTITLE_CHARS,
+    ));
+    opts.image_width = Some(svg_frames::IMAGE_WIDTH);
+    // What a zoom relabels, inferno cuts on the right, as it cuts here.
+    opts.text_truncate_direction = TextTruncateDirection::Right;
     opts.count_name = "bytes".to_string();
     opts.colors = Palette::Basic(BasicPalette::Mem);
     opts.deterministic = true;
@@ -133,8 +149,17 @@ fn draw(
     // its documentation says pixels; memprof's flag means pixels.
     let pixels = options.min_width.unwrap_or(DEFAULT_MIN_WIDTH);
     opts.min_width = pixels * 100.0 / FRAME_AREA;
-    flamegraph::from_lines(&mut opts, lines.iter().map(|l| l.as_ref()), out)
-        .context("flamegraph rendering failed")
+    let mut svg = Vec::new();
+    flamegraph::from_lines(&mut opts, lines.iter().map(|l| l.as_ref()), &mut svg)
+        .context("flamegraph rendering failed")?;
+    let finish = Finish {
+        root: format!("{input}: {human}"),
+        inverted: options.inverted,
+        fill: None,
+    };
+    let svg = String::from_utf8(svg).context("inferno wrote invalid UTF-8")?;
+    out.write_all(svg_frames::finish(&svg, &finish).as_bytes())?;
+    Ok(())
 }
 
 #[cfg(test)]

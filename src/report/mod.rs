@@ -127,7 +127,7 @@ pub struct ProfiledInstance {
     pub title: Option<String>,
     pub summary: InstanceSummary,
     pub aggregate: Aggregate,
-    /// Encoded bytes per path, when [`ProfileOptions::wire`] asked for them.
+    /// Encoded bytes per path, when the pass was asked for the wire view.
     pub wire: Option<Aggregate>,
     /// The schema the payload was read with.
     pub schema: Schema,

@@ -155,7 +155,7 @@ pub enum FileValue {
     Len(Range<u64>),
 }
 
-/// The fields of a message body in the file, read as [`Fields`] reads
+/// The fields of a message body in the file, read as [`super::Fields`] reads
 /// them in memory, without reading length-delimited bodies.
 pub struct FileFields<'f> {
     file: &'f File,

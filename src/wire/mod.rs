@@ -36,6 +36,20 @@ pub enum WireType {
 }
 
 impl WireType {
+    /// The wire type of a key's three low bits; `None` for 6 and 7.
+    #[inline(always)]
+    pub fn from_bits(bits: u64) -> Option<Self> {
+        Some(match bits & 7 {
+            0 => WireType::Varint,
+            1 => WireType::Fixed64,
+            2 => WireType::Len,
+            3 => WireType::StartGroup,
+            4 => WireType::EndGroup,
+            5 => WireType::Fixed32,
+            _ => return None,
+        })
+    }
+
     /// The three bits a key ends with.
     pub const fn bits(self) -> u64 {
         match self {
@@ -68,19 +82,11 @@ pub enum BadKey {
 #[inline(always)]
 pub fn key(raw: u64) -> Result<(u32, WireType), BadKey> {
     let field = raw >> 3;
-    let wire_type = match raw & 7 {
-        0 => WireType::Varint,
-        1 => WireType::Fixed64,
-        2 => WireType::Len,
-        3 => WireType::StartGroup,
-        4 => WireType::EndGroup,
-        5 => WireType::Fixed32,
-        other => {
-            return Err(BadKey::WireType {
-                field,
-                wire_type: other as u8,
-            })
-        }
+    let Some(wire_type) = WireType::from_bits(raw) else {
+        return Err(BadKey::WireType {
+            field,
+            wire_type: (raw & 7) as u8,
+        });
     };
     if field == 0 || field > u64::from(u32::MAX >> 3) {
         return Err(BadKey::Number(field));

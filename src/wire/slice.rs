@@ -37,7 +37,7 @@ pub enum Value<'a> {
 pub struct Fields<'a> {
     buf: &'a [u8],
     /// Where the next field starts: readers of the usual encodings read
-    /// ahead of [`Fields::next`] and move it themselves.
+    /// ahead of [`Fields::next_field`] and move it themselves.
     pub pos: usize,
 }
 
@@ -92,7 +92,7 @@ impl<'a> Fields<'a> {
 pub fn skip(
     buf: &[u8],
     pos: &mut usize,
-    number: u32,
+    number: u64,
     wire_type: WireType,
     depth: u32,
 ) -> Option<()> {
@@ -109,11 +109,12 @@ pub fn skip(
             advance(pos, len)
         }
         WireType::StartGroup if depth < GROUP_DEPTH_LIMIT => loop {
-            let (inner, inner_type) = super::key(super::varint(buf, pos)?).ok()?;
+            let key = super::varint(buf, pos)?;
+            let inner_type = WireType::from_bits(key)?;
             if inner_type == WireType::EndGroup {
-                return (inner == number).then_some(());
+                return (key >> 3 == number).then_some(());
             }
-            skip(buf, pos, inner, inner_type, depth + 1)?;
+            skip(buf, pos, key >> 3, inner_type, depth + 1)?;
         },
         WireType::StartGroup | WireType::EndGroup => None,
     }

@@ -179,14 +179,15 @@ fn ommx_3_folds_a_layers_annotations_into_its_instance() {
 #[test]
 fn the_reading_that_got_further_is_reported() {
     let dir = tempfile::tempdir().unwrap();
-    // ommx.v2: a description with only created_by, an objective using an
-    // undefined variable 5, sense minimize. As v1 the description reads as
-    // a variable of kind 0 and the objective fails to decode as a
-    // constraint, at byte 5; as v2 all of it decodes.
+    // ommx.v2: a description with only created_by, an empty variable
+    // table, an objective using an undefined variable 5, sense minimize. As
+    // v1 the description reads as a variable of kind 0, the table as an
+    // empty objective, and the objective fails to decode as a constraint,
+    // at byte 7; as v2 all of it decodes.
     let v2 = file(
         &dir,
         "v2.pb",
-        &hex::decode("1203220163220f120d0a0b080511000000000000f03f3001").unwrap(),
+        &hex::decode("12032201631a00220f120d0a0b080511000000000000f03f3001").unwrap(),
     );
     assert_eq!(
         fails(&["inspect", &v2]),
@@ -353,7 +354,7 @@ fn folded_counts_are_checked_and_deep_stacks_bounded() {
     let svg = fs::read_to_string(out).unwrap();
     assert!(svg.len() < 1 << 20, "{} bytes", svg.len());
     assert!(
-        svg.contains("1 stack(s) deeper than 1024 frames drawn to that depth"),
+        svg.contains("1 stack(s) deeper than 1024 frames cut there; "),
         "subtitle"
     );
     assert!(svg.contains("[deeper frames not drawn]"));

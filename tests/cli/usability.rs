@@ -34,6 +34,11 @@ fn flamegraph_without_file_reads_instances_archives_and_folded_stacks_from_stdin
             &["flamegraph", &path, "-o", "-", "--title", "T"],
             Vec::new(),
         );
+        // The root frame names the input: the file, or <stdin>.
+        let from_file = String::from_utf8(from_file)
+            .unwrap()
+            .replace(&format!(">{path}: "), ">&lt;stdin&gt;: ")
+            .into_bytes();
         let from_stdin = run_stdin(&["flamegraph", "-o", "-", "--title", "T"], bytes);
         assert_eq!(from_file, from_stdin, "{fixture}");
 

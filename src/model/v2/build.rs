@@ -124,7 +124,8 @@ pub fn from_wire(message: pb::Instance) -> Result<Instance, V2Error> {
 }
 
 /// Builds the model; `strict` is false for a message converted from v1,
-/// whose removed rows and substitutions 3.0 does not check.
+/// whose removed rows and substitutions 3.0 does not check. The steps run in
+/// 3.0's order, so that the error reported is the one it reports.
 pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2Error> {
     let wire = super::entity::wire_sizes(&message);
     let pb::Instance {
@@ -143,13 +144,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         annotations,
         output_objective,
     } = message;
-    if let Some(&f) = required_features.iter().find(|&&f| !(1..=4).contains(&f)) {
-        return Err(V2Error::UnknownFeature(f));
-    }
-    // v1's unspecified sense is read as minimize (2.9.3 and 3.0 alike).
-    if strict && !(1..=2).contains(&sense) {
-        return Err(V2Error::UnknownSense(sense));
-    }
+    check_header(&required_features, sense, strict)?;
     let mut inst = Instance {
         description,
         parameters: parameters.map(|p| p.entries.into_iter().collect()),
@@ -162,6 +157,65 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         None if strict => return Err(V2Error::MissingVariableTable),
         None => pb::DecisionVariableTable::default(),
     };
+    let fixed: BTreeSet<u64> = table.fixed_values.keys().copied().collect();
+    // One-hot and indicator variables must be binary.
+    let binary: BTreeSet<u64> = table
+        .entries
+        .iter()
+        .filter(|(_, v)| v.kind == 1)
+        .map(|(&id, _)| id)
+        .collect();
+    add_variables(&mut inst, table, strict)?;
+    let vars = inst.variables.clone();
+    let objective = function(objective.as_ref(), || "the objective".into())?;
+    uses_defined(&objective, Some(&vars), || "the objective".into())?;
+    inst.objective = Some(objective);
+    add_rows(
+        &mut inst,
+        Collections {
+            regular: regular_constraints.unwrap_or_default(),
+            indicator: indicator_constraints.unwrap_or_default(),
+            one_hot: one_hot_constraints.unwrap_or_default(),
+            sos1: sos1_constraints.unwrap_or_default(),
+        },
+        &vars,
+        &binary,
+        strict,
+    )?;
+    add_named_functions(&mut inst, named_functions.unwrap_or_default(), &vars)?;
+    inst.dependency = assignments(&decision_variable_dependency, &vars, &fixed, strict)?;
+    check_substituted_out(&inst, &fixed)?;
+    if let Some(o) = output_objective {
+        if !(1..=2).contains(&o.sense) {
+            return Err(V2Error::UnknownSense(o.sense));
+        }
+        let f = function(o.function.as_ref(), || "the output objective".into())?;
+        uses_defined(&f, Some(&vars), || "the output objective".into())?;
+        inst.output_objective = Some(OutputObjective { function: f });
+    }
+    Ok(inst)
+}
+
+/// The features the payload requires (all four known ones) and its sense
+/// (v1's unspecified sense is read as minimize, by 2.9.3 and 3.0 alike).
+fn check_header(required_features: &[i32], sense: i32, strict: bool) -> Result<(), V2Error> {
+    if let Some(&f) = required_features.iter().find(|&&f| !(1..=4).contains(&f)) {
+        return Err(V2Error::UnknownFeature(f));
+    }
+    if strict && !(1..=2).contains(&sense) {
+        return Err(V2Error::UnknownSense(sense));
+    }
+    Ok(())
+}
+
+/// The decision variable table: each variable checked as 2.9.3 checks a v1
+/// variable (3.0 shares those rules), then its labels and fixed values,
+/// which must name defined variables.
+fn add_variables(
+    inst: &mut Instance,
+    table: pb::DecisionVariableTable,
+    strict: bool,
+) -> Result<(), V2Error> {
     for (&id, v) in &table.entries {
         if !(1..=5).contains(&v.kind) {
             return Err(V2Error::UnknownKind { id, kind: v.kind });
@@ -170,8 +224,6 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         if strict && v.bound.is_none() {
             return Err(V2Error::MissingBound(id));
         }
-        // Kind, bound and fixed value are checked as 2.9.3 checks a v1
-        // variable's (3.0 shares those rules).
         let as_v1 = pb1::DecisionVariable {
             id,
             kind: v.kind,
@@ -183,41 +235,17 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
             .map_err(|source| V2Error::Variable { id, source })?;
         inst.variables.insert(id);
     }
-    let vars = inst.variables.clone();
-    // One-hot and indicator variables must be binary.
-    let binary: BTreeSet<u64> = table
-        .entries
-        .iter()
-        .filter(|(_, v)| v.kind == 1)
-        .map(|(&id, _)| id)
-        .collect();
-    let binary_if_defined =
-        |owner: &dyn Fn() -> String, id: u64, vars: Option<&BTreeSet<u64>>| match vars {
-            Some(vars) if !vars.contains(&id) => {
-                Err(V2Error::UndefinedVariable { owner: owner(), id })
-            }
-            Some(_) if !binary.contains(&id) => Err(V2Error::NotBinary { owner: owner(), id }),
-            _ => Ok(()),
-        };
-    let undefined_key =
-        |what: &'static str, mut keys: std::collections::btree_map::Keys<'_, u64, _>| {
-            keys.find(|id| !vars.contains(id))
-                .copied()
-                .map_or(Ok(()), |id| {
-                    Err(V2Error::UndefinedRow {
-                        what,
-                        kind: "decision variable",
-                        id,
-                    })
-                })
-        };
-    undefined_key("a variable label", table.labels.keys())?;
+    let undefined = |what: &'static str, id: u64| V2Error::UndefinedRow {
+        what,
+        kind: "decision variable",
+        id,
+    };
+    let vars = &inst.variables;
+    if let Some(&id) = table.labels.keys().find(|id| !vars.contains(id)) {
+        return Err(undefined("a variable label", id));
+    }
     if let Some(&id) = table.fixed_values.keys().find(|id| !vars.contains(id)) {
-        return Err(V2Error::UndefinedRow {
-            what: "a fixed value",
-            kind: "decision variable",
-            id,
-        });
+        return Err(undefined("a fixed value", id));
     }
     inst.variable_labels = table
         .labels
@@ -225,12 +253,32 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         .map(|(k, l)| (k, l.into()))
         .collect();
     inst.fixed_values = table.fixed_values.keys().copied().collect();
+    Ok(())
+}
 
-    let objective = function(objective.as_ref(), || "the objective".into())?;
-    uses_defined(&objective, Some(&vars), || "the objective".into())?;
-    inst.objective = Some(objective);
+/// The four constraint collections, as the message holds them.
+struct Collections {
+    regular: pb::RegularConstraintCollection,
+    indicator: pb::IndicatorConstraintCollection,
+    one_hot: pb::OneHotConstraintCollection,
+    sos1: pb::Sos1ConstraintCollection,
+}
 
-    let regular = regular_constraints.unwrap_or_default();
+/// Every constraint collection's rows, in 3.0's order: regular, indicator,
+/// one-hot, SOS1 (`binary`: the binary variables).
+fn add_rows(
+    inst: &mut Instance,
+    c: Collections,
+    vars: &BTreeSet<u64>,
+    binary: &BTreeSet<u64>,
+    strict: bool,
+) -> Result<(), V2Error> {
+    let Collections {
+        regular,
+        indicator,
+        one_hot,
+        sos1,
+    } = c;
     inst.regular = collection(
         Parts {
             active: regular.active,
@@ -239,7 +287,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
             contexts: regular.contexts,
         },
         "constraint",
-        &vars,
+        vars,
         strict,
         |id, c, vars| {
             let what = || format!("constraint {id}");
@@ -249,7 +297,6 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
             Ok(Row::Regular(f))
         },
     )?;
-    let indicator = indicator_constraints.unwrap_or_default();
     inst.indicator = collection(
         Parts {
             active: indicator.active,
@@ -258,86 +305,111 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
             contexts: indicator.contexts,
         },
         "indicator constraint",
-        &vars,
+        vars,
         strict,
         |id, c, vars| {
             let what = || format!("indicator constraint {id}");
             equality(c.equality, what)?;
-            binary_if_defined(&what, c.indicator_variable, vars)?;
+            binary_variable(&what, c.indicator_variable, vars, binary)?;
             let f = function(c.function.as_ref(), what)?;
             uses_defined(&f, vars, what)?;
             Ok(Row::Indicator(c.indicator_variable, f))
         },
     )?;
-    // A one-hot or SOS1 row: at least one variable, none twice, each
-    // defined (and for one-hot, binary).
-    let set_row = |kind: &'static str, binary_only: bool| {
-        let binary_if_defined = &binary_if_defined;
-        move |id: u64, variables: Vec<u64>, vars: Option<&BTreeSet<u64>>| {
-            let owner = || format!("{kind} {id}");
-            if variables.is_empty() {
-                return Err(V2Error::NoVariables { owner: owner() });
-            }
-            let mut set = BTreeSet::new();
-            for &v in &variables {
-                if !set.insert(v) {
-                    return Err(V2Error::RepeatedVariable {
-                        owner: owner(),
-                        id: v,
-                    });
-                }
-                match binary_only {
-                    true => binary_if_defined(&owner, v, vars)?,
-                    false if vars.is_some_and(|vars| !vars.contains(&v)) => {
-                        return Err(V2Error::UndefinedVariable {
-                            owner: owner(),
-                            id: v,
-                        })
-                    }
-                    false => {}
-                }
-            }
-            Ok(Row::Set(set))
-        }
-    };
-    let one_hot = one_hot_constraints.unwrap_or_default();
-    let sets = |m: BTreeMap<u64, pb::OneHotConstraint>| {
+    let one_hot_sets = |m: BTreeMap<u64, pb::OneHotConstraint>| {
         m.into_iter().map(|(k, c)| (k, c.variables)).collect()
     };
     inst.one_hot = collection(
         Parts {
-            active: sets(one_hot.active),
-            removed: sets(one_hot.removed),
+            active: one_hot_sets(one_hot.active),
+            removed: one_hot_sets(one_hot.removed),
             reasons: one_hot.removed_reasons,
             contexts: one_hot.contexts,
         },
         "one-hot constraint",
-        &vars,
+        vars,
         strict,
-        set_row("one-hot constraint", true),
+        set_row("one-hot constraint", Some(binary)),
     )?;
-    let sos1 = sos1_constraints.unwrap_or_default();
-    let sets = |m: BTreeMap<u64, pb::Sos1Constraint>| {
+    let sos1_sets = |m: BTreeMap<u64, pb::Sos1Constraint>| {
         m.into_iter().map(|(k, c)| (k, c.variables)).collect()
     };
     inst.sos1 = collection(
         Parts {
-            active: sets(sos1.active),
-            removed: sets(sos1.removed),
+            active: sos1_sets(sos1.active),
+            removed: sos1_sets(sos1.removed),
             reasons: sos1.removed_reasons,
             contexts: sos1.contexts,
         },
         "SOS1 constraint",
-        &vars,
+        vars,
         strict,
-        set_row("SOS1 constraint", false),
+        set_row("SOS1 constraint", None),
     )?;
+    Ok(())
+}
 
-    let named = named_functions.unwrap_or_default();
+/// The row of a set constraint (one-hot, SOS1): at least one variable, none
+/// twice, each defined, and each binary when `binary` lists the binary ones
+/// (one-hot).
+fn set_row<'b>(
+    kind: &'static str,
+    binary: Option<&'b BTreeSet<u64>>,
+) -> impl Fn(u64, Vec<u64>, Option<&BTreeSet<u64>>) -> Result<Row, V2Error> + 'b {
+    move |id, variables, vars| {
+        let owner = || format!("{kind} {id}");
+        if variables.is_empty() {
+            return Err(V2Error::NoVariables { owner: owner() });
+        }
+        let mut set = BTreeSet::new();
+        for &v in &variables {
+            if !set.insert(v) {
+                return Err(V2Error::RepeatedVariable {
+                    owner: owner(),
+                    id: v,
+                });
+            }
+            match binary {
+                Some(binary) => binary_variable(&owner, v, vars, binary)?,
+                None if vars.is_some_and(|vars| !vars.contains(&v)) => {
+                    return Err(V2Error::UndefinedVariable {
+                        owner: owner(),
+                        id: v,
+                    })
+                }
+                None => {}
+            }
+        }
+        Ok(Row::Set(set))
+    }
+}
+
+/// Checks a variable that must be binary (an indicator's, a one-hot's) where
+/// the row's references are checked (`vars`): defined, and of kind binary.
+fn binary_variable(
+    owner: &dyn Fn() -> String,
+    id: u64,
+    vars: Option<&BTreeSet<u64>>,
+    binary: &BTreeSet<u64>,
+) -> Result<(), V2Error> {
+    match vars {
+        Some(vars) if !vars.contains(&id) => Err(V2Error::UndefinedVariable { owner: owner(), id }),
+        Some(_) if !binary.contains(&id) => Err(V2Error::NotBinary { owner: owner(), id }),
+        _ => Ok(()),
+    }
+}
+
+/// The named functions, each over defined variables, then their labels,
+/// which must name defined functions.
+fn add_named_functions(
+    inst: &mut Instance,
+    named: pb::NamedFunctionTable,
+    vars: &BTreeSet<u64>,
+) -> Result<(), V2Error> {
     for (id, nf) in named.entries {
         let what = || format!("named function {id}");
         let f = function(nf.function.as_ref(), what)?;
-        uses_defined(&f, Some(&vars), what)?;
+        uses_defined(&f, Some(vars), what)?;
         inst.named_functions.insert(id, f);
     }
     if let Some(&id) = named
@@ -356,9 +428,19 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         .into_iter()
         .map(|(k, l)| (k, l.into()))
         .collect();
+    Ok(())
+}
 
+/// The assignments `x = f(...)`: each of a defined variable that is not
+/// fixed, as a graph without cycles.
+fn assignments(
+    given: &BTreeMap<u64, pb1::Function>,
+    vars: &BTreeSet<u64>,
+    fixed: &BTreeSet<u64>,
+    strict: bool,
+) -> Result<Dependency, V2Error> {
     let mut assignments = BTreeMap::new();
-    for (id, f) in &decision_variable_dependency {
+    for (id, f) in given {
         let what = || format!("the assignment of variable {id}");
         if !vars.contains(id) {
             return Err(V2Error::UndefinedRow {
@@ -367,17 +449,20 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
                 id: *id,
             });
         }
-        if table.fixed_values.contains_key(id) {
+        if fixed.contains(id) {
             return Err(V2Error::FixedAndDependent(*id));
         }
         let f = function(Some(f), what)?;
-        uses_defined(&f, strict.then_some(&vars), what)?;
+        uses_defined(&f, strict.then_some(vars), what)?;
         assignments.insert(*id, f);
     }
-    inst.dependency = dependency(assignments)?;
-    // Fixed and dependent variables are substituted out of the active
-    // problem; 3.0 refuses a payload still using one there.
-    let fixed: BTreeSet<u64> = table.fixed_values.keys().copied().collect();
+    dependency(assignments)
+}
+
+/// Fixed and dependent variables are substituted out of the active
+/// problem: 3.0 refuses a payload whose objective or active rows still use
+/// one.
+fn check_substituted_out(inst: &Instance, fixed: &BTreeSet<u64>) -> Result<(), V2Error> {
     let active = [&inst.regular, &inst.indicator]
         .into_iter()
         .flat_map(|c| c.active.values())
@@ -400,16 +485,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
             return Err(e);
         }
     }
-
-    if let Some(o) = output_objective {
-        if !(1..=2).contains(&o.sense) {
-            return Err(V2Error::UnknownSense(o.sense));
-        }
-        let f = function(o.function.as_ref(), || "the output objective".into())?;
-        uses_defined(&f, Some(&vars), || "the output objective".into())?;
-        inst.output_objective = Some(OutputObjective { function: f });
-    }
-    Ok(inst)
+    Ok(())
 }
 
 /// The dependency graph of `x = f(y, ...)` assignments: an edge from every

@@ -16,22 +16,16 @@ use super::entity::{
 };
 use super::{Func, Instance};
 
-/// 3.0's dependency graph: fixed part, then per node and per edge (as 2.9.3).
-pub const DEPENDENCY_GRAPH: Rule = Rule {
-    what: "the dependency graph: fixed part, then per node and per edge",
-    leaves: "graphs",
-    base: 144,
-    per: [(8, "nodes"), (16, "edges")],
-};
+/// What 3.0 holds as 2.9.3 does: the dependency graph, an absent
+/// description, absent parameters.
+pub use crate::model::entities::{DEPENDENCY_GRAPH, DESCRIPTION_NONE, PARAMETERS_NONE};
+
 /// One `Provenance` entry (an enum of three id newtypes).
 pub const PROVENANCE: Rule = Rule::fixed(
     "a Provenance (which special constraint a row came from)",
     "entries",
     16,
 );
-pub const DESCRIPTION_NONE: Rule =
-    Rule::fixed("an absent Option<Description>", "absent values", 168);
-pub const PARAMETERS_NONE: Rule = Rule::fixed("an absent Option<Parameters>", "absent values", 48);
 pub const OUTPUT_OBJECTIVE_NONE: Rule =
     Rule::fixed("an absent Option<OutputObjective>", "absent values", 48);
 

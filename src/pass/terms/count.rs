@@ -3,7 +3,7 @@
 //! several threads, cut at element boundaries.
 
 use super::*;
-use crate::ids::IdSet;
+use crate::ids::{IdSet, SharedBits, BITMAP_FLOOR};
 use crate::wire::packed::varint_offset;
 
 /// A message's encoding (a linear part, a polynomial), a window at a time:
@@ -167,7 +167,7 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(
     if !sorted && bits.is_none() {
         // An id past the bitmap: a second walk for the duplicate check, in
         // a set sized by the first.
-        let mut seen = KeySet::for_ids(max, nonzero);
+        let mut seen = IdSet::for_ids(max, nonzero);
         windows.each(&mut |pieces| {
             linear(pieces, |id, c| {
                 if c != 0.0 && !repeated && !seen.insert(id) {
@@ -181,48 +181,6 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(
         return Ok(None);
     }
     Ok(Some(nonzero + usize::from(constant != 0.0)))
-}
-
-/// The most bits a duplicate check may take as a bitmap whatever the size
-/// of the function (8 MiB); past this it takes at most 16 bits a term.
-const BITMAP_FLOOR: u64 = 1 << 26;
-
-/// Keys seen so far: a bitmap over `0..=max` when that is small next to the
-/// number of keys, a hash set otherwise.
-enum KeySet {
-    Bits(Vec<AtomicU64>),
-    Hash(HashSet<u64, BuildIdHasher>),
-}
-
-impl KeySet {
-    fn for_ids(max: u64, n: usize) -> Self {
-        let bits = max.saturating_add(1);
-        if bits <= BITMAP_FLOOR.max(16 * n as u64) {
-            KeySet::Bits((0..bits.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
-        } else {
-            KeySet::Hash(HashSet::with_capacity_and_hasher(n, Default::default()))
-        }
-    }
-
-    /// Adds `key`; false when it was there.
-    fn insert(&mut self, key: u64) -> bool {
-        match self {
-            KeySet::Bits(words) => {
-                let word = words[(key / 64) as usize].get_mut();
-                let mask = 1 << (key % 64);
-                let fresh = *word & mask == 0;
-                *word |= mask;
-                fresh
-            }
-            KeySet::Hash(set) => set.insert(key),
-        }
-    }
-
-    /// [`KeySet::insert`] into a bitmap from several threads.
-    fn insert_shared(words: &[AtomicU64], key: u64) -> bool {
-        let mask = 1 << (key % 64);
-        words[(key / 64) as usize].fetch_or(mask, Ordering::Relaxed) & mask == 0
-    }
 }
 
 /// Index of an unordered pair `a <= b` in the triangle of pairs.
@@ -284,13 +242,12 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
     // Pass 2: a repeated pair, in a bitmap of the triangle of pairs when it
     // is small next to the terms, else a hash set.
     let max = scans.iter().map(|s| s.max).max().unwrap_or(0);
-    let bits = triangle(max, max).and_then(|t| t.checked_add(1));
     let mut repeated = false;
-    match bits.filter(|&b| b <= BITMAP_FLOOR.max(16 * nonzero as u64)) {
-        Some(bits) => {
-            let words: Vec<AtomicU64> = (0..bits.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    let triangle_set = triangle(max, max).map(|last| IdSet::for_ids(last, nonzero));
+    match triangle_set.as_ref().and_then(IdSet::shared) {
+        Some(seen) => {
             windows.each(&mut |q| {
-                let scans = scan_window(q, defined, Some(&words), threads);
+                let scans = scan_window(q, defined, Some(seen), threads);
                 repeated = scans.iter().any(|s| s.build);
                 !repeated
             })?;
@@ -315,7 +272,7 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
 fn scan_window<D: Fn(u64) -> bool + Sync>(
     q: &QuadraticWire<'_>,
     defined: &D,
-    seen: Option<&[AtomicU64]>,
+    seen: Option<SharedBits<'_>>,
     threads: usize,
 ) -> Vec<ChunkScan> {
     let n = q.n_values;
@@ -378,7 +335,7 @@ fn split(rows: &[u8], columns: &[u8], n: usize, threads: usize) -> Vec<Chunk> {
 fn scan_pairs<D: Fn(u64) -> bool + Sync>(
     triples: impl Iterator<Item = ((u64, u64), f64)>,
     defined: &D,
-    seen: Option<&[AtomicU64]>,
+    seen: Option<SharedBits<'_>>,
 ) -> ChunkScan {
     let mut s = ChunkScan {
         sorted: true,
@@ -390,8 +347,8 @@ fn scan_pairs<D: Fn(u64) -> bool + Sync>(
         }
         let key = (r.min(c), r.max(c));
         match seen {
-            Some(words) => {
-                let fresh = triangle(key.0, key.1).is_some_and(|i| KeySet::insert_shared(words, i));
+            Some(seen) => {
+                let fresh = triangle(key.0, key.1).is_some_and(|i| seen.insert(i));
                 if !fresh {
                     s.build = true;
                     break;

@@ -10,7 +10,7 @@
 //! repeated subscripts may be packed, unpacked or both, as in prost.
 //!
 //! A linear function is counted without sorting its terms: a table or a
-//! set of the ids seen ([`Seen`]) finds a repeated variable, and only then
+//! set of the ids seen ([`RepeatCheck`]) finds a repeated variable, and only then
 //! is the function normalized in full. A polynomial is merged by keys that
 //! hold each monomial's distinct variables, not its degree. Each variable is
 //! named once, at its first use, whatever the function.
@@ -24,6 +24,9 @@ use super::{
 use crate::ids::IdSet;
 use crate::model::function::{Shape, Variant};
 use crate::model::ModelError;
+use crate::wire::fields::{bound, constraint, variable};
+use crate::wire::tag;
+use crate::wire::WireType::{Fixed64, Len, Varint};
 
 /// A decision variable's fields, as the wire gives them.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -48,9 +51,9 @@ fn bound(body: &[u8]) -> Wire<(f64, f64)> {
     let mut fields = Fields::new(body);
     while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
-            (1, Value::Fixed64(bits, _)) => lower = f64::from_bits(bits),
-            (2, Value::Fixed64(bits, _)) => upper = f64::from_bits(bits),
-            (1 | 2, _) => return Err(Unsupported),
+            (bound::LOWER, Value::Fixed64(bits, _)) => lower = f64::from_bits(bits),
+            (bound::UPPER, Value::Fixed64(bits, _)) => upper = f64::from_bits(bits),
+            (bound::LOWER | bound::UPPER, _) => return Err(Unsupported),
             _ => {}
         }
     }
@@ -71,17 +74,19 @@ fn variable_fields(body: &[u8]) -> Wire<WireVariable<'_>> {
     let mut fields = Fields::new(body);
     while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
-            (1, Value::Varint(x, _)) => v.id = x,
+            (variable::ID, Value::Varint(x, _)) => v.id = x,
             // An enum is an int32: prost keeps the low 32 bits.
-            (2, Value::Varint(x, _)) => v.kind = x as i32,
-            (3, Value::Len(b)) if v.bound.is_none() => v.bound = Some(bound(b)?),
-            (4, Value::Len(s)) => v.name = Some(utf8(s)?),
-            (5, Value::Len(packed)) => v.subscripts += count_varints(packed)?,
-            (5, Value::Varint(..)) => v.subscripts += 1,
-            (7, Value::Len(s)) => v.description = Some(utf8(s)?),
-            (8, Value::Fixed64(bits, _)) => v.substituted_value = Some(f64::from_bits(bits)),
-            // Parameters (6), a second bound, wrong wire types.
-            (1..=8, _) => return Err(Unsupported),
+            (variable::KIND, Value::Varint(x, _)) => v.kind = x as i32,
+            (variable::BOUND, Value::Len(b)) if v.bound.is_none() => v.bound = Some(bound(b)?),
+            (variable::NAME, Value::Len(s)) => v.name = Some(utf8(s)?),
+            (variable::SUBSCRIPTS, Value::Len(packed)) => v.subscripts += count_varints(packed)?,
+            (variable::SUBSCRIPTS, Value::Varint(..)) => v.subscripts += 1,
+            (variable::DESCRIPTION, Value::Len(s)) => v.description = Some(utf8(s)?),
+            (variable::SUBSTITUTED_VALUE, Value::Fixed64(bits, _)) => {
+                v.substituted_value = Some(f64::from_bits(bits))
+            }
+            // Parameters, a second bound, wrong wire types.
+            (variable::ID..=variable::SUBSTITUTED_VALUE, _) => return Err(Unsupported),
             _ => {}
         }
     }
@@ -111,20 +116,27 @@ fn short_len<'a>(body: &'a [u8], pos: &mut usize, tag: u8) -> Option<&'a [u8]> {
 fn variable_in_order(body: &[u8]) -> Option<WireVariable<'_>> {
     let mut v = WireVariable::default();
     let mut pos = 0;
-    if body.first() == Some(&0x08) {
+    // The one-byte keys of each field, and a bound's whole header: its key,
+    // its length (two keys and two doubles) and its first field's key.
+    const ID: u8 = tag(variable::ID, Varint);
+    const KIND: u8 = tag(variable::KIND, Varint);
+    const BOUND: [u8; 3] = [tag(variable::BOUND, Len), 18, tag(bound::LOWER, Fixed64)];
+    const UPPER: u8 = tag(bound::UPPER, Fixed64);
+    const NAME: u8 = tag(variable::NAME, Len);
+    const SUBSCRIPTS: u8 = tag(variable::SUBSCRIPTS, Len);
+    const DESCRIPTION: u8 = tag(variable::DESCRIPTION, Len);
+    const SUBSTITUTED_VALUE: u8 = tag(variable::SUBSTITUTED_VALUE, Fixed64);
+    if body.first() == Some(&ID) {
         pos = 1;
         v.id = crate::wire::varint(body, &mut pos)?;
     }
-    if body.get(pos) == Some(&0x10) {
+    if body.get(pos) == Some(&KIND) {
         pos += 1;
         // An enum is an int32: prost keeps the low 32 bits.
         v.kind = crate::wire::varint(body, &mut pos)? as i32;
     }
-    if let Some(b) = body
-        .get(pos..pos + 20)
-        .filter(|b| b[..3] == [0x1a, 0x12, 0x09])
-    {
-        if b[11] != 0x11 {
+    if let Some(b) = body.get(pos..pos + 20).filter(|b| b[..3] == BOUND) {
+        if b[11] != UPPER {
             return None;
         }
         let value = |at: usize| f64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
@@ -132,12 +144,12 @@ fn variable_in_order(body: &[u8]) -> Option<WireVariable<'_>> {
         pos += 20;
     }
     if pos < body.len() {
-        if let Some(name) = short_len(body, &mut pos, 0x22) {
+        if let Some(name) = short_len(body, &mut pos, NAME) {
             v.name = Some(std::str::from_utf8(name).ok()?);
         }
     }
     if pos < body.len() {
-        if let Some(packed) = short_len(body, &mut pos, 0x2a) {
+        if let Some(packed) = short_len(body, &mut pos, SUBSCRIPTS) {
             // Bytes below 0x80 are each a whole varint.
             v.subscripts = if packed.iter().all(|&b| b < 0x80) {
                 packed.len()
@@ -147,11 +159,11 @@ fn variable_in_order(body: &[u8]) -> Option<WireVariable<'_>> {
         }
     }
     if pos < body.len() {
-        if let Some(description) = short_len(body, &mut pos, 0x3a) {
+        if let Some(description) = short_len(body, &mut pos, DESCRIPTION) {
             v.description = Some(std::str::from_utf8(description).ok()?);
         }
     }
-    if let Some(b) = body.get(pos..pos + 9).filter(|b| b[0] == 0x41) {
+    if let Some(b) = body.get(pos..pos + 9).filter(|b| b[0] == SUBSTITUTED_VALUE) {
         v.substituted_value = Some(f64::from_le_bytes(b[1..].try_into().expect("8 bytes")));
         pos += 9;
     }
@@ -184,15 +196,16 @@ pub fn constraint(body: &[u8]) -> Wire<WireConstraint<'_>> {
     let mut fields = Fields::new(body);
     while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
-            (1, Value::Varint(x, _)) => c.id = x,
-            (2, Value::Varint(x, _)) => c.equality = x as i32,
-            (3, Value::Len(piece)) => c.function.push(piece),
-            (6, Value::Len(s)) => c.name = Some(utf8(s)?),
-            (7, Value::Len(s)) => c.description = Some(utf8(s)?),
-            (8, Value::Len(packed)) => c.subscripts += count_varints(packed)?,
-            (8, Value::Varint(..)) => c.subscripts += 1,
-            // Parameters (5), wrong wire types.
-            (1..=3 | 5..=8, _) => return Err(Unsupported),
+            (constraint::ID, Value::Varint(x, _)) => c.id = x,
+            (constraint::EQUALITY, Value::Varint(x, _)) => c.equality = x as i32,
+            (constraint::FUNCTION, Value::Len(piece)) => c.function.push(piece),
+            (constraint::NAME, Value::Len(s)) => c.name = Some(utf8(s)?),
+            (constraint::DESCRIPTION, Value::Len(s)) => c.description = Some(utf8(s)?),
+            (constraint::SUBSCRIPTS, Value::Len(packed)) => c.subscripts += count_varints(packed)?,
+            (constraint::SUBSCRIPTS, Value::Varint(..)) => c.subscripts += 1,
+            // Parameters, wrong wire types.
+            (constraint::ID..=constraint::FUNCTION, _)
+            | (constraint::PARAMETERS..=constraint::SUBSCRIPTS, _) => return Err(Unsupported),
             _ => {}
         }
     }
@@ -206,54 +219,29 @@ const TABLE_TERMS: usize = 512;
 /// An empty slot of the table (a term on this id is checked otherwise).
 const EMPTY: u64 = u64::MAX;
 
-/// Functions whose ids are all below this are checked in a bitmap of their
-/// own (at most 128 KiB, within the processor's near caches): a bit test
+/// Functions whose ids are all below this are checked in the set's bitmap,
+/// at most 128 KiB of it, within the processor's near caches: a bit test
 /// per term, no hashing and no probing.
 const BITMAP_IDS: u64 = 1 << 20;
 
-/// Scratch space to find a repeated variable in a function: for low ids a
-/// bitmap, else for a short function a small open-addressing table, else a
-/// set of ids; all empty between functions.
+/// Finds a repeated variable in a function: for low ids (or a long function)
+/// in a set of ids, for a short function over high ids in a small
+/// open-addressing table; both empty between functions.
 #[derive(Debug, Default)]
-pub struct Seen {
+pub struct RepeatCheck {
     ids: IdSet,
     table: Vec<u64>,
-    bits: Vec<u64>,
 }
 
-impl Seen {
+impl RepeatCheck {
     /// True when `ids` holds no id twice (nor the table's empty mark).
     /// `bound` is at least every id in `ids` (say, their bitwise or).
     fn distinct(&mut self, ids: &[u64], bound: u64) -> bool {
-        if bound < BITMAP_IDS {
-            self.distinct_in_bits(ids, bound)
-        } else if ids.len() <= TABLE_TERMS {
+        if bound >= BITMAP_IDS && ids.len() <= TABLE_TERMS {
             self.distinct_in_table(ids)
         } else {
-            self.distinct_in_set(ids)
+            self.ids.all_fresh(ids, bound)
         }
-    }
-
-    fn distinct_in_bits(&mut self, ids: &[u64], bound: u64) -> bool {
-        let words = (bound / 64) as usize + 1;
-        if self.bits.len() < words {
-            self.bits.resize(words, 0);
-        }
-        let bits = &mut self.bits[..words];
-        let mut fresh = 0;
-        for &id in ids {
-            let (word, mask) = ((id / 64) as usize, 1 << (id % 64));
-            if bits[word] & mask != 0 {
-                break;
-            }
-            bits[word] |= mask;
-            fresh += 1;
-        }
-        // Only these ids' bits were set: their words are cleared whole.
-        for &id in &ids[..fresh] {
-            bits[(id / 64) as usize] = 0;
-        }
-        fresh == ids.len()
     }
 
     fn distinct_in_table(&mut self, ids: &[u64]) -> bool {
@@ -296,15 +284,6 @@ impl Seen {
             self.ids.remove(id);
         }
     }
-
-    fn distinct_in_set(&mut self, ids: &[u64]) -> bool {
-        let fresh = ids.iter().take_while(|&&id| self.ids.insert(id)).count();
-        for &id in &ids[..fresh] {
-            self.ids.remove(id);
-        }
-        // The first repeat, if any, was not inserted.
-        fresh == ids.len()
-    }
 }
 
 /// The shape of the function encoded in `pieces` and, in `ids`, the
@@ -312,7 +291,7 @@ impl Seen {
 /// `for_each_variable` of the function `normalize` gives, or its error.
 pub fn count_function(
     pieces: &[&[u8]],
-    seen: &mut Seen,
+    seen: &mut RepeatCheck,
     ids: &mut Vec<u64>,
 ) -> Wire<Result<Shape, ModelError>> {
     let arm = scan(pieces.iter().copied())?;
@@ -348,7 +327,7 @@ pub fn count_function(
 /// merging in order gives OMMX's sums.
 fn linear_distinct(
     pieces: &[&[u8]],
-    seen: &mut Seen,
+    seen: &mut RepeatCheck,
     ids: &mut Vec<u64>,
 ) -> Wire<Option<Result<Shape, ModelError>>> {
     let constant = match linear_terms(pieces, |id, _| ids.push(id))? {
@@ -462,7 +441,7 @@ mod tests {
     #[test]
     fn repeats_are_found_in_short_and_long_functions() {
         let mut rng = SplitMix64(42);
-        let mut seen = Seen::default();
+        let mut seen = RepeatCheck::default();
         for round in 0..400 {
             let n = [0, 1, 5, 50, 512, 513, 2_000][round % 7];
             let range = [20, 5_000, 1 << 20, u64::MAX][rng.below(4) as usize];

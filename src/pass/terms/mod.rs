@@ -19,7 +19,6 @@
 //! skipped.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use prost::{encoding, Message};
 
@@ -35,9 +34,10 @@ pub mod spooled;
 pub use crate::wire::Unsupported;
 pub use count::count;
 
+use crate::wire::fields::{constraint, function, linear, linear_term, monomial, quadratic};
 use crate::wire::packed::{count_varints, doubles, Varints};
 use crate::wire::slice::varint;
-use crate::wire::{Fields, Value, Wire};
+use crate::wire::{tag, Fields, Value, Wire, WireType};
 
 /// The arm a function ends with, as the pieces of its sub-message (their
 /// concatenation is the message prost would merge).
@@ -58,25 +58,25 @@ pub fn scan<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> Wire<Option<Arm<'
         let mut fields = Fields::new(piece);
         while let Some((number, value)) = fields.next_field()? {
             let body = match (number, value) {
-                (1, Value::Fixed64(bits, _)) => {
+                (function::CONSTANT, Value::Fixed64(bits, _)) => {
                     if let Some(old) = arm.replace(Arm::Constant(f64::from_bits(bits))) {
                         check(&old)?;
                     }
                     continue;
                 }
-                (2..=4, Value::Len(body)) => body,
+                (function::LINEAR..=function::POLYNOMIAL, Value::Len(body)) => body,
                 // The expression arm (newer SDKs) and wrong wire types.
-                (1..=5, _) => return Err(Unsupported),
+                (function::CONSTANT..=function::EXPRESSION, _) => return Err(Unsupported),
                 _ => continue,
             };
             match (number, &mut arm) {
-                (2, Some(Arm::Linear(p)))
-                | (3, Some(Arm::Quadratic(p)))
-                | (4, Some(Arm::Polynomial(p))) => p.push(body),
+                (function::LINEAR, Some(Arm::Linear(p)))
+                | (function::QUADRATIC, Some(Arm::Quadratic(p)))
+                | (function::POLYNOMIAL, Some(Arm::Polynomial(p))) => p.push(body),
                 _ => {
                     let new = match number {
-                        2 => Arm::Linear(vec![body]),
-                        3 => Arm::Quadratic(vec![body]),
+                        function::LINEAR => Arm::Linear(vec![body]),
+                        function::QUADRATIC => Arm::Quadratic(vec![body]),
                         _ => Arm::Polynomial(vec![body]),
                     };
                     if let Some(old) = arm.replace(new) {
@@ -118,10 +118,10 @@ fn linear_walk(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(Option
                 term(id, coefficient);
                 terms += 1;
             }
-            // A term record (one-byte tag 0x0a) shorter than 128 bytes (a
+            // A term record (a one-byte key) shorter than 128 bytes (a
             // one-byte length), read without the general field reader.
             let pos = fields.pos;
-            if let [0x0a, len, ..] = piece[pos..] {
+            if let [TERM_KEY, len, ..] = piece[pos..] {
                 if len < 0x80 {
                     if let Some(body) = piece.get(pos + 2..pos + 2 + usize::from(len)) {
                         fields.pos = pos + 2 + usize::from(len);
@@ -136,13 +136,15 @@ fn linear_walk(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(Option
                 break;
             };
             match (number, value) {
-                (1, Value::Len(body)) => {
+                (linear::TERMS, Value::Len(body)) => {
                     let (id, coefficient) = linear_term(body)?;
                     term(id, coefficient);
                     terms += 1;
                 }
-                (2, Value::Fixed64(bits, _)) => constant = Some(f64::from_bits(bits)),
-                (1 | 2, _) => return Err(Unsupported),
+                (linear::CONSTANT, Value::Fixed64(bits, _)) => {
+                    constant = Some(f64::from_bits(bits))
+                }
+                (linear::TERMS | linear::CONSTANT, _) => return Err(Unsupported),
                 _ => {}
             }
         }
@@ -150,14 +152,23 @@ fn linear_walk(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(Option
     Ok((constant, terms))
 }
 
-/// The term record at `pos` as every writer emits it, with its end: tag
-/// 0x0a, a one-byte length, the id (0x08, a varint), the coefficient (0x11,
-/// eight bytes), nothing else. `None` for anything else, which the general
-/// reader then reads.
+/// `Polynomial.terms` (the submodule `polynomial` holds the merge).
+const POLYNOMIAL_TERMS: u32 = crate::wire::fields::polynomial::TERMS;
+
+/// The one-byte keys of a linear part's term record and of a term's fields,
+/// as writers emit them.
+pub(super) const TERM_KEY: u8 = tag(linear::TERMS, WireType::Len);
+const ID_KEY: u8 = tag(linear_term::ID, WireType::Varint);
+const COEFFICIENT_KEY: u8 = tag(linear_term::COEFFICIENT, WireType::Fixed64);
+
+/// The term record at `pos` as every writer emits it, with its end: its
+/// key, a one-byte length, the id (its key, a varint), the coefficient (its
+/// key, eight bytes), nothing else. `None` for anything else, which the
+/// general reader then reads.
 #[inline(always)]
 fn common_term(piece: &[u8], pos: usize) -> Option<(u64, f64, usize)> {
     let rest = piece.get(pos..)?;
-    if rest.len() < 12 || rest[0] != 0x0a || rest[2] != 0x08 {
+    if rest.len() < 12 || rest[0] != TERM_KEY || rest[2] != ID_KEY {
         return None;
     }
     let end = 2 + usize::from(rest[1]);
@@ -166,7 +177,7 @@ fn common_term(piece: &[u8], pos: usize) -> Option<(u64, f64, usize)> {
     }
     let mut at = 3;
     let id = crate::wire::varint(&rest[..end], &mut at)?;
-    if at + 9 != end || rest[at] != 0x11 {
+    if at + 9 != end || rest[at] != COEFFICIENT_KEY {
         return None;
     }
     let bits = u64::from_le_bytes(rest[at + 1..end].try_into().expect("8 bytes"));
@@ -175,12 +186,12 @@ fn common_term(piece: &[u8], pos: usize) -> Option<(u64, f64, usize)> {
 
 #[inline]
 fn linear_term(body: &[u8]) -> Wire<(u64, f64)> {
-    // What every writer emits: id (one-byte tag 0x08, a varint), then the
-    // coefficient (0x11, eight bytes).
-    if body.len() >= 10 && body[0] == 0x08 {
+    // What every writer emits: the id (its key, a varint), then the
+    // coefficient (its key, eight bytes).
+    if body.len() >= 10 && body[0] == ID_KEY {
         let mut pos = 1;
         let id = varint(body, &mut pos)?;
-        if body.len() == pos + 9 && body[pos] == 0x11 {
+        if body.len() == pos + 9 && body[pos] == COEFFICIENT_KEY {
             let bits = u64::from_le_bytes(body[pos + 1..].try_into().expect("8 bytes"));
             return Ok((id, f64::from_bits(bits)));
         }
@@ -189,9 +200,11 @@ fn linear_term(body: &[u8]) -> Wire<(u64, f64)> {
     let mut fields = Fields::new(body);
     while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
-            (1, Value::Varint(v, _)) => id = v,
-            (2, Value::Fixed64(bits, _)) => coefficient = f64::from_bits(bits),
-            (1 | 2, _) => return Err(Unsupported),
+            (linear_term::ID, Value::Varint(v, _)) => id = v,
+            (linear_term::COEFFICIENT, Value::Fixed64(bits, _)) => {
+                coefficient = f64::from_bits(bits)
+            }
+            (linear_term::ID | linear_term::COEFFICIENT, _) => return Err(Unsupported),
             _ => {}
         }
     }
@@ -230,35 +243,37 @@ fn quadratic_read<'a>(pieces: &[&'a [u8]], checked: bool) -> Wire<QuadraticWire<
         let mut fields = Fields::new(piece);
         while let Some((number, value)) = fields.next_field()? {
             match (number, value) {
-                (1, Value::Len(body)) => {
+                (quadratic::ROWS, Value::Len(body)) => {
                     q.n_rows += count_varints(body)?;
                     q.rows.push(body);
                 }
-                (1, Value::Varint(_, raw)) => {
+                (quadratic::ROWS, Value::Varint(_, raw)) => {
                     q.n_rows += 1;
                     q.rows.push(raw);
                 }
-                (2, Value::Len(body)) => {
+                (quadratic::COLUMNS, Value::Len(body)) => {
                     q.n_columns += count_varints(body)?;
                     q.columns.push(body);
                 }
-                (2, Value::Varint(_, raw)) => {
+                (quadratic::COLUMNS, Value::Varint(_, raw)) => {
                     q.n_columns += 1;
                     q.columns.push(raw);
                 }
-                (3, Value::Len(body)) => {
+                (quadratic::VALUES, Value::Len(body)) => {
                     if body.len() % 8 != 0 {
                         return Err(Unsupported);
                     }
                     q.n_values += body.len() / 8;
                     q.values.push(body);
                 }
-                (3, Value::Fixed64(_, raw)) => {
+                (quadratic::VALUES, Value::Fixed64(_, raw)) => {
                     q.n_values += 1;
                     q.values.push(raw);
                 }
-                (4, Value::Len(body)) => q.linear.get_or_insert_with(Vec::new).push(body),
-                (1..=4, _) => return Err(Unsupported),
+                (quadratic::LINEAR, Value::Len(body)) => {
+                    q.linear.get_or_insert_with(Vec::new).push(body)
+                }
+                (quadratic::ROWS..=quadratic::LINEAR, _) => return Err(Unsupported),
                 _ => {}
             }
         }
@@ -290,27 +305,29 @@ fn walk_polynomial(pieces: &[&[u8]], monomials: &mut impl Monomials) -> Wire<usi
         let mut fields = Fields::new(piece);
         while let Some((number, value)) = fields.next_field()? {
             match (number, value) {
-                (1, Value::Len(body)) => {
+                (POLYNOMIAL_TERMS, Value::Len(body)) => {
                     let mut coefficient = 0.0;
                     let mut inner = Fields::new(body);
                     while let Some((number, value)) = inner.next_field()? {
                         match (number, value) {
-                            (1, Value::Len(packed)) => {
+                            (monomial::IDS, Value::Len(packed)) => {
                                 let mut pos = 0;
                                 while pos < packed.len() {
                                     monomials.id(varint(packed, &mut pos)?);
                                 }
                             }
-                            (1, Value::Varint(v, _)) => monomials.id(v),
-                            (2, Value::Fixed64(bits, _)) => coefficient = f64::from_bits(bits),
-                            (1 | 2, _) => return Err(Unsupported),
+                            (monomial::IDS, Value::Varint(v, _)) => monomials.id(v),
+                            (monomial::COEFFICIENT, Value::Fixed64(bits, _)) => {
+                                coefficient = f64::from_bits(bits)
+                            }
+                            (monomial::IDS | monomial::COEFFICIENT, _) => return Err(Unsupported),
                             _ => {}
                         }
                     }
                     monomials.end(coefficient);
                     n += 1;
                 }
-                (1, _) => return Err(Unsupported),
+                (POLYNOMIAL_TERMS, _) => return Err(Unsupported),
                 _ => {}
             }
         }
@@ -516,8 +533,8 @@ pub fn constraint<E>(
     let mut start = 0;
     while let Some((number, value)) = fields.next_field()? {
         match (number, value) {
-            (3, Value::Len(piece)) => pieces.push(piece),
-            (3, _) => return Err(Unsupported),
+            (constraint::FUNCTION, Value::Len(piece)) => pieces.push(piece),
+            (constraint::FUNCTION, _) => return Err(Unsupported),
             _ => others.extend_from_slice(&body[start..fields.pos]),
         }
         start = fields.pos;

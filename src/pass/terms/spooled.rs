@@ -19,6 +19,7 @@ use super::count::{
 };
 use super::*;
 
+use crate::wire::fields::{constraint, function, quadratic};
 use crate::wire::file::{read_range, FileFields, FileValue, Window};
 
 /// Elements of a quadratic part counted per window: 4 MiB of values.
@@ -145,15 +146,15 @@ impl SpooledFunction {
         let mut kind = None;
         while let Some((number, value)) = fields.next_field()? {
             match (number, value) {
-                (1, FileValue::Fixed64(bits)) => {
+                (function::CONSTANT, FileValue::Fixed64(bits)) => {
                     arm = FileArm::Constant(f64::from_bits(bits));
-                    same_arm(&mut kind, 1)?;
+                    same_arm(&mut kind, function::CONSTANT)?;
                 }
-                (2..=4, FileValue::Len(body)) => {
+                (function::LINEAR..=function::POLYNOMIAL, FileValue::Len(body)) => {
                     same_arm(&mut kind, number)?;
                     pieces.push(body);
                 }
-                (1..=5, _) => return Err(Unsupported),
+                (function::CONSTANT..=function::EXPRESSION, _) => return Err(Unsupported),
                 _ => {}
             }
         }
@@ -197,15 +198,18 @@ impl SpooledFunction {
         let mut fields = FileFields::new(file, self.range());
         while let Some((number, value)) = fields.next_field()? {
             match (number, value) {
-                (1, FileValue::Varint(x)) => c.id = x,
-                (2, FileValue::Varint(x)) => c.equality = x as i32,
-                (3, FileValue::Len(piece)) => function.push(piece),
-                (6, FileValue::Len(s)) => c.name = Some(text(s)?),
-                (7, FileValue::Len(s)) => c.description = Some(text(s)?),
-                (8, FileValue::Len(packed)) => c.subscripts += count_file_varints(file, packed)?,
-                (8, FileValue::Varint(_)) => c.subscripts += 1,
-                // Parameters (5), wrong wire types.
-                (1..=3 | 5..=8, _) => return Err(Unsupported),
+                (constraint::ID, FileValue::Varint(x)) => c.id = x,
+                (constraint::EQUALITY, FileValue::Varint(x)) => c.equality = x as i32,
+                (constraint::FUNCTION, FileValue::Len(piece)) => function.push(piece),
+                (constraint::NAME, FileValue::Len(s)) => c.name = Some(text(s)?),
+                (constraint::DESCRIPTION, FileValue::Len(s)) => c.description = Some(text(s)?),
+                (constraint::SUBSCRIPTS, FileValue::Len(packed)) => {
+                    c.subscripts += count_file_varints(file, packed)?
+                }
+                (constraint::SUBSCRIPTS, FileValue::Varint(_)) => c.subscripts += 1,
+                // Parameters, wrong wire types.
+                (constraint::ID..=constraint::FUNCTION, _)
+                | (constraint::PARAMETERS..=constraint::SUBSCRIPTS, _) => return Err(Unsupported),
                 _ => {}
             }
         }
@@ -237,15 +241,18 @@ fn quadratic_layout(file: &File, pieces: &[Range<u64>]) -> Wire<FileArm> {
         let mut fields = FileFields::new(file, piece.clone());
         while let Some((number, value)) = fields.next_field()? {
             match (number, value) {
-                (1..=3, FileValue::Len(body)) => {
-                    let slot = &mut arrays[number as usize - 1];
-                    if slot.is_some() || (number == 3 && (body.end - body.start) % 8 != 0) {
+                (quadratic::ROWS..=quadratic::VALUES, FileValue::Len(body)) => {
+                    let slot = &mut arrays[(number - quadratic::ROWS) as usize];
+                    let values = number == quadratic::VALUES;
+                    if slot.is_some() || (values && (body.end - body.start) % 8 != 0) {
                         return Err(Unsupported);
                     }
                     *slot = Some(body);
                 }
-                (4, FileValue::Len(body)) => linear_pieces.get_or_insert_with(Vec::new).push(body),
-                (1..=4, _) => return Err(Unsupported),
+                (quadratic::LINEAR, FileValue::Len(body)) => {
+                    linear_pieces.get_or_insert_with(Vec::new).push(body)
+                }
+                (quadratic::ROWS..=quadratic::LINEAR, _) => return Err(Unsupported),
                 _ => {}
             }
         }
@@ -402,7 +409,7 @@ fn whole_fields(buf: &[u8]) -> usize {
         // Term records as every writer emits them (a one-byte key and
         // length; what is inside is read later), then any field.
         let mut at = fields.pos;
-        while let [0x0a, len @ 0..=0x7f, ..] = buf[at..] {
+        while let [TERM_KEY, len @ 0..=0x7f, ..] = buf[at..] {
             let next = at + 2 + usize::from(len);
             if next > buf.len() {
                 return at;

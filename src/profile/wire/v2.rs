@@ -14,6 +14,7 @@ use super::{
     HASH_ENTRY,
 };
 use crate::profile::{LogicalMemoryVisitor, Path};
+use crate::wire::fields::{function, map_entry, parameters, v2};
 
 const TERMS: &str = "PolynomialBase.terms";
 
@@ -23,45 +24,77 @@ use super::{LINEAR, POLYNOMIAL, QUADRATIC};
 /// A function as 3.0 reads it: v1's arms and the expression (a program).
 static FUNCTION: Schema = Schema {
     fields: &[
-        (1, &[], Constant),
-        (2, &["Linear", TERMS], Message(&LINEAR)),
-        (3, &["Quadratic", TERMS], Message(&QUADRATIC)),
-        (4, &["Polynomial", TERMS], Message(&POLYNOMIAL)),
-        (5, &["Expression"], Payload),
+        (function::CONSTANT, &[], Constant),
+        (function::LINEAR, &["Linear", TERMS], Message(&LINEAR)),
+        (
+            function::QUADRATIC,
+            &["Quadratic", TERMS],
+            Message(&QUADRATIC),
+        ),
+        (
+            function::POLYNOMIAL,
+            &["Polynomial", TERMS],
+            Message(&POLYNOMIAL),
+        ),
+        (function::EXPRESSION, &["Expression"], Payload),
     ],
 };
 
 static LABEL: Schema = Schema {
     fields: &[
-        (1, &["ModelingLabelStore.name"], Payload),
-        (2, &["ModelingLabelStore.subscripts"], Payload),
+        (v2::label::NAME, &["ModelingLabelStore.name"], Payload),
         (
-            3,
+            v2::label::SUBSCRIPTS,
+            &["ModelingLabelStore.subscripts"],
+            Payload,
+        ),
+        (
+            v2::label::PARAMETERS,
             &["ModelingLabelStore.parameters"],
             Message(&FNV_STRING_ENTRY),
         ),
-        (4, &["ModelingLabelStore.description"], Payload),
+        (
+            v2::label::DESCRIPTION,
+            &["ModelingLabelStore.description"],
+            Payload,
+        ),
     ],
 };
 static REASON: Schema = Schema {
     fields: &[
-        (1, &["RemovedReason.reason"], Payload),
-        (2, &["RemovedReason.parameters"], Message(&FNV_STRING_ENTRY)),
+        (
+            v2::removed_reason::REASON,
+            &["RemovedReason.reason"],
+            Payload,
+        ),
+        (
+            v2::removed_reason::PARAMETERS,
+            &["RemovedReason.parameters"],
+            Message(&FNV_STRING_ENTRY),
+        ),
     ],
 };
 static CONTEXT: Schema = Schema {
     fields: &[
-        (1, &["ConstraintContextStore.labels"], Message(&LABEL)),
-        (2, &["ConstraintContextStore.provenance"], Payload),
+        (
+            v2::context::LABEL,
+            &["ConstraintContextStore.labels"],
+            Message(&LABEL),
+        ),
+        (
+            v2::context::PROVENANCE,
+            &["ConstraintContextStore.provenance"],
+            Payload,
+        ),
     ],
 };
 
 /// The rows of each collection.
 static REGULAR_ROW: Schema = Schema {
     fields: &[
-        (1, &["Constraint.equality"], Payload),
+        (v2::regular::EQUALITY, &["Constraint.equality"], Payload),
         (
-            2,
+            v2::regular::FUNCTION,
             &["Constraint.stage", "CreatedData.function"],
             Message(&FUNCTION),
         ),
@@ -70,23 +103,35 @@ static REGULAR_ROW: Schema = Schema {
 static INDICATOR_ROW: Schema = Schema {
     fields: &[
         (
-            1,
+            v2::indicator::INDICATOR_VARIABLE,
             &["IndicatorConstraint.indicator_variable", "VariableID.0"],
             Payload,
         ),
-        (2, &["IndicatorConstraint.equality"], Payload),
         (
-            3,
+            v2::indicator::EQUALITY,
+            &["IndicatorConstraint.equality"],
+            Payload,
+        ),
+        (
+            v2::indicator::FUNCTION,
             &["IndicatorConstraint.stage", "CreatedData.function"],
             Message(&FUNCTION),
         ),
     ],
 };
 static ONE_HOT_ROW: Schema = Schema {
-    fields: &[(1, &["OneHotConstraint.variables", "VariableID.0"], Payload)],
+    fields: &[(
+        v2::variables_only::VARIABLES,
+        &["OneHotConstraint.variables", "VariableID.0"],
+        Payload,
+    )],
 };
 static SOS1_ROW: Schema = Schema {
-    fields: &[(1, &["Sos1Constraint.variables", "VariableID.0"], Payload)],
+    fields: &[(
+        v2::variables_only::VARIABLES,
+        &["Sos1Constraint.variables", "VariableID.0"],
+        Payload,
+    )],
 };
 
 /// A constraint collection's four maps, keyed by `$id`, under the frames
@@ -96,26 +141,47 @@ macro_rules! collection {
         static $name: Schema = {
             const KEY: &[&str] = &["BTreeMap[key]", $id];
             static ACTIVE: Schema = Schema {
-                fields: &[(1, KEY, Payload), (2, &[], Message(&$row))],
+                fields: &[
+                    (map_entry::KEY, KEY, Payload),
+                    (map_entry::VALUE, &[], Message(&$row)),
+                ],
             };
             static REMOVED: Schema = Schema {
-                fields: &[(1, KEY, Payload), (2, &["Tuple.0"], Message(&$row))],
+                fields: &[
+                    (map_entry::KEY, KEY, Payload),
+                    (map_entry::VALUE, &["Tuple.0"], Message(&$row)),
+                ],
             };
             static REASONS: Schema = Schema {
-                fields: &[(1, KEY, Payload), (2, &[], Message(&REASON))],
+                fields: &[
+                    (map_entry::KEY, KEY, Payload),
+                    (map_entry::VALUE, &[], Message(&REASON)),
+                ],
             };
             static CONTEXTS: Schema = Schema {
                 fields: &[
-                    (1, &["FnvHashMap[key]", $id], Payload),
-                    (2, &[], Message(&CONTEXT)),
+                    (map_entry::KEY, &["FnvHashMap[key]", $id], Payload),
+                    (map_entry::VALUE, &[], Message(&CONTEXT)),
                 ],
             };
             Schema {
                 fields: &[
-                    (1, &[$active], Entry(&ACTIVE, $table)),
-                    (2, &[$removed], Entry(&REMOVED, $table)),
-                    (3, &[$removed, "Tuple.1"], Entry(&REASONS, $table)),
-                    (4, &["context"], Entry(&CONTEXTS, $table)),
+                    (v2::collection::ACTIVE, &[$active], Entry(&ACTIVE, $table)),
+                    (
+                        v2::collection::REMOVED,
+                        &[$removed],
+                        Entry(&REMOVED, $table),
+                    ),
+                    (
+                        v2::collection::REMOVED_REASONS,
+                        &[$removed, "Tuple.1"],
+                        Entry(&REASONS, $table),
+                    ),
+                    (
+                        v2::collection::CONTEXTS,
+                        &["context"],
+                        Entry(&CONTEXTS, $table),
+                    ),
                 ],
             }
         };
@@ -157,42 +223,50 @@ collection!(
 
 static VARIABLE: Schema = Schema {
     fields: &[
-        (1, &["DecisionVariable.kind"], Payload),
-        (2, &["DecisionVariable.bound"], Message(&BOUND_V2)),
+        (v2::variable::KIND, &["DecisionVariable.kind"], Payload),
+        (
+            v2::variable::BOUND,
+            &["DecisionVariable.bound"],
+            Message(&BOUND_V2),
+        ),
     ],
 };
 static VARIABLE_ENTRY: Schema = Schema {
     fields: &[
-        (1, &["BTreeMap[key]", "VariableID.0"], Payload),
-        (2, &[], Message(&VARIABLE)),
+        (map_entry::KEY, &["BTreeMap[key]", "VariableID.0"], Payload),
+        (map_entry::VALUE, &[], Message(&VARIABLE)),
     ],
 };
 static VARIABLE_LABEL: Schema = Schema {
     fields: &[
-        (1, &["FnvHashMap[key]", "VariableID.0"], Payload),
-        (2, &[], Message(&LABEL)),
+        (
+            map_entry::KEY,
+            &["FnvHashMap[key]", "VariableID.0"],
+            Payload,
+        ),
+        (map_entry::VALUE, &[], Message(&LABEL)),
     ],
 };
 static FIXED_VALUE: Schema = Schema {
     fields: &[
-        (1, &["BTreeMap[key]", "VariableID.0"], Payload),
-        (2, &[], Payload),
+        (map_entry::KEY, &["BTreeMap[key]", "VariableID.0"], Payload),
+        (map_entry::VALUE, &[], Payload),
     ],
 };
 static VARIABLES: Schema = Schema {
     fields: &[
         (
-            1,
+            v2::variable_table::ENTRIES,
             &["DecisionVariableTable.entries"],
             Entry(&VARIABLE_ENTRY, Table::Variables),
         ),
         (
-            2,
+            v2::variable_table::LABELS,
             &["DecisionVariableTable.labels"],
             Entry(&VARIABLE_LABEL, Table::Variables),
         ),
         (
-            3,
+            v2::variable_table::FIXED_VALUES,
             &[
                 "DecisionVariableTable.columns",
                 "CreatedDecisionVariableColumns.fixed_values",
@@ -203,29 +277,41 @@ static VARIABLES: Schema = Schema {
 };
 
 static NAMED_FUNCTION: Schema = Schema {
-    fields: &[(1, &["NamedFunction.function"], Message(&FUNCTION))],
+    fields: &[(
+        v2::named_function::FUNCTION,
+        &["NamedFunction.function"],
+        Message(&FUNCTION),
+    )],
 };
 static NAMED_ENTRY: Schema = Schema {
     fields: &[
-        (1, &["BTreeMap[key]", "NamedFunctionID.0"], Payload),
-        (2, &[], Message(&NAMED_FUNCTION)),
+        (
+            map_entry::KEY,
+            &["BTreeMap[key]", "NamedFunctionID.0"],
+            Payload,
+        ),
+        (map_entry::VALUE, &[], Message(&NAMED_FUNCTION)),
     ],
 };
 static NAMED_LABEL: Schema = Schema {
     fields: &[
-        (1, &["FnvHashMap[key]", "NamedFunctionID.0"], Payload),
-        (2, &[], Message(&LABEL)),
+        (
+            map_entry::KEY,
+            &["FnvHashMap[key]", "NamedFunctionID.0"],
+            Payload,
+        ),
+        (map_entry::VALUE, &[], Message(&LABEL)),
     ],
 };
 static NAMED_FUNCTIONS: Schema = Schema {
     fields: &[
         (
-            1,
+            v2::named_function_table::ENTRIES,
             &["NamedFunctionTable.entries"],
             Entry(&NAMED_ENTRY, Table::NamedFunctions),
         ),
         (
-            2,
+            v2::named_function_table::LABELS,
             &["NamedFunctionTable.labels"],
             Entry(&NAMED_LABEL, Table::NamedFunctions),
         ),
@@ -234,54 +320,110 @@ static NAMED_FUNCTIONS: Schema = Schema {
 
 static ASSIGNMENT: Schema = Schema {
     fields: &[
-        (1, &["FnvHashMap[key]", "VariableID.0"], Payload),
-        (2, &[], Message(&FUNCTION)),
+        (
+            map_entry::KEY,
+            &["FnvHashMap[key]", "VariableID.0"],
+            Payload,
+        ),
+        (map_entry::VALUE, &[], Message(&FUNCTION)),
     ],
 };
 static PARAMETERS: Schema = Schema {
-    fields: &[(1, &["Parameters.entries"], Message(&HASH_ENTRY))],
+    fields: &[(
+        parameters::ENTRIES,
+        &["Parameters.entries"],
+        Message(&HASH_ENTRY),
+    )],
 };
 static OUTPUT_OBJECTIVE: Schema = Schema {
     fields: &[
-        (1, &["OutputObjective.sense"], Payload),
-        (2, &["OutputObjective.function"], Message(&FUNCTION)),
-        (3, &["OutputObjective.preserves_optimality"], Payload),
+        (
+            v2::output_objective::SENSE,
+            &["OutputObjective.sense"],
+            Payload,
+        ),
+        (
+            v2::output_objective::FUNCTION,
+            &["OutputObjective.function"],
+            Message(&FUNCTION),
+        ),
+        (
+            v2::output_objective::PRESERVES_OPTIMALITY,
+            &["OutputObjective.preserves_optimality"],
+            Payload,
+        ),
     ],
 };
 
 /// `ommx.v2.Instance`'s fields.
 static INSTANCE: Schema = Schema {
     fields: &[
-        (1, &["Instance.required_features"], Payload),
-        (2, &["Instance.description"], Message(&DESCRIPTION)),
-        (3, &["Instance.decision_variables"], Message(&VARIABLES)),
-        (4, &["Instance.objective"], Message(&FUNCTION)),
-        (5, &["Instance.constraint_collection"], Message(&REGULAR)),
-        (6, &["Instance.sense"], Payload),
-        (7, &["Instance.parameters"], Message(&PARAMETERS)),
         (
-            8,
+            v2::instance::REQUIRED_FEATURES,
+            &["Instance.required_features"],
+            Payload,
+        ),
+        (
+            v2::instance::DESCRIPTION,
+            &["Instance.description"],
+            Message(&DESCRIPTION),
+        ),
+        (
+            v2::instance::DECISION_VARIABLES,
+            &["Instance.decision_variables"],
+            Message(&VARIABLES),
+        ),
+        (
+            v2::instance::OBJECTIVE,
+            &["Instance.objective"],
+            Message(&FUNCTION),
+        ),
+        (
+            v2::instance::REGULAR_CONSTRAINTS,
+            &["Instance.constraint_collection"],
+            Message(&REGULAR),
+        ),
+        (v2::instance::SENSE, &["Instance.sense"], Payload),
+        (
+            v2::instance::PARAMETERS,
+            &["Instance.parameters"],
+            Message(&PARAMETERS),
+        ),
+        (
+            v2::instance::INDICATOR_CONSTRAINTS,
             &["Instance.indicator_constraint_collection"],
             Message(&INDICATOR),
         ),
         (
-            9,
+            v2::instance::ONE_HOT_CONSTRAINTS,
             &["Instance.one_hot_constraint_collection"],
             Message(&ONE_HOT),
         ),
-        (10, &["Instance.sos1_constraint_collection"], Message(&SOS1)),
         (
-            11,
+            v2::instance::SOS1_CONSTRAINTS,
+            &["Instance.sos1_constraint_collection"],
+            Message(&SOS1),
+        ),
+        (
+            v2::instance::DECISION_VARIABLE_DEPENDENCY,
             &[
                 "Instance.decision_variable_dependency",
                 "AcyclicAssignments.assignments",
             ],
             Message(&ASSIGNMENT),
         ),
-        (12, &["Instance.named_functions"], Message(&NAMED_FUNCTIONS)),
-        (13, &["Instance.annotations"], Message(&HASH_ENTRY)),
         (
-            14,
+            v2::instance::NAMED_FUNCTIONS,
+            &["Instance.named_functions"],
+            Message(&NAMED_FUNCTIONS),
+        ),
+        (
+            v2::instance::ANNOTATIONS,
+            &["Instance.annotations"],
+            Message(&HASH_ENTRY),
+        ),
+        (
+            v2::instance::OUTPUT_OBJECTIVE,
             &["Instance.output_objective"],
             Message(&OUTPUT_OBJECTIVE),
         ),

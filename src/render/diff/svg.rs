@@ -10,10 +10,14 @@
 
 use std::io::Write;
 
+use std::collections::HashMap;
+
 use anyhow::{Context, Result};
-use inferno::flamegraph::{self, color::BasicPalette, Palette};
+use inferno::flamegraph::{self, color::BasicPalette, Palette, TextTruncateDirection};
 
 use super::DiffView;
+use crate::render::svg_frames::{self, Finish};
+use crate::units::human;
 
 /// Which side sets the frame widths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,17 +60,23 @@ pub fn render(
         Widths::New => ("new", "added paths show here; removed ones in"),
         Widths::Old => ("old", "removed paths show here; added ones in"),
     };
-    opts.title = format!(
-        "memprof diff: {} -> {} (widths: {side} bytes)",
-        view.old.name(),
-        view.new.name()
+    let (old_name, new_name) = (view.old.name(), view.new.name());
+    opts.title = svg_frames::title(
+        "memprof diff: ",
+        &[old_name, new_name],
+        &format!("widths: {side} bytes"),
     );
     let root = view.diff.root();
-    opts.subtitle = Some(format!(
-        "red grew, blue shrank; total {} B -> {} B; {shows} {companion}",
-        root.old_bytes(),
-        root.new_bytes()
+    opts.subtitle = Some(svg_frames::middle(
+        &format!(
+            "red grew, blue shrank (darker: a larger ratio); total {} B -> {} B; {shows} {companion}",
+            root.old_bytes(),
+            root.new_bytes()
+        ),
+        svg_frames::SUBTITLE_CHARS,
     ));
+    opts.image_width = Some(svg_frames::IMAGE_WIDTH);
+    opts.text_truncate_direction = TextTruncateDirection::Right;
     opts.count_name = "bytes".to_string();
     opts.colors = Palette::Basic(BasicPalette::Mem);
     opts.deterministic = true;
@@ -84,6 +94,28 @@ pub fn render(
         )?;
         return Ok(());
     }
-    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
-        .context("flamegraph rendering failed")
+    let mut svg = Vec::new();
+    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg)
+        .context("flamegraph rendering failed")?;
+    // inferno shades each frame by its share of the largest change; the
+    // graph takes the report page's colours instead: by the ratio of the
+    // frame's two sides.
+    let diff = &view.diff;
+    let ids: HashMap<&str, usize> = (0..diff.len()).map(|id| (diff.path(id), id)).collect();
+    let fill = |path: &str| {
+        let node = diff.node(*ids.get(path)?);
+        Some(svg_frames::diff_fill(node.old_bytes(), node.new_bytes()))
+    };
+    let finish = Finish {
+        root: format!(
+            "{old_name} -> {new_name}: {} -> {}",
+            human(root.old_bytes()),
+            human(root.new_bytes())
+        ),
+        inverted: false,
+        fill: Some(&fill),
+    };
+    let svg = String::from_utf8(svg).context("inferno wrote invalid UTF-8")?;
+    out.write_all(svg_frames::finish(&svg, &finish).as_bytes())?;
+    Ok(())
 }

@@ -1,0 +1,81 @@
+//! What the report page shows of an input (`report`): its profile, the wire
+//! view included, and what the analyses that look at every entity found,
+//! all riding on the one pass that reads it; and, for a comparison, the old
+//! side, loaded as `diff` loads it.
+
+use anyhow::{bail, Result};
+
+use super::load::{load, observed};
+use super::{Input, KindFilter, Options};
+use crate::advise::{Advisors, LayerAdvice};
+use crate::drill::stats::{Stats as KindStats, StatsCollector};
+use crate::drill::top::{Top as Largest, TopEntity};
+use crate::pass::Observers;
+use crate::report::{Account, Loaded};
+
+/// One input, and what the page's analyses found in it.
+#[derive(Debug)]
+pub struct Reported {
+    /// The input (a comparison's new side), its wire view collected.
+    pub loaded: Loaded,
+    /// A comparison's old side: an instance or a baseline, in logical bytes.
+    pub old: Option<Loaded>,
+    /// How many of the largest entities were asked for, and those found,
+    /// largest first.
+    pub n: usize,
+    pub top: Vec<TopEntity>,
+    /// Distributions per kind and per family (as `stats` gives them).
+    pub kinds: Vec<KindStats>,
+    pub families: Vec<KindStats>,
+    /// One per instance layer.
+    pub advice: Vec<LayerAdvice>,
+}
+
+/// Reads `input` once with the `n` largest entities, the distributions and
+/// the advice riding on its pass, and `old` (when given) for comparison.
+pub fn report(input: &Input, old: Option<&Input>, options: &Options, n: usize) -> Result<Reported> {
+    if matches!((old, input), (Some(Input::Stdin), Input::Stdin)) {
+        bail!("-: standard input can be read only once");
+    }
+    let old = match old {
+        None => None,
+        // The old side is compared in logical bytes, the one view a
+        // baseline holds.
+        Some(old) => Some(load(
+            old,
+            &Options {
+                wire: false,
+                ..options.clone()
+            },
+        )?),
+    };
+    let mut largest = Largest::new(n, KindFilter::All);
+    let mut stats = StatsCollector::new(KindFilter::All);
+    let mut advisors = Advisors::default();
+    let reading = Options {
+        wire: true,
+        ..options.clone()
+    };
+    let report = observed(
+        input,
+        &reading,
+        &mut Observers(vec![&mut largest, &mut stats, &mut advisors]),
+        options.threads,
+        !options.progress,
+    )?;
+    let advice = advisors.advise(&report);
+    let (kinds, families) = stats.report();
+    Ok(Reported {
+        loaded: Loaded {
+            report,
+            account: Account::Memory,
+            baseline: None,
+        },
+        old,
+        n,
+        top: largest.into_sorted(),
+        kinds,
+        families,
+        advice,
+    })
+}

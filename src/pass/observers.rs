@@ -1,0 +1,131 @@
+//! Several analyses riding one pass: [`Observers`] shows every entity to
+//! each of them in turn, so a page that holds the top entities, the
+//! distributions and the advice reads its input once.
+
+use super::observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
+use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
+use crate::profile::LogicalMemoryVisitor;
+
+/// Every observer sees every call, in the order given.
+pub struct Observers<'a>(pub Vec<&'a mut dyn EntityObserver>);
+
+impl EntityObserver for Observers<'_> {
+    fn begin(&mut self, layer: Option<usize>) {
+        self.0.iter_mut().for_each(|o| o.begin(layer));
+    }
+    fn variable(&mut self, variable: &DecisionVariable, cost: Cost) {
+        self.0.iter_mut().for_each(|o| o.variable(variable, cost));
+    }
+    fn constraint(&mut self, constraint: &Constraint, cost: Cost) {
+        self.0
+            .iter_mut()
+            .for_each(|o| o.constraint(constraint, cost));
+    }
+    fn removed_constraint(&mut self, removed: &RemovedConstraint, cost: Cost) {
+        self.0
+            .iter_mut()
+            .for_each(|o| o.removed_constraint(removed, cost));
+    }
+    fn named_function(&mut self, named: &NamedFunction, cost: Cost) {
+        self.0
+            .iter_mut()
+            .for_each(|o| o.named_function(named, cost));
+    }
+    fn finish(&mut self, singular: &Singular<'_>) {
+        self.0.iter_mut().for_each(|o| o.finish(singular));
+    }
+    fn entity(&mut self, entity: &EntityView<'_>, cost: Cost) {
+        self.0.iter_mut().for_each(|o| o.entity(entity, cost));
+    }
+    /// The pass shows the leaves to one visitor: several observers that
+    /// each want them cannot share a pass, which the first call refuses.
+    fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
+        let mut wanting = self.0.iter_mut().filter_map(|o| o.leaves());
+        let first = wanting.next();
+        assert!(
+            wanting.next().is_none(),
+            "only one observer of a pass may visit the leaves"
+        );
+        first
+    }
+    fn abandon(&mut self) {
+        self.0.iter_mut().for_each(|o| o.abandon());
+    }
+    fn counts_only(&self) -> bool {
+        self.0.iter().all(|o| o.counts_only())
+    }
+    fn sees_entities(&self) -> bool {
+        self.0.iter().any(|o| o.sees_entities())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::EntityKind;
+
+    /// Counts what it is shown; `entities` says whether it looks at them.
+    #[derive(Default)]
+    struct Tally {
+        entities: bool,
+        begun: usize,
+        seen: Vec<u64>,
+    }
+
+    impl EntityObserver for Tally {
+        fn begin(&mut self, _layer: Option<usize>) {
+            self.begun += 1;
+        }
+        fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
+            self.seen.push(e.id * 1000 + cost.bytes);
+        }
+        fn counts_only(&self) -> bool {
+            !self.entities
+        }
+        fn sees_entities(&self) -> bool {
+            self.entities
+        }
+    }
+
+    fn view(id: u64) -> EntityView<'static> {
+        EntityView {
+            kind: EntityKind::Constraint,
+            id,
+            name: Some("c"),
+            subscripts: &[],
+            terms: Some(1),
+            used: None,
+        }
+    }
+
+    #[test]
+    fn each_observer_sees_every_entity() {
+        let mut a = Tally {
+            entities: true,
+            ..Tally::default()
+        };
+        let mut b = Tally::default();
+        let mut all = Observers(vec![&mut a, &mut b]);
+        assert!(!all.counts_only());
+        assert!(all.sees_entities());
+        all.begin(None);
+        for (id, bytes) in [(1, 10), (2, 30)] {
+            let cost = Cost {
+                bytes,
+                ..Cost::default()
+            };
+            all.entity(&view(id), cost);
+        }
+        for tally in [&a, &b] {
+            assert_eq!((tally.begun, tally.seen.as_slice()), (1, &[1010, 2030][..]));
+        }
+    }
+
+    #[test]
+    fn nothing_to_see_lets_the_pass_count_on_the_wire() {
+        let (mut a, mut b) = (Tally::default(), ());
+        let none = Observers(vec![&mut a, &mut b]);
+        assert!(none.counts_only());
+        assert!(!none.sees_entities());
+    }
+}

@@ -1,0 +1,82 @@
+"""A notebook executed by nbconvert, exported to HTML and opened in
+chromium: `ommx_memprof.profile(instance)` and a `Diff` as cells' last
+expressions show the report page at the cell's full width, each in a frame
+as tall as its page. Needs the ommx-memprof wheel, ommx, nbconvert and
+ipykernel installed beside this pytest."""
+
+import json
+import os
+import sys
+import time
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from conftest import ORACLE, WIDTH, wait_for
+
+nbformat = pytest.importorskip("nbformat")
+nbconvert = pytest.importorskip("nbconvert")
+pytest.importorskip("ommx_memprof")
+
+CELLS = [
+    "import ommx_memprof\n"
+    "from ommx.v1 import Instance\n"
+    f"instance = Instance.from_bytes(open({str(ORACLE / 'kitchen_sink.pb')!r}, 'rb').read())",
+    "ommx_memprof.profile(instance)",
+    f"ommx_memprof.profile({str(ORACLE / 'obj_linear.pb')!r}).diff({str(ORACLE / 'obj_linear_constant.pb')!r})",
+]
+
+# The frame's page: its graph's width and its own height.
+INSIDE = """
+const svg = document.querySelector('#chart svg');
+return [window.memprofReady || 0, svg ? svg.getBoundingClientRect().width : 0,
+        document.documentElement.scrollHeight];
+"""
+
+
+@pytest.fixture(scope="module")
+def notebook_html(tmp_path_factory):
+    from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    d = tmp_path_factory.mktemp("notebook")
+    # A kernel of this very interpreter (which has the wheel), whatever
+    # kernels the machine has.
+    spec = d / "jupyter" / "kernels" / "memprof-tests"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "memprof tests", "language": "python"}))
+    os.environ["JUPYTER_PATH"] = str(d / "jupyter")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
+    ExecutePreprocessor(timeout=120, kernel_name="memprof-tests").preprocess(nb, {"metadata": {"path": str(d)}})
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    path = d / "notebook.html"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def test_the_report_fills_the_cell_width_in_a_1280_pixel_window(browser, notebook_html, shots):
+    browser.set_window_size(WIDTH, 1000)
+    browser.get(notebook_html.as_uri())
+    frames = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "iframe.ommx-memprof-report"))
+    assert len(frames) == 2
+    for frame in frames:
+        browser.switch_to.frame(frame)
+        ready, graph_width, page_height = wait_for(
+            lambda: (v := browser.execute_script(INSIDE))[0] and v[1] and v
+        )
+        assert browser.find_elements(By.CSS_SELECTOR, "#chart g.frame")
+        browser.switch_to.default_content()
+        # The graph spans the cell; the frame is as tall as its page, so
+        # nothing scrolls inside it.
+        assert graph_width >= 800, graph_width
+        assert frame.rect["width"] >= 800, frame.rect
+        time.sleep(0.3)
+        assert abs(frame.rect["height"] - page_height) <= 2, (frame.rect, page_height)
+    browser.execute_script("arguments[0].scrollIntoView()", frames[0])
+    time.sleep(0.6)
+    browser.save_screenshot(str(shots / "notebook.png"))
+    browser.execute_script("arguments[0].scrollIntoView()", frames[1])
+    time.sleep(0.3)
+    browser.save_screenshot(str(shots / "notebook-diff.png"))

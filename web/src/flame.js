@@ -1,0 +1,234 @@
+// The page's flamegraph: d3-flame-graph drawing one of the page's views
+// (logical bytes, wire bytes; a diff's union of paths), with zoom, search
+// and tooltips, and a diverging palette for diffs.
+
+import { hsl } from "d3-color";
+import flamegraph, { tooltip } from "d3-flame-graph";
+import { interpolateRdBu, schemeSet3 } from "d3-scale-chromatic";
+import { select } from "d3-selection";
+import { bytesExact, change, human, percent, plural, signedHuman, thousands } from "./format.js";
+
+// The tree of a view, rebuilt from its columns (see src/render/html/flame.rs):
+// nodes in preorder, each followed by `children` subtrees.
+export function treeOf(view, rootLabel) {
+  const t = view.tree;
+  const diff = Array.isArray(t.old_bytes);
+  const nodes = new Array(t.name.length);
+  for (let i = 0; i < nodes.length; i++) {
+    const node = { name: t.names[t.name[i]], value: t.bytes[i], leaves: t.leaves[i] };
+    if (diff) {
+      node.old = t.old_bytes[i];
+      node.oldLeaves = t.old_leaves[i];
+    }
+    nodes[i] = node;
+  }
+  const open = [[nodes[0], t.children[0]]];
+  for (let i = 1; i < nodes.length; i++) {
+    while (open[open.length - 1][1] === 0) open.pop();
+    const parent = open[open.length - 1];
+    (parent[0].children ??= []).push(nodes[i]);
+    parent[1] -= 1;
+    open.push([nodes[i], t.children[i]]);
+  }
+  nodes[0].label = rootLabel;
+  return { root: nodes[0], diff };
+}
+
+// Growth red, shrinkage blue, by the ratio of the two sides on a square-root
+// scale, so that modest changes show: a path that grew by a tenth is a
+// quarter of the way to the darkest red, one that doubled more than
+// two-thirds, one that grew fourfold or was added is the darkest; any change
+// at all is visibly tinted; unchanged paths are grey.
+export const UNCHANGED = "#d9d9d9";
+export function diverging(t) {
+  return interpolateRdBu(0.5 - 0.36 * t);
+}
+export function diffColor(data) {
+  const before = data.old;
+  const after = data.value;
+  if (before === after) return UNCHANGED;
+  let t;
+  if (before === 0) t = 1;
+  else if (after === 0) t = -1;
+  else {
+    const r = Math.min(1, Math.abs(Math.log2(after / before)) / 2);
+    t = Math.sign(after - before) * Math.max(0.2, Math.sqrt(r));
+  }
+  return diverging(t);
+}
+
+// One hue per top-level part of an instance (constraints, variables, ...),
+// each frame a little lighter or darker by its name, so neighbours part.
+// The frames naming a layer or an input of several stand above those
+// parts, in grey.
+const GROUPING = /^(layer|file)\[\d+\]/;
+function hashOf(text) {
+  let h = 0;
+  for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) | 0;
+  return h;
+}
+export function sectionColor(d) {
+  const chain = d.ancestors().reverse().slice(1);
+  const top = chain.find((a) => !GROUPING.test(a.data.name));
+  if (!top) return d.depth === 0 ? "#c9cfd6" : "#aab4bf";
+  const base = hsl(schemeSet3[Math.abs(hashOf(top.data.name)) % schemeSet3.length]);
+  base.l = Math.min(0.9, Math.max(0.55, base.l + (((hashOf(d.data.name) >>> 0) % 13) - 6) / 100));
+  return base.formatRgb();
+}
+
+// A frame's label in `px` pixels: the whole name when it fits, else its
+// meaningful end: the field of `Type.field`, the part of `Container[part]`
+// (the type or container is the frame's parent's business); the page's
+// stylesheet cuts what still does not fit.
+const measure = document.createElement("canvas").getContext("2d");
+measure.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif";
+const widths = new Map();
+function textWidth(text) {
+  let w = widths.get(text);
+  if (w === undefined) widths.set(text, (w = measure.measureText(text).width));
+  return w;
+}
+// d3-flame-graph shows no label in a frame narrower than this.
+const LABELLED = 35;
+export function labelFor(name, px) {
+  const room = px - 8;
+  if (px < LABELLED || textWidth(name) <= room) return name;
+  let short = name;
+  const bracket = name.indexOf("[");
+  const dot = name.lastIndexOf(".");
+  if (bracket > 0 && name.endsWith("]")) short = `…${name.slice(bracket)}`;
+  else if (dot > 0 && dot < name.length - 1) short = `…${name.slice(dot + 1)}`;
+  // Less than three characters and the ellipsis would say nothing.
+  return textWidth(`${short.slice(0, 3)}…`) <= room ? short : "";
+}
+
+function pathOf(node) {
+  return node
+    .ancestors()
+    .reverse()
+    .slice(1)
+    .map((a) => a.data.name)
+    .join(";");
+}
+
+export class Graph {
+  // hooks: { onSearch(text), onZoom(node or null) }
+  constructor(container, hooks) {
+    this.container = container;
+    this.hooks = hooks;
+    this.icicle = true;
+    this.widths = "new";
+    this.term = "";
+    this.chart = null;
+    new ResizeObserver(() => this.fit()).observe(container);
+  }
+
+  // Draws `tree` (from treeOf), replacing what was drawn.
+  show(tree) {
+    if (this.chart) this.chart.destroy();
+    select(this.container).selectAll("*").remove();
+    this.tree = tree;
+    this.total = tree.root.value;
+    const tip = tooltip.defaultFlamegraphTooltip().text((d) => this.describe(d));
+    // Drawn at once (no entrance transition: thousands of frames would
+    // animate for a second); zooms then animate.
+    const chart = flamegraph()
+      .width(Math.max(this.container.clientWidth, 320))
+      .cellHeight(18)
+      .transitionDuration(0)
+      .minFrameSize(0.4)
+      .sort(false)
+      .inverted(this.icicle)
+      .title("")
+      .getName((d) => labelFor(d.data.label ?? d.data.name, (d.x1 - d.x0) * this.chart.width()))
+      .getValue((data) => (this.widths === "old" ? data.old : data.value))
+      .setSearchMatch((d, term) => d.depth > 0 && d.data.name.toLowerCase().includes(term))
+      .setSearchHandler((results) => this.searched(results))
+      .setDetailsHandler(() => {})
+      .onClick((d) => this.hooks.onZoom(d.depth > 0 ? d : null))
+      .tooltip(tip);
+    const color = tree.diff ? (d) => diffColor(d.data) : sectionColor;
+    chart.setColorMapper((d, original) => (d.highlight ? original : color(d)));
+    this.chart = chart;
+    select(this.container).datum(tree.root).call(chart);
+    chart.transitionDuration(250);
+    this.hooks.onZoom(null);
+    if (this.term) this.search(this.term);
+  }
+
+  // The width follows the container (a resized window, a notebook cell).
+  fit() {
+    if (!this.chart) return;
+    const width = Math.max(this.container.clientWidth, 320);
+    if (Math.abs(width - this.chart.width()) >= 1) this.chart.width(width).update();
+  }
+
+  setIcicle(on) {
+    this.icicle = on;
+    if (this.tree) this.show(this.tree);
+  }
+
+  setWidths(side) {
+    this.widths = side;
+    if (this.tree) this.show(this.tree);
+  }
+
+  resetZoom() {
+    this.chart?.resetZoom();
+  }
+
+  // Zooms to the frame at `path` (frames joined by ';'), if it is drawn.
+  zoomToPath(path) {
+    let node = select(this.container).datum();
+    for (const frame of path.split(";")) {
+      node = node?.children?.find((c) => c.data.name === frame);
+    }
+    if (node) this.chart.zoomTo(node);
+    return Boolean(node);
+  }
+
+  search(term) {
+    this.term = term.trim().toLowerCase();
+    if (!this.chart) return;
+    if (this.term) this.chart.search(this.term);
+    else {
+      this.chart.clear();
+      this.hooks.onSearch(null);
+    }
+  }
+
+  // The matches' share: bytes under the outermost matches only, so
+  // nested matches are not counted twice.
+  searched(results) {
+    const matched = new Set(results);
+    const value = (d) => (this.widths === "old" ? d.data.old : d.data.value);
+    let bytes = 0;
+    for (const d of results) {
+      if (!d.ancestors().slice(1).some((a) => matched.has(a))) bytes += value(d);
+    }
+    const total = this.widths === "old" ? this.tree.root.old : this.total;
+    this.hooks.onSearch({ frames: results.length, bytes, total });
+  }
+
+  // The tooltip of a frame: its path, bytes, share and leaves.
+  describe(d) {
+    const data = d.data;
+    const lines = [d.depth === 0 ? data.label : data.name];
+    if (d.depth > 1) lines.push(pathOf(d));
+    if (!this.tree.diff) {
+      const parent = d.parent ? `, ${percent(data.value, d.parent.data.value)} of its parent` : "";
+      lines.push(bytesExact(data.value));
+      lines.push(`${percent(data.value, this.total)} of the total${parent}`);
+      lines.push(plural(data.leaves, "leaf", "leaves"));
+    } else {
+      const status = data.old === 0 && data.value > 0 ? "added" : data.value === 0 && data.old > 0 ? "removed" : null;
+      lines.push(`old ${human(data.old)} → new ${human(data.value)}`);
+      lines.push(`${signedHuman(data.value - data.old)} (${change(data.old, data.value, status)})`);
+      lines.push(
+        `${percent(data.value, this.total)} of the new total, ${percent(data.old, this.tree.root.old)} of the old`,
+      );
+      lines.push(`leaves ${thousands(data.oldLeaves)} → ${thousands(data.leaves)}`);
+    }
+    return lines.join("\n");
+  }
+}
