@@ -308,6 +308,32 @@ fn endless_and_random_bytes_are_refused_at_once() {
             start.elapsed()
         );
     }
+    // An unknown field claiming a terabyte, then zeros forever: refused at
+    // its claim (it was read through, to the 4 GiB stream limit).
+    let claim = vec![0xa2, 0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20];
+    let start = Instant::now();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memprof"))
+        .args(["inspect", "-", "--schema", "v1"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let zeros = vec![0; 1 << 16];
+        let begun = Instant::now();
+        if stdin.write_all(&claim).is_ok() {
+            while begun.elapsed() < Duration::from_secs(60) && stdin.write_all(&zeros).is_ok() {}
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap().trim_end(),
+        "memprof: error: <stdin>: a length-delimited field at byte 2 is 1099511627776 bytes, \
+         more than 32MiB, the --max-element limit; raise it if the input is trusted"
+    );
+    assert!(start.elapsed() < bound, "{:?}", start.elapsed());
     // Fewer zeros than a tar block: field number 0, at byte 0, either way.
     let zeros = file(&dir, "zeros.bin", &[0; 100]);
     assert_eq!(

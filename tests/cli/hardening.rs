@@ -453,9 +453,10 @@ fn cases() -> Vec<Case> {
         file_case(
             "decompressed-too-large",
             "bomb.pb.gz",
-            // An unknown field (20) whose body is a terabyte of zeros.
+            // An unknown field (20) whose body is a terabyte of zeros, within
+            // an element limit raised to let it be read through.
             gzip_bomb(&[0xa2, 0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20], 64),
-            &["--max-decompressed", "8MiB"],
+            &["--max-decompressed", "8MiB", "--max-element", "2TiB"],
             Expect::Error("gzip data decompresses to more than 8MiB, the --max-decompressed limit"),
         ),
         file_case(
@@ -468,8 +469,14 @@ fn cases() -> Vec<Case> {
         Case {
             kind: Some("stream-too-long"),
             name: "endless stdin",
-            setup: Box::new(|_| inspect("-".into(), &["--max-decompressed", "1MiB"])),
-            // An unknown field whose body runs on and on.
+            setup: Box::new(|_| {
+                inspect(
+                    "-".into(),
+                    &["--max-decompressed", "1MiB", "--max-element", "2TiB"],
+                )
+            }),
+            // An unknown field whose body runs on and on (within an element
+            // limit raised to let it be read through).
             stdin: Some(
                 [&[0xa2, 0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20][..], &[0; 2 << 20]].concat(),
             ),
@@ -1408,7 +1415,17 @@ fn a_pipe_named_as_the_input_is_read_as_a_stream() {
 #[test]
 fn an_endless_pipe_is_stopped_at_the_limit() {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("memprof"))
-        .args(["inspect", "-", "--max-decompressed", "4MiB"])
+        // The element limit raised past the claim below, so that the stream
+        // is read until its own limit stops it (by default the claim is
+        // refused at once: tests/cli/edges.rs).
+        .args([
+            "inspect",
+            "-",
+            "--max-decompressed",
+            "4MiB",
+            "--max-element",
+            "2TiB",
+        ])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
