@@ -93,11 +93,28 @@ class Recorder:
                 self._state.compared.append(name)
             if not result.passed:
                 self._state.failed.append(name)
-                raise AssertionError(f"memprof: {name} exceeds its budget\n{result.text}")
+                raise AssertionError(
+                    f"memprof: {name} exceeds its budget\n{result.text.strip()}\n"
+                    + _next_steps(path if compare else None)
+                )
         if path is not None and not compare:
             _write(path, p.to_json())
             self._state.written.append(path)
         return p
+
+
+def _next_steps(baseline: Optional[Path]) -> str:
+    """What to do after a failure, in the test's own terms."""
+    if baseline is None:
+        return (
+            "The largest paths: ommx_memprof.profile(instance).table(); "
+            "what would shrink it: ommx_memprof.profile(instance).advise()."
+        )
+    return (
+        f"Which paths grew: ommx_memprof.profile({str(baseline)!r}).diff(instance).table()\n"
+        "If the growth is intended, run pytest again with --memprof-update: it rewrites "
+        "the baselines with this run's profiles (commit them)."
+    )
 
 
 def _write(path: Path, text: str) -> None:

@@ -24,7 +24,10 @@ def test_exit_status(tmp_path, kitchen_sink):
     failed = run_memprof("check", kitchen_sink, "--budget", budget)
     assert failed.returncode == 1
     assert "overall: FAIL" in failed.stdout
-    assert failed.stderr == "memprof: check failed: 1 of 1 file(s) exceed a budget\n"
+    assert failed.stderr.splitlines() == [
+        "memprof: check failed: 1 of 1 file(s) exceed a budget",
+        f"memprof: to see why: memprof inspect {kitchen_sink} --format table",
+    ]
     budget.write_text("rules:\n  - path: total\n    max: 1 MiB\n")
     assert run_memprof("check", kitchen_sink, "--budget", budget).returncode == 0
 

@@ -39,7 +39,15 @@ def test_records_then_compares(pytester):
     pytester.makepyfile(test_suite=SUITE.format(n=12))
     grown = pytester.runpytest("--memprof-baseline", "baselines")
     grown.assert_outcomes(passed=1, failed=1)
-    grown.stdout.fnmatch_lines(["*AssertionError: memprof: model exceeds its budget*", "*model (against baselines/model.json): FAIL*", "*the total may not grow*"])
+    grown.stdout.fnmatch_lines(
+        [
+            "*AssertionError: memprof: model exceeds its budget*",
+            "*model (against baselines/model.json): FAIL*",
+            "*the total may not grow*",
+            "*Which paths grew: ommx_memprof.profile('baselines/model.json').diff(instance).table()*",
+            "*run pytest again with --memprof-update*",
+        ]
+    )
 
     updated = pytester.runpytest("--memprof-baseline", "baselines", "--memprof-update")
     updated.assert_outcomes(passed=2)

@@ -218,3 +218,61 @@ pub fn check_one(
         updates: Vec::new(),
     })
 }
+
+/// A word of a command line as a POSIX shell reads it back: quoted when it
+/// holds anything but letters, digits and `-_./:,=@%+`.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:,=@%+".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+impl CheckOutcome {
+    /// After a failed check, what to run next: for the first files that
+    /// failed, the command that shows why (`memprof diff` against their
+    /// baseline, or the largest paths when they have none), then, with a
+    /// baseline, the command that accepts the growth as intended.
+    pub fn next_steps(&self, request: &CheckRequest) -> Vec<String> {
+        const SHOWN: usize = 3;
+        let failed: Vec<_> = self.report.files.iter().filter(|f| !f.pass).collect();
+        let mut steps: Vec<String> = failed
+            .iter()
+            .take(SHOWN)
+            .map(|f| match &f.baseline {
+                Some(old) => format!(
+                    "to see why: memprof diff {} {}",
+                    shell_word(old),
+                    shell_word(&f.file)
+                ),
+                None => format!(
+                    "to see why: memprof inspect {} --format table",
+                    shell_word(&f.file)
+                ),
+            })
+            .collect();
+        if failed.len() > SHOWN {
+            steps.push(format!("(and {} more files)", failed.len() - SHOWN));
+        }
+        let baseline = match &request.baseline {
+            Some(BaselineSource::Directory(dir)) => Some(dir.display().to_string()),
+            Some(BaselineSource::Shared(Input::Path(path))) => Some(path.display().to_string()),
+            _ => None,
+        };
+        if let Some(baseline) = baseline.filter(|_| failed.iter().any(|f| f.baseline.is_some())) {
+            let files: Vec<String> = request
+                .files
+                .iter()
+                .map(|f| shell_word(&f.label()))
+                .collect();
+            steps.push(format!(
+                "if the growth is intended: memprof check {} --baseline {} --update-baseline",
+                files.join(" "),
+                shell_word(&baseline)
+            ));
+        }
+        steps
+    }
+}

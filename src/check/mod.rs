@@ -422,4 +422,7 @@ fn per_entity(n: &DiffNode, size: &Size, count: u64, noun: &str) -> (bool, Strin
 pub struct BudgetExceeded {
     pub failed: usize,
     pub files: usize,
+    /// What to run next: the command that shows why, and the one that
+    /// accepts intended growth.
+    pub next_steps: Vec<String>,
 }

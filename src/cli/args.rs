@@ -16,6 +16,7 @@ use crate::api::{
 use crate::render::{Format, View};
 
 #[derive(Debug, Args)]
+#[command(after_help = super::help::STATS)]
 pub struct StatsArgs {
     #[command(flatten)]
     pub common: Common,
@@ -35,6 +36,7 @@ pub struct StatsArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = super::help::EXPLAIN)]
 pub struct ExplainArgs {
     #[command(flatten)]
     pub common: Common,
@@ -55,6 +57,7 @@ pub struct ExplainArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = super::help::TOP)]
 pub struct TopArgs {
     #[command(flatten)]
     pub common: Common,
@@ -272,6 +275,7 @@ impl ReadingArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = super::help::INSPECT)]
 pub struct InspectArgs {
     #[command(flatten)]
     pub common: Inputs,
@@ -300,6 +304,7 @@ pub struct InspectArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = super::help::FLAMEGRAPH)]
 pub struct FlamegraphArgs {
     #[command(flatten)]
     pub common: Inputs,
@@ -321,6 +326,7 @@ pub struct FlamegraphArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = super::help::ADVISE)]
 pub struct AdviseArgs {
     #[command(flatten)]
     pub common: Inputs,
@@ -338,6 +344,7 @@ pub struct AdviseArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = super::help::LS)]
 pub struct LsArgs {
     /// Input: .ommx archive, OCI layout directory, raw instance bytes, or '-' for stdin.
     pub file: PathBuf,

@@ -43,13 +43,7 @@ impl CompareCommon {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "\
-OLD and NEW are each an instance (.ommx archive, OCI directory, raw bytes, '-' for stdin) \
-or a baseline saved with `memprof inspect FILE --format json`; the kind is detected from the \
-content.\n\n\
---flamegraph out.svg writes two differential flamegraphs (red grew, blue shrank): out.svg with \
-frames as wide as the new bytes (added paths show there) and out.old.svg, the negated graph with \
-frames as wide as the old bytes (removed paths show there).")]
+#[command(after_help = super::help::DIFF)]
 pub struct DiffArgs {
     /// The profile before: instance or baseline JSON.
     pub old: PathBuf,
@@ -78,12 +72,7 @@ pub struct DiffArgs {
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("against").required(true).multiple(true).args(["baseline", "budget"])))]
-#[command(after_help = "\
-Exit status: 0 every budget holds, 1 at least one is exceeded, 2 any error (then no verdict).\n\n\
-Each FILE is an instance or a baseline JSON; a FILE argument with *, ? or [ that names no \
-existing file is expanded as a glob. With --baseline and no --budget the rule is: the total may \
-not grow at all. --baseline DIR compares each FILE with DIR/<file name>.json.\n\n\
-When GITHUB_STEP_SUMMARY is set, the markdown report is appended to that file.")]
+#[command(after_help = super::help::CHECK)]
 pub struct CheckArgs {
     /// Instances or baselines to check (globs are expanded).
     #[arg(required = true, value_name = "FILE")]

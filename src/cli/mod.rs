@@ -5,6 +5,7 @@
 pub mod args;
 pub mod choices;
 pub mod compare;
+pub mod help;
 pub mod report;
 pub mod shell;
 
@@ -22,12 +23,15 @@ use crate::render;
 #[command(
     name = "memprof",
     version,
-    about = "See where the memory of an OMMX optimization problem goes",
+    about = "See where the memory of an OMMX optimization problem goes: ommx.v1 and ommx.v2 \
+        instances (OMMX 2.x and 3.0), counted as OMMX counts them",
     long_about = "See where the memory of an OMMX optimization problem goes.\n\n\
         Reads .ommx artifact archives, extracted OCI layout directories and raw \
-        ommx.v1.Instance protobuf bytes (any of them gzip-compressed; '-' reads stdin; \
-        the kind is detected from the content) and reports logical memory exactly as \
-        OMMX 2.9.3's Instance.logical_memory_profile() counts it.\n\n\
+        protobuf bytes of ommx.v1.Instance (OMMX 2.x) or ommx.v2.Instance (OMMX 3.0), any \
+        of them gzip-compressed ('-' reads stdin; the kind is detected from the content), \
+        and reports logical memory exactly as OMMX's Instance.logical_memory_profile() \
+        counts it: OMMX 2.9.3's for ommx.v1, 3.0.0b7's for ommx.v2 (and for ommx.v1 with \
+        --accounting 3.0).\n\n\
         Exit status: 0 success, 1 a budget of `memprof check` is exceeded, \
         2 error (bad input, bad arguments, I/O).\n\n\
         Environment: MEMPROF_THREADS=1 decodes on a single thread (same output, for comparison)."
@@ -90,6 +94,23 @@ impl ColorChoice {
         }
     }
 }
+
+/// What bare `memprof` prints (to stderr, exit status 2): what it is, the
+/// commands most runs use, where the rest is.
+const SHORT_USAGE: &str = "\
+memprof: see where the memory of an OMMX optimization problem goes
+
+Usage: memprof <COMMAND> [FILE]... [OPTIONS]
+
+  memprof inspect problem.ommx                  the profile as a tree
+  memprof flamegraph problem.ommx -o p.svg      a flamegraph
+  memprof report problem.ommx -o p.html         an interactive page
+  memprof advise problem.ommx                   what would make it smaller
+  memprof check problem.ommx --baseline b.json  fail a CI job when it grows
+
+Commands: inspect flamegraph report top stats explain advise diff check ls completions man
+'memprof --help' lists them; 'memprof help <COMMAND>' shows one with its examples.
+";
 
 /// NO_COLOR (no-color.org): set and not empty.
 fn no_color() -> bool {
@@ -208,6 +229,11 @@ where
         .and_then(|matches| <Cli as clap::FromArgMatches>::from_arg_matches(&matches));
     let cli = match parsed {
         Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // Bare `memprof`: a short usage, not the whole help.
+            let _ = io::stderr().write_all(SHORT_USAGE.as_bytes());
+            return 2;
+        }
         Err(e) if e.use_stderr() => {
             // clap's usage error, on one line like every other error (its
             // usage and tip lines joined), with control characters escaped.
@@ -234,14 +260,21 @@ where
     match crate::commands::run(cli) {
         Ok(()) => 0,
         Err(err) if is_broken_pipe(&err) => 0,
-        Err(err) if err.is::<crate::check::BudgetExceeded>() => {
-            let _ = writeln!(io::stderr(), "memprof: check failed: {err}");
-            1
-        }
-        Err(err) => {
-            let _ = writeln!(io::stderr(), "memprof: error: {}", one_line(&err));
-            2
-        }
+        Err(err) => match err.downcast_ref::<crate::api::BudgetExceeded>() {
+            Some(exceeded) => {
+                // The verdict, then what to run next.
+                let mut stderr = io::stderr();
+                let _ = writeln!(stderr, "memprof: check failed: {exceeded}");
+                for step in &exceeded.next_steps {
+                    let _ = writeln!(stderr, "memprof: {}", render::escape_control(step));
+                }
+                1
+            }
+            None => {
+                let _ = writeln!(io::stderr(), "memprof: error: {}", one_line(&err));
+                2
+            }
+        },
     }
 }
 

@@ -9,14 +9,7 @@ use super::{LimitArgs, ReadingArgs};
 use crate::api::{GroupBy, Options};
 
 #[derive(Debug, Args)]
-#[command(after_help = "\
-The page works offline: its data and the script that draws it (d3 and d3-flame-graph, their \
-licences at its foot) are inside the file. It shows the header facts, an interactive \
-flamegraph of the logical bytes (click to zoom, search, switch to the wire bytes), the largest \
-entities, the families, the distributions per kind and the advice.\n\n\
-With FILE2 the page compares FILE (old: an instance or a baseline JSON saved by `memprof \
-inspect --format json`) with FILE2 (new: an instance): the flamegraph colours growth red and \
-shrinkage blue, a table lists the changed paths, and the other tables describe FILE2.")]
+#[command(after_help = super::help::REPORT)]
 pub struct ReportArgs {
     /// The input: .ommx archive, OCI layout directory, raw instance bytes, or '-' for stdin.
     /// With FILE2, the old side: an instance or a baseline JSON.

@@ -9,6 +9,7 @@ use super::Cli;
 use crate::output::Output;
 
 #[derive(Debug, Args)]
+#[command(after_help = super::help::COMPLETIONS)]
 pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
@@ -25,6 +26,7 @@ pub fn completions(args: CompletionsArgs) -> Result<()> {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = super::help::MAN)]
 pub struct ManArgs {
     /// Print the page of this subcommand (memprof-inspect(1), ...) instead of memprof(1).
     #[arg(value_name = "SUBCOMMAND")]

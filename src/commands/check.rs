@@ -68,6 +68,7 @@ pub fn run(args: CheckArgs) -> Result<()> {
         return Err(BudgetExceeded {
             failed: report.failed_files(),
             files: report.files.len(),
+            next_steps: outcome.next_steps(&request),
         }
         .into());
     }

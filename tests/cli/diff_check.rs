@@ -553,9 +553,24 @@ fn check_exit_codes_and_clear_errors() {
         out.contains("default") && out.contains("overall: FAIL"),
         "{out}"
     );
+    // The verdict, then what to run next: the diff that shows why and the
+    // update that accepts the growth, both with this run's paths.
+    let moderate = oracle("moderate.pb");
     assert_eq!(
-        err.trim(),
-        "memprof: check failed: 1 of 1 file(s) exceed a budget"
+        err.lines().collect::<Vec<_>>(),
+        [
+            "memprof: check failed: 1 of 1 file(s) exceed a budget".to_string(),
+            format!("memprof: to see why: memprof diff {baseline} {moderate}"),
+            format!(
+                "memprof: if the growth is intended: memprof check {moderate} --baseline \
+                 {baseline} --update-baseline"
+            ),
+        ]
+    );
+    let (_, diff_out, _) = run(&["diff", &baseline, &moderate]);
+    assert!(
+        diff_out.contains("total:"),
+        "the suggested diff runs: {diff_out}"
     );
 
     let missing = d.join("nope.json");

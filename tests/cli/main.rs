@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use flate2::{write::GzEncoder, Compression};
 
+mod action;
 mod advise;
 mod ci;
 mod diff_check;

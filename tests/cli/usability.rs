@@ -660,3 +660,82 @@ fn color_is_asked_for_or_given_to_a_terminal_without_no_color() {
         "a file is plain"
     );
 }
+
+/// Every subcommand's help ends with examples, and each example is a
+/// command line memprof parses (a renamed flag would break it here first).
+#[test]
+fn every_help_ends_with_examples_that_parse() {
+    use clap::Parser;
+    let commands = [
+        "inspect",
+        "flamegraph",
+        "report",
+        "ls",
+        "diff",
+        "check",
+        "top",
+        "explain",
+        "stats",
+        "advise",
+        "completions",
+        "man",
+    ];
+    for command in commands {
+        let out = memprof().args([command, "--help"]).output().unwrap();
+        assert!(out.status.success(), "{command}");
+        let help = String::from_utf8(out.stdout).unwrap();
+        let (_, examples) = help
+            .rsplit_once("Examples:\n")
+            .unwrap_or_else(|| panic!("{command} --help has no examples:\n{help}"));
+        let lines: Vec<&str> = examples.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert!((2..=4).contains(&lines.len()), "{command}: {lines:?}");
+        for line in lines {
+            // Each `memprof ...` part of a pipeline, without redirections.
+            for part in line.split(" | ") {
+                let part = part.split(" > ").next().unwrap().trim();
+                assert!(part.starts_with("memprof "), "{command}: {line}");
+                let words = shell_words(part);
+                if let Err(e) = memprof::cli::Cli::try_parse_from(&words) {
+                    panic!("{command}: {part:?} does not parse: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// A command line's words, single quotes kept together.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    words.extend((!word.is_empty()).then_some(word));
+    words
+}
+
+/// Bare `memprof` prints a short usage on several lines with the commands
+/// most runs use, and exits 2 (nothing was asked).
+#[test]
+fn bare_memprof_prints_a_short_usage() {
+    let out = memprof().output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        text.lines().count() >= 8 && text.lines().count() <= 15,
+        "{text}"
+    );
+    assert!(text.contains("Usage: memprof <COMMAND>"), "{text}");
+    assert!(text.contains("memprof inspect problem.ommx"), "{text}");
+    assert!(text.contains("memprof --help"), "{text}");
+    assert!(out.stdout.is_empty());
+}
