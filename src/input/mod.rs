@@ -421,8 +421,8 @@ type Rewind<'r> = Option<Box<dyn FnMut() -> io::Result<Box<dyn Read + Send + 'r>
 /// Profiles raw instance bytes; `head` is their start, for the hint an
 /// error gets when the bytes turn out to be something else. Unless
 /// `--schema` says, they are read as ommx.v1 and, if that fails and the input
-/// can be read again, as ommx.v2; when both fail, v1's error is the one
-/// reported (as before v2 existed).
+/// can be read again, as ommx.v2; when both fail, the error of the reading
+/// that got further is reported, naming its schema ([`detect`]).
 #[allow(clippy::too_many_arguments)]
 fn read_raw<R: BufRead + Send>(
     reader: R,
