@@ -309,6 +309,24 @@ fn is_inside(path: &Path, dir: &Path) -> bool {
     }
 }
 
+/// Refuses outputs of one command that name one file twice (under any
+/// name): the later would silently replace the earlier.
+pub fn check_distinct(outputs: &[PathBuf]) -> Result<()> {
+    for (i, a) in outputs.iter().enumerate() {
+        if let Some(b) = outputs[..i].iter().find(|b| names_same_file(a, b)) {
+            let spelled = match a == b {
+                true => String::new(),
+                false => format!(" (also as {})", b.display()),
+            };
+            bail!(
+                "{}: two outputs of the command name this file{spelled}; one would replace the other",
+                a.display(),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The files among command-line inputs (`-`, stdin, is not one), to check
 /// an output against.
 pub fn input_files<'a>(args: impl IntoIterator<Item = &'a Path>) -> Vec<&'a Path> {
@@ -432,5 +450,29 @@ mod tests {
         let other = dir.path().join("other.svg");
         Output::File(other).check_not_input(&[&input]).unwrap();
         Output::Stdout.check_not_input(&[&input]).unwrap();
+    }
+
+    #[test]
+    fn two_outputs_of_one_command_may_not_be_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.svg");
+        let b = dir.path().join("b.svg");
+        check_distinct(&[a.clone(), b.clone()]).unwrap();
+        let err = check_distinct(&[a.clone(), b, a.clone()]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: two outputs of the command name this file; one would replace the other",
+                a.display()
+            )
+        );
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        let respelled = dir.path().join("sub/../a.svg");
+        let err = check_distinct(&[respelled.clone(), a.clone()]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("(also as {})", respelled.display())),
+            "{err}"
+        );
     }
 }

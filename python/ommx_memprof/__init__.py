@@ -45,15 +45,22 @@ def profile(
     *,
     name: Optional[str] = None,
 ) -> "Profile":
-    """Profiles ``x``: a path (``str`` or ``os.PathLike``), ``bytes``, or an
-    object with ``to_bytes()`` such as ``ommx.v1.Instance``.
+    """Profiles ``x`` exactly as OMMX's ``Instance.logical_memory_profile()``
+    counts it. ``x`` is what OMMX users hold:
 
-    ``layer`` picks the N-th instance layer of an archive (without a root
-    frame); ``view`` is ``"memory"`` (OMMX's logical bytes) or ``"wire"``
-    (encoded protobuf bytes); ``group_by="name"`` inserts one frame per
-    entity family. ``name`` names bytes and instances in reports (default
-    ``<bytes>`` and ``<instance>``). Raises ``ValueError`` when the input
-    cannot be read or OMMX would reject it.
+    - an ``Instance`` of OMMX 2.x (``ommx.v1.Instance``: counted as 2.9.3
+      holds it) or of OMMX 3.0 (``ommx.Instance``: counted as 3.0 holds it);
+    - a path (``str`` or ``os.PathLike``): an ``.ommx`` archive, an OCI
+      directory, raw protobuf, gzip, or a baseline JSON saved by
+      ``Profile.save``;
+    - ``bytes`` of any of those.
+
+    ``layer`` picks the N-th instance layer (0-based, manifest order) without
+    a root frame; ``view`` is ``"memory"`` (OMMX's logical bytes) or
+    ``"wire"`` (encoded protobuf bytes); ``group_by="name"`` inserts one
+    frame per entity family. ``name`` names bytes, instances and artifacts in
+    reports. Raises ``ValueError`` when the input cannot be read or OMMX would
+    reject it.
     """
     if isinstance(x, Profile):
         return x
@@ -61,17 +68,28 @@ def profile(
         native = _native.profile_path(os.fsdecode(x), layer, view, group_by)
     elif isinstance(x, (bytes, bytearray, memoryview)):
         native = _native.profile_bytes(bytes(x), name or "<bytes>", layer, view, group_by)
+    elif callable(getattr(x, "to_v2_bytes", None)):
+        # OMMX 3.0's Instance: its own schema, counted as 3.0 holds it.
+        native = _native.profile_bytes(
+            _bytes_of(x, "to_v2_bytes"), name or "<instance>", layer, view, group_by
+        )
     elif callable(getattr(x, "to_bytes", None)) and not isinstance(x, int):
-        data = x.to_bytes()
-        if not isinstance(data, bytes):
-            raise TypeError(f"{type(x).__name__}.to_bytes() returned {type(data).__name__}, not bytes")
-        native = _native.profile_bytes(data, name or "<instance>", layer, view, group_by)
+        native = _native.profile_bytes(
+            _bytes_of(x, "to_bytes"), name or "<instance>", layer, view, group_by
+        )
     else:
         raise TypeError(
-            "profile() takes a path, bytes, or an object with to_bytes() such as "
-            f"ommx.v1.Instance, not {type(x).__name__}"
+            "profile() takes an ommx Instance (2.x or 3.0), a path or "
+            f"bytes, not {type(x).__name__}"
         )
     return Profile(native)
+
+
+def _bytes_of(x: Any, method: str) -> bytes:
+    data = getattr(x, method)()
+    if not isinstance(data, bytes):
+        raise TypeError(f"{type(x).__name__}.{method}() returned {type(data).__name__}, not bytes")
+    return data
 
 
 class Profile:
@@ -97,9 +115,13 @@ class Profile:
         text = self._native.render("folded")
         return text[:-1] if text.endswith("\n") else text
 
-    def tree(self, depth: Optional[int] = None, min_percent: float = 0.0) -> str:
-        """``memprof inspect --format tree``: inclusive bytes per node."""
-        return self._native.render("tree", depth=depth, min_percent=min_percent)
+    def tree(
+        self, depth: Optional[int] = None, min_percent: Optional[float] = None, all: bool = False
+    ) -> str:
+        """``memprof inspect --format tree``: inclusive bytes per node, cut as
+        the command cuts it: a screenful (3 levels, siblings under 2% folded
+        into "(N others)") unless ``all``; ``depth``/``min_percent`` override."""
+        return self._native.render("tree", depth=depth, min_percent=min_percent, all=all)
 
     def table(self, top: int = 25) -> str:
         """``memprof inspect --format table``: the ``top`` largest paths."""
@@ -119,6 +141,19 @@ class Profile:
         as Python data."""
         return json.loads(self.to_json())
 
+    def records(self) -> list:
+        """One record per path of the profile (``path``: frames joined by
+        ``;``, ``bytes``: its own bytes), as ``folded()`` lists them."""
+        rows = []
+        for line in self.folded().splitlines():
+            path, _, count = line.rpartition(" ")
+            rows.append({"path": path, "bytes": int(count)})
+        return rows
+
+    def to_pandas(self) -> Any:
+        """``records()`` as a ``pandas.DataFrame`` (pandas comes with ommx)."""
+        return _frame(self.records())
+
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the JSON document to ``path``: a baseline for ``diff``/``check``."""
         with open(path, "w", encoding="utf-8") as f:
@@ -129,20 +164,35 @@ class Profile:
         ``removed``, ``variable``, ``named-function`` or ``all``; OMMX 3.0 input adds
         ``indicator``, ``one-hot``, ``sos1`` and ``removed-indicator``,
         ``removed-one-hot``, ``removed-sos1``)."""
-        return Report(*self._native.top(n, kind))
+        return Report(*self._native.top(n, kind), tables={"entities": lambda d: d["entities"]})
 
     def stats(self, kind: str = "all", top: int = 25) -> "Report":
         """``memprof stats``: size distributions per entity kind and family."""
-        return Report(*self._native.stats(kind, top))
+        return Report(
+            *self._native.stats(kind, top),
+            tables={"kinds": lambda d: d["kinds"], "families": lambda d: d["families"]},
+        )
 
     def advise(self, min_severity: str = "info") -> "Report":
         """``memprof advise``: what would make the instance smaller."""
-        return Report(*self._native.advise(min_severity))
+        return Report(
+            *self._native.advise(min_severity),
+            tables={
+                "recommendations": lambda d: [
+                    {"layer": layer.get("index"), **r}
+                    for layer in d.get("layers", [])
+                    for r in layer["recommendations"]
+                ]
+            },
+        )
 
     def explain(self, *paths: str) -> "Report":
         """``memprof explain``: how each path's bytes were computed (the rule,
         the counts, the arithmetic). Paths as ``folded()`` prints them."""
-        return Report(*self._native.explain(list(paths)))
+        return Report(
+            *self._native.explain(list(paths)),
+            tables={"explanations": lambda d: d["explanations"]},
+        )
 
     def diff(self, new: Any) -> "Diff":
         """``memprof diff SELF NEW``: ``self`` is the old side; ``new`` is a
@@ -235,6 +285,16 @@ class Diff:
         """Every path with old and new bytes, as ``memprof diff --format json``."""
         return json.loads(self._render("json"))
 
+    def records(self) -> list:
+        """One record per path: ``path``, ``status`` (added, removed, changed,
+        unchanged), old and new bytes and leaves, ``delta`` and
+        ``delta_percent``, largest change first."""
+        return [_flatten(row) for row in self.to_dict()["paths"]]
+
+    def to_pandas(self) -> Any:
+        """``records()`` as a ``pandas.DataFrame`` (pandas comes with ommx)."""
+        return _frame(self.records())
+
     def flamegraph(self, widths: str = "new", companion: str = "the other graph") -> str:
         """The differential flamegraph (red grew, blue shrank) with frames as
         wide as the ``"new"`` bytes (added paths show) or the ``"old"`` ones
@@ -268,15 +328,34 @@ class Diff:
 
 
 class Report:
-    """A report of ``top``, ``stats`` or ``advise``: ``str()`` is the table
-    the command prints, ``to_dict()`` its JSON document."""
+    """A report of ``top``, ``stats``, ``advise`` or ``explain``: its rows as
+    data (``records()``, ``to_pandas()``), its whole JSON document
+    (``to_dict()``), and ``str()``, the table the command prints."""
 
-    def __init__(self, text: str, data: str) -> None:
+    def __init__(self, text: str, data: str, tables: Optional[Mapping[str, Any]] = None) -> None:
         self.text = text
         self._data = data
+        self._tables = dict(tables or {})
 
     def to_dict(self) -> dict:
         return json.loads(self._data)
+
+    def records(self, table: Optional[str] = None) -> list:
+        """The report's rows, one dict each, nested fields flattened with
+        ``.`` (``bytes.p50``, ``largest.name``). ``table`` picks one when the
+        report has several (``stats``: ``"kinds"``, the default, or
+        ``"families"``)."""
+        if not self._tables:
+            raise ValueError("this report has no table of rows")
+        if table is None:
+            table = next(iter(self._tables))
+        if table not in self._tables:
+            raise ValueError(f"table must be one of {list(self._tables)}, not {table!r}")
+        return [_flatten(row) for row in self._tables[table](self.to_dict())]
+
+    def to_pandas(self, table: Optional[str] = None) -> Any:
+        """``records(table)`` as a ``pandas.DataFrame`` (pandas comes with ommx)."""
+        return _frame(self.records(table))
 
     def __str__(self) -> str:
         return self.text
@@ -288,12 +367,43 @@ class Report:
         return f"<pre>{html.escape(self.text)}</pre>"
 
 
+def _flatten(row: Mapping[str, Any], prefix: str = "") -> dict:
+    """A nested record as one level: ``{"bytes": {"p50": 1}}`` becomes
+    ``{"bytes.p50": 1}``; lists stay as they are."""
+    flat: dict = {}
+    for key, value in row.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _frame(records: list) -> Any:
+    try:
+        import pandas
+    except ImportError as e:  # pragma: no cover - pandas comes with ommx
+        raise ImportError("to_pandas() needs pandas (pip install pandas)") from e
+    return pandas.DataFrame.from_records(records)
+
+
 class CheckResult(Report):
     """The verdict of ``check``: true when every budget holds; ``str()`` is
     the check table."""
 
     def __init__(self, passed: bool, text: str, data: str) -> None:
-        super().__init__(text, data)
+        super().__init__(
+            text,
+            data,
+            tables={
+                "results": lambda d: [
+                    {"file": f["file"], "baseline": f.get("baseline"), **r}
+                    for f in d["files"]
+                    for r in f["results"]
+                ]
+            },
+        )
         self.passed = passed
 
     def __bool__(self) -> bool:

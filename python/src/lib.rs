@@ -158,25 +158,23 @@ impl NativeProfile {
         self.loaded.baseline.is_some()
     }
 
-    /// `memprof inspect --format FORMAT`.
-    #[pyo3(signature = (format, depth=None, min_percent=0.0, top=25))]
+    /// `memprof inspect --format FORMAT`, the tree cut as `inspect` cuts it
+    /// (a screenful unless `all`).
+    #[pyo3(signature = (format, depth=None, min_percent=None, all=false, top=25))]
     fn render(
         &self,
         py: Python<'_>,
         format: &str,
         depth: Option<usize>,
-        min_percent: f64,
+        min_percent: Option<f64>,
+        all: bool,
         top: usize,
     ) -> PyResult<String> {
         py.detach(|| {
             guarded(|| {
                 let format = value::<Format>("format", format)?;
                 let profile = self.loaded.profile();
-                let view = ViewOptions {
-                    depth,
-                    min_percent,
-                    top,
-                };
+                let view = ViewOptions::asked(depth, min_percent, all, top);
                 text(|out| render::profile(&profile, None, &view, format, out))
             })
         })

@@ -8,7 +8,7 @@ import pytest
 from ommx.v1 import Instance
 
 import ommx_memprof
-from conftest import ORACLE, build_instance, run_memprof
+from conftest import REPO, ORACLE, build_instance, run_memprof
 
 RAW = sorted(ORACLE.glob("*.pb"))
 
@@ -81,7 +81,9 @@ def test_total_and_name(kitchen_sink):
 @pytest.mark.parametrize(
     "args, call",
     [
-        (["--format", "tree", "--all"], lambda p: p.tree()),
+        (["--format", "tree"], lambda p: p.tree()),
+        (["--format", "tree", "--all"], lambda p: p.tree(all=True)),
+        (["--format", "tree", "--all", "--depth", "1"], lambda p: p.tree(depth=1, all=True)),
         (["--format", "tree", "--depth", "2", "--min-percent", "5"], lambda p: p.tree(depth=2, min_percent=5)),
         (["--format", "table", "--top", "5"], lambda p: p.table(top=5)),
         (["--format", "json"], lambda p: p.to_json()),
@@ -210,3 +212,59 @@ def test_from_several_threads():
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda p: ommx_memprof.profile(p.read_bytes()).folded(), paths))
     assert got == [p.with_suffix(".folded").read_text() for p in paths]
+
+
+def test_tables_come_back_as_data(kitchen_sink):
+    p = ommx_memprof.profile(kitchen_sink)
+    rows = p.records()
+    assert sum(r["bytes"] for r in rows) == p.total
+    assert [f"{r['path']} {r['bytes']}" for r in rows] == p.folded().splitlines()
+    frame = p.to_pandas()
+    assert list(frame.columns) == ["path", "bytes"] and frame["bytes"].sum() == p.total
+
+    top = p.top(3)
+    assert len(top.records()) == 3
+    assert top.records()[0]["bytes"] == top.to_dict()["entities"][0]["bytes"]
+    assert list(top.to_pandas()["bytes"]) == [e["bytes"] for e in top.to_dict()["entities"]]
+
+    stats = p.stats()
+    kinds = stats.records()
+    assert {k["kind"] for k in kinds} == {k["kind"] for k in stats.to_dict()["kinds"]}
+    assert "bytes.p50" in kinds[0] and "largest.name" in kinds[0]
+    assert len(stats.records("families")) == len(stats.to_dict()["families"])
+    with pytest.raises(ValueError, match="table must be one of"):
+        stats.records("nope")
+
+    advice = p.advise().records()
+    assert advice and all("rule" in r and "layer" in r for r in advice)
+    diff = ommx_memprof.profile(ORACLE / "obj_linear.pb").diff(p)
+    assert {r["status"] for r in diff.records()} >= {"added"}
+    frame = diff.to_pandas()
+    assert (frame["delta"] == frame["new_bytes"] - frame["old_bytes"]).all()
+    top_level = frame[~frame["path"].str.contains(";")]
+    assert top_level["delta"].sum() == p.total - diff.old.total
+    check = p.check("1 KiB")
+    assert [(r["path"], r["pass"]) for r in check.records()] == [("total", False)]
+    assert not check.passed
+
+
+class _Instance3:
+    """What OMMX 3.0's Instance offers for bytes: its own schema (ommx.v2)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def to_v2_bytes(self) -> bytes:
+        return self._data
+
+    def to_v1_bytes(self) -> bytes:
+        raise AssertionError("a 3.0 instance is profiled in its own schema")
+
+
+def test_an_ommx_3_instance_is_profiled_as_3_0_holds_it():
+    v2 = REPO / "fixtures" / "v2" / "oracle"
+    payload = next(v2.glob("*.pb"))
+    p = ommx_memprof.profile(_Instance3(payload.read_bytes()))
+    expected = payload.with_suffix(".folded").read_text()
+    assert p.folded() == expected
+    assert p.name == "<instance>"

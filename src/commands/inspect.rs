@@ -7,23 +7,11 @@ use crate::cli::InspectArgs;
 use crate::output::{input_files, Output};
 use crate::render::{self, Format, View, ViewOptions};
 
-/// The tree's default cut: levels shown, and the share under which siblings
-/// fold into "(N others)".
-const DEFAULT_DEPTH: usize = 3;
-const DEFAULT_MIN_PERCENT: f64 = 2.0;
-
 pub fn run(args: InspectArgs) -> Result<()> {
     let output = Output::from_arg(args.output.as_deref());
     let files = args.common.expand()?;
     output.check_not_input(&input_files(files.iter().map(|f| f.as_path())))?;
-    let view = ViewOptions {
-        // A screenful by default (about 60 lines for the bundled fixtures).
-        depth: args.depth.or((!args.all).then_some(DEFAULT_DEPTH)),
-        min_percent: args
-            .min_percent
-            .unwrap_or(if args.all { 0.0 } else { DEFAULT_MIN_PERCENT }),
-        top: args.top,
-    };
+    let view = ViewOptions::asked(args.depth, args.min_percent, args.all, args.top);
     let both = args.profile.view == View::Both;
     let format = args
         .format

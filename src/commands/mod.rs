@@ -25,6 +25,7 @@ pub fn run(cli: Cli) -> Result<()> {
     if cli.trace.as_deref() == Some(Path::new("-")) {
         bail!("--trace -: standard output holds the command's report; name a file for the trace");
     }
+    crate::output::check_distinct(&cli.command.outputs())?;
     let trace = cli.trace.as_deref().map(|t| Output::from_arg(Some(t)));
     if let Some(file @ Output::File(path)) = &trace {
         let inputs = crate::api::expand(&cli.command.inputs())?;

@@ -240,7 +240,12 @@ pub(crate) fn read_stream<R: Read + Send>(
     let result = (|| {
         let mut stream = BufReader::with_capacity(BUF_SIZE, capped);
         let head = read_head(&mut stream)?;
-        if is_gzip(&head) || is_tar(&head) || is_empty_tar(&head) {
+        if is_empty_tar(&head) {
+            // Its first block ends it, whatever follows (an endless stream of
+            // zeros, say): refused before anything more is read.
+            return Err(DecodeError::EmptyTar);
+        }
+        if is_gzip(&head) || is_tar(&head) {
             // Archives need random access: copied to an unlinked temporary file.
             let mut copy = tempfile::tempfile()?;
             io::copy(&mut unread(head, stream), &mut copy)?;
@@ -418,14 +423,14 @@ fn read_file_capped(
 
 /// Opens raw input again from its start, for a second reading with another
 /// schema. Streams that cannot be read twice (stdin, pipes) have none.
-type Rewind<'r> = Option<Box<dyn FnMut() -> io::Result<Box<dyn Read + Send>> + 'r>>;
+type Rewind<'r> = Option<Box<dyn FnMut() -> io::Result<Box<dyn Read + Send + 'r>> + 'r>>;
 
 /// Profiles raw instance bytes; `head` is their start, for the hint an
 /// error gets when the bytes turn out to be something else; `in_file`, the
 /// regular file they are, when they are one. Unless
 /// `--schema` says, they are read as ommx.v1 and, if that fails and the input
-/// can be read again, as ommx.v2; when both fail, v1's error is the one
-/// reported (as before v2 existed).
+/// can be read again, as ommx.v2; when both fail, the error of the reading
+/// that got further is reported, naming its schema ([`detect`]).
 #[allow(clippy::too_many_arguments)]
 fn read_raw<R: BufRead + Send>(
     reader: R,
@@ -506,8 +511,8 @@ fn read_raw<R: BufRead + Send>(
 }
 
 /// Reads raw bytes as v1 (or the forced schema) and, when detecting and v1
-/// refuses them, as v2 from a rewound reader. When both fail, v1's error
-/// stands.
+/// refuses them, as v2 from a rewound reader. When both fail, the reading
+/// that got further is reported ([`PassError::Neither`]).
 fn detect<R: Read + Send>(
     reader: R,
     total: Option<u64>,
@@ -518,63 +523,39 @@ fn detect<R: Read + Send>(
     probe: bool,
 ) -> Result<ProfiledInstance, DecodeError> {
     let max_element = total.is_none().then_some(pass.max_element);
-    let mut one = |reader: &mut (dyn Read + Send), schema, retry: bool| {
-        if retry && !probe {
-            pass.abandon();
-        }
-        let payload = Payload {
-            reader,
-            total,
-            // The first reading only: a second one reads the rewound reader.
-            in_file: in_file.filter(|_| !retry),
-            max_element,
-            instance_index: None,
-            title: None,
-            schema,
-        };
-        if probe {
-            pass.probe(payload)
-        } else {
-            pass.profile(payload)
-        }
+    let payload = |reader, schema, in_file| Payload {
+        reader,
+        total,
+        in_file,
+        max_element,
+        instance_index: None,
+        title: None,
+        schema,
+        layer_annotations: None,
     };
     let mut reader = reader;
-    let first = one(&mut reader, forced.unwrap_or(Schema::V1), false);
+    let first = payload(&mut reader, forced.unwrap_or(Schema::V1), in_file);
+    let first = match probe {
+        true => pass.probe(first),
+        false => pass.profile(first),
+    };
     let retry = forced.is_none() && matches!(first, Err(PassError::Instance { .. }));
     let (true, Some(rewind)) = (retry, rewind.as_mut()) else {
         return Ok(first?);
     };
     let v1 = first.expect_err("a v1 refusal");
     let mut again = BufReader::with_capacity(BUF_SIZE, rewind()?);
-    one(&mut again, Schema::V2, true).map_err(|_| v1.into())
+    // Read again through the rewound reader (the second reading is a stream).
+    Ok(pass.reread_as_v2(payload(&mut again, Schema::V2, None), v1, probe)?)
 }
 
 /// An instance that failed to decode and starts like a known other format
 /// is reported as that format.
 fn hint(err: DecodeError, head: &[u8]) -> DecodeError {
     match (&err, looks_like(head)) {
-        (DecodeError::Pass(PassError::Instance { .. }), Some(kind)) => DecodeError::WrongKind(kind),
+        (DecodeError::Pass(PassError::Instance { .. } | PassError::Neither { .. }), Some(kind)) => {
+            DecodeError::WrongKind(kind)
+        }
         _ => err,
     }
-}
-
-/// Profiles one instance payload of `schema` (of `total` bytes when known)
-/// under `max_element`.
-pub(crate) fn profile_one<R: Read + Send>(
-    pass: &mut Pass<'_>,
-    mut reader: R,
-    total: Option<u64>,
-    max_element: Option<u64>,
-    instance_index: Option<usize>,
-    schema: Schema,
-) -> Result<ProfiledInstance, DecodeError> {
-    Ok(pass.profile(Payload {
-        reader: &mut reader,
-        total,
-        in_file: None,
-        max_element,
-        instance_index,
-        title: None,
-        schema,
-    })?)
 }

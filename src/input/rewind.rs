@@ -1,8 +1,9 @@
 //! Raw instance bytes from a stream (stdin, a pipe), read once as ommx.v1
 //! and, if that fails, again as ommx.v2: the stream is copied to an unlinked
-//! temporary file as the v1 pass reads it, so the pass streams as before and
-//! the second reading starts over from the copy (the rest of the stream is
-//! copied first).
+//! temporary file as the v1 pass reads it, so the pass streams as before, and
+//! the second reading reads the copy and then the rest of the stream, as far
+//! as it gets (an endless stream that neither schema reads is refused as soon
+//! as the second reading fails, not once it is all copied).
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -39,19 +40,33 @@ impl<R: Read + Send> Recording<R> {
         }
     }
 
-    /// The whole stream again, from its copy: what the first reading left
-    /// unread is copied first.
-    pub(super) fn rewind(&self) -> io::Result<Box<dyn Read + Send>> {
-        let mut state = lock(&self.state);
-        let State { source, copy } = &mut *state;
-        let Some(mut file) = copy.take() else {
+    /// The whole stream again: its copy, then what the first reading left
+    /// unread, read as it is needed.
+    pub(super) fn rewind<'r>(&self) -> io::Result<Box<dyn Read + Send + 'r>>
+    where
+        R: 'r,
+    {
+        let Some(mut file) = lock(&self.state).copy.take() else {
             return Err(io::Error::other(
                 "could not keep a copy of the stream to read it again",
             ));
         };
-        io::copy(source, &mut file)?;
         file.seek(SeekFrom::Start(0))?;
-        Ok(Box::new(file))
+        let rest = Rest {
+            state: self.state.clone(),
+        };
+        Ok(Box::new(file.chain(rest)))
+    }
+}
+
+/// The stream after what the first reading took from it.
+struct Rest<R> {
+    state: Arc<Mutex<State<R>>>,
+}
+
+impl<R: Read> Read for Rest<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        lock(&self.state).source.read(buf)
     }
 }
 
@@ -88,5 +103,16 @@ mod tests {
         recording.rewind().unwrap().read_to_end(&mut again).unwrap();
         assert_eq!(again, data);
         assert!(recording.rewind().is_err(), "one second reading");
+    }
+
+    #[test]
+    fn the_second_reading_reads_no_further_than_it_needs() {
+        // An endless stream: the second reading takes what it asks for.
+        let recording = Recording::new(io::repeat(7)).unwrap();
+        let mut head = vec![0; 100];
+        recording.reader().read_exact(&mut head).unwrap();
+        let mut again = vec![0; 1000];
+        recording.rewind().unwrap().read_exact(&mut again).unwrap();
+        assert_eq!(again, vec![7; 1000]);
     }
 }

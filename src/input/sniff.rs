@@ -27,7 +27,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::baseline::{self, BaselineError, BaselineInfo, MAX_BASELINE};
-use super::folded::{self, FoldedLine};
+use super::folded::{self, FoldedLine, Parsed};
 use super::{DecodeError, Input, Limits, Report, Selection};
 use crate::pass::Pass;
 
@@ -194,8 +194,13 @@ fn from_text(
 ) -> Result<Content> {
     match text {
         Guess::Folded => match folded::parse(bytes) {
-            Some(lines) => Ok(Content::Folded(lines)),
-            None => instance(job).map(Content::Instance),
+            Parsed::Lines(lines) => Ok(Content::Folded(lines)),
+            Parsed::NotFolded => instance(job).map(Content::Instance),
+            // Perhaps an instance whose bytes read as text; if it is not one
+            // either, the count is what is wrong.
+            Parsed::Bad(error) => instance(job)
+                .map(Content::Instance)
+                .map_err(|_| anyhow::Error::new(error).context(name.to_string())),
         },
         Guess::MarkedText => from_baseline(bytes, name, job),
         Guess::Json => match from_baseline(bytes, name, job) {

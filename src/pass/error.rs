@@ -5,6 +5,7 @@ use std::io;
 
 use crate::model::v2::V2Error;
 use crate::model::ModelError;
+use crate::report::Schema;
 use crate::wire::{WireError, WireType};
 
 /// The default `--max-element`: the largest one top-level element of an
@@ -82,6 +83,16 @@ pub enum PassError {
     V2 {
         layer: Option<usize>,
         source: V2PassError,
+    },
+    /// Raw bytes that neither schema reads: the refusal of the reading that
+    /// got further (v1's when neither did), naming its schema.
+    #[error("{refusal} ({})", match schema {
+        Schema::V1 => "read as ommx.v1; ommx.v2 gets no further",
+        Schema::V2 => "read as ommx.v2, which gets further than ommx.v1",
+    })]
+    Neither {
+        schema: Schema,
+        refusal: Box<PassError>,
     },
 }
 

@@ -22,6 +22,7 @@ mod observer;
 mod observers;
 mod pipeline;
 mod ranges;
+mod reading;
 mod shards;
 pub mod terms;
 #[cfg(test)]
@@ -29,6 +30,7 @@ mod tests;
 mod v2;
 mod validate;
 
+use std::collections::BTreeMap;
 use std::io::Read;
 
 pub use crate::model::EntityKind;
@@ -60,6 +62,10 @@ pub struct Payload<'a> {
     pub instance_index: Option<usize>,
     pub title: Option<String>,
     pub schema: Schema,
+    /// The annotations of the archive layer it is, which OMMX 3.0 folds into
+    /// the instance it reads ([`crate::model::v2::fold_layer_annotations`]);
+    /// `None` for raw input.
+    pub layer_annotations: Option<&'a BTreeMap<String, String>>,
 }
 
 /// What a pass produces besides OMMX's logical profile.
@@ -118,6 +124,14 @@ impl Pass<'_> {
         self.reading.raw_schema
     }
 
+    /// The accounting a payload of `schema` is counted with.
+    pub fn accounting(&self, schema: Schema) -> Accounting {
+        match schema {
+            Schema::V1 => self.reading.accounting.unwrap_or(Accounting::Ommx29),
+            Schema::V2 => Accounting::Ommx30,
+        }
+    }
+
     /// Profiles one payload as the caller asked.
     pub fn profile(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, PassError> {
         profile_payload(self, payload)
@@ -127,20 +141,38 @@ impl Pass<'_> {
     /// of raw input): no analysis sees it, nothing but OMMX's count is kept.
     pub fn probe(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, PassError> {
         let mut nothing = ();
-        let mut plain = Pass {
+        profile_payload(&mut self.plain(&mut nothing), payload)
+    }
+
+    /// This pass's reading with no analysis riding on it.
+    fn plain<'n>(&self, nothing: &'n mut ()) -> Pass<'n> {
+        Pass {
             options: ProfileOptions::default(),
             reading: self.reading,
             threads: self.threads,
             max_element: self.max_element,
-            observer: &mut nothing,
-        };
-        profile_payload(&mut plain, payload)
+            observer: nothing,
+        }
     }
 
-    /// The payload last profiled was refused and is read again as another
-    /// schema: whatever rides on the pass forgets what it saw of it.
-    pub fn abandon(&mut self) {
+    /// Reads raw bytes that ommx.v1 refused (`v1`) again, as ommx.v2 (the
+    /// payload's schema): their profile, or, when v2 refuses them too, the
+    /// refusal of the reading that got further, naming its schema
+    /// ([`PassError::Neither`]). What rides on the pass forgets what it saw
+    /// of the first reading; a `probe` is seen by nothing (as
+    /// [`Pass::probe`]).
+    pub fn reread_as_v2(
+        &mut self,
+        payload: Payload<'_>,
+        v1: PassError,
+        probe: bool,
+    ) -> Result<ProfiledInstance, PassError> {
+        if probe {
+            let mut nothing = ();
+            return v2::reread(payload, &mut self.plain(&mut nothing), v1);
+        }
         self.observer.abandon();
+        v2::reread(payload, self, v1)
     }
 }
 
@@ -151,10 +183,7 @@ fn profile_payload(
     pass: &mut Pass<'_>,
     payload: Payload<'_>,
 ) -> Result<ProfiledInstance, PassError> {
-    let accounting = match payload.schema {
-        Schema::V1 => pass.reading.accounting.unwrap_or(Accounting::Ommx29),
-        Schema::V2 => Accounting::Ommx30,
-    };
+    let accounting = pass.accounting(payload.schema);
     if accounting == Accounting::Ommx30 {
         return v2::profile(payload, pass);
     }
@@ -166,6 +195,8 @@ fn profile_payload(
         instance_index,
         title,
         schema,
+        // 2.9.3 reads the payload alone.
+        layer_annotations: _,
     } = payload;
     let mut accounts = Accounts::new(pass.options);
     pass.observer.begin(instance_index);

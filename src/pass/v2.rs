@@ -14,7 +14,6 @@
 use std::io::Read;
 
 use crate::model::v2;
-use crate::model::ModelError;
 use crate::ommx_v1::{function::Function as Arm, Function};
 use crate::profile::family::GroupBy;
 use std::collections::HashMap;
@@ -23,9 +22,11 @@ use crate::profile::wire::{self as wire_view, Table};
 use crate::profile::{Frame, Path};
 
 use super::accounts::{Families, Summing};
+use super::reading::{self, Stop};
 use super::{profile_instance, Accounts, Cost, EntityView, Pass};
 use super::{EntityObserver, NamedFunction};
 use super::{InstanceError, PassError, Payload, V2PassError};
+use crate::model::v2::V2Error;
 use crate::model::{Constraint, DecisionVariable, EntityKind, FileWaste, RemovedConstraint};
 use crate::report::InstanceSummary;
 use crate::report::ProfiledInstance;
@@ -36,6 +37,60 @@ pub(crate) fn profile(
     payload: Payload<'_>,
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, PassError> {
+    let (read, rest) = split(payload);
+    let (bytes, model) = read_model(read).map_err(|stopped| stopped.error)?;
+    account(pass, rest, bytes, model)
+}
+
+/// Reads raw bytes that ommx.v1 refused (`v1`) as ommx.v2 (the payload's
+/// schema): their profile, or, when v2 refuses them too, the refusal of the
+/// reading that got further (v1's on a tie), naming its schema.
+pub(crate) fn reread(
+    payload: Payload<'_>,
+    pass: &mut Pass<'_>,
+    v1: PassError,
+) -> Result<ProfiledInstance, PassError> {
+    let (read, rest) = split(payload);
+    match read_model(read) {
+        Ok((bytes, model)) => account(pass, rest, bytes, model),
+        // The input could not be read again (a gzip checksum, say): not a
+        // question of schemas; v1's error stands.
+        Err(Stopped {
+            error: PassError::Io(_),
+            ..
+        }) => Err(v1),
+        Err(stopped) => {
+            let v1_reached = reading::reach::<crate::ommx_v1::Instance>(&stopped.bytes);
+            let (schema, refusal) = match stopped.reached > v1_reached {
+                true => (Schema::V2, stopped.error),
+                false => (Schema::V1, v1),
+            };
+            Err(PassError::Neither {
+                schema,
+                refusal: Box::new(refusal),
+            })
+        }
+    }
+}
+
+/// What reading a payload needs.
+struct ToRead<'p> {
+    reader: &'p mut (dyn Read + Send),
+    total: Option<u64>,
+    max_element: Option<u64>,
+    layer: Option<usize>,
+    schema: Schema,
+}
+
+/// What accounting a payload's model needs besides it.
+struct ToAccount<'p> {
+    layer: Option<usize>,
+    title: Option<String>,
+    schema: Schema,
+    layer_annotations: Option<&'p std::collections::BTreeMap<String, String>>,
+}
+
+fn split(payload: Payload<'_>) -> (ToRead<'_>, ToAccount<'_>) {
     let Payload {
         reader,
         total,
@@ -44,26 +99,131 @@ pub(crate) fn profile(
         instance_index,
         title,
         schema,
+        layer_annotations,
     } = payload;
+    let read = ToRead {
+        reader,
+        total,
+        max_element,
+        layer: instance_index,
+        schema,
+    };
+    let rest = ToAccount {
+        layer: instance_index,
+        title,
+        schema,
+        layer_annotations,
+    };
+    (read, rest)
+}
+
+/// Why a payload could not be read as a model: the error, what was read of
+/// it, and where its reading stopped (the end when it read whole).
+struct Stopped {
+    error: PassError,
+    bytes: Vec<u8>,
+    reached: usize,
+}
+
+/// Reads the payload and builds 3.0's model of it: a v2 payload a field at
+/// a time ([`reading::read_fields`]), a v1 payload whole, then converted.
+fn read_model(read: ToRead<'_>) -> Result<(Vec<u8>, v2::Instance), Stopped> {
+    let ToRead {
+        reader,
+        total,
+        max_element,
+        layer,
+        schema,
+    } = read;
+    let fail = |source| PassError::V2 { layer, source };
+    // A payload of unknown length is one element under `--max-element`.
+    let (bytes, model) = match schema {
+        Schema::V2 => {
+            let read = reading::read_fields(reader, total, max_element).map_err(stopped(layer))?;
+            (
+                read.bytes,
+                v2::from_wire(read.message).map_err(|e| fail(e.into())),
+            )
+        }
+        Schema::V1 => {
+            let read = read_whole(reader, total, max_element).map_err(stopped(layer))?;
+            let model = from_v1(&read.bytes, layer);
+            (read.bytes, model)
+        }
+    };
+    match model {
+        Ok(model) => Ok((bytes, model)),
+        Err(error) => Err(Stopped {
+            error,
+            reached: bytes.len(),
+            bytes,
+        }),
+    }
+}
+
+/// A reading that stopped, as the pass reports it.
+fn stopped<M>(layer: Option<usize>) -> impl Fn((reading::Fields<M>, Stop)) -> Stopped {
+    move |(read, stop)| Stopped {
+        error: match stop {
+            Stop::Io(e) => PassError::Io(e),
+            Stop::Decode(why) => PassError::V2 {
+                layer,
+                source: V2Error::Decode(why).into(),
+            },
+            Stop::TooLarge(limit) => PassError::V2 {
+                layer,
+                source: V2PassError::TooLarge(limit),
+            },
+        },
+        bytes: read.bytes,
+        reached: read.reached,
+    }
+}
+
+/// A v1 payload read whole (the v1 pass reads it again from memory).
+fn read_whole(
+    reader: &mut dyn Read,
+    total: Option<u64>,
+    max_element: Option<u64>,
+) -> Result<reading::Fields<()>, (reading::Fields<()>, Stop)> {
+    let mut read = reading::Fields {
+        bytes: Vec::with_capacity(total.unwrap_or(0).min(1 << 26) as usize),
+        message: (),
+        reached: 0,
+    };
+    let cap = max_element.map_or(u64::MAX, |m| m.saturating_add(1));
+    if let Err(e) = reader.take(cap).read_to_end(&mut read.bytes) {
+        return Err((read, Stop::Io(e)));
+    }
+    if let Some(limit) = max_element.filter(|&m| read.bytes.len() as u64 > m) {
+        return Err((read, Stop::TooLarge(limit)));
+    }
+    read.reached = read.bytes.len();
+    Ok(read)
+}
+
+/// Profiles the model of a payload (`bytes`) into the pass's accounts.
+fn account(
+    pass: &mut Pass<'_>,
+    rest: ToAccount<'_>,
+    bytes: Vec<u8>,
+    mut model: v2::Instance,
+) -> Result<ProfiledInstance, PassError> {
+    let ToAccount {
+        layer: instance_index,
+        title,
+        schema,
+        layer_annotations,
+    } = rest;
     let fail = |source| PassError::V2 {
         layer: instance_index,
         source,
     };
-    let mut bytes = Vec::with_capacity(total.unwrap_or(0).min(1 << 26) as usize);
-    // A payload of unknown length is one element under `--max-element`.
-    let cap = max_element.map_or(u64::MAX, |m| m.saturating_add(1));
-    reader.take(cap).read_to_end(&mut bytes)?;
-    if let Some(limit) = max_element.filter(|&m| bytes.len() as u64 > m) {
-        return Err(fail(V2PassError::TooLarge(limit)));
+    if let Some(annotations) = layer_annotations {
+        v2::fold_layer_annotations(&mut model, annotations);
     }
-    let model = match schema {
-        Schema::V2 => v2::decode(&bytes).map_err(|e| fail(e.into()))?,
-        Schema::V1 => from_v1(&bytes, instance_index)?,
-    };
-    // Refused only once the payload reads as one: raw input that is neither
-    // v1 nor v2 keeps v1's error.
-    // v1 input counted as 3.0 holds it has v1's encoding, whose paths are
-    // not 3.0's.
+    // Refused only once the payload reads as one: v1 input counted as 3.0
+    // holds it has v1's encoding, whose paths are not 3.0's.
     if pass.options.wire && schema == Schema::V1 {
         return Err(fail(V2PassError::WireView));
     }
@@ -137,44 +297,27 @@ fn table(kind: EntityKind) -> Table {
 
 /// An `ommx.v1` payload as OMMX 3.0 loads it: first accepted by the v1 pass
 /// (2.9.3's validation, which 3.0's reader applies too), then converted.
-/// 3.0 also reads expression functions, which 2.9.3 refuses: those are
-/// validated by the conversion, the rest by the v1 pass on a copy without them.
-/// Each entity's wire bytes are those of its element in the v1 file (as the
-/// v1 pass measures them; re-encoded when the copy had to be checked).
+/// 3.0 reads two things 2.9.3 refuses: expression functions, which the
+/// conversion validates, and constraint hints whatever they name (it drops
+/// them unread). An instance the v1 pass refuses is read again without
+/// them ([`without_what_3_0_reads_alone`]). Each entity's wire bytes are
+/// those of its element in the v1 file (as the v1 pass measures them;
+/// re-encoded when the copy had to be checked).
 fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, PassError> {
-    use prost::Message;
-    let v1_pass = |bytes: &[u8], sizes: &mut Elements| {
-        let mut scratch = Accounts::new(Default::default());
-        profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, sizes)
-            .map(|_| ())
-            .map_err(|source| PassError::Instance { layer, source })
-    };
     let mut elements = Elements::default();
-    let first = v1_pass(bytes, &mut elements);
-    let decode = || {
-        crate::ommx_v1::Instance::decode(bytes).map_err(|e| PassError::Instance {
-            layer,
-            source: InstanceError::Decode {
-                field: "Instance",
-                offset: bytes.len() as u64,
-                source: e,
+    let message = match v1_pass(bytes, layer, &mut elements) {
+        Ok(()) => decode_v1(bytes, layer)?,
+        Err(
+            refused @ PassError::Instance {
+                source: InstanceError::Rejected(_),
+                ..
             },
-        })
-    };
-    let message = match first {
-        Ok(()) => decode()?,
-        Err(PassError::Instance {
-            source: InstanceError::Rejected(ModelError::ExpressionFunction),
-            ..
-        }) => {
-            let message = decode()?;
-            let mut without = message.clone();
-            for_each_function(&mut without, &mut |f| {
-                if let Some(Arm::Expression(_)) = f.function {
-                    f.function = Some(Arm::Constant(0.0));
-                }
-            });
-            v1_pass(&without.encode_to_vec(), &mut Elements::default())?;
+        ) => {
+            let message = decode_v1(bytes, layer)?;
+            let Some(copy) = without_what_3_0_reads_alone(&message) else {
+                return Err(refused);
+            };
+            v1_pass(&copy, layer, &mut Elements::default())?;
             elements = Elements::encoded(&message);
             message
         }
@@ -186,6 +329,43 @@ fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, PassError
     })?;
     model.wire = elements.sizes;
     Ok(model)
+}
+
+/// Checks `bytes` with 2.9.3's rules (the v1 pass), recording each
+/// element's size in `sizes`.
+fn v1_pass(bytes: &[u8], layer: Option<usize>, sizes: &mut Elements) -> Result<(), PassError> {
+    let mut scratch = Accounts::new(Default::default());
+    profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, sizes)
+        .map(|_| ())
+        .map_err(|source| PassError::Instance { layer, source })
+}
+
+fn decode_v1(bytes: &[u8], layer: Option<usize>) -> Result<crate::ommx_v1::Instance, PassError> {
+    use prost::Message;
+    crate::ommx_v1::Instance::decode(bytes).map_err(|e| PassError::Instance {
+        layer,
+        source: InstanceError::Decode {
+            field: "Instance",
+            offset: bytes.len() as u64,
+            source: e,
+        },
+    })
+}
+
+/// `message` encoded without what 3.0 reads by rules of its own: expression
+/// functions (each a constant 0 in the copy) and constraint hints (3.0's
+/// `from_v1_bytes` drops them, dangling or repeated references and all).
+/// `None` when it has neither, so 2.9.3's verdict is 3.0's.
+fn without_what_3_0_reads_alone(message: &crate::ommx_v1::Instance) -> Option<Vec<u8>> {
+    use prost::Message;
+    let mut copy = message.clone();
+    copy.constraint_hints = None;
+    for_each_function(&mut copy, &mut |f| {
+        if let Some(Arm::Expression(_)) = f.function {
+            f.function = Some(Arm::Constant(0.0));
+        }
+    });
+    (copy != *message).then(|| copy.encode_to_vec())
 }
 
 /// The encoded size of each v1 entity, keyed as its OMMX 3.0 entity.

@@ -84,6 +84,25 @@ pub struct ViewOptions {
     pub top: usize,
 }
 
+impl ViewOptions {
+    /// The tree's default cut: levels shown, and the share under which
+    /// siblings fold into "(N others)" (about 60 lines for the bundled
+    /// fixtures: a screenful).
+    pub const DEPTH: usize = 3;
+    pub const MIN_PERCENT: f64 = 2.0;
+
+    /// The views `inspect` asks for, and the wheel's `tree()`/`table()` alike:
+    /// a screenful unless `all` (every level and path), `depth` and
+    /// `min_percent` overriding either.
+    pub fn asked(depth: Option<usize>, min_percent: Option<f64>, all: bool, top: usize) -> Self {
+        Self {
+            depth: depth.or((!all).then_some(Self::DEPTH)),
+            min_percent: min_percent.unwrap_or(if all { 0.0 } else { Self::MIN_PERCENT }),
+            top,
+        }
+    }
+}
+
 impl Default for ViewOptions {
     fn default() -> Self {
         Self {

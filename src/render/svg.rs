@@ -49,7 +49,10 @@ pub fn render_folded(
     options: &SvgOptions,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let total = lines.iter().map(|(_, bytes)| bytes).sum();
+    // The input's counts were checked to add up within u64.
+    let total = lines
+        .iter()
+        .fold(0u64, |sum, (_, bytes)| sum.saturating_add(*bytes));
     let lines: Vec<String> = lines
         .iter()
         .map(|(path, bytes)| format!("{path} {bytes}"))
@@ -73,6 +76,40 @@ const FRAME_AREA: f64 = 1180.0;
 /// `--min-width`'s default in pixels, inferno's own.
 pub const DEFAULT_MIN_WIDTH: f64 = 0.1;
 
+/// The most frames drawn in one stack: an instance's profile is a dozen
+/// deep, but folded input may hold a line of a million frames (a 2 MB
+/// line made a 185 MB picture). Deeper frames are drawn as one frame,
+/// [`CUT_FRAME`], and the subtitle says how many stacks were cut.
+pub const MAX_DRAWN_DEPTH: usize = 1024;
+
+/// The frame that stands for the frames of a stack past [`MAX_DRAWN_DEPTH`].
+pub const CUT_FRAME: &str = "[deeper frames not drawn]";
+
+/// `lines` (`stack count`) with each stack cut to [`MAX_DRAWN_DEPTH`]
+/// frames, and how many were cut.
+fn bounded(lines: &[String]) -> (Vec<std::borrow::Cow<'_, str>>, usize) {
+    let mut cut = 0;
+    let lines = lines
+        .iter()
+        .map(|line| {
+            // More than the most frames: at least as many `;` as frames drawn.
+            let deeper = line.match_indices(';').nth(MAX_DRAWN_DEPTH - 1).is_some();
+            (line, deeper)
+        })
+        .map(
+            |(line, deeper)| match line.match_indices(';').nth(MAX_DRAWN_DEPTH - 2) {
+                Some((at, _)) if deeper => {
+                    cut += 1;
+                    let (_, count) = line.rsplit_once(' ').expect("a folded line");
+                    format!("{};{CUT_FRAME} {count}", &line[..at]).into()
+                }
+                _ => line.as_str().into(),
+            },
+        )
+        .collect();
+    (lines, cut)
+}
+
 /// Draws the graph of `lines` at a fixed width (so that the labels written
 /// here stay, with or without the browser's script), its root frame named
 /// after `input` and the total.
@@ -85,11 +122,17 @@ fn draw(
     options: &SvgOptions,
     out: &mut dyn Write,
 ) -> Result<()> {
+    let (lines, cut) = bounded(lines);
     let human = crate::units::human(total);
     let mut opts = flamegraph::Options::default();
     opts.title = options.title.clone().unwrap_or(default_title);
+    // Said first, so that a long subtitle is not cut there.
+    let cut = match cut {
+        0 => String::new(),
+        n => format!("{n} stack(s) deeper than {MAX_DRAWN_DEPTH} frames cut there; "),
+    };
     opts.subtitle = Some(svg_frames::middle(
-        &format!("{what}; total {human}"),
+        &format!("{cut}{what}; total {human}"),
         svg_frames::SUBTITLE_CHARS,
     ));
     opts.image_width = Some(svg_frames::IMAGE_WIDTH);
@@ -107,7 +150,7 @@ fn draw(
     let pixels = options.min_width.unwrap_or(DEFAULT_MIN_WIDTH);
     opts.min_width = pixels * 100.0 / FRAME_AREA;
     let mut svg = Vec::new();
-    flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut svg)
+    flamegraph::from_lines(&mut opts, lines.iter().map(|l| l.as_ref()), &mut svg)
         .context("flamegraph rendering failed")?;
     let finish = Finish {
         root: format!("{input}: {human}"),
@@ -117,4 +160,38 @@ fn draw(
     let svg = String::from_utf8(svg).context("inferno wrote invalid UTF-8")?;
     out.write_all(svg_frames::finish(&svg, &finish).as_bytes())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stacks_deeper_than_the_bound_are_cut_to_it() {
+        let frames = |n: usize| {
+            (0..n)
+                .map(|i| format!("f{i}"))
+                .collect::<Vec<_>>()
+                .join(";")
+        };
+        let lines = vec![
+            format!("{} 5", frames(MAX_DRAWN_DEPTH)),
+            format!("{} 7", frames(MAX_DRAWN_DEPTH + 1)),
+            format!("{} 9", frames(1_000_000)),
+        ];
+        let (drawn, cut) = bounded(&lines);
+        assert_eq!(cut, 2);
+        assert_eq!(drawn[0], lines[0]);
+        for (line, count) in drawn[1..].iter().zip(["7", "9"]) {
+            let (stack, c) = line.rsplit_once(' ').unwrap();
+            assert_eq!(c, count);
+            let stack: Vec<&str> = stack.split(';').collect();
+            assert_eq!(stack.len(), MAX_DRAWN_DEPTH);
+            assert_eq!(
+                stack[MAX_DRAWN_DEPTH - 2],
+                format!("f{}", MAX_DRAWN_DEPTH - 2)
+            );
+            assert_eq!(stack[MAX_DRAWN_DEPTH - 1], CUT_FRAME);
+        }
+    }
 }

@@ -10,10 +10,12 @@
 //! bytes than memory holds. A field that fits it is reserved whole, which
 //! takes address space, not memory, until its bytes arrive; should the
 //! allocator refuse, at most [`RESERVE_AHEAD`] is reserved.)
-//! Where the length is only a claim, a field longer than the element limit
-//! is refused without being held ([`FieldReader::with_max_len`]); and a
-//! known total that the data ends short of is an error, not a profile of
-//! what was read (a file cut short while it is read).
+//! Where the length is only a claim, a field longer than the element limit,
+//! known or skipped unknown, is refused as its length is read, neither held
+//! nor read through ([`FieldReader::with_max_len`]): an endless stream that
+//! claims an endless field (random bytes) ends there, not at the stream's
+//! limit. A known total that the data ends short of is an error, not a
+//! profile of what was read (a file cut short while it is read).
 
 use std::io::{self, Read};
 
@@ -215,8 +217,7 @@ impl<R: Read> FieldReader<R> {
     }
 
     /// Reads the length of a length-delimited field, refusing one longer
-    /// than the input or the element limit (read through first when the
-    /// input's length is unknown). Its body is read next, by
+    /// than the input or the element limit. Its body is read next, by
     /// [`FieldReader::append_body`] or [`FieldReader::stream_body`].
     pub fn len_prefix(&mut self) -> Result<LenPrefix, WireError> {
         let start = self.offset;
@@ -231,20 +232,23 @@ impl<R: Read> FieldReader<R> {
                 });
             }
         }
+        self.within_limit(len, start)?;
+        Ok(LenPrefix { len, start })
+    }
+
+    /// Refuses a length past the element limit at once, neither held nor
+    /// read through: a stream cut inside such a field is refused as too
+    /// large, not as truncated, and an endless one that claims an endless
+    /// field is refused at its claim.
+    fn within_limit(&self, len: u64, start: u64) -> Result<(), WireError> {
         if let Some(limit) = self.max_len.filter(|&limit| len > limit) {
-            // Refused without holding it. With no known total, its bytes are
-            // read through first, so that a stream ending inside it is
-            // "truncated" as it is when the total is known.
-            if self.total.is_none() {
-                self.skip_bytes(len, start, "a length-delimited field")?;
-            }
             return Err(WireError::TooLarge {
                 len,
                 limit,
                 offset: start,
             });
         }
-        Ok(LenPrefix { len, start })
+        Ok(())
     }
 
     /// Passes the body of the field whose prefix was just read to `sink`, a
@@ -339,9 +343,15 @@ impl<R: Read> FieldReader<R> {
             }
             WireType::Fixed64 => 8,
             WireType::Fixed32 => 4,
-            WireType::Len => self
-                .varint("length prefix", false)?
-                .expect("eof_ok is false"),
+            WireType::Len => {
+                let len = self
+                    .varint("length prefix", false)?
+                    .expect("eof_ok is false");
+                // An unknown field is skipped, not held, but one longer than
+                // the element limit is refused as a known one is.
+                self.within_limit(len, start)?;
+                len
+            }
             WireType::StartGroup => loop {
                 let Some((inner, inner_type)) = self.next_field()? else {
                     return Err(WireError::Truncated {
@@ -512,12 +522,26 @@ mod tests {
             );
             assert!(buf.capacity() < 1024);
         }
-        // Cut inside the element: truncated, known total or not.
-        for total in [Some(500), None] {
-            let mut r = FieldReader::new(&data[..500], total).with_max_len(Some(100));
-            r.next_field().unwrap();
-            let err = r.read_len_into(&mut Vec::new()).unwrap_err();
-            assert!(matches!(err, WireError::Truncated { .. }), "{err}");
-        }
+        // Cut inside the element: truncated where the total says so; a
+        // stream cannot tell, and is refused at the claim, unread.
+        let mut r = FieldReader::new(&data[..500], Some(500)).with_max_len(Some(100));
+        r.next_field().unwrap();
+        let err = r.read_len_into(&mut Vec::new()).unwrap_err();
+        assert!(matches!(err, WireError::Truncated { .. }), "{err}");
+        let mut endless = io::Cursor::new(&data[..3]).chain(io::repeat(0));
+        let mut r = FieldReader::new(&mut endless, None).with_max_len(Some(100));
+        r.next_field().unwrap();
+        let err = r.read_len_into(&mut Vec::new()).unwrap_err();
+        assert!(matches!(err, WireError::TooLarge { .. }), "{err}");
+        assert_eq!(r.offset(), 3, "nothing read past the claim");
+        // An unknown field alike, skipped or not.
+        let mut endless = io::Cursor::new([0xa2, 0x01, 0x80, 0x08]).chain(io::repeat(0));
+        let mut r = FieldReader::new(&mut endless, None).with_max_len(Some(100));
+        let (field, wire_type) = r.next_field().unwrap().unwrap();
+        let err = r.skip(field, wire_type).unwrap_err();
+        assert!(
+            matches!(err, WireError::TooLarge { len: 1024, .. }),
+            "{err}"
+        );
     }
 }

@@ -245,6 +245,38 @@ fn check_reports_to_the_log_summary_and_comment_with_the_diff_of_what_failed() {
     assert!(runner.read("temp/memprof-comment.md").contains("<details>"));
 }
 
+/// The repository's own fixtures against their committed baselines and
+/// budget, a pattern among the files as CI configurations pass them.
+#[test]
+fn check_passes_the_repositorys_fixtures_as_ci_runs_them() {
+    let runner = Runner::new().with_memprof();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let files = format!("{root}/fixtures/oracle/kitchen_*.pb {root}/fixtures/oracle/multi.ommx");
+    let baselines = format!("{root}/fixtures/baselines");
+    let budget = format!("{root}/fixtures/budgets/fixtures.yaml");
+    let out = runner.run(
+        "check.sh",
+        &[
+            ("MEMPROF_FILES", files.as_str()),
+            ("MEMPROF_BASELINE", baselines.as_str()),
+            ("MEMPROF_BUDGET", budget.as_str()),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        runner
+            .read("summary")
+            .starts_with("### memprof check: ✅ every budget holds (2 file(s))"),
+        "{}",
+        runner.read("summary")
+    );
+}
+
 #[test]
 fn an_error_before_any_verdict_fails_with_no_report() {
     let runner = Runner::new().with_memprof();

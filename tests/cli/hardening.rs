@@ -402,6 +402,36 @@ fn cases() -> Vec<Case> {
             fsize_limit: None,
             expect: Expect::Error("<stdin>: not an OMMX instance or archive: the content looks like JSON text"),
         },
+        Case {
+            kind: Some("folded-count"),
+            name: "folded stacks with a negative count",
+            setup: Box::new(|dir| {
+                let input = write(dir, "neg.folded", b"Instance.sense 1\na;b -5\n");
+                let out = dir.join("out.svg").to_str().unwrap().to_string();
+                vec!["flamegraph".into(), input, "-o".into(), out]
+            }),
+            stdin: None,
+            fsize_limit: None,
+            expect: Expect::Error(
+                "neg.folded: folded stacks, line 2: count -5 is not a byte count (a whole number \
+                 from 0 to 18446744073709551615)",
+            ),
+        },
+        Case {
+            kind: Some("folded-count"),
+            name: "folded stacks whose counts overflow",
+            setup: Box::new(|dir| {
+                let input = write(dir, "sum.folded", b"a 18446744073709551615\nb 1\n");
+                let out = dir.join("out.svg").to_str().unwrap().to_string();
+                vec!["flamegraph".into(), input, "-o".into(), out]
+            }),
+            stdin: None,
+            fsize_limit: None,
+            expect: Expect::Error(
+                "sum.folded: folded stacks, line 2: the counts add up to more than \
+                 18446744073709551615 bytes",
+            ),
+        },
         err_case(
             "gzip-corrupt",
             "bad.gz",
@@ -423,9 +453,10 @@ fn cases() -> Vec<Case> {
         file_case(
             "decompressed-too-large",
             "bomb.pb.gz",
-            // An unknown field (20) whose body is a terabyte of zeros.
+            // An unknown field (20) whose body is a terabyte of zeros, within
+            // an element limit raised to let it be read through.
             gzip_bomb(&[0xa2, 0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20], 64),
-            &["--max-decompressed", "8MiB"],
+            &["--max-decompressed", "8MiB", "--max-element", "2TiB"],
             Expect::Error("gzip data decompresses to more than 8MiB, the --max-decompressed limit"),
         ),
         file_case(
@@ -438,8 +469,14 @@ fn cases() -> Vec<Case> {
         Case {
             kind: Some("stream-too-long"),
             name: "endless stdin",
-            setup: Box::new(|_| inspect("-".into(), &["--max-decompressed", "1MiB"])),
-            // An unknown field whose body runs on and on.
+            setup: Box::new(|_| {
+                inspect(
+                    "-".into(),
+                    &["--max-decompressed", "1MiB", "--max-element", "2TiB"],
+                )
+            }),
+            // An unknown field whose body runs on and on (within an element
+            // limit raised to let it be read through).
             stdin: Some(
                 [&[0xa2, 0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20][..], &[0; 2 << 20]].concat(),
             ),
@@ -488,6 +525,37 @@ fn cases() -> Vec<Case> {
         accepted_case(
             "manifests.ommx",
             with_index(index_with(json!(many_manifests))),
+            &[],
+            Expect::Profile,
+        ),
+        // OMMX 2.9.3 compares names a component at a time: a leading ./ is
+        // one of its own (`tar -cf x.ommx -C dir .` writes such names), while
+        // doubled or inner slashes and dots are not.
+        err_case(
+            "no-index",
+            "dot-slash.ommx",
+            RawTar::default()
+                .files(&[index.clone(), manifest.clone(), blob.clone()].map(|(n, b)| (format!("./{n}"), b)))
+                .finish(),
+            "the archive has no index.json (not an OCI image layout); entries whose names start \
+             with ./ are not the layout's files to OMMX 2.9.3, which refuses this archive too \
+             (name them from the layout's root: tar -cf x.ommx -C DIR index.json blobs)",
+        ),
+        err_case(
+            "missing-blob",
+            "dot-slash-blob.ommx",
+            RawTar::default()
+                .files(&[index.clone(), manifest.clone()])
+                .file(&format!("./{}", blob.0), &blob.1)
+                .finish(),
+            "is missing from the archive; entries whose names start with ./ are not",
+        ),
+        accepted_case(
+            "inner-dots.ommx",
+            RawTar::default()
+                .files(&[index.clone(), manifest.clone()])
+                .file(&blob.0.replace("blobs/", "blobs//./"), &blob.1)
+                .finish(),
             &[],
             Expect::Profile,
         ),
@@ -804,6 +872,26 @@ fn cases() -> Vec<Case> {
             duplicate_named,
             "OMMX 2.9.3 rejects this instance: named function id 1 is defined more than once",
         ),
+        file_case(
+            "rejected-3.0",
+            "one-hot-twice.pb",
+            // ommx.v2: binary variable 0, objective 0, minimize, and a one-hot
+            // row listing variable 0 twice.
+            hex::decode(
+                "1a1c0a1a080012160801121209000000000000000011000000000000f03f220909000000000000000030\
+                 014a0a0a08080012040a020000",
+            )
+            .unwrap(),
+            &["--schema", "v2"],
+            Expect::Error("one-hot constraint 0 lists decision variable 0 more than once"),
+        ),
+        file_case(
+            "rejected-3.0",
+            "dependency-basic.pb",
+            fs::read(oracle("dependency_basic.pb")).unwrap(),
+            &["--accounting", "3.0"],
+            Expect::Error("OMMX 3.0.0b7 cannot convert this ommx.v1 instance"),
+        ),
         // --- output
         Case {
             kind: Some("output-is-input"),
@@ -815,6 +903,34 @@ fn cases() -> Vec<Case> {
             stdin: None,
             fsize_limit: None,
             expect: Expect::Error("refusing to write the output over the input file"),
+        },
+        Case {
+            kind: Some("outputs-same-file"),
+            name: "diff's report and graph in one file",
+            setup: Box::new(|dir| {
+                let out = dir.join("x.svg").to_str().unwrap().to_string();
+                let (a, b) = (oracle("empty.pb"), oracle("kitchen_sink.pb"));
+                vec!["diff".into(), a, b, "-o".into(), out.clone(), "--flamegraph".into(), out]
+            }),
+            stdin: None,
+            fsize_limit: None,
+            expect: Expect::Error(
+                "x.svg: two outputs of the command name this file; one would replace the other",
+            ),
+        },
+        Case {
+            kind: Some("outputs-same-file"),
+            name: "diff's report over the old graph, another spelling",
+            setup: Box::new(|dir| {
+                let graph = dir.join("x.svg").to_str().unwrap().to_string();
+                fs::create_dir(dir.join("sub")).unwrap();
+                let out = dir.join("sub/../x.old.svg").to_str().unwrap().to_string();
+                let (a, b) = (oracle("empty.pb"), oracle("kitchen_sink.pb"));
+                vec!["diff".into(), a, b, "-o".into(), out, "--flamegraph".into(), graph]
+            }),
+            stdin: None,
+            fsize_limit: None,
+            expect: Expect::Error("x.old.svg: two outputs of the command name this file (also as "),
         },
         Case {
             kind: Some("output-temp"),
@@ -1299,7 +1415,17 @@ fn a_pipe_named_as_the_input_is_read_as_a_stream() {
 #[test]
 fn an_endless_pipe_is_stopped_at_the_limit() {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("memprof"))
-        .args(["inspect", "-", "--max-decompressed", "4MiB"])
+        // The element limit raised past the claim below, so that the stream
+        // is read until its own limit stops it (by default the claim is
+        // refused at once: tests/cli/edges.rs).
+        .args([
+            "inspect",
+            "-",
+            "--max-decompressed",
+            "4MiB",
+            "--max-element",
+            "2TiB",
+        ])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -14,6 +14,7 @@ mod ci;
 mod diff_check;
 mod differential;
 mod drill;
+mod edges;
 mod floors;
 mod hardening;
 mod matrix;
@@ -274,7 +275,9 @@ fn rejected_instances_fail_with_the_reason() {
             &fixtures().join("rejected").join(name).to_string_lossy(),
         ])
     };
-    assert!(reason("missing_objective.pb").ends_with("the objective is missing"));
+    // Read as v1, and as v2, which gets no further.
+    assert!(reason("missing_objective.pb")
+        .ends_with("the objective is missing (read as ommx.v1; ommx.v2 gets no further)"));
     assert!(reason("undefined_variable_constraint.pb")
         .contains("constraint 1 uses decision variable 99, which is not defined"));
     assert!(reason("cyclic_dependency.pb").contains("cyclic"));

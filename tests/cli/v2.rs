@@ -272,20 +272,79 @@ fn flamegraph_and_baselines_of_v2() {
     );
 }
 
+/// OMMX 3.0.0b7's verdict on one payload.
 #[derive(Debug, serde::Deserialize)]
-struct Case {
-    name: String,
-    /// `raw` (an ommx.v2.Instance) or `migration` (an ommx.v1.Instance read
-    /// with `--accounting 3.0`).
-    kind: String,
-    category: String,
-    input_hex: String,
-    /// `accept` or `reject`: what ommx 3.0.0b7 did.
+struct Verdict {
+    /// `accept` or `reject` (empty for an archive, whose layers have theirs).
+    #[serde(default)]
     verdict: String,
     #[serde(default)]
     profile_gzip_hex: String,
     #[serde(default)]
     error: String,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Case {
+    name: String,
+    /// `raw` (an ommx.v2.Instance), `migration` (an ommx.v1.Instance read
+    /// with `--accounting 3.0`), `detect` (raw bytes read with no
+    /// `--schema`: 2.9.3's verdict, else 3.0's) or `archive` (each instance
+    /// layer with `--accounting 3.0`).
+    kind: String,
+    category: String,
+    #[serde(default)]
+    input_hex: String,
+    #[serde(default)]
+    input_gzip_hex: String,
+    #[serde(flatten)]
+    verdict: Verdict,
+    /// An archive's verdicts, one per instance layer.
+    #[serde(default)]
+    layers: Vec<Verdict>,
+}
+
+/// How a detection refusal names the reading it reports.
+const READINGS: [&str; 2] = [
+    " (read as ommx.v1; ommx.v2 gets no further)",
+    " (read as ommx.v2, which gets further than ommx.v1)",
+];
+
+/// What is wrong with memprof's answer (`args` on `path`) against `want`.
+fn disagreement(path: &str, args: &[&str], want: &Verdict, detect: bool) -> Option<String> {
+    use std::io::Read;
+    let out = memprof()
+        .args(["inspect", path, "-f", "folded", "-q"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(0)
+            || (out.status.code() == Some(2)
+                && stderr.lines().count() == 1
+                && !stderr.contains("panicked")),
+        "{path}: {stderr}"
+    );
+    match (want.verdict.as_str(), out.status.success()) {
+        ("accept", true) => {
+            let mut want_text = String::new();
+            flate2::read::GzDecoder::new(&hex::decode(&want.profile_gzip_hex).unwrap()[..])
+                .read_to_string(&mut want_text)
+                .unwrap();
+            let got = String::from_utf8(out.stdout).unwrap();
+            (got.strip_suffix('\n').unwrap_or(&got) != want_text).then(|| "profile differs".into())
+        }
+        ("accept", false) => Some(format!("wrongly refused: {stderr}")),
+        ("reject", true) => Some(format!("wrongly accepted; ommx says: {}", want.error)),
+        ("reject", false) => {
+            // Detection that read the bytes both ways names the reading.
+            let read = !stderr.contains("not an OMMX instance or archive");
+            let named = READINGS.iter().any(|r| stderr.trim_end().ends_with(r));
+            (detect && read && !named).then(|| format!("names no schema: {stderr}"))
+        }
+        (verdict, _) => panic!("{path}: unknown verdict {verdict}"),
+    }
 }
 
 /// The 3.0 differential corpus (fixtures/v2/differential.py), replayed
@@ -298,46 +357,56 @@ fn memprof_agrees_with_ommx_3_on_every_corpus_case() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert!(cases.len() >= 250, "the corpus has {} cases", cases.len());
+    assert!(cases.len() >= 400, "the corpus has {} cases", cases.len());
     let dir = tempfile::tempdir().unwrap();
     let mut disagreements = Vec::new();
+    let mut kinds = std::collections::BTreeMap::new();
     for case in &cases {
+        *kinds.entry(case.kind.as_str()).or_insert(0) += 1;
         let path = dir.path().join(&case.name);
-        fs::write(&path, hex::decode(&case.input_hex).unwrap()).unwrap();
-        let mut cmd = memprof();
-        cmd.args(["inspect", path.to_str().unwrap(), "-f", "folded", "-q"]);
-        match case.kind.as_str() {
-            "raw" => cmd.args(["--schema", "v2"]),
-            "migration" => cmd.args(["--schema", "v1", "--accounting", "3.0"]),
+        let input = match case.input_gzip_hex.as_str() {
+            "" => hex::decode(&case.input_hex).unwrap(),
+            packed => {
+                let mut bytes = Vec::new();
+                flate2::read::GzDecoder::new(&hex::decode(packed).unwrap()[..])
+                    .read_to_end(&mut bytes)
+                    .unwrap();
+                bytes
+            }
+        };
+        fs::write(&path, input).unwrap();
+        let path = path.to_str().unwrap();
+        let problems: Vec<String> = match case.kind.as_str() {
+            "raw" => disagreement(path, &["--schema", "v2"], &case.verdict, false)
+                .into_iter()
+                .collect(),
+            "migration" => {
+                let args = ["--schema", "v1", "--accounting", "3.0"];
+                disagreement(path, &args, &case.verdict, false)
+                    .into_iter()
+                    .collect()
+            }
+            "detect" => disagreement(path, &[], &case.verdict, true)
+                .into_iter()
+                .collect(),
+            "archive" => case
+                .layers
+                .iter()
+                .enumerate()
+                .filter_map(|(i, want)| {
+                    let i = i.to_string();
+                    let args = ["--layer", &i, "--accounting", "3.0"];
+                    disagreement(path, &args, want, false).map(|p| format!("layer {i}: {p}"))
+                })
+                .collect(),
             other => panic!("{}: unknown kind {other}", case.name),
         };
-        let out = cmd.output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.code() == Some(0)
-                || (out.status.code() == Some(2)
-                    && stderr.lines().count() == 1
-                    && !stderr.contains("panicked")),
-            "{}: {stderr}",
-            case.name
-        );
-        let problem = match (case.verdict.as_str(), out.status.success()) {
-            ("accept", true) => {
-                let mut want = String::new();
-                flate2::read::GzDecoder::new(&hex::decode(&case.profile_gzip_hex).unwrap()[..])
-                    .read_to_string(&mut want)
-                    .unwrap();
-                let got = String::from_utf8(out.stdout).unwrap();
-                (got.strip_suffix('\n').unwrap_or(&got) != want).then(|| "profile differs".into())
-            }
-            ("accept", false) => Some(format!("wrongly refused: {stderr}")),
-            ("reject", true) => Some(format!("wrongly accepted; ommx says: {}", case.error)),
-            ("reject", false) => None,
-            (verdict, _) => panic!("{}: unknown verdict {verdict}", case.name),
-        };
-        if let Some(problem) = problem {
+        for problem in problems {
             disagreements.push(format!("{} ({}): {problem}", case.name, case.category));
         }
+    }
+    for kind in ["raw", "migration", "detect", "archive"] {
+        assert!(kinds.get(kind).is_some_and(|&n| n >= 20), "{kinds:?}");
     }
     assert!(
         disagreements.is_empty(),

@@ -34,12 +34,10 @@ use std::sync::Arc;
 
 use indicatif::ProgressBar;
 
-use crate::pass::Pass;
+use crate::pass::{Pass, Payload};
 
 use super::limits::Capped;
-use super::{
-    profile_one, Container, DecodeError, Document, LayerInfo, Report, Schema, Selection, BUF_SIZE,
-};
+use super::{Container, DecodeError, Document, LayerInfo, Report, Schema, Selection, BUF_SIZE};
 
 mod dir;
 mod tarball;
@@ -64,8 +62,8 @@ const MAX_NAME: usize = 4096;
 pub enum ArchiveError {
     #[error("corrupt tar archive: {0}")]
     Tar(io::Error),
-    #[error("the archive has no index.json (not an OCI image layout)")]
-    NoIndex,
+    #[error("the archive has no index.json (not an OCI image layout){}", dotted_note(*.0))]
+    NoIndex(bool),
     #[error("{what} is {size} bytes, more than the {cap}-byte limit")]
     TooLarge { what: String, size: u64, cap: u64 },
     #[error("{what} is not valid JSON of the expected shape: {error}")]
@@ -81,12 +79,25 @@ pub enum ArchiveError {
     OciLayoutVersion(String),
     #[error("the manifest's artifactType is {}, not {ARTIFACT_TYPE}: not an OMMX artifact", .0.as_deref().map_or("missing".to_string(), |t| format!("{t:?}")))]
     NotOmmx(Option<String>),
-    #[error("blob {0} is missing from the archive")]
-    MissingBlob(String),
+    #[error("blob {} is missing from the archive{}", .0, dotted_note(*.1))]
+    MissingBlob(String, bool),
     #[error("{name} is {kind}; memprof reads only regular files and never follows links")]
     NotAFile { name: String, kind: &'static str },
     #[error("the archive has more than {cap} {what}, the limit")]
     TooMany { what: &'static str, cap: u64 },
+}
+
+/// What a missing layout file's error adds when entries named with a
+/// leading `./` were passed over.
+fn dotted_note(dotted: bool) -> &'static str {
+    match dotted {
+        true => {
+            "; entries whose names start with ./ are not the layout's files to OMMX \
+                 2.9.3, which refuses this archive too (name them from the layout's root: \
+                 tar -cf x.ommx -C DIR index.json blobs)"
+        }
+        false => "",
+    }
 }
 
 // The layout's JSON documents, shaped as OMMX 2.9.3 reads them (through
@@ -207,10 +218,6 @@ impl Digest {
         Ok(Self(text.to_string()))
     }
 
-    fn as_str(&self) -> &str {
-        &self.0
-    }
-
     /// Where the blob is stored in the layout.
     fn blob_path(&self) -> String {
         let (algorithm, encoded) = self.0.split_once(':').expect("parsed");
@@ -241,6 +248,13 @@ trait Store {
 
     /// Where the file's data is stored, for reading blobs in storage order.
     fn position(&self, name: &str) -> Option<u64>;
+
+    /// Whether entries named with a leading `./` were passed over (they
+    /// are not the layout's files to OMMX), for the error when one is
+    /// missing.
+    fn dotted(&self) -> bool {
+        false
+    }
 
     /// Whether the sizes of files are only claims about decompressed data
     /// (a gzip archive's tar headers) rather than bytes on disk.
@@ -286,9 +300,10 @@ fn open_blob<'s>(
     store: &'s mut dyn Store,
     descriptor: &Descriptor,
 ) -> Result<(Box<dyn Read + Send + 's>, u64), DecodeError> {
+    let dotted = store.dotted();
     store
         .open(&descriptor.digest.blob_path())?
-        .ok_or_else(|| ArchiveError::MissingBlob(descriptor.digest.to_string()).into())
+        .ok_or_else(|| ArchiveError::MissingBlob(descriptor.digest.to_string(), dotted).into())
 }
 
 fn not_profiled_reason(media_type: &str) -> String {
@@ -309,7 +324,7 @@ fn not_profiled_reason(media_type: &str) -> String {
     why.to_string()
 }
 
-/// Reads the layout in `store`: index, manifests, then each layer.
+/// Reads the layout in `store`: index, manifest, then each layer.
 fn read_layout(
     store: &mut dyn Store,
     mut document: Document,
@@ -317,10 +332,48 @@ fn read_layout(
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
-    let index =
-        read_capped(store, "index.json", "index.json", INDEX_CAP)?.ok_or(ArchiveError::NoIndex)?;
+    let descriptors = read_manifest(store)?.layers;
+    let instance_count = list_layers(&descriptors, &mut document);
+    check_selection(selection, &descriptors, instance_count)?;
+    let selected = |layer: &LayerInfo| match (selection, layer.instance_index) {
+        (Selection::All, Some(_)) => true,
+        (Selection::Layer(n), Some(i)) => n == i,
+        _ => false,
+    };
+    let layers: Vec<(&Descriptor, &LayerInfo)> = descriptors
+        .iter()
+        .zip(&document.layers)
+        .filter(|(_, layer)| selected(layer))
+        .collect();
+    let (mut reads, read_of_layer) = plan_reads(store, pass, &layers);
+    let mut profiles = profile_blobs(store, pass, progress, &reads)?;
+    let instances = layers
+        .iter()
+        .zip(read_of_layer)
+        .map(|(&(_, layer), r)| {
+            reads[r].uses -= 1;
+            let mut profiled = if reads[r].uses == 0 {
+                profiles[r].take().expect("profiled")
+            } else {
+                profiles[r].clone().expect("profiled")
+            };
+            profiled.instance_index = layer.instance_index;
+            profiled.title = layer.title().map(str::to_string);
+            profiled
+        })
+        .collect();
+    Ok(Report {
+        document,
+        instances,
+    })
+}
+
+/// The manifest the index names first (OMMX reads no other), within the
+/// caps, of OMMX's artifact type.
+fn read_manifest(store: &mut dyn Store) -> Result<Manifest, DecodeError> {
+    let index = read_capped(store, "index.json", "index.json", INDEX_CAP)?
+        .ok_or(ArchiveError::NoIndex(store.dotted()))?;
     let index: Index = parse_json(&index, "index.json")?;
-    // OMMX reads the first manifest the index lists and no other.
     let m = index.manifests.first().ok_or(ArchiveError::NoManifest)?;
     let what = format!("manifest {}", m.digest);
     let (reader, size) = open_blob(store, m)?;
@@ -341,15 +394,19 @@ fn read_layout(
             return Err(ArchiveError::NotOmmx(found.map(str::to_string)).into());
         }
     }
-    let descriptors = manifest.layers;
-    if descriptors.len() > MAX_LAYERS {
+    if manifest.layers.len() > MAX_LAYERS {
         return Err(ArchiveError::TooMany {
             what: "layers",
             cap: MAX_LAYERS as u64,
         }
         .into());
     }
+    Ok(manifest)
+}
 
+/// Lists every layer in the document, numbering the instance layers;
+/// returns how many there are.
+fn list_layers(descriptors: &[Descriptor], document: &mut Document) -> usize {
     let mut instance_count = 0;
     for (index, d) in descriptors.iter().enumerate() {
         let is_instance = Schema::of_media_type(&d.media_type).is_some();
@@ -364,6 +421,15 @@ fn read_layout(
         });
         instance_count += usize::from(is_instance);
     }
+    instance_count
+}
+
+/// Whether the selection names instance layers the archive has.
+fn check_selection(
+    selection: Selection,
+    descriptors: &[Descriptor],
+    instance_count: usize,
+) -> Result<(), DecodeError> {
     match selection {
         Selection::All if instance_count == 0 => {
             let types: Vec<_> = descriptors.iter().map(|d| d.media_type.as_str()).collect();
@@ -372,89 +438,95 @@ fn read_layout(
             } else {
                 types.join(", ")
             };
-            return Err(DecodeError::NoInstanceLayer(listed));
+            Err(DecodeError::NoInstanceLayer(listed))
         }
-        Selection::Layer(n) if n >= instance_count => {
-            return Err(DecodeError::LayerOutOfRange {
-                requested: n,
-                available: instance_count,
-            })
-        }
-        _ => {}
+        Selection::Layer(n) if n >= instance_count => Err(DecodeError::LayerOutOfRange {
+            requested: n,
+            available: instance_count,
+        }),
+        _ => Ok(()),
     }
+}
 
-    // Each distinct instance blob that is profiled is read once, in storage
-    // order; a layer listed twice shares its blob's profile. Other blobs are
-    // not opened: OMMX does not read them either (a missing foreign blob is
-    // no error). Blobs that are missing come first, so that error does not
-    // wait for the others to be read.
-    let selected = |layer: &LayerInfo| match (selection, layer.instance_index) {
-        (Selection::All, Some(_)) => true,
-        (Selection::Layer(n), Some(i)) => n == i,
-        _ => false,
-    };
-    // For each blob to profile: the first instance layer using it (named in
-    // its errors) and how many selected layers use it.
-    let mut profiled_digests: HashMap<&str, (Option<usize>, usize)> = HashMap::new();
-    let mut blobs: Vec<(Option<u64>, &str, usize)> = Vec::new();
-    for (i, (d, layer)) in descriptors.iter().zip(&document.layers).enumerate() {
-        if !selected(layer) {
-            continue;
-        }
-        let uses = profiled_digests
-            .entry(d.digest.as_str())
-            .or_insert((layer.instance_index, 0));
-        uses.1 += 1;
-        if uses.1 == 1 {
-            blobs.push((store.position(&d.digest.blob_path()), d.digest.as_str(), i));
-        }
+/// What decides a layer's profile: its blob, and, where OMMX 3.0 reads it,
+/// the annotations it folds into the instance.
+type ReadKey<'d> = (&'d Digest, Option<&'d BTreeMap<String, String>>);
+
+/// One blob read and profiled for the layers that share its [`ReadKey`].
+struct BlobRead<'d> {
+    descriptor: &'d Descriptor,
+    /// The first of its layers (named in its errors).
+    instance_index: Option<usize>,
+    /// How many selected layers it serves.
+    uses: usize,
+    /// Where its blob is stored, to read the blobs in storage order.
+    position: Option<u64>,
+}
+
+/// Each distinct read the selected layers need (a layer listed twice
+/// shares its blob's profile, where nothing of its own is folded into it),
+/// and which read each layer takes its profile from.
+fn plan_reads<'d>(
+    store: &dyn Store,
+    pass: &Pass<'_>,
+    layers: &[(&'d Descriptor, &LayerInfo)],
+) -> (Vec<BlobRead<'d>>, Vec<usize>) {
+    let mut reads: Vec<BlobRead<'d>> = Vec::new();
+    let mut index: HashMap<ReadKey<'d>, usize> = HashMap::new();
+    let mut read_of_layer = Vec::with_capacity(layers.len());
+    for &(d, layer) in layers {
+        let schema = Schema::of_media_type(&d.media_type).expect("an instance layer");
+        let folds = pass.accounting(schema) == crate::report::Accounting::Ommx30;
+        let key = (&d.digest, folds.then_some(&d.annotations));
+        let r = *index.entry(key).or_insert_with(|| {
+            reads.push(BlobRead {
+                descriptor: d,
+                instance_index: layer.instance_index,
+                uses: 0,
+                position: store.position(&d.digest.blob_path()),
+            });
+            reads.len() - 1
+        });
+        reads[r].uses += 1;
+        read_of_layer.push(r);
     }
-    blobs.sort_by_key(|&(position, _, i)| (position, i));
+    (reads, read_of_layer)
+}
 
-    progress.set_length(blobs.iter().fold(0u64, |sum, &(_, _, i)| {
-        sum.saturating_add(descriptors[i].size)
-    }));
-    let mut profiles: HashMap<&str, super::ProfiledInstance> = HashMap::new();
+/// Profiles each planned read's blob, in storage order (ties in manifest
+/// order); blobs of layers that are not profiled are never opened (OMMX
+/// does not read them either, so a missing foreign blob is no error).
+/// Returns the profiles in the order of `reads`.
+fn profile_blobs(
+    store: &mut dyn Store,
+    pass: &mut Pass<'_>,
+    progress: &ProgressBar,
+    reads: &[BlobRead<'_>],
+) -> Result<Vec<Option<super::ProfiledInstance>>, DecodeError> {
+    let mut in_storage_order: Vec<usize> = (0..reads.len()).collect();
+    in_storage_order.sort_by_key(|&r| (reads[r].position, r));
+    progress.set_length(
+        reads
+            .iter()
+            .fold(0u64, |sum, r| sum.saturating_add(r.descriptor.size)),
+    );
     let claimed = store.sizes_claimed();
-    for &(_, digest, i) in &blobs {
-        let (reader, size) = open_blob(store, &descriptors[i])?;
-        let instance_index = profiled_digests[digest].0;
-        let schema = Schema::of_media_type(&descriptors[i].media_type).expect("an instance layer");
-        let stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
-        let max_element = claimed.then_some(pass.max_element);
-        profiles.insert(
-            digest,
-            profile_one(
-                pass,
-                stream,
-                Some(size),
-                max_element,
-                instance_index,
-                schema,
-            )?,
-        );
+    let mut profiles = vec![None; reads.len()];
+    for r in in_storage_order {
+        let d = reads[r].descriptor;
+        let (reader, size) = open_blob(store, d)?;
+        let schema = Schema::of_media_type(&d.media_type).expect("an instance layer");
+        let mut stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
+        profiles[r] = Some(pass.profile(Payload {
+            reader: &mut stream,
+            total: Some(size),
+            in_file: None,
+            max_element: claimed.then_some(pass.max_element),
+            instance_index: reads[r].instance_index,
+            title: None,
+            schema,
+            layer_annotations: Some(&d.annotations),
+        })?);
     }
-
-    let mut instances = Vec::new();
-    for (d, layer) in descriptors.iter().zip(&document.layers) {
-        if selected(layer) {
-            let uses = &mut profiled_digests
-                .get_mut(d.digest.as_str())
-                .expect("counted")
-                .1;
-            *uses -= 1;
-            let mut profiled = if *uses == 0 {
-                profiles.remove(d.digest.as_str()).expect("profiled")
-            } else {
-                profiles[d.digest.as_str()].clone()
-            };
-            profiled.instance_index = layer.instance_index;
-            profiled.title = layer.title().map(str::to_string);
-            instances.push(profiled);
-        }
-    }
-    Ok(Report {
-        document,
-        instances,
-    })
+    Ok(profiles)
 }

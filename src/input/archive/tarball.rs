@@ -39,13 +39,16 @@ struct TarStore {
 }
 
 /// The entry's name inside the layout, or `None` for names memprof ignores:
-/// absolute, climbing with `..`, not UTF-8, or implausibly long.
+/// absolute, climbing with `..`, starting with `./`, not UTF-8, or
+/// implausibly long. OMMX 2.9.3 compares names a path component at a time,
+/// where `blobs//x`, `blobs/./x` and `blobs/x/` are `blobs/x` but a leading
+/// `./` is a component of its own: `./index.json` is not `index.json` (its
+/// reader then finds no index.json, or a blob missing).
 fn entry_name(path: &FsPath) -> Option<String> {
     let mut parts = Vec::new();
     for component in path.components() {
         match component {
             Component::Normal(p) => parts.push(p.to_str()?),
-            Component::CurDir => {}
             _ => return None,
         }
     }
@@ -119,6 +122,8 @@ struct EntryTable {
     count: u64,
     /// What GNU long-name and pax headers said about the next entry.
     extension: Extension,
+    /// Whether an entry named with a leading `./` was passed over.
+    dotted: bool,
 }
 
 /// The metadata headers before an entry, read within [`MAX_EXTENSION`].
@@ -235,7 +240,12 @@ impl EntryTable {
         }
         let name = match (extension.long_name, extension.pax_path) {
             (Some(name), _) | (None, Some(name)) => name,
-            (None, None) => entry.path().ok().and_then(|p| entry_name(&p)),
+            (None, None) => {
+                let path = entry.path().ok();
+                let dotted = path.as_ref().map(|p| p.components().next());
+                self.dotted |= dotted == Some(Some(Component::CurDir));
+                path.and_then(|p| entry_name(&p))
+            }
         };
         let Some(name) = name else {
             return Ok(());
@@ -309,6 +319,10 @@ impl Store for TarStore {
 
     fn position(&self, name: &str) -> Option<u64> {
         self.table.files.get(name).map(|&(offset, _)| offset)
+    }
+
+    fn dotted(&self) -> bool {
+        self.table.dotted
     }
 
     fn sizes_claimed(&self) -> bool {

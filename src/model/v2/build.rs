@@ -87,7 +87,7 @@ fn collection<R>(
                 reason: r.reason.clone(),
                 parameters: r.parameters.clone(),
             })
-            .unwrap_or_default();
+            .ok_or(V2Error::NoRemovedReason { kind: what, id })?;
         out.removed.insert(id, (row, reason));
     }
     let known = |id: &u64| out.active.contains_key(id) || out.removed.contains_key(id);
@@ -152,8 +152,19 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         wire,
         ..Instance::default()
     };
-    let table = decision_variables.unwrap_or_default();
+    let table = match decision_variables {
+        Some(table) => table,
+        None if strict => return Err(V2Error::MissingVariableTable),
+        None => pb::DecisionVariableTable::default(),
+    };
     let fixed: BTreeSet<u64> = table.fixed_values.keys().copied().collect();
+    // One-hot and indicator variables must be binary.
+    let binary: BTreeSet<u64> = table
+        .entries
+        .iter()
+        .filter(|(_, v)| v.kind == 1)
+        .map(|(&id, _)| id)
+        .collect();
     add_variables(&mut inst, table, strict)?;
     let vars = inst.variables.clone();
     let objective = function(objective.as_ref(), || "the objective".into())?;
@@ -168,6 +179,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
             sos1: sos1_constraints.unwrap_or_default(),
         },
         &vars,
+        &binary,
         strict,
     )?;
     add_named_functions(&mut inst, named_functions.unwrap_or_default(), &vars)?;
@@ -253,11 +265,12 @@ struct Collections {
 }
 
 /// Every constraint collection's rows, in 3.0's order: regular, indicator,
-/// one-hot, SOS1.
+/// one-hot, SOS1 (`binary`: the binary variables).
 fn add_rows(
     inst: &mut Instance,
     c: Collections,
     vars: &BTreeSet<u64>,
+    binary: &BTreeSet<u64>,
     strict: bool,
 ) -> Result<(), V2Error> {
     let Collections {
@@ -297,12 +310,7 @@ fn add_rows(
         |id, c, vars| {
             let what = || format!("indicator constraint {id}");
             equality(c.equality, what)?;
-            if vars.is_some_and(|vars| !vars.contains(&c.indicator_variable)) {
-                return Err(V2Error::UndefinedVariable {
-                    owner: what(),
-                    id: c.indicator_variable,
-                });
-            }
+            binary_variable(&what, c.indicator_variable, vars, binary)?;
             let f = function(c.function.as_ref(), what)?;
             uses_defined(&f, vars, what)?;
             Ok(Row::Indicator(c.indicator_variable, f))
@@ -321,7 +329,7 @@ fn add_rows(
         "one-hot constraint",
         vars,
         strict,
-        set_row("one-hot constraint"),
+        set_row("one-hot constraint", Some(binary)),
     )?;
     let sos1_sets = |m: BTreeMap<u64, pb::Sos1Constraint>| {
         m.into_iter().map(|(k, c)| (k, c.variables)).collect()
@@ -336,24 +344,58 @@ fn add_rows(
         "SOS1 constraint",
         vars,
         strict,
-        set_row("SOS1 constraint"),
+        set_row("SOS1 constraint", None),
     )?;
     Ok(())
 }
 
-/// The row of a set constraint (one-hot, SOS1): its variables, each defined.
-fn set_row(
+/// The row of a set constraint (one-hot, SOS1): at least one variable, none
+/// twice, each defined, and each binary when `binary` lists the binary ones
+/// (one-hot).
+fn set_row<'b>(
     kind: &'static str,
-) -> impl Fn(u64, Vec<u64>, Option<&BTreeSet<u64>>) -> Result<Row, V2Error> {
+    binary: Option<&'b BTreeSet<u64>>,
+) -> impl Fn(u64, Vec<u64>, Option<&BTreeSet<u64>>) -> Result<Row, V2Error> + 'b {
     move |id, variables, vars| {
-        let undefined = vars.and_then(|vars| variables.iter().find(|v| !vars.contains(v)));
-        if let Some(&v) = undefined {
-            return Err(V2Error::UndefinedVariable {
-                owner: format!("{kind} {id}"),
-                id: v,
-            });
+        let owner = || format!("{kind} {id}");
+        if variables.is_empty() {
+            return Err(V2Error::NoVariables { owner: owner() });
         }
-        Ok(Row::Set(variables.into_iter().collect()))
+        let mut set = BTreeSet::new();
+        for &v in &variables {
+            if !set.insert(v) {
+                return Err(V2Error::RepeatedVariable {
+                    owner: owner(),
+                    id: v,
+                });
+            }
+            match binary {
+                Some(binary) => binary_variable(&owner, v, vars, binary)?,
+                None if vars.is_some_and(|vars| !vars.contains(&v)) => {
+                    return Err(V2Error::UndefinedVariable {
+                        owner: owner(),
+                        id: v,
+                    })
+                }
+                None => {}
+            }
+        }
+        Ok(Row::Set(set))
+    }
+}
+
+/// Checks a variable that must be binary (an indicator's, a one-hot's) where
+/// the row's references are checked (`vars`): defined, and of kind binary.
+fn binary_variable(
+    owner: &dyn Fn() -> String,
+    id: u64,
+    vars: Option<&BTreeSet<u64>>,
+    binary: &BTreeSet<u64>,
+) -> Result<(), V2Error> {
+    match vars {
+        Some(vars) if !vars.contains(&id) => Err(V2Error::UndefinedVariable { owner: owner(), id }),
+        Some(_) if !binary.contains(&id) => Err(V2Error::NotBinary { owner: owner(), id }),
+        _ => Ok(()),
     }
 }
 

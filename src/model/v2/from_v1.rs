@@ -3,11 +3,12 @@
 //!
 //! Entity fields move to 3.0's side tables: names, subscripts, parameters and
 //! descriptions become labels, `substituted_value` becomes a fixed value,
-//! removed constraints keep their reason. Constraint hints are dropped (3.0
-//! has first-class one-hot and SOS1 constraints instead). 3.0 refuses more
-//! than 2.9.3: a dependent variable used by the objective or a constraint, a
-//! variable both fixed and dependent, and a coefficient that summing
-//! duplicate terms made infinite.
+//! removed constraints keep their reason. Constraint hints are dropped unread
+//! (3.0 has first-class one-hot and SOS1 constraints instead), so a hint
+//! naming an undefined row or variable, or one twice, is no error. 3.0
+//! refuses more than 2.9.3: a dependent variable used by the objective or a
+//! constraint, a variable both fixed and dependent, and a coefficient that
+//! summing duplicate terms made infinite.
 
 use std::collections::BTreeMap;
 
@@ -79,7 +80,7 @@ fn finite(f: &Func, what: &str) -> Result<(), ConversionError> {
     }
 }
 
-/// Converts a v1 instance (already accepted by 2.9.3's rules).
+/// Converts a v1 instance (already accepted by 2.9.3's rules, hints aside).
 pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
     let pb1::Instance {
         description,
@@ -95,8 +96,28 @@ pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
         annotations,
         format_version: _,
     } = v1;
+    let message = pb::Instance {
+        description,
+        decision_variables: Some(variable_table(decision_variables)),
+        objective,
+        regular_constraints: Some(regular_collection(constraints, removed_constraints)),
+        sense,
+        parameters,
+        decision_variable_dependency,
+        named_functions: Some(named_table(named_functions)),
+        annotations,
+        ..pb::Instance::default()
+    };
+    let instance = build::build(message, false)?;
+    no_dependent_variable_used(&instance)?;
+    every_coefficient_finite(&instance)?;
+    Ok(instance)
+}
+
+/// Variables move to 3.0's table: kind and bound, a label, a fixed value.
+fn variable_table(variables: Vec<pb1::DecisionVariable>) -> pb::DecisionVariableTable {
     let mut table = pb::DecisionVariableTable::default();
-    for v in decision_variables {
+    for v in variables {
         let pb1::DecisionVariable {
             id,
             kind,
@@ -117,24 +138,35 @@ pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
             table.fixed_values.insert(id, value);
         }
     }
+    table
+}
+
+/// A v1 constraint as a regular row, with its id and its context.
+fn split(c: pb1::Constraint) -> (u64, pb::RegularConstraint, Option<pb::ConstraintContext>) {
+    let pb1::Constraint {
+        id,
+        equality,
+        function,
+        parameters,
+        name,
+        description,
+        subscripts,
+    } = c;
+    let row = pb::RegularConstraint { equality, function };
+    (
+        id,
+        row,
+        context(label(name, subscripts, parameters, description)),
+    )
+}
+
+/// Active and removed constraints as 3.0's regular collection: removed rows
+/// keep their reason, labels move to the rows' contexts.
+fn regular_collection(
+    constraints: Vec<pb1::Constraint>,
+    removed_constraints: Vec<pb1::RemovedConstraint>,
+) -> pb::RegularConstraintCollection {
     let mut regular = pb::RegularConstraintCollection::default();
-    let split = |c: pb1::Constraint| {
-        let pb1::Constraint {
-            id,
-            equality,
-            function,
-            parameters,
-            name,
-            description,
-            subscripts,
-        } = c;
-        let row = pb::RegularConstraint { equality, function };
-        (
-            id,
-            row,
-            context(label(name, subscripts, parameters, description)),
-        )
-    };
     let mut contexts = BTreeMap::new();
     for c in constraints {
         let (id, row, ctx) = split(c);
@@ -159,8 +191,13 @@ pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
         contexts.extend(ctx.map(|c| (id, c)));
     }
     regular.contexts = contexts;
+    regular
+}
+
+/// Named functions move to 3.0's table, their labels beside them.
+fn named_table(functions: Vec<pb1::NamedFunction>) -> pb::NamedFunctionTable {
     let mut named = pb::NamedFunctionTable::default();
-    for f in named_functions {
+    for f in functions {
         let pb1::NamedFunction {
             id,
             function,
@@ -174,20 +211,20 @@ pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
             named.labels.insert(id, l);
         }
     }
-    let message = pb::Instance {
-        description,
-        decision_variables: Some(table),
-        objective,
-        regular_constraints: Some(regular),
-        sense,
-        parameters,
-        decision_variable_dependency,
-        named_functions: Some(named),
-        annotations,
-        ..pb::Instance::default()
-    };
-    let instance = build::build(message, false)?;
+    named
+}
 
+/// The functions of the active regular rows.
+fn active_functions(instance: &Instance) -> impl Iterator<Item = &Func> {
+    instance.regular.active.values().filter_map(|r| match r {
+        Row::Regular(f) => Some(f),
+        _ => None,
+    })
+}
+
+/// 3.0 refuses a dependent variable (a key of the dependency) used by the
+/// objective or an active constraint.
+fn no_dependent_variable_used(instance: &Instance) -> Result<(), ConversionError> {
     let dependent = |f: &Func| {
         let mut used = None;
         f.for_each_variable(|v| {
@@ -197,15 +234,17 @@ pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
         });
         used
     };
-    let active = instance.regular.active.values().filter_map(|r| match r {
-        Row::Regular(f) => Some(f),
-        _ => None,
-    });
-    for f in instance.objective.iter().chain(active) {
+    for f in instance.objective.iter().chain(active_functions(instance)) {
         if let Some(v) = dependent(f) {
             return Err(ConversionError::DependentUsed(v));
         }
     }
+    Ok(())
+}
+
+/// 3.0 refuses a coefficient that summing duplicate terms made infinite,
+/// in any function it holds.
+fn every_coefficient_finite(instance: &Instance) -> Result<(), ConversionError> {
     let removed = instance
         .regular
         .removed
@@ -217,15 +256,12 @@ pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
     let all = instance
         .objective
         .iter()
-        .chain(instance.regular.active.values().filter_map(|r| match r {
-            Row::Regular(f) => Some(f),
-            _ => None,
-        }))
+        .chain(active_functions(instance))
         .chain(removed)
         .chain(instance.named_functions.values())
         .chain(instance.dependency.assignments.values());
     for f in all {
         finite(f, "a function")?;
     }
-    Ok(instance)
+    Ok(())
 }

@@ -18,6 +18,7 @@
 mod entity;
 mod expression;
 mod from_v1;
+mod layer;
 mod profile;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,6 +31,7 @@ use super::ModelError;
 pub use entity::{Entity, Part, WireSizes};
 pub use expression::{Func, Instruction};
 pub use from_v1::from_v1;
+pub use layer::fold_layer_annotations;
 pub use profile::Names;
 mod build;
 pub use build::{decode, dependency, from_wire};
@@ -73,6 +75,16 @@ pub enum V2Error {
     },
     #[error("decision_variable_dependency is cyclic (variable {0} depends on itself through it)")]
     CyclicDependency(u64),
+    #[error("the instance has no decision_variables table (ommx.v2 requires one, even empty)")]
+    MissingVariableTable,
+    #[error("removed {kind} {id} has no removed reason")]
+    NoRemovedReason { kind: &'static str, id: u64 },
+    #[error("{owner} lists no decision variable (it needs at least one)")]
+    NoVariables { owner: String },
+    #[error("{owner} lists decision variable {id} more than once")]
+    RepeatedVariable { owner: String, id: u64 },
+    #[error("{owner} uses decision variable {id}, which is not binary")]
+    NotBinary { owner: String, id: u64 },
     #[error("decision variable {0} is both fixed and dependent")]
     FixedAndDependent(u64),
     #[error("fixed variable {0} is used in the objective or a constraint")]

@@ -377,13 +377,18 @@ pub(super) fn cases() -> Vec<Case> {
                 "a length-delimited field at byte 1 is 2097152 bytes, more than 1MiB, the --max-element limit",
             ),
         ),
+        // A stream cannot know it ends inside the element: refused at the
+        // claim, unread (a file says "truncated").
         Case {
-            kind: Some("wire-truncated"),
-            name: "stdin ending inside a huge element",
+            kind: Some("element-too-large"),
+            name: "stdin claiming a terabyte element",
             setup: Box::new(|_| super::inspect("-".into(), &[])),
             stdin: Some(terabyte_prefix),
             fsize_limit: None,
-            expect: Expect::Error("truncated input: a length-delimited field at byte 1 runs past the end"),
+            expect: Expect::Error(
+                "<stdin>: a length-delimited field at byte 1 is 1099511627776 bytes, more than \
+                 32MiB, the --max-element limit; raise it if the input is trusted",
+            ),
         },
     ]
 }
