@@ -175,6 +175,40 @@ impl IdSet {
         fresh == ids.len()
     }
 
+    /// Bytes the bitmap takes.
+    pub fn bytes(&self) -> usize {
+        8 * self.bits.len()
+    }
+
+    /// Adds every id of `other`; false when some id was in both.
+    pub fn absorb(&mut self, other: IdSet) -> bool {
+        let mut disjoint = true;
+        let IdSet { bits, others, .. } = other;
+        for (i, word) in bits.into_iter().enumerate() {
+            let word = word.into_inner();
+            if word == 0 {
+                continue;
+            }
+            match self.bits.get_mut(i) {
+                Some(mine) => {
+                    disjoint &= *mine.get_mut() & word == 0;
+                    *mine.get_mut() |= word;
+                }
+                None => {
+                    for bit in 0..64 {
+                        if word & (1 << bit) != 0 {
+                            disjoint &= self.insert(64 * i as u64 + bit);
+                        }
+                    }
+                }
+            }
+        }
+        for id in others {
+            disjoint &= self.insert(id);
+        }
+        disjoint
+    }
+
     /// Takes `id` out.
     pub fn remove(&mut self, id: u64) {
         match self.bits.get_mut((id / 64) as usize) {
@@ -307,6 +341,37 @@ impl SplitMix64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_absorbs_another_and_says_whether_they_met() {
+        let mut rng = SplitMix64(32);
+        for round in 0..200 {
+            let max = [1000, 1 << 40, BITMAP_IDS + 100][round % 3];
+            let mut a = IdSet::for_ids(max, 50);
+            let mut b = if round % 2 == 0 {
+                IdSet::for_ids(max, 50)
+            } else {
+                IdSet::default()
+            };
+            let mut plain = HashSet::new();
+            let mut met = false;
+            for _ in 0..rng.below(40) {
+                let x = rng.below(max + 1);
+                a.insert(x);
+                plain.insert(x);
+            }
+            for _ in 0..rng.below(40) {
+                let x = rng.below(max + 1);
+                if b.insert(x) {
+                    met |= !plain.insert(x);
+                }
+            }
+            assert_eq!(a.absorb(b), !met, "round {round}");
+            for &x in &plain {
+                assert!(a.contains(&x));
+            }
+        }
+    }
 
     #[test]
     fn a_shared_set_adds_each_id_once_whichever_thread_adds_it() {
