@@ -15,6 +15,7 @@ mod rewind;
 pub mod sniff;
 mod text_formats;
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -53,6 +54,11 @@ pub enum Input {
         name: String,
         file: Arc<tempfile::TempPath>,
     },
+    /// An artifact handed over as its layers by OMMX itself, named `name`.
+    Artifact {
+        name: String,
+        layers: Arc<[archive::ArtifactLayer]>,
+    },
 }
 
 impl PartialEq for Input {
@@ -61,6 +67,9 @@ impl PartialEq for Input {
             (Input::Stdin, Input::Stdin) => true,
             (Input::Path(a), Input::Path(b)) => a == b,
             (Input::Bytes { file: a, .. }, Input::Bytes { file: b, .. }) => Arc::ptr_eq(a, b),
+            (Input::Artifact { layers: a, .. }, Input::Artifact { layers: b, .. }) => {
+                Arc::ptr_eq(a, b)
+            }
             _ => false,
         }
     }
@@ -80,10 +89,47 @@ impl Input {
         })
     }
 
+    /// An artifact's layers as input: the instance layers' blobs (`Some`
+    /// for those, `None` for the others) go to temporary files.
+    pub fn from_artifact(
+        name: &str,
+        layers: Vec<(
+            String,
+            String,
+            u64,
+            BTreeMap<String, String>,
+            Option<Vec<u8>>,
+        )>,
+    ) -> io::Result<Self> {
+        let layers = layers
+            .into_iter()
+            .map(|(media_type, digest, size, annotations, blob)| {
+                let blob = blob
+                    .map(|bytes| -> io::Result<_> {
+                        let mut file = tempfile::NamedTempFile::new()?;
+                        io::Write::write_all(&mut file, &bytes)?;
+                        Ok(Arc::new(file.into_temp_path()))
+                    })
+                    .transpose()?;
+                Ok(archive::ArtifactLayer {
+                    media_type,
+                    digest,
+                    size,
+                    annotations,
+                    blob,
+                })
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(Input::Artifact {
+            name: name.to_string(),
+            layers: layers.into(),
+        })
+    }
+
     /// The file to open, for inputs that are files (or directories).
     pub fn path(&self) -> Option<&std::path::Path> {
         match self {
-            Input::Stdin => None,
+            Input::Stdin | Input::Artifact { .. } => None,
             Input::Path(path) => Some(path),
             Input::Bytes { file, .. } => Some(file),
         }
@@ -120,7 +166,7 @@ impl Input {
         match self {
             Input::Stdin => "<stdin>".to_string(),
             Input::Path(p) => p.display().to_string(),
-            Input::Bytes { name, .. } => name.clone(),
+            Input::Bytes { name, .. } | Input::Artifact { name, .. } => name.clone(),
         }
     }
 }
@@ -188,7 +234,12 @@ pub fn read_with(
                 read_stream(file, name, selection, limits, pass, progress)
             }
         }
-        None => read_stream(io::stdin(), name, selection, limits, pass, progress),
+        None => match input {
+            Input::Artifact { layers, .. } => {
+                archive::read_artifact(layers, name, selection, pass, progress)
+            }
+            _ => read_stream(io::stdin(), name, selection, limits, pass, progress),
+        },
     }
 }
 

@@ -31,6 +31,7 @@ fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
         Container::Raw => "raw ommx.v1.Instance bytes (no layers)",
         Container::Archive => "OMMX artifact archive (OCI image layout in tar)",
         Container::Directory => "OMMX artifact directory (OCI image layout)",
+        Container::Artifact => "OMMX artifact (its layers, handed over by OMMX)",
     };
     writeln!(
         out,
