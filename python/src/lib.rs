@@ -163,10 +163,15 @@ fn profile_layers(
     // The blobs are copied out while Python's objects can be read.
     let layers = layers
         .into_iter()
-        .map(|(media_type, digest, size, annotations, blob)| {
-            let blob = blob.map(|b| b.as_bytes().to_vec());
-            (media_type, digest, size, annotations, blob)
-        })
+        .map(
+            |(media_type, digest, size, annotations, blob)| api::HandedLayer {
+                media_type,
+                digest,
+                size,
+                annotations,
+                bytes: blob.map(|b| b.as_bytes().to_vec()),
+            },
+        )
         .collect();
     py.detach(|| {
         guarded(|| {

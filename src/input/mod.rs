@@ -15,7 +15,6 @@ mod rewind;
 pub mod sniff;
 mod text_formats;
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -91,20 +90,12 @@ impl Input {
 
     /// An artifact's layers as input: the instance layers' blobs (`Some`
     /// for those, `None` for the others) go to temporary files.
-    pub fn from_artifact(
-        name: &str,
-        layers: Vec<(
-            String,
-            String,
-            u64,
-            BTreeMap<String, String>,
-            Option<Vec<u8>>,
-        )>,
-    ) -> io::Result<Self> {
+    pub fn from_artifact(name: &str, layers: Vec<archive::HandedLayer>) -> io::Result<Self> {
         let layers = layers
             .into_iter()
-            .map(|(media_type, digest, size, annotations, blob)| {
-                let blob = blob
+            .map(|layer| {
+                let blob = layer
+                    .bytes
                     .map(|bytes| -> io::Result<_> {
                         let mut file = tempfile::NamedTempFile::new()?;
                         io::Write::write_all(&mut file, &bytes)?;
@@ -112,10 +103,10 @@ impl Input {
                     })
                     .transpose()?;
                 Ok(archive::ArtifactLayer {
-                    media_type,
-                    digest,
-                    size,
-                    annotations,
+                    media_type: layer.media_type,
+                    digest: layer.digest,
+                    size: layer.size,
+                    annotations: layer.annotations,
                     blob,
                 })
             })

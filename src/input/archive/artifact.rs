@@ -26,6 +26,17 @@ pub struct ArtifactLayer {
     pub blob: Option<Arc<tempfile::TempPath>>,
 }
 
+/// A layer as the one handing it over describes it, with the bytes of an
+/// instance layer's blob.
+#[derive(Debug, Clone)]
+pub struct HandedLayer {
+    pub media_type: String,
+    pub digest: String,
+    pub size: u64,
+    pub annotations: BTreeMap<String, String>,
+    pub bytes: Option<Vec<u8>>,
+}
+
 /// The layers' blobs by their path in a layout (`blobs/<alg>/<hex>`).
 struct Blobs<'a>(HashMap<String, &'a Path>);
 

@@ -44,7 +44,7 @@ mod dir;
 mod tarball;
 
 pub(crate) use artifact::read_artifact;
-pub use artifact::ArtifactLayer;
+pub use artifact::{ArtifactLayer, HandedLayer};
 pub(crate) use dir::read_directory;
 pub(crate) use tarball::{read_tar, TarSource};
 
