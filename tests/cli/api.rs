@@ -1,7 +1,5 @@
 //! The analysis API as a library user (another surface) calls it.
 
-use std::collections::BTreeMap;
-
 use memprof::api::{self, Account, Input, Options};
 
 use super::oracle;
@@ -32,14 +30,13 @@ fn an_artifact_handed_over_as_its_layers_profiles_as_its_archive() {
             let blob = l.instance_index.map(|_| {
                 std::fs::read(dir.path().join("blobs").join(algorithm).join(hex)).unwrap()
             });
-            let annotations: BTreeMap<String, String> = l.annotations.clone();
-            (
-                l.media_type.clone(),
-                l.digest.clone(),
-                l.size,
-                annotations,
-                blob,
-            )
+            api::HandedLayer {
+                media_type: l.media_type.clone(),
+                digest: l.digest.clone(),
+                size: l.size,
+                annotations: l.annotations.clone(),
+                bytes: blob,
+            }
         })
         .collect();
     let artifact = Input::from_artifact("multi", layers).unwrap();
