@@ -48,6 +48,8 @@ def profile(
     """Profiles ``x`` exactly as OMMX's ``Instance.logical_memory_profile()``
     counts it. ``x`` is what OMMX users hold:
 
+    - an ``ommx.artifact.Artifact`` (every instance layer, each under a root
+      frame, or the ``layer``-th alone);
     - an ``Instance`` of OMMX 2.x (``ommx.v1.Instance``: counted as 2.9.3
       holds it) or of OMMX 3.0 (``ommx.Instance``: counted as 3.0 holds it);
     - a path (``str`` or ``os.PathLike``): an ``.ommx`` archive, an OCI
@@ -68,6 +70,10 @@ def profile(
         native = _native.profile_path(os.fsdecode(x), layer, view, group_by)
     elif isinstance(x, (bytes, bytearray, memoryview)):
         native = _native.profile_bytes(bytes(x), name or "<bytes>", layer, view, group_by)
+    elif _is_artifact(x):
+        native = _native.profile_layers(
+            _artifact_layers(x), name or _artifact_name(x), layer, view, group_by
+        )
     elif callable(getattr(x, "to_v2_bytes", None)):
         # OMMX 3.0's Instance: its own schema, counted as 3.0 holds it.
         native = _native.profile_bytes(
@@ -79,7 +85,7 @@ def profile(
         )
     else:
         raise TypeError(
-            "profile() takes an ommx Instance (2.x or 3.0), a path or "
+            "profile() takes an ommx Artifact, an ommx Instance (2.x or 3.0), a path or "
             f"bytes, not {type(x).__name__}"
         )
     return Profile(native)
@@ -90,6 +96,33 @@ def _bytes_of(x: Any, method: str) -> bytes:
     if not isinstance(data, bytes):
         raise TypeError(f"{type(x).__name__}.{method}() returned {type(data).__name__}, not bytes")
     return data
+
+
+_INSTANCE_MEDIA_TYPES = (
+    "application/org.ommx.v1.instance",
+    "application/org.ommx.v2.instance",
+)
+
+
+def _is_artifact(x: Any) -> bool:
+    """An OMMX artifact (2.x's or 3.0's ``ommx.artifact.Artifact``): layer
+    descriptors and their blobs."""
+    return hasattr(x, "layers") and callable(getattr(x, "get_blob", None))
+
+
+def _artifact_layers(artifact: Any) -> list:
+    """Every layer of the manifest as (media type, digest, size,
+    annotations, blob); only instance layers carry their bytes."""
+    layers = []
+    for d in artifact.layers:
+        blob = artifact.get_blob(d.digest) if d.media_type in _INSTANCE_MEDIA_TYPES else None
+        layers.append((d.media_type, d.digest, d.size, dict(d.annotations), blob))
+    return layers
+
+
+def _artifact_name(artifact: Any) -> str:
+    image = getattr(artifact, "image_name", None)
+    return str(image) if image else "<artifact>"
 
 
 class Profile:

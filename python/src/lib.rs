@@ -138,6 +138,51 @@ fn profile_bytes(
     })
 }
 
+/// One layer of an artifact as Python hands it over: media type, digest,
+/// size, annotations, and the blob of an instance layer.
+type PyLayer<'py> = (
+    String,
+    String,
+    u64,
+    std::collections::BTreeMap<String, String>,
+    Option<Bound<'py, pyo3::types::PyBytes>>,
+);
+
+/// Profiles an artifact handed over as its layers (`ommx.artifact.Artifact`'s
+/// descriptors and instance blobs), naming it `name`.
+#[pyfunction]
+#[pyo3(signature = (layers, name, layer=None, view="memory", group_by=None))]
+fn profile_layers(
+    py: Python<'_>,
+    layers: Vec<PyLayer<'_>>,
+    name: String,
+    layer: Option<usize>,
+    view: &str,
+    group_by: Option<&str>,
+) -> PyResult<NativeProfile> {
+    // The blobs are copied out while Python's objects can be read.
+    let layers = layers
+        .into_iter()
+        .map(
+            |(media_type, digest, size, annotations, blob)| api::HandedLayer {
+                media_type,
+                digest,
+                size,
+                annotations,
+                bytes: blob.map(|b| b.as_bytes().to_vec()),
+            },
+        )
+        .collect();
+    py.detach(|| {
+        guarded(|| {
+            let options = options(layer, view, group_by)?;
+            let input = Input::from_artifact(&name, layers)
+                .with_context(|| format!("{name}: cannot write a temporary file"))?;
+            load(input, options)
+        })
+    })
+}
+
 #[pymethods]
 impl NativeProfile {
     /// The input as named in reports.
@@ -386,6 +431,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeProfile>()?;
     m.add_function(wrap_pyfunction!(profile_path, m)?)?;
     m.add_function(wrap_pyfunction!(profile_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_layers, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -268,3 +268,24 @@ def test_an_ommx_3_instance_is_profiled_as_3_0_holds_it():
     expected = payload.with_suffix(".folded").read_text()
     assert p.folded() == expected
     assert p.name == "<instance>"
+
+
+def test_an_artifact_is_profiled_layer_by_layer_as_its_archive_is(tmp_path):
+    from ommx.artifact import Artifact
+
+    archive = ORACLE / "multi.ommx"
+    artifact = Artifact.load_archive(str(archive))
+    p = ommx_memprof.profile(artifact, name="multi")
+    assert p.name == "multi"
+    # The same profile as the archive file's: every instance layer under
+    # its root frame.
+    assert p.folded() == ommx_memprof.profile(archive).folded()
+    for layer in range(3):
+        one = ommx_memprof.profile(artifact, layer=layer)
+        expected = (ORACLE / f"multi.layer{layer}.folded").read_text()
+        assert one.folded() == expected
+    # Its analyses read it again, from the layers handed over.
+    assert ommx_memprof.profile(artifact, layer=0).top(1).records()[0]["bytes"] > 0
+    with pytest.raises(ValueError, match="--layer 5 is out of range: the input has 3 instance layer"):
+        ommx_memprof.profile(artifact, layer=5)
+    assert ommx_memprof.profile(artifact).to_dict()["input"]["container"] == "artifact"

@@ -30,6 +30,7 @@ pub use crate::advise::Severity;
 pub use crate::check::budget::Budget;
 pub use crate::check::{BudgetExceeded, CheckReport};
 pub use crate::drill::KindFilter;
+pub use crate::input::archive::HandedLayer;
 pub use crate::input::{Input, Limits};
 pub use crate::model::EntityKind;
 pub use crate::names::{from_name, Named};

@@ -188,6 +188,7 @@ pub fn parse(
         "raw" => Container::Raw,
         "archive" => Container::Archive,
         "directory" => Container::Directory,
+        "artifact" => Container::Artifact,
         other => return Err(malformed(format!("unknown input container {other:?}"))),
     };
     if doc.tree.name != "total" {

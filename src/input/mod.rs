@@ -53,6 +53,11 @@ pub enum Input {
         name: String,
         file: Arc<tempfile::TempPath>,
     },
+    /// An artifact handed over as its layers by OMMX itself, named `name`.
+    Artifact {
+        name: String,
+        layers: Arc<[archive::ArtifactLayer]>,
+    },
 }
 
 impl PartialEq for Input {
@@ -61,6 +66,9 @@ impl PartialEq for Input {
             (Input::Stdin, Input::Stdin) => true,
             (Input::Path(a), Input::Path(b)) => a == b,
             (Input::Bytes { file: a, .. }, Input::Bytes { file: b, .. }) => Arc::ptr_eq(a, b),
+            (Input::Artifact { layers: a, .. }, Input::Artifact { layers: b, .. }) => {
+                Arc::ptr_eq(a, b)
+            }
             _ => false,
         }
     }
@@ -80,10 +88,39 @@ impl Input {
         })
     }
 
+    /// An artifact's layers as input: the instance layers' blobs (`Some`
+    /// for those, `None` for the others) go to temporary files.
+    pub fn from_artifact(name: &str, layers: Vec<archive::HandedLayer>) -> io::Result<Self> {
+        let layers = layers
+            .into_iter()
+            .map(|layer| {
+                let blob = layer
+                    .bytes
+                    .map(|bytes| -> io::Result<_> {
+                        let mut file = tempfile::NamedTempFile::new()?;
+                        io::Write::write_all(&mut file, &bytes)?;
+                        Ok(Arc::new(file.into_temp_path()))
+                    })
+                    .transpose()?;
+                Ok(archive::ArtifactLayer {
+                    media_type: layer.media_type,
+                    digest: layer.digest,
+                    size: layer.size,
+                    annotations: layer.annotations,
+                    blob,
+                })
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(Input::Artifact {
+            name: name.to_string(),
+            layers: layers.into(),
+        })
+    }
+
     /// The file to open, for inputs that are files (or directories).
     pub fn path(&self) -> Option<&std::path::Path> {
         match self {
-            Input::Stdin => None,
+            Input::Stdin | Input::Artifact { .. } => None,
             Input::Path(path) => Some(path),
             Input::Bytes { file, .. } => Some(file),
         }
@@ -120,7 +157,7 @@ impl Input {
         match self {
             Input::Stdin => "<stdin>".to_string(),
             Input::Path(p) => p.display().to_string(),
-            Input::Bytes { name, .. } => name.clone(),
+            Input::Bytes { name, .. } | Input::Artifact { name, .. } => name.clone(),
         }
     }
 }
@@ -188,7 +225,12 @@ pub fn read_with(
                 read_stream(file, name, selection, limits, pass, progress)
             }
         }
-        None => read_stream(io::stdin(), name, selection, limits, pass, progress),
+        None => match input {
+            Input::Artifact { layers, .. } => {
+                archive::read_artifact(layers, name, selection, pass, progress)
+            }
+            _ => read_stream(io::stdin(), name, selection, limits, pass, progress),
+        },
     }
 }
 
@@ -465,11 +507,7 @@ fn read_raw<R: BufRead + Send>(
         // format, an instance from, say, JSON).
         Selection::ListOnly if forced.is_some() && looks_like(head).is_none() => {}
         Selection::ListOnly => {
-            let whole = in_file.map(|file| InFile {
-                file,
-                start: 0,
-                progress: &|_| {},
-            });
+            let whole = in_file.map(|file| InFile::whole(file, &|_| {}));
             match detect(reader, total, whole, forced, &mut rewind, pass, true) {
                 Ok(p) => document.raw_schema = Some(p.schema),
                 Err(e) if looks_like(head).is_some() => return Err(hint(e, head)),
@@ -493,11 +531,7 @@ fn read_raw<R: BufRead + Send>(
             };
             let reader = BufReader::with_capacity(BUF_SIZE, counted.wrap_read(reader));
             let tick = |n| counted.inc(n);
-            let whole = in_file.map(|file| InFile {
-                file,
-                start: 0,
-                progress: &tick,
-            });
+            let whole = in_file.map(|file| InFile::whole(file, &tick));
             let profiled = detect(reader, total, whole, forced, &mut rewind, pass, false)
                 .map_err(|e| hint(e, head))?;
             document.raw_schema = Some(profiled.schema);

@@ -58,6 +58,17 @@ pub struct InFile<'a> {
     pub progress: &'a (dyn Fn(u64) + Sync),
 }
 
+impl<'a> InFile<'a> {
+    /// The whole of `file`.
+    pub fn whole(file: &'a File, progress: &'a (dyn Fn(u64) + Sync)) -> Self {
+        Self {
+            file,
+            start: 0,
+            progress,
+        }
+    }
+}
+
 /// Bytes per chunk (the environment variable `MEMPROF_CHUNK_BYTES`
 /// overrides it; tests set it low, so that small instances span many
 /// chunks). What a thread holds of the file at a time: on sixteen threads

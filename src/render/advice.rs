@@ -250,7 +250,11 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
                 thousands(layer.file_bytes)
             ));
         }
-        writeln!(out, "{summary}")?;
+        writeln!(
+            out,
+            "{}",
+            crate::render::width::wrap(&summary, &" ".repeat(13))
+        )?;
         if shown.is_empty() {
             writeln!(
                 out,
@@ -308,16 +312,34 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
                     Measure::File => " of the file",
                 }
             )?;
-            writeln!(out, "    finding:    {}", r.title)?;
+            let prose = |label: &str, text: &str| {
+                // Wrapped to the terminal, continuing under the text.
+                crate::render::width::wrap(&format!("    {label:<11} {text}"), &" ".repeat(16))
+            };
+            writeln!(out, "{}", prose("finding:", &r.title))?;
+            // A path is one word: when one would run past the terminal, the
+            // paths go under their label instead of beside it.
+            let beside = crate::render::width::limit().is_none_or(|width| {
+                r.paths
+                    .iter()
+                    .all(|p| 16 + console::measure_text_width(p) <= usize::from(width))
+            });
             for (j, path) in r.paths.iter().enumerate() {
                 let label = if j == 0 { "paths:" } else { "" };
-                writeln!(out, "    {label:<11} {path}")?;
+                if beside {
+                    writeln!(out, "    {label:<11} {path}")?;
+                } else {
+                    if j == 0 {
+                        writeln!(out, "    {label}")?;
+                    }
+                    writeln!(out, "      {path}")?;
+                }
             }
             for (j, s) in r.sample.iter().enumerate() {
                 let label = if j == 0 { "sample:" } else { "" };
-                writeln!(out, "    {label:<11} {}", sample_text(s))?;
+                writeln!(out, "{}", prose(label, &sample_text(s)))?;
             }
-            writeln!(out, "    suggestion: {}", r.suggestion)?;
+            writeln!(out, "{}", prose("suggestion:", &r.suggestion))?;
         }
         not_computed(layer, out)?;
     }

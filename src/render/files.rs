@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use comfy_table::CellAlignment;
 
+use crate::render::width::Give;
 pub use crate::report::files::FileSummary;
 use crate::units::human;
 
@@ -20,6 +21,7 @@ pub fn render_table(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()
         "logical bytes",
         "time",
     ]);
+    table.column_mut(0).expect("a column").give(Give::KeepEnd);
     let opt = |b: Option<u64>| b.map_or_else(|| "-".to_string(), human);
     for f in files {
         table.add_row(vec![

@@ -6,6 +6,13 @@ use super::style;
 use crate::report::{Account, Profile};
 use crate::units;
 
+/// One header line: a label, then its text wrapped to the terminal under
+/// itself.
+fn line(out: &mut dyn Write, label: &str, text: &str) -> std::io::Result<()> {
+    let text = format!("{}{text}", style::label(label, 13));
+    writeln!(out, "{}", super::width::wrap(&text, &" ".repeat(13)))
+}
+
 /// The short header of the human formats.
 pub fn write_summary(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Result<()> {
     let s = profile.summary();
@@ -17,10 +24,8 @@ pub fn write_summary(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Res
         style::label("layer:", 13),
         profile.layer_label()
     )?;
-    writeln!(
-        out,
-        "{}{}, {}, {}, {}",
-        style::label("entities:", 13),
+    let entities = format!(
+        "{}, {}, {}, {}",
         units::count(s.variables, "variable", "variables"),
         units::count(s.constraints, "constraint", "constraints"),
         units::count(
@@ -29,7 +34,8 @@ pub fn write_summary(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Res
             "removed constraints"
         ),
         units::count(s.terms, "stored term", "stored terms"),
-    )?;
+    );
+    line(out, "entities:", &entities)?;
     match doc.file_bytes {
         Some(b) => writeln!(
             out,
@@ -57,11 +63,10 @@ pub fn write_total(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Resul
             "encoded protobuf, the size of the instance data".to_string(),
         ),
     };
-    writeln!(
-        out,
-        "{}{} ({} B, {what}; KiB/MiB are 1024-based)",
-        style::label(label, 13),
+    let total = format!(
+        "{} ({} B, {what}; KiB/MiB are 1024-based)",
         units::human(profile.total_bytes()),
         units::thousands(profile.total_bytes())
-    )
+    );
+    line(out, label, &total)
 }

@@ -8,6 +8,7 @@ use anyhow::Result;
 use super::escape_control;
 use super::format::{unsupported, Format};
 use crate::input::{Container, Document, Schema};
+use crate::render::width::Give;
 use crate::report::envelope::Envelope;
 use crate::units::human;
 
@@ -31,13 +32,14 @@ fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
         Container::Raw => "raw ommx.v1.Instance bytes (no layers)",
         Container::Archive => "OMMX artifact archive (OCI image layout in tar)",
         Container::Directory => "OMMX artifact directory (OCI image layout)",
+        Container::Artifact => "OMMX artifact (its layers, handed over by OMMX)",
     };
-    writeln!(
-        out,
+    let title = format!(
         "{}: {kind}{}",
         doc.name,
         if doc.gzip { ", gzip-compressed" } else { "" }
-    )?;
+    );
+    writeln!(out, "{}", crate::render::width::wrap(&title, "  "))?;
     if doc.layers.is_empty() {
         return Ok(());
     }
@@ -50,6 +52,10 @@ fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
         "annotations",
         "profiled",
     ]);
+    table.column_mut(1).expect("a column").give(Give::KeepStart);
+    table.column_mut(2).expect("a column").give(Give::KeepStart);
+    table.column_mut(4).expect("a column").give(Give::Wrap);
+    table.column_mut(5).expect("a column").give(Give::Wrap);
     for layer in &doc.layers {
         let annotations: Vec<String> = layer
             .annotations

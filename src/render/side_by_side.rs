@@ -10,6 +10,7 @@ use comfy_table::CellAlignment;
 
 use super::{Profile, ViewOptions};
 use crate::profile::Aggregate;
+use crate::render::width::Give;
 use crate::units::human;
 
 /// In-memory bytes per on-disk byte, `-` when there are no disk bytes.
@@ -65,6 +66,7 @@ pub fn render(
     let rows = rows(memory, wire);
     let mut table = crate::render::width::table();
     table.set_header(vec!["path", "in memory", "on disk", "memory / disk"]);
+    table.column_mut(0).expect("a column").give(Give::KeepEnd);
     for (path, m, w) in rows.iter().take(options.top) {
         table.add_row(vec![path.clone(), human(*m), human(*w), ratio(*m, *w)]);
     }

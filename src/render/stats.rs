@@ -3,7 +3,9 @@
 use std::io::Write;
 
 use anyhow::Result;
-use comfy_table::{CellAlignment, Table};
+use comfy_table::CellAlignment;
+
+use crate::render::width::{Give, Grid};
 use serde::Serialize;
 
 use crate::report::envelope::Envelope;
@@ -50,7 +52,7 @@ fn largest(e: &EntityRef, bytes: u64) -> String {
     format!("{} {} ({})", e.id, e.display_name(), human(bytes))
 }
 
-fn table(rows: &[Stats], families: bool, limit: usize) -> Table {
+fn table(rows: &[Stats], families: bool, limit: usize) -> Grid {
     let mut table = crate::render::width::table();
     let mut header = vec!["kind"];
     if families {
@@ -63,7 +65,15 @@ fn table(rows: &[Stats], families: bool, limit: usize) -> Table {
         "terms min / p50 / p90 / p99 / max",
         "largest (id name)",
     ]);
+    let columns = header.len();
     table.set_header(header);
+    if families {
+        table.column_mut(1).expect("a column").give(Give::KeepStart);
+    }
+    table
+        .column_mut(columns - 1)
+        .expect("a column")
+        .give(Give::KeepStart);
     for s in rows.iter().take(limit) {
         let mut row = vec![s.kind.label().to_string()];
         if families {

@@ -8,6 +8,7 @@ use comfy_table::CellAlignment;
 
 use super::{Profile, ViewOptions};
 use crate::profile::Aggregate;
+use crate::render::width::Give;
 use crate::units::{human, percent};
 
 pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write) -> io::Result<()> {
@@ -26,6 +27,7 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
     });
     let mut table = crate::render::width::table();
     table.set_header(vec!["path", "inclusive", "own", "% of total", "leaves"]);
+    table.column_mut(0).expect("a column").give(Give::KeepEnd);
     for &id in ids.iter().take(options.top) {
         let t = profile.totals[id];
         let node = profile.aggregate.node(id);

@@ -12,6 +12,7 @@ use super::format::{unsupported, Format};
 use super::json::{input_info, layer_refs, InputInfo, LayerRef};
 use super::Profile;
 use crate::drill::top::TopEntity;
+use crate::render::width::Give;
 use crate::units::{human, percent};
 
 #[derive(Debug, Serialize)]
@@ -87,6 +88,11 @@ fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) ->
         header.insert(1, "layer");
     }
     table.set_header(header);
+    let name = if several_layers { 4 } else { 3 };
+    table
+        .column_mut(name)
+        .expect("a column")
+        .give(Give::KeepStart);
     for (rank, e) in report.entities.iter().enumerate() {
         let mut row = vec![
             (rank + 1).to_string(),

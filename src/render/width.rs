@@ -1,13 +1,23 @@
-//! How wide the human tables may be: `$COLUMNS` when set, else the
-//! terminal's width when stdout is a terminal; unlimited otherwise (a pipe
-//! or a file keeps every table's natural width, so scripts and snapshots
-//! see the same bytes on every machine). Commands writing to a file (`-o`)
-//! turn fitting off ([`set_fit`]).
+//! How wide the human tables may be, and how a table that is too wide gives
+//! way without ever splitting a word or a number.
+//!
+//! The width is `$COLUMNS` when set, else the terminal's width when stdout
+//! is a terminal; unlimited otherwise (a pipe or a file keeps every table's
+//! natural width, so scripts and snapshots see the same bytes on every
+//! machine). Commands writing to a file (`-o`) turn fitting off
+//! ([`set_fit`]).
+//!
+//! A [`Grid`] that does not fit first narrows the columns that may give way
+//! ([`Give`]): a path loses its start behind an ellipsis (its last frames say
+//! most), a name its end, prose wraps between words. When that is not
+//! enough, each row is shown as `column: value` lines instead, which fit
+//! any width.
 
+use std::fmt;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangement, Table};
 
 static FIT: AtomicBool = AtomicBool::new(true);
 
@@ -36,13 +46,333 @@ pub fn limit() -> Option<u16> {
         .map(|(_rows, columns)| columns)
 }
 
-/// A table in memprof's style that wraps its cells to fit [`limit`].
-pub fn table() -> Table {
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
-    if let Some(width) = limit() {
-        table.set_content_arrangement(ContentArrangement::Dynamic);
-        table.set_width(width);
+/// Prose wrapped to [`limit`] between words, each line after the first
+/// indented by `indent`; unchanged where there is no limit.
+pub fn wrap(text: &str, indent: &str) -> String {
+    match limit() {
+        Some(width) => {
+            let options = textwrap::Options::new(usize::from(width))
+                .subsequent_indent(indent)
+                .break_words(false);
+            textwrap::fill(text, options)
+        }
+        None => text.to_string(),
     }
-    table
+}
+
+/// How a column gives way when its table is wider than the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Give {
+    /// Never narrower than its content (numbers, verdicts, codes).
+    None,
+    /// Cut behind an ellipsis, keeping the end (paths).
+    KeepEnd,
+    /// Cut with an ellipsis, keeping the start (names, titles).
+    KeepStart,
+    /// Wrapped between words (prose).
+    Wrap,
+}
+
+/// One column's alignment and how it gives way.
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    align: CellAlignment,
+    give: Give,
+}
+
+impl Column {
+    pub fn set_cell_alignment(&mut self, align: CellAlignment) -> &mut Self {
+        self.align = align;
+        self
+    }
+
+    pub fn give(&mut self, give: Give) -> &mut Self {
+        self.give = give;
+        self
+    }
+}
+
+/// A table in memprof's style that fits [`limit`].
+#[derive(Debug, Clone, Default)]
+pub struct Grid {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    columns: Vec<Column>,
+}
+
+/// A new [`Grid`].
+pub fn table() -> Grid {
+    Grid::default()
+}
+
+/// Columns narrower than this are not cut further.
+const MIN_CUT: usize = 12;
+
+fn text_width(text: &str) -> usize {
+    text.lines()
+        .map(console::measure_text_width)
+        .max()
+        .unwrap_or(0)
+}
+
+impl Grid {
+    fn widen(&mut self, n: usize) {
+        while self.columns.len() < n {
+            self.columns.push(Column {
+                align: CellAlignment::Left,
+                give: Give::None,
+            });
+        }
+    }
+
+    pub fn set_header<S: ToString>(&mut self, cells: impl IntoIterator<Item = S>) -> &mut Self {
+        self.header = cells.into_iter().map(|c| c.to_string()).collect();
+        self.widen(self.header.len());
+        self
+    }
+
+    pub fn add_row<S: ToString>(&mut self, cells: impl IntoIterator<Item = S>) -> &mut Self {
+        let row: Vec<String> = cells.into_iter().map(|c| c.to_string()).collect();
+        self.widen(row.len());
+        self.rows.push(row);
+        self
+    }
+
+    pub fn column_mut(&mut self, index: usize) -> Option<&mut Column> {
+        self.columns.get_mut(index)
+    }
+
+    /// Each column's widest line, header included.
+    fn natural_widths(&self) -> Vec<usize> {
+        (0..self.columns.len())
+            .map(|i| {
+                std::iter::once(&self.header)
+                    .chain(&self.rows)
+                    .filter_map(|row| row.get(i))
+                    .map(|cell| text_width(cell))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect()
+    }
+
+    /// The narrowest each column may become.
+    fn least_widths(&self, natural: &[usize]) -> Vec<usize> {
+        natural
+            .iter()
+            .zip(&self.columns)
+            .enumerate()
+            .map(|(i, (&width, column))| {
+                let header = self.header.get(i).map_or(0, |h| text_width(h));
+                let least = match column.give {
+                    Give::None => width,
+                    Give::KeepEnd | Give::KeepStart => width.min(MIN_CUT),
+                    Give::Wrap => self
+                        .rows
+                        .iter()
+                        .filter_map(|row| row.get(i))
+                        .flat_map(|cell| cell.split_whitespace())
+                        .map(console::measure_text_width)
+                        .max()
+                        .unwrap_or(0),
+                };
+                least.max(header)
+            })
+            .collect()
+    }
+
+    /// Widths that fit `limit`, narrowing the widest columns that may give
+    /// way first; `None` when even their least widths do not fit.
+    fn fitted_widths(&self, limit: usize) -> Option<Vec<usize>> {
+        let mut widths = self.natural_widths();
+        let least = self.least_widths(&widths);
+        // Each column takes its content plus a border and two spaces.
+        let frame = 3 * widths.len() + 1;
+        let mut total: usize = widths.iter().sum::<usize>() + frame;
+        while total > limit {
+            let widest = (0..widths.len())
+                .filter(|&i| widths[i] > least[i])
+                .max_by_key(|&i| (widths[i], std::cmp::Reverse(i)))?;
+            widths[widest] -= 1;
+            total -= 1;
+        }
+        Some(widths)
+    }
+
+    /// The cell cut or wrapped to `width` as its column gives way.
+    fn fit_cell(cell: &str, width: usize, give: Give) -> String {
+        cell.lines()
+            .map(|line| {
+                if console::measure_text_width(line) <= width {
+                    return line.to_string();
+                }
+                match give {
+                    Give::None => line.to_string(),
+                    Give::KeepStart => console::truncate_str(line, width, "…").into_owned(),
+                    Give::KeepEnd => keep_end(line, width),
+                    Give::Wrap => {
+                        textwrap::fill(line, textwrap::Options::new(width).break_words(false))
+                    }
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn comfy(&self, widths: Option<&[usize]>) -> Table {
+        let mut table = Table::new();
+        table.load_style(UTF8_FULL_CONDENSED);
+        table.set_content_arrangement(ContentArrangement::Disabled);
+        let fit = |row: &Vec<String>| -> Vec<String> {
+            row.iter()
+                .enumerate()
+                .map(|(i, cell)| match widths {
+                    Some(w) => Self::fit_cell(cell, w[i], self.columns[i].give),
+                    None => cell.clone(),
+                })
+                .collect()
+        };
+        if !self.header.is_empty() {
+            table.set_header(self.header.clone());
+        }
+        for row in &self.rows {
+            table.add_row(fit(row));
+        }
+        for (i, column) in self.columns.iter().enumerate() {
+            if let Some(c) = table.column_mut(i) {
+                c.set_cell_alignment(column.align);
+            }
+        }
+        table
+    }
+
+    /// Each row as `column: value` lines (values wrapped between words),
+    /// rows apart by a blank line: what fits any width.
+    fn as_records(&self, limit: usize) -> String {
+        let key_width = self.header.iter().map(|h| text_width(h)).max().unwrap_or(0);
+        let indent = " ".repeat(key_width + 2);
+        let value_width = limit.saturating_sub(key_width + 2).max(MIN_CUT);
+        let mut blocks = Vec::new();
+        for row in &self.rows {
+            let mut lines = Vec::new();
+            for (i, cell) in row.iter().enumerate() {
+                if cell.is_empty() {
+                    continue;
+                }
+                let key = self.header.get(i).map_or("", String::as_str);
+                let options = textwrap::Options::new(value_width).break_words(false);
+                // A word longer than the line is cut as the column cuts,
+                // keeping the start where the column would not cut at all.
+                let give = match self.columns[i].give {
+                    Give::KeepEnd => Give::KeepEnd,
+                    _ => Give::KeepStart,
+                };
+                let value = textwrap::fill(&cell.replace('\n', " "), options)
+                    .lines()
+                    .map(|line| Self::fit_cell(line, value_width, give))
+                    .collect::<Vec<_>>()
+                    .join(&format!("\n{indent}"));
+                let pad = key_width - text_width(key);
+                lines.push(format!("{key}: {}{value}", " ".repeat(pad)));
+            }
+            blocks.push(lines.join("\n"));
+        }
+        blocks.join("\n\n")
+    }
+}
+
+/// `line` cut to `width` behind a leading ellipsis, keeping its end.
+fn keep_end(line: &str, width: usize) -> String {
+    let plain = console::strip_ansi_codes(line);
+    let mut kept: Vec<char> = Vec::new();
+    let mut used = 1;
+    for c in plain.chars().rev() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > width {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    kept.reverse();
+    format!("…{}", kept.into_iter().collect::<String>())
+}
+
+impl fmt::Display for Grid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(limit) = limit().map(usize::from) else {
+            return write!(f, "{}", self.comfy(None));
+        };
+        match self.fitted_widths(limit) {
+            Some(widths) => write!(f, "{}", self.comfy(Some(&widths))),
+            None => f.write_str(&self.as_records(limit)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid() -> Grid {
+        let mut grid = table();
+        grid.set_header(["path", "bytes", "note"]);
+        grid.add_row([
+            "Instance.constraints;Constraint.function;Linear;PolynomialBase.terms",
+            "12,345,678",
+            "the terms of every linear constraint function together",
+        ]);
+        grid.add_row(["total", "99", ""]);
+        grid.column_mut(0).unwrap().give(Give::KeepEnd);
+        grid.column_mut(1)
+            .unwrap()
+            .set_cell_alignment(CellAlignment::Right);
+        grid.column_mut(2).unwrap().give(Give::Wrap);
+        grid
+    }
+
+    #[test]
+    fn a_narrow_table_cuts_paths_and_wraps_prose_but_never_a_number_or_word() {
+        let grid = grid();
+        for limit in [80, 60, 50] {
+            let widths = grid.fitted_widths(limit).expect("fits");
+            let text = grid.comfy(Some(&widths)).to_string();
+            for line in text.lines() {
+                assert!(
+                    console::measure_text_width(line) <= limit,
+                    "{limit}: {line}"
+                );
+            }
+            assert!(text.contains("12,345,678"), "{text}");
+            assert!(
+                text.contains("terms "),
+                "the end of the path stays:\n{text}"
+            );
+            for word in ["terms", "linear", "constraint", "function", "together"] {
+                assert!(text.contains(word), "{limit}: {word} split:\n{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn what_cannot_fit_becomes_column_value_lines() {
+        let grid = grid();
+        assert!(grid.fitted_widths(30).is_none());
+        let text = grid.as_records(30);
+        assert!(
+            text.starts_with("path:  …r;PolynomialBase.terms\n"),
+            "{text}"
+        );
+        assert!(text.contains("bytes: 12,345,678"), "{text}");
+        assert!(text.contains("\n\npath:  total\nbytes: 99"), "{text}");
+    }
+
+    #[test]
+    fn a_cut_keeps_the_end_or_the_start() {
+        assert_eq!(keep_end("Instance.constraints;Linear", 10), "…ts;Linear");
+        assert_eq!(
+            Grid::fit_cell("a rather long name", 8, Give::KeepStart),
+            "a rathe…"
+        );
+    }
 }

@@ -80,6 +80,9 @@ pub enum Container {
     Archive,
     /// An extracted OCI image-layout directory.
     Directory,
+    /// An artifact's layers handed over by OMMX itself (a notebook's
+    /// `ommx.artifact.Artifact`).
+    Artifact,
 }
 
 /// One layer of an archive's manifest.

@@ -407,8 +407,13 @@ fn tables_fit_columns() {
     for args in [
         vec!["ls", multi.as_str()],
         vec!["inspect", multi.as_str(), "-f", "table"],
+        vec!["inspect", ks.as_str(), multi.as_str(), "-f", "table"],
+        vec!["inspect", ks.as_str(), "--view", "both"],
         vec!["top", ks.as_str()],
+        vec!["top", multi.as_str()],
         vec!["stats", ks.as_str()],
+        vec!["stats", ks.as_str(), "--kind", "constraint"],
+        vec!["advise", ks.as_str()],
         vec!["diff", ks.as_str(), multi.as_str()],
         vec![
             "check",
@@ -420,14 +425,48 @@ fn tables_fit_columns() {
         ],
     ] {
         let natural = String::from_utf8(run_stdin(&args, Vec::new())).unwrap();
-        assert!(
-            widest_table_line(&natural) > 80,
-            "{args:?} is narrow anyway"
-        );
-        let out = memprof().args(&args).env("COLUMNS", "80").output().unwrap();
-        assert!(out.status.success());
-        let fitted = String::from_utf8(out.stdout).unwrap();
-        assert!(widest_table_line(&fitted) <= 80, "{args:?}:\n{fitted}");
+        let words = |text: &str| -> std::collections::BTreeSet<String> {
+            let all: Vec<&str> = text
+                .split(|c: char| c.is_whitespace() || "│┆╞╡═┌┐└┘├┤┬┴┼─╪".contains(c))
+                .filter(|w| !w.is_empty())
+                .collect();
+            // Times (`0.003 s`) differ from run to run: not compared.
+            let timed = |i: usize| all[i].parse::<f64>().is_ok() && all.get(i + 1) == Some(&"s");
+            (0..all.len())
+                .filter(|&i| !timed(i))
+                .map(|i| all[i].to_string())
+                .collect()
+        };
+        let whole = words(&natural);
+        for width in ["80", "100"] {
+            let out = memprof()
+                .args(&args)
+                .env("COLUMNS", width)
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            let fitted = String::from_utf8(out.stdout).unwrap();
+            let limit: usize = width.parse().unwrap();
+            assert!(widest_table_line(&fitted) <= limit, "{args:?}:\n{fitted}");
+            // Every line fits, unless it is one word too long for any line.
+            for line in fitted.lines() {
+                let wide = console::measure_text_width(line) > limit;
+                assert!(
+                    !wide || line.split_whitespace().count() == 1,
+                    "{args:?}: {line}"
+                );
+            }
+            // No word or number was split: each is one of the natural
+            // output's, or a cut one that says so.
+            for word in words(&fitted) {
+                // A key of the one-line-per-column layout is a header and a colon.
+                let key = word.strip_suffix(':').is_some_and(|w| whole.contains(w));
+                assert!(
+                    whole.contains(&word) || word.contains('…') || key,
+                    "{args:?} at {width} columns split {word:?}:\n{fitted}"
+                );
+            }
+        }
     }
 }
 

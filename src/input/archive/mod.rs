@@ -39,9 +39,12 @@ use crate::pass::{Pass, Payload};
 use super::limits::Capped;
 use super::{Container, DecodeError, Document, LayerInfo, Report, Schema, Selection, BUF_SIZE};
 
+mod artifact;
 mod dir;
 mod tarball;
 
+pub(crate) use artifact::read_artifact;
+pub use artifact::{ArtifactLayer, HandedLayer};
 pub(crate) use dir::read_directory;
 pub(crate) use tarball::{read_tar, TarSource};
 
@@ -73,6 +76,8 @@ pub enum ArchiveError {
     },
     #[error("index.json lists no manifest")]
     NoManifest,
+    #[error("{what} has no valid digest: {error}")]
+    Descriptor { what: String, error: String },
     #[error("the directory has no oci-layout file: OMMX reads a directory only as an OCI image layout (an extracted .ommx archive has none; read the archive itself)")]
     NoOciLayout,
     #[error("oci-layout declares version {0:?}; OMMX reads only 1.0.0")]
@@ -327,12 +332,25 @@ fn not_profiled_reason(media_type: &str) -> String {
 /// Reads the layout in `store`: index, manifest, then each layer.
 fn read_layout(
     store: &mut dyn Store,
-    mut document: Document,
+    document: Document,
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
     let descriptors = read_manifest(store)?.layers;
+    profile_layers(store, descriptors, document, selection, pass, progress)
+}
+
+/// Profiles the instance layers among `descriptors` (a manifest's, in its
+/// order), their blobs read from `store`.
+fn profile_layers(
+    store: &mut dyn Store,
+    descriptors: Vec<Descriptor>,
+    mut document: Document,
+    selection: Selection,
+    pass: &mut Pass<'_>,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
     let instance_count = list_layers(&descriptors, &mut document);
     check_selection(selection, &descriptors, instance_count)?;
     let selected = |layer: &LayerInfo| match (selection, layer.instance_index) {

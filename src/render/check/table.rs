@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 use super::{file_title, rule_name, verdict};
 use crate::check::CheckReport;
+use crate::render::width::Give;
 
 pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
     if let Some(budget) = &report.budget {
@@ -13,12 +14,12 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
     }
     for file in &report.files {
         writeln!(out)?;
-        writeln!(
-            out,
+        let title = format!(
             "{}: {}",
             file_title(file),
             crate::render::style::verdict(file.pass, if file.pass { "PASS" } else { "FAIL" })
-        )?;
+        );
+        writeln!(out, "{}", crate::render::width::wrap(&title, "  "))?;
         let mut table = crate::render::width::table();
         table.set_header(vec![
             "rule",
@@ -28,6 +29,8 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
             "measured",
             "verdict",
         ]);
+        table.column_mut(1).expect("a column").give(Give::KeepEnd);
+        table.column_mut(3).expect("a column").give(Give::KeepEnd);
         for r in &file.results {
             let (worst, measured) = match &r.worst {
                 Some(w) => (w.path.clone(), w.measured.clone()),

@@ -4,14 +4,17 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{CellAlignment, Table};
+use comfy_table::CellAlignment;
+
+use crate::render::width::Grid;
 
 use super::{change_text, signed_count, DiffView, DiffViewOptions};
+use crate::render::width::Give;
 use crate::units::{human, signed_human};
 
 pub const DEFAULT_TOP: usize = 25;
 
-fn right_align(table: &mut Table, from: usize, to: usize) {
+fn right_align(table: &mut Grid, from: usize, to: usize) {
     for col in from..to {
         if let Some(c) = table.column_mut(col) {
             c.set_cell_alignment(CellAlignment::Right);
@@ -45,6 +48,7 @@ pub fn render(
     let top = options.top.unwrap_or(DEFAULT_TOP);
     let mut table = crate::render::width::table();
     table.set_header(vec!["path", "old", "new", "delta", "change"]);
+    table.column_mut(0).expect("a column").give(Give::KeepEnd);
     for &id in changed.iter().take(top) {
         let n = diff.node(id);
         table.add_row(vec![
