@@ -80,7 +80,7 @@ pub struct CheckArgs {
     /// Baseline to compare with: a profile (instance or baseline JSON), or a directory holding <file name>.json per FILE.
     #[arg(long, value_name = "B")]
     pub baseline: Option<PathBuf>,
-    /// Budget file (YAML `rules:`; see the README).
+    /// Budget file (YAML `rules:`; see docs/ci.md).
     #[arg(long, value_name = "FILE")]
     pub budget: Option<PathBuf>,
     #[command(flatten)]

@@ -1,6 +1,6 @@
 """A notebook executed by nbconvert, exported to HTML and opened in
-chromium: `ommx_memprof.profile(instance)` and a `Diff` as cells' last
-expressions show the report page at the cell's full width, each in a frame
+chromium: `ommx_memprof.profile(artifact)` of an OMMX Artifact (what OMMX
+users mostly hold) and a `Diff` as cells' last expressions show the report page at the cell's full width, each in a frame
 as tall as its page. Needs the ommx-memprof wheel, ommx, nbconvert and
 ipykernel installed beside this pytest."""
 
@@ -20,9 +20,9 @@ pytest.importorskip("ommx_memprof")
 
 CELLS = [
     "import ommx_memprof\n"
-    "from ommx.v1 import Instance\n"
-    f"instance = Instance.from_bytes(open({str(ORACLE / 'kitchen_sink.pb')!r}, 'rb').read())",
-    "ommx_memprof.profile(instance)",
+    "from ommx.artifact import Artifact\n"
+    f"artifact = Artifact.load_archive({str(ORACLE / 'multi.ommx')!r})",
+    "ommx_memprof.profile(artifact)",
     f"ommx_memprof.profile({str(ORACLE / 'obj_linear.pb')!r}).diff({str(ORACLE / 'obj_linear_constant.pb')!r})",
 ]
 
@@ -61,12 +61,14 @@ def test_the_report_fills_the_cell_width_in_a_1280_pixel_window(browser, noteboo
     browser.get(notebook_html.as_uri())
     frames = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "iframe.ommx-memprof-report"))
     assert len(frames) == 2
+    kinds = []
     for frame in frames:
         browser.switch_to.frame(frame)
         ready, graph_width, page_height = wait_for(
             lambda: (v := browser.execute_script(INSIDE))[0] and v[1] and v
         )
         assert browser.find_elements(By.CSS_SELECTOR, "#chart g.frame")
+        kinds.append(browser.find_element(By.XPATH, "//dt[text()='kind']/following-sibling::dd[1]").text)
         browser.switch_to.default_content()
         # The graph spans the cell; the frame is as tall as its page, so
         # nothing scrolls inside it.
@@ -74,6 +76,8 @@ def test_the_report_fills_the_cell_width_in_a_1280_pixel_window(browser, noteboo
         assert frame.rect["width"] >= 800, frame.rect
         time.sleep(0.3)
         assert abs(frame.rect["height"] - page_height) <= 2, (frame.rect, page_height)
+    # The artifact is said to be one, with all three of its instance layers.
+    assert kinds[0] == "OMMX artifact (its layers, handed over by OMMX)", kinds
     browser.execute_script("arguments[0].scrollIntoView()", frames[0])
     time.sleep(0.6)
     browser.save_screenshot(str(shots / "notebook.png"))

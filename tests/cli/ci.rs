@@ -161,13 +161,13 @@ fn repo_file(path: &str) -> String {
     fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
 }
 
-/// The GitLab snippet is the one the README shows, and its memprof line is
+/// The GitLab snippet is the one docs/ci.md shows, and its memprof line is
 /// a valid command line asking for JUnit.
 #[test]
-fn the_gitlab_snippet_is_in_the_readme_and_parses() {
+fn the_gitlab_snippet_is_in_the_ci_page_and_parses() {
     use clap::Parser;
     let snippet = repo_file("ci/memprof.gitlab-ci.yml");
-    assert!(repo_file("README.md").contains(&format!("```yaml\n{snippet}```")));
+    assert!(repo_file("docs/ci.md").contains(&format!("```yaml\n{snippet}```")));
     let ci: serde_yaml::Value = serde_yaml::from_str(&snippet).unwrap();
     let job = &ci["memprof-check"];
     assert_eq!(

@@ -1,6 +1,6 @@
 //! Hostile, broken and hazardous inputs and outputs (issue 7).
 //!
-//! - Every error kind in the README's error catalogue has a case here that
+//! - Every error kind in the error catalogue (docs/errors.md) has a case here that
 //!   produces it through the real binary; the catalogue and the cases are
 //!   checked against each other, and every case runs with its peak memory
 //!   measured.
@@ -1143,14 +1143,17 @@ fn peak_rss_reaper() {
     fs::write(path("result"), format!("{code} {}", usage.ru_maxrss)).unwrap();
 }
 
-/// The kinds listed in README.md's error catalogue, in order.
+/// The kinds listed in the error catalogue of docs/errors.md, in order.
 fn catalogue_kinds() -> Vec<String> {
-    let readme =
-        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let section = readme
-        .split("\n## ")
-        .find(|s| s.starts_with("Error catalogue"))
-        .expect("README.md has an \"Error catalogue\" section");
+    let page =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/errors.md")).unwrap();
+    let start = page
+        .find("\n## Error catalogue")
+        .expect("docs/errors.md has an \"Error catalogue\" section");
+    let end = page
+        .find("\n## Limits")
+        .expect("docs/errors.md has a \"Limits\" section after the catalogue");
+    let section = &page[start..end];
     section
         .lines()
         .filter_map(|line| line.strip_prefix("| `"))
@@ -1176,7 +1179,7 @@ fn every_catalogued_error_is_produced_and_every_case_stays_small() {
         .collect();
     assert_eq!(
         catalogue, covered,
-        "README.md's error catalogue and the cases here must list the same kinds"
+        "docs/errors.md's error catalogue and the cases here must list the same kinds"
     );
 
     let mut failures = Vec::new();
@@ -1690,7 +1693,10 @@ fn corruption_sweep_worker() {
 
 #[test]
 fn every_truncation_and_byte_corruption_fails_cleanly_or_profiles() {
-    const BOUND: Duration = Duration::from_secs(60);
+    // A hang never ends; the sweep itself takes about 15 s on an idle
+    // 2-core machine. The bound leaves room for a machine shared with other
+    // builds (load 10 on 2 cores took over 60 s), so only a hang trips it.
+    const BOUND: Duration = Duration::from_secs(300);
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",

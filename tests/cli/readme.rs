@@ -1,6 +1,8 @@
-//! The README runs: every fenced block that starts with `$ memprof ...` is
-//! run from the repository root and its output (stdout, then stderr) must be
-//! the block's remaining lines, so the examples cannot drift from the tool.
+//! The README and every page of `docs/` run: every fenced block that starts
+//! with `$ memprof ...` is run from the repository root and its output
+//! (stdout, then stderr) must be the block's remaining lines, so the examples
+//! cannot drift from the tool. Every relative link leads to a file that
+//! exists, and every `#anchor` to a heading of its page.
 //!
 //! In the shown output a line `...` stands for any number of lines and
 //! `...` inside a line for any text, which is how the README elides long or
@@ -12,6 +14,8 @@
 //! `README_BLESS=1 cargo test --test cli readme` rewrites the output of
 //! every block without elisions from the binary; review the diff.
 
+use std::path::{Path, PathBuf};
+
 use super::memprof;
 
 struct Example {
@@ -21,8 +25,28 @@ struct Example {
     shown: Vec<String>,
 }
 
-fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The README and the pages of `docs/`, as paths relative to the root.
+fn documents() -> Vec<PathBuf> {
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
+        .map(|path| path.strip_prefix(ROOT).unwrap().to_path_buf())
+        .collect();
+    pages.sort();
+    pages.insert(0, PathBuf::from("README.md"));
+    assert!(
+        pages.len() >= 10,
+        "docs/ has only {} pages",
+        pages.len() - 1
+    );
+    pages
+}
+
+fn read(document: &Path) -> String {
+    std::fs::read_to_string(Path::new(ROOT).join(document)).unwrap()
 }
 
 /// The fenced blocks: (language, index of the first content line, lines).
@@ -40,7 +64,7 @@ fn blocks(text: &str) -> Vec<(String, usize, Vec<String>)> {
             lines.push(line.to_string());
         }
     }
-    assert!(open.is_none(), "README.md ends inside a code block");
+    assert!(open.is_none(), "a page ends inside a code block");
     out
 }
 
@@ -151,90 +175,169 @@ fn matches(shown: &[String], actual: &[&str]) -> bool {
 }
 
 #[test]
-fn every_readme_example_prints_what_the_readme_shows() {
-    let text = readme();
-    let examples = examples(&text);
-    assert!(
-        examples.len() >= 12,
-        "found only {} examples",
-        examples.len()
-    );
+fn every_example_prints_what_its_page_shows() {
     let bless = std::env::var_os("README_BLESS").is_some();
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let mut failures = Vec::new();
-    // Last first, so blessing a block does not move the ones before it.
-    for example in examples.iter().rev() {
-        let (actual, ok) = run(&example.command);
-        let shows_error = example
-            .shown
-            .iter()
-            .any(|l| l.starts_with("memprof: error:") || l.starts_with("memprof: check failed"));
-        assert!(
-            ok || shows_error,
-            "README line {}: `{}` failed:\n{actual}",
-            example.line,
-            example.command
-        );
-        let actual_lines: Vec<&str> = actual.lines().collect();
-        if matches(&example.shown, &actual_lines) {
-            continue;
-        }
-        let elided = example.shown.iter().any(|l| l.contains("..."));
-        if bless && !elided {
-            let start = example.line + 1;
-            lines.splice(
-                start..start + example.shown.len(),
-                actual_lines.iter().map(|l| l.to_string()),
+    let mut total = 0;
+    for document in documents() {
+        let text = read(&document);
+        let examples = examples(&text);
+        total += examples.len();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let mut blessed = false;
+        // Last first, so blessing a block does not move the ones before it.
+        for example in examples.iter().rev() {
+            let (actual, ok) = run(&example.command);
+            let shows_error = example.shown.iter().any(|l| {
+                l.starts_with("memprof: error:") || l.starts_with("memprof: check failed")
+            });
+            assert!(
+                ok || shows_error,
+                "{} line {}: `{}` failed:\n{actual}",
+                document.display(),
+                example.line,
+                example.command
             );
-        } else {
-            failures.push(format!(
-                "README line {}: `{}` prints\n{actual}",
-                example.line, example.command
-            ));
+            let actual_lines: Vec<&str> = actual.lines().collect();
+            if matches(&example.shown, &actual_lines) {
+                continue;
+            }
+            let elided = example.shown.iter().any(|l| l.contains("..."));
+            if bless && !elided {
+                let start = example.line + 1;
+                lines.splice(
+                    start..start + example.shown.len(),
+                    actual_lines.iter().map(|l| l.to_string()),
+                );
+                blessed = true;
+            } else {
+                failures.push(format!(
+                    "{} line {}: `{}` prints\n{actual}",
+                    document.display(),
+                    example.line,
+                    example.command
+                ));
+            }
+        }
+        if blessed {
+            let mut new = lines.join("\n");
+            new.push('\n');
+            std::fs::write(Path::new(ROOT).join(&document), new).unwrap();
         }
     }
-    if bless {
-        let mut new = lines.join("\n");
-        new.push('\n');
-        std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"), new).unwrap();
-    }
+    assert!(total >= 20, "found only {total} examples");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A heading's anchor as GitHub makes it: lower case, punctuation dropped,
+/// spaces as hyphens.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+fn anchors(text: &str) -> Vec<String> {
+    let mut code = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            code = !code;
+        } else if !code && line.starts_with('#') {
+            out.push(anchor(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_link_of_the_pages_leads_somewhere() {
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for document in documents() {
+        let text = read(&document);
+        let base = document.parent().unwrap();
+        for (i, line) in text.lines().enumerate() {
+            for (at, _) in line.match_indices("](") {
+                let rest = &line[at + 2..];
+                let Some(end) = rest.find(')') else { continue };
+                let target = &rest[..end];
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                let (file, fragment) = target.split_once('#').unwrap_or((target, ""));
+                let page = if file.is_empty() {
+                    document.clone()
+                } else {
+                    base.join(file)
+                };
+                checked += 1;
+                if !Path::new(ROOT).join(&page).exists() {
+                    broken.push(format!(
+                        "{}:{}: {target}: no such file",
+                        document.display(),
+                        i + 1
+                    ));
+                } else if !fragment.is_empty()
+                    && !anchors(&read(&page)).iter().any(|a| a == fragment)
+                {
+                    broken.push(format!(
+                        "{}:{}: {target}: no such heading",
+                        document.display(),
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked >= 30, "checked only {checked} links");
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
 
 /// Synopses and recipes (`sh` blocks) name real subcommands and options.
 #[test]
 fn every_memprof_line_of_the_readme_parses() {
     use clap::Parser;
-    let text = readme();
     let mut checked = 0;
-    for (lang, start, lines) in blocks(&text) {
-        if lang != "sh" && lang != "yaml" {
-            continue;
-        }
-        for (i, line) in lines.iter().enumerate() {
-            let Some(at) = line.find("memprof ") else {
-                continue;
-            };
-            let command = line[at..].split("  #").next().unwrap();
-            let command = command.split(" | ").next().unwrap().trim_end_matches('\\');
-            // A redirection of the output is the shell's business.
-            let command = command.split(" >").next().unwrap();
-            // Synopses with [optional] or a|b alternatives are documentation.
-            if command.contains(['[', '|', '<', '$', '>', '('])
-                || command.contains("...")
-                || !line[..at]
-                    .trim()
-                    .trim_start_matches("run:")
-                    .trim()
-                    .is_empty()
-            {
+    for document in documents() {
+        let text = read(&document);
+        for (lang, start, lines) in blocks(&text) {
+            if lang != "sh" && lang != "yaml" {
                 continue;
             }
-            let args = words(command);
-            if let Err(e) = memprof::cli::Cli::try_parse_from(&args) {
-                panic!("README line {}: {command}\n{e}", start + i + 1);
+            for (i, line) in lines.iter().enumerate() {
+                let Some(at) = line.find("memprof ") else {
+                    continue;
+                };
+                let command = line[at..].split("  #").next().unwrap();
+                let command = command.split(" | ").next().unwrap().trim_end_matches('\\');
+                // A redirection of the output is the shell's business.
+                let command = command.split(" >").next().unwrap();
+                // Synopses with [optional] or a|b alternatives are documentation.
+                if command.contains(['[', '|', '<', '$', '>', '('])
+                    || command.contains("...")
+                    || !line[..at]
+                        .trim()
+                        .trim_start_matches("run:")
+                        .trim()
+                        .is_empty()
+                {
+                    continue;
+                }
+                let args = words(command);
+                if let Err(e) = memprof::cli::Cli::try_parse_from(&args) {
+                    panic!(
+                        "{} line {}: {command}\n{e}",
+                        document.display(),
+                        start + i + 1
+                    );
+                }
+                checked += 1;
             }
-            checked += 1;
         }
     }
     assert!(checked >= 10, "checked only {checked} lines");

@@ -51,7 +51,8 @@ function header() {
       raw: "raw instance bytes",
       archive: ".ommx archive",
       directory: "OCI layout directory",
-    }[input.container];
+      artifact: "OMMX artifact (its layers, handed over by OMMX)",
+    }[input.container] ?? input.container;
     fact("kind", input.baseline_of ? `baseline of ${input.baseline_of}` : `${kind}${input.gzip ? ", gzip" : ""}`);
     fact("layers", input.layers);
     const c = input.counts;
