@@ -80,7 +80,9 @@ impl Stream {
     }
 
     /// Checks one element and shows it to the observer; the end offset
-    /// once the stream has ended.
+    /// once the stream has ended. Inlined into its one caller: a call per
+    /// element cost lp_1m 2% more instructions.
+    #[inline(always)]
     fn check<O: EntityObserver + ?Sized>(
         &mut self,
         item: Item,
