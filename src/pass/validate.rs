@@ -214,6 +214,7 @@ impl State {
     }
 
     /// Defines variable `id`, once.
+    #[inline]
     fn define(&mut self, id: u64) -> Result<(), ModelError> {
         if !self.variables.insert(id) {
             return Err(ModelError::DuplicateVariable(id));
