@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// The one hasher for integer keys (ids, id pairs, fingerprints): a
 /// multiply and a rotate per word.
@@ -174,6 +175,40 @@ impl IdSet {
         fresh == ids.len()
     }
 
+    /// Bytes the bitmap takes.
+    pub fn bytes(&self) -> usize {
+        8 * self.bits.len()
+    }
+
+    /// Adds every id of `other`; false when some id was in both.
+    pub fn absorb(&mut self, other: IdSet) -> bool {
+        let mut disjoint = true;
+        let IdSet { bits, others, .. } = other;
+        for (i, word) in bits.into_iter().enumerate() {
+            let word = word.into_inner();
+            if word == 0 {
+                continue;
+            }
+            match self.bits.get_mut(i) {
+                Some(mine) => {
+                    disjoint &= *mine.get_mut() & word == 0;
+                    *mine.get_mut() |= word;
+                }
+                None => {
+                    for bit in 0..64 {
+                        if word & (1 << bit) != 0 {
+                            disjoint &= self.insert(64 * i as u64 + bit);
+                        }
+                    }
+                }
+            }
+        }
+        for id in others {
+            disjoint &= self.insert(id);
+        }
+        disjoint
+    }
+
     /// Takes `id` out.
     pub fn remove(&mut self, id: u64) {
         match self.bits.get_mut((id / 64) as usize) {
@@ -182,6 +217,100 @@ impl IdSet {
             None => {
                 self.others.remove(&id);
             }
+        }
+    }
+}
+
+/// [`IdSet`] shared by several threads: ids added and looked up from any of
+/// them, each added by exactly one [`SharedIdSet::insert`] that returns
+/// true. The bitmap below [`BITMAP_IDS`] is made of pages allocated when
+/// first written (memory follows the ids in use, as the [`IdSet`]'s does);
+/// ids above go to hash sets behind a few locks.
+pub struct SharedIdSet {
+    pages: Box<[OnceLock<Box<[AtomicU64]>>]>,
+    others: [Mutex<HashSet<u64, BuildIdHasher>>; SHARDS],
+}
+
+/// Ids per page of a [`SharedIdSet`]'s bitmap (32 KiB of bits).
+const PAGE_IDS: u64 = 1 << 18;
+/// Locks over a [`SharedIdSet`]'s ids past the bitmap.
+const SHARDS: usize = 16;
+
+impl Default for SharedIdSet {
+    fn default() -> Self {
+        Self {
+            pages: (0..BITMAP_IDS / PAGE_IDS)
+                .map(|_| OnceLock::new())
+                .collect(),
+            others: Default::default(),
+        }
+    }
+}
+
+impl SharedIdSet {
+    /// Adds `id`; false if it was already there (added by whichever thread).
+    #[inline]
+    pub fn insert(&self, id: u64) -> bool {
+        if id < BITMAP_IDS {
+            let page = self.pages[(id / PAGE_IDS) as usize]
+                .get_or_init(|| (0..PAGE_IDS / 64).map(|_| AtomicU64::new(0)).collect());
+            let mask = 1 << (id % 64);
+            page[((id % PAGE_IDS) / 64) as usize].fetch_or(mask, Ordering::Relaxed) & mask == 0
+        } else {
+            self.shard(id).insert(id)
+        }
+    }
+
+    /// Whether `id` was added. Exact for what every other thread added
+    /// before this one last synchronized with it (a join, a lock); an id
+    /// being added meanwhile may be seen or not.
+    #[inline]
+    pub fn contains(&self, id: u64) -> bool {
+        if id < BITMAP_IDS {
+            self.pages[(id / PAGE_IDS) as usize]
+                .get()
+                .is_some_and(|page| {
+                    let word = page[((id % PAGE_IDS) / 64) as usize].load(Ordering::Relaxed);
+                    word & (1 << (id % 64)) != 0
+                })
+        } else {
+            self.shard(id).contains(&id)
+        }
+    }
+
+    #[cold]
+    fn shard(&self, id: u64) -> std::sync::MutexGuard<'_, HashSet<u64, BuildIdHasher>> {
+        let i = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 60) as usize % SHARDS;
+        self.others[i].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The ids added, as a growing [`IdSet`] (for the one thread left).
+    pub fn into_set(self) -> IdSet {
+        let pages: Vec<Option<Box<[AtomicU64]>>> = self
+            .pages
+            .into_vec()
+            .into_iter()
+            .map(OnceLock::into_inner)
+            .collect();
+        let used = pages
+            .iter()
+            .rposition(Option::is_some)
+            .map_or(0, |last| last + 1);
+        let mut bits = Vec::with_capacity(used * (PAGE_IDS / 64) as usize);
+        for page in pages.into_iter().take(used) {
+            match page {
+                Some(words) => bits.extend(words.into_vec()),
+                None => bits.resize_with(bits.len() + (PAGE_IDS / 64) as usize, Default::default),
+            }
+        }
+        let mut others = HashSet::default();
+        for shard in self.others {
+            others.extend(shard.into_inner().unwrap_or_else(|e| e.into_inner()));
+        }
+        IdSet {
+            bits,
+            limit: BITMAP_IDS,
+            others,
         }
     }
 }
@@ -212,6 +341,71 @@ impl SplitMix64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_absorbs_another_and_says_whether_they_met() {
+        let mut rng = SplitMix64(32);
+        for round in 0..200 {
+            let max = [1000, 1 << 40, BITMAP_IDS + 100][round % 3];
+            let mut a = IdSet::for_ids(max, 50);
+            let mut b = if round % 2 == 0 {
+                IdSet::for_ids(max, 50)
+            } else {
+                IdSet::default()
+            };
+            let mut plain = HashSet::new();
+            let mut met = false;
+            for _ in 0..rng.below(40) {
+                let x = rng.below(max + 1);
+                a.insert(x);
+                plain.insert(x);
+            }
+            for _ in 0..rng.below(40) {
+                let x = rng.below(max + 1);
+                if b.insert(x) {
+                    met |= !plain.insert(x);
+                }
+            }
+            assert_eq!(a.absorb(b), !met, "round {round}");
+            for &x in &plain {
+                assert!(a.contains(&x));
+            }
+        }
+    }
+
+    #[test]
+    fn a_shared_set_adds_each_id_once_whichever_thread_adds_it() {
+        // Low ids (the bitmap, over pages), ids past it (the hash sets) and
+        // repeats, added by four threads each over the same list.
+        let mut rng = SplitMix64(31);
+        let ids: Vec<u64> = (0..20_000)
+            .map(|i| match i % 4 {
+                0 => rng.below(1 << 20),
+                1 => BITMAP_IDS + rng.below(1 << 40),
+                2 => rng.below(64),
+                _ => BITMAP_IDS - 1 - rng.below(3),
+            })
+            .collect();
+        let shared = SharedIdSet::default();
+        let fresh: usize = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..4)
+                .map(|_| scope.spawn(|| ids.iter().filter(|&&id| shared.insert(id)).count()))
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).sum()
+        });
+        let mut alone = IdSet::default();
+        let distinct = ids.iter().filter(|&&id| alone.insert(id)).count();
+        assert_eq!(fresh, distinct, "each id is fresh to exactly one insert");
+        assert!(ids.iter().all(|&id| shared.contains(id)));
+        let set = shared.into_set();
+        for probe in ids
+            .iter()
+            .copied()
+            .chain((0..5_000).map(|_| rng.below(1 << 21)))
+        {
+            assert_eq!(set.contains(&probe), alone.contains(&probe), "{probe}");
+        }
+    }
 
     /// Inserts, removals and lookups answer as a plain hash set does, for a
     /// growing set and for sets sized for a bound (bitmap or hash), ids on

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use indicatif::ProgressBar;
 
-use crate::pass::{Pass, PassError, Payload};
+use crate::pass::{InFile, Pass, PassError, Payload};
 use sniff::{is_empty_tar, is_gzip, is_tar, looks_like};
 
 pub use crate::report::{Accounting, Schema};
@@ -297,7 +297,7 @@ pub(crate) fn read_stream<R: Read + Send>(
         } else if pass.raw_schema().is_some() {
             let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), stream));
             read_raw(
-                reader, &head, None, name, false, selection, pass, progress, None,
+                reader, &head, None, None, name, false, selection, pass, progress, None,
             )
         } else {
             // Detecting needs a second reading: keep a copy as it streams.
@@ -307,6 +307,7 @@ pub(crate) fn read_stream<R: Read + Send>(
             read_raw(
                 reader,
                 &head,
+                None,
                 None,
                 name,
                 false,
@@ -414,6 +415,7 @@ fn read_file_capped(
             reader,
             &inner,
             Some(file_bytes),
+            None,
             name,
             true,
             selection,
@@ -437,6 +439,10 @@ fn read_file_capped(
         return Err(DecodeError::EmptyTar);
     }
     let again = reader.get_ref().try_clone()?;
+    // The pass may read the file itself, on several threads, with positioned
+    // reads, which on Unix leave the offset that `reader` reads from alone.
+    let whole = reader.get_ref().try_clone()?;
+    let whole = cfg!(unix).then_some(&whole);
     let rewind = move || -> io::Result<Box<dyn Read + Send>> {
         let mut file = again.try_clone()?;
         file.seek(SeekFrom::Start(0))?;
@@ -447,6 +453,7 @@ fn read_file_capped(
         reader,
         &head,
         Some(file_bytes),
+        whole,
         name,
         false,
         selection,
@@ -461,7 +468,8 @@ fn read_file_capped(
 type Rewind<'r> = Option<Box<dyn FnMut() -> io::Result<Box<dyn Read + Send + 'r>> + 'r>>;
 
 /// Profiles raw instance bytes; `head` is their start, for the hint an
-/// error gets when the bytes turn out to be something else. Unless
+/// error gets when the bytes turn out to be something else; `in_file`, the
+/// regular file they are, when they are one. Unless
 /// `--schema` says, they are read as ommx.v1 and, if that fails and the input
 /// can be read again, as ommx.v2; when both fail, the error of the reading
 /// that got further is reported, naming its schema ([`detect`]).
@@ -470,6 +478,7 @@ fn read_raw<R: BufRead + Send>(
     reader: R,
     head: &[u8],
     file_bytes: Option<u64>,
+    in_file: Option<&File>,
     name: String,
     gzip: bool,
     selection: Selection,
@@ -498,7 +507,8 @@ fn read_raw<R: BufRead + Send>(
         // format, an instance from, say, JSON).
         Selection::ListOnly if forced.is_some() && looks_like(head).is_none() => {}
         Selection::ListOnly => {
-            match detect(reader, total, forced, &mut rewind, pass, true) {
+            let whole = in_file.map(|file| InFile::whole(file, &|_| {}));
+            match detect(reader, total, whole, forced, &mut rewind, pass, true) {
                 Ok(p) => document.raw_schema = Some(p.schema),
                 Err(e) if looks_like(head).is_some() => return Err(hint(e, head)),
                 // Listed as before: ls says what the bytes are meant to be.
@@ -520,7 +530,9 @@ fn read_raw<R: BufRead + Send>(
                 progress.clone()
             };
             let reader = BufReader::with_capacity(BUF_SIZE, counted.wrap_read(reader));
-            let profiled = detect(reader, total, forced, &mut rewind, pass, false)
+            let tick = |n| counted.inc(n);
+            let whole = in_file.map(|file| InFile::whole(file, &tick));
+            let profiled = detect(reader, total, whole, forced, &mut rewind, pass, false)
                 .map_err(|e| hint(e, head))?;
             document.raw_schema = Some(profiled.schema);
             instances.push(profiled);
@@ -538,15 +550,17 @@ fn read_raw<R: BufRead + Send>(
 fn detect<R: Read + Send>(
     reader: R,
     total: Option<u64>,
+    in_file: Option<InFile<'_>>,
     forced: Option<Schema>,
     rewind: &mut Rewind<'_>,
     pass: &mut Pass<'_>,
     probe: bool,
 ) -> Result<ProfiledInstance, DecodeError> {
     let max_element = total.is_none().then_some(pass.max_element);
-    let payload = |reader, schema| Payload {
+    let payload = |reader, schema, in_file| Payload {
         reader,
         total,
+        in_file,
         max_element,
         instance_index: None,
         title: None,
@@ -554,7 +568,7 @@ fn detect<R: Read + Send>(
         layer_annotations: None,
     };
     let mut reader = reader;
-    let first = payload(&mut reader, forced.unwrap_or(Schema::V1));
+    let first = payload(&mut reader, forced.unwrap_or(Schema::V1), in_file);
     let first = match probe {
         true => pass.probe(first),
         false => pass.profile(first),
@@ -565,7 +579,8 @@ fn detect<R: Read + Send>(
     };
     let v1 = first.expect_err("a v1 refusal");
     let mut again = BufReader::with_capacity(BUF_SIZE, rewind()?);
-    Ok(pass.reread_as_v2(payload(&mut again, Schema::V2), v1, probe)?)
+    // Read again through the rewound reader (the second reading is a stream).
+    Ok(pass.reread_as_v2(payload(&mut again, Schema::V2, None), v1, probe)?)
 }
 
 /// An instance that failed to decode and starts like a known other format

@@ -184,6 +184,14 @@ impl Families {
         }
         Ok(())
     }
+
+    /// Adds the names another thread saw, within the same caps.
+    pub(super) fn absorb(&mut self, other: Families) -> Result<(), InstanceError> {
+        for name in other.names.into_iter().flatten() {
+            self.see(Some(&name))?;
+        }
+        Ok(())
+    }
 }
 
 /// The profiles one pass accumulates: the logical one and, when asked, the

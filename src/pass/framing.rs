@@ -25,8 +25,9 @@ use crate::wire::fields::instance;
 use crate::wire::{FieldReader, WireType};
 
 /// Decodes, normalizes and visits (into `aggregate`) every element of a
-/// batch, leaving `raw` empty for reuse. Decoding stops at the first error,
-/// which ends the batch.
+/// batch, leaving `raw` without elements (its bytes stay until the next
+/// batch is framed). Decoding stops at the first error, which ends the
+/// batch.
 pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch {
     let mut path = Path::new();
     let mut laps = Laps::start();
@@ -107,7 +108,6 @@ pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch
     }
     laps.finish();
     raw.elements.clear();
-    raw.arena.clear();
     if !items.last().is_some_and(Result::is_err) {
         match last {
             None => {}
@@ -294,7 +294,7 @@ pub(super) enum Item {
 }
 
 /// Elements per batch handed from the framing to the decoding step.
-const BATCH: usize = 4096;
+pub(super) const BATCH: usize = 4096;
 /// Elements larger than this are decoded one at a time ([`LargeToken`]).
 const BATCH_BYTES: usize = 4 << 20;
 /// Encoded entity bytes per batch, so a few large elements do not pile up.
@@ -350,6 +350,25 @@ pub(super) struct RawBatch {
 }
 
 impl RawBatch {
+    /// Batches framed elsewhere over the bytes `arena` (their elements
+    /// pushed with [`RawBatch::push`]).
+    pub(super) fn over(arena: Vec<u8>) -> Self {
+        Self {
+            arena,
+            ..Self::default()
+        }
+    }
+
+    /// The bytes the elements are framed over.
+    pub(super) fn arena(&mut self) -> &mut Vec<u8> {
+        &mut self.arena
+    }
+
+    /// Adds an element framed elsewhere.
+    pub(super) fn push(&mut self, element: RawElement) {
+        self.elements.push(element);
+    }
+
     /// Spooling objective fields and constraints longer than these.
     pub(super) fn spooling_above(objective: Option<u64>, constraints: Option<u64>) -> Self {
         Self {
@@ -364,6 +383,7 @@ impl RawBatch {
 /// error that stopped it.
 pub(super) fn frame_batch<R: Read>(fields: &mut FieldReader<R>, raw: &mut RawBatch) {
     let _span = trace::span(Phase::Read);
+    raw.arena.clear();
     while raw.elements.len() < BATCH && raw.arena.len() < BATCH_FILL {
         match frame_one(fields, raw) {
             Ok(true) => {}

@@ -15,12 +15,15 @@
 mod accounts;
 mod counted;
 mod error;
+mod finish;
 mod framing;
 pub mod objective;
 mod observer;
 mod observers;
 mod pipeline;
+mod ranges;
 mod reading;
+mod shards;
 pub mod terms;
 #[cfg(test)]
 mod tests;
@@ -37,7 +40,8 @@ pub use error::{
 };
 pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
 pub use observers::Observers;
-pub use pipeline::{profile_instance, profile_instance_within};
+pub use pipeline::{profile_instance, profile_instance_within, MAX_THREADS};
+pub use ranges::{InFile, CHUNK};
 pub use validate::MAX_PENDING;
 
 use crate::profile::family::GroupBy;
@@ -48,6 +52,9 @@ pub struct Payload<'a> {
     pub reader: &'a mut (dyn Read + Send),
     /// Its length when known (a file's size, a tar entry's claim).
     pub total: Option<u64>,
+    /// The regular file whose range of `total` bytes it is, when it is one
+    /// (read then on every thread; `reader` reads the same bytes).
+    pub in_file: Option<InFile<'a>>,
     /// The longest element allowed (`--max-element`) when nothing else
     /// bounds what one element may make memprof hold.
     pub max_element: Option<u64>,
@@ -183,6 +190,7 @@ fn profile_payload(
     let Payload {
         reader,
         total,
+        in_file,
         max_element,
         instance_index,
         title,
@@ -192,18 +200,18 @@ fn profile_payload(
     } = payload;
     let mut accounts = Accounts::new(pass.options);
     pass.observer.begin(instance_index);
-    let summary = profile_instance_within(
+    let source = pipeline::Source {
         // Read ahead by the pass's own field reader.
         reader,
         total,
         max_element,
-        pass.threads,
-        &mut accounts,
-        &mut *pass.observer,
-    )
-    .map_err(|source| PassError::Instance {
-        layer: instance_index,
-        source,
-    })?;
+        in_file,
+    };
+    let summary =
+        pipeline::profile_source(source, pass.threads, &mut accounts, &mut *pass.observer)
+            .map_err(|source| PassError::Instance {
+                layer: instance_index,
+                source,
+            })?;
     Ok(accounts.profiled(instance_index, title, summary, schema, accounting))
 }

@@ -192,15 +192,21 @@ impl Singulars {
     }
 
     /// Decodes the Instance's singular fields (its entity lists empty) and
-    /// its objective.
-    pub fn decode(&mut self) -> Result<(pb::Instance, WireObjective<'_>), SingularsError> {
+    /// its objective, a large one checked on up to `threads` threads.
+    pub fn decode(
+        &mut self,
+        threads: usize,
+    ) -> Result<(pb::Instance, WireObjective<'_>), SingularsError> {
         if self.parts.iter().any(|p| matches!(p, Part::Spooled(_))) {
-            if let Some(read) = self.decode_spooled().map_err(SingularsError::Spool)? {
+            if let Some(read) = self
+                .decode_spooled(threads)
+                .map_err(SingularsError::Spool)?
+            {
                 return Ok(read);
             }
             self.load_spooled().map_err(SingularsError::Spool)?;
         }
-        if let Some(read) = self.decode_on_wire() {
+        if let Some(read) = self.decode_on_wire(threads) {
             return Ok(read);
         }
         let mut all = Vec::with_capacity(self.len);
@@ -220,7 +226,10 @@ impl Singulars {
     /// With a spooled objective piece: the objective's pieces, held or
     /// spooled, as one spooled function read in the file. `None` when the
     /// file reader or prost does not vouch for them.
-    fn decode_spooled(&self) -> io::Result<Option<(pb::Instance, WireObjective<'static>)>> {
+    fn decode_spooled(
+        &self,
+        threads: usize,
+    ) -> io::Result<Option<(pb::Instance, WireObjective<'static>)>> {
         let mut others = Vec::new();
         let mut held = Vec::new();
         let mut spooled = Vec::new();
@@ -253,7 +262,7 @@ impl Singulars {
                 SpooledFunction::new(file, len)
             }
         };
-        let Ok(arm) = function.scan() else {
+        let Ok(arm) = function.scan(threads) else {
             return Ok(None);
         };
         let Ok(instance) = pb::Instance::decode(others.as_slice()) else {
@@ -274,7 +283,7 @@ impl Singulars {
         Ok(())
     }
 
-    fn decode_on_wire(&self) -> Option<(pb::Instance, WireObjective<'_>)> {
+    fn decode_on_wire(&self, threads: usize) -> Option<(pb::Instance, WireObjective<'_>)> {
         let mut pieces = Vec::new();
         let mut others = Vec::new();
         for part in &self.parts {
@@ -291,7 +300,7 @@ impl Singulars {
         } else {
             let arm = terms::scan(pieces.iter().copied()).ok()?;
             if let Some(arm) = &arm {
-                terms::check(arm).ok()?;
+                terms::check_on(arm, threads).ok()?;
             }
             WireObjective::Pieces { arm, pieces }
         };

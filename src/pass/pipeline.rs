@@ -1,12 +1,16 @@
-//! The pass's threads: batches framed in turn, decoded in parallel, handed
-//! back in stream order to the checking side.
+//! The pass's threads. A regular file is framed, decoded and checked on
+//! every thread ([`super::ranges`]); a stream (gzip, stdin, an archive's
+//! entry) is framed in batches taken in turn, decoded in parallel and
+//! handed back in stream order to the checking side; an instance on one
+//! thread is all of that in turn.
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 
 use super::accounts::Accounts;
 use super::framing::{decode_batch, frame_batch, Batch, LargeToken, RawBatch};
+use super::ranges::{self, InFile};
 use super::validate::consume;
 use super::EntityObserver;
 use crate::pass::InstanceError;
@@ -20,32 +24,53 @@ use crate::wire::FieldReader;
 /// thousand small layers ran twice as long with them).
 const SMALL_INSTANCE: u64 = 1 << 20;
 
+/// The most threads one instance takes by default, however many cores the
+/// machine has.
+pub const MAX_THREADS: usize = 32;
+
 /// How many threads decode: `MEMPROF_THREADS` if set (1 = everything on the
-/// calling thread), else the machine's parallelism for instances that are
-/// not known to be small. Every setting gives the same output and the same
-/// error; the switch exists to check that and to measure the difference.
+/// calling thread), else the machine's parallelism (at most
+/// [`MAX_THREADS`]) for instances that are not known to be small. Every
+/// setting gives the same output and the same error; the switch exists to
+/// check that and to measure the difference.
 fn decoding_threads(total: Option<u64>, cap: Option<usize>) -> usize {
     let threads = match std::env::var("MEMPROF_THREADS") {
         Ok(v) => v.trim().parse().unwrap_or(1).clamp(1, 64),
         Err(_) if total.is_some_and(|t| t < SMALL_INSTANCE) => 1,
-        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
     };
     cap.map_or(threads, |cap| threads.min(cap.max(1)))
 }
 
-/// The framing side, shared by the decoding threads: whoever holds it reads
-/// the next batch, so batches are framed in stream order and numbered.
-struct Framer<R> {
-    fields: FieldReader<R>,
-    /// One ticket per batch that may be framed before the checking side has
-    /// taken it, so memory stays bounded however uneven the batches are.
-    tickets: mpsc::Receiver<()>,
-    next: u64,
-    done: bool,
+/// Which elements are copied to, or left in, a file and counted there
+/// rather than held: objective fields and constraints longer than these
+/// (`None`: none).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Spooling {
+    pub(super) objective: Option<u64>,
+    pub(super) constraints: Option<u64>,
+}
+
+impl Spooling {
+    /// An objective only counted is read from a file, a window at a time:
+    /// memory does not hold a large one (the wire view reads its bytes). So
+    /// is a constraint, when constraints are counted.
+    pub(super) fn of<O: EntityObserver + ?Sized>(accounts: &Accounts, observer: &O) -> Self {
+        let objective =
+            (observer.counts_only() && accounts.wire.is_none()).then_some(accounts.spool_above);
+        Self {
+            objective,
+            constraints: objective.filter(|_| accounts.counting.is_some()),
+        }
+    }
+
+    fn batch(self) -> RawBatch {
+        RawBatch::spooling_above(self.objective, self.constraints)
+    }
 }
 
 /// Streams an instance from `reader` (of `total` bytes, when known), adds its
-/// leaves to `aggregate` and shows each accepted entity to `observer`.
+/// leaves to `accounts` and shows each accepted entity to `observer`.
 ///
 /// With several threads, each takes the next batch of encoded elements in
 /// turn, decodes, normalizes and visits it into an aggregate of its own; the
@@ -78,35 +103,125 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
     accounts: &mut Accounts,
     observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
+    let source = Source {
+        reader,
+        total,
+        max_element,
+        in_file: None,
+    };
+    profile_source(source, threads, accounts, observer)
+}
+
+/// Where an instance's bytes come from: a reader, and when they are a range
+/// of a regular file (of `total` bytes), that file too.
+pub(super) struct Source<'f, R> {
+    pub(super) reader: R,
+    pub(super) total: Option<u64>,
+    pub(super) max_element: Option<u64>,
+    pub(super) in_file: Option<InFile<'f>>,
+}
+
+/// [`profile_instance_within`] for any [`Source`]: a file on every thread
+/// when nothing looks at the entities one by one, else the stream.
+pub(super) fn profile_source<R: Read + Send, O: EntityObserver + ?Sized>(
+    source: Source<'_, R>,
+    threads: Option<usize>,
+    accounts: &mut Accounts,
+    observer: &mut O,
+) -> Result<InstanceSummary, InstanceError> {
+    let Source {
+        reader,
+        total,
+        max_element,
+        in_file,
+    } = source;
     let threads = decoding_threads(total, threads);
-    let group_by = accounts.group_by;
     accounts.count_when_unseen(observer.sees_entities());
-    let mut fields = FieldReader::new(reader, total).with_max_len(max_element);
-    // An objective only counted is read from a file, a window at a time:
-    // memory does not hold a large one (the wire view reads its bytes). So
-    // is a constraint, when constraints are counted.
-    let spool_above =
-        (observer.counts_only() && accounts.wire.is_none()).then_some(accounts.spool_above);
-    let spool_constraints_above = spool_above.filter(|_| accounts.counting.is_some());
-    let new_batch = || RawBatch::spooling_above(spool_above, spool_constraints_above);
-    if threads == 1 {
-        let mut raw = new_batch();
-        // The previous batch has been checked when the next is asked for.
-        let mut large: Option<LargeToken> = None;
-        let batches = std::iter::from_fn(|| {
-            drop(large.take());
-            frame_batch(&mut fields, &mut raw);
-            large = LargeToken::for_batch(&raw);
-            Some(decode_batch(&mut raw, accounts))
-        });
-        // The borrow of `accounts` by the batches ends with `consume`'s
-        // stream phase; the singular fields are visited into a second one.
-        let mut singular = Aggregate::new();
-        let summary = consume(batches, 1, max_element, group_by, &mut singular, observer)?;
-        accounts.settle();
-        accounts.memory.merge_under(&[], &singular);
-        return Ok(summary);
+    let spooling = Spooling::of(accounts, observer);
+    // Entities shown to an observer go in stream order: the stream's way.
+    let whole_file = in_file
+        .zip(total)
+        .filter(|_| threads > 1 && max_element.is_none() && !observer.sees_entities());
+    if let Some((file, total)) = whole_file {
+        // `None`: read again below, on one thread, for the exact error.
+        let size = (total, ranges::chunk_bytes());
+        if let Some(done) = ranges::profile_file(file, size, threads, spooling, accounts, observer)
+        {
+            return done;
+        }
     }
+    match threads {
+        1 => sequential(reader, total, max_element, spooling, accounts, observer),
+        _ => pipelined(
+            reader,
+            total,
+            max_element,
+            threads,
+            spooling,
+            accounts,
+            observer,
+        ),
+    }
+}
+
+/// Everything on the calling thread: a batch framed, decoded and checked,
+/// then the next.
+fn sequential<R: Read, O: EntityObserver + ?Sized>(
+    reader: R,
+    total: Option<u64>,
+    max_element: Option<u64>,
+    spooling: Spooling,
+    accounts: &mut Accounts,
+    observer: &mut O,
+) -> Result<InstanceSummary, InstanceError> {
+    let mut fields = FieldReader::new(reader, total).with_max_len(max_element);
+    let group_by = accounts.group_by;
+    let mut raw = spooling.batch();
+    // The previous batch has been checked when the next is asked for.
+    let mut large: Option<LargeToken> = None;
+    let batches = std::iter::from_fn(|| {
+        drop(large.take());
+        frame_batch(&mut fields, &mut raw);
+        large = LargeToken::for_batch(&raw);
+        Some(decode_batch(&mut raw, accounts))
+    });
+    // The borrow of `accounts` by the batches ends with `consume`'s
+    // stream phase; the singular fields are visited into a second one.
+    let mut singular = Aggregate::new();
+    let summary = consume(batches, 1, max_element, group_by, &mut singular, observer)?;
+    accounts.settle();
+    accounts.memory.merge_under(&[], &singular);
+    Ok(summary)
+}
+
+/// The framing side of a stream, shared by the decoding threads: whoever
+/// holds it reads the next batch, so batches are framed in stream order
+/// and numbered.
+struct Framer<R> {
+    fields: FieldReader<R>,
+    /// One ticket per batch that may be framed before the checking side has
+    /// taken it, so memory stays bounded however uneven the batches are.
+    tickets: mpsc::Receiver<()>,
+    next: u64,
+    done: bool,
+}
+
+/// A decoded batch, its number in the stream, and the right it holds to a
+/// large element.
+type Numbered = (u64, Batch, Option<LargeToken>);
+
+/// A stream on several threads: each frames the next batch in turn and
+/// decodes it into accounts of its own; the calling thread checks the
+/// batches in stream order.
+fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
+    reader: R,
+    total: Option<u64>,
+    max_element: Option<u64>,
+    threads: usize,
+    spooling: Spooling,
+    accounts: &mut Accounts,
+    observer: &mut O,
+) -> Result<InstanceSummary, InstanceError> {
     let in_flight = 2 * threads + 2;
     let (ticket_tx, tickets) = mpsc::sync_channel::<()>(in_flight);
     for _ in 0..in_flight {
@@ -114,68 +229,32 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
             .send(())
             .expect("the channel has room for every ticket");
     }
-    let worker_accounts = &*accounts;
-    let worker_accounts: Vec<_> = (0..threads).map(|_| worker_accounts.for_worker()).collect();
-    let framer = std::sync::Mutex::new(Framer {
-        fields,
+    let group_by = accounts.group_by;
+    let worker_accounts: Vec<_> = (0..threads).map(|_| accounts.for_worker()).collect();
+    let framer = Mutex::new(Framer {
+        fields: FieldReader::new(reader, total).with_max_len(max_element),
         tickets,
         next: 0,
         done: false,
     });
     std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::sync_channel::<(u64, Batch, Option<LargeToken>)>(in_flight);
+        let (tx, rx) = mpsc::sync_channel::<Numbered>(in_flight);
+        let framer = &framer;
         let workers: Vec<_> = worker_accounts
             .into_iter()
-            .map(|mut local| {
+            .map(|local| {
                 let tx = tx.clone();
-                let framer = &framer;
-                scope.spawn(move || {
-                    let mut raw = new_batch();
-                    loop {
-                        let (seq, large) = {
-                            let mut f = framer.lock().unwrap_or_else(|e| e.into_inner());
-                            // No ticket: the checking side has stopped.
-                            if f.done || f.tickets.recv().is_err() {
-                                break;
-                            }
-                            frame_batch(&mut f.fields, &mut raw);
-                            f.done = raw.last.is_some();
-                            f.next += 1;
-                            // Taken before the framer is let go, so that no
-                            // other large element is framed meanwhile.
-                            (f.next - 1, LargeToken::for_batch(&raw))
-                        };
-                        let batch = decode_batch(&mut raw, &mut local);
-                        // A closed channel: the checking side stopped on an error.
-                        if tx.send((seq, batch, large)).is_err() {
-                            break;
-                        }
-                    }
-                    local.settle();
-                    local
-                })
+                scope.spawn(move || frame_and_decode(framer, spooling, local, tx))
             })
             .collect();
         drop(tx);
-        // Batches arrive in any order; hand them on in sequence.
-        let mut pending = BTreeMap::new();
-        let mut next = 0u64;
-        let mut rx = rx.into_iter();
-        // The previous batch has been checked when the next is asked for.
-        let mut large: Option<LargeToken> = None;
-        let in_order = std::iter::from_fn(move || loop {
-            drop(large.take());
-            if let Some((batch, token)) = pending.remove(&next) {
-                next += 1;
-                large = token;
-                // Taken: another batch may be framed. (Sending fails only
-                // once every worker has stopped.)
-                let _ = ticket_tx.send(());
-                return Some(batch);
-            }
-            let (seq, batch, token) = rx.next()?;
-            pending.insert(seq, (batch, token));
-        });
+        let in_order = InOrder {
+            received: rx.into_iter(),
+            pending: BTreeMap::new(),
+            next: 0,
+            large: None,
+            tickets: ticket_tx,
+        };
         let result = consume(
             in_order,
             threads,
@@ -197,4 +276,69 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
         }
         result
     })
+}
+
+/// One decoding thread of [`pipelined`]: frames the next batch while it
+/// holds the framer, decodes it into `local` and sends it on, until the
+/// stream ends or the checking side stops; `local`, settled.
+fn frame_and_decode<R: Read>(
+    framer: &Mutex<Framer<R>>,
+    spooling: Spooling,
+    mut local: Accounts,
+    tx: mpsc::SyncSender<Numbered>,
+) -> Accounts {
+    let mut raw = spooling.batch();
+    loop {
+        let (seq, large) = {
+            let mut f = framer.lock().unwrap_or_else(|e| e.into_inner());
+            // No ticket: the checking side has stopped.
+            if f.done || f.tickets.recv().is_err() {
+                break;
+            }
+            frame_batch(&mut f.fields, &mut raw);
+            f.done = raw.last.is_some();
+            f.next += 1;
+            // Taken before the framer is let go, so that no other large
+            // element is framed meanwhile.
+            (f.next - 1, LargeToken::for_batch(&raw))
+        };
+        let batch = decode_batch(&mut raw, &mut local);
+        // A closed channel: the checking side stopped on an error.
+        if tx.send((seq, batch, large)).is_err() {
+            break;
+        }
+    }
+    local.settle();
+    local
+}
+
+/// The decoded batches, which arrive in any order, handed on in stream
+/// order; each taken batch gives a ticket back, so another may be framed.
+struct InOrder<I> {
+    received: I,
+    pending: BTreeMap<u64, (Batch, Option<LargeToken>)>,
+    next: u64,
+    /// The right to a large element held by the batch handed on last,
+    /// given up when the next is asked for (it has been checked by then).
+    large: Option<LargeToken>,
+    tickets: mpsc::SyncSender<()>,
+}
+
+impl<I: Iterator<Item = Numbered>> Iterator for InOrder<I> {
+    type Item = Batch;
+
+    fn next(&mut self) -> Option<Batch> {
+        drop(self.large.take());
+        loop {
+            if let Some((batch, token)) = self.pending.remove(&self.next) {
+                self.next += 1;
+                self.large = token;
+                // Sending fails only once every worker has stopped.
+                let _ = self.tickets.send(());
+                return Some(batch);
+            }
+            let (seq, batch, token) = self.received.next()?;
+            self.pending.insert(seq, (batch, token));
+        }
+    }
 }

@@ -21,16 +21,16 @@ impl EntityObserver for Sees {
 
 /// Random draws, and whether the instance being made should mostly pass
 /// OMMX's checks (tame: finite values, ids of defined variables).
-struct Rng(SplitMix64, bool);
+pub(super) struct Rng(pub(super) SplitMix64, pub(super) bool);
 
 impl Rng {
     fn next(&mut self) -> u64 {
         self.0.next()
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(super) fn below(&mut self, n: u64) -> u64 {
         self.0.below(n)
     }
-    fn chance(&mut self, one_in: u64) -> bool {
+    pub(super) fn chance(&mut self, one_in: u64) -> bool {
         self.0.chance(one_in)
     }
     fn id(&mut self) -> u64 {
@@ -125,7 +125,7 @@ fn function(rng: &mut Rng) -> Option<pb::Function> {
     Some(pb::Function { function: arm })
 }
 
-fn instance(rng: &mut Rng) -> Vec<u8> {
+pub(super) fn instance(rng: &mut Rng) -> Vec<u8> {
     rng.1 = rng.chance(2);
     let n = if rng.1 { 12 } else { rng.below(8) };
     let variables: Vec<pb::DecisionVariable> = (0..n)
@@ -235,7 +235,7 @@ fn extra_field(rng: &mut Rng, entity: u32) -> &'static [u8] {
 }
 
 /// Damages an encoding now and then: a byte changed, a bit flipped, a cut.
-fn damage(rng: &mut Rng, bytes: &mut Vec<u8>) {
+pub(super) fn damage(rng: &mut Rng, bytes: &mut Vec<u8>) {
     if bytes.is_empty() {
         return;
     }
@@ -254,7 +254,7 @@ fn damage(rng: &mut Rng, bytes: &mut Vec<u8>) {
 }
 
 /// The profile's lines and the summary of a run, or its error.
-type Run = Result<(Vec<(String, u64, u64)>, String), String>;
+pub(super) type Run = Result<(Vec<(String, u64, u64)>, String), String>;
 
 fn run(bytes: &[u8], observer: &mut dyn EntityObserver) -> Run {
     run_spooling(bytes, observer, u64::MAX)
@@ -262,10 +262,22 @@ fn run(bytes: &[u8], observer: &mut dyn EntityObserver) -> Run {
 
 /// [`run`], spooling objective fields longer than `spool_above` bytes.
 fn run_spooling(bytes: &[u8], observer: &mut dyn EntityObserver, spool_above: u64) -> Run {
+    run_on(bytes, observer, spool_above, 1)
+}
+
+/// [`run_spooling`] on `threads` threads (a large objective is checked and
+/// counted on them).
+fn run_on(
+    bytes: &[u8],
+    observer: &mut dyn EntityObserver,
+    spool_above: u64,
+    threads: usize,
+) -> Run {
     let mut accounts = Accounts::new(ProfileOptions::default());
     accounts.spool_above = spool_above;
     let total = Some(bytes.len() as u64);
-    let summary = profile_instance_within(bytes, total, None, Some(1), &mut accounts, observer)
+    let threads = Some(threads);
+    let summary = profile_instance_within(bytes, total, None, threads, &mut accounts, observer)
         .map_err(|e| e.to_string())?;
     Ok((accounts.memory.own_lines(), format!("{summary:?}")))
 }
@@ -366,6 +378,12 @@ fn spooled_as_held(rng: &mut Rng, mut bytes: Vec<u8>) -> bool {
     let held = run(&bytes, &mut ());
     let above = rng.below(64);
     assert_eq!(run_spooling(&bytes, &mut (), above), held, "{bytes:02x?}");
+    // A large linear objective checked and counted on several threads,
+    // held and spooled.
+    // (Not drawn from `rng`, whose draws make the cases.)
+    let threads = 2 + bytes.len() % 3;
+    assert_eq!(run_on(&bytes, &mut (), u64::MAX, threads), held);
+    assert_eq!(run_on(&bytes, &mut (), above, threads), held);
     held.is_err()
 }
 

@@ -94,6 +94,7 @@ fn split(payload: Payload<'_>) -> (ToRead<'_>, ToAccount<'_>) {
     let Payload {
         reader,
         total,
+        in_file: _,
         max_element,
         instance_index,
         title,

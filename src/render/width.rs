@@ -51,13 +51,19 @@ pub fn limit() -> Option<u16> {
 pub fn wrap(text: &str, indent: &str) -> String {
     match limit() {
         Some(width) => {
-            let options = textwrap::Options::new(usize::from(width))
-                .subsequent_indent(indent)
-                .break_words(false);
+            let options = between_words(usize::from(width)).subsequent_indent(indent);
             textwrap::fill(text, options)
         }
         None => text.to_string(),
     }
+}
+
+/// Wrapping at spaces only: never inside a word, nor at its hyphens (a
+/// path such as `/work/wt-cores/x.ommx` stays whole).
+fn between_words(width: usize) -> textwrap::Options<'static> {
+    textwrap::Options::new(width)
+        .break_words(false)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
 }
 
 /// How a column gives way when its table is wider than the terminal.
@@ -210,9 +216,7 @@ impl Grid {
                     Give::None => line.to_string(),
                     Give::KeepStart => console::truncate_str(line, width, "…").into_owned(),
                     Give::KeepEnd => keep_end(line, width),
-                    Give::Wrap => {
-                        textwrap::fill(line, textwrap::Options::new(width).break_words(false))
-                    }
+                    Give::Wrap => textwrap::fill(line, between_words(width)),
                 }
             })
             .collect::<Vec<_>>()
@@ -260,7 +264,7 @@ impl Grid {
                     continue;
                 }
                 let key = self.header.get(i).map_or("", String::as_str);
-                let options = textwrap::Options::new(value_width).break_words(false);
+                let options = between_words(value_width);
                 // A word longer than the line is cut as the column cuts,
                 // keeping the start where the column would not cut at all.
                 let give = match self.columns[i].give {
@@ -365,6 +369,12 @@ mod tests {
         );
         assert!(text.contains("bytes: 12,345,678"), "{text}");
         assert!(text.contains("\n\npath:  total\nbytes: 99"), "{text}");
+    }
+
+    #[test]
+    fn prose_wraps_at_spaces_not_at_hyphens() {
+        let wrapped = Grid::fit_cell("under /work/wt-cores/b.json", 15, Give::Wrap);
+        assert_eq!(wrapped, "under\n/work/wt-cores/b.json");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! ranges. It vouches for what [`super::Fields`] vouches for.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io;
 use std::ops::Range;
 
 use super::packed::nth_end;
@@ -16,18 +16,61 @@ use super::WireType;
 /// every function the tests make).
 pub const CHUNK: usize = if cfg!(test) { 16 } else { 1 << 20 };
 
+/// Fills `buf` from `file` at `pos` without moving the file's offset, which
+/// handles on the same file share (an input read on several threads, or
+/// read again from its start after a first try).
+#[cfg(unix)]
+pub fn read_exact_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, pos)
+}
+
+/// Fills `buf` from `file` at `pos`, each read at its own position (on
+/// Windows the offset moves, so an input read this way is not also read
+/// through its offset).
+#[cfg(windows)]
+pub fn read_exact_at(file: &File, mut buf: &mut [u8], mut pos: u64) -> io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, pos) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                pos += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Fills `buf` from `file` at `pos`, through the file's offset.
+#[cfg(not(any(unix, windows)))]
+pub fn read_exact_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = file;
+    file.seek(SeekFrom::Start(pos))?;
+    file.read_exact(buf)
+}
+
+/// Appends `len` bytes of `file` at `pos` to `out`.
+pub fn append_at(file: &File, out: &mut Vec<u8>, pos: u64, len: usize) -> io::Result<()> {
+    let old = out.len();
+    out.try_reserve_exact(len).map_err(io::Error::other)?;
+    out.resize(old + len, 0);
+    let read = read_exact_at(file, &mut out[old..], pos);
+    if read.is_err() {
+        out.truncate(old);
+    }
+    read
+}
+
 /// The bytes of `range` of `file`.
 pub fn read_range(file: &File, range: Range<u64>) -> Wire<Vec<u8>> {
-    let len = range.end - range.start;
+    let len = usize::try_from(range.end - range.start).map_err(|_| Unsupported)?;
     let mut bytes = Vec::new();
-    let mut file = file;
-    file.seek(SeekFrom::Start(range.start))
-        .and_then(|_| file.take(len).read_to_end(&mut bytes))
-        .map_err(|_| Unsupported)?;
-    match bytes.len() as u64 == len {
-        true => Ok(bytes),
-        false => Err(Unsupported),
-    }
+    append_at(file, &mut bytes, range.start, len).map_err(|_| Unsupported)?;
+    Ok(bytes)
 }
 
 /// A range of the file read forwards through a buffer: bytes are made
@@ -66,14 +109,8 @@ impl<'f> Window<'f> {
             self.buf.drain(..self.start);
             self.start = 0;
             let more = ((want - held).max(CHUNK) as u64).min(self.end - self.pos);
-            let mut file = self.file;
-            let read = file
-                .seek(SeekFrom::Start(self.pos))
-                .and_then(|_| file.take(more).read_to_end(&mut self.buf))
-                .map_err(|_| Unsupported)?;
-            if read as u64 != more {
-                return Err(Unsupported);
-            }
+            let len = usize::try_from(more).map_err(|_| Unsupported)?;
+            append_at(self.file, &mut self.buf, self.pos, len).map_err(|_| Unsupported)?;
             self.pos += more;
         }
         Ok(())
@@ -179,10 +216,7 @@ impl<'f> FileFields<'f> {
         // A key (at most five bytes) and a varint, a length or eight bytes.
         let mut head = [0u8; 20];
         let n = (self.end - self.pos).min(20) as usize;
-        let mut file = self.file;
-        file.seek(SeekFrom::Start(self.pos))
-            .and_then(|_| file.read_exact(&mut head[..n]))
-            .map_err(|_| Unsupported)?;
+        read_exact_at(self.file, &mut head[..n], self.pos).map_err(|_| Unsupported)?;
         let head = &head[..n];
         let mut at = 0;
         let (number, wire_type) = super::key(varint(head, &mut at)?).map_err(|_| Unsupported)?;

@@ -57,6 +57,119 @@ pub fn count_ends(bytes: &[u8]) -> Option<usize> {
     (run < 9).then_some(ends)
 }
 
+/// Arrays shorter than this are read on one thread.
+const PARALLEL_BYTES: usize = if cfg!(test) { 16 } else { 1 << 20 };
+
+/// Runs `f` on `bytes` cut into up to `threads` ranges that end where
+/// `ends_here(byte)` allows, one thread each (the first on this one); the
+/// results in order.
+fn on_ranges<T: Send>(
+    bytes: &[u8],
+    threads: usize,
+    ends_here: impl Fn(u8) -> bool,
+    f: impl Fn(&[u8]) -> T + Sync,
+) -> Vec<T> {
+    let mut cuts = vec![0];
+    for t in 1..threads {
+        let nominal = (bytes.len() * t / threads).max(*cuts.last().expect("one cut"));
+        if let Some(i) = bytes[nominal..].iter().position(|&b| ends_here(b)) {
+            cuts.push(nominal + i + 1);
+        }
+    }
+    cuts.push(bytes.len());
+    cuts.dedup();
+    let f = &f;
+    std::thread::scope(|scope| {
+        let mut ranges = cuts.windows(2).map(|w| &bytes[w[0]..w[1]]);
+        let first = ranges.next().unwrap_or_default();
+        let others: Vec<_> = ranges.map(|r| scope.spawn(move || f(r))).collect();
+        let mut out = vec![f(first)];
+        out.extend(
+            others
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+        );
+        out
+    })
+}
+
+/// [`count_varints`] on up to `threads` threads: the body cut right after
+/// bytes that end a varint, so each range holds whole varints, the same
+/// ones.
+pub fn count_varints_on(body: &[u8], threads: usize) -> Wire<usize> {
+    if threads < 2 || body.len() < PARALLEL_BYTES {
+        return count_varints(body);
+    }
+    on_ranges(body, threads, |b| b < 0x80, count_varints)
+        .into_iter()
+        .sum()
+}
+
+/// The varints of a checked packed body, on up to `threads` threads.
+pub fn count_checked_on(body: &[u8], threads: usize) -> usize {
+    let count = |r: &[u8]| r.iter().filter(|&&b| b < 0x80).count();
+    if threads < 2 || body.len() < PARALLEL_BYTES {
+        return count(body);
+    }
+    on_ranges(body, threads, |_| true, count).into_iter().sum()
+}
+
+/// [`varint_offset`] of each of `ks` (ascending) in a checked packed
+/// array, on up to `threads` threads: the ends counted per range first,
+/// then each offset found within its range.
+pub fn varint_offsets(packed: &[u8], ks: &[usize], threads: usize) -> Vec<usize> {
+    if threads < 2 || packed.len() < PARALLEL_BYTES {
+        return ks.iter().map(|&k| varint_offset(packed, k)).collect();
+    }
+    let block = packed.len().div_ceil(threads);
+    let blocks: Vec<&[u8]> = packed.chunks(block).collect();
+    let ends: Vec<usize> = std::thread::scope(|scope| {
+        let counts: Vec<_> = blocks
+            .iter()
+            .map(|b| scope.spawn(move || b.iter().filter(|&&x| x < 0x80).count()))
+            .collect();
+        counts
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    // Element k ends in the first block whose ends, with those before it,
+    // reach k; found there on a thread of its own.
+    let mut before = 0;
+    let starts: Vec<usize> = ends
+        .iter()
+        .map(|&e| {
+            before += e;
+            before - e
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        let found: Vec<_> = ks
+            .iter()
+            .map(|&k| {
+                let (blocks, starts, ends) = (&blocks, &starts, &ends);
+                scope.spawn(move || {
+                    if k == 0 {
+                        return 0;
+                    }
+                    let i = (0..blocks.len()).find(|&i| starts[i] + ends[i] >= k);
+                    match i {
+                        Some(i) => {
+                            let within = nth_end(blocks[i], k - starts[i]).expect("counted");
+                            i * block + within
+                        }
+                        None => packed.len(),
+                    }
+                })
+            })
+            .collect();
+        found
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
 /// Byte offset of element `k` of a packed varint array (checked).
 pub fn varint_offset(packed: &[u8], k: usize) -> usize {
     nth_end(packed, k).unwrap_or(packed.len())
@@ -161,6 +274,45 @@ mod tests {
             let ends = bytes.iter().filter(|&&b| b < 0x80).count();
             let expected = (longest < 9).then_some(ends);
             assert_eq!(count_ends(&bytes), expected, "{bytes:02x?}");
+        }
+    }
+
+    #[test]
+    fn arrays_read_on_several_threads_read_as_on_one() {
+        let mut rng = crate::ids::SplitMix64(0x00c0_0031);
+        for case in 0..3_000 {
+            // Varints of one to ten bytes, now and then a bad one (too long).
+            let mut packed = Vec::new();
+            for _ in 0..rng.below(300) {
+                let v = rng.next() >> rng.below(64);
+                prost::encoding::encode_varint(v, &mut packed);
+                if rng.chance(500) {
+                    packed.extend([0xff; 10]);
+                }
+            }
+            if case % 7 == 0 {
+                packed.push(0x80); // cut short
+            }
+            let threads = 1 + rng.below(6) as usize;
+            assert_eq!(
+                count_varints_on(&packed, threads).ok(),
+                count_varints(&packed).ok(),
+                "{packed:02x?}"
+            );
+            let Ok(n) = count_varints(&packed) else {
+                continue;
+            };
+            assert_eq!(count_checked_on(&packed, threads), n);
+            let mut ks: Vec<usize> = (0..threads)
+                .map(|_| rng.below(n as u64 + 2) as usize)
+                .collect();
+            ks.sort_unstable();
+            let one: Vec<usize> = ks.iter().map(|&k| varint_offset(&packed, k)).collect();
+            assert_eq!(
+                varint_offsets(&packed, &ks, threads),
+                one,
+                "{packed:02x?} {ks:?}"
+            );
         }
     }
 

@@ -52,14 +52,37 @@ fn corpus() -> Vec<Case> {
         .collect()
 }
 
+/// How many threads a corpus run takes, and the size of the chunks a file
+/// is cut into on several threads (small, so that the corpus's small files
+/// span many chunks and their elements cross chunk ends).
+#[derive(Clone, Copy)]
+struct Threads(&'static str, Option<&'static str>);
+
+/// One thread, two and sixteen: every case gives the same verdict, profile
+/// and message with each.
+const THREADS: [Threads; 3] = [
+    Threads("1", None),
+    Threads("2", Some("64")),
+    Threads("16", Some("7")),
+];
+
 /// memprof's `--format folded` on `path` (one layer, or the whole input),
 /// without its final newline; `Err` with stderr when it refused. `spool`:
 /// every objective field is spooled to a temporary file and read there.
-fn folded(path: &str, layer: Option<usize>, spool: bool) -> Result<String, String> {
+fn folded(
+    path: &str,
+    layer: Option<usize>,
+    spool: bool,
+    Threads(threads, chunk): Threads,
+) -> Result<String, String> {
     let mut cmd = memprof();
     cmd.args(["inspect", path, "--format", "folded", "-q"]);
     if spool {
         cmd.env("MEMPROF_SPOOL_ABOVE", "0");
+    }
+    cmd.env("MEMPROF_THREADS", threads);
+    if let Some(chunk) = chunk {
+        cmd.env("MEMPROF_CHUNK_BYTES", chunk);
     }
     if let Some(layer) = layer {
         cmd.args(["--layer", &layer.to_string()]);
@@ -97,29 +120,41 @@ fn agrees_on_every_corpus_case(spool: bool) {
         let path = dir.path().join(&case.name);
         fs::write(&path, case.input()).unwrap();
         let path = path.to_str().unwrap();
-        let problem = match (case.verdict.as_str(), case.kind.as_str()) {
-            ("accept", "raw") => match folded(path, None, spool) {
-                Ok(got) if got == case.profiles[0] => None,
-                Ok(_) => Some("profile differs".to_string()),
-                Err(e) => Some(format!("wrongly refused: {e}")),
-            },
-            ("accept", _) => {
-                (0..case.profiles.len()).find_map(|layer| match folded(path, Some(layer), spool) {
-                    Ok(got) if got == case.profiles[layer] => None,
-                    Ok(_) => Some(format!("layer {layer}: profile differs")),
-                    Err(e) => Some(format!("layer {layer}: wrongly refused: {e}")),
-                })
+        let mut refusals = Vec::new();
+        for threads in THREADS {
+            let run = |layer| folded(path, layer, spool, threads);
+            let problem = match (case.verdict.as_str(), case.kind.as_str()) {
+                ("accept", "raw") => match run(None) {
+                    Ok(got) if got == case.profiles[0] => None,
+                    Ok(_) => Some("profile differs".to_string()),
+                    Err(e) => Some(format!("wrongly refused: {e}")),
+                },
+                ("accept", _) => {
+                    (0..case.profiles.len()).find_map(|layer| match run(Some(layer)) {
+                        Ok(got) if got == case.profiles[layer] => None,
+                        Ok(_) => Some(format!("layer {layer}: profile differs")),
+                        Err(e) => Some(format!("layer {layer}: wrongly refused: {e}")),
+                    })
+                }
+                ("reject", _) => match run(None) {
+                    Ok(_) => Some(format!("wrongly accepted; OMMX says: {}", case.error)),
+                    Err(e) => {
+                        refusals.push(e);
+                        None
+                    }
+                },
+                (verdict, _) => panic!("{}: unknown verdict {verdict}", case.name),
+            };
+            if let Some(problem) = problem {
+                disagreements.push(format!(
+                    "{} ({}, {}, {} threads): {problem}",
+                    case.name, case.kind, case.category, threads.0
+                ));
             }
-            ("reject", _) => folded(path, None, spool)
-                .ok()
-                .map(|_| format!("wrongly accepted; OMMX says: {}", case.error)),
-            (verdict, _) => panic!("{}: unknown verdict {verdict}", case.name),
-        };
-        if let Some(problem) = problem {
-            disagreements.push(format!(
-                "{} ({}, {}): {problem}",
-                case.name, case.kind, case.category
-            ));
+        }
+        // The same message, whatever the number of threads.
+        if refusals.windows(2).any(|w| w[0] != w[1]) {
+            disagreements.push(format!("{}: messages differ: {refusals:?}", case.name));
         }
     }
     assert!(

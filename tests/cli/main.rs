@@ -115,17 +115,22 @@ fn every_oracle_instance_matches_ommx_byte_for_byte() {
 fn sequential_and_pipelined_decoding_agree() {
     for dir in ["oracle", "rejected"] {
         for path in pb_files(dir) {
-            let run = |threads: &str| {
+            // A file on several threads is cut into chunks of this many
+            // bytes: small ones, so that these small files span many.
+            let run = |threads: &str, chunk: &str| {
                 memprof()
                     .env("MEMPROF_THREADS", threads)
+                    .env("MEMPROF_CHUNK_BYTES", chunk)
                     .args(["inspect", path.to_str().unwrap(), "-f", "folded"])
                     .output()
                     .unwrap()
             };
-            let (one, two) = (run("1"), run("2"));
-            assert_eq!(one.status.code(), two.status.code(), "{}", path.display());
-            assert_eq!(one.stdout, two.stdout, "{}", path.display());
-            assert_eq!(one.stderr, two.stderr, "{}", path.display());
+            let one = run("1", "1048576");
+            for many in [run("2", "1048576"), run("2", "100"), run("16", "9")] {
+                assert_eq!(one.status.code(), many.status.code(), "{}", path.display());
+                assert_eq!(one.stdout, many.stdout, "{}", path.display());
+                assert_eq!(one.stderr, many.stderr, "{}", path.display());
+            }
         }
     }
 }

@@ -41,8 +41,14 @@ fn first_element(bytes: &[u8]) -> &[u8] {
 }
 
 fn run(path: &Path, threads: &str, format: &str) -> std::process::Output {
+    run_in_chunks(path, threads, "1048576", format)
+}
+
+/// [`run`], a file on several threads cut into chunks of `chunk` bytes.
+fn run_in_chunks(path: &Path, threads: &str, chunk: &str, format: &str) -> std::process::Output {
     memprof()
         .env("MEMPROF_THREADS", threads)
+        .env("MEMPROF_CHUNK_BYTES", chunk)
         .args(["inspect", path.to_str().unwrap(), "--format", format])
         .output()
         .unwrap()
@@ -73,8 +79,15 @@ fn every_thread_count_gives_the_same_bytes_and_the_same_error() {
         fs::write(&path, bytes).unwrap();
         for format in ["folded", "json"] {
             let one = run(&path, "1", format);
-            for threads in ["2", "3", "8"] {
-                let many = run(&path, threads, format);
+            // The file whole in one chunk, and in chunks of 4 KiB and 333
+            // bytes (an element crossing almost every chunk's end).
+            for (threads, chunk) in [
+                ("2", "1048576"),
+                ("3", "4096"),
+                ("8", "333"),
+                ("16", "4096"),
+            ] {
+                let many = run_in_chunks(&path, threads, chunk, format);
                 assert_eq!(one.status.code(), many.status.code(), "{name} {threads}");
                 assert_eq!(one.stdout, many.stdout, "{name} {format} {threads}");
                 assert_eq!(one.stderr, many.stderr, "{name} {threads}");

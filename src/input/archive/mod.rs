@@ -538,6 +538,7 @@ fn profile_blobs(
         profiles[r] = Some(pass.profile(Payload {
             reader: &mut stream,
             total: Some(size),
+            in_file: None,
             max_element: claimed.then_some(pass.max_element),
             instance_index: reads[r].instance_index,
             title: None,

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::ids::{IdSet, SharedBits, BITMAP_FLOOR};
-use crate::wire::packed::varint_offset;
+use crate::wire::packed::varint_offsets;
 
 /// A message's encoding (a linear part, a polynomial), a window at a time:
 /// the pieces each window gives continue the encoding, cut at field
@@ -56,9 +56,17 @@ pub fn count<D: Fn(u64) -> bool + Sync>(
     };
     match arm {
         Arm::Constant(c) => Ok(count_constant(*c)),
-        Arm::Linear(pieces) => count_linear_arm(&mut Held(pieces), defined),
+        Arm::Linear(pieces) => {
+            if let Some(ranges) = split::held(pieces, threads) {
+                let mut ranges: Vec<Held> = ranges.iter().map(|r| Held(r)).collect();
+                if let Some(n) = split::count_linear(&mut ranges, defined) {
+                    return Ok(n.and_then(|n| shape(Variant::Linear, n)));
+                }
+            }
+            count_linear_arm(&mut Held(pieces), defined)
+        }
         Arm::Quadratic(pieces) => {
-            let q = quadratic_read(pieces, true)?;
+            let q = quadratic_read(pieces, true, threads)?;
             if q.n_rows != q.n_columns || q.n_rows != q.n_values {
                 return Ok(None);
             }
@@ -82,7 +90,7 @@ pub(super) fn count_polynomial_arm<D: Fn(u64) -> bool>(
     })
 }
 
-fn shape(variant: Variant, stored_terms: usize) -> Option<Shape> {
+pub(super) fn shape(variant: Variant, stored_terms: usize) -> Option<Shape> {
     Some(Shape {
         variant,
         stored_terms,
@@ -222,8 +230,9 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
     // Pass 1: values, variables, order, the largest id.
     let mut scans: Vec<ChunkScan> = Vec::new();
     let mut build = false;
+    let mut unseen: Vec<Seen<'_>> = (0..threads).map(|_| Seen::None).collect();
     windows.each(&mut |q| {
-        scans.extend(scan_window(q, defined, None, threads));
+        scans.extend(scan_window(q, defined, &mut unseen));
         build = scans.iter().any(|s| s.build);
         !build
     })?;
@@ -240,19 +249,45 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
         return Ok(Some(nonzero));
     }
     // Pass 2: a repeated pair, in a bitmap of the triangle of pairs when it
-    // is small next to the terms, else a hash set.
+    // is small next to the terms (one per thread when they fit in
+    // OWN_BITMAPS, merged at the end: threads setting bits in one shared
+    // bitmap fight over its cache lines), else a hash set.
     let max = scans.iter().map(|s| s.max).max().unwrap_or(0);
     let mut repeated = false;
     let triangle_set = triangle(max, max).map(|last| IdSet::for_ids(last, nonzero));
-    match triangle_set.as_ref().and_then(IdSet::shared) {
-        Some(seen) => {
+    let own = triangle_set
+        .as_ref()
+        .filter(|set| set.shared().is_some() && threads * set.bytes() <= OWN_BITMAPS)
+        .and(triangle(max, max));
+    match (own, triangle_set.as_ref().and_then(IdSet::shared)) {
+        (Some(last), _) => {
+            let mut sets: Vec<Seen<'_>> = (0..threads)
+                .map(|_| Seen::Own(IdSet::for_ids(last, nonzero)))
+                .collect();
             windows.each(&mut |q| {
-                let scans = scan_window(q, defined, Some(seen), threads);
+                let scans = scan_window(q, defined, &mut sets);
+                repeated = scans.iter().any(|s| s.build);
+                !repeated
+            })?;
+            let mut sets = sets.into_iter().filter_map(|s| match s {
+                Seen::Own(set) => Some(set),
+                _ => None,
+            });
+            if let Some(mut all) = sets.next() {
+                for set in sets {
+                    repeated |= !all.absorb(set);
+                }
+            }
+        }
+        (None, Some(shared)) => {
+            let mut sets = vec![Seen::Shared(shared); threads];
+            windows.each(&mut |q| {
+                let scans = scan_window(q, defined, &mut sets);
                 repeated = scans.iter().any(|s| s.build);
                 !repeated
             })?;
         }
-        None => {
+        (None, None) => {
             let mut seen: HashSet<(u64, u64), BuildIdHasher> =
                 HashSet::with_capacity_and_hasher(nonzero, Default::default());
             windows.each(&mut |q| {
@@ -267,34 +302,73 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
     Ok((!repeated).then_some(nonzero))
 }
 
-/// One pass over one window, on several threads when it is large and its
-/// arrays are single pieces: the scans of its chunks, in order.
-fn scan_window<D: Fn(u64) -> bool + Sync>(
-    q: &QuadraticWire<'_>,
-    defined: &D,
-    seen: Option<SharedBits<'_>>,
-    threads: usize,
-) -> Vec<ChunkScan> {
-    let n = q.n_values;
-    let single = q.rows.len() == 1 && q.columns.len() == 1 && q.values.len() == 1;
-    if single && threads > 1 && n >= 1 << 16 {
-        let chunks = split(q.rows[0], q.columns[0], n, threads);
-        parallel(&chunks, |c| scan_pairs(chunk_iter(q, c), defined, seen))
-    } else {
-        let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
-        vec![scan_pairs(pairs.zip(doubles(&q.values)), defined, seen)]
+/// Bytes the bitmaps of pass 2 may take together, one per thread.
+const OWN_BITMAPS: usize = 32 << 20;
+
+/// Where a pass over pairs records the ones it has seen: nowhere (pass 1),
+/// a bitmap of the thread's own, or one all threads share.
+enum Seen<'a> {
+    None,
+    Own(IdSet),
+    Shared(SharedBits<'a>),
+}
+
+impl Clone for Seen<'_> {
+    fn clone(&self) -> Self {
+        match self {
+            Seen::Shared(bits) => Seen::Shared(*bits),
+            _ => Seen::None,
+        }
     }
 }
 
-/// Runs `f` on each chunk, one thread each.
-fn parallel<T: Send>(chunks: &[Chunk], f: impl Fn(&Chunk) -> T + Sync) -> Vec<T> {
+impl Seen<'_> {
+    /// Notes the pair of triangle index `i`; false when it was seen.
+    #[inline]
+    fn insert(&mut self, i: u64) -> bool {
+        match self {
+            Seen::None => true,
+            Seen::Own(set) => set.insert(i),
+            Seen::Shared(bits) => bits.insert(i),
+        }
+    }
+}
+
+/// One pass over one window, on as many threads as `seen` has slots when
+/// it is large and its arrays are single pieces (chunk `t` recording its
+/// pairs in `seen[t]`): the scans of its chunks, in order.
+fn scan_window<D: Fn(u64) -> bool + Sync>(
+    q: &QuadraticWire<'_>,
+    defined: &D,
+    seen: &mut [Seen<'_>],
+) -> Vec<ChunkScan> {
+    let n = q.n_values;
+    let threads = seen.len();
+    let single = q.rows.len() == 1 && q.columns.len() == 1 && q.values.len() == 1;
+    if single && threads > 1 && n >= 1 << 16 {
+        let chunks = split(q.rows[0], q.columns[0], n, threads);
+        let work: Vec<_> = chunks.iter().zip(seen.iter_mut()).collect();
+        parallel(work, |(c, seen)| {
+            scan_pairs(chunk_iter(q, c), defined, seen)
+        })
+    } else {
+        let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
+        vec![scan_pairs(
+            pairs.zip(doubles(&q.values)),
+            defined,
+            &mut seen[0],
+        )]
+    }
+}
+
+/// Runs `f` on each item, one thread each (the first on this one).
+fn parallel<W: Send, T: Send>(items: Vec<W>, f: impl Fn(W) -> T + Sync) -> Vec<T> {
     std::thread::scope(|scope| {
         let f = &f;
-        let handles: Vec<_> = chunks[1..]
-            .iter()
-            .map(|c| scope.spawn(move || f(c)))
-            .collect();
-        let mut out = vec![f(&chunks[0])];
+        let mut items = items.into_iter();
+        let first = items.next();
+        let handles: Vec<_> = items.map(|w| scope.spawn(move || f(w))).collect();
+        let mut out: Vec<T> = first.into_iter().map(f).collect();
         out.extend(
             handles
                 .into_iter()
@@ -320,13 +394,19 @@ fn chunk_iter<'a>(
 /// Cuts `n` triples into `threads` chunks at element boundaries.
 fn split(rows: &[u8], columns: &[u8], n: usize, threads: usize) -> Vec<Chunk> {
     let per = n.div_ceil(threads);
-    (0..threads)
+    let starts: Vec<usize> = (0..threads)
         .map(|t| t * per)
         .take_while(|&start| start < n)
-        .map(|start| Chunk {
+        .collect();
+    let rows_at = varint_offsets(rows, &starts, threads);
+    let columns_at = varint_offsets(columns, &starts, threads);
+    starts
+        .iter()
+        .zip(rows_at.into_iter().zip(columns_at))
+        .map(|(&start, (rows_at, columns_at))| Chunk {
             elements: per.min(n - start),
-            rows_at: varint_offset(rows, start),
-            columns_at: varint_offset(columns, start),
+            rows_at,
+            columns_at,
             values_at: 8 * start,
         })
         .collect()
@@ -335,39 +415,37 @@ fn split(rows: &[u8], columns: &[u8], n: usize, threads: usize) -> Vec<Chunk> {
 fn scan_pairs<D: Fn(u64) -> bool + Sync>(
     triples: impl Iterator<Item = ((u64, u64), f64)>,
     defined: &D,
-    seen: Option<SharedBits<'_>>,
+    seen: &mut Seen<'_>,
 ) -> ChunkScan {
     let mut s = ChunkScan {
         sorted: true,
         ..ChunkScan::default()
     };
+    let recording = !matches!(seen, Seen::None);
     for ((r, c), v) in triples {
         if v == 0.0 {
             continue;
         }
         let key = (r.min(c), r.max(c));
-        match seen {
-            Some(seen) => {
-                let fresh = triangle(key.0, key.1).is_some_and(|i| seen.insert(i));
-                if !fresh {
-                    s.build = true;
-                    break;
-                }
+        if recording {
+            let fresh = triangle(key.0, key.1).is_some_and(|i| seen.insert(i));
+            if !fresh {
+                s.build = true;
+                break;
             }
-            None => {
-                if !v.is_finite() || !defined(key.0) || !defined(key.1) {
-                    s.build = true;
-                    break;
-                }
-                s.nonzero += 1;
-                s.max = s.max.max(key.1);
-                if let Some(last) = s.last {
-                    s.sorted &= last < key;
-                } else {
-                    s.first = Some(key);
-                }
-                s.last = Some(key);
+        } else {
+            if !v.is_finite() || !defined(key.0) || !defined(key.1) {
+                s.build = true;
+                break;
             }
+            s.nonzero += 1;
+            s.max = s.max.max(key.1);
+            if let Some(last) = s.last {
+                s.sorted &= last < key;
+            } else {
+                s.first = Some(key);
+            }
+            s.last = Some(key);
         }
     }
     s

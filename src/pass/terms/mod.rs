@@ -30,12 +30,13 @@ use crate::ommx_v1 as pb;
 mod count;
 pub mod entities;
 mod polynomial;
+mod split;
 pub mod spooled;
 pub use crate::wire::Unsupported;
 pub use count::count;
 
 use crate::wire::fields::{constraint, function, linear, linear_term, monomial, quadratic};
-use crate::wire::packed::{count_varints, doubles, Varints};
+use crate::wire::packed::{count_checked_on, count_varints, count_varints_on, doubles, Varints};
 use crate::wire::slice::varint;
 use crate::wire::{tag, Fields, Value, Wire, WireType};
 
@@ -87,6 +88,23 @@ pub fn scan<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> Wire<Option<Arm<'
         }
     }
     Ok(arm)
+}
+
+/// [`check`], a large linear or quadratic arm on up to `threads` threads.
+pub fn check_on(arm: &Arm<'_>, threads: usize) -> Wire<()> {
+    match arm {
+        Arm::Linear(pieces) => {
+            if let Some(ranges) = split::held(pieces, threads) {
+                let mut ranges: Vec<_> = ranges.iter().map(|r| count::Held(r)).collect();
+                if split::check_linear(&mut ranges).is_some() {
+                    return Ok(());
+                }
+            }
+            check(arm)
+        }
+        Arm::Quadratic(p) => quadratic_read(p, false, threads).map(|_| ()),
+        _ => check(arm),
+    }
 }
 
 /// Checks an arm's encoding without keeping anything.
@@ -225,17 +243,22 @@ struct QuadraticWire<'a> {
 }
 
 fn quadratic<'a>(pieces: &[&'a [u8]]) -> Wire<QuadraticWire<'a>> {
-    quadratic_read(pieces, false)
+    quadratic_read(pieces, false, 1)
 }
 
 /// [`quadratic`]; `checked`: the pieces passed [`check`] already, so packed
-/// arrays are only counted.
-fn quadratic_read<'a>(pieces: &[&'a [u8]], checked: bool) -> Wire<QuadraticWire<'a>> {
+/// arrays are only counted. Large arrays are read on up to `threads`
+/// threads.
+fn quadratic_read<'a>(
+    pieces: &[&'a [u8]],
+    checked: bool,
+    threads: usize,
+) -> Wire<QuadraticWire<'a>> {
     let count_varints = |body: &[u8]| {
         if checked {
-            Ok(body.iter().filter(|&&b| b < 0x80).count())
+            Ok(count_checked_on(body, threads))
         } else {
-            count_varints(body)
+            count_varints_on(body, threads)
         }
     };
     let mut q = QuadraticWire::default();

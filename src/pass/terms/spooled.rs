@@ -10,17 +10,18 @@
 //! path for held bytes.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Write};
 use std::ops::Range;
 
 use super::count::{
-    count_constant, count_linear_arm, count_polynomial_arm, count_quadratic_arm, FieldWindows,
-    PairWindows,
+    count_constant, count_linear_arm, count_polynomial_arm, count_quadratic_arm, shape,
+    FieldWindows, PairWindows,
 };
+use super::split;
 use super::*;
 
 use crate::wire::fields::{constraint, function, quadratic};
-use crate::wire::file::{read_range, FileFields, FileValue, Window};
+use crate::wire::file::{append_at, read_range, FileFields, FileValue, Window, CHUNK};
 
 /// Elements of a quadratic part counted per window: 4 MiB of values.
 const PAIRS_PER_WINDOW: usize = if cfg!(test) { 3 } else { 1 << 19 };
@@ -78,8 +79,9 @@ impl SpooledFunction {
         }
     }
 
-    /// The message encoded in `range` of `file`.
-    fn within(file: File, range: Range<u64>) -> Self {
+    /// The message encoded in `range` of `file`: a copy spooled there, or
+    /// an element of the input file itself, read in place.
+    pub fn within(file: File, range: Range<u64>) -> Self {
         let len = range.end - range.start;
         Self {
             file,
@@ -115,30 +117,28 @@ impl SpooledFunction {
     /// Appends the encoding to `out`.
     pub fn append_to(&self, out: &mut Vec<u8>) -> io::Result<()> {
         let len = usize::try_from(self.len).map_err(io::Error::other)?;
-        out.try_reserve_exact(len).map_err(io::Error::other)?;
-        let mut file = &self.file;
-        file.seek(SeekFrom::Start(self.start))?;
-        if file.take(self.len).read_to_end(out)? != len {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        Ok(())
+        append_at(&self.file, out, self.start, len)
     }
 
-    /// Copies the encoding to `out`.
+    /// Copies the encoding to `out`, a window at a time.
     pub fn copy_to(&self, out: &mut impl Write) -> io::Result<()> {
-        let mut file = &self.file;
-        file.seek(SeekFrom::Start(self.start))?;
-        if io::copy(&mut file.take(self.len), out)? != self.len {
-            return Err(io::ErrorKind::UnexpectedEof.into());
+        let mut buf = Vec::new();
+        let mut pos = self.start;
+        while pos < self.start + self.len {
+            let n = (self.start + self.len - pos).min(CHUNK as u64) as usize;
+            buf.clear();
+            append_at(&self.file, &mut buf, pos, n)?;
+            out.write_all(&buf)?;
+            pos += n as u64;
         }
         Ok(())
     }
 
     /// Finds the final arm and checks its encoding in full, as [`scan`] and
-    /// [`check`] do for held pieces. A function whose arm changes on the
-    /// way, or whose quadratic arrays come in several fields, is
-    /// [`Unsupported`] here.
-    pub fn scan(self) -> Wire<SpooledArm> {
+    /// [`check`] do for held pieces (a large linear arm on up to `threads`
+    /// threads). A function whose arm changes on the way, or whose
+    /// quadratic arrays come in several fields, is [`Unsupported`] here.
+    pub fn scan(self, threads: usize) -> Wire<SpooledArm> {
         let file = &self.file;
         let mut arm = FileArm::Empty;
         let mut fields = FileFields::new(file, self.range());
@@ -160,7 +160,13 @@ impl SpooledFunction {
         }
         match kind {
             Some(2) => {
-                each_linear_window(file, &pieces, &mut |w| linear(w, |_, _| {}).map(|_| ()))?;
+                let mut ranges = FileRanges::cut(file, &pieces, threads);
+                let split = ranges
+                    .as_mut()
+                    .and_then(|r| split::check_linear(&mut r.windows(file)));
+                if split.is_none() {
+                    each_linear_window(file, &pieces, &mut |w| linear(w, |_, _| {}).map(|_| ()))?;
+                }
                 arm = FileArm::Linear(pieces);
             }
             Some(3) => arm = quadratic_layout(file, &pieces)?,
@@ -217,7 +223,7 @@ impl SpooledFunction {
             [] => None,
             [piece] => {
                 let file = file.try_clone().map_err(|_| Unsupported)?;
-                Some(SpooledFunction::within(file, piece.clone()).scan()?)
+                Some(SpooledFunction::within(file, piece.clone()).scan(1)?)
             }
             _ => return Err(Unsupported),
         };
@@ -292,6 +298,11 @@ impl SpooledArm {
             FileArm::Empty => Ok(None),
             FileArm::Constant(c) => Ok(count_constant(*c)),
             FileArm::Linear(pieces) => {
+                if let Some(ranges) = FileRanges::cut(file, pieces, threads) {
+                    if let Some(n) = split::count_linear(&mut ranges.windows(file), defined) {
+                        return Ok(n.and_then(|n| shape(Variant::Linear, n)));
+                    }
+                }
                 count_linear_arm(&mut FileFieldWindows { file, pieces }, defined)
             }
             FileArm::Polynomial(pieces) => {
@@ -373,6 +384,39 @@ impl SpooledArm {
             }
         }
         Ok(all)
+    }
+}
+
+/// A linear part in the file cut for several threads: each range a piece
+/// of its own.
+struct FileRanges(Vec<[Range<u64>; 1]>);
+
+impl FileRanges {
+    /// `None`: too short to cut, or one thread.
+    fn cut(file: &File, pieces: &[Range<u64>], threads: usize) -> Option<Self> {
+        let long = |p: &Range<u64>| p.end - p.start >= split::SPLIT_BYTES;
+        if threads < 2 || !pieces.iter().any(long) {
+            return None;
+        }
+        let mut ranges = Vec::new();
+        for piece in pieces {
+            let parts = if long(piece) { threads } else { 1 };
+            let near = |r: Range<u64>| read_range(file, r);
+            ranges.extend(
+                split::cut(piece.clone(), parts, near)
+                    .ok()?
+                    .into_iter()
+                    .map(|r| [r]),
+            );
+        }
+        Some(Self(ranges))
+    }
+
+    fn windows<'f>(&'f self, file: &'f File) -> Vec<FileFieldWindows<'f>> {
+        self.0
+            .iter()
+            .map(|pieces| FileFieldWindows { file, pieces })
+            .collect()
     }
 }
 

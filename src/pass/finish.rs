@@ -1,0 +1,320 @@
+//! Everything after an instance's stream: the singular fields decoded, the
+//! objective counted or built, the variables still pending, OMMX's hint and
+//! dependency rules, and the instance-wide parts visited. Shared by the
+//! stream checked in order ([`super::validate`]) and the file checked on
+//! every thread ([`super::ranges`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::accounts::{visit_instance_parts, visit_parts};
+use super::observer::Singular;
+use super::validate::{build_function, State, User};
+use super::EntityObserver;
+use crate::model::function::Shape;
+use crate::model::{
+    AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Function, ModelError,
+    OneHot, Parameters, Sos1,
+};
+use crate::ommx_v1 as pb;
+use crate::pass::objective::{Singulars, SingularsError, WireObjective};
+use crate::pass::terms;
+use crate::pass::InstanceError;
+use crate::profile::Aggregate;
+use crate::report::InstanceSummary;
+use crate::trace::{self, Phase};
+
+/// Everything after the stream's last element, once the entities are
+/// checked (`state`): the singular fields decoded, the objective counted
+/// or built and checked, the variables still pending, the hints and the
+/// dependency checked, and the instance-wide parts visited.
+pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
+    mut state: State,
+    mut rest: Singulars,
+    end: u64,
+    threads: usize,
+    aggregate: &mut Aggregate,
+    observer: &mut O,
+) -> Result<InstanceSummary, InstanceError> {
+    let _span = trace::span(Phase::Check);
+    state.summary.wire_bytes = end;
+    let (instance, objective) = decode_singulars(&mut rest, end, threads)?;
+    let pb::Instance {
+        description,
+        decision_variables: _,
+        objective: _, // taken by `rest.decode`
+        constraints: _,
+        sense: _, // any value is accepted (unknown ones read as minimize); it costs 1 byte
+        parameters,
+        constraint_hints,
+        removed_constraints: _,
+        decision_variable_dependency,
+        named_functions: _,
+        annotations,
+        format_version,
+    } = instance;
+
+    if format_version > 0 {
+        return Err(ModelError::FormatVersion(format_version).into());
+    }
+    let objective = read_objective(objective, &state, end, threads, observer.counts_only())?;
+    drop(rest);
+    match &objective {
+        Objective::Built(f, _) => {
+            state.uses(User::Objective, f)?;
+            state.summary.terms += f.stored_terms() as u64;
+        }
+        // Counted only when every variable it uses is defined.
+        Objective::Counted(shape) => state.summary.terms += shape.stored_terms as u64,
+    }
+    state.check_pending()?;
+    let hints = check_hints(constraint_hints.unwrap_or_default(), &state)?;
+    let dependency = check_dependency(decision_variable_dependency, &state)?;
+    let parameters = Parameters(parameters.map(|p| p.entries));
+    let description = Description(description);
+    let annotations = Annotations::from_wire(annotations)?;
+
+    match objective {
+        Objective::Built(objective, objective_waste) => {
+            let singular = Singular {
+                objective: &objective,
+                objective_bytes: objective.bytes() as u64,
+                objective_waste,
+                hints: &hints,
+                dependency: &dependency,
+                parameters: &parameters,
+                description: &description,
+                annotations: &annotations,
+            };
+            visit_instance_parts(&singular, aggregate);
+            observer.finish(&singular);
+        }
+        Objective::Counted(shape) => visit_parts(
+            &shape,
+            &hints,
+            &dependency,
+            &parameters,
+            &description,
+            &annotations,
+            aggregate,
+        ),
+    }
+    Ok(state.summary)
+}
+
+/// The singular fields decoded as an Instance whose entity lists are empty,
+/// and its objective as the wire gave it.
+fn decode_singulars(
+    rest: &mut Singulars,
+    end: u64,
+    threads: usize,
+) -> Result<(pb::Instance, WireObjective<'_>), InstanceError> {
+    rest.decode(threads).map_err(|e| match e {
+        SingularsError::Decode(source) => InstanceError::Decode {
+            field: "the instance's singular fields",
+            offset: end,
+            source,
+        },
+        SingularsError::Spool(e) => InstanceError::Spool(e),
+    })
+}
+
+/// The objective counted on the wire, when only its count is needed
+/// (`counts_only`) and the count can be exact, else built.
+fn read_objective(
+    objective: WireObjective<'_>,
+    state: &State,
+    end: u64,
+    threads: usize,
+    counts_only: bool,
+) -> Result<Objective, InstanceError> {
+    let defined = |id| state.defines(id);
+    Ok(match objective {
+        WireObjective::Missing => return Err(ModelError::MissingObjective.into()),
+        WireObjective::Decoded(wire) => {
+            let (objective, waste) = from_prost(&wire)?;
+            Objective::Built(objective, waste)
+        }
+        // Checked in full by `rest.decode`.
+        WireObjective::Pieces { arm, pieces } => {
+            match counts_only.then(|| terms::count(arm.as_ref(), &defined, threads)) {
+                Some(Ok(Some(shape))) => Objective::Counted(shape),
+                _ => build_objective(&pieces, end)?,
+            }
+        }
+        WireObjective::Spooled(spooled) => {
+            match counts_only.then(|| spooled.count(&defined, threads)) {
+                Some(Ok(Some(shape))) => Objective::Counted(shape),
+                _ => {
+                    let bytes = spooled.load().map_err(InstanceError::Spool)?;
+                    drop(spooled);
+                    build_objective(&[&bytes], end)?
+                }
+            }
+        }
+    })
+}
+
+/// Builds the objective from its pieces, checked.
+fn build_objective(pieces: &[&[u8]], end: u64) -> Result<Objective, InstanceError> {
+    let field = "the instance's singular fields";
+    let (objective, waste) = build_function(pieces, field, end)?;
+    Ok(Objective::Built(objective, waste))
+}
+
+/// The objective once read: built, or only counted (for an observer that
+/// [counts only](EntityObserver::counts_only)).
+enum Objective {
+    Built(Function, FileWaste),
+    Counted(Shape),
+}
+
+/// A function built from prost's decoding, as OMMX builds it, and what
+/// normalizing it dropped or merged.
+pub(super) fn from_prost(wire: &pb::Function) -> Result<(Function, FileWaste), ModelError> {
+    let function = Function::from_wire(wire)?;
+    let waste = FileWaste::of(wire, &function);
+    Ok((function, waste))
+}
+
+/// Checks a list of ids for repeats and undefined members.
+fn check_ids(
+    ids: &[u64],
+    known: impl Fn(u64) -> bool,
+    hint: &dyn Fn() -> String,
+    undefined: impl Fn(String, u64) -> ModelError,
+    duplicate: impl Fn(String, u64) -> ModelError,
+) -> Result<(), ModelError> {
+    let mut seen = BTreeSet::new();
+    for &id in ids {
+        if !known(id) {
+            return Err(undefined(hint(), id));
+        }
+        if !seen.insert(id) {
+            return Err(duplicate(hint(), id));
+        }
+    }
+    Ok(())
+}
+
+/// OMMX's hint rules: every referenced constraint and variable must exist and
+/// appear once; a hint on a removed constraint is dropped.
+fn check_hints(hints: pb::ConstraintHints, state: &State) -> Result<ConstraintHints, ModelError> {
+    let known_constraint = |id| {
+        let (constraint, removed) = state.has_constraint(id);
+        constraint || removed
+    };
+    let constraints = |ids: &[u64], hint: &dyn Fn() -> String| {
+        check_ids(
+            ids,
+            known_constraint,
+            hint,
+            |hint, id| ModelError::UnknownHintConstraint { hint, id },
+            |hint, id| ModelError::DuplicateHintConstraint { hint, id },
+        )
+    };
+    let variables = |ids: &[u64], hint: &dyn Fn() -> String| {
+        check_ids(
+            ids,
+            |id| state.defines(id),
+            hint,
+            |owner, id| ModelError::UndefinedVariable { owner, id },
+            |hint, id| ModelError::DuplicateHintVariable { hint, id },
+        )
+    };
+
+    let mut out = ConstraintHints::default();
+    for h in hints.one_hot_constraints {
+        let name = || format!("one-hot hint on constraint {}", h.constraint_id);
+        constraints(&[h.constraint_id], &name)?;
+        variables(&h.decision_variables, &name)?;
+        if !state.has_constraint(h.constraint_id).1 {
+            out.one_hot.push(OneHot {
+                constraint_id: h.constraint_id,
+                variables: h.decision_variables,
+            });
+        }
+    }
+    for h in hints.sos1_constraints {
+        let name = || format!("SOS1 hint on constraint {}", h.binary_constraint_id);
+        constraints(&[h.binary_constraint_id], &name)?;
+        constraints(&h.big_m_constraint_ids, &name)?;
+        variables(&h.decision_variables, &name)?;
+        let removed = std::iter::once(&h.binary_constraint_id)
+            .chain(&h.big_m_constraint_ids)
+            .any(|&id| state.has_constraint(id).1);
+        if !removed {
+            out.sos1.push(Sos1 {
+                binary_constraint_id: h.binary_constraint_id,
+                big_m_constraint_ids: h.big_m_constraint_ids,
+                variables: h.decision_variables,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// OMMX's dependency rules: assigned variables must exist (the variables on
+/// the right-hand side need not), and the assignments must not form a cycle.
+fn check_dependency(
+    entries: BTreeMap<u64, pb::Function>,
+    state: &State,
+) -> Result<AcyclicAssignments, ModelError> {
+    let mut assignments = BTreeMap::new();
+    let mut graph: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    let mut nodes: BTreeSet<u64> = BTreeSet::new();
+    for (key, function) in entries {
+        if !state.defines(key) {
+            return Err(ModelError::UndefinedDependencyKey(key));
+        }
+        let function = Function::from_wire(&function)?;
+        let mut uses = BTreeSet::new();
+        function.for_each_variable(|id| {
+            uses.insert(id);
+        });
+        nodes.insert(key);
+        nodes.extend(uses.iter().copied());
+        graph.insert(key, uses);
+        assignments.insert(key, function);
+    }
+    // Depth-first search for a cycle, iteratively (hostile inputs can be deep).
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        Active,
+        Done,
+    }
+    let mut marks: BTreeMap<u64, Mark> = BTreeMap::new();
+    for &start in graph.keys() {
+        if marks.contains_key(&start) {
+            continue;
+        }
+        let mut stack: Vec<(u64, Vec<u64>)> =
+            vec![(start, graph[&start].iter().copied().collect())];
+        marks.insert(start, Mark::Active);
+        while let Some((node, next)) = stack.last_mut() {
+            match next.pop() {
+                Some(child) => match marks.get(&child) {
+                    Some(Mark::Active) => return Err(ModelError::CyclicDependency(child)),
+                    Some(Mark::Done) => {}
+                    None => {
+                        marks.insert(child, Mark::Active);
+                        let children = graph
+                            .get(&child)
+                            .map(|s| s.iter().copied().collect())
+                            .unwrap_or_default();
+                        stack.push((child, children));
+                    }
+                },
+                None => {
+                    marks.insert(*node, Mark::Done);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    let edges = graph.values().map(BTreeSet::len).sum();
+    Ok(AcyclicAssignments {
+        assignments,
+        nodes: nodes.len(),
+        edges,
+    })
+}

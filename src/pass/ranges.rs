@@ -1,0 +1,708 @@
+//! An instance in a regular file, framed, decoded and checked on every
+//! thread.
+//!
+//! The file is cut into chunks of [`CHUNK`] bytes, which the threads take
+//! in order and read with positioned reads, all at once. Where a chunk's
+//! first element starts is known only once the chunk before it has been
+//! walked, so the walks form a chain, in order: each walks the field headers
+//! of its chunk (bytes already read) from where the previous one ended,
+//! and passes on where its last element ends. Top-level fields are
+//! length-delimited, so a walk reads a few bytes per element; the reading,
+//! framing, decoding, counting and checking around it run on all threads,
+//! a batch of elements at a time, as a stream's batches are. The element
+//! that crosses a chunk's end is completed by the thread that walked it
+//! (on several threads when it is large), and an element over the spool
+//! threshold is not read at all: it is counted where it lies in the input
+//! file. A chunk that such an element covers whole is not read.
+//!
+//! The checks run on each thread against shared sets ([`super::shards`]),
+//! and what needs the whole stream is settled once every chunk is checked.
+//! Anything this reader does not vouch for (a malformed or truncated field,
+//! an unknown one, an element that fails, a duplicate, a variable not
+//! defined by the end) makes it give up, and the caller reads the instance
+//! again from its start on one thread, which reports what is wrong exactly
+//! as before.
+//!
+//! Memory: each thread holds its chunk, the element crossing its end and
+//! one batch of decoded elements.
+
+use std::fs::File;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
+use prost::encoding;
+
+use super::accounts::Accounts;
+use super::finish::finish_instance;
+use super::framing::{decode_batch, LargeToken, RawBatch, RawElement, BATCH};
+use super::objective::Part;
+use super::pipeline::Spooling;
+use super::shards::{settle, Layout, Recheck, Shard, Shared};
+use super::terms::spooled::SpooledFunction;
+use super::{EntityObserver, InstanceError};
+use crate::report::InstanceSummary;
+use crate::trace::{self, Phase};
+use crate::wire::fields::instance::*;
+use crate::wire::file::read_exact_at;
+use crate::wire::{self, WireType};
+
+/// An instance payload that is a range of a regular file, which the pass
+/// may read with positioned reads on several threads.
+#[derive(Clone, Copy)]
+pub struct InFile<'a> {
+    pub file: &'a File,
+    /// Where the payload starts in the file.
+    pub start: u64,
+    /// Told of the bytes read, from any thread (a progress bar).
+    pub progress: &'a (dyn Fn(u64) + Sync),
+}
+
+impl<'a> InFile<'a> {
+    /// The whole of `file`.
+    pub fn whole(file: &'a File, progress: &'a (dyn Fn(u64) + Sync)) -> Self {
+        Self {
+            file,
+            start: 0,
+            progress,
+        }
+    }
+}
+
+/// Bytes per chunk (the environment variable `MEMPROF_CHUNK_BYTES`
+/// overrides it; tests set it low, so that small instances span many
+/// chunks). What a thread holds of the file at a time: on sixteen threads
+/// the 200 MB LP peaked at 79 MiB with chunks of 1 MiB, 52 MiB with these.
+pub const CHUNK: u64 = 256 << 10;
+
+pub(super) fn chunk_bytes() -> u64 {
+    std::env::var("MEMPROF_CHUNK_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(CHUNK, |n| n.max(1))
+}
+
+/// An element's bytes past its chunk are read on several threads when
+/// there are at least this many.
+const PARALLEL_READ: usize = 4 << 20;
+
+/// Profiles the instance of `total` bytes in `source`, cut into chunks of
+/// `chunk` bytes, on up to `threads` threads, into `accounts`; `None` when
+/// it must be read again on one thread (see the module's documentation).
+pub(super) fn profile_file<O: EntityObserver + ?Sized>(
+    source: InFile<'_>,
+    (total, chunk): (u64, u64),
+    threads: usize,
+    spooling: Spooling,
+    accounts: &mut Accounts,
+    observer: &mut O,
+) -> Option<Result<InstanceSummary, InstanceError>> {
+    let plan = Plan::new(source, (total, chunk), threads, spooling);
+    let group_by = accounts.group_by;
+    let workers: Vec<_> = (0..plan.threads)
+        .map(|_| (accounts.for_worker(), Shard::new(group_by)))
+        .collect();
+    let checked = std::thread::scope(|scope| {
+        let plan = &plan;
+        let mut workers = workers.into_iter();
+        let first = workers.next().expect("at least one thread");
+        let others: Vec<_> = workers
+            .map(|worker| scope.spawn(move || plan.work(worker)))
+            .collect();
+        let mut done = vec![plan.work(first)];
+        done.extend(
+            others
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+        );
+        done.into_iter().collect::<Result<Vec<_>, Recheck>>()
+    });
+    let (locals, shards): (Vec<_>, Vec<_>) = checked.ok()?.into_iter().unzip();
+    let Plan { shared, .. } = plan;
+    let (state, rest, end) = settle(shards, shared, group_by).ok()?;
+    for local in locals {
+        let _span = trace::span(Phase::Aggregate);
+        accounts.merge(&local);
+    }
+    Some(finish_instance(
+        state,
+        rest,
+        end,
+        threads,
+        &mut accounts.memory,
+        observer,
+    ))
+}
+
+/// What the threads share.
+struct Plan<'a> {
+    source: InFile<'a>,
+    total: u64,
+    chunk: u64,
+    chunks: usize,
+    threads: usize,
+    spooling: Spooling,
+    /// The next chunk to take.
+    next: AtomicUsize,
+    chain: Chain,
+    shared: Shared,
+}
+
+/// The walks in chunk order. Chunk `k` waits for its turn in slot
+/// `k % slots`: a thread holds one chunk at a time and a chunk's turn
+/// comes only after every chunk before it was walked, so with a slot per
+/// thread no two chunks waiting share one, and a turn is taken before its
+/// slot is given to the next chunk.
+struct Chain {
+    slots: Box<[Slot]>,
+    /// The furthest start passed on: no element starts before it.
+    frontier: AtomicU64,
+    stopped: AtomicBool,
+}
+
+/// One slot of the [`Chain`]: the chunk whose turn it holds, and where its
+/// first element starts.
+struct Slot {
+    turn: Mutex<(usize, u64)>,
+    moved: Condvar,
+}
+
+impl Chain {
+    fn new(slots: usize) -> Self {
+        let slots = (0..slots.max(1))
+            .map(|i| Slot {
+                turn: Mutex::new((if i == 0 { 0 } else { usize::MAX }, 0)),
+                moved: Condvar::new(),
+            })
+            .collect();
+        Self {
+            slots,
+            frontier: AtomicU64::new(0),
+            stopped: AtomicBool::new(false),
+        }
+    }
+
+    fn slot(&self, chunk: usize) -> &Slot {
+        &self.slots[chunk % self.slots.len()]
+    }
+
+    /// Waits for chunk `chunk`'s turn: where its first element starts;
+    /// `None` once the threads have given up.
+    fn wait(&self, chunk: usize) -> Option<u64> {
+        let slot = self.slot(chunk);
+        let mut turn = slot.turn.lock().unwrap_or_else(|e| e.into_inner());
+        while turn.0 != chunk && !self.stopped() {
+            turn = slot.moved.wait(turn).unwrap_or_else(|e| e.into_inner());
+        }
+        (!self.stopped()).then_some(turn.1)
+    }
+
+    /// Gives chunk `chunk` its turn, its first element starting at `start`.
+    fn pass(&self, chunk: usize, start: u64) {
+        self.frontier.fetch_max(start, Ordering::Relaxed);
+        let slot = self.slot(chunk);
+        *slot.turn.lock().unwrap_or_else(|e| e.into_inner()) = (chunk, start);
+        slot.moved.notify_all();
+    }
+
+    /// Makes every thread give up.
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+        for slot in self.slots.iter() {
+            let _turn = slot.turn.lock().unwrap_or_else(|e| e.into_inner());
+            slot.moved.notify_all();
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+}
+
+/// Stops the other threads when this one panics, so that none waits for
+/// a turn that will never come (and the panic reaches the caller).
+struct StopOnPanic<'c>(&'c Chain);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.stop();
+        }
+    }
+}
+
+/// One chunk's walk: where its elements start (from the chunk's start),
+/// where the next chunk's first element starts (the end of its last), and
+/// its layout.
+struct Walk {
+    starts: Vec<u32>,
+    next: u64,
+    layout: Layout,
+}
+
+/// A top-level field's header.
+struct Header {
+    field: u32,
+    /// Bytes of its key, and of its key and length or value.
+    key_bytes: u64,
+    bytes: u64,
+    /// Its length (length-delimited fields) or value (varints).
+    value: u64,
+}
+
+impl<'a> Plan<'a> {
+    fn new(
+        source: InFile<'a>,
+        (total, chunk): (u64, u64),
+        threads: usize,
+        spooling: Spooling,
+    ) -> Self {
+        // Offsets within a chunk are held in 32 bits.
+        let chunk = chunk.clamp(1, u32::MAX.into());
+        let chunks = usize::try_from(total.div_ceil(chunk)).unwrap_or(usize::MAX);
+        let threads = threads.clamp(1, chunks.max(1));
+        Self {
+            source,
+            total,
+            chunk,
+            chunks,
+            threads,
+            spooling,
+            next: AtomicUsize::new(0),
+            chain: Chain::new(threads),
+            shared: Shared::default(),
+        }
+    }
+
+    /// One thread's work: chunks taken in turn until none is left; its
+    /// accounts and checks, or [`Recheck`] (the others then stop too).
+    fn work(&self, worker: (Accounts, Shard)) -> Result<(Accounts, Shard), Recheck> {
+        let (mut accounts, mut shard) = worker;
+        let _unwinding = StopOnPanic(&self.chain);
+        let done = self.each_chunk(&mut accounts, &mut shard);
+        if done.is_err() {
+            self.chain.stop();
+        }
+        accounts.settle();
+        done.map(|()| (accounts, shard))
+    }
+
+    fn each_chunk(&self, accounts: &mut Accounts, shard: &mut Shard) -> Result<(), Recheck> {
+        let mut raw = RawBatch::over(Vec::new());
+        loop {
+            if self.chain.stopped() {
+                return Err(Recheck);
+            }
+            let k = self.next.fetch_add(1, Ordering::Relaxed);
+            if k >= self.chunks {
+                return Ok(());
+            }
+            let range = self.range(k);
+            // Read while the chunks before are walked, unless an element
+            // before it is known to cover it whole.
+            let read = self.chain.frontier.load(Ordering::Relaxed) < range.end;
+            if read {
+                self.read_chunk(&range, raw.arena())?;
+            }
+            let start = self.chain.wait(k).ok_or(Recheck)?;
+            if start >= range.end {
+                self.chain.pass(k + 1, start);
+                continue;
+            }
+            if !read {
+                self.read_chunk(&range, raw.arena())?;
+            }
+            let walk = {
+                let _span = trace::span(Phase::Read);
+                self.walk(&range, start, raw.arena())?
+            };
+            self.chain.pass(k + 1, walk.next);
+            let uses = self.decode_chunk(k, &range, &walk, &mut raw, accounts, shard)?;
+            shard.chunk_done(walk.layout, uses);
+        }
+    }
+
+    /// Reads chunk `range` into `arena` (over what it held, not zeroed
+    /// first).
+    fn read_chunk(&self, range: &Range<u64>, arena: &mut Vec<u8>) -> Result<(), Recheck> {
+        let _span = trace::span(Phase::Read);
+        let len = (range.end - range.start) as usize;
+        arena.truncate(len);
+        arena.resize(len, 0);
+        let at = self.source.start + range.start;
+        read_exact_at(self.source.file, arena, at).map_err(|_| Recheck)?;
+        (self.source.progress)(len as u64);
+        Ok(())
+    }
+
+    /// Frames, decodes and checks chunk `k` (`range`, its bytes in `raw`)
+    /// as `walk` found it, a batch of up to [`BATCH`] elements at a time;
+    /// the variable references its elements hold.
+    fn decode_chunk(
+        &self,
+        k: usize,
+        range: &Range<u64>,
+        walk: &Walk,
+        raw: &mut RawBatch,
+        accounts: &mut Accounts,
+        shard: &mut Shard,
+    ) -> Result<u64, Recheck> {
+        let mut uses = 0;
+        let batches = walk.starts.len().div_ceil(BATCH);
+        for (b, starts) in walk.starts.chunks(BATCH).enumerate() {
+            {
+                let _span = trace::span(Phase::Read);
+                for &start in starts {
+                    let at = range.start + u64::from(start);
+                    let header = self.header(range.start, at, raw.arena())?;
+                    self.element(raw, range, header, at)?;
+                }
+            }
+            let last = b + 1 == batches && walk.next == self.total;
+            raw.last = last.then_some(Ok(self.total));
+            let large = LargeToken::for_batch(raw);
+            let batch = decode_batch(raw, accounts);
+            let _span = trace::span(Phase::Check);
+            uses += shard.check(k, batch, &self.shared)?;
+            drop(large);
+        }
+        Ok(uses)
+    }
+
+    /// Stream offsets of chunk `k`.
+    fn range(&self, k: usize) -> Range<u64> {
+        let start = k as u64 * self.chunk;
+        start..(start + self.chunk).min(self.total)
+    }
+
+    /// Appends `len` bytes from stream offset `at` to `out`, on several
+    /// threads when they are many.
+    fn read_into(&self, out: &mut Vec<u8>, at: u64, len: usize) -> Result<(), Recheck> {
+        let _span = trace::span(Phase::Read);
+        let old = out.len();
+        if len >= PARALLEL_READ && self.threads > 1 {
+            // Allocated zeroed (fresh pages, not written here), so that the
+            // threads reading fault its pages in, not this one.
+            let mut grown = vec![0u8; old + len];
+            grown[..old].copy_from_slice(out);
+            *out = grown;
+            let piece = len.div_ceil(self.threads);
+            let file = self.source.file;
+            let from = self.source.start + at;
+            std::thread::scope(|scope| {
+                let reads: Vec<_> = out[old..]
+                    .chunks_mut(piece)
+                    .enumerate()
+                    .map(|(i, part)| {
+                        let pos = from + (i * piece) as u64;
+                        scope.spawn(move || read_exact_at(file, part, pos))
+                    })
+                    .collect();
+                reads
+                    .into_iter()
+                    .try_for_each(|r| r.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            })
+            .map_err(|_| Recheck)?;
+        } else {
+            out.try_reserve_exact(len).map_err(|_| Recheck)?;
+            out.resize(old + len, 0);
+            read_exact_at(self.source.file, &mut out[old..], self.source.start + at)
+                .map_err(|_| Recheck)?;
+        }
+        (self.source.progress)(len as u64);
+        Ok(())
+    }
+
+    /// Walks the elements of chunk `range` (its bytes `arena`) from `start`
+    /// to the first that ends past it, reading only their headers.
+    fn walk(&self, range: &Range<u64>, start: u64, arena: &[u8]) -> Result<Walk, Recheck> {
+        let mut walk = Walk {
+            starts: Vec::new(),
+            next: start,
+            layout: Layout::default(),
+        };
+        while walk.next < range.end {
+            let at = walk.next;
+            walk.starts.push((at - range.start) as u32);
+            let Header {
+                field,
+                bytes,
+                value,
+                ..
+            } = self.header(range.start, at, arena)?;
+            walk.next = match field {
+                SENSE | FORMAT_VERSION => at + bytes,
+                _ => (at + bytes)
+                    .checked_add(value)
+                    .filter(|&end| end <= self.total)
+                    .ok_or(Recheck)?,
+            };
+            match field {
+                DECISION_VARIABLES => walk.layout.last_definition = Some(walk.next),
+                CONSTRAINTS | NAMED_FUNCTIONS => {
+                    walk.layout.first_use.get_or_insert(walk.next);
+                }
+                _ => {}
+            }
+        }
+        Ok(walk)
+    }
+
+    /// Frames the element at `at` (whose header the walk checked) into
+    /// `raw`; the last element of a chunk is completed from the file.
+    fn element(
+        &self,
+        raw: &mut RawBatch,
+        range: &Range<u64>,
+        header: Header,
+        at: u64,
+    ) -> Result<(), Recheck> {
+        let Header {
+            field,
+            key_bytes,
+            bytes,
+            value,
+        } = header;
+        let body = at + bytes;
+        if matches!(field, SENSE | FORMAT_VERSION) {
+            let mut rest = Vec::with_capacity(12);
+            encoding::encode_key(field, encoding::WireType::Varint, &mut rest);
+            encoding::encode_varint(value, &mut rest);
+            raw.push(RawElement::Rest {
+                bytes: rest,
+                field,
+                value_start: None,
+                tag_bytes: key_bytes,
+                wire_bytes: bytes,
+            });
+            return Ok(());
+        }
+        let end = body + value;
+        let (tag_bytes, wire_bytes) = (key_bytes, end - at);
+        let past = end > range.end;
+        let in_place = |above: Option<u64>| above.is_some_and(|above| value > above);
+        match field {
+            CONSTRAINTS if in_place(self.spooling.constraints) => {
+                raw.push(RawElement::SpooledConstraint {
+                    body: self.in_file(body..end)?,
+                    offset: end,
+                    tag_bytes,
+                    wire_bytes,
+                });
+            }
+            DECISION_VARIABLES | CONSTRAINTS | REMOVED_CONSTRAINTS | NAMED_FUNCTIONS => {
+                if past {
+                    // The chunk's bytes run on into the element's.
+                    let len = usize::try_from(end - range.end).map_err(|_| Recheck)?;
+                    self.read_into(raw.arena(), range.end, len)?;
+                }
+                raw.push(RawElement::Entity {
+                    field,
+                    start: (body - range.start) as usize,
+                    end: (end - range.start) as usize,
+                    offset: end,
+                    tag_bytes,
+                    wire_bytes,
+                });
+            }
+            OBJECTIVE if in_place(self.spooling.objective) => {
+                let part = Part::Spooled(self.in_file(body..end)?);
+                raw.push(RawElement::Spooled(part));
+            }
+            DESCRIPTION
+            | OBJECTIVE
+            | PARAMETERS
+            | CONSTRAINT_HINTS
+            | DECISION_VARIABLE_DEPENDENCY
+            | ANNOTATIONS => {
+                let len = usize::try_from(value).map_err(|_| Recheck)?;
+                // The body's bytes in the chunk (none when its header
+                // crosses the chunk's end).
+                let held_end = end.min(range.end).max(body);
+                let held = (held_end - body) as usize;
+                let mut rest = Vec::with_capacity(15 + if past { held } else { len });
+                encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
+                encoding::encode_varint(value, &mut rest);
+                let value_start = rest.len();
+                if held > 0 {
+                    let from = (body - range.start) as usize;
+                    rest.extend_from_slice(&raw.arena()[from..from + held]);
+                }
+                if past {
+                    self.read_into(&mut rest, held_end, len - held)?;
+                }
+                raw.push(RawElement::Rest {
+                    bytes: rest,
+                    field,
+                    value_start: Some(value_start),
+                    tag_bytes,
+                    wire_bytes,
+                });
+            }
+            // The walk let no other field through.
+            _ => return Err(Recheck),
+        }
+        Ok(())
+    }
+
+    /// The header of the field at stream offset `at`, read from the chunk
+    /// (whose bytes `arena` start at `chunk_start`) or, where it crosses
+    /// the chunk's end, from the file.
+    fn header(&self, chunk_start: u64, at: u64, arena: &[u8]) -> Result<Header, Recheck> {
+        // A key (at most five bytes) and a varint (at most ten).
+        const MOST: usize = 15;
+        let held = &arena[(at - chunk_start) as usize..];
+        let mut copy = [0u8; MOST];
+        let bytes = if held.len() >= MOST || chunk_start + arena.len() as u64 == self.total {
+            held
+        } else {
+            let n = (self.total - at).min(MOST as u64) as usize;
+            read_exact_at(self.source.file, &mut copy[..n], self.source.start + at)
+                .map_err(|_| Recheck)?;
+            &copy[..n]
+        };
+        let mut pos = 0;
+        let key = wire::varint(bytes, &mut pos).ok_or(Recheck)?;
+        let (field, wire_type) = wire::key(key).map_err(|_| Recheck)?;
+        let key_bytes = pos as u64;
+        let expected = match field {
+            SENSE | FORMAT_VERSION => WireType::Varint,
+            DESCRIPTION..=ANNOTATIONS => WireType::Len,
+            // Fields OMMX does not know, skipped by the one-thread reader.
+            _ => return Err(Recheck),
+        };
+        if wire_type != expected {
+            return Err(Recheck);
+        }
+        let value = wire::varint(bytes, &mut pos).ok_or(Recheck)?;
+        Ok(Header {
+            field,
+            key_bytes,
+            bytes: pos as u64,
+            value,
+        })
+    }
+
+    /// The element body at stream offsets `range`, left in the input file.
+    fn in_file(&self, range: Range<u64>) -> Result<SpooledFunction, Recheck> {
+        let file = self.source.file.try_clone().map_err(|_| Recheck)?;
+        let start = self.source.start;
+        Ok(SpooledFunction::within(
+            file,
+            start + range.start..start + range.end,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::SplitMix64;
+    use crate::pass::tests::{damage, instance, Rng, Run};
+    use crate::pass::{profile_instance_within, ProfileOptions};
+
+    /// A run of `bytes` with `options`, the objective (and counted
+    /// constraints) spooled above `spool_above` bytes: on one thread, from a
+    /// stream.
+    fn run_with(bytes: &[u8], options: ProfileOptions, spool_above: u64) -> Run {
+        let mut accounts = Accounts::new(options);
+        accounts.spool_above = spool_above;
+        let total = Some(bytes.len() as u64);
+        let summary = profile_instance_within(bytes, total, None, Some(1), &mut accounts, &mut ())
+            .map_err(|e| e.to_string())?;
+        Ok((accounts.memory.own_lines(), format!("{summary:?}")))
+    }
+
+    /// [`run_with`] from `file` (holding `bytes`, a few bytes in), read in
+    /// chunks of `chunk` bytes on `threads` threads; `None` when that reader
+    /// gave up and the instance would be read again on one thread.
+    fn run_in_file(
+        (bytes, file): (&[u8], &std::fs::File),
+        options: ProfileOptions,
+        spool_above: u64,
+        (threads, chunk): (usize, u64),
+    ) -> Option<Run> {
+        let mut accounts = Accounts::new(options);
+        accounts.spool_above = spool_above;
+        accounts.count_when_unseen(false);
+        let spooling = Spooling::of(&accounts, &());
+        let source = InFile {
+            file,
+            start: 3,
+            progress: &|_| {},
+        };
+        let total = (bytes.len() as u64, chunk);
+        let done = profile_file(source, total, threads, spooling, &mut accounts, &mut ());
+        Some(
+            done?
+                .map_err(|e| e.to_string())
+                .map(|summary| (accounts.memory.own_lines(), format!("{summary:?}"))),
+        )
+    }
+
+    #[test]
+    fn a_file_read_in_chunks_on_several_threads_gives_what_one_stream_gives() {
+        use std::io::Write;
+        let mut rng = Rng(SplitMix64(0x5eed_0031), false);
+        let (mut parallel, mut again, mut refused, mut late) = (0, 0, 0, 0);
+        for case in 0..3_000 {
+            let mut bytes = instance(&mut rng);
+            if rng.chance(8) {
+                // No objective (the first element): refused after the stream.
+                let len = usize::from(bytes[1]);
+                assert!(bytes[0] == 0x1a && len < 0x80);
+                bytes.drain(..2 + len);
+            }
+            let intact = bytes.clone();
+            damage(&mut rng, &mut bytes);
+            if bytes.is_empty() {
+                continue;
+            }
+            let options = match case % 3 {
+                0 => ProfileOptions::default(),
+                1 => ProfileOptions {
+                    wire: true,
+                    ..ProfileOptions::default()
+                },
+                _ => ProfileOptions {
+                    group_by: crate::profile::family::GroupBy::Name,
+                    ..ProfileOptions::default()
+                },
+            };
+            let spool_above = if rng.chance(3) { 0 } else { u64::MAX };
+            let threads = 1 + rng.below(4) as usize;
+            let chunk = [1, 2, 7, 16, 64, 1 << 20][rng.below(6) as usize];
+            // Behind a few bytes that are not the instance's.
+            let mut file = tempfile::tempfile().unwrap();
+            file.write_all(b"xyz").unwrap();
+            file.write_all(&bytes).unwrap();
+            let one = run_with(&bytes, options, spool_above);
+            match run_in_file((&bytes, &file), options, spool_above, (threads, chunk)) {
+                Some(many) => {
+                    assert_eq!(
+                        many, one,
+                        "{threads} threads, chunks of {chunk}: {bytes:02x?}"
+                    );
+                    parallel += 1;
+                    late += usize::from(many.is_err());
+                }
+                None => {
+                    // Given up only where one thread finds something wrong (or
+                    // the damage made a field one thread skips).
+                    assert!(one.is_err() || bytes != intact, "{bytes:02x?}");
+                    again += 1;
+                }
+            }
+            refused += usize::from(one.is_err());
+        }
+        // Accepted instances went the whole way on several threads, refused ones
+        // too when what is wrong is found after the stream (`late`), and others
+        // were read again.
+        let accepted = parallel - late;
+        assert!(accepted > 400 && late > 50, "{accepted} / {late}");
+        assert!(
+            again > 1_000 && refused == late + again,
+            "{again} / {refused}"
+        );
+    }
+}
