@@ -298,6 +298,16 @@ pub(super) fn cases() -> Vec<Case> {
             "budget.yaml: rule 1 (path \"total\") sets max_growth, which needs --baseline",
         ),
         command_case(
+            "update-baseline-not-a-file",
+            "check --baseline - --update-baseline",
+            |_| {
+                let file = oracle("kitchen_sink.pb");
+                strings(&["check", &file, "--baseline", "-", "--update-baseline"])
+            },
+            Some(kitchen.clone()),
+            "<stdin>: --update-baseline needs a baseline file to write, not standard input, a pipe or a FIFO",
+        ),
+        command_case(
             "flamegraph-needs-file",
             "diff --flamegraph -",
             |_| {
