@@ -1,10 +1,16 @@
 //! Byte counts for people, both ways: printed with binary prefixes (1 KiB =
 //! 1024 B), and sizes as typed on a command line or in a budget.
+//!
+//! One style everywhere people read numbers: thousands separators
+//! (`1,492 B`, `12,120,000 terms`), binary prefixes with one decimal, and
+//! where both are shown the exact bytes after the rounded ones:
+//! `2.3 KiB (2,336 B)` ([`human_exact`]).
 
+/// `535 B`, `2.3 KiB`, `44.2 MiB`: rounded to one decimal above 1 KiB.
 pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     if bytes < 1024 {
-        return format!("{bytes} B");
+        return format!("{} B", thousands(bytes));
     }
     let mut value = bytes as f64 / 1024.0;
     let mut unit = 0;
@@ -13,6 +19,15 @@ pub fn human(bytes: u64) -> String {
         unit += 1;
     }
     format!("{value:.1} {}", UNITS[unit])
+}
+
+/// `535 B`, or `2.3 KiB (2,336 B)` where the human form rounds.
+pub fn human_exact(bytes: u64) -> String {
+    if bytes < 1024 {
+        human(bytes)
+    } else {
+        format!("{} ({} B)", human(bytes), thousands(bytes))
+    }
 }
 
 /// `1234567` → `1,234,567`.
@@ -127,7 +142,9 @@ mod tests {
     #[test]
     fn binary_prefixes() {
         assert_eq!(human(0), "0 B");
-        assert_eq!(human(1023), "1023 B");
+        assert_eq!(human(1023), "1,023 B");
+        assert_eq!(human_exact(535), "535 B");
+        assert_eq!(human_exact(2336), "2.3 KiB (2,336 B)");
         assert_eq!(human(1024), "1.0 KiB");
         assert_eq!(human(46_360_641), "44.2 MiB");
         assert_eq!(percent(1, 3), "33.3%");

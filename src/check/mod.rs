@@ -19,7 +19,9 @@ use crate::profile::Aggregate;
 use crate::report::layer_frame;
 use crate::report::InstanceSummary;
 use crate::report::Loaded;
-use crate::units::{human, signed_human, signed_percent, thousands};
+use crate::units::{
+    count as count_of, human_exact as exact, signed_human, signed_percent, thousands,
+};
 use budget::{BudgetRule, Percent, Size};
 
 /// What one limit of a rule measures.
@@ -354,15 +356,6 @@ type Count = fn(&InstanceSummary) -> u64;
 /// Takes the counts of the instance the path belongs to.
 type Measure<'a> = Box<dyn Fn(&DiffNode, &InstanceSummary) -> (bool, String, f64) + 'a>;
 
-/// `200 B`, or `1.2 KiB (1235 B)` where the human form rounds.
-fn exact(bytes: u64) -> String {
-    if bytes < 1024 {
-        human(bytes)
-    } else {
-        format!("{} ({} B)", human(bytes), thousands(bytes))
-    }
-}
-
 fn ratio(measured: f64, limit: f64) -> f64 {
     if limit == 0.0 {
         if measured == 0.0 {
@@ -405,12 +398,16 @@ fn growth_check(n: &DiffNode, growth: &Percent, min_delta: Option<&Size>) -> (bo
 fn per_entity(n: &DiffNode, size: &Size, count: u64, noun: &str) -> (bool, String, f64) {
     let bytes = n.new_bytes();
     if count == 0 {
-        return (true, format!("{bytes} B, no {noun}s"), 0.0);
+        return (true, format!("{} B, no {noun}s", thousands(bytes)), 0.0);
     }
     let per = bytes as f64 / count as f64;
     (
         size.holds_per(bytes, count),
-        format!("{per:.1} B per {noun} ({bytes} B / {count})"),
+        format!(
+            "{per:.1} B per {noun} ({} B over {})",
+            thousands(bytes),
+            count_of(count, noun, &format!("{noun}s"))
+        ),
         ratio(per, size.bytes().max(1) as f64),
     )
 }

@@ -160,6 +160,19 @@ pub trait LogicalMemoryProfile {
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V);
 }
 
+/// The logical bytes of `value`: its leaves summed.
+pub fn bytes_of<T: LogicalMemoryProfile + ?Sized>(value: &T) -> u64 {
+    struct Sum(u64);
+    impl LogicalMemoryVisitor for Sum {
+        fn visit_leaf(&mut self, _path: &Path, bytes: usize) {
+            self.0 += bytes as u64;
+        }
+    }
+    let mut sum = Sum(0);
+    value.visit_logical_memory(&mut Path::new(), &mut sum);
+    sum.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

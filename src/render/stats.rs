@@ -49,7 +49,7 @@ fn figures(d: &Distribution, bytes: bool) -> String {
 }
 
 fn largest(e: &EntityRef, bytes: u64) -> String {
-    format!("{} {} ({})", e.id, e.display_name(), human(bytes))
+    format!("{} {} ({})", e.display_id(), e.display_name(), human(bytes))
 }
 
 fn table(rows: &[Stats], families: bool, limit: usize) -> Grid {

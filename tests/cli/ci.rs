@@ -151,8 +151,8 @@ fn per_entity_budgets_apply_per_layer() {
     assert_eq!(
         measured,
         [
-            "247.0 B per constraint (1235 B / 5)",
-            "233.0 B per constraint (699 B / 3)"
+            "247.0 B per constraint (1,235 B over 5 constraints)",
+            "233.0 B per constraint (699 B over 3 constraints)"
         ]
     );
 }

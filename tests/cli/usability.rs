@@ -362,7 +362,7 @@ fn view_both_is_a_table_by_default() {
 #[test]
 fn top_and_stats_break_ties_alike() {
     // moderate.pb has 300 variables of 231 B and less; the one with the
-    // larger encoding wins, as in top.
+    // smaller id wins, as in top.
     let ks = file("moderate.pb");
     for kind in ["constraint", "variable"] {
         let top: serde_json::Value = serde_json::from_slice(&run_stdin(

@@ -122,7 +122,8 @@ pub struct TopTable {
 pub struct TopRow {
     pub layer: Option<usize>,
     pub kind: &'static str,
-    pub id: u64,
+    /// `None` for the objective.
+    pub id: Option<u64>,
     pub name: String,
     pub terms: Option<u64>,
     pub bytes: u64,
@@ -388,7 +389,7 @@ fn stats_row(s: &Stats) -> StatsRow {
         count: s.count,
         bytes: s.bytes.clone(),
         terms: s.terms.clone(),
-        largest: format!("{} {}", s.largest.id, s.largest.display_name()),
+        largest: format!("{} {}", s.largest.display_id(), s.largest.display_name()),
         largest_bytes: s.largest_bytes,
     }
 }
