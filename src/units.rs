@@ -49,12 +49,25 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", thousands(n), if n == 1 { one } else { many })
 }
 
+/// A non-negative number with one decimal and thousands separators:
+/// `3,269.5`.
+fn one_decimal(value: f64) -> String {
+    let text = format!("{value:.1}");
+    match text.split_once('.') {
+        Some((whole, fraction)) => match whole.parse::<u64>() {
+            Ok(whole) => format!("{}.{fraction}", thousands(whole)),
+            Err(_) => text,
+        },
+        None => text,
+    }
+}
+
 /// A share of a total as a percentage with one decimal.
 pub fn percent(part: u64, total: u64) -> String {
     if total == 0 {
         return "0.0%".to_string();
     }
-    format!("{:.1}%", part as f64 * 100.0 / total as f64)
+    format!("{}%", one_decimal(part as f64 * 100.0 / total as f64))
 }
 
 /// A byte difference with its sign: `+212 B`, `-1.2 KiB`, `0 B`.
@@ -69,7 +82,7 @@ pub fn signed_human(delta: i64) -> String {
 
 /// A relative change with its sign and one decimal: `+4.9%`, `-100.0%`, `0.0%`.
 pub fn signed_percent(percent: f64) -> String {
-    let text = format!("{:.1}%", percent.abs());
+    let text = format!("{}%", one_decimal(percent.abs()));
     if text == "0.0%" {
         text
     } else if percent > 0.0 {
@@ -152,6 +165,8 @@ mod tests {
         assert_eq!(signed_human(0), "0 B");
         assert_eq!(signed_percent(4.94), "+4.9%");
         assert_eq!(signed_percent(-0.01), "0.0%");
+        assert_eq!(signed_percent(3269.46), "+3,269.5%");
+        assert_eq!(percent(2, 3), "66.7%");
     }
 
     #[test]

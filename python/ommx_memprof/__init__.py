@@ -280,7 +280,7 @@ class Profile:
         return self.tree()
 
     def __repr__(self) -> str:
-        return f"<ommx_memprof.Profile {self.name!r}: {self.total} bytes>"
+        return f"<ommx_memprof.Profile {self.name!r}: {self.total:,} bytes>"
 
     def _repr_html_(self) -> str:
         return _page_frame(self.html(), self.name)
@@ -350,8 +350,8 @@ class Diff:
 
     def __repr__(self) -> str:
         return (
-            f"<ommx_memprof.Diff {self.old.name!r} ({self.old.total} bytes) -> "
-            f"{self.new.name!r} ({self.new.total} bytes)>"
+            f"<ommx_memprof.Diff {self.old.name!r} ({self.old.total:,} bytes) -> "
+            f"{self.new.name!r} ({self.new.total:,} bytes)>"
         )
 
     def _repr_html_(self) -> str:
@@ -471,7 +471,7 @@ def assert_within(
     p = profile(instance, **profile_options)
     result = p.check(budget, baseline=baseline, budget_file=budget_file)
     if not result.passed:
-        raise AssertionError(result.text.lstrip("\n"))
+        raise AssertionError(result.text)
     return p
 
 

@@ -74,7 +74,7 @@ def test_total_and_name(kitchen_sink):
     assert p.name == str(kitchen_sink)
     assert ommx_memprof.profile(kitchen_sink.read_bytes()).name == "<bytes>"
     assert ommx_memprof.profile(kitchen_sink.read_bytes(), name="ks").name == "ks"
-    assert repr(p) == f"<ommx_memprof.Profile {str(kitchen_sink)!r}: 4298 bytes>"
+    assert repr(p) == f"<ommx_memprof.Profile {str(kitchen_sink)!r}: 4,298 bytes>"
     assert sum(int(line.rsplit(" ", 1)[1]) for line in p.folded().splitlines()) == p.total
 
 

@@ -412,10 +412,28 @@ fn per_entity(n: &DiffNode, size: &Size, count: u64, noun: &str) -> (bool, Strin
     )
 }
 
+/// `1 of 3 files exceeds a budget`, `2 of 3 files exceed a budget`.
+pub fn exceeding(failed: usize, files: usize) -> String {
+    format!(
+        "{} of {} {} a budget",
+        thousands(failed as u64),
+        count_of(files as u64, "file", "files"),
+        if failed == 1 { "exceeds" } else { "exceed" }
+    )
+}
+
+/// `every budget holds in 1 file`, `... in 3 files`.
+pub fn holding(files: usize) -> String {
+    format!(
+        "every budget holds in {}",
+        count_of(files as u64, "file", "files")
+    )
+}
+
 /// Returned by `memprof check` when a budget is exceeded: the binary exits
 /// with 1 (not 2, which means an error).
 #[derive(Debug, thiserror::Error)]
-#[error("{failed} of {files} file(s) exceed a budget")]
+#[error("{}", exceeding(*failed, *files))]
 pub struct BudgetExceeded {
     pub failed: usize,
     pub files: usize,

@@ -60,9 +60,8 @@ pub fn run(args: CheckArgs) -> Result<()> {
     if !report.pass && args.warn_only {
         let _ = writeln!(
             stderr,
-            "memprof: warning: {} of {} file(s) exceed a budget (--warn-only: exit 0)",
-            report.failed_files(),
-            report.files.len()
+            "memprof: warning: {} (--warn-only: exit 0)",
+            api::exceeding(report.failed_files(), report.files.len())
         );
         return Ok(());
     }

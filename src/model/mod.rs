@@ -9,15 +9,17 @@
 
 pub mod entities;
 pub mod function;
+pub mod hints;
 pub mod kind;
 pub mod leaves;
 pub mod v2;
 
 pub use entities::{
-    AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
-    Equality, Kind, OneHot, Parameters, RemovedConstraint, Sos1,
+    AcyclicAssignments, Annotations, Constraint, DecisionVariable, Description, Equality, Kind,
+    Parameters, RemovedConstraint,
 };
 pub use function::{FileWaste, Function};
+pub use hints::{ConstraintHints, OneHot, Sos1};
 pub use kind::EntityKind;
 
 /// Why OMMX 2.9.3 would refuse an instance. Each message says what was wrong

@@ -84,7 +84,7 @@ fn update_baseline_warn_only_and_regressions() {
         "--warn-only changes the exit status, not the report"
     );
     assert!(
-        stderr.contains("memprof: warning: 1 of 1 file(s) exceed a budget (--warn-only: exit 0)"),
+        stderr.contains("memprof: warning: 1 of 1 file exceeds a budget (--warn-only: exit 0)"),
         "{stderr}"
     );
 

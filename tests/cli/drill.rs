@@ -497,7 +497,7 @@ fn explain_states_the_rule_and_the_arithmetic() {
     let text = ok(&["explain", &file, terms, "--group-by", "name"]);
     // flow[...] has 3, 7, 5 and 7 terms.
     assert!(
-        text.contains("4 functions × 32 + 24 × 22 terms = 656 (3 to 7 terms each)"),
+        text.contains("4 functions of 3 to 7 terms (22 in all): 4 × 32 B + 22 × 24 B = 656 B"),
         "{text}"
     );
     assert!(text.contains("rule: a Linear function"), "{text}");
@@ -509,7 +509,7 @@ fn explain_states_the_rule_and_the_arithmetic() {
         "name",
     ]);
     assert!(
-        uniform.contains("1 functions × (32 + 24 × 9 terms) = 248"),
+        uniform.contains("1 function of 9 terms: 1 × (32 B + 9 × 24 B) = 248 B"),
         "{uniform}"
     );
 
@@ -808,4 +808,34 @@ fn top_ranks_hints_and_every_v2_objective() {
         checked += 1;
     }
     assert!(checked >= 15, "{checked}");
+}
+
+#[test]
+fn tables_print_names_as_written_and_folded_stacks_escape_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut instance = crafted();
+    instance
+        .constraints
+        .push(constraint(12, Some("制約%"), &[3], 10));
+    instance
+        .constraints
+        .push(constraint(13, Some("tab\there"), &[], 10));
+    let file = write(dir.path(), "names.pb", &instance.encode_to_vec());
+    let top = ok(&["top", &file, "-n", "2", "--kind", "constraint"]);
+    let names: Vec<&str> = top
+        .lines()
+        .filter(|l| l.starts_with('│') && !l.contains(" kind "))
+        .map(|l| l.split('┆').nth(3).unwrap().trim())
+        .collect();
+    // A name as written; a control character, which a terminal would
+    // obey, escaped.
+    assert_eq!(names, ["制約%[3]", "tab\\there"], "{top}");
+    let stats = ok(&["stats", &file]);
+    assert!(stats.contains("│ constraint ┆ 制約% "), "{stats}");
+    assert!(stats.contains("│ constraint ┆ a;b "), "{stats}");
+    assert!(stats.contains("12 制約%[3] ("), "{stats}");
+    // Folded stacks need the escapes: `;` and `%` are their syntax.
+    let folded = ok(&["inspect", &file, "--group-by", "name", "-f", "folded"]);
+    assert!(folded.contains("Instance.constraints;制約%25;"), "{folded}");
+    assert!(folded.contains("Instance.constraints;a%3Bb;"), "{folded}");
 }

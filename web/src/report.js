@@ -359,7 +359,7 @@ function top(t) {
   const layered = t.rows.some((r) => r.layer != null);
   s.append("p").text(
     t.rows.length
-      ? `The ${plural(t.rows.length, "largest entity", "largest entities")}${t.kind === "all" ? "" : ` of kind ${t.kind}`} by logical bytes.`
+      ? `The ${plural(t.rows.length, "largest entity", "largest entities")}${t.kind === "all" ? "" : ` of kind ${t.kind}`} by logical bytes; ties are listed by id, smaller first, then by kind.`
       : `No ${t.kind === "all" ? "" : `${t.kind} `}entities.`,
   );
   if (!t.rows.length) return;
@@ -367,7 +367,8 @@ function top(t) {
     { label: "#", value: (r) => r.rank, numeric: true },
     ...(layered ? [{ label: "layer", value: (r) => r.layer ?? -1, text: (r) => r.layer ?? "", numeric: true }] : []),
     { label: "kind", value: (r) => r.kind },
-    { label: "id", value: (r) => r.id, numeric: true },
+    // The objective has no id.
+    { label: "id", value: (r) => r.id ?? -1, text: (r) => (r.id == null ? "-" : r.id), numeric: true },
     { label: "name", value: (r) => r.name },
     { label: "terms", value: (r) => r.terms ?? -1, text: (r) => (r.terms == null ? "-" : thousands(r.terms)), numeric: true },
     { label: "bytes", value: (r) => r.bytes, text: (r) => human(r.bytes), numeric: true },

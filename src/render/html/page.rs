@@ -17,7 +17,7 @@ use crate::api::Reported;
 use crate::diff::{self, Count, Diff, Status};
 use crate::drill::stats::{Distribution, Stats};
 use crate::drill::top::TopEntity;
-use crate::profile::family::{escape_frame_chars, UNNAMED};
+use crate::profile::family::UNNAMED;
 use crate::report::{escape_control, Account, Container, InstanceSummary, Loaded, Profile, Report};
 
 /// The shape of [`Page`] the page's script reads; bumped with any change.
@@ -383,7 +383,7 @@ fn stats_row(s: &Stats) -> StatsRow {
     StatsRow {
         kind: s.kind.label(),
         family: s.family.as_ref().map(|f| match f {
-            Some(name) => escape_frame_chars(name),
+            Some(name) => crate::report::escape_control(name).into_owned(),
             None => UNNAMED.to_string(),
         }),
         count: s.count,

@@ -234,7 +234,7 @@ pub(super) fn cases() -> Vec<Case> {
             "layer-out-of-range",
             "--layer past a baseline's layers",
             &["--layer", "3"],
-            "--layer 3 is out of range: the baseline has 1 instance layer(s)",
+            "--layer 3 is out of range: the baseline has 1 instance layer",
         ),
         budget_case(
             "budget-invalid",
