@@ -12,13 +12,15 @@ pub mod function;
 pub mod kind;
 pub mod leaves;
 pub mod v2;
+pub mod waste;
 
 pub use entities::{
     AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
     Equality, Kind, OneHot, Parameters, RemovedConstraint, Sos1,
 };
-pub use function::{FileWaste, Function};
+pub use function::Function;
 pub use kind::EntityKind;
+pub use waste::FileWaste;
 
 /// Why OMMX 2.9.3 would refuse an instance. Each message says what was wrong
 /// in the user's terms.
