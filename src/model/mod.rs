@@ -7,9 +7,11 @@
 //! dependency graph) live in the pass (`pass/validate.rs`), which sees the
 //! whole stream.
 
+pub mod elsewhere;
 pub mod entities;
 pub mod function;
 pub mod kind;
+pub mod labels;
 pub mod leaves;
 pub mod v2;
 pub mod waste;
