@@ -21,7 +21,7 @@ pub const UNUSED: &str = "unused-variables";
 pub const REMOVED: &str = "removed-constraints";
 
 /// What is kept per variable until the end tells which are used.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct VarRecord {
     id: u64,
     bytes: u64,
@@ -39,7 +39,7 @@ pub struct Unused {
     sample: Vec<Sample>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct EntityTally {
     vars: Vec<VarRecord>,
     used: IdSet,

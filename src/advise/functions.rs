@@ -60,7 +60,7 @@ fn per_term(variant: Variant) -> u64 {
 }
 
 /// Constraints sharing one function up to a scalar factor.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Group {
     members: u64,
     sum: u64,
@@ -130,7 +130,7 @@ fn paths(mask: u8) -> Vec<String> {
 
 /// What one recommendation has seen so far: its sums, the kinds of entity
 /// they come from, and sample entities.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Tally {
     sums: Sums,
     kinds: u8,
@@ -148,7 +148,7 @@ impl Tally {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct FunctionTally {
     groups: HashMap<u128, Group, BuildIdHasher>,
     exact_seen: HashSet<u128, BuildIdHasher>,

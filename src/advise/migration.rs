@@ -48,7 +48,7 @@ pub enum Migration {
 }
 
 /// One sampled entity and its cost under OMMX 2.9.3's accounting.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Entity {
     kind: EntityKind,
     id: u64,
@@ -57,7 +57,7 @@ struct Entity {
 }
 
 /// The first variables and constraints of an instance.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Sampled {
     variables: Vec<Entity>,
     constraints: Vec<Entity>,
@@ -111,9 +111,9 @@ impl EntityCosts {
         self.wanted.entry(layer).or_default().extend(keys);
     }
 
-    /// What was found of the instance at `layer`.
-    pub fn take(&mut self, layer: Option<usize>) -> HashMap<(EntityKind, u64), u64> {
-        self.found.remove(&layer).unwrap_or_default()
+    /// What was found of the instance read at `layer`.
+    pub fn found(&self, layer: Option<usize>) -> HashMap<(EntityKind, u64), u64> {
+        self.found.get(&layer).cloned().unwrap_or_default()
     }
 }
 

@@ -33,6 +33,8 @@ mod recommendation;
 mod strings;
 mod v3;
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use recommendation::{details, quote, sample, share_percent, Finding, Owner, Samples, SAMPLES};
@@ -77,7 +79,7 @@ pub struct LayerAdvice {
 }
 
 /// The observer that gathers one instance's advice.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Advisor {
     strings: strings::StringPool,
     metadata: strings::MetadataTally,
@@ -288,16 +290,17 @@ fn combined_saving(advisor: &Advisor, unused: &entities::Unused, plan: Plan) -> 
     saving
 }
 
-/// One [`Advisor`] per instance profiled.
+/// One [`Advisor`] per instance the pass read, with the position it was
+/// read at.
 #[derive(Default)]
 pub struct Advisors {
-    layers: Vec<Advisor>,
+    layers: Vec<(Option<usize>, Advisor)>,
 }
 
 /// Each instance gets a fresh [`Advisor`]; entities go to the current one.
 impl EntityObserver for Advisors {
-    fn begin(&mut self, _layer: Option<usize>) {
-        self.layers.push(Advisor::default());
+    fn begin(&mut self, layer: Option<usize>) {
+        self.layers.push((layer, Advisor::default()));
     }
     fn variable(&mut self, variable: &DecisionVariable, cost: Cost) {
         self.current().variable(variable, cost);
@@ -325,37 +328,52 @@ impl EntityObserver for Advisors {
 
 impl Advisors {
     fn current(&mut self) -> &mut Advisor {
-        self.layers
+        &mut self
+            .layers
             .last_mut()
             .expect("begin() comes before every instance's entities")
+            .1
     }
 
     /// What the OMMX 3.0 reading of the same input should cost, for the
     /// samples: an observer of that reading, told which entities each
-    /// instance of `report` sampled.
-    pub fn entity_costs(&self, report: &Report) -> EntityCosts {
+    /// instance sampled.
+    pub fn entity_costs(&self) -> EntityCosts {
         let mut costs = EntityCosts::default();
-        for (advisor, instance) in self.layers.iter().zip(&report.instances) {
-            costs.want(instance.instance_index, advisor.sampled.keys());
+        for (layer, advisor) in &self.layers {
+            costs.want(*layer, advisor.sampled.keys());
         }
         costs
     }
 
-    /// The advice for each instance of `report`, in the report's order (the
-    /// order the instances were profiled and observers handed out), with
-    /// what OMMX 3.0 makes of each (`migrations`, by instance).
+    /// The advice for each instance of `report`, in the report's order,
+    /// with what OMMX 3.0 makes of each (`migrations`, by instance). An
+    /// archive layer whose blob an earlier layer lists too was read once,
+    /// under that layer's position: it gets that reading's advisor.
     pub fn advise(self, report: &Report, migrations: Vec<Migration>) -> Vec<LayerAdvice> {
-        assert_eq!(
-            self.layers.len(),
-            report.instances.len(),
-            "one advisor per profiled instance"
-        );
         assert_eq!(migrations.len(), report.instances.len());
-        self.layers
-            .into_iter()
-            .zip(&report.instances)
+        let mut uses: HashMap<Option<usize>, usize> = HashMap::new();
+        for instance in &report.instances {
+            *uses.entry(instance.observed_as).or_default() += 1;
+        }
+        let mut advisors: HashMap<Option<usize>, Advisor> = self.layers.into_iter().collect();
+        assert_eq!(advisors.len(), uses.len(), "one advisor per reading");
+        report
+            .instances
+            .iter()
             .zip(migrations)
-            .map(|((advisor, instance), migration)| advisor.advice(instance, migration))
+            .map(|(instance, migration)| {
+                let key = instance.observed_as;
+                let left = uses.get_mut(&key).expect("counted");
+                *left -= 1;
+                let advisor = match *left {
+                    0 => advisors.remove(&key),
+                    _ => advisors.get(&key).cloned(),
+                };
+                advisor
+                    .expect("an advisor for every reading")
+                    .advice(instance, migration)
+            })
             .collect()
     }
 }

@@ -156,7 +156,7 @@ pub(super) fn sample(kind: Owner, id: Option<u64>, name: Option<&str>, detail: S
 }
 
 /// Keeps the first [`SAMPLES`] samples offered.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Samples(pub(super) Vec<Sample>);
 
 impl Samples {

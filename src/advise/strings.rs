@@ -80,7 +80,7 @@ impl KindTally {
 }
 
 /// The metadata of each entity kind, and the entities with the most.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct MetadataTally {
     variables: KindTally,
     constraints: KindTally,

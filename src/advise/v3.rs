@@ -56,7 +56,7 @@ pub fn not_computed() -> Vec<NotComputed> {
 
 /// What the two rules need, gathered from the entities as the pass shows
 /// them.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct V3Tally {
     variables: u64,
     unused: u64,

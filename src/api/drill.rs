@@ -146,10 +146,15 @@ pub fn advise(inputs: &[Input], options: &Options) -> Result<Vec<FileRun<Advice>
     })
 }
 
+/// The most instance layers read one at a time when OMMX 3.0 refuses one
+/// of them.
+const ALONE: usize = 16;
+
 /// What OMMX 3.0 makes of each instance of `report`, for advise's
 /// `ommx-3-layout`: the input read again with 3.0's accounting, as
 /// `--accounting 3.0` (and the migration view) reads it. When 3.0 refuses
-/// one instance of several, each is read alone, for its own verdict.
+/// one instance of several (up to [`ALONE`]), each is read alone, for its
+/// own verdict.
 pub(super) fn migrations(
     input: &Input,
     options: &Options,
@@ -179,7 +184,7 @@ pub(super) fn migrations(
         progress: false,
         ..plain(options)
     };
-    let mut costs = advisors.entity_costs(report);
+    let mut costs = advisors.entity_costs();
     let mut read = |layer| observed(input, &reading(layer), &mut costs, threads, true);
     let why = |e: anyhow::Error| Migration::Refused(e.root_cause().to_string());
     let mut read_ok: Vec<crate::report::ProfiledInstance> = Vec::new();
@@ -188,6 +193,18 @@ pub(super) fn migrations(
         Ok(v3) => read_ok.extend(v3.instances),
         Err(e) if report.instances.len() == 1 => {
             refused.insert(report.instances[0].instance_index, why(e));
+        }
+        // Reading each layer alone reads the archive again each time.
+        Err(e) if report.instances.len() > ALONE => {
+            let why = format!(
+                "{} (OMMX 3.0.0b7 refuses one of this archive's {} instance layers, so none \
+                 was compared; `--layer N` compares one)",
+                e.root_cause(),
+                report.instances.len()
+            );
+            for i in report.instances.iter().filter(|i| compared(i)) {
+                refused.insert(i.instance_index, Migration::Refused(why.clone()));
+            }
         }
         Err(_) => {
             for i in report.instances.iter().filter(|i| compared(i)) {
@@ -204,7 +221,7 @@ pub(super) fn migrations(
     for instance in read_ok {
         let index = instance.instance_index;
         let measured = Migration::Measured {
-            costs: costs.take(index),
+            costs: costs.found(instance.observed_as),
             instance: Box::new(instance),
         };
         outcome.insert(index, measured);

@@ -276,3 +276,76 @@ fn what_the_user_controls_comes_first_and_outranks_the_rest() {
     }
     assert!(seen.iter().all(|&n| n > 0), "{seen:?}");
 }
+
+#[test]
+fn an_archive_of_many_layers_that_ommx_3_refuses_once_is_not_read_layer_by_layer() {
+    use sha2::{Digest, Sha256};
+    let refused = fs::read(fixtures().join("oracle/kitchen_sink.pb")).unwrap();
+    let empty = fs::read(fixtures().join("oracle/empty.pb")).unwrap();
+    let digest = |b: &[u8]| format!("sha256:{}", hex::encode(Sha256::digest(b)));
+    let layer = |b: &[u8]| {
+        serde_json::json!({"mediaType": "application/org.ommx.v1.instance",
+                           "digest": digest(b), "size": b.len()})
+    };
+    let blobs: Vec<(String, Vec<u8>)> = [&refused, &empty]
+        .iter()
+        .map(|b| (format!("blobs/sha256/{}", &digest(b)[7..]), b.to_vec()))
+        .collect();
+    let blobs: Vec<(&str, Vec<u8>)> = blobs.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    let dir = tempfile::tempdir().unwrap();
+    for (layers, alone) in [(3, true), (17, false)] {
+        let manifest: Vec<Value> = (0..layers)
+            .map(|i| layer(if i == 1 { &refused } else { &empty }))
+            .collect();
+        let path = dir.path().join(format!("{layers}.ommx"));
+        fs::write(&path, crate::oci_tar(&blobs, Value::Array(manifest))).unwrap();
+        let doc = advise_json(path.to_str().unwrap());
+        let layers = doc["layers"].as_array().unwrap();
+        // Layer 1 is refused either way, with 3.0's reason.
+        let reason = layers[1]["not_computed"][0]["reason"].as_str().unwrap();
+        assert!(reason.contains("both fixed and dependent"), "{reason}");
+        // A few layers are read one at a time, for their own verdicts; many
+        // are not (each reading reads the archive again), and say so.
+        let others = layers[0]["not_computed"].as_array().map_or(0, Vec::len);
+        if alone {
+            assert!(recommendation(&layers[0], "ommx-3-layout").is_some());
+            assert_eq!(others, 0);
+        } else {
+            assert!(recommendation(&layers[0], "ommx-3-layout").is_none());
+            let reason = layers[0]["not_computed"][0]["reason"].as_str().unwrap();
+            assert!(reason.contains("so none was compared"), "{reason}");
+        }
+    }
+}
+
+#[test]
+fn each_layer_gets_its_own_advice_whatever_order_its_blobs_are_stored_in() {
+    use sha2::{Digest, Sha256};
+    let kitchen = fs::read(fixtures().join("oracle/kitchen_sink.pb")).unwrap();
+    let mixed = fs::read(fixtures().join("oracle/highlevel_mixed.pb")).unwrap();
+    let digest = |b: &[u8]| format!("sha256:{}", hex::encode(Sha256::digest(b)));
+    let name = |b: &[u8]| format!("blobs/sha256/{}", &digest(b)[7..]);
+    let layer = |b: &[u8]| {
+        serde_json::json!({"mediaType": "application/org.ommx.v1.instance",
+                           "digest": digest(b), "size": b.len()})
+    };
+    // Stored mixed first, listed kitchen_sink first, and kitchen_sink twice.
+    let (k, m) = (name(&kitchen), name(&mixed));
+    let tar = crate::oci_tar(
+        &[(m.as_str(), mixed.clone()), (k.as_str(), kitchen.clone())],
+        serde_json::json!([layer(&kitchen), layer(&mixed), layer(&kitchen)]),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reordered.ommx");
+    fs::write(&path, tar).unwrap();
+    let doc = advise_json(path.to_str().unwrap());
+    let layers = doc["layers"].as_array().unwrap();
+    let alone = |p: &str| advise_json(&fixtures().join("oracle").join(p).to_string_lossy());
+    let (k, m) = (alone("kitchen_sink.pb"), alone("highlevel_mixed.pb"));
+    for (i, expected) in [(0, &k), (1, &m), (2, &k)] {
+        let mut got = layers[i].clone();
+        assert_eq!(got["index"], i);
+        got["index"] = Value::Null;
+        assert_eq!(got, expected["layers"][0], "layer {i}");
+    }
+}

@@ -4,7 +4,7 @@
 use super::*;
 
 /// One distinct string: how often, where, and (once it repeats) its text.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Entry {
     count: u64,
     len: u64,
@@ -16,7 +16,7 @@ struct Entry {
 }
 
 /// Every non-empty metadata string, by fingerprint.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct StringPool {
     entries: HashMap<u128, Entry, BuildIdHasher>,
 }
