@@ -226,8 +226,8 @@ fn summary(layer: &LayerAdvice) -> String {
     let mut text = format!("summary:     total {}; ", exact(layer.total_bytes));
     if changes > 0 {
         text.push_str(&format!(
-            "{} you can make in OMMX {version} would save {} together, each byte counted \
-             once",
+            "{} you can make in OMMX {version} to what it holds would save {} together, \
+             each byte counted once",
             match changes {
                 1 => "the 1 change".to_string(),
                 n => format!("the {n} changes"),
@@ -241,9 +241,9 @@ fn summary(layer: &LayerAdvice) -> String {
     }
     if layer.file_saving_bytes > 0 {
         text.push_str(&format!(
-            "; the file would lose {} of its {}",
-            exact(layer.file_saving_bytes),
-            exact(layer.file_bytes)
+            "; the file, {}, would be {} smaller without its zero and duplicate terms",
+            exact(layer.file_bytes),
+            exact(layer.file_saving_bytes)
         ));
     }
     let ommx30 = recs.iter().any(|r| r.change == Change::Ommx30);

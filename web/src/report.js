@@ -300,12 +300,12 @@ function advice(a) {
     } else {
       const changes = layer.recommendations.filter((r) => r.change === "ommx" && r.measure === "logical").length;
       let text = changes
-        ? `The ${plural(changes, "change", "changes")} you can make in ${layer.accounting} would save ` +
+        ? `The ${plural(changes, "change", "changes")} you can make in ${layer.accounting} to what it holds would save ` +
           `${exact(layer.estimated_saving_bytes)}, ${percent(layer.estimated_saving_bytes, layer.total_bytes)} ` +
           `of ${human(layer.total_bytes)}, together (each byte counted once)`
         : `No change you can make in ${layer.accounting} would save memory`;
       if (layer.file_saving_bytes > 0) {
-        text += `; the file would lose ${exact(layer.file_saving_bytes)} of its ${human(layer.file_bytes)}`;
+        text += `; the file, ${exact(layer.file_bytes)}, would be ${exact(layer.file_saving_bytes)} smaller without its zero and duplicate terms`;
       }
       if (layer.recommendations.some((r) => r.change !== "ommx")) {
         text += ". Moving to OMMX 3.0 (a pre-release) and layouts OMMX does not offer are shown for comparison, not in this sum";
