@@ -43,6 +43,27 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A byte count for people with its exact value where the unit rounds it:
+/// `402 B`, `1,005 B`, `1.7 KiB (1,712 B)`.
+pub fn exact(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{} B", thousands(bytes))
+    } else {
+        format!("{} ({} B)", human(bytes), thousands(bytes))
+    }
+}
+
+/// A byte count with its exact value and its share of `whole`:
+/// `683 B (15.9%)`, `12.8 KiB (13,062 B, 9.0%)`.
+pub fn exact_share(part: u64, whole: u64) -> String {
+    let share = percent(part, whole);
+    if part < 1024 {
+        format!("{} B ({share})", thousands(part))
+    } else {
+        format!("{} ({} B, {share})", human(part), thousands(part))
+    }
+}
+
 /// `1 leaf`, `2,048 leaves`: a count with thousands separators and the
 /// noun in the number it needs.
 pub fn count(n: u64, one: &str, many: &str) -> String {

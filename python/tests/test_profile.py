@@ -237,6 +237,21 @@ def test_tables_come_back_as_data(kitchen_sink):
 
     advice = p.advise().records()
     assert advice and all("rule" in r and "layer" in r for r in advice)
+    # What the user can change in OMMX first; layouts OMMX does not offer
+    # last, as info, whatever they would save.
+    order = ["ommx", "ommx-3.0", "not-in-ommx"]
+    changes = [r["change"] for r in advice]
+    assert changes[0] == "ommx" and changes == sorted(changes, key=order.index)
+    assert all(r["severity"] == "info" for r in advice if r["change"] != "ommx")
+    frame = p.advise().to_pandas()
+    assert list(frame["change"]) == changes
+    # 3.0.0b7 refuses kitchen_sink; hints_sos1 it holds in 608 B less.
+    assert p.advise().to_dict()["layers"][0]["not_computed"][0]["rule"] == "ommx-3-layout"
+    sos1 = ommx_memprof.profile(ORACLE / "hints_sos1.pb").advise().records()
+    move = [r for r in sos1 if r["rule"] == "ommx-3-layout"]
+    assert [(r["change"], r["saving_bytes"], r["details.pre_release"]) for r in move] == [
+        ("ommx-3.0", 608, True)
+    ]
     diff = ommx_memprof.profile(ORACLE / "obj_linear.pb").diff(p)
     assert {r["status"] for r in diff.records()} >= {"added"}
     frame = diff.to_pandas()

@@ -312,6 +312,7 @@ fn split_layers(doc: &BaselineDoc) -> Result<Vec<ProfiledInstance>, BaselineErro
     };
     let instance = |layer: &LayerDoc, aggregate: Aggregate| ProfiledInstance {
         instance_index: layer.index,
+        observed_as: layer.index,
         title: layer.title.clone(),
         summary: InstanceSummary::from(layer.summary.clone()),
         aggregate,

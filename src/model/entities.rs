@@ -288,6 +288,11 @@ impl Constraint {
         c: pb::Constraint,
         function: Option<Result<(Function, FileWaste), ModelError>>,
     ) -> Result<(Self, FileWaste), ModelError> {
+        // Waste reaches the instance through the constraint's length prefix.
+        let rest = match &function {
+            Some(Ok((_, waste))) if waste.bytes > 0 => super::waste::constraint_rest(&c),
+            _ => 0,
+        };
         let pb::Constraint {
             id,
             equality,
@@ -302,6 +307,7 @@ impl Constraint {
             what: format!("constraint {id}"),
         })?;
         let (normalized, waste) = function?;
+        let waste = waste.within(rest);
         let constraint = Self {
             id,
             equality,
@@ -353,6 +359,7 @@ impl RemovedConstraint {
     /// [`RemovedConstraint::from_wire`], also reporting what normalizing the
     /// function removed from the file's terms.
     pub fn from_wire_measured(r: pb::RemovedConstraint) -> Result<(Self, FileWaste), ModelError> {
+        let rest = super::waste::removed_rest(&r);
         let pb::RemovedConstraint {
             constraint,
             removed_reason,
@@ -360,6 +367,7 @@ impl RemovedConstraint {
         } = r;
         let constraint = constraint.ok_or(ModelError::MissingRemovedConstraint)?;
         let (constraint, waste) = Constraint::from_wire_measured(constraint)?;
+        let waste = waste.within(rest);
         let removed = Self {
             constraint,
             removed_reason,

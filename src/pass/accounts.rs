@@ -255,6 +255,7 @@ impl Accounts {
         }
         ProfiledInstance {
             instance_index,
+            observed_as: instance_index,
             title,
             summary,
             aggregate: self.memory,

@@ -10,6 +10,7 @@ use flate2::{write::GzEncoder, Compression};
 
 mod action;
 mod advise;
+mod advise_measured;
 mod api;
 mod ci;
 mod diff_check;

@@ -656,13 +656,13 @@ fn v2_advice_counts_3_0s_bytes_and_names_the_rules_it_leaves_out() {
         .iter()
         .map(|n| n["rule"].as_str().unwrap())
         .collect();
-    for r in ["fixed-overhead", "metadata-overhead", "identical-functions"] {
+    for r in ["ommx-3-layout", "metadata-overhead", "identical-functions"] {
         assert!(left_out.contains(&r), "{left_out:?}");
     }
     assert_eq!(layer["recommendations"].as_array().unwrap().len(), 2);
     let table = ok(&["advise", file]);
     assert!(
-        table.contains("Not computed under OMMX 3.0.0b7's accounting:"),
+        table.contains("Not computed:\n  metadata-overhead: OMMX 3.0 stores"),
         "{table}"
     );
 
