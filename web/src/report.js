@@ -265,12 +265,16 @@ function exact(bytes) {
   return bytes < 1024 ? `${thousands(bytes)} B` : bytesExact(bytes);
 }
 
-// What a recommendation asks of the user (src/advise/mod.rs, `Change`).
-const CHANGE = {
-  ommx: { rank: 0, label: "in OMMX" },
-  "ommx-3.0": { rank: 1, label: "to OMMX 3.0b7" },
-  "not-in-ommx": { rank: 2, label: "not in OMMX" },
-};
+// What a recommendation asks of the user (src/advise/mod.rs, `Change`). A
+// function, which is hoisted: the page is drawn before a constant here
+// would be set.
+function changeOf(r) {
+  return {
+    ommx: { rank: 0, label: "in OMMX" },
+    "ommx-3.0": { rank: 1, label: "to OMMX 3.0b7" },
+    "not-in-ommx": { rank: 2, label: "not in OMMX" },
+  }[r.change];
+}
 
 function changeText(r, accounting) {
   if (r.change === "ommx") return `a change in ${accounting}`;
@@ -315,7 +319,7 @@ function advice(a) {
         box,
         [
           { label: "rule", value: (r) => r.rule },
-          { label: "change", value: (r) => CHANGE[r.change].rank, text: (r) => CHANGE[r.change].label },
+          { label: "change", value: (r) => changeOf(r).rank, text: (r) => changeOf(r).label },
           { label: "severity", value: (r) => ["info", "low", "medium", "high"].indexOf(r.severity), text: (r) => r.severity, numeric: true },
           { label: "saving", value: (r) => r.saving_bytes, text: (r) => human(r.saving_bytes), numeric: true },
           {
