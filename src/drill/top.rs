@@ -85,14 +85,11 @@ impl Top {
         if self.n == 0 || !self.kinds.admits(e.kind) {
             return;
         }
-        let key = rank(cost.bytes, self.layer, &e);
+        if !self.would_keep(&rank(cost.bytes, self.layer, &e)) {
+            return;
+        }
         if self.heap.len() >= self.n {
-            match self.heap.peek() {
-                Some(Reverse(min)) if key > rank_key(&min.0) => {
-                    self.heap.pop();
-                }
-                _ => return,
-            }
+            self.heap.pop();
         }
         self.heap.push(Reverse(Ranked(TopEntity {
             entity: EntityRef::new(self.layer, &e),
@@ -100,6 +97,16 @@ impl Top {
             bytes: cost.bytes,
             wire_bytes: cost.wire_bytes,
         })));
+    }
+
+    /// Whether an entity ranked `key` would enter the heap.
+    fn would_keep(&self, key: &RankKey) -> bool {
+        self.n > 0
+            && (self.heap.len() < self.n
+                || self
+                    .heap
+                    .peek()
+                    .is_some_and(|Reverse(min)| *key > rank_key(&min.0)))
     }
 
     /// A hint of OMMX 2.9.3's `ConstraintHints`, named by its constraint.
@@ -115,8 +122,13 @@ impl Top {
             terms: None,
             used: None,
         };
+        let bytes = bytes();
+        // Encoded (a copy of its ids) only when it would be kept.
+        if !self.would_keep(&rank(bytes, self.layer, &view)) {
+            return;
+        }
         let cost = Cost {
-            bytes: bytes(),
+            bytes,
             wire_bytes: wire(),
             ..Cost::default()
         };
