@@ -88,7 +88,7 @@ fn function_path(kind: Owner) -> &'static str {
         Owner::Entity(EntityKind::Removed) => {
             "Instance.removed_constraints;RemovedConstraint.constraint;Constraint.function"
         }
-        Owner::Instance => "Instance.objective",
+        Owner::Instance | Owner::Entity(EntityKind::Objective) => "Instance.objective",
         Owner::Entity(EntityKind::NamedFunction) => {
             "Instance.named_functions (not counted by OMMX 2.9.3)"
         }

@@ -65,6 +65,9 @@ impl Stats {
 
 /// The distributions of the entities `kind` admits.
 pub fn stats(input: &Input, options: &Options, kind: KindFilter) -> Result<Stats> {
+    if kind == KindFilter::Only(crate::model::EntityKind::Objective) {
+        anyhow::bail!("stats describes kinds of many entities; `memprof top --kind objective` shows the objective");
+    }
     let mut collector = StatsCollector::new(kind);
     let report = observed(
         input,

@@ -9,7 +9,7 @@
 //! id lists; a non-zero constant is one stored term.
 
 use crate::ommx_v1 as pb;
-use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
+use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 
 use super::ModelError;
 
@@ -43,25 +43,33 @@ pub const QUADRATIC_TERM: usize = 32;
 pub const POLYNOMIAL_TERM: usize = 48;
 const CONSTANT_BYTES: usize = 40;
 
-pub const ZERO_RULE: Rule = Rule::fixed("a Zero function", "functions", CONSTANT_BYTES);
-pub const CONSTANT_RULE: Rule = Rule::fixed("a Constant function", "functions", CONSTANT_BYTES);
+pub const ZERO_RULE: Rule = Rule::fixed(
+    "a Zero function",
+    Noun::new("function", "functions"),
+    CONSTANT_BYTES,
+);
+pub const CONSTANT_RULE: Rule = Rule::fixed(
+    "a Constant function",
+    Noun::new("function", "functions"),
+    CONSTANT_BYTES,
+);
 pub const LINEAR_RULE: Rule = Rule::per_unit(
     "a Linear function: PolynomialBase's stack part plus one entry per stored term",
-    "functions",
+    Noun::new("function", "functions"),
     TERMS_STACK,
-    (LINEAR_TERM, "terms"),
+    (LINEAR_TERM, Noun::new("term", "terms")),
 );
 pub const QUADRATIC_RULE: Rule = Rule::per_unit(
     "a Quadratic function: PolynomialBase's stack part plus one entry per stored term",
-    "functions",
+    Noun::new("function", "functions"),
     TERMS_STACK,
-    (QUADRATIC_TERM, "terms"),
+    (QUADRATIC_TERM, Noun::new("term", "terms")),
 );
 pub const POLYNOMIAL_RULE: Rule = Rule::per_unit(
     "a Polynomial function: PolynomialBase's stack part plus one entry per stored term",
-    "functions",
+    Noun::new("function", "functions"),
     TERMS_STACK,
-    (POLYNOMIAL_TERM, "terms"),
+    (POLYNOMIAL_TERM, Noun::new("term", "terms")),
 );
 
 fn finite(value: f64, what: &str) -> Result<f64, ModelError> {

@@ -10,6 +10,7 @@
 pub mod elsewhere;
 pub mod entities;
 pub mod function;
+pub mod hints;
 pub mod kind;
 pub mod labels;
 pub mod leaves;
@@ -17,10 +18,11 @@ pub mod v2;
 pub mod waste;
 
 pub use entities::{
-    AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
-    Equality, Kind, OneHot, Parameters, RemovedConstraint, Sos1,
+    AcyclicAssignments, Annotations, Constraint, DecisionVariable, Description, Equality, Kind,
+    Parameters, RemovedConstraint,
 };
 pub use function::Function;
+pub use hints::{ConstraintHints, OneHot, Sos1};
 pub use kind::EntityKind;
 pub use waste::FileWaste;
 

@@ -23,6 +23,7 @@ mod matrix;
 mod parallel;
 mod readme;
 mod report;
+mod sources;
 mod usability;
 mod v2;
 mod v2_drill;

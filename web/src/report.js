@@ -265,12 +265,16 @@ function exact(bytes) {
   return bytes < 1024 ? `${thousands(bytes)} B` : bytesExact(bytes);
 }
 
-// What a recommendation asks of the user (src/advise/mod.rs, `Change`).
-const CHANGE = {
-  ommx: { rank: 0, label: "in OMMX" },
-  "ommx-3.0": { rank: 1, label: "to OMMX 3.0b7" },
-  "not-in-ommx": { rank: 2, label: "not in OMMX" },
-};
+// What a recommendation asks of the user (src/advise/mod.rs, `Change`). A
+// function, which is hoisted: the page is drawn before a constant here
+// would be set.
+function changeOf(r) {
+  return {
+    ommx: { rank: 0, label: "in OMMX" },
+    "ommx-3.0": { rank: 1, label: "to OMMX 3.0b7" },
+    "not-in-ommx": { rank: 2, label: "not in OMMX" },
+  }[r.change];
+}
 
 function changeText(r, accounting) {
   if (r.change === "ommx") return `a change in ${accounting}`;
@@ -315,7 +319,7 @@ function advice(a) {
         box,
         [
           { label: "rule", value: (r) => r.rule },
-          { label: "change", value: (r) => CHANGE[r.change].rank, text: (r) => CHANGE[r.change].label },
+          { label: "change", value: (r) => changeOf(r).rank, text: (r) => changeOf(r).label },
           { label: "severity", value: (r) => ["info", "low", "medium", "high"].indexOf(r.severity), text: (r) => r.severity, numeric: true },
           { label: "saving", value: (r) => r.saving_bytes, text: (r) => human(r.saving_bytes), numeric: true },
           {
@@ -389,7 +393,7 @@ function top(t) {
   const layered = t.rows.some((r) => r.layer != null);
   s.append("p").text(
     t.rows.length
-      ? `The ${plural(t.rows.length, "largest entity", "largest entities")}${t.kind === "all" ? "" : ` of kind ${t.kind}`} by logical bytes.`
+      ? `The ${plural(t.rows.length, "largest entity", "largest entities")}${t.kind === "all" ? "" : ` of kind ${t.kind}`} by logical bytes; ties are listed by id, smaller first, then by kind.`
       : `No ${t.kind === "all" ? "" : `${t.kind} `}entities.`,
   );
   if (!t.rows.length) return;
@@ -397,7 +401,8 @@ function top(t) {
     { label: "#", value: (r) => r.rank, numeric: true },
     ...(layered ? [{ label: "layer", value: (r) => r.layer ?? -1, text: (r) => r.layer ?? "", numeric: true }] : []),
     { label: "kind", value: (r) => r.kind },
-    { label: "id", value: (r) => r.id, numeric: true },
+    // The objective has no id.
+    { label: "id", value: (r) => r.id ?? -1, text: (r) => (r.id == null ? "-" : r.id), numeric: true },
     { label: "name", value: (r) => r.name },
     { label: "terms", value: (r) => r.terms ?? -1, text: (r) => (r.terms == null ? "-" : thousands(r.terms)), numeric: true },
     { label: "bytes", value: (r) => r.bytes, text: (r) => human(r.bytes), numeric: true },
