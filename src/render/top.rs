@@ -116,6 +116,11 @@ fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) ->
         table.add_row(row);
     }
     let first_number = if several_layers { 3 } else { 2 };
+    for col in [first_number + 3, first_number + 5] {
+        if let Some(c) = table.column_mut(col) {
+            c.give(Give::Stack);
+        }
+    }
     for col in [
         0,
         first_number,

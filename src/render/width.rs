@@ -77,6 +77,9 @@ pub enum Give {
     KeepStart,
     /// Wrapped between words (prose).
     Wrap,
+    /// A quantity with its exact figure, `2.3 KiB (2,336 B)`, stacked on
+    /// two lines before the parenthesis; never narrower than either part.
+    Stack,
 }
 
 /// One column's alignment and how it gives way.
@@ -181,6 +184,14 @@ impl Grid {
                         .map(console::measure_text_width)
                         .max()
                         .unwrap_or(0),
+                    Give::Stack => self
+                        .rows
+                        .iter()
+                        .filter_map(|row| row.get(i))
+                        .flat_map(|cell| cell.lines().flat_map(stacked))
+                        .map(console::measure_text_width)
+                        .max()
+                        .unwrap_or(0),
                 };
                 least.max(header)
             })
@@ -217,6 +228,7 @@ impl Grid {
                     Give::KeepStart => console::truncate_str(line, width, "…").into_owned(),
                     Give::KeepEnd => keep_end(line, width),
                     Give::Wrap => textwrap::fill(line, between_words(width)),
+                    Give::Stack => stacked(line).collect::<Vec<_>>().join("\n"),
                 }
             })
             .collect::<Vec<_>>()
@@ -282,6 +294,15 @@ impl Grid {
             blocks.push(lines.join("\n"));
         }
         blocks.join("\n\n")
+    }
+}
+
+/// A quantity's parts as [`Give::Stack`] stacks them: before its first
+/// ` (` and from it on (the whole line when it has none).
+fn stacked(line: &str) -> impl Iterator<Item = &str> {
+    match line.find(" (") {
+        Some(at) => [&line[..at], &line[at + 1..]].into_iter().take(2),
+        None => [line, ""].into_iter().take(1),
     }
 }
 
@@ -375,6 +396,30 @@ mod tests {
     fn prose_wraps_at_spaces_not_at_hyphens() {
         let wrapped = Grid::fit_cell("under /work/wt-cores/b.json", 15, Give::Wrap);
         assert_eq!(wrapped, "under\n/work/wt-cores/b.json");
+    }
+
+    #[test]
+    fn a_quantity_stacks_its_exact_figure_below_it_whole() {
+        let mut grid = table();
+        grid.set_header(["name", "bytes", "on disk"]);
+        grid.add_row(["c[50]", "2.3 KiB (2,336 B)", "1.6 KiB (1,605 B)"]);
+        grid.add_row(["c[51]", "535 B", "159 B"]);
+        for c in [1, 2] {
+            grid.column_mut(c).unwrap().give(Give::Stack);
+        }
+        // Natural: 5 + 17 + 17 + 3 × 3 + 1 = 49 columns.
+        let widths = grid.fitted_widths(40).expect("fits once stacked");
+        let text = grid.comfy(Some(&widths)).to_string();
+        assert!(
+            text.contains(" 2.3 KiB ") && text.contains(" (2,336 B) "),
+            "{text}"
+        );
+        assert!(
+            text.contains(" 1.6 KiB ") && text.contains(" (1,605 B) "),
+            "{text}"
+        );
+        // Narrower than its widest part, it is not cut: the rows become records.
+        assert!(grid.fitted_widths(30).is_none());
     }
 
     #[test]

@@ -473,6 +473,38 @@ fn tables_fit_columns() {
     }
 }
 
+/// At 80 columns one instance's `top` stays a table: a quantity's exact
+/// figure goes below it (`2.3 KiB` over `(2,336 B)`) rather than the rows
+/// turning into `column: value` lines.
+#[test]
+fn top_at_80_columns_stacks_exact_figures_and_stays_a_table() {
+    let out = memprof()
+        .args(["top", &file("moderate.pb"), "-n", "3"])
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(widest_table_line(&text) <= 80, "{text}");
+    let row = |start: &str| {
+        text.lines()
+            .position(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no row {start:?}:\n{text}"))
+    };
+    let first = row("│ 1 ┆ objective");
+    let line = text.lines().nth(first).unwrap();
+    assert!(
+        line.contains("2.3 KiB") && line.contains("1.6 KiB"),
+        "{text}"
+    );
+    let below = text.lines().nth(first + 1).unwrap();
+    assert!(
+        below.contains("(2,336 B)") && below.contains("(1,605 B)"),
+        "{text}"
+    );
+    assert!(!text.contains("kind:"), "{text}");
+}
+
 /// On a terminal, tables fit its width; `-o FILE` from the same terminal
 /// keeps the natural width.
 #[test]

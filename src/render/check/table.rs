@@ -35,6 +35,7 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         ]);
         table.column_mut(1).expect("a column").give(Give::KeepEnd);
         table.column_mut(3).expect("a column").give(Give::KeepEnd);
+        table.column_mut(4).expect("a column").give(Give::Stack);
         for r in &file.results {
             let (worst, measured) = match &r.worst {
                 Some(w) => (w.path.clone(), w.measured.clone()),
