@@ -11,6 +11,7 @@ pub mod entities;
 pub mod function;
 pub mod kind;
 pub mod leaves;
+pub mod real;
 pub mod v2;
 
 pub use entities::{
