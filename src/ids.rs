@@ -71,6 +71,21 @@ const BITMAP_IDS: u64 = 1 << 27;
 /// number of ids (8 MiB); past this it takes at most 16 bits an id.
 pub const BITMAP_FLOOR: u64 = 1 << 26;
 
+/// A copy of the set as it is now (no thread may be filling it).
+impl Clone for IdSet {
+    fn clone(&self) -> Self {
+        Self {
+            bits: self
+                .bits
+                .iter()
+                .map(|b| AtomicU64::new(b.load(Ordering::Relaxed)))
+                .collect(),
+            limit: self.limit,
+            others: self.others.clone(),
+        }
+    }
+}
+
 impl Default for IdSet {
     fn default() -> Self {
         Self {

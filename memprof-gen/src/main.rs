@@ -37,6 +37,7 @@ use memprof::ommx_v1::{
     decision_variable::Kind, function, instance::Sense, Bound, Constraint, DecisionVariable,
     Equality, Function, Linear, LinearTerm,
 };
+use memprof::units::thousands;
 use memprof::wire::fields;
 
 /// Independent random streams, so that e.g. changing the number of
@@ -544,7 +545,9 @@ fn run(cli: Cli) -> Result<()> {
             let len = write_file(&args.output.output, |out| Ok(lp.write(out)?))?;
             let summary = format!(
                 "LP: {} variables, {} constraints × {} terms",
-                lp.variables, lp.constraints, lp.terms
+                thousands(lp.variables),
+                thousands(lp.constraints),
+                thousands(lp.terms)
             );
             (args.output.output, len, summary)
         }
@@ -553,8 +556,9 @@ fn run(cli: Cli) -> Result<()> {
             let len = write_file(&args.output.output, |out| Ok(qubo.write(out)?))?;
             let n = qubo.variables;
             let summary = format!(
-                "QUBO: {n} variables, {} quadratic terms",
-                n * n.saturating_sub(1) / 2
+                "QUBO: {} variables, {} quadratic terms",
+                thousands(n),
+                thousands(n * n.saturating_sub(1) / 2)
             );
             (args.output.output, len, summary)
         }
@@ -562,14 +566,18 @@ fn run(cli: Cli) -> Result<()> {
             let len = write_file(&args.output.output, |out| write_archive(&args, out))?;
             let summary = format!(
                 "archive: {} LP instances of {} variables, {} constraints × {} terms",
-                args.instances, args.variables, args.constraints, args.terms
+                thousands(args.instances),
+                thousands(args.variables),
+                thousands(args.constraints),
+                thousands(args.terms)
             );
             (args.output.output, len, summary)
         }
     };
     eprintln!(
-        "memprof-gen: wrote {} ({len} bytes; {summary})",
-        path.display()
+        "memprof-gen: wrote {}: {}; {summary}",
+        path.display(),
+        memprof::units::human_exact(len)
     );
     Ok(())
 }

@@ -215,10 +215,11 @@ class Profile:
             f.write(self.to_json())
 
     def top(self, n: int = 10, kind: str = "all") -> "Report":
-        """``memprof top``: the ``n`` largest entities (``kind``: ``constraint``,
-        ``removed``, ``variable``, ``named-function`` or ``all``; OMMX 3.0 input adds
-        ``indicator``, ``one-hot``, ``sos1`` and ``removed-indicator``,
-        ``removed-one-hot``, ``removed-sos1``)."""
+        """``memprof top``: the ``n`` largest entities (``kind``: ``objective``,
+        ``constraint``, ``removed``, ``variable``, ``named-function``, ``one-hot``,
+        ``sos1`` (the constraint hints) or ``all``; OMMX 3.0 adds ``indicator``,
+        ``removed-indicator``, ``removed-one-hot``, ``removed-sos1``). Ties are
+        listed by id, smaller first; the objective has none (``id`` is ``None``)."""
         return Report(*self._native.top(n, kind), tables={"entities": lambda d: d["entities"]})
 
     def stats(self, kind: str = "all", top: int = 25) -> "Report":
@@ -301,7 +302,7 @@ class Profile:
         return self.tree()
 
     def __repr__(self) -> str:
-        return f"<ommx_memprof.Profile {self.name!r}: {self.total} bytes>"
+        return f"<ommx_memprof.Profile {self.name!r}: {self.total:,} bytes>"
 
     def _repr_html_(self) -> str:
         return _page_frame(self.html(), self.name)
@@ -371,8 +372,8 @@ class Diff:
 
     def __repr__(self) -> str:
         return (
-            f"<ommx_memprof.Diff {self.old.name!r} ({self.old.total} bytes) -> "
-            f"{self.new.name!r} ({self.new.total} bytes)>"
+            f"<ommx_memprof.Diff {self.old.name!r} ({self.old.total:,} bytes) -> "
+            f"{self.new.name!r} ({self.new.total:,} bytes)>"
         )
 
     def _repr_html_(self) -> str:
@@ -440,7 +441,18 @@ def _frame(records: list) -> Any:
         import pandas
     except ImportError as e:  # pragma: no cover - pandas comes with ommx
         raise ImportError("to_pandas() needs pandas (pip install pandas)") from e
-    return pandas.DataFrame.from_records(records)
+    frame = pandas.DataFrame.from_records(records)
+    # Whole numbers with gaps (the objective's id, a variable's terms) stay
+    # whole: pandas would make them floats, which lose ids past 2**53.
+    for column in frame.columns:
+        values = [r.get(column) for r in records]
+        numbers = [v for v in values if v is not None]
+        if len(numbers) in (0, len(values)):
+            continue
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in numbers):
+            dtype = "UInt64" if all(v >= 0 for v in numbers) else "Int64"
+            frame[column] = pandas.array(values, dtype=dtype)
+    return frame
 
 
 class CheckResult(Report):
@@ -481,7 +493,7 @@ def assert_within(
     p = profile(instance, **profile_options)
     result = p.check(budget, baseline=baseline, budget_file=budget_file)
     if not result.passed:
-        raise AssertionError(result.text.lstrip("\n"))
+        raise AssertionError(result.text)
     return p
 
 

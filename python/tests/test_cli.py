@@ -25,7 +25,7 @@ def test_exit_status(tmp_path, kitchen_sink):
     assert failed.returncode == 1
     assert "overall: FAIL" in failed.stdout
     assert failed.stderr.splitlines() == [
-        "memprof: check failed: 1 of 1 file(s) exceed a budget",
+        "memprof: check failed: 1 of 1 file exceeds a budget",
         f"memprof: to see why: memprof inspect {kitchen_sink} --format table",
     ]
     budget.write_text("rules:\n  - path: total\n    max: 1 MiB\n")

@@ -74,7 +74,7 @@ def test_total_and_name(kitchen_sink):
     assert p.name == str(kitchen_sink)
     assert ommx_memprof.profile(kitchen_sink.read_bytes()).name == "<bytes>"
     assert ommx_memprof.profile(kitchen_sink.read_bytes(), name="ks").name == "ks"
-    assert repr(p) == f"<ommx_memprof.Profile {str(kitchen_sink)!r}: 4298 bytes>"
+    assert repr(p) == f"<ommx_memprof.Profile {str(kitchen_sink)!r}: 4,298 bytes>"
     assert sum(int(line.rsplit(" ", 1)[1]) for line in p.folded().splitlines()) == p.total
 
 
@@ -237,6 +237,21 @@ def test_tables_come_back_as_data(kitchen_sink):
 
     advice = p.advise().records()
     assert advice and all("rule" in r and "layer" in r for r in advice)
+    # What the user can change in OMMX first; layouts OMMX does not offer
+    # last, as info, whatever they would save.
+    order = ["ommx", "ommx-3.0", "not-in-ommx"]
+    changes = [r["change"] for r in advice]
+    assert changes[0] == "ommx" and changes == sorted(changes, key=order.index)
+    assert all(r["severity"] == "info" for r in advice if r["change"] != "ommx")
+    frame = p.advise().to_pandas()
+    assert list(frame["change"]) == changes
+    # 3.0.0b7 refuses kitchen_sink; hints_sos1 it holds in 608 B less.
+    assert p.advise().to_dict()["layers"][0]["not_computed"][0]["rule"] == "ommx-3-layout"
+    sos1 = ommx_memprof.profile(ORACLE / "hints_sos1.pb").advise().records()
+    move = [r for r in sos1 if r["rule"] == "ommx-3-layout"]
+    assert [(r["change"], r["saving_bytes"], r["details.pre_release"]) for r in move] == [
+        ("ommx-3.0", 608, True)
+    ]
     diff = ommx_memprof.profile(ORACLE / "obj_linear.pb").diff(p)
     assert {r["status"] for r in diff.records()} >= {"added"}
     frame = diff.to_pandas()
@@ -246,6 +261,34 @@ def test_tables_come_back_as_data(kitchen_sink):
     check = p.check("1 KiB")
     assert [(r["path"], r["pass"]) for r in check.records()] == [("total", False)]
     assert not check.passed
+
+
+def test_top_shows_the_objective_when_it_dominates():
+    # A LABS-like model built with ommx: a dense quadratic objective over
+    # few variables holds most of the bytes.
+    from ommx.v1 import DecisionVariable
+
+    n = 60
+    x = [DecisionVariable.binary(i, name="s", subscripts=[i]) for i in range(n)]
+    objective = sum((1 + (i * j) % 5) * x[i] * x[j] for i in range(n) for j in range(i + 1, n))
+    instance = Instance.from_components(
+        decision_variables=x, objective=objective, constraints=[], sense=Instance.MINIMIZE
+    )
+    p = ommx_memprof.profile(instance)
+    objective_bytes = sum(r["bytes"] for r in p.records() if r["path"].startswith("Instance.objective;"))
+    assert objective_bytes * 2 > p.total
+
+    first = p.top(1).records()
+    assert [(r["kind"], r["id"], r["terms"], r["bytes"]) for r in first] == [
+        ("objective", None, n * (n - 1) // 2, objective_bytes)
+    ]
+    assert p.top(kind="objective").records() == first
+    assert "│ 1 ┆ objective ┆  - ┆ -" in str(p.top(1))
+    # The ids stay whole numbers beside the objective's missing one.
+    frame = p.top(4).to_pandas()
+    assert str(frame["id"].dtype) == "UInt64" and str(frame["terms"].dtype) == "UInt64"
+    assert frame["id"].isna().tolist() == [True, False, False, False]
+    assert frame["id"][1:].tolist() == [0, 1, 2]
 
 
 class _Instance3:

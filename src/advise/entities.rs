@@ -1,7 +1,6 @@
-//! Rules on whole entities: `unused-variables` (defined, used by nothing),
-//! `removed-constraints` (carried along) and `fixed-overhead` (what each
-//! variable and constraint costs before metadata and functions, against
-//! OMMX 3.0's layout).
+//! Rules on whole entities: `unused-variables` (defined, used by nothing)
+//! and `removed-constraints` (carried along). Both save what the entities
+//! they leave out cost, as the pass measured it.
 //!
 //! A variable counts as used when the objective, an active or removed
 //! constraint, a named function, a constraint hint or a dependency (as the
@@ -12,24 +11,17 @@
 
 use serde_json::json;
 
-use super::{details, sample, EntityKind, Finding, Measure, Owner, Sample, Samples};
+use super::{details, sample, Change, EntityKind, Finding, Measure, Owner, Sample, Samples};
 use crate::ids::IdSet;
 use crate::model::{Constraint, DecisionVariable, Function, RemovedConstraint};
 use crate::pass::{Cost, NamedFunction, Singular};
-use crate::units::human;
+use crate::units::{count, exact, thousands};
 
 pub const UNUSED: &str = "unused-variables";
 pub const REMOVED: &str = "removed-constraints";
-pub const FIXED: &str = "fixed-overhead";
-
-/// OMMX 3.0's per-entity fixed part, labels moved to per-instance tables:
-/// a variable keeps its id (8), kind (1) and bound (16); a constraint its
-/// id (8) and equality (1), besides its function.
-pub const V3_VARIABLE: u64 = 25;
-pub const V3_CONSTRAINT: u64 = 9;
 
 /// What is kept per variable until the end tells which are used.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct VarRecord {
     id: u64,
     bytes: u64,
@@ -42,21 +34,15 @@ struct VarRecord {
 pub struct Unused {
     pub count: u64,
     pub bytes: u64,
-    /// Their metadata content (already inside `bytes`).
+    /// Their label content (already inside `bytes`).
     pub content: u64,
-    /// Their fixed part (already inside `bytes`).
-    pub fixed: u64,
     sample: Vec<Sample>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct EntityTally {
     vars: Vec<VarRecord>,
     used: IdSet,
-    var_fixed: u64,
-    constraints: u64,
-    constraint_fixed: u64,
-    fixed_samples: Samples,
     removed: u64,
     removed_bytes: u64,
     removed_samples: Samples,
@@ -70,16 +56,6 @@ impl EntityTally {
     }
 
     pub fn variable(&mut self, v: &DecisionVariable, cost: Cost, content: u64) {
-        let fixed = cost.bytes - content;
-        self.var_fixed += fixed;
-        self.fixed_samples.offer(|| {
-            sample(
-                Owner::Entity(EntityKind::Variable),
-                Some(v.id),
-                v.name.as_deref(),
-                format!("{fixed} B fixed, about {V3_VARIABLE} B in OMMX 3.0"),
-            )
-        });
         self.vars.push(VarRecord {
             id: v.id,
             bytes: cost.bytes,
@@ -88,37 +64,24 @@ impl EntityTally {
         });
     }
 
-    pub fn constraint(&mut self, c: &Constraint, cost: Cost, content: u64) {
+    pub fn constraint(&mut self, c: &Constraint) {
         self.uses(&c.function);
-        let fixed = cost.bytes - c.function.bytes() as u64 - content;
-        self.constraints += 1;
-        self.constraint_fixed += fixed;
-        self.fixed_samples.offer(|| {
-            sample(
-                Owner::Entity(EntityKind::Constraint),
-                Some(c.id),
-                c.name.as_deref(),
-                format!(
-                    "{fixed} B fixed besides its function, about {V3_CONSTRAINT} B in OMMX 3.0"
-                ),
-            )
-        });
     }
 
-    pub fn removed(&mut self, r: &RemovedConstraint, cost: Cost, _content: u64) {
+    pub fn removed(&mut self, r: &RemovedConstraint, cost: Cost) {
         self.uses(&r.constraint.function);
         self.removed += 1;
         self.removed_bytes += cost.bytes;
         self.removed_samples.offer(|| {
+            let reason = match r.removed_reason.as_str() {
+                "" => "no reason given".to_string(),
+                why => format!("removed because {:?}", super::quote(why)),
+            };
             sample(
                 Owner::Entity(EntityKind::Removed),
                 Some(r.constraint.id),
                 r.constraint.name.as_deref(),
-                format!(
-                    "{} B, removed because {:?}",
-                    cost.bytes,
-                    super::quote(&r.removed_reason)
-                ),
+                format!("{}, {reason}", exact(cost.bytes)),
             )
         });
     }
@@ -155,13 +118,12 @@ impl EntityTally {
             unused.count += 1;
             unused.bytes += v.bytes;
             unused.content += v.content;
-            unused.fixed += v.bytes - v.content;
             if unused.sample.len() < super::SAMPLES {
                 unused.sample.push(sample(
                     Owner::Entity(EntityKind::Variable),
                     Some(v.id),
                     v.name.as_deref(),
-                    format!("{} B", v.bytes),
+                    exact(v.bytes),
                 ));
             }
         }
@@ -169,7 +131,7 @@ impl EntityTally {
     }
 
     pub fn unused_finding(&self, unused: &Unused) -> Option<Finding> {
-        let users = "objective, constraint, hint or dependency";
+        let users = "objective, constraint, named function, hint or dependency";
         let variables = self.vars.len() as u64;
         unused_finding(users, variables, unused.count, unused.bytes, &unused.sample)
     }
@@ -182,61 +144,6 @@ impl EntityTally {
             paths,
             &self.removed_samples.0,
         )
-    }
-
-    fn fixed_saving(&self, vars: u64, var_fixed: u64) -> u64 {
-        var_fixed.saturating_sub(V3_VARIABLE * vars)
-            + self
-                .constraint_fixed
-                .saturating_sub(V3_CONSTRAINT * self.constraints)
-    }
-
-    pub fn fixed_finding(&self) -> Option<Finding> {
-        let vars = self.vars.len() as u64;
-        let saving = self.fixed_saving(vars, self.var_fixed);
-        if saving == 0 {
-            return None;
-        }
-        let each = |sum: u64, n: u64| sum.checked_div(n).unwrap_or(0);
-        Some(Finding {
-            rule: FIXED,
-            measure: Measure::Logical,
-            title: format!(
-                "{vars} variables cost {} B each and {} constraints {} B each before metadata \
-                 and functions; OMMX 3.0's layout needs about {V3_VARIABLE} and {V3_CONSTRAINT}",
-                each(self.var_fixed, vars),
-                self.constraints,
-                each(self.constraint_fixed, self.constraints)
-            ),
-            bytes_concerned: self.var_fixed + self.constraint_fixed,
-            saving_bytes: saving,
-            severity: None,
-            paths: vec![
-                "Instance.decision_variables".to_string(),
-                "Instance.constraints".to_string(),
-            ],
-            sample: self.fixed_samples.0.clone(),
-            suggestion: format!(
-                "Move to OMMX 3.0, which keeps labels in per-instance tables instead of empty \
-                 fields in every entity: about {V3_VARIABLE} B per unlabelled variable instead \
-                 of 153, and {V3_CONSTRAINT} B per constraint besides its function instead of 121."
-            ),
-            details: details([
-                ("variables", json!(vars)),
-                ("variable_fixed_bytes", json!(self.var_fixed)),
-                ("constraints", json!(self.constraints)),
-                ("constraint_fixed_bytes", json!(self.constraint_fixed)),
-                ("v3_variable_bytes", json!(V3_VARIABLE)),
-                ("v3_constraint_bytes", json!(V3_CONSTRAINT)),
-            ]),
-        })
-    }
-
-    /// Step 5 of [`super::combined_saving`]: the fixed saving over the
-    /// variables left once the unused ones are dropped.
-    pub fn fixed_saving_kept(&self, unused: &Unused) -> u64 {
-        let vars = self.vars.len() as u64 - unused.count;
-        self.fixed_saving(vars, self.var_fixed - unused.fixed)
     }
 }
 
@@ -255,17 +162,22 @@ pub(super) fn unused_finding(
     Some(Finding {
         rule: UNUSED,
         measure: Measure::Logical,
+        change: Change::Ommx,
         title: format!(
-            "{unused} of {variables} variables are used by no {users} ({})",
-            human(bytes)
+            "{} of {} {} used by no {users}; {} {}",
+            thousands(unused),
+            count(variables, "variable", "variables"),
+            if unused == 1 { "is" } else { "are" },
+            if unused == 1 { "it takes" } else { "they take" },
+            exact(bytes)
         ),
         bytes_concerned: bytes,
         saving_bytes: bytes,
-        severity: None,
         paths: vec!["Instance.decision_variables".to_string()],
         sample: sample.to_vec(),
-        suggestion: "Leave unused variables out of the instance (keep them elsewhere if \
-            solutions must report them)."
+        suggestion: "Leave the unused variables out of the instance (keep them elsewhere if \
+            solutions must report them), and any constraint hint on a removed constraint \
+            that names one: OMMX drops such hints when it loads the instance."
             .to_string(),
         details: details([("variables", json!(variables)), ("unused", json!(unused))]),
     })
@@ -285,18 +197,26 @@ pub(super) fn removed_finding(
     Some(Finding {
         rule: REMOVED,
         measure: Measure::Logical,
+        change: Change::Ommx,
         title: format!(
-            "{removed} removed constraints are carried along ({})",
-            human(bytes)
+            "{} {} carried along; {} {}",
+            count(removed, "removed constraint", "removed constraints"),
+            if removed == 1 { "is" } else { "are" },
+            if removed == 1 {
+                "it takes"
+            } else {
+                "they take"
+            },
+            exact(bytes)
         ),
         bytes_concerned: bytes,
         saving_bytes: bytes,
-        severity: None,
         paths,
         sample: sample.to_vec(),
         suggestion: "Write the instance without its removed constraints when they are not \
             needed again (e.g. after a relaxation is final), or keep them in a separate \
-            layer of the artifact."
+            layer of the artifact; leave out with them any constraint hint on one (OMMX \
+            drops those hints when it loads the instance)."
             .to_string(),
         details: details([("removed_constraints", json!(removed))]),
     })

@@ -18,11 +18,13 @@ use std::collections::{HashMap, HashSet};
 use serde_json::json;
 
 use super::hash::{finish128, term128};
-use super::{details, sample, EntityKind, Finding, Measure, Owner, Samples};
+use super::{details, sample, Change, EntityKind, Finding, Measure, Owner, Samples};
 use crate::ids::BuildIdHasher;
-use crate::model::{function, Constraint, FileWaste, Function};
+use crate::model::elsewhere::{CSR_COEFFICIENT, CSR_ID, CSR_ROW, SHARE_HANDLE};
+use crate::model::function::{Shape as ModelShape, Variant};
+use crate::model::{labels, Constraint, FileWaste, Function};
 use crate::pass::{NamedFunction, Singular};
-use crate::units::human;
+use crate::units::{count, exact, thousands};
 mod shape;
 use shape::{shape, Shape};
 
@@ -31,32 +33,40 @@ pub const MATRIX: &str = "representation-csr";
 pub const VARIANTS: &str = "representation-variant";
 pub const WASTED: &str = "wasted-file-bytes";
 
-/// What each further user of a shared function keeps: a reference (8 bytes)
-/// and its scale factor (8 bytes).
-pub const SHARE_HANDLE: u64 = 16;
-/// The CSR baseline: 8 bytes per row (its offset), and per stored term 8
-/// bytes per variable id plus 8 for the coefficient.
-pub const CSR_ROW: u64 = 8;
-pub const CSR_ID: u64 = 8;
-pub const CSR_COEFFICIENT: u64 = 8;
-/// OMMX 2.9.3's function layout: the terms container, then per term.
-const TERMS_STACK: u64 = function::TERMS_STACK as u64;
-const LINEAR_TERM: u64 = function::LINEAR_TERM as u64;
-const QUADRATIC_TERM: u64 = function::QUADRATIC_TERM as u64;
-const POLYNOMIAL_TERM: u64 = function::POLYNOMIAL_TERM as u64;
+/// "2 zero terms and 1 merged term", leaving out a count of none.
+fn terms_dropped(zero: u64, merged: u64, merged_word: &str) -> String {
+    let zero = count(zero, "zero-coefficient term", "zero-coefficient terms");
+    let merged = count(
+        merged,
+        &format!("{merged_word} term"),
+        &format!("{merged_word} terms"),
+    );
+    match (zero.starts_with("0 "), merged.starts_with("0 ")) {
+        (false, false) => format!("{zero} and {merged}"),
+        (true, false) => merged,
+        _ => zero,
+    }
+}
+
+/// Bytes one more stored term costs in `variant`.
+fn per_term(variant: Variant) -> u64 {
+    let of = |stored_terms| {
+        labels::function(ModelShape {
+            variant,
+            stored_terms,
+        })
+    };
+    of(1) - of(0)
+}
 
 /// Constraints sharing one function up to a scalar factor.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Group {
     members: u64,
     sum: u64,
     min: u64,
-    /// The same over active constraints only.
+    /// How many are active constraints.
     active: u64,
-    active_sum: u64,
-    active_min: u64,
-    csr: u64,
-    minimal: u64,
     first_kind: Owner,
     first_id: u64,
     first_pivot: f64,
@@ -78,7 +88,7 @@ fn function_path(kind: Owner) -> &'static str {
         Owner::Entity(EntityKind::Removed) => {
             "Instance.removed_constraints;RemovedConstraint.constraint;Constraint.function"
         }
-        Owner::Instance => "Instance.objective",
+        Owner::Instance | Owner::Entity(EntityKind::Objective) => "Instance.objective",
         Owner::Entity(EntityKind::NamedFunction) => {
             "Instance.named_functions (not counted by OMMX 2.9.3)"
         }
@@ -120,7 +130,7 @@ fn paths(mask: u8) -> Vec<String> {
 
 /// What one recommendation has seen so far: its sums, the kinds of entity
 /// they come from, and sample entities.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Tally {
     sums: Sums,
     kinds: u8,
@@ -138,7 +148,7 @@ impl Tally {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct FunctionTally {
     groups: HashMap<u128, Group, BuildIdHasher>,
     exact_seen: HashSet<u128, BuildIdHasher>,
@@ -151,12 +161,10 @@ pub struct FunctionTally {
     /// Functions with wasted file bytes: `terms` = zero terms, `other` =
     /// merged terms, `bytes` = encoded bytes.
     wasted: Tally,
-    /// For the combined estimate: active constraint functions in all, those
-    /// without variables (bytes, `other` = CSR), and the objective
-    /// (bytes, `other` = minimal).
-    active_bytes: u64,
-    active_plain: Sums,
-    objective: Sums,
+    /// For the combined saving: what the cheapest variants save on the
+    /// active constraints and on the objective (removed constraints are
+    /// left out before).
+    variants_kept: u64,
 }
 
 impl FunctionTally {
@@ -172,13 +180,16 @@ impl FunctionTally {
                 id,
                 name,
                 format!(
-                    "{} zero and {} merged terms, {} encoded bytes",
-                    w.zero_terms, w.merged_terms, w.bytes
+                    "{}: {} of the file",
+                    terms_dropped(w.zero_terms, w.merged_terms, "merged"),
+                    exact(w.bytes)
                 ),
             )
         });
     }
 
+    /// Counts a function stored in a costlier variant than it needs;
+    /// returns what the cheapest saves.
     fn variant(
         &mut self,
         kind: Owner,
@@ -186,9 +197,9 @@ impl FunctionTally {
         name: Option<&str>,
         f: &Function,
         s: &Shape,
-    ) {
+    ) -> u64 {
         if s.minimal >= s.bytes {
-            return;
+            return 0;
         }
         self.variants.count(kind, s.terms, s.bytes, s.minimal);
         self.variants.samples.offer(|| {
@@ -197,16 +208,17 @@ impl FunctionTally {
                 id,
                 name,
                 format!(
-                    "{} of degree {} with {} terms: {} B, {} B as {}",
+                    "{} of degree {} with {}: {}, {} as {}",
                     f.variant_name(),
                     s.degree,
-                    s.terms,
-                    s.bytes,
-                    s.minimal,
+                    count(s.terms, "term", "terms"),
+                    exact(s.bytes),
+                    exact(s.minimal),
                     s.minimal_variant
                 ),
             )
         });
+        s.bytes - s.minimal
     }
 
     /// An active or removed constraint's function.
@@ -216,7 +228,10 @@ impl FunctionTally {
         let s = shape(f, true);
         let active = kind == Owner::Entity(EntityKind::Constraint);
         self.waste(kind, Some(c.id), name, waste);
-        self.variant(kind, Some(c.id), name, f, &s);
+        let saved = self.variant(kind, Some(c.id), name, f, &s);
+        if active {
+            self.variants_kept += saved;
+        }
         self.matrix.count(kind, s.terms, s.bytes, s.csr);
         if s.degree > 0 {
             self.matrix.samples.offer(|| {
@@ -225,24 +240,17 @@ impl FunctionTally {
                     Some(c.id),
                     name,
                     format!(
-                        "{} with {} terms: {} B, {} B in CSR",
+                        "{} with {}: {}, {} in CSR",
                         f.variant_name(),
-                        s.terms,
-                        s.bytes,
-                        s.csr
+                        count(s.terms, "term", "terms"),
+                        exact(s.bytes),
+                        exact(s.csr)
                     ),
                 )
             });
         }
-        if active {
-            self.active_bytes += s.bytes;
-        }
         if s.degree == 0 {
-            // Constants are not worth sharing; they only change layout.
-            if active {
-                self.active_plain.bytes += s.bytes;
-                self.active_plain.other += s.csr;
-            }
+            // Constants are not worth sharing.
             return;
         }
         let exact_repeat = !self.exact_seen.insert(s.exact);
@@ -252,10 +260,6 @@ impl FunctionTally {
             sum: 0,
             min: u64::MAX,
             active: 0,
-            active_sum: 0,
-            active_min: u64::MAX,
-            csr: s.csr,
-            minimal: s.minimal,
             first_kind: kind,
             first_id: c.id,
             first_pivot: s.pivot,
@@ -282,12 +286,7 @@ impl FunctionTally {
         group.members += 1;
         group.sum += s.bytes;
         group.min = group.min.min(s.bytes);
-        group.minimal = group.minimal.min(s.minimal);
-        if active {
-            group.active += 1;
-            group.active_sum += s.bytes;
-            group.active_min = group.active_min.min(s.bytes);
-        }
+        group.active += u64::from(active);
     }
 
     pub fn named(&mut self, n: &NamedFunction, waste: FileWaste) {
@@ -304,17 +303,12 @@ impl FunctionTally {
         let s = shape(f, false);
         let name = Some("objective");
         self.waste(Owner::Instance, None, name, singular.objective_waste);
-        self.variant(Owner::Instance, None, name, f, &s);
-        self.objective = Sums {
-            functions: 1,
-            terms: s.terms,
-            bytes: s.bytes,
-            other: s.minimal,
-        };
+        self.variants_kept += self.variant(Owner::Instance, None, name, f, &s);
     }
 
-    /// Sharing each set of identical functions: the cheapest member keeps
-    /// its storage, every other member keeps a [`SHARE_HANDLE`].
+    /// Sharing each set of identical functions, a layout OMMX does not
+    /// offer: the cheapest member keeps its storage, every other member
+    /// keeps a [`SHARE_HANDLE`].
     pub fn identical(&self) -> Option<Finding> {
         let (mut sets, mut repeats, mut concerned, mut saving, mut kinds) = (0, 0, 0, 0, 0u8);
         for g in self.groups.values().filter(|g| g.members > 1) {
@@ -335,21 +329,28 @@ impl FunctionTally {
         let scaled = repeats - self.exact_repeats;
         Some(Finding {
             rule: IDENTICAL,
+            change: Change::NotInOmmx,
             measure: Measure::Logical,
             title: format!(
-                "{repeats} constraints repeat the function of another ({} exactly, {scaled} up \
-                 to a scalar factor) in {sets} sets of identical functions",
-                self.exact_repeats
+                "{} {} the function of another ({} exactly, {} up to a scalar factor), in {}; \
+                 stored once each, they would take {} less",
+                count(repeats, "constraint", "constraints"),
+                if repeats == 1 { "repeats" } else { "repeat" },
+                thousands(self.exact_repeats),
+                thousands(scaled),
+                count(sets, "set of equal functions", "sets of equal functions"),
+                exact(saving)
             ),
             bytes_concerned: concerned,
             saving_bytes: saving,
-            severity: None,
             paths: paths(kinds),
             sample: self.identical_samples.0.clone(),
-            suggestion: "Store each distinct function once and let the constraints that repeat \
-                it refer to it with a scale factor (16 bytes each); repeats up to a factor are \
-                often redundant constraints worth removing outright."
-                .to_string(),
+            suggestion: format!(
+                "OMMX stores every constraint's function apart (a layout OMMX does not offer \
+                 would store each once, each repeat keeping a {SHARE_HANDLE}-byte reference and \
+                 scale factor). In OMMX, a repeat with the same equality (or a positive factor) \
+                 is a redundant constraint: leaving it out saves all it costs."
+            ),
             details: details([
                 ("sets", json!(sets)),
                 ("repeating_constraints", json!(repeats)),
@@ -360,7 +361,8 @@ impl FunctionTally {
         })
     }
 
-    /// Constraint functions against the CSR baseline.
+    /// Constraint functions against the CSR layout, which OMMX does not
+    /// offer.
     pub fn matrix(&self) -> Option<Finding> {
         let m = self.matrix.sums;
         if m.terms == 0 || m.bytes <= m.other {
@@ -369,25 +371,27 @@ impl FunctionTally {
         let per_term = |bytes: u64| (bytes as f64 / m.terms as f64 * 10.0).round() / 10.0;
         Some(Finding {
             rule: MATRIX,
+            change: Change::NotInOmmx,
             measure: Measure::Logical,
             title: format!(
-                "Constraint functions take {:.1} B per stored term ({} terms in {} functions); \
-                 a CSR layout takes {:.1}",
+                "The constraint functions take {} for {} in {}, {:.1} B a term; as one CSR \
+                 matrix, a layout OMMX does not offer, they would take {}, {:.1} B a term",
+                exact(m.bytes),
+                count(m.terms, "stored term", "stored terms"),
+                count(m.functions, "function", "functions"),
                 per_term(m.bytes),
-                m.terms,
-                m.functions,
+                exact(m.other),
                 per_term(m.other)
             ),
             bytes_concerned: m.bytes,
             saving_bytes: m.bytes - m.other,
-            severity: None,
             paths: paths(self.matrix.kinds),
             sample: self.matrix.samples.0.clone(),
             suggestion: format!(
-                "Hold the constraint functions as one sparse matrix in CSR form ({CSR_ROW} B \
-                 per row, {CSR_ID} B per variable id and {CSR_COEFFICIENT} B per coefficient) \
-                 instead of one term map per constraint, e.g. when handing them to a solver \
-                 or keeping many instances in memory."
+                "OMMX keeps one term map per constraint. Where the constraints are handed on \
+                 (to a solver, or kept by the thousand in memory), a sparse matrix in CSR form \
+                 ({CSR_ROW} B per row, {CSR_ID} B per variable id and {CSR_COEFFICIENT} B per \
+                 coefficient) would hold them in less."
             ),
             details: details([
                 ("functions", json!(m.functions)),
@@ -406,21 +410,32 @@ impl FunctionTally {
         }
         Some(Finding {
             rule: VARIANTS,
+            change: Change::Ommx,
             measure: Measure::Logical,
             title: format!(
-                "{} functions ({} terms) are stored in a costlier variant than their degree \
-                 needs",
-                v.functions, v.terms
+                "{} ({}) {} kept in a costlier variant than {} terms need; the cheapest \
+                 would take {} less",
+                count(v.functions, "function", "functions"),
+                count(v.terms, "stored term", "stored terms"),
+                if v.functions == 1 { "is" } else { "are" },
+                if v.functions == 1 { "its" } else { "their" },
+                exact(v.bytes - v.other)
             ),
             bytes_concerned: v.bytes,
             saving_bytes: v.bytes - v.other,
-            severity: None,
             paths: paths(self.variants.kinds),
             sample: self.variants.samples.0.clone(),
             suggestion: format!(
-                "Write functions of degree ≤ 1 as Linear ({LINEAR_TERM} B a term) and of degree \
-                 2 as Quadratic ({QUADRATIC_TERM} B a term) rather than Polynomial ({POLYNOMIAL_TERM} B a \
-                 term); OMMX keeps the variant the file uses."
+                "Write a lone constant as `constant` ({} B), functions of degree 1 as \
+                 `linear` ({} B a term) and of degree 2 as `quadratic` ({} B a term) rather \
+                 than `polynomial` ({} B a term): OMMX keeps the variant the file names.",
+                labels::function(ModelShape {
+                    variant: Variant::Constant,
+                    stored_terms: 1
+                }),
+                per_term(Variant::Linear),
+                per_term(Variant::Quadratic),
+                per_term(Variant::Polynomial)
             ),
             details: details([
                 ("functions", json!(v.functions)),
@@ -437,24 +452,23 @@ impl FunctionTally {
         }
         Some(Finding {
             rule: WASTED,
+            change: Change::Ommx,
             measure: Measure::File,
             title: format!(
-                "{} functions in the file carry {} zero-coefficient and {} duplicate terms \
-                 that OMMX drops or merges on load ({})",
-                w.functions,
-                w.terms,
-                w.other,
-                human(w.bytes)
+                "{} in the file {} {} that OMMX drops or merges on load; they take {} of the \
+                 file",
+                count(w.functions, "function", "functions"),
+                if w.functions == 1 { "carries" } else { "carry" },
+                terms_dropped(w.terms, w.other, "duplicate"),
+                exact(w.bytes)
             ),
             bytes_concerned: w.bytes,
             saving_bytes: w.bytes,
-            severity: None,
             paths: paths(self.wasted.kinds),
             sample: self.wasted.samples.0.clone(),
             suggestion: "Drop zero coefficients and sum duplicate terms before writing: the \
-                loaded instance is the same and the file smaller. (Bytes counted: each \
-                function's encoding and its length prefix; enclosing length prefixes may \
-                shrink by a further byte.)"
+                loaded instance is the same and the file smaller. (Counted as a protobuf \
+                writer writes the instance, length prefixes included.)"
                 .to_string(),
             details: details([
                 ("functions", json!(w.functions)),
@@ -464,40 +478,10 @@ impl FunctionTally {
         })
     }
 
-    /// Step 4 of [`super::combined_saving`]: the active constraint
-    /// functions and the objective after sharing and re-layout.
-    pub fn combined(&self, plan: super::Plan) -> u64 {
-        if !(plan.identical || plan.matrix || plan.variants) {
-            return 0;
-        }
-        let before = self.active_bytes + self.objective.bytes;
-        let mut after = 0;
-        for g in self.groups.values().filter(|g| g.active > 0) {
-            let k = g.active;
-            let (one, all) = if plan.matrix {
-                (g.csr, k * g.csr)
-            } else if plan.variants {
-                (g.minimal, k * g.minimal)
-            } else {
-                (g.active_min, g.active_sum)
-            };
-            after += if plan.identical {
-                one + SHARE_HANDLE * (k - 1)
-            } else {
-                all
-            };
-        }
-        after += if plan.matrix {
-            self.active_plain.other
-        } else {
-            self.active_plain.bytes
-        };
-        after += if plan.variants {
-            self.objective.other
-        } else {
-            self.objective.bytes
-        };
-        before.saturating_sub(after)
+    /// Step 4 of [`super::combined_saving`]: the objective and the active
+    /// constraints' functions in their cheapest variants.
+    pub fn variants_kept(&self) -> u64 {
+        self.variants_kept
     }
 }
 
@@ -531,6 +515,26 @@ mod tests {
         let p = shape(&p, true);
         assert_eq!(p.exact, b.exact);
         assert_eq!((p.bytes, p.minimal, b.bytes), (32 + 96, 32 + 48, 32 + 48));
+    }
+
+    #[test]
+    fn a_lone_constant_is_cheapest_as_constant() {
+        // Linear with one constant term: 32 + 24; Polynomial: 32 + 48;
+        // Constant: 40. Empty, Linear's 32 is the cheapest already.
+        let lone = linear(&[], 5.0);
+        assert_eq!(
+            (
+                shape(&lone, false).minimal,
+                shape(&lone, false).minimal_variant
+            ),
+            (40, "Constant")
+        );
+        let p = Function::Polynomial {
+            terms: vec![(vec![], 5.0)],
+        };
+        assert_eq!((shape(&p, false).bytes, shape(&p, false).minimal), (80, 40));
+        let empty = linear(&[], 0.0);
+        assert_eq!(shape(&empty, false).minimal, shape(&empty, false).bytes);
     }
 
     #[test]

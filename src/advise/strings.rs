@@ -1,73 +1,32 @@
-//! Rules on the text an instance carries: `metadata-overhead` (metadata
+//! Rules on the text an instance carries: `metadata-overhead` (labels
 //! against numeric payload) and `duplicate-strings` (the same text stored
 //! in many places).
 //!
-//! Metadata is what OMMX 2.9.3 stores in the name, subscripts, parameters
+//! Labels are what OMMX 2.9.3 stores in the name, subscripts, parameters
 //! and description of variables and constraints, the removal reason and its
 //! parameters of removed constraints, and the instance's description and
-//! annotations, empty fields included (an absent name still costs 24 bytes).
-//! What could be saved is the part beyond those empty fields: the
-//! "content". Everything else (ids, kinds, bounds, functions, hints, ...) is
-//! the numeric payload.
+//! annotations, empty fields included (an absent name still costs 24
+//! bytes). What leaving them out saves is the part beyond those empty
+//! fields: the "content" (`crate::model::labels` says what each costs).
+//! Everything else (ids, kinds, bounds, functions, hints, ...) is the
+//! numeric payload.
 
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::json;
 
 use super::hash::bytes128;
-use super::{details, sample, EntityKind, Finding, Measure, Owner, Sample, Severity, SAMPLES};
+use super::{details, sample, Change, EntityKind, Finding, Measure, Owner, Sample, SAMPLES};
 use crate::ids::BuildIdHasher;
-use crate::model::entities::DESCRIPTION_NONE;
+use crate::model::labels::{self, LabelBytes};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::pass::{Cost, Singular};
-use crate::profile::collections::{
-    FNV_HASHMAP_STACK, HASHMAP_STACK, OPTION_STRING_NONE, STRING_STACK, VEC_STACK,
-};
-use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path};
-use crate::units::human;
+use crate::units::{exact, percent, thousands};
 mod pool;
 pub use pool::StringPool;
 
 pub const METADATA: &str = "metadata-overhead";
 pub const DUPLICATES: &str = "duplicate-strings";
-
-/// Metadata of a variable or constraint with every field empty: name and
-/// description `None`, no subscripts, no parameters (OMMX's layout, as the
-/// accounting counts it).
-pub const EMPTY_ENTITY_METADATA: u64 =
-    (2 * OPTION_STRING_NONE.base + VEC_STACK + FNV_HASHMAP_STACK) as u64;
-/// A removed constraint adds an empty reason and reason parameters.
-pub const EMPTY_REMOVED_METADATA: u64 =
-    EMPTY_ENTITY_METADATA + (STRING_STACK + FNV_HASHMAP_STACK) as u64;
-/// `Instance.description` when absent, and `Instance.annotations` when empty.
-const EMPTY_DESCRIPTION: u64 = DESCRIPTION_NONE.base as u64;
-const EMPTY_ANNOTATIONS: u64 = HASHMAP_STACK as u64;
-
-fn option_string(s: Option<&str>) -> u64 {
-    (STRING_STACK + s.map_or(0, str::len)) as u64
-}
-
-/// A `String -> String` FnvHashMap, as OMMX counts it.
-fn fnv_string_map(map: &BTreeMap<String, String>) -> u64 {
-    let entries: usize = map
-        .iter()
-        .map(|(k, v)| 2 * STRING_STACK + k.len() + v.len())
-        .sum();
-    (FNV_HASHMAP_STACK + entries) as u64
-}
-
-/// Metadata bytes of an entity's name, subscripts, parameters, description.
-fn entity_metadata(
-    name: Option<&str>,
-    subscripts: &[i64],
-    parameters: &BTreeMap<String, String>,
-    description: Option<&str>,
-) -> u64 {
-    option_string(name)
-        + (VEC_STACK + 8 * subscripts.len()) as u64
-        + fnv_string_map(parameters)
-        + option_string(description)
-}
 
 /// Which metadata fields held something, per entity kind (for the paths).
 const NAME: u8 = 1;
@@ -110,34 +69,18 @@ struct KindTally {
 }
 
 impl KindTally {
-    fn add(&mut self, bytes: u64, metadata: u64, empty: u64, fields: u8) -> u64 {
-        let content = metadata - empty;
+    fn add(&mut self, bytes: u64, labels: LabelBytes, fields: u8) -> u64 {
         self.entities += 1;
         self.bytes += bytes;
-        self.metadata += metadata;
-        self.content += content;
+        self.metadata += labels.bytes;
+        self.content += labels.content();
         self.fields |= fields;
-        content
+        labels.content()
     }
-}
-
-/// Sums leaves.
-struct SumLeaves(u64);
-
-impl LogicalMemoryVisitor for SumLeaves {
-    fn visit_leaf(&mut self, _path: &Path, bytes: usize) {
-        self.0 += bytes as u64;
-    }
-}
-
-fn logical_bytes<T: LogicalMemoryProfile>(value: &T) -> u64 {
-    let mut sum = SumLeaves(0);
-    value.visit_logical_memory(&mut Path::new(), &mut sum);
-    sum.0
 }
 
 /// The metadata of each entity kind, and the entities with the most.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct MetadataTally {
     variables: KindTally,
     constraints: KindTally,
@@ -170,49 +113,39 @@ impl MetadataTally {
         }
     }
 
-    /// Returns the variable's metadata content.
-    pub fn variable(&mut self, v: &DecisionVariable, cost: Cost) -> u64 {
-        let (name, desc) = (v.name.as_deref(), v.description.as_deref());
-        let metadata = entity_metadata(name, &v.subscripts, &v.parameters, desc);
-        let fields = fields_used(name, &v.subscripts, &v.parameters, desc);
-        let content = self
-            .variables
-            .add(cost.bytes, metadata, EMPTY_ENTITY_METADATA, fields);
+    fn offer_entity(&mut self, kind: EntityKind, id: u64, name: Option<&str>, content: u64) {
         self.offer_top(content, || {
             sample(
-                Owner::Entity(EntityKind::Variable),
-                Some(v.id),
+                Owner::Entity(kind),
+                Some(id),
                 name,
-                format!("{content} B of metadata content"),
+                format!("{} of labels beyond the empty fields", exact(content)),
             )
         });
+    }
+
+    /// Returns the variable's label content.
+    pub fn variable(&mut self, v: &DecisionVariable, cost: Cost) -> u64 {
+        let (name, desc) = (v.name.as_deref(), v.description.as_deref());
+        let fields = fields_used(name, &v.subscripts, &v.parameters, desc);
+        let content = self.variables.add(cost.bytes, labels::variable(v), fields);
+        self.offer_entity(EntityKind::Variable, v.id, name, content);
         content
     }
 
     pub fn constraint(&mut self, c: &Constraint, cost: Cost) -> u64 {
         let (name, desc) = (c.name.as_deref(), c.description.as_deref());
-        let metadata = entity_metadata(name, &c.subscripts, &c.parameters, desc);
         let fields = fields_used(name, &c.subscripts, &c.parameters, desc);
         let content = self
             .constraints
-            .add(cost.bytes, metadata, EMPTY_ENTITY_METADATA, fields);
-        self.offer_top(content, || {
-            sample(
-                Owner::Entity(EntityKind::Constraint),
-                Some(c.id),
-                name,
-                format!("{content} B of metadata content"),
-            )
-        });
+            .add(cost.bytes, labels::constraint(c), fields);
+        self.offer_entity(EntityKind::Constraint, c.id, name, content);
         content
     }
 
     pub fn removed(&mut self, r: &RemovedConstraint, cost: Cost) -> u64 {
         let c = &r.constraint;
         let (name, desc) = (c.name.as_deref(), c.description.as_deref());
-        let metadata = entity_metadata(name, &c.subscripts, &c.parameters, desc)
-            + option_string(Some(&r.removed_reason))
-            + fnv_string_map(&r.removed_reason_parameters);
         let mut fields = fields_used(name, &c.subscripts, &c.parameters, desc);
         if !r.removed_reason.is_empty() {
             fields |= REASON;
@@ -220,23 +153,12 @@ impl MetadataTally {
         if !r.removed_reason_parameters.is_empty() {
             fields |= REASON_PARAMETERS;
         }
-        let content = self
-            .removed
-            .add(cost.bytes, metadata, EMPTY_REMOVED_METADATA, fields);
-        self.offer_top(content, || {
-            sample(
-                Owner::Entity(EntityKind::Removed),
-                Some(c.id),
-                name,
-                format!("{content} B of metadata content"),
-            )
-        });
+        let content = self.removed.add(cost.bytes, labels::removed(r), fields);
+        self.offer_entity(EntityKind::Removed, c.id, name, content);
         content
     }
 
     pub fn instance(&mut self, singular: &Singular<'_>) {
-        let description = logical_bytes(singular.description);
-        let annotations = logical_bytes(singular.annotations);
         let mut fields = 0;
         if singular.description.0.is_some() {
             fields |= DESCRIPTION;
@@ -244,19 +166,15 @@ impl MetadataTally {
         if !singular.annotations.0.is_empty() {
             fields |= ANNOTATIONS;
         }
+        let labels = labels::instance(singular.description, singular.annotations);
         // The instance's own bytes are set in `finding`, once the total is known.
-        let content = self.instance.add(
-            0,
-            description + annotations,
-            EMPTY_DESCRIPTION + EMPTY_ANNOTATIONS,
-            fields,
-        );
+        let content = self.instance.add(0, labels, fields);
         self.offer_top(content, || {
             sample(
                 Owner::Instance,
                 None,
                 None,
-                format!("{content} B of description and annotations"),
+                format!("{} of description and annotations", exact(content)),
             )
         });
     }
@@ -311,7 +229,10 @@ impl MetadataTally {
             }
             let kind_payload = k.bytes.saturating_sub(k.metadata);
             if k.metadata > kind_payload && k.content > 0 {
-                dominated.push(label.replace('_', " "));
+                dominated.push(match label {
+                    "instance" => "the instance's own fields".to_string(),
+                    _ => format!("the {}", label.replace('_', " ")),
+                });
             }
             for (bit, path) in kind_paths {
                 if k.fields & bit != 0 {
@@ -330,21 +251,19 @@ impl MetadataTally {
             );
         }
         let dominates = metadata > payload;
-        let ratio_text = if payload == 0 {
-            "no numeric payload".to_string()
-        } else {
-            format!(
-                "{:.2} B per byte of numeric payload",
-                metadata as f64 / payload as f64
-            )
-        };
         let title = format!(
-            "Metadata takes {} of {} ({ratio_text}){}",
-            human(metadata),
-            human(total),
+            "Labels (names, subscripts, parameters, descriptions) take {} of the {}, {}; {} \
+             of it is what they hold, the rest the empty fields every entity keeps{}",
+            exact(metadata),
+            exact(total),
+            percent(metadata, total),
+            exact(content),
             match (dominates, dominated.is_empty()) {
-                (true, _) => "; it dominates the instance".to_string(),
-                (false, false) => format!("; it dominates the {}", dominated.join(", ")),
+                (true, _) => ". They are more than half of the instance".to_string(),
+                (false, false) => format!(
+                    ". They are more than half of the bytes of {}",
+                    dominated.join(" and of ")
+                ),
                 (false, true) => String::new(),
             }
         );
@@ -352,17 +271,17 @@ impl MetadataTally {
         top.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         Some(Finding {
             rule: METADATA,
+            change: Change::Ommx,
             measure: Measure::Logical,
             title,
             bytes_concerned: metadata,
             saving_bytes: content,
-            // Flagged by share only when metadata outweighs the payload.
-            severity: (!dominates).then_some(Severity::Info),
             paths,
             sample: top.into_iter().map(|(_, _, s)| s).collect(),
-            suggestion: "Keep names, subscripts, parameters and descriptions in a side table \
-                keyed by id (or drop them from the instance handed to the solver); each \
-                entity then keeps only its empty metadata fields."
+            suggestion: "Leave names, subscripts, parameters and descriptions (and removal \
+                reasons, the instance's description and annotations) out of the instance \
+                handed to the solver, keeping them in a side table keyed by id if they are \
+                needed later; each entity then keeps only its empty label fields."
                 .to_string(),
             details: details([
                 ("metadata_bytes", json!(metadata)),
@@ -462,80 +381,3 @@ const ROLE_PATHS: [&str; 19] = [
     "Instance.annotations;HashMap[key]",
     "Instance.annotations",
 ];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::Kind;
-
-    /// Sums the leaves under metadata frames, as the profile would show them.
-    struct MetadataLeaves(u64);
-
-    impl LogicalMemoryVisitor for MetadataLeaves {
-        fn visit_leaf(&mut self, path: &Path, bytes: usize) {
-            let metadata = path.frames().iter().any(|f| {
-                f.starts_with("DecisionVariable.metadata")
-                    || [
-                        "Constraint.name",
-                        "Constraint.subscripts",
-                        "Constraint.parameters",
-                        "Constraint.description",
-                        "RemovedConstraint.removed_reason",
-                        "RemovedConstraint.removed_reason_parameters",
-                    ]
-                    .contains(&f.as_ref())
-            });
-            if metadata {
-                self.0 += bytes as u64;
-            }
-        }
-    }
-
-    fn visited<T: LogicalMemoryProfile>(value: &T) -> u64 {
-        let mut v = MetadataLeaves(0);
-        value.visit_logical_memory(&mut Path::new(), &mut v);
-        v.0
-    }
-
-    #[test]
-    fn metadata_formula_agrees_with_the_profile_leaves() {
-        let parameters: BTreeMap<String, String> = [("k".to_string(), "value".to_string())].into();
-        let v = DecisionVariable {
-            id: 1,
-            kind: Kind::Binary,
-            bound: (0.0, 1.0),
-            substituted_value: None,
-            name: Some("x".into()),
-            subscripts: vec![1, 2],
-            parameters: parameters.clone(),
-            description: None,
-        };
-        let m = entity_metadata(
-            v.name.as_deref(),
-            &v.subscripts,
-            &v.parameters,
-            v.description.as_deref(),
-        );
-        assert_eq!(m, visited(&v));
-        // 25 name + 40 subscripts + (32 + 24 + 1 + 24 + 5) parameters + 24.
-        assert_eq!(m, 25 + 40 + 86 + 24);
-        let r = RemovedConstraint {
-            constraint: Constraint {
-                id: 2,
-                equality: crate::model::Equality::EqualToZero,
-                function: crate::model::Function::Zero,
-                name: None,
-                subscripts: vec![],
-                parameters: BTreeMap::new(),
-                description: Some("why".into()),
-            },
-            removed_reason: "relaxed".into(),
-            removed_reason_parameters: parameters,
-        };
-        let mut tally = MetadataTally::default();
-        let content = tally.removed(&r, Cost::default());
-        assert_eq!(content + EMPTY_REMOVED_METADATA, visited(&r));
-        // "why" 3, "relaxed" 7, one parameter entry 48 + 1 + 5.
-        assert_eq!(content, 3 + 7 + 54);
-    }
-}

@@ -14,54 +14,49 @@ use std::collections::BTreeSet;
 use super::entities::{removed_finding, unused_finding};
 use super::functions::{IDENTICAL, MATRIX, VARIANTS, WASTED};
 use super::strings::{DUPLICATES, METADATA};
-use super::{quote, Finding, NotComputed, Sample, Samples};
+use super::{migration, quote, Finding, NotComputed, Sample, Samples};
 use crate::model::EntityKind;
 use crate::pass::{Cost, EntityView};
 
 /// The rules not computed for an OMMX 3.0 instance, and why.
-pub const NOT_COMPUTED: [NotComputed; 7] = [
-    NotComputed {
-        rule: METADATA,
-        reason: "OMMX 3.0 stores a label field only when it is set, in per-instance tables: \
-                 there are no empty metadata fields to move out",
-    },
-    NotComputed {
-        rule: FIXED,
-        reason: "the instance is counted in OMMX 3.0's layout, which this rule compares \
-                 OMMX 2.9.3's against",
-    },
-    NotComputed {
-        rule: DUPLICATES,
-        reason: "its savings follow OMMX 2.9.3's per-entity strings; not yet computed for \
-                 OMMX 3.0's label stores",
-    },
-    NotComputed {
-        rule: IDENTICAL,
-        reason: "built on ommx.v1's constraints and OMMX 2.9.3's paths; not yet computed for \
-                 OMMX 3.0's constraint collections",
-    },
-    NotComputed {
-        rule: MATRIX,
-        reason: "built on ommx.v1's constraints and OMMX 2.9.3's paths; not yet computed for \
-                 OMMX 3.0's constraint collections",
-    },
-    NotComputed {
-        rule: VARIANTS,
-        reason: "built on ommx.v1's constraints and OMMX 2.9.3's paths; not yet computed for \
-                 OMMX 3.0's constraint collections",
-    },
-    NotComputed {
-        rule: WASTED,
-        reason: "measures what normalizing ommx.v1 functions drops from the file; not \
-                 computed for OMMX 3.0",
-    },
-];
-
-use super::entities::FIXED;
+pub fn not_computed() -> Vec<NotComputed> {
+    let functions = "built on ommx.v1's constraints and OMMX 2.9.3's paths; not yet computed \
+                     for OMMX 3.0's constraint collections";
+    [
+        (
+            METADATA,
+            "OMMX 3.0 stores a label field only when it is set, in per-instance tables: \
+             there are no empty metadata fields to move out",
+        ),
+        (
+            migration::RULE,
+            "the instance is counted as OMMX 3.0 holds it already",
+        ),
+        (
+            DUPLICATES,
+            "its savings follow OMMX 2.9.3's per-entity strings; not yet computed for \
+             OMMX 3.0's label stores",
+        ),
+        (IDENTICAL, functions),
+        (MATRIX, functions),
+        (VARIANTS, functions),
+        (
+            WASTED,
+            "measures what normalizing ommx.v1 functions drops from the file; not \
+             computed for OMMX 3.0",
+        ),
+    ]
+    .into_iter()
+    .map(|(rule, reason)| NotComputed {
+        rule,
+        reason: reason.to_string(),
+    })
+    .collect()
+}
 
 /// What the two rules need, gathered from the entities as the pass shows
 /// them.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct V3Tally {
     variables: u64,
     unused: u64,
@@ -114,14 +109,14 @@ impl V3Tally {
                 self.unused += 1;
                 self.unused_bytes += cost.bytes;
                 self.unused_samples
-                    .offer(|| sample("variable", e, format!("{} B", cost.bytes)));
+                    .offer(|| sample("variable", e, crate::units::exact(cost.bytes)));
             }
         } else if let Some(paths) = removed_paths(e.kind) {
             self.removed += 1;
             self.removed_bytes += cost.bytes;
             self.removed_paths.extend(paths);
             self.removed_samples
-                .offer(|| sample(e.kind.noun(), e, format!("{} B", cost.bytes)));
+                .offer(|| sample(e.kind.noun(), e, crate::units::exact(cost.bytes)));
         }
     }
 

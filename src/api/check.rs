@@ -101,6 +101,15 @@ pub fn check(request: &CheckRequest, options: &Options) -> Result<CheckOutcome> 
     if let (None, Some((name, _))) = (&request.baseline, &request.budget) {
         check::require_baseline(&rules, name)?;
     }
+    if let (Some(BaselineSource::Shared(b)), true) = (&request.baseline, request.update_baseline) {
+        if !rewritable(b) {
+            bail!(
+                "{}: --update-baseline needs a baseline file to write, not standard input, \
+                 a pipe or a FIFO",
+                b.display_name()
+            );
+        }
+    }
     let shared = match &request.baseline {
         Some(BaselineSource::Shared(b)) if request.update_baseline && request.files.len() > 1 => {
             bail!(
@@ -183,6 +192,13 @@ pub fn check(request: &CheckRequest, options: &Options) -> Result<CheckOutcome> 
     })
 }
 
+/// Whether `--update-baseline` can write `baseline` back: a regular file,
+/// or a path with nothing there yet (standard input, a pipe such as the
+/// shell's `<(...)` and a FIFO were read once and cannot hold it).
+fn rewritable(baseline: &Input) -> bool {
+    matches!(baseline, Input::Path(path) if path.is_file() || !path.exists())
+}
+
 fn unmatched_warning(file: &str, (n, rule): &(usize, BudgetRule)) -> String {
     format!(
         "{file}: rule {n} (path {:?}) matches no path",
@@ -242,6 +258,12 @@ impl CheckOutcome {
             .iter()
             .take(SHOWN)
             .map(|f| match &f.baseline {
+                // A baseline read from standard input is `-` again.
+                Some(_)
+                    if matches!(request.baseline, Some(BaselineSource::Shared(Input::Stdin))) =>
+                {
+                    format!("to see why: memprof diff - {}", shell_word(&f.file))
+                }
                 Some(old) => format!(
                     "to see why: memprof diff {} {}",
                     shell_word(old),
@@ -258,7 +280,9 @@ impl CheckOutcome {
         }
         let baseline = match &request.baseline {
             Some(BaselineSource::Directory(dir)) => Some(dir.display().to_string()),
-            Some(BaselineSource::Shared(Input::Path(path))) => Some(path.display().to_string()),
+            Some(BaselineSource::Shared(b @ Input::Path(path))) if rewritable(b) => {
+                Some(path.display().to_string())
+            }
             _ => None,
         };
         if let Some(baseline) = baseline.filter(|_| failed.iter().any(|f| f.baseline.is_some())) {

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 pub use crate::advise::Severity;
 pub use crate::check::budget::Budget;
-pub use crate::check::{BudgetExceeded, CheckReport};
+pub use crate::check::{exceeding, BudgetExceeded, CheckReport};
 pub use crate::drill::KindFilter;
 pub use crate::input::archive::HandedLayer;
 pub use crate::input::{Input, Limits};

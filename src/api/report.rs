@@ -63,7 +63,8 @@ pub fn report(input: &Input, old: Option<&Input>, options: &Options, n: usize) -
         options.threads,
         !options.progress,
     )?;
-    let advice = advisors.advise(&report);
+    let migrations = super::drill::migrations(input, options, &report, &advisors, options.threads);
+    let advice = advisors.advise(&report, migrations);
     let (kinds, families) = stats.report();
     Ok(Reported {
         loaded: Loaded {

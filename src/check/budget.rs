@@ -553,9 +553,15 @@ impl Budget {
         Ok(budget)
     }
 
+    /// The budget in the file at `path`, read once (a pipe, a FIFO or
+    /// `<(...)` is read as it comes); `-` is standard input.
     pub fn load(path: &Path) -> Result<Self, BudgetError> {
         let mut text = String::new();
-        std::fs::File::open(path)?
+        let source: Box<dyn Read> = match path.as_os_str() == "-" {
+            true => Box::new(std::io::stdin().lock()),
+            false => Box::new(std::fs::File::open(path)?),
+        };
+        source
             .take(MAX_BUDGET_BYTES + 1)
             .read_to_string(&mut text)?;
         if text.len() as u64 > MAX_BUDGET_BYTES {

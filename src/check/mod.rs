@@ -19,7 +19,9 @@ use crate::profile::Aggregate;
 use crate::report::layer_frame;
 use crate::report::InstanceSummary;
 use crate::report::Loaded;
-use crate::units::{human, signed_human, signed_percent, thousands};
+use crate::units::{
+    count as count_of, human_exact as exact, signed_human, signed_percent, thousands,
+};
 use budget::{BudgetRule, Percent, Size};
 
 /// What one limit of a rule measures.
@@ -405,15 +407,6 @@ type Count = fn(&InstanceSummary) -> u64;
 /// Takes the counts of the instance the path belongs to.
 type Measure<'a> = Box<dyn Fn(&DiffNode, &InstanceSummary) -> (bool, String, f64) + 'a>;
 
-/// `200 B`, or `1.2 KiB (1235 B)` where the human form rounds.
-fn exact(bytes: u64) -> String {
-    if bytes < 1024 {
-        human(bytes)
-    } else {
-        format!("{} ({} B)", human(bytes), thousands(bytes))
-    }
-}
-
 fn ratio(measured: f64, limit: f64) -> f64 {
     if limit == 0.0 {
         if measured == 0.0 {
@@ -456,20 +449,42 @@ fn growth_check(n: &DiffNode, growth: &Percent, min_delta: Option<&Size>) -> (bo
 fn per_entity(n: &DiffNode, size: &Size, count: u64, noun: &str) -> (bool, String, f64) {
     let bytes = n.new_bytes();
     if count == 0 {
-        return (true, format!("{bytes} B, no {noun}s"), 0.0);
+        return (true, format!("{} B, no {noun}s", thousands(bytes)), 0.0);
     }
     let per = bytes as f64 / count as f64;
     (
         size.holds_per(bytes, count),
-        format!("{per:.1} B per {noun} ({bytes} B / {count})"),
+        format!(
+            "{per:.1} B per {noun} ({} B over {})",
+            thousands(bytes),
+            count_of(count, noun, &format!("{noun}s"))
+        ),
         ratio(per, size.bytes().max(1) as f64),
+    )
+}
+
+/// `1 of 3 files exceeds a budget`, `2 of 3 files exceed a budget`.
+pub fn exceeding(failed: usize, files: usize) -> String {
+    format!(
+        "{} of {} {} a budget",
+        thousands(failed as u64),
+        count_of(files as u64, "file", "files"),
+        if failed == 1 { "exceeds" } else { "exceed" }
+    )
+}
+
+/// `every budget holds in 1 file`, `... in 3 files`.
+pub fn holding(files: usize) -> String {
+    format!(
+        "every budget holds in {}",
+        count_of(files as u64, "file", "files")
     )
 }
 
 /// Returned by `memprof check` when a budget is exceeded: the binary exits
 /// with 1 (not 2, which means an error).
 #[derive(Debug, thiserror::Error)]
-#[error("{failed} of {files} file(s) exceed a budget")]
+#[error("{}", exceeding(*failed, *files))]
 pub struct BudgetExceeded {
     pub failed: usize,
     pub files: usize,

@@ -8,7 +8,8 @@ use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
 use super::choices::{
-    ADVISE_FORMATS, DATA_FORMATS, GROUP_BY, INSPECT_FORMATS, KINDS, LS_FORMATS, SEVERITIES, VIEWS,
+    ADVISE_FORMATS, DATA_FORMATS, GROUP_BY, INSPECT_FORMATS, KINDS, LS_FORMATS, SEVERITIES,
+    TOP_KINDS, VIEWS,
 };
 use crate::api::{
     parse_size, Account, Accounting, GroupBy, KindFilter, Limits, Options, Schema, Severity,
@@ -73,7 +74,7 @@ pub struct TopArgs {
     )]
     pub n: usize,
     /// Which entities to rank.
-    #[arg(long, value_parser = KINDS, default_value = "all")]
+    #[arg(long, value_parser = TOP_KINDS, default_value = "all")]
     pub kind: KindFilter,
     #[arg(short, long, value_parser = DATA_FORMATS, default_value = "table")]
     pub format: Format,

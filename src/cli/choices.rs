@@ -157,6 +157,44 @@ pub const GROUP_BY: Choices<GroupBy> = Choices(&[
     ),
 ]);
 
+/// `top --kind`: every kind of entity that owns bytes.
+pub const TOP_KINDS: Choices<KindFilter> = Choices(&[
+    choice(KindFilter::Only(EntityKind::Objective), "The objective"),
+    choice(KindFilter::Only(EntityKind::Constraint), "Constraints"),
+    choice(KindFilter::Only(EntityKind::Removed), "Removed constraints"),
+    choice(KindFilter::Only(EntityKind::Variable), "Decision variables"),
+    choice(
+        KindFilter::Only(EntityKind::NamedFunction),
+        "Named functions (0 B under OMMX 2.9.3, which does not count them)",
+    ),
+    choice(
+        KindFilter::Only(EntityKind::OneHot),
+        "One-hot constraint hints (OMMX 3.0: one-hot constraints)",
+    ),
+    choice(
+        KindFilter::Only(EntityKind::Sos1),
+        "SOS1 constraint hints (OMMX 3.0: SOS1 constraints)",
+    ),
+    choice(
+        KindFilter::Only(EntityKind::Indicator),
+        "OMMX 3.0's indicator constraints",
+    ),
+    choice(
+        KindFilter::Only(EntityKind::RemovedIndicator),
+        "OMMX 3.0's removed indicator constraints",
+    ),
+    choice(
+        KindFilter::Only(EntityKind::RemovedOneHot),
+        "OMMX 3.0's removed one-hot constraints",
+    ),
+    choice(
+        KindFilter::Only(EntityKind::RemovedSos1),
+        "OMMX 3.0's removed SOS1 constraints",
+    ),
+    choice(KindFilter::All, "Every kind"),
+]);
+
+/// `stats --kind`: the kinds with many entities (the objective is one).
 pub const KINDS: Choices<KindFilter> = Choices(&[
     bare(KindFilter::Only(EntityKind::Constraint)),
     bare(KindFilter::Only(EntityKind::Removed)),

@@ -129,7 +129,12 @@ pub enum Command {
     Diff(compare::DiffArgs),
     /// Check profiles against budgets and/or a baseline: exit 1 when one is exceeded.
     Check(compare::CheckArgs),
-    /// The largest single entities (constraints, variables, ...) by logical bytes.
+    /// The largest single entities (the objective, constraints, variables, ...) by logical bytes.
+    ///
+    /// Every entity that owns bytes is ranked: the objective, constraints, removed constraints,
+    /// decision variables, named functions and constraint hints (and OMMX 3.0's indicator,
+    /// one-hot and SOS1 constraints). Entities of equal bytes are listed by id, smaller first
+    /// (the objective, which has no id, ahead), then by kind.
     Top(TopArgs),
     /// How one path's bytes were computed: the rule, the counts, the arithmetic.
     Explain(ExplainArgs),

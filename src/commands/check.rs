@@ -14,20 +14,22 @@ use crate::render::check as check_render;
 
 pub fn run(args: CheckArgs) -> Result<()> {
     let options = args.common.options()?;
-    let budget = match &args.budget {
-        Some(path) => {
-            let budget = Budget::load(path).with_context(|| path.display().to_string())?;
-            Some((path.display().to_string(), budget))
-        }
-        None => None,
-    };
     let files = api::expand(&args.files)?;
     api::one_stdin(
         files
             .iter()
             .map(PathBuf::as_path)
-            .chain(args.baseline.as_deref()),
+            .chain(args.baseline.as_deref())
+            .chain(args.budget.as_deref()),
     )?;
+    let budget = match &args.budget {
+        Some(path) => {
+            let name = api::Input::from_path(path).display_name();
+            let budget = Budget::load(path).with_context(|| name.clone())?;
+            Some((name, budget))
+        }
+        None => None,
+    };
     let output = Output::from_arg(args.output.as_deref());
     let mut inputs = input_files(files.iter().map(PathBuf::as_path));
     if let Some(b) = &args.baseline {
@@ -58,9 +60,8 @@ pub fn run(args: CheckArgs) -> Result<()> {
     if !report.pass && args.warn_only {
         let _ = writeln!(
             stderr,
-            "memprof: warning: {} of {} file(s) exceed a budget (--warn-only: exit 0)",
-            report.failed_files(),
-            report.files.len()
+            "memprof: warning: {} (--warn-only: exit 0)",
+            api::exceeding(report.failed_files(), report.files.len())
         );
         return Ok(());
     }

@@ -7,7 +7,8 @@
 //! its [`Rule`] and counts instead of only its bytes. Leaves are grouped by
 //! (leaf path, rule): the explanation of `Instance.constraints;
 //! Constraint.function` is one line per variant and rule, e.g.
-//! `20,000 functions × (32 + 24 × 51 terms) = 25,120,000`. Memory is bounded
+//! `20,000 functions of 51 terms each: 20,000 × (32 B + 51 × 24 B) =
+//! 25,120,000 B`. Memory is bounded
 //! by the number of distinct leaf paths below the asked path.
 
 use std::collections::BTreeMap;
@@ -15,7 +16,7 @@ use std::collections::BTreeMap;
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::pass::{visit_entity_entry, visit_instance_parts, Cost, EntityObserver, Singular};
 use crate::profile::family::{family_frame, GroupBy};
-use crate::profile::{Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
+use crate::profile::{Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 use crate::report::Profile;
 
 /// The leaves below an asked path that share a leaf path and a rule.
@@ -27,18 +28,25 @@ pub struct Group {
     pub rule: &'static str,
     /// What one leaf is (plural).
     pub leaf: &'static str,
+    /// The same in both numbers, for sentences.
+    #[serde(skip)]
+    pub leaf_noun: Noun,
     pub leaves: u64,
     /// Bytes of every leaf, before its per-unit part.
     pub base: u64,
     pub units: Vec<Units>,
-    /// `leaves × base + Σ bytes_per_unit × total`.
+    /// `leaves × base + Σ total × bytes_per_unit`.
     pub bytes: u64,
 }
 
 /// One per-unit part of a rule, summed over a group's leaves.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Units {
+    /// What is counted (plural).
     pub unit: &'static str,
+    /// The same in both numbers, for sentences.
+    #[serde(skip)]
+    pub noun: Noun,
     pub bytes_per_unit: u64,
     /// Units over all the group's leaves.
     pub total: u64,
@@ -208,15 +216,17 @@ impl LogicalMemoryVisitor for Explainer {
                 .or_insert_with(|| Group {
                     path: path.to_string(),
                     rule: rule.what,
-                    leaf: rule.leaves,
+                    leaf: rule.leaves.many,
+                    leaf_noun: rule.leaves,
                     leaves: 0,
                     base: rule.base as u64,
                     units: rule
                         .per
                         .iter()
                         .filter(|(per, _)| *per > 0)
-                        .map(|&(per, unit)| Units {
-                            unit,
+                        .map(|&(per, noun)| Units {
+                            unit: noun.many,
+                            noun,
                             bytes_per_unit: per as u64,
                             total: 0,
                             min: u64::MAX,
@@ -268,45 +278,62 @@ pub fn thousands(n: u64) -> String {
     crate::units::thousands(n)
 }
 
+impl Units {
+    /// What one leaf holds: `51 terms`, `1 to 6 UTF-8 bytes (260 in all)`.
+    fn per_leaf(&self) -> String {
+        let n = thousands;
+        if self.min == self.max {
+            format!("{} {}", n(self.min), self.noun.of(self.min))
+        } else {
+            format!(
+                "{} to {} {} ({} in all)",
+                n(self.min),
+                n(self.max),
+                self.noun.many,
+                n(self.total)
+            )
+        }
+    }
+}
+
 impl Group {
-    /// The arithmetic: `5 functions × (32 + 24 × 4 terms) = 640` when every
-    /// leaf has the same counts, else `5 functions × 32 + 24 × 13 terms = 472
-    /// (2 to 4 terms each)`.
+    /// The arithmetic in words, every factor named: `210 values × 8 B =
+    /// 1,680 B`; `2 functions of 51 terms each: 2 × (32 B + 51 × 24 B) =
+    /// 2,512 B` when every leaf has the same counts, else `2 functions of 2
+    /// to 4 terms (6 in all): 2 × 32 B + 6 × 24 B = 208 B`.
     pub fn arithmetic(&self) -> String {
         let n = thousands;
-        let head = format!("{} {}", n(self.leaves), self.leaf);
+        let head = format!("{} {}", n(self.leaves), self.leaf_noun.of(self.leaves));
+        let total = n(self.bytes);
         if self.units.is_empty() {
-            return format!("{head} × {} = {}", n(self.base), n(self.bytes));
+            return format!("{head} × {} B = {total} B", n(self.base));
         }
+        let held: Vec<String> = self.units.iter().map(Units::per_leaf).collect();
+        let held = held.join(" and ");
         if self.units.iter().all(|u| u.min == u.max) {
+            let each = if self.leaves == 1 { "" } else { " each" };
             let parts: Vec<String> = self
                 .units
                 .iter()
-                .map(|u| format!("{} × {} {}", n(u.bytes_per_unit), n(u.min), u.unit))
+                .map(|u| format!(" + {} × {} B", n(u.min), n(u.bytes_per_unit)))
                 .collect();
             return format!(
-                "{head} × ({} + {}) = {}",
+                "{head} of {held}{each}: {} × ({} B{}) = {total} B",
+                n(self.leaves),
                 n(self.base),
-                parts.join(" + "),
-                n(self.bytes)
+                parts.concat()
             );
         }
         let parts: Vec<String> = self
             .units
             .iter()
-            .map(|u| format!("{} × {} {}", n(u.bytes_per_unit), n(u.total), u.unit))
-            .collect();
-        let ranges: Vec<String> = self
-            .units
-            .iter()
-            .map(|u| format!("{} to {} {}", n(u.min), n(u.max), u.unit))
+            .map(|u| format!(" + {} × {} B", n(u.total), n(u.bytes_per_unit)))
             .collect();
         format!(
-            "{head} × {} + {} = {} ({} each)",
+            "{head} of {held}: {} × {} B{} = {total} B",
+            n(self.leaves),
             n(self.base),
-            parts.join(" + "),
-            n(self.bytes),
-            ranges.join(", ")
+            parts.concat()
         )
     }
 }
@@ -328,7 +355,7 @@ mod tests {
         assert_eq!(x.bytes, 2 * (32 + 24 * 51));
         assert_eq!(
             x.groups[0].arithmetic(),
-            "2 functions × (32 + 24 × 51 terms) = 2,512"
+            "2 functions of 51 terms each: 2 × (32 B + 51 × 24 B) = 2,512 B"
         );
         let mut e = Explainer::new(&["A".to_string()], GroupBy::None);
         e.visit_rule(&p, &LINEAR_RULE, [2, 0]);
@@ -336,7 +363,7 @@ mod tests {
         let x = e.explanations().remove(0);
         assert_eq!(
             x.groups[0].arithmetic(),
-            "2 functions × 32 + 24 × 6 terms = 208 (2 to 4 terms each)"
+            "2 functions of 2 to 4 terms (6 in all): 2 × 32 B + 6 × 24 B = 208 B"
         );
         assert_eq!(thousands(25_120_000), "25,120,000");
         assert_eq!(thousands(999), "999");

@@ -24,6 +24,7 @@ pub enum KindFilter {
 
 impl crate::names::Named for KindFilter {
     const ALL: &'static [Self] = &[
+        KindFilter::Only(EntityKind::Objective),
         KindFilter::Only(EntityKind::Constraint),
         KindFilter::Only(EntityKind::Removed),
         KindFilter::Only(EntityKind::Variable),
@@ -64,7 +65,8 @@ pub struct EntityRef {
     /// The instance layer, for archives.
     pub layer: Option<usize>,
     pub kind: EntityKind,
-    pub id: u64,
+    /// `None` for the objective, which has no id.
+    pub id: Option<u64>,
     pub name: Option<String>,
     pub subscripts: Vec<i64>,
 }
@@ -74,17 +76,26 @@ impl EntityRef {
         Self {
             layer,
             kind: e.kind,
-            id: e.id,
+            id: (e.kind != EntityKind::Objective).then_some(e.id),
             name: e.name.map(str::to_string),
             subscripts: e.subscripts.to_vec(),
         }
     }
 
-    /// `name[1,2]` for people, control characters escaped.
+    /// The id for people: `-` for the objective.
+    pub fn display_id(&self) -> String {
+        self.id.map_or_else(|| "-".to_string(), |id| id.to_string())
+    }
+
+    /// `name[1,2]` for people: the name as written (control characters
+    /// escaped), `(unnamed)` without one, `-` for the objective.
     pub fn display_name(&self) -> String {
+        if self.kind == EntityKind::Objective {
+            return "-".to_string();
+        }
         let name = match &self.name {
             None => crate::profile::family::UNNAMED.to_string(),
-            Some(n) => crate::profile::family::escape_frame_chars(n),
+            Some(n) => crate::report::escape_control(n).into_owned(),
         };
         if self.subscripts.is_empty() {
             name

@@ -27,6 +27,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::top::{rank, RankKey};
 use super::{EntityKind, EntityRef, EntityView, KindFilter};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::pass::{Cost, EntityObserver, NamedFunction};
@@ -132,8 +133,8 @@ pub struct Distribution {
 struct Accumulator {
     bytes: Histogram,
     terms: Option<Histogram>,
-    /// Bytes, wire bytes and the entity: ties break as in `memprof top`.
-    largest: Option<(u64, u64, EntityRef)>,
+    /// Its rank and the entity: ties break as in `memprof top`.
+    largest: Option<(RankKey, EntityRef)>,
 }
 
 impl Accumulator {
@@ -151,16 +152,19 @@ impl Accumulator {
         if let (Some(h), Some(t)) = (&mut self.terms, e.terms) {
             h.add(t);
         }
-        // As `memprof top` ranks: ties go to the larger encoding, then to
-        // the first in stream order.
-        let key = (bytes, cost.wire_bytes);
-        if self.largest.as_ref().is_none_or(|(b, w, _)| key > (*b, *w)) {
-            self.largest = Some((bytes, cost.wire_bytes, EntityRef::new(layer, e)));
+        // As `memprof top` ranks: ties go to the smaller id.
+        let key = rank(bytes, layer, e);
+        if self
+            .largest
+            .as_ref()
+            .is_none_or(|(largest, _)| key > *largest)
+        {
+            self.largest = Some((key, EntityRef::new(layer, e)));
         }
     }
 
     fn report(&self, kind: EntityKind, family: Option<Option<String>>) -> Option<Stats> {
-        let (largest_bytes, _, largest) = self.largest.clone()?;
+        let ((largest_bytes, _), largest) = self.largest.clone()?;
         Some(Stats {
             kind,
             family,

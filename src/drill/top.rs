@@ -1,22 +1,26 @@
-//! `memprof top`: the N largest single entities by logical bytes.
+//! `memprof top`: the N largest single entities by logical bytes: every
+//! variable, constraint, removed constraint, named function and hint (OMMX
+//! 3.0's collections' rows under its accounting), and the objective.
 //!
 //! A bounded min-heap of N entries: an entity is copied (name, subscripts)
-//! only when it enters the heap. Ties are broken by wire bytes, then by
-//! stream order (earlier first), so the result is deterministic.
+//! only when it enters the heap. Entities of equal bytes are ranked by id,
+//! smaller first (the objective, which has none, ahead), then by kind, then
+//! by layer, so the result depends on the instance alone.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-use super::{EntityRef, EntityView, KindFilter};
+use super::{EntityKind, EntityRef, EntityView, KindFilter};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
-use crate::pass::{Cost, EntityObserver, NamedFunction};
+use crate::pass::{Cost, EntityObserver, NamedFunction, Singular};
+use crate::profile::bytes_of;
 
 /// One of the largest entities.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct TopEntity {
     #[serde(flatten)]
     pub entity: EntityRef,
-    /// Stored monomials of its function (`None` for variables).
+    /// Stored monomials of its function (`None` for variables and hints).
     pub terms: Option<u64>,
     /// Logical bytes under the instance's accounting, its map keys included.
     pub bytes: u64,
@@ -24,18 +28,30 @@ pub struct TopEntity {
     pub wire_bytes: u64,
 }
 
-/// The rank of an entity: larger is better.
-#[derive(Debug, PartialEq, Eq)]
-struct Ranked {
-    bytes: u64,
-    wire_bytes: u64,
-    seq: Reverse<u64>,
-    entity: TopEntity,
+/// The order of the ranking, larger first: more bytes, then the smaller id
+/// (none, the objective's, first), the kind, the layer.
+pub(super) type RankKey = (u64, Reverse<(Option<u64>, EntityKind, Option<usize>)>);
+
+/// Where an entity of `bytes` ranks (`stats` names its largest alike).
+pub(super) fn rank(bytes: u64, layer: Option<usize>, e: &EntityView<'_>) -> RankKey {
+    let id = (e.kind != EntityKind::Objective).then_some(e.id);
+    (bytes, Reverse((id, e.kind, layer)))
 }
+
+fn rank_key(e: &TopEntity) -> RankKey {
+    let EntityRef {
+        layer, kind, id, ..
+    } = e.entity;
+    (e.bytes, Reverse((id, kind, layer)))
+}
+
+/// An entity in the heap, ordered by [`rank_key`]: larger is better.
+#[derive(Debug, PartialEq, Eq)]
+struct Ranked(TopEntity);
 
 impl Ord for Ranked {
     fn cmp(&self, other: &Self) -> Ordering {
-        (self.bytes, self.wire_bytes, self.seq).cmp(&(other.bytes, other.wire_bytes, other.seq))
+        rank_key(&self.0).cmp(&rank_key(&other.0))
     }
 }
 
@@ -52,7 +68,6 @@ pub struct Top {
     kinds: KindFilter,
     /// The kept entities, smallest on top.
     heap: BinaryHeap<Reverse<Ranked>>,
-    seq: u64,
     layer: Option<usize>,
 }
 
@@ -62,45 +77,69 @@ impl Top {
             n,
             kinds,
             heap: BinaryHeap::with_capacity(n.min(1 << 16) + 1),
-            seq: 0,
             layer: None,
         }
     }
 
     fn offer(&mut self, e: EntityView<'_>, cost: Cost) {
-        self.seq += 1;
         if self.n == 0 || !self.kinds.admits(e.kind) {
             return;
         }
-        let key = (cost.bytes, cost.wire_bytes, Reverse(self.seq));
-        let full = self.heap.len() >= self.n;
-        if full {
-            let Some(Reverse(min)) = self.heap.peek() else {
-                return;
-            };
-            if key <= (min.bytes, min.wire_bytes, min.seq) {
-                return;
-            }
+        if !self.would_keep(&rank(cost.bytes, self.layer, &e)) {
+            return;
+        }
+        if self.heap.len() >= self.n {
             self.heap.pop();
         }
-        self.heap.push(Reverse(Ranked {
+        self.heap.push(Reverse(Ranked(TopEntity {
+            entity: EntityRef::new(self.layer, &e),
+            terms: e.terms,
             bytes: cost.bytes,
             wire_bytes: cost.wire_bytes,
-            seq: Reverse(self.seq),
-            entity: TopEntity {
-                entity: EntityRef::new(self.layer, &e),
-                terms: e.terms,
-                bytes: cost.bytes,
-                wire_bytes: cost.wire_bytes,
-            },
-        }));
+        })));
+    }
+
+    /// Whether an entity ranked `key` would enter the heap.
+    fn would_keep(&self, key: &RankKey) -> bool {
+        self.n > 0
+            && (self.heap.len() < self.n
+                || self
+                    .heap
+                    .peek()
+                    .is_some_and(|Reverse(min)| *key > rank_key(&min.0)))
+    }
+
+    /// A hint of OMMX 2.9.3's `ConstraintHints`, named by its constraint.
+    fn hint(&mut self, kind: EntityKind, id: u64, bytes: impl Fn() -> u64, wire: impl Fn() -> u64) {
+        if !self.kinds.admits(kind) {
+            return;
+        }
+        let view = EntityView {
+            kind,
+            id,
+            name: None,
+            subscripts: &[],
+            terms: None,
+            used: None,
+        };
+        let bytes = bytes();
+        // Encoded (a copy of its ids) only when it would be kept.
+        if !self.would_keep(&rank(bytes, self.layer, &view)) {
+            return;
+        }
+        let cost = Cost {
+            bytes,
+            wire_bytes: wire(),
+            ..Cost::default()
+        };
+        self.offer(view, cost);
     }
 
     /// The kept entities, largest first.
     pub fn into_sorted(self) -> Vec<TopEntity> {
         let mut ranked: Vec<Ranked> = self.heap.into_iter().map(|Reverse(r)| r).collect();
         ranked.sort_by(|a, b| b.cmp(a));
-        ranked.into_iter().map(|r| r.entity).collect()
+        ranked.into_iter().map(|r| r.0).collect()
     }
 }
 
@@ -120,23 +159,35 @@ impl EntityObserver for Top {
     fn named_function(&mut self, n: &NamedFunction, cost: Cost) {
         self.offer(EntityView::named_function(n), cost);
     }
+    fn objective(&mut self, objective: &EntityView<'_>, cost: Cost) {
+        self.offer(*objective, cost);
+    }
+    /// OMMX 2.9.3's hints (3.0's are rows shown to [`Top::entity`]).
+    fn finish(&mut self, singular: &Singular<'_>) {
+        for h in &singular.hints.one_hot {
+            let id = h.constraint_id;
+            self.hint(EntityKind::OneHot, id, || bytes_of(h), || h.wire_bytes());
+        }
+        for h in &singular.hints.sos1 {
+            let id = h.binary_constraint_id;
+            self.hint(EntityKind::Sos1, id, || bytes_of(h), || h.wire_bytes());
+        }
+    }
     fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
         self.offer(*e, cost);
     }
     fn abandon(&mut self) {
         self.heap.clear();
-        self.seq = 0;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drill::EntityKind;
 
-    fn view(id: u64) -> EntityView<'static> {
+    fn view(kind: EntityKind, id: u64) -> EntityView<'static> {
         EntityView {
-            kind: EntityKind::Constraint,
+            kind,
             id,
             name: None,
             subscripts: &[],
@@ -145,26 +196,57 @@ mod tests {
         }
     }
 
-    #[test]
-    fn keeps_the_n_largest_earliest_first_on_ties() {
-        let mut top = Top::new(3, KindFilter::All);
-        for (id, bytes) in [(1, 10), (2, 50), (3, 20), (4, 50), (5, 5), (6, 20)] {
-            top.offer(
-                view(id),
-                Cost {
-                    bytes,
-                    wire_bytes: 1,
-                    ..Cost::default()
-                },
-            );
+    fn cost(bytes: u64, wire_bytes: u64) -> Cost {
+        Cost {
+            bytes,
+            wire_bytes,
+            ..Cost::default()
         }
-        let ids: Vec<u64> = top.into_sorted().iter().map(|e| e.entity.id).collect();
-        assert_eq!(ids, [2, 4, 3]);
+    }
+
+    #[test]
+    fn keeps_the_n_largest_smaller_id_first_on_ties() {
+        let mut top = Top::new(3, KindFilter::All);
+        // Equal bytes: neither the wire bytes nor the stream order decide.
+        let offered = [
+            (6, 20, 1),
+            (1, 10, 9),
+            (4, 50, 1),
+            (2, 50, 1),
+            (5, 5, 9),
+            (3, 20, 9),
+        ];
+        for (id, bytes, wire) in offered {
+            top.offer(view(EntityKind::Constraint, id), cost(bytes, wire));
+        }
+        let ids: Vec<_> = top.into_sorted().iter().map(|e| e.entity.id).collect();
+        assert_eq!(ids, [Some(2), Some(4), Some(3)]);
         let mut none = Top::new(0, KindFilter::All);
-        none.offer(view(1), Cost::default());
+        none.offer(view(EntityKind::Constraint, 1), Cost::default());
         assert!(none.into_sorted().is_empty());
         let mut vars = Top::new(5, KindFilter::Only(EntityKind::Variable));
-        vars.offer(view(1), Cost::default());
+        vars.offer(view(EntityKind::Constraint, 1), Cost::default());
         assert!(vars.into_sorted().is_empty());
+    }
+
+    #[test]
+    fn the_objective_has_no_id_and_leads_its_ties() {
+        let mut top = Top::new(3, KindFilter::All);
+        top.offer(view(EntityKind::Variable, 0), cost(80, 1));
+        top.objective(&EntityView::objective(2), cost(80, 1));
+        top.offer(view(EntityKind::Constraint, 0), cost(80, 1));
+        let ranked: Vec<_> = top
+            .into_sorted()
+            .into_iter()
+            .map(|e| (e.entity.kind, e.entity.id, e.terms))
+            .collect();
+        assert_eq!(
+            ranked,
+            [
+                (EntityKind::Objective, None, Some(2)),
+                (EntityKind::Variable, Some(0), Some(0)),
+                (EntityKind::Constraint, Some(0), Some(0)),
+            ]
+        );
     }
 }

@@ -47,7 +47,7 @@ pub enum BaselineError {
     TooLarge(u64),
     #[error("the baseline is larger than {}, memprof's limit for baseline files (one of 65,536 name families is about 220 MB); it takes several times its size in memory", crate::units::size_text(MAX_BASELINE))]
     TooBig,
-    #[error("--layer {requested} is out of range: the baseline has {available} instance layer(s)")]
+    #[error("--layer {requested} is out of range: the baseline has {}", crate::units::count(*available as u64, "instance layer", "instance layers"))]
     LayerOutOfRange { requested: usize, available: usize },
 }
 
@@ -314,6 +314,7 @@ fn split_layers(doc: &BaselineDoc) -> Result<Vec<ProfiledInstance>, BaselineErro
     };
     let instance = |layer: &LayerDoc, aggregate: Aggregate| ProfiledInstance {
         instance_index: layer.index,
+        observed_as: layer.index,
         title: layer.title.clone(),
         summary: InstanceSummary::from(layer.summary.clone()),
         aggregate,

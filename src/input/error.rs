@@ -34,7 +34,7 @@ pub enum DecodeError {
     Archive(#[from] ArchiveError),
     #[error("the archive has no {INSTANCE_MEDIA_TYPE} layer (layers: {0})")]
     NoInstanceLayer(String),
-    #[error("--layer {requested} is out of range: the input has {available} instance layer(s)")]
+    #[error("--layer {requested} is out of range: the input has {}", crate::units::count(*available as u64, "instance layer", "instance layers"))]
     LayerOutOfRange { requested: usize, available: usize },
     #[error(transparent)]
     Pass(#[from] PassError),

@@ -88,6 +88,19 @@ impl<R: Read> Read for Tee<R> {
     }
 }
 
+/// Whether reading an input again gives the same bytes: a regular file or
+/// a directory, bytes or an artifact handed over; not standard input, a
+/// pipe or a FIFO, which the first reading used up.
+impl super::Input {
+    pub fn rereadable(&self) -> bool {
+        match self {
+            super::Input::Stdin => false,
+            super::Input::Path(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file() || m.is_dir()),
+            super::Input::Bytes { .. } | super::Input::Artifact { .. } => true,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

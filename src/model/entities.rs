@@ -5,27 +5,37 @@ use std::collections::BTreeMap;
 
 use crate::ommx_v1 as pb;
 use crate::profile::collections::{
-    btree_set_u64, leaf, option_string, scalar_map, string, string_map, vec_of_strings, MapKind,
-    FNV_HASHMAP, SCALAR_8, VEC,
+    leaf, option_string, scalar_map, string, string_map, vec_of_strings, MapKind, FNV_HASHMAP,
+    SCALAR_8,
 };
-use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
+use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 
 use super::leaves::{ConstraintLeaves, VariableLeaves};
 use super::{FileWaste, Function, ModelError};
 
 /// A `Bound`: two f64, always there.
-pub const BOUND: Rule = Rule::fixed("a Bound (two f64)", "bounds", 16);
+pub const BOUND: Rule = Rule::fixed("a Bound (two f64)", Noun::new("bound", "bounds"), 16);
 /// An absent `Option<Parameters>`.
-pub const PARAMETERS_NONE: Rule = Rule::fixed("an absent Option<Parameters>", "absent values", 48);
+pub const PARAMETERS_NONE: Rule = Rule::fixed(
+    "an absent Option<Parameters>",
+    Noun::new("absent value", "absent values"),
+    48,
+);
 /// An absent `Option<Description>`.
-pub const DESCRIPTION_NONE: Rule =
-    Rule::fixed("an absent Option<Description>", "absent values", 168);
+pub const DESCRIPTION_NONE: Rule = Rule::fixed(
+    "an absent Option<Description>",
+    Noun::new("absent value", "absent values"),
+    168,
+);
 /// OMMX's dependency graph of the assignments.
 pub const DEPENDENCY_GRAPH: Rule = Rule {
     what: "the dependency graph: fixed part, then per node and per edge",
-    leaves: "graphs",
+    leaves: Noun::new("graph", "graphs"),
     base: 144,
-    per: [(8, "nodes"), (16, "edges")],
+    per: [
+        (8, Noun::new("node", "nodes")),
+        (16, Noun::new("edge", "edges")),
+    ],
 };
 
 /// Tolerance OMMX uses when it checks a substituted value against its bound.
@@ -278,6 +288,11 @@ impl Constraint {
         c: pb::Constraint,
         function: Option<Result<(Function, FileWaste), ModelError>>,
     ) -> Result<(Self, FileWaste), ModelError> {
+        // Waste reaches the instance through the constraint's length prefix.
+        let rest = match &function {
+            Some(Ok((_, waste))) if waste.bytes > 0 => super::waste::constraint_rest(&c),
+            _ => 0,
+        };
         let pb::Constraint {
             id,
             equality,
@@ -292,6 +307,7 @@ impl Constraint {
             what: format!("constraint {id}"),
         })?;
         let (normalized, waste) = function?;
+        let waste = waste.within(rest);
         let constraint = Self {
             id,
             equality,
@@ -343,6 +359,7 @@ impl RemovedConstraint {
     /// [`RemovedConstraint::from_wire`], also reporting what normalizing the
     /// function removed from the file's terms.
     pub fn from_wire_measured(r: pb::RemovedConstraint) -> Result<(Self, FileWaste), ModelError> {
+        let rest = super::waste::removed_rest(&r);
         let pb::RemovedConstraint {
             constraint,
             removed_reason,
@@ -350,6 +367,7 @@ impl RemovedConstraint {
         } = r;
         let constraint = constraint.ok_or(ModelError::MissingRemovedConstraint)?;
         let (constraint, waste) = Constraint::from_wire_measured(constraint)?;
+        let waste = waste.within(rest);
         let removed = Self {
             constraint,
             removed_reason,
@@ -380,61 +398,6 @@ impl LogicalMemoryProfile for RemovedConstraint {
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str())),
         );
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OneHot {
-    pub constraint_id: u64,
-    pub variables: Vec<u64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sos1 {
-    pub binary_constraint_id: u64,
-    pub big_m_constraint_ids: Vec<u64>,
-    pub variables: Vec<u64>,
-}
-
-/// The hints that survive loading (those on removed constraints are dropped
-/// by the caller, which knows the removed ids).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ConstraintHints {
-    pub one_hot: Vec<OneHot>,
-    pub sos1: Vec<Sos1>,
-}
-
-impl LogicalMemoryProfile for ConstraintHints {
-    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
-        let ConstraintHints { one_hot, sos1 } = self;
-        {
-            let mut p = path.with("ConstraintHints.one_hot_constraints");
-            leaf(&p.with("Vec[stack]"), visitor, &VEC);
-            for OneHot {
-                constraint_id: _,
-                variables,
-            } in one_hot
-            {
-                leaf(&p.with("OneHot.id"), visitor, &SCALAR_8);
-                btree_set_u64(&mut p.with("OneHot.variables"), visitor, variables.len());
-            }
-        }
-        let mut p = path.with("ConstraintHints.sos1_constraints");
-        leaf(&p.with("Vec[stack]"), visitor, &VEC);
-        for Sos1 {
-            binary_constraint_id: _,
-            big_m_constraint_ids,
-            variables,
-        } in sos1
-        {
-            leaf(&p.with("Sos1.binary_constraint_id"), visitor, &SCALAR_8);
-            btree_set_u64(
-                &mut p.with("Sos1.big_m_constraint_ids"),
-                visitor,
-                big_m_constraint_ids.len(),
-            );
-            btree_set_u64(&mut p.with("Sos1.variables"), visitor, variables.len());
-        }
     }
 }
 

@@ -8,10 +8,8 @@
 //! tolerance); quadratic keys are unordered pairs; polynomial keys are sorted
 //! id lists; a non-zero constant is one stored term.
 
-use prost::Message;
-
 use crate::ommx_v1 as pb;
-use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
+use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 
 use super::ModelError;
 
@@ -45,25 +43,33 @@ pub const QUADRATIC_TERM: usize = 32;
 pub const POLYNOMIAL_TERM: usize = 48;
 const CONSTANT_BYTES: usize = 40;
 
-pub const ZERO_RULE: Rule = Rule::fixed("a Zero function", "functions", CONSTANT_BYTES);
-pub const CONSTANT_RULE: Rule = Rule::fixed("a Constant function", "functions", CONSTANT_BYTES);
+pub const ZERO_RULE: Rule = Rule::fixed(
+    "a Zero function",
+    Noun::new("function", "functions"),
+    CONSTANT_BYTES,
+);
+pub const CONSTANT_RULE: Rule = Rule::fixed(
+    "a Constant function",
+    Noun::new("function", "functions"),
+    CONSTANT_BYTES,
+);
 pub const LINEAR_RULE: Rule = Rule::per_unit(
     "a Linear function: PolynomialBase's stack part plus one entry per stored term",
-    "functions",
+    Noun::new("function", "functions"),
     TERMS_STACK,
-    (LINEAR_TERM, "terms"),
+    (LINEAR_TERM, Noun::new("term", "terms")),
 );
 pub const QUADRATIC_RULE: Rule = Rule::per_unit(
     "a Quadratic function: PolynomialBase's stack part plus one entry per stored term",
-    "functions",
+    Noun::new("function", "functions"),
     TERMS_STACK,
-    (QUADRATIC_TERM, "terms"),
+    (QUADRATIC_TERM, Noun::new("term", "terms")),
 );
 pub const POLYNOMIAL_RULE: Rule = Rule::per_unit(
     "a Polynomial function: PolynomialBase's stack part plus one entry per stored term",
-    "functions",
+    Noun::new("function", "functions"),
     TERMS_STACK,
-    (POLYNOMIAL_TERM, "terms"),
+    (POLYNOMIAL_TERM, Noun::new("term", "terms")),
 );
 
 fn finite(value: f64, what: &str) -> Result<f64, ModelError> {
@@ -328,111 +334,9 @@ impl Function {
         }
     }
 
-    /// The normalized function written back in the arm (and, for a
-    /// quadratic, the linear-part presence) that `wire` used: what a writer
-    /// that drops zero terms and merges duplicates would have written.
-    fn to_wire_like(&self, wire: &pb::Function) -> pb::Function {
-        use pb::function::Function as Arm;
-        let linear = |terms: &[(u64, f64)], constant: f64| pb::Linear {
-            terms: terms
-                .iter()
-                .map(|&(id, coefficient)| pb::LinearTerm { id, coefficient })
-                .collect(),
-            constant,
-        };
-        let arm = match self {
-            Function::Zero => Arm::Constant(0.0),
-            Function::Constant(c) => Arm::Constant(*c),
-            Function::Linear { terms, constant } => Arm::Linear(linear(terms, *constant)),
-            Function::Quadratic {
-                quadratic,
-                linear: l,
-                constant,
-            } => {
-                let had_linear =
-                    matches!(&wire.function, Some(Arm::Quadratic(q)) if q.linear.is_some());
-                Arm::Quadratic(pb::Quadratic {
-                    rows: quadratic.iter().map(|&((r, _), _)| r).collect(),
-                    columns: quadratic.iter().map(|&((_, c), _)| c).collect(),
-                    values: quadratic.iter().map(|&(_, v)| v).collect(),
-                    linear: had_linear.then(|| linear(l, *constant)),
-                })
-            }
-            Function::Polynomial { terms } => Arm::Polynomial(pb::Polynomial {
-                terms: terms
-                    .iter()
-                    .map(|(ids, coefficient)| pb::Monomial {
-                        ids: ids.clone(),
-                        coefficient: *coefficient,
-                    })
-                    .collect(),
-            }),
-        };
-        pb::Function {
-            function: Some(arm),
-        }
-    }
-
     /// Logical bytes, as the leaf below reports them.
     pub fn bytes(&self) -> usize {
         self.rule().bytes([self.stored_terms(), 0])
-    }
-}
-
-/// What normalization removed from one wire function: terms whose
-/// coefficient is exactly 0.0, terms merged into an earlier term on the same
-/// monomial (or cancelled with it), and the encoded bytes the function would
-/// lose if it were written without them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FileWaste {
-    pub zero_terms: u64,
-    pub merged_terms: u64,
-    /// Bytes of the function as a length-delimited field (its length prefix
-    /// included, its tag not) that a clean writer would not write.
-    pub bytes: u64,
-}
-
-impl FileWaste {
-    /// Compares `wire` with its normalized form. Nothing is re-encoded unless
-    /// normalization removed a term, which a term count shows in O(1).
-    pub fn of(wire: &pb::Function, normalized: &Function) -> Self {
-        use pb::function::Function as Arm;
-        let nonzero = |c: f64| u64::from(c != 0.0);
-        let in_file = match &wire.function {
-            None | Some(Arm::Constant(_) | Arm::Expression(_)) => 0,
-            Some(Arm::Linear(l)) => l.terms.len() as u64 + nonzero(l.constant),
-            Some(Arm::Quadratic(q)) => {
-                q.values.len() as u64
-                    + q.linear
-                        .as_ref()
-                        .map_or(0, |l| l.terms.len() as u64 + nonzero(l.constant))
-            }
-            Some(Arm::Polynomial(p)) => p.terms.len() as u64,
-        };
-        let stored = normalized.stored_terms() as u64;
-        if in_file == stored {
-            return Self::default();
-        }
-        let zero = |c: &f64| *c == 0.0;
-        let zero_terms = match &wire.function {
-            None | Some(Arm::Constant(_) | Arm::Expression(_)) => 0,
-            Some(Arm::Linear(l)) => l.terms.iter().filter(|t| zero(&t.coefficient)).count(),
-            Some(Arm::Quadratic(q)) => {
-                q.values.iter().filter(|v| zero(v)).count()
-                    + q.linear.as_ref().map_or(0, |l| {
-                        l.terms.iter().filter(|t| zero(&t.coefficient)).count()
-                    })
-            }
-            Some(Arm::Polynomial(p)) => p.terms.iter().filter(|m| zero(&m.coefficient)).count(),
-        } as u64;
-        let field = |len: usize| (prost::encoding::encoded_len_varint(len as u64) + len) as u64;
-        let before = field(wire.encoded_len());
-        let after = field(normalized.to_wire_like(wire).encoded_len());
-        Self {
-            zero_terms,
-            merged_terms: in_file - zero_terms - stored,
-            bytes: before.saturating_sub(after),
-        }
     }
 }
 
@@ -592,37 +496,6 @@ mod tests {
         };
         let f = Function::from_wire(&p).unwrap();
         assert_eq!((f.stored_terms(), f.bytes()), (1, 80));
-    }
-
-    #[test]
-    fn file_waste_counts_dropped_and_merged_terms_and_their_bytes() {
-        let clean = linear(&[(1, 1.0), (2, 2.0)], 0.0);
-        let f = Function::from_wire(&clean).unwrap();
-        assert_eq!(FileWaste::of(&clean, &f), FileWaste::default());
-        // Terms: (1, 1.0) is 0a 0b 08 01 11 + 8 bytes = 13; (2, 0.0) is
-        // 0a 02 08 02 = 4 (proto3 omits the zero coefficient). Written clean,
-        // (1, 3.0) alone: 13. The Linear message shrinks from 30 to 13 bytes,
-        // the Function from 32 to 15, and the field's 1-byte length prefix
-        // stays 1 byte: 17 bytes go.
-        let wire = linear(&[(1, 1.0), (2, 0.0), (1, 2.0)], 0.0);
-        let f = Function::from_wire(&wire).unwrap();
-        let waste = FileWaste::of(&wire, &f);
-        assert_eq!(
-            waste,
-            FileWaste {
-                zero_terms: 1,
-                merged_terms: 1,
-                bytes: 17
-            }
-        );
-        // A cancelling pair goes entirely: both are merged away.
-        let wire = linear(&[(1, 1.0), (1, -1.0)], 5.0);
-        let f = Function::from_wire(&wire).unwrap();
-        let waste = FileWaste::of(&wire, &f);
-        assert_eq!(
-            (waste.zero_terms, waste.merged_terms, waste.bytes),
-            (0, 2, 26)
-        );
     }
 
     #[test]

@@ -3,7 +3,10 @@
 
 /// The kinds of entities. ommx.v1 has the first four; OMMX 3.0 adds the
 /// indicator, one-hot and SOS1 collections, each with removed rows of its own
-/// (`Removed` is a removed regular constraint, as in v1).
+/// (`Removed` is a removed regular constraint, as in v1). Under OMMX 2.9.3's
+/// accounting, `OneHot` and `Sos1` are the constraint hints of the same
+/// names (3.0 turns them into those collections' rows). The objective, one
+/// per instance, is the last kind: `top` ranks it with the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EntityKind {
@@ -17,10 +20,11 @@ pub enum EntityKind {
     RemovedOneHot,
     Sos1,
     RemovedSos1,
+    Objective,
 }
 
 impl EntityKind {
-    pub const ALL: [EntityKind; 10] = [
+    pub const ALL: [EntityKind; 11] = [
         EntityKind::Variable,
         EntityKind::Constraint,
         EntityKind::Removed,
@@ -31,6 +35,7 @@ impl EntityKind {
         EntityKind::RemovedOneHot,
         EntityKind::Sos1,
         EntityKind::RemovedSos1,
+        EntityKind::Objective,
     ];
 
     /// The name used on the command line and in outputs.
@@ -46,6 +51,7 @@ impl EntityKind {
             EntityKind::RemovedOneHot => "removed-one-hot",
             EntityKind::Sos1 => "sos1",
             EntityKind::RemovedSos1 => "removed-sos1",
+            EntityKind::Objective => "objective",
         }
     }
 
@@ -62,6 +68,7 @@ impl EntityKind {
             EntityKind::RemovedOneHot => "removed one-hot constraint",
             EntityKind::Sos1 => "SOS1 constraint",
             EntityKind::RemovedSos1 => "removed SOS1 constraint",
+            EntityKind::Objective => "objective",
         }
     }
 

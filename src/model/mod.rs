@@ -7,19 +7,25 @@
 //! dependency graph) live in the pass (`pass/validate.rs`), which sees the
 //! whole stream.
 
+pub mod elsewhere;
 pub mod entities;
 pub mod function;
+pub mod hints;
 pub mod kind;
+pub mod labels;
 pub mod leaves;
 pub mod real;
 pub mod v2;
+pub mod waste;
 
 pub use entities::{
-    AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable, Description,
-    Equality, Kind, OneHot, Parameters, RemovedConstraint, Sos1,
+    AcyclicAssignments, Annotations, Constraint, DecisionVariable, Description, Equality, Kind,
+    Parameters, RemovedConstraint,
 };
-pub use function::{FileWaste, Function};
+pub use function::Function;
+pub use hints::{ConstraintHints, OneHot, Sos1};
 pub use kind::EntityKind;
+pub use waste::FileWaste;
 
 /// Why OMMX 2.9.3 would refuse an instance. Each message says what was wrong
 /// in the user's terms.

@@ -257,6 +257,7 @@ impl Accounts {
         ProfiledInstance {
             real_memory: Some(real_memory),
             instance_index,
+            observed_as: instance_index,
             title,
             summary,
             aggregate: self.memory,

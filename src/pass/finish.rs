@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::accounts::{visit_instance_parts, visit_parts};
-use super::observer::Singular;
+use super::observer::{Cost, EntityView, Singular};
 use super::validate::{build_function, State, User};
 use super::EntityObserver;
 use crate::model::function::Shape;
@@ -37,6 +37,7 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
 ) -> Result<InstanceSummary, InstanceError> {
     let _span = trace::span(Phase::Check);
     state.summary.wire_bytes = end;
+    let objective_wire_bytes = rest.objective_wire_bytes();
     let (instance, objective) = decode_singulars(&mut rest, end, threads)?;
     let pb::Instance {
         description,
@@ -86,17 +87,34 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
                 annotations: &annotations,
             };
             visit_instance_parts(&singular, aggregate);
+            let cost = Cost {
+                bytes: singular.objective_bytes,
+                wire_bytes: objective_wire_bytes,
+                waste: objective_waste,
+            };
+            observer.objective(
+                &EntityView::objective(objective.stored_terms() as u64),
+                cost,
+            );
             observer.finish(&singular);
         }
-        Objective::Counted(shape) => visit_parts(
-            &shape,
-            &hints,
-            &dependency,
-            &parameters,
-            &description,
-            &annotations,
-            aggregate,
-        ),
+        Objective::Counted(shape) => {
+            visit_parts(
+                &shape,
+                &hints,
+                &dependency,
+                &parameters,
+                &description,
+                &annotations,
+                aggregate,
+            );
+            let cost = Cost {
+                bytes: shape.bytes() as u64,
+                wire_bytes: objective_wire_bytes,
+                waste: FileWaste::default(),
+            };
+            observer.objective(&EntityView::objective(shape.stored_terms as u64), cost);
+        }
     }
     Ok(state.summary)
 }

@@ -173,20 +173,27 @@ pub(super) fn decode_entity(
             Item::Removed(Box::new(r), Cost { waste, ..cost })
         }
         _ => {
+            let mut wire: pb::NamedFunction = decode("named_functions", bytes, offset)?;
+            laps.lap(Phase::Decode);
+            let function = wire
+                .function
+                .take()
+                .ok_or_else(|| ModelError::MissingFunction {
+                    what: format!("named function {}", wire.id),
+                })?;
+            let normalized = Function::from_wire(&function)?;
+            let mut waste = FileWaste::of(&function, &normalized);
+            if waste.bytes > 0 {
+                waste = waste.within(crate::model::waste::named_rest(&wire));
+            }
             let pb::NamedFunction {
                 id,
-                function,
+                function: _,
                 subscripts,
                 parameters,
                 name,
                 description,
-            } = decode("named_functions", bytes, offset)?;
-            laps.lap(Phase::Decode);
-            let function = function.ok_or_else(|| ModelError::MissingFunction {
-                what: format!("named function {id}"),
-            })?;
-            let normalized = Function::from_wire(&function)?;
-            let waste = FileWaste::of(&function, &normalized);
+            } = wire;
             let named = NamedFunction {
                 id,
                 function: normalized,

@@ -175,6 +175,20 @@ impl Singulars {
         self.len == 0
     }
 
+    /// Bytes of the objective's fields as the stream carried them, tag and
+    /// length included (a stream may repeat the field; prost merges them).
+    pub fn objective_wire_bytes(&self) -> u64 {
+        let objective = |part: &Part| match part {
+            Part::Spooled(_) => true,
+            Part::Field(bytes) => Self::objective_body(bytes).is_some(),
+        };
+        self.parts
+            .iter()
+            .filter(|p| objective(p))
+            .map(|p| p.encoded_len() as u64)
+            .sum()
+    }
+
     pub fn push(&mut self, part: Part) {
         self.len += part.encoded_len();
         self.parts.push(part);

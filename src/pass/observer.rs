@@ -113,6 +113,18 @@ impl<'a> EntityView<'a> {
         }
     }
 
+    /// The objective: one per instance, without an id or a name.
+    pub fn objective(terms: u64) -> Self {
+        Self {
+            kind: EntityKind::Objective,
+            id: 0,
+            name: None,
+            subscripts: &[],
+            terms: Some(terms),
+            used: None,
+        }
+    }
+
     /// An entity of an OMMX 3.0 instance; `used` holds the variables
     /// something refers to.
     pub fn v2(e: &v2::Entity<'a>, used: &BTreeSet<u64>) -> Self {
@@ -138,6 +150,12 @@ pub trait EntityObserver {
     fn constraint(&mut self, _constraint: &Constraint, _cost: Cost) {}
     fn removed_constraint(&mut self, _removed: &RemovedConstraint, _cost: Cost) {}
     fn named_function(&mut self, _named: &NamedFunction, _cost: Cost) {}
+    /// The instance's objective, once it is accepted, before
+    /// [`EntityObserver::finish`], under either accounting. Its cost's
+    /// `wire_bytes` are those of its field in the file (its fields, when the
+    /// stream repeats it); its `waste` is zero when the pass only counted it
+    /// (the observer [counts only](EntityObserver::counts_only)).
+    fn objective(&mut self, _objective: &EntityView<'_>, _cost: Cost) {}
     /// Called once, after every entity, when the whole instance is accepted.
     fn finish(&mut self, _singular: &Singular<'_>) {}
     /// An entity of an instance counted with OMMX 3.0's accounting (the v1

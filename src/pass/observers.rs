@@ -31,6 +31,9 @@ impl EntityObserver for Observers<'_> {
             .iter_mut()
             .for_each(|o| o.named_function(named, cost));
     }
+    fn objective(&mut self, objective: &EntityView<'_>, cost: Cost) {
+        self.0.iter_mut().for_each(|o| o.objective(objective, cost));
+    }
     fn finish(&mut self, singular: &Singular<'_>) {
         self.0.iter_mut().for_each(|o| o.finish(singular));
     }

@@ -253,6 +253,15 @@ fn account(
         };
         pass.observer.entity(&EntityView::v2(&e, &used), cost);
     }
+    let zero = v2::Func::default();
+    let objective = model.objective.as_ref().unwrap_or(&zero);
+    let cost = Cost {
+        bytes: crate::profile::bytes_of(objective),
+        wire_bytes: model.wire.get(&OBJECTIVE).copied().unwrap_or(0),
+        waste: FileWaste::default(),
+    };
+    let terms = objective.stored_terms() as u64;
+    pass.observer.objective(&EntityView::objective(terms), cost);
     if let Some(mut leaves) = pass.observer.leaves() {
         model.visit_parts(&mut Path::new(), &mut leaves);
         for e in model.entities() {
@@ -265,7 +274,7 @@ fn account(
             GroupBy::None => HashMap::new(),
             GroupBy::Name => model
                 .entities()
-                .map(|e| ((table(e.kind), e.id), e.family()))
+                .filter_map(|e| Some(((table(e.kind)?, e.id), e.family())))
                 .collect(),
         };
         let lookup = |t: Table, id: u64| frames.get(&(t, id)).cloned();
@@ -283,16 +292,21 @@ fn account(
     Ok(accounts.profiled(instance_index, title, summary, schema, Accounting::Ommx30))
 }
 
-/// The wire view's table of an entity kind (its labels' table).
-fn table(kind: EntityKind) -> Table {
-    match kind {
+/// The objective's key in [`v2::WireSizes`].
+const OBJECTIVE: (EntityKind, u64) = (EntityKind::Objective, 0);
+
+/// The wire view's table of an entity kind (its labels' table); the
+/// objective has none.
+fn table(kind: EntityKind) -> Option<Table> {
+    Some(match kind {
         EntityKind::Variable => Table::Variables,
         EntityKind::Constraint | EntityKind::Removed => Table::Regular,
         EntityKind::Indicator | EntityKind::RemovedIndicator => Table::Indicator,
         EntityKind::OneHot | EntityKind::RemovedOneHot => Table::OneHot,
         EntityKind::Sos1 | EntityKind::RemovedSos1 => Table::Sos1,
         EntityKind::NamedFunction => Table::NamedFunctions,
-    }
+        EntityKind::Objective => return None,
+    })
 }
 
 /// An `ommx.v1` payload as OMMX 3.0 loads it: first accepted by the v1 pass
@@ -392,6 +406,9 @@ impl Elements {
         for n in &m.named_functions {
             sizes.insert((EntityKind::NamedFunction, n.id), encoded_len(10, n) as u64);
         }
+        if let Some(o) = &m.objective {
+            sizes.insert(OBJECTIVE, encoded_len(3, o) as u64);
+        }
         Self { sizes }
     }
 }
@@ -416,6 +433,9 @@ impl EntityObserver for Elements {
     fn named_function(&mut self, n: &NamedFunction, cost: Cost) {
         self.sizes
             .insert((EntityKind::NamedFunction, n.id), cost.wire_bytes);
+    }
+    fn objective(&mut self, _objective: &EntityView<'_>, cost: Cost) {
+        self.sizes.insert(OBJECTIVE, cost.wire_bytes);
     }
 }
 

@@ -6,7 +6,7 @@
 //! the only copy: `memprof explain` restates these rules, it does not
 //! repeat them.
 
-use super::{LogicalMemoryVisitor, Path, Rule};
+use super::{LogicalMemoryVisitor, Noun, Path, Rule};
 
 /// `size_of::<String>()`, `size_of::<Vec<T>>()`.
 pub const STRING_STACK: usize = 24;
@@ -16,32 +16,63 @@ pub const FNV_HASHMAP_STACK: usize = 32;
 pub const HASHMAP_STACK: usize = 48;
 
 /// An id, an i64 or an f64 (also a map key of those types).
-pub const SCALAR_8: Rule = Rule::fixed("an 8-byte value (u64 id, i64 or f64)", "values", 8);
+pub const SCALAR_8: Rule = Rule::fixed(
+    "an 8-byte value (u64 id, i64 or f64)",
+    Noun::new("value", "values"),
+    8,
+);
 /// A one-byte enum (kind, equality, sense).
-pub const ENUM: Rule = Rule::fixed("a one-byte enum", "values", 1);
+pub const ENUM: Rule = Rule::fixed("a one-byte enum", Noun::new("value", "values"), 1);
 /// A `String`: stack part plus UTF-8 length.
 pub const STRING: Rule = Rule::per_unit(
     "a String: its stack part plus its UTF-8 length",
-    "strings",
+    Noun::new("string", "strings"),
     STRING_STACK,
-    (1, "UTF-8 bytes"),
+    (1, Noun::new("UTF-8 byte", "UTF-8 bytes")),
 );
 /// An absent `Option<String>` (the niche makes it the size of a String).
-pub const OPTION_STRING_NONE: Rule =
-    Rule::fixed("an absent Option<String>", "absent values", STRING_STACK);
+pub const OPTION_STRING_NONE: Rule = Rule::fixed(
+    "an absent Option<String>",
+    Noun::new("absent value", "absent values"),
+    STRING_STACK,
+);
 /// An absent `Option<f64>`.
-pub const OPTION_F64_NONE: Rule = Rule::fixed("an absent Option<f64>", "absent values", 16);
+pub const OPTION_F64_NONE: Rule = Rule::fixed(
+    "an absent Option<f64>",
+    Noun::new("absent value", "absent values"),
+    16,
+);
 /// The tag an `Option<f64>` holds beside its value.
 pub const OPTION_F64_TAG: Rule = Rule::fixed(
     "the tag of a present Option<f64> (size_of Option<f64> − size_of f64)",
-    "present values",
+    Noun::new("present value", "present values"),
     8,
 );
-pub const VEC: Rule = Rule::fixed("a Vec's stack part", "vectors", VEC_STACK);
-pub const BTREE_MAP: Rule = Rule::fixed("a BTreeMap's stack part", "maps", BTREE_STACK);
-pub const BTREE_SET: Rule = Rule::fixed("a BTreeSet's stack part", "sets", BTREE_STACK);
-pub const FNV_HASHMAP: Rule = Rule::fixed("an FnvHashMap's stack part", "maps", FNV_HASHMAP_STACK);
-pub const HASHMAP: Rule = Rule::fixed("a HashMap's stack part", "maps", HASHMAP_STACK);
+pub const VEC: Rule = Rule::fixed(
+    "a Vec's stack part",
+    Noun::new("vector", "vectors"),
+    VEC_STACK,
+);
+pub const BTREE_MAP: Rule = Rule::fixed(
+    "a BTreeMap's stack part",
+    Noun::new("map", "maps"),
+    BTREE_STACK,
+);
+pub const BTREE_SET: Rule = Rule::fixed(
+    "a BTreeSet's stack part",
+    Noun::new("set", "sets"),
+    BTREE_STACK,
+);
+pub const FNV_HASHMAP: Rule = Rule::fixed(
+    "an FnvHashMap's stack part",
+    Noun::new("map", "maps"),
+    FNV_HASHMAP_STACK,
+);
+pub const HASHMAP: Rule = Rule::fixed(
+    "a HashMap's stack part",
+    Noun::new("map", "maps"),
+    HASHMAP_STACK,
+);
 
 /// A leaf of `rule` with no per-unit part at `path`.
 pub fn leaf<V: LogicalMemoryVisitor>(path: &Path, visitor: &mut V, rule: &'static Rule) {

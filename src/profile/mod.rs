@@ -87,6 +87,28 @@ impl Drop for PathGuard<'_> {
     }
 }
 
+/// A countable noun in both numbers: `1 map`, `2 maps`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Noun {
+    pub one: &'static str,
+    pub many: &'static str,
+}
+
+impl Noun {
+    pub const fn new(one: &'static str, many: &'static str) -> Self {
+        Self { one, many }
+    }
+
+    /// The form `n` takes.
+    pub fn of(self, n: u64) -> &'static str {
+        if n == 1 {
+            self.one
+        } else {
+            self.many
+        }
+    }
+}
+
 /// How a leaf's bytes are computed: `base` plus, for each of up to two
 /// units, `bytes per unit × count` (`32 + 24 × terms`, `144 + 8 × nodes +
 /// 16 × edges`). Every leaf of the in-memory profile is emitted with its
@@ -95,34 +117,39 @@ impl Drop for PathGuard<'_> {
 pub struct Rule {
     /// What the bytes are, in words.
     pub what: &'static str,
-    /// What one leaf is, plural (`functions`, `strings`).
-    pub leaves: &'static str,
+    /// What one leaf is (`function`, `string`).
+    pub leaves: Noun,
     pub base: usize,
-    /// `(bytes per unit, unit name)`; unused slots are `(0, "")`.
-    pub per: [(usize, &'static str); 2],
+    /// `(bytes per unit, unit)`; unused slots are `(0, Noun::NONE)`.
+    pub per: [(usize, Noun); 2],
+}
+
+impl Noun {
+    /// An unused unit slot.
+    pub const NONE: Noun = Noun::new("", "");
 }
 
 impl Rule {
-    pub const fn fixed(what: &'static str, leaves: &'static str, base: usize) -> Self {
+    pub const fn fixed(what: &'static str, leaves: Noun, base: usize) -> Self {
         Self {
             what,
             leaves,
             base,
-            per: [(0, ""), (0, "")],
+            per: [(0, Noun::NONE), (0, Noun::NONE)],
         }
     }
 
     pub const fn per_unit(
         what: &'static str,
-        leaves: &'static str,
+        leaves: Noun,
         base: usize,
-        per: (usize, &'static str),
+        per: (usize, Noun),
     ) -> Self {
         Self {
             what,
             leaves,
             base,
-            per: [per, (0, "")],
+            per: [per, (0, Noun::NONE)],
         }
     }
 
@@ -158,6 +185,19 @@ impl LogicalMemoryVisitor for &mut dyn LogicalMemoryVisitor {
 /// A value that can report its logical memory as leaves under `path`.
 pub trait LogicalMemoryProfile {
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V);
+}
+
+/// The logical bytes of `value`: its leaves summed.
+pub fn bytes_of<T: LogicalMemoryProfile + ?Sized>(value: &T) -> u64 {
+    struct Sum(u64);
+    impl LogicalMemoryVisitor for Sum {
+        fn visit_leaf(&mut self, _path: &Path, bytes: usize) {
+            self.0 += bytes as u64;
+        }
+    }
+    let mut sum = Sum(0);
+    value.visit_logical_memory(&mut Path::new(), &mut sum);
+    sum.0
 }
 
 #[cfg(test)]

@@ -11,11 +11,11 @@ use serde::Serialize;
 use super::format::{unsupported, Format};
 use super::json::{input_info, InputInfo};
 use super::Profile;
-use crate::advise::{LayerAdvice, Measure, NotComputed, Recommendation, Sample, Severity};
+use crate::advise::{Change, LayerAdvice, Measure, NotComputed, Recommendation, Sample, Severity};
 use crate::api::{Advice, FileRun};
 use crate::report::envelope::Envelope;
 use crate::report::Accounting;
-use crate::units::{human, percent, thousands};
+use crate::units::{count, exact, exact_share, human, thousands};
 
 /// What is shown: the advice of each layer and the severity floor.
 pub struct AdviceView<'a> {
@@ -205,6 +205,91 @@ fn share(r: &Recommendation) -> String {
     }
 }
 
+/// A byte count for a table cell: binary units from 1 KiB, separators below.
+fn cell(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{} B", thousands(bytes))
+    } else {
+        human(bytes)
+    }
+}
+
+/// The summary: what the changes the user can make save together, and what
+/// the others are.
+fn summary(layer: &LayerAdvice) -> String {
+    let version = layer.accounting.version();
+    let recs = &layer.recommendations;
+    let changes = recs
+        .iter()
+        .filter(|r| r.change == Change::Ommx && r.measure == Measure::Logical)
+        .count() as u64;
+    let mut text = format!("summary:     total {}; ", exact(layer.total_bytes));
+    if changes > 0 {
+        text.push_str(&format!(
+            "{} you can make in OMMX {version} to what it holds would save {} together, \
+             each byte counted once",
+            match changes {
+                1 => "the 1 change".to_string(),
+                n => format!("the {n} changes"),
+            },
+            exact_share(layer.estimated_saving_bytes, layer.total_bytes)
+        ));
+    } else {
+        text.push_str(&format!(
+            "no change you can make in OMMX {version} would save memory"
+        ));
+    }
+    if layer.file_saving_bytes > 0 {
+        text.push_str(&format!(
+            "; the file, {}, would be {} smaller without its zero and duplicate terms",
+            exact(layer.file_bytes),
+            exact(layer.file_saving_bytes)
+        ));
+    }
+    let ommx30 = recs.iter().any(|r| r.change == Change::Ommx30);
+    let elsewhere = recs
+        .iter()
+        .filter(|r| r.change == Change::NotInOmmx)
+        .count() as u64;
+    let others = match (ommx30, elsewhere) {
+        (false, 0) => None,
+        (true, 0) => Some("moving to OMMX 3.0 (a pre-release) is".to_string()),
+        (false, n) => Some(format!(
+            "{} OMMX does not offer {}",
+            count(n, "layout", "layouts"),
+            if n == 1 { "is" } else { "are" }
+        )),
+        (true, n) => Some(format!(
+            "moving to OMMX 3.0 (a pre-release) and {} OMMX does not offer are",
+            count(n, "layout", "layouts")
+        )),
+    };
+    if let Some(others) = others {
+        text.push_str(&format!(". Not in this sum: {others} shown for comparison"));
+    }
+    text
+}
+
+/// What a recommendation asks of the user, after its severity.
+fn change_text(r: &Recommendation, version: &str) -> String {
+    match r.change {
+        Change::Ommx => format!("a change in OMMX {version}"),
+        Change::Ommx30 => "moving to OMMX 3.0, a pre-release".to_string(),
+        Change::NotInOmmx => "a layout OMMX does not offer".to_string(),
+    }
+}
+
+/// What following a recommendation saves, in words.
+fn saving_text(r: &Recommendation) -> String {
+    match (r.change, r.measure) {
+        (Change::Ommx, Measure::Logical) => format!("saves {}", exact(r.saving_bytes)),
+        (Change::Ommx, Measure::File) => format!("saves {} of the file", exact(r.saving_bytes)),
+        (Change::Ommx30, _) if r.saving_bytes == 0 => "saves nothing".to_string(),
+        (Change::Ommx30, _) => format!("would save {}", exact(r.saving_bytes)),
+        (Change::NotInOmmx, _) => format!("{} less in that layout", exact(r.saving_bytes)),
+    }
+}
+
 fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<()> {
     crate::render::header::write_summary(view.profile, out)?;
     for layer in view.layers {
@@ -229,31 +314,10 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
             not_computed(layer, out)?;
             continue;
         }
-        let mut summary = format!(
-            "summary:     total {} ({} B); applying {} would save about {} ({} B, {}), \
-             overlapping savings counted once",
-            human(layer.total_bytes),
-            thousands(layer.total_bytes),
-            if found == 1 {
-                "the 1 recommendation".to_string()
-            } else {
-                format!("all {found} recommendations")
-            },
-            human(layer.estimated_saving_bytes),
-            thousands(layer.estimated_saving_bytes),
-            percent(layer.estimated_saving_bytes, layer.total_bytes)
-        );
-        if layer.file_saving_bytes > 0 {
-            summary.push_str(&format!(
-                "; the file would lose {} B of its {} B",
-                thousands(layer.file_saving_bytes),
-                thousands(layer.file_bytes)
-            ));
-        }
         writeln!(
             out,
             "{}",
-            crate::render::width::wrap(&summary, &" ".repeat(13))
+            crate::render::width::wrap(&summary(layer), &" ".repeat(13))
         )?;
         if shown.is_empty() {
             writeln!(
@@ -269,6 +333,7 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
         table.set_header(vec![
             "#",
             "rule",
+            "change",
             "severity",
             "saving",
             "% of total",
@@ -278,13 +343,14 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
             table.add_row(vec![
                 (i + 1).to_string(),
                 r.rule.to_string(),
+                r.change.label().to_string(),
                 r.severity.label().to_string(),
-                human(r.saving_bytes),
+                cell(r.saving_bytes),
                 share(r),
-                human(r.bytes_concerned),
+                cell(r.bytes_concerned),
             ]);
         }
-        for col in [3, 4, 5] {
+        for col in [4, 5, 6] {
             if let Some(c) = table.column_mut(col) {
                 c.set_cell_alignment(CellAlignment::Right);
             }
@@ -298,20 +364,18 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
                 view.min_severity.label()
             )?;
         }
+        let version = layer.accounting.version();
         for (i, r) in shown.iter().enumerate() {
             writeln!(out)?;
-            writeln!(
-                out,
-                "[{}] {} ({}): saves {} B{}",
+            let heading = format!(
+                "[{}] {} ({}, {}): {}",
                 i + 1,
                 r.rule,
                 r.severity.label(),
-                thousands(r.saving_bytes),
-                match r.measure {
-                    Measure::Logical => "",
-                    Measure::File => " of the file",
-                }
-            )?;
+                change_text(r, version),
+                saving_text(r)
+            );
+            writeln!(out, "{}", crate::render::width::wrap(&heading, "    "))?;
             let prose = |label: &str, text: &str| {
                 // Wrapped to the terminal, continuing under the text.
                 crate::render::width::wrap(&format!("    {label:<11} {text}"), &" ".repeat(16))
@@ -352,13 +416,10 @@ fn not_computed(layer: &LayerAdvice, out: &mut dyn Write) -> std::io::Result<()>
         return Ok(());
     }
     writeln!(out)?;
-    writeln!(
-        out,
-        "Not computed under OMMX {}'s accounting:",
-        layer.accounting.version()
-    )?;
+    writeln!(out, "Not computed:")?;
     for n in &layer.not_computed {
-        writeln!(out, "  {}: {}", n.rule, n.reason)?;
+        let line = format!("  {}: {}", n.rule, n.reason);
+        writeln!(out, "{}", crate::render::width::wrap(&line, "    "))?;
     }
     Ok(())
 }

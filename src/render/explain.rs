@@ -11,7 +11,7 @@ use super::format::{unsupported, Format};
 use super::json::{input_info, InputInfo};
 use super::Profile;
 use crate::drill::explain::{thousands, Explanation};
-use crate::units::human;
+use crate::units::{human_exact, percent};
 
 #[derive(Debug, Serialize)]
 struct ExplainDocument<'a> {
@@ -57,12 +57,11 @@ fn render_explanations(
         }
         writeln!(
             out,
-            "{}: {} ({} B, {:.1}% of {} B)",
+            "{}: {}, {} of {}",
             x.path,
-            human(x.bytes),
-            thousands(x.bytes),
-            x.bytes as f64 * 100.0 / profile.total_bytes().max(1) as f64,
-            thousands(profile.total_bytes()),
+            human_exact(x.bytes),
+            percent(x.bytes, profile.total_bytes()),
+            human_exact(profile.total_bytes()),
         )?;
         for g in &x.groups {
             writeln!(out)?;

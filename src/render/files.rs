@@ -38,7 +38,10 @@ pub fn render_table(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()
     let sum = |get: fn(&FileSummary) -> u64| files.iter().map(get).sum::<u64>();
     let file_bytes = files.iter().map(|f| f.file_bytes).sum::<Option<u64>>();
     table.add_row(vec![
-        format!("total ({} files)", files.len()),
+        format!(
+            "total ({})",
+            crate::units::count(files.len() as u64, "file", "files")
+        ),
         files.iter().map(|f| f.instances).sum::<usize>().to_string(),
         crate::units::thousands(sum(|f| f.variables)),
         crate::units::thousands(sum(|f| f.constraints)),

@@ -36,21 +36,13 @@ pub fn write_summary(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Res
         units::count(s.terms, "stored term", "stored terms"),
     );
     line(out, "entities:", &entities)?;
-    match doc.file_bytes {
-        Some(b) => writeln!(
-            out,
-            "{}{} ({} B)",
-            style::label("file bytes:", 13),
-            units::human(b),
-            units::thousands(b)
-        )?,
-        None => writeln!(
-            out,
-            "{}{} B of instance data",
-            style::label("file bytes:", 13),
-            units::thousands(s.wire_bytes)
-        )?,
-    }
+    // A stream (stdin, a pipe) has no file size: its instance data is said
+    // in the same units.
+    let bytes = match doc.file_bytes {
+        Some(b) => units::human_exact(b),
+        None => format!("{} of instance data", units::human_exact(s.wire_bytes)),
+    };
+    writeln!(out, "{}{bytes}", style::label("file bytes:", 13))?;
     write_total(profile, out)
 }
 
@@ -63,10 +55,15 @@ pub fn write_total(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Resul
             "encoded protobuf, the size of the instance data".to_string(),
         ),
     };
+    let bytes = profile.total_bytes();
+    // The exact bytes beside the rounded ones, once.
+    let exact = match bytes < 1024 {
+        true => String::new(),
+        false => format!("{} B, ", units::thousands(bytes)),
+    };
     let total = format!(
-        "{} ({} B, {what}; KiB/MiB are 1024-based)",
-        units::human(profile.total_bytes()),
-        units::thousands(profile.total_bytes())
+        "{} ({exact}{what}; KiB/MiB are 1024-based)",
+        units::human(bytes)
     );
     line(out, label, &total)
 }

@@ -10,7 +10,7 @@ use super::format::{unsupported, Format};
 use crate::input::{Container, Document, Schema};
 use crate::render::width::Give;
 use crate::report::envelope::Envelope;
-use crate::units::human;
+use crate::units::human_exact;
 
 /// The listing of `doc` in `format`.
 pub fn render(doc: &Document, format: Format, out: &mut dyn Write) -> Result<()> {
@@ -71,7 +71,7 @@ fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
             layer.index.to_string(),
             escape_control(&layer.media_type).into_owned(),
             escape_control(&layer.digest.chars().take(7 + 12).collect::<String>()).into_owned(),
-            format!("{} ({} B)", human(layer.size), layer.size),
+            human_exact(layer.size),
             annotations.join("\n"),
             profiled,
         ]);

@@ -15,8 +15,8 @@ use super::json::{input_info, layer_refs, InputInfo, LayerRef};
 use super::Profile;
 use crate::drill::stats::{Distribution, Stats};
 use crate::drill::EntityRef;
-use crate::profile::family::{escape_frame_chars, UNNAMED};
-use crate::units::human;
+use crate::profile::family::UNNAMED;
+use crate::units::{human, thousands};
 
 /// How the percentiles are computed, stated in every document.
 pub const METHOD: &str =
@@ -36,7 +36,7 @@ struct StatsDocument<'a> {
 }
 
 fn figures(d: &Distribution, bytes: bool) -> String {
-    let f = |v: u64| if bytes { human(v) } else { v.to_string() };
+    let f = |v: u64| if bytes { human(v) } else { thousands(v) };
     let approx = if d.exact { "" } else { "~" };
     format!(
         "{} / {approx}{} / {approx}{} / {approx}{} / {}",
@@ -49,7 +49,7 @@ fn figures(d: &Distribution, bytes: bool) -> String {
 }
 
 fn largest(e: &EntityRef, bytes: u64) -> String {
-    format!("{} {} ({})", e.id, e.display_name(), human(bytes))
+    format!("{} {} ({})", e.display_id(), e.display_name(), human(bytes))
 }
 
 fn table(rows: &[Stats], families: bool, limit: usize) -> Grid {
@@ -78,7 +78,7 @@ fn table(rows: &[Stats], families: bool, limit: usize) -> Grid {
         let mut row = vec![s.kind.label().to_string()];
         if families {
             row.push(match &s.family {
-                Some(Some(name)) => escape_frame_chars(name),
+                Some(Some(name)) => crate::report::escape_control(name).into_owned(),
                 _ => UNNAMED.to_string(),
             });
         }

@@ -123,13 +123,17 @@ fn draw(
     out: &mut dyn Write,
 ) -> Result<()> {
     let (lines, cut) = bounded(lines);
-    let human = crate::units::human(total);
+    let human = crate::units::human_exact(total);
     let mut opts = flamegraph::Options::default();
     opts.title = options.title.clone().unwrap_or(default_title);
     // Said first, so that a long subtitle is not cut there.
     let cut = match cut {
         0 => String::new(),
-        n => format!("{n} stack(s) deeper than {MAX_DRAWN_DEPTH} frames cut there; "),
+        n => format!(
+            "{} deeper than {} frames cut there; ",
+            crate::units::count(n as u64, "stack", "stacks"),
+            crate::units::thousands(MAX_DRAWN_DEPTH as u64)
+        ),
     };
     opts.subtitle = Some(svg_frames::middle(
         &format!("{cut}{what}; total {human}"),

@@ -13,7 +13,7 @@ use super::json::{input_info, layer_refs, InputInfo, LayerRef};
 use super::Profile;
 use crate::drill::top::TopEntity;
 use crate::render::width::Give;
-use crate::units::{human, percent};
+use crate::units::{human_exact, percent, thousands};
 
 #[derive(Debug, Serialize)]
 struct TopDocument<'a> {
@@ -26,6 +26,9 @@ struct TopDocument<'a> {
     /// Largest first.
     entities: &'a [TopEntity],
 }
+
+/// How the table is ordered, below it.
+const TIES: &str = "Ties (equal bytes) are listed by id, smaller first, then by kind.";
 
 /// What `top` found, and what it was asked.
 struct TopReport<'a> {
@@ -97,12 +100,12 @@ fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) ->
         let mut row = vec![
             (rank + 1).to_string(),
             e.entity.kind.label().to_string(),
-            e.entity.id.to_string(),
+            e.entity.display_id(),
             e.entity.display_name(),
-            e.terms.map_or_else(|| "-".to_string(), |t| t.to_string()),
-            format!("{} ({} B)", human(e.bytes), e.bytes),
+            e.terms.map_or_else(|| "-".to_string(), thousands),
+            human_exact(e.bytes),
             percent(e.bytes, total),
-            human(e.wire_bytes),
+            human_exact(e.wire_bytes),
         ];
         if several_layers {
             row.insert(
@@ -128,6 +131,8 @@ fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) ->
     writeln!(out, "{table}")?;
     if report.entities.is_empty() {
         writeln!(out, "(no {} entities)", report.kind)?;
+    } else {
+        writeln!(out, "{TIES}")?;
     }
     Ok(())
 }

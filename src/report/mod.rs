@@ -128,6 +128,10 @@ pub struct Document {
 pub struct ProfiledInstance {
     /// Position among the archive's instance layers; `None` for raw input.
     pub instance_index: Option<usize>,
+    /// The position the pass read it at, as the analyses riding on the pass
+    /// were told (`EntityObserver::begin`): its own, or, for a layer whose
+    /// blob an earlier layer lists too (read once), that layer's.
+    pub observed_as: Option<usize>,
     pub title: Option<String>,
     pub summary: InstanceSummary,
     pub aggregate: Aggregate,

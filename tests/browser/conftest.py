@@ -160,7 +160,7 @@ def tree(view: dict) -> dict:
 def human(n: int) -> str:
     """Bytes as the page writes them (binary prefixes, one decimal)."""
     if n < 1024:
-        return f"{n} B"
+        return f"{n:,} B"
     value, unit = n / 1024, 0
     units = ["KiB", "MiB", "GiB", "TiB"]
     while value >= 1024 and unit + 1 < len(units):

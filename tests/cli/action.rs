@@ -271,7 +271,7 @@ fn check_passes_the_repositorys_fixtures_as_ci_runs_them() {
     assert!(
         runner
             .read("summary")
-            .starts_with("### memprof check: ✅ every budget holds (2 file(s))"),
+            .starts_with("### memprof check: ✅ every budget holds in 2 files"),
         "{}",
         runner.read("summary")
     );

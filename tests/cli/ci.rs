@@ -84,7 +84,7 @@ fn update_baseline_warn_only_and_regressions() {
         "--warn-only changes the exit status, not the report"
     );
     assert!(
-        stderr.contains("memprof: warning: 1 of 1 file(s) exceed a budget (--warn-only: exit 0)"),
+        stderr.contains("memprof: warning: 1 of 1 file exceeds a budget (--warn-only: exit 0)"),
         "{stderr}"
     );
 
@@ -151,8 +151,8 @@ fn per_entity_budgets_apply_per_layer() {
     assert_eq!(
         measured,
         [
-            "247.0 B per constraint (1235 B / 5)",
-            "233.0 B per constraint (699 B / 3)"
+            "247.0 B per constraint (1,235 B over 5 constraints)",
+            "233.0 B per constraint (699 B over 3 constraints)"
         ]
     );
 }

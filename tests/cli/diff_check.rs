@@ -391,8 +391,9 @@ fn markdown_stays_under_the_comment_limit_and_says_what_was_cut() {
     assert!(shown > 100 && shown < changed, "{shown}");
     assert!(
         md.contains(&format!(
-            "_{} of {changed} changed paths not shown (to keep this comment under GitHub's limit of 65,536 characters)",
-            changed - shown
+            "_{} of {} changed paths not shown (to keep this comment under GitHub's limit of 65,536 characters)",
+            memprof::units::thousands((changed - shown) as u64),
+            memprof::units::thousands(changed as u64)
         )),
         "{}",
         &md[md.len() - 400..]
@@ -559,7 +560,7 @@ fn check_exit_codes_and_clear_errors() {
     assert_eq!(
         err.lines().collect::<Vec<_>>(),
         [
-            "memprof: check failed: 1 of 1 file(s) exceed a budget".to_string(),
+            "memprof: check failed: 1 of 1 file exceeds a budget".to_string(),
             format!("memprof: to see why: memprof diff {baseline} {moderate}"),
             format!(
                 "memprof: if the growth is intended: memprof check {moderate} --baseline \
@@ -697,7 +698,7 @@ fn several_files_get_one_verdict_each_and_one_overall() {
     let junit = String::from_utf8(out.stdout).unwrap();
     assert!(junit.contains(r#"<testsuites name="memprof check" tests="3" failures="0""#));
     let md = fs::read_to_string(&summary).unwrap();
-    assert!(md.starts_with("### memprof check: ✅ every budget holds (3 file(s))"));
+    assert!(md.starts_with("### memprof check: ✅ every budget holds in 3 files"));
     // A file without a baseline in the directory is new: "added", not an error.
     fs::remove_file(baselines.join("moderate.pb.json")).unwrap();
     let table = ok(&["check", &pattern, "--baseline", baselines.to_str().unwrap()]);

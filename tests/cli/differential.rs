@@ -203,3 +203,43 @@ fn the_corpus_covers_what_the_issue_named() {
         }
     }
 }
+
+/// `advise` reads every corpus input OMMX accepts (archives listing a blob
+/// twice, storing blobs out of order, ...), one layer of advice per instance
+/// layer with OMMX's total, and refuses, in one line, what OMMX refuses.
+#[test]
+fn advise_reads_what_ommx_reads_layer_by_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    for case in corpus() {
+        let path = dir.path().join(&case.name);
+        fs::write(&path, case.input()).unwrap();
+        let out = memprof()
+            .args(["advise", path.to_str().unwrap(), "--format", "json", "-q"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{}: {stderr}", case.name);
+        if case.verdict != "accept" {
+            assert_eq!(out.status.code(), Some(2), "{}: {stderr}", case.name);
+            continue;
+        }
+        assert!(out.status.success(), "{}: {stderr}", case.name);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let totals: Vec<u64> = doc["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["total_bytes"].as_u64().unwrap())
+            .collect();
+        let ommx: Vec<u64> = case
+            .profiles
+            .iter()
+            .map(|p| {
+                p.lines()
+                    .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+                    .sum()
+            })
+            .collect();
+        assert_eq!(totals, ommx, "{}", case.name);
+    }
+}

@@ -335,7 +335,7 @@ fn constraint_bytes(name: Option<&str>, subscripts: usize, terms: u64) -> u64 {
 }
 
 #[test]
-fn top_ranks_entities_by_bytes_then_stream_order() {
+fn top_ranks_entities_by_bytes_then_id() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "crafted.pb", &crafted().encode_to_vec());
     let mut want: Vec<(u64, u64, &str)> = CONSTRAINTS
@@ -350,8 +350,8 @@ fn top_ranks_entities_by_bytes_then_stream_order() {
         constraint_bytes(Some("flow"), 2, 8) + 24 + 7 + 32,
         "removed",
     ));
-    // Stable sort: equal sizes keep stream order.
-    want.sort_by_key(|w| std::cmp::Reverse(w.1));
+    // Equal sizes: the smaller id first.
+    want.sort_by_key(|w| (std::cmp::Reverse(w.1), w.0));
     let doc: serde_json::Value =
         serde_json::from_str(&ok(&["top", &file, "-n", "5", "-f", "json"])).unwrap();
     let got: Vec<(u64, u64, &str)> = doc["entities"]
@@ -400,9 +400,9 @@ fn top_ranks_entities_by_bytes_then_stream_order() {
     assert_eq!(kinds.len(), CONSTRAINTS.len());
     assert!(kinds.iter().all(|&k| k == "constraint"));
 
-    // Variables x[0..8] all cost 153 + 1 (name) + 8 (one subscript). Ties
-    // go to the larger encoding (x[0]'s id 0 is not encoded at all), then
-    // to stream order.
+    // Variables x[0..8] all cost 153 + 1 (name) + 8 (one subscript): the
+    // smaller id first (whatever their encodings: x[0]'s id 0 is not
+    // encoded at all).
     let vars: serde_json::Value = serde_json::from_str(&ok(&[
         "top", &file, "-n", "3", "--kind", "variable", "-f", "json",
     ]))
@@ -413,9 +413,13 @@ fn top_ranks_entities_by_bytes_then_stream_order() {
         .iter()
         .map(|e| (e["id"].as_u64().unwrap(), e["bytes"].as_u64().unwrap()))
         .collect();
-    assert_eq!(vars, [(1, 162), (2, 162), (3, 162)]);
+    assert_eq!(vars, [(0, 162), (1, 162), (2, 162)]);
 
     let table = ok(&["top", &file, "-n", "2"]);
+    assert!(
+        table.ends_with("\nTies (equal bytes) are listed by id, smaller first, then by kind.\n"),
+        "{table}"
+    );
     let total = doc["total_bytes"].as_u64().unwrap();
     let share = format!("{:.1}%", want[0].1 as f64 * 100.0 / total as f64);
     assert!(table.contains(&share), "{table}");
@@ -493,7 +497,7 @@ fn explain_states_the_rule_and_the_arithmetic() {
     let text = ok(&["explain", &file, terms, "--group-by", "name"]);
     // flow[...] has 3, 7, 5 and 7 terms.
     assert!(
-        text.contains("4 functions × 32 + 24 × 22 terms = 656 (3 to 7 terms each)"),
+        text.contains("4 functions of 3 to 7 terms (22 in all): 4 × 32 B + 22 × 24 B = 656 B"),
         "{text}"
     );
     assert!(text.contains("rule: a Linear function"), "{text}");
@@ -505,7 +509,7 @@ fn explain_states_the_rule_and_the_arithmetic() {
         "name",
     ]);
     assert!(
-        uniform.contains("1 functions × (32 + 24 × 9 terms) = 248"),
+        uniform.contains("1 function of 9 terms: 1 × (32 B + 9 × 24 B) = 248 B"),
         "{uniform}"
     );
 
@@ -680,4 +684,158 @@ fn stats_switch_to_log_buckets_past_64_distinct_sizes() {
     assert_eq!(wide["bytes"]["min"], bytes[0]);
     assert_eq!(wide["bytes"]["max"], bytes[bytes.len() - 1]);
     assert_eq!(wide["largest"]["id"], n);
+}
+
+/// Bytes of the folded lines at `prefix` or below it.
+fn under(folded_text: &str, prefix: &str) -> u64 {
+    folded(folded_text)
+        .iter()
+        .filter(|(path, _)| path == prefix || path.starts_with(&format!("{prefix};")))
+        .map(|(_, bytes)| bytes)
+        .sum()
+}
+
+/// What `memprof top ARGS -f json` ranks: (kind, id, bytes, wire bytes).
+fn ranked(args: &[&str]) -> Vec<(String, Option<u64>, u64, u64)> {
+    let mut args = args.to_vec();
+    args.extend(["-f", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+    doc["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap().to_string(),
+                e["id"].as_u64(),
+                e["bytes"].as_u64().unwrap(),
+                e["wire_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn top_shows_an_objective_that_dominates() {
+    let dir = tempfile::tempdir().unwrap();
+    let qubo = dir.path().join("qubo.pb");
+    let status = assert_cmd::Command::cargo_bin("memprof-gen")
+        .unwrap()
+        .args(["qubo", "--variables", "300", "-o", qubo.to_str().unwrap()])
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    let qubo = qubo.to_str().unwrap();
+    // The objective's field, as the wire view measures it.
+    let wire = under(
+        &ok(&["inspect", qubo, "--view", "wire", "-f", "folded"]),
+        "Instance.objective",
+    );
+    for accounting in ["2.9", "3.0"] {
+        let profile = ok(&["inspect", qubo, "--accounting", accounting, "-f", "folded"]);
+        let objective = under(&profile, "Instance.objective");
+        assert!(objective * 10 > total(&profile) * 9, "{objective}");
+        let top = ranked(&["top", qubo, "-n", "1", "--accounting", accounting]);
+        assert_eq!(top, [("objective".to_string(), None, objective, wire)]);
+        let only = ranked(&[
+            "top",
+            qubo,
+            "--kind",
+            "objective",
+            "--accounting",
+            accounting,
+        ]);
+        assert_eq!(only, top);
+    }
+    // 300 × 299 / 2 quadratic terms and 300 linear ones.
+    let table = ok(&["top", qubo, "-n", "2"]);
+    let row = table
+        .lines()
+        .find(|l| l.contains("objective"))
+        .unwrap_or_else(|| panic!("{table}"));
+    let cells: Vec<&str> = row.split(['│', '┆']).map(str::trim).collect();
+    assert_eq!(cells[1..6], ["1", "objective", "-", "-", "45,150"], "{row}");
+    assert!(cells[6].ends_with(" MiB (1,444,832 B)"), "{row}");
+}
+
+#[test]
+fn top_ranks_hints_and_every_v2_objective() {
+    // OMMX 2.9.3's hints: each kind's entities are its container less the
+    // container's Vec (24 B).
+    for (fixture, kind, container, ids) in [
+        (
+            "hints_one_hot.pb",
+            "one-hot",
+            "Instance.constraint_hints;ConstraintHints.one_hot_constraints",
+            vec![1, 2, 2],
+        ),
+        (
+            "hints_sos1.pb",
+            "sos1",
+            "Instance.constraint_hints;ConstraintHints.sos1_constraints",
+            vec![1, 5, 6],
+        ),
+    ] {
+        let file = oracle(fixture);
+        let hints = ranked(&["top", &file, "--kind", kind, "-n", "100"]);
+        let mut got: Vec<u64> = hints.iter().map(|h| h.1.unwrap()).collect();
+        got.sort();
+        assert_eq!(got, ids, "{fixture}");
+        let profile = ok(&["inspect", &file, "-f", "folded"]);
+        let bytes: u64 = hints.iter().map(|h| h.2).sum();
+        assert_eq!(bytes, under(&profile, container) - 24, "{fixture}");
+        assert!(hints.iter().all(|h| h.0 == kind && h.3 > 0), "{hints:?}");
+    }
+    // ommx.v2 input: the objective is OMMX 3.0's, its field the wire view's.
+    let mut checked = 0;
+    for path in crate::fixtures().join("v2/oracle").read_dir().unwrap() {
+        let path = path.unwrap().path();
+        if path.extension().is_none_or(|e| e != "pb") {
+            continue;
+        }
+        let file = path.to_str().unwrap();
+        let expected = fs::read_to_string(path.with_extension("folded")).unwrap();
+        let wire = ok(&["inspect", file, "--view", "wire", "-f", "folded"]);
+        let objective = ranked(&["top", file, "--kind", "objective"]);
+        let want = (
+            "objective".to_string(),
+            None,
+            under(&expected, "Instance.objective"),
+            under(&wire, "Instance.objective"),
+        );
+        assert_eq!(objective, [want], "{file}");
+        checked += 1;
+    }
+    assert!(checked >= 15, "{checked}");
+}
+
+#[test]
+fn tables_print_names_as_written_and_folded_stacks_escape_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut instance = crafted();
+    instance
+        .constraints
+        .push(constraint(12, Some("制約%"), &[3], 10));
+    instance
+        .constraints
+        .push(constraint(13, Some("tab\there"), &[], 10));
+    let file = write(dir.path(), "names.pb", &instance.encode_to_vec());
+    let top = ok(&["top", &file, "-n", "2", "--kind", "constraint"]);
+    let names: Vec<&str> = top
+        .lines()
+        .filter(|l| l.starts_with('│') && !l.contains(" kind "))
+        .map(|l| l.split('┆').nth(3).unwrap().trim())
+        .collect();
+    // A name as written; a control character, which a terminal would
+    // obey, escaped.
+    assert_eq!(names, ["制約%[3]", "tab\\there"], "{top}");
+    let stats = ok(&["stats", &file]);
+    assert!(stats.contains("│ constraint ┆ 制約% "), "{stats}");
+    assert!(stats.contains("│ constraint ┆ a;b "), "{stats}");
+    assert!(stats.contains("12 制約%[3] ("), "{stats}");
+    // Folded stacks need the escapes: `;` and `%` are their syntax.
+    let folded = ok(&["inspect", &file, "--group-by", "name", "-f", "folded"]);
+    assert!(folded.contains("Instance.constraints;制約%25;"), "{folded}");
+    assert!(folded.contains("Instance.constraints;a%3Bb;"), "{folded}");
 }

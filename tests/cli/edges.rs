@@ -380,7 +380,7 @@ fn folded_counts_are_checked_and_deep_stacks_bounded() {
     let svg = fs::read_to_string(out).unwrap();
     assert!(svg.len() < 1 << 20, "{} bytes", svg.len());
     assert!(
-        svg.contains("1 stack(s) deeper than 1024 frames cut there; "),
+        svg.contains("1 stack deeper than 1,024 frames cut there; "),
         "subtitle"
     );
     assert!(svg.contains("[deeper frames not drawn]"));

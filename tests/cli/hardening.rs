@@ -815,7 +815,7 @@ fn cases() -> Vec<Case> {
             "one-layer.ommx",
             valid_tar.clone(),
             &["--layer", "3"],
-            Expect::Error("--layer 3 is out of range: the input has 1 instance layer(s)"),
+            Expect::Error("--layer 3 is out of range: the input has 1 instance layer"),
         ),
         // --- instances
         err_case(

@@ -10,6 +10,7 @@ use flate2::{write::GzEncoder, Compression};
 
 mod action;
 mod advise;
+mod advise_measured;
 mod api;
 mod ci;
 mod diff_check;
@@ -22,6 +23,7 @@ mod matrix;
 mod parallel;
 mod readme;
 mod report;
+mod sources;
 mod usability;
 mod v2;
 mod v2_drill;

@@ -150,11 +150,13 @@ fn a_diff_page_lists_what_diff_lists() {
         );
         assert_eq!(row["status"], d["status"]);
     }
-    // The tables describe the new side.
+    // The tables describe the new side: its variables and its objective.
+    let rows = doc["top"]["rows"].as_array().unwrap();
     assert_eq!(
-        doc["top"]["rows"].as_array().unwrap().len() as u64,
-        doc["inputs"][1]["counts"]["variables"].as_u64().unwrap()
+        rows.len() as u64,
+        doc["inputs"][1]["counts"]["variables"].as_u64().unwrap() + 1
     );
+    assert_eq!(rows.iter().filter(|r| r["kind"] == "objective").count(), 1);
 }
 
 #[test]

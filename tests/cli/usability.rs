@@ -112,7 +112,10 @@ fn flamegraph_subtitle_uses_human_units() {
         Vec::new(),
     );
     let svg = String::from_utf8(svg).unwrap();
-    assert!(svg.contains("counts them; total 4.2 KiB</text>"), "{svg}");
+    assert!(
+        svg.contains("counts them; total 4.2 KiB (4,298 B)</text>"),
+        "{svg}"
+    );
 }
 
 /// `--min-width` is in pixels of the 1180-pixel frame area, as its help says.
@@ -362,7 +365,7 @@ fn view_both_is_a_table_by_default() {
 #[test]
 fn top_and_stats_break_ties_alike() {
     // moderate.pb has 300 variables of 231 B and less; the one with the
-    // larger encoding wins, as in top.
+    // smaller id wins, as in top.
     let ks = file("moderate.pb");
     for kind in ["constraint", "variable"] {
         let top: serde_json::Value = serde_json::from_slice(&run_stdin(
@@ -777,4 +780,47 @@ fn bare_memprof_prints_a_short_usage() {
     assert!(text.contains("memprof inspect problem.ommx"), "{text}");
     assert!(text.contains("memprof --help"), "{text}");
     assert!(out.stdout.is_empty());
+}
+
+/// A stream's size is said in the units a file's is, and `check` starts
+/// with its first line, not a blank one.
+#[test]
+fn one_number_style_for_files_and_streams() {
+    let moderate = file("moderate.pb");
+    let bytes = std::fs::read(&moderate).unwrap();
+    let header = |out: Vec<u8>| {
+        let text = String::from_utf8(out).unwrap();
+        let line = text.lines().find(|l| l.starts_with("file bytes:"));
+        line.unwrap_or_else(|| panic!("{text}")).to_string()
+    };
+    let from_file = header(run_stdin(&["inspect", &moderate, "-f", "tree"], Vec::new()));
+    let from_stdin = header(run_stdin(&["inspect", "-", "-f", "tree"], bytes));
+    assert_eq!(from_file, "file bytes:  40.6 KiB (41,577 B)");
+    assert_eq!(from_stdin, format!("{from_file} of instance data"));
+    // Under 1 KiB the bytes are said once.
+    let small = header(run_stdin(
+        &["inspect", &file("kitchen_sink.pb")],
+        Vec::new(),
+    ));
+    assert_eq!(small, "file bytes:  857 B");
+
+    let baselines = fixtures().join("baselines");
+    let check = run_stdin(
+        &[
+            "check",
+            &moderate,
+            "--baseline",
+            baselines.to_str().unwrap(),
+        ],
+        Vec::new(),
+    );
+    let check = String::from_utf8(check).unwrap();
+    assert!(
+        check.starts_with(&format!("{moderate} (against ")),
+        "{check:?}"
+    );
+    assert!(
+        check.ends_with("\n\noverall: PASS (every budget holds in 1 file)\n"),
+        "{check}"
+    );
 }

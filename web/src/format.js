@@ -4,7 +4,7 @@
 const UNITS = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
 
 export function human(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024) return `${thousands(bytes)} B`;
   let value = bytes / 1024;
   let unit = 0;
   while (value >= 1024 && unit + 1 < UNITS.length) {
@@ -22,9 +22,15 @@ export function bytesExact(bytes) {
   return `${human(bytes)} (${thousands(bytes)} B)`;
 }
 
+// One decimal, thousands separated: 3,269.5.
+function oneDecimal(value) {
+  const [whole, fraction] = value.toFixed(1).split(".");
+  return `${thousands(whole)}.${fraction}`;
+}
+
 export function percent(part, total) {
   if (!total) return "0.0%";
-  return `${((part * 100) / total).toFixed(1)}%`;
+  return `${oneDecimal((part * 100) / total)}%`;
 }
 
 export function signedHuman(delta) {
@@ -39,7 +45,7 @@ export function change(oldBytes, newBytes, status) {
   if (status === "removed") return "removed";
   if (oldBytes === 0) return newBytes === 0 ? "0.0%" : "new";
   const p = ((newBytes - oldBytes) * 100) / oldBytes;
-  const text = `${Math.abs(p).toFixed(1)}%`;
+  const text = `${oneDecimal(Math.abs(p))}%`;
   if (text === "0.0%") return text;
   return p > 0 ? `+${text}` : `-${text}`;
 }

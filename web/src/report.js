@@ -270,12 +270,40 @@ function changes(c) {
   }
 }
 
+// Bytes with the exact count where the unit rounds it (units::exact).
+function exact(bytes) {
+  return bytes < 1024 ? `${thousands(bytes)} B` : bytesExact(bytes);
+}
+
+// What a recommendation asks of the user (src/advise/mod.rs, `Change`). A
+// function, which is hoisted: the page is drawn before a constant here
+// would be set.
+function changeOf(r) {
+  return {
+    ommx: { rank: 0, label: "in OMMX" },
+    "ommx-3.0": { rank: 1, label: "to OMMX 3.0b7" },
+    "not-in-ommx": { rank: 2, label: "not in OMMX" },
+  }[r.change];
+}
+
+function changeText(r, accounting) {
+  if (r.change === "ommx") return `a change in ${accounting}`;
+  if (r.change === "ommx-3.0") return "moving to OMMX 3.0, a pre-release";
+  return "a layout OMMX does not offer";
+}
+
+function savingText(r) {
+  if (r.change === "ommx") return `saves ${exact(r.saving_bytes)}${r.measure === "file" ? " of the file" : ""}`;
+  if (r.change === "ommx-3.0") return r.saving_bytes ? `would save ${exact(r.saving_bytes)}` : "saves nothing";
+  return `${exact(r.saving_bytes)} less in that layout`;
+}
+
 function advice(a) {
   const s = section("advice", "What would make it smaller");
   const layers = a.layers;
   const several = layers.length + a.others.length + a.more > 1;
   if (a.others.length) {
-    s.append("p").text(`The ${plural(layers.length, "layer", "layers")} with the largest estimated savings in full; the others below.`);
+    s.append("p").text(`The ${plural(layers.length, "layer", "layers")} with the largest savings in full; the others below.`);
   }
   for (const layer of layers) {
     const box = s.append("div").attr("class", "layer");
@@ -284,18 +312,24 @@ function advice(a) {
     if (n === 0) {
       box.append("p").text(`No recommendations: nothing would save memory or file bytes under ${layer.accounting}'s accounting.`);
     } else {
-      let text =
-        `Applying ${n === 1 ? "the 1 recommendation" : `all ${n} recommendations`} would save about ` +
-        `${bytesExact(layer.estimated_saving_bytes)}, ${percent(layer.estimated_saving_bytes, layer.total_bytes)} ` +
-        `of ${human(layer.total_bytes)} (overlapping savings counted once)`;
+      const changes = layer.recommendations.filter((r) => r.change === "ommx" && r.measure === "logical").length;
+      let text = changes
+        ? `The ${plural(changes, "change", "changes")} you can make in ${layer.accounting} to what it holds would save ` +
+          `${exact(layer.estimated_saving_bytes)}, ${percent(layer.estimated_saving_bytes, layer.total_bytes)} ` +
+          `of ${human(layer.total_bytes)}, together (each byte counted once)`
+        : `No change you can make in ${layer.accounting} would save memory`;
       if (layer.file_saving_bytes > 0) {
-        text += `; the file would lose ${human(layer.file_saving_bytes)} of its ${human(layer.file_bytes)}`;
+        text += `; the file, ${exact(layer.file_bytes)}, would be ${exact(layer.file_saving_bytes)} smaller without its zero and duplicate terms`;
+      }
+      if (layer.recommendations.some((r) => r.change !== "ommx")) {
+        text += ". Moving to OMMX 3.0 (a pre-release) and layouts OMMX does not offer are shown for comparison, not in this sum";
       }
       box.append("p").attr("class", "summary").text(`${text}.`);
       sortableTable(
         box,
         [
           { label: "rule", value: (r) => r.rule },
+          { label: "change", value: (r) => changeOf(r).rank, text: (r) => changeOf(r).label },
           { label: "severity", value: (r) => ["info", "low", "medium", "high"].indexOf(r.severity), text: (r) => r.severity, numeric: true },
           { label: "saving", value: (r) => r.saving_bytes, text: (r) => human(r.saving_bytes), numeric: true },
           {
@@ -307,14 +341,14 @@ function advice(a) {
           { label: "concerned", value: (r) => r.bytes_concerned, text: (r) => human(r.bytes_concerned), numeric: true },
           { label: "finding", value: (r) => r.title },
         ],
+        // In memprof's order: what the user can change first.
         layer.recommendations,
-        { sort: 2 },
       )
         .selectAll("tbody tr")
         .attr("class", (r) => `severity-${r.severity}`);
       for (const r of layer.recommendations) {
         const d = box.append("details").attr("class", "recommendation");
-        d.append("summary").text(`${r.rule} (${r.severity}): saves ${human(r.saving_bytes)}${r.measure === "file" ? " of the file" : ""}`);
+        d.append("summary").text(`${r.rule} (${r.severity}, ${changeText(r, layer.accounting)}): ${savingText(r)}`);
         d.append("p").text(r.title);
         if (r.paths.length) {
           const p = d.append("p").attr("class", "paths");
@@ -344,7 +378,7 @@ function advice(a) {
       }
     }
     for (const nc of layer.not_computed) {
-      box.append("p").attr("class", "note").text(`Not computed under ${layer.accounting}'s accounting: ${nc.rule}: ${nc.reason}`);
+      box.append("p").attr("class", "note").text(`Not computed: ${nc.rule}: ${nc.reason}`);
     }
   }
   if (a.others.length) {
@@ -354,7 +388,7 @@ function advice(a) {
       [
         { label: "layer", value: (r) => r.label },
         { label: "total", value: (r) => r.total_bytes, text: (r) => human(r.total_bytes), numeric: true },
-        { label: "estimated saving", value: (r) => r.estimated_saving_bytes, text: (r) => human(r.estimated_saving_bytes), numeric: true },
+        { label: "saving in OMMX", value: (r) => r.estimated_saving_bytes, text: (r) => human(r.estimated_saving_bytes), numeric: true },
         { label: "%", value: (r) => r.estimated_saving_bytes / (r.total_bytes || 1), text: (r) => percent(r.estimated_saving_bytes, r.total_bytes), numeric: true },
         { label: "recommendations", value: (r) => r.recommendations, numeric: true },
       ],
@@ -369,7 +403,7 @@ function top(t) {
   const layered = t.rows.some((r) => r.layer != null);
   s.append("p").text(
     t.rows.length
-      ? `The ${plural(t.rows.length, "largest entity", "largest entities")}${t.kind === "all" ? "" : ` of kind ${t.kind}`} by logical bytes.`
+      ? `The ${plural(t.rows.length, "largest entity", "largest entities")}${t.kind === "all" ? "" : ` of kind ${t.kind}`} by logical bytes; ties are listed by id, smaller first, then by kind.`
       : `No ${t.kind === "all" ? "" : `${t.kind} `}entities.`,
   );
   if (!t.rows.length) return;
@@ -377,7 +411,8 @@ function top(t) {
     { label: "#", value: (r) => r.rank, numeric: true },
     ...(layered ? [{ label: "layer", value: (r) => r.layer ?? -1, text: (r) => r.layer ?? "", numeric: true }] : []),
     { label: "kind", value: (r) => r.kind },
-    { label: "id", value: (r) => r.id, numeric: true },
+    // The objective has no id.
+    { label: "id", value: (r) => r.id ?? -1, text: (r) => (r.id == null ? "-" : r.id), numeric: true },
     { label: "name", value: (r) => r.name },
     { label: "terms", value: (r) => r.terms ?? -1, text: (r) => (r.terms == null ? "-" : thousands(r.terms)), numeric: true },
     { label: "bytes", value: (r) => r.bytes, text: (r) => human(r.bytes), numeric: true },

@@ -109,15 +109,7 @@ pub(super) fn shape(f: &Function, fingerprint: bool) -> Shape {
     });
     let bytes = f.bytes() as u64;
     let terms = f.stored_terms() as u64;
-    let (minimal, minimal_variant) = match f {
-        Function::Quadratic { .. } | Function::Polynomial { .. } if degree <= 1 => {
-            (TERMS_STACK + LINEAR_TERM * terms, "Linear")
-        }
-        Function::Polynomial { .. } if degree == 2 => {
-            (TERMS_STACK + QUADRATIC_TERM * terms, "Quadratic")
-        }
-        _ => (bytes, f.variant_name()),
-    };
+    let (minimal, minimal_variant) = cheapest(f, degree, monomials as usize, bytes);
     Shape {
         bytes,
         terms,
@@ -129,4 +121,31 @@ pub(super) fn shape(f: &Function, fingerprint: bool) -> Shape {
         scaled: finish128(scaled, monomials),
         pivot,
     }
+}
+
+/// The cheapest variant that holds `terms` monomials (a `Constant` holds
+/// one, `Zero` none) of degree `degree`
+/// (one constant as Constant, degree <= 1 as Linear, degree 2 as
+/// Quadratic), with its bytes; `f`'s own when none is cheaper. OMMX keeps
+/// the variant the file's `oneof` arm names, so each is a change a writer
+/// can make.
+fn cheapest(f: &Function, degree: usize, terms: usize, bytes: u64) -> (u64, &'static str) {
+    let variants: &[Variant] = match degree {
+        0 if terms == 1 => &[Variant::Constant, Variant::Linear],
+        0 | 1 => &[Variant::Linear],
+        2 => &[Variant::Quadratic],
+        _ => &[],
+    };
+    let mut best = (bytes, f.variant_name());
+    for &variant in variants {
+        let shape = ModelShape {
+            variant,
+            stored_terms: terms,
+        };
+        let cost = labels::function(shape);
+        if cost < best.0 {
+            best = (cost, shape.variant_name());
+        }
+    }
+    best
 }

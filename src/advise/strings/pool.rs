@@ -4,7 +4,7 @@
 use super::*;
 
 /// One distinct string: how often, where, and (once it repeats) its text.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Entry {
     count: u64,
     len: u64,
@@ -16,7 +16,7 @@ struct Entry {
 }
 
 /// Every non-empty metadata string, by fingerprint.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct StringPool {
     entries: HashMap<u128, Entry, BuildIdHasher>,
 }
@@ -122,15 +122,16 @@ impl StringPool {
         }
     }
 
-    /// Saving if each distinct string's text were stored once: every
-    /// occurrence keeps its 24-byte `String` handle (now shared), the
-    /// repeated copies of the text go, `(count - 1) * len` per string.
+    /// Saving if each distinct string's text were stored once, a layout
+    /// OMMX does not offer: every occurrence keeps its `String` handle (now
+    /// shared), the repeated copies of the text go, `(count - 1) * len` per
+    /// string.
     pub fn finding(&self) -> Option<Finding> {
         let mut repeated: Vec<(&Entry, u64)> = Vec::new();
         let (mut concerned, mut saving, mut occurrences, mut roles) = (0, 0, 0, 0u32);
         for entry in self.entries.values().filter(|e| e.count > 1) {
             let save = (entry.count - 1) * entry.len;
-            concerned += entry.count * (STRING_STACK as u64 + entry.len);
+            concerned += entry.count * labels::string(entry.len as usize);
             saving += save;
             occurrences += entry.count;
             roles |= entry.roles;
@@ -151,9 +152,10 @@ impl StringPool {
                     id: e.first_id,
                     name: None,
                     detail: format!(
-                        "{:?} stored {} times ({save} B of repeated text); first here",
+                        "{:?} is stored {} times, {} of it repeated; first here",
                         super::super::quote(text),
-                        e.count
+                        thousands(e.count),
+                        exact(*save)
                     ),
                 }
             })
@@ -164,20 +166,29 @@ impl StringPool {
             .collect();
         Some(Finding {
             rule: DUPLICATES,
+            change: Change::NotInOmmx,
             measure: Measure::Logical,
             title: format!(
-                "{distinct} distinct strings are stored {occurrences} times; their repeated \
-                 text takes {}",
-                human(saving)
+                "{} {} stored {} times; the repeats take {}, which a layout that stores each \
+                 string once would not (OMMX keeps every copy)",
+                thousands(distinct as u64),
+                if distinct == 1 {
+                    "string is"
+                } else {
+                    "distinct strings are"
+                },
+                thousands(occurrences),
+                exact(saving)
             ),
             bytes_concerned: concerned,
             saving_bytes: saving,
-            severity: None,
             paths,
             sample,
-            suggestion: "Store each distinct string once and share it (intern it: an Arc<str> \
-                or an index into a string table); a name repeated across many entities often \
-                fits better as one name with subscripts."
+            suggestion: "OMMX has no shared strings (a layout OMMX does not offer: an interned \
+                string or an index into a string table would store each once). In OMMX, a \
+                name repeated across many entities often fits better as one name with \
+                subscripts, and leaving labels out (metadata-overhead) removes the repeats \
+                with the rest."
                 .to_string(),
             details: details([
                 ("distinct_repeated_strings", json!(distinct)),

@@ -389,7 +389,8 @@ impl Instance {
 
 /// Bytes each entity takes in the `ommx.v2` message: its entries in its
 /// table's maps (row, label or context, removed reason, fixed value), keyed
-/// by kind and id. Every byte of the tables belongs to one entity.
+/// by kind and id. Every byte of the tables belongs to one entity. The
+/// objective, `(Objective, 0)`, is its field, tag and length included.
 pub type WireSizes = BTreeMap<(EntityKind, u64), u64>;
 
 mod wire {
@@ -505,6 +506,11 @@ mod wire {
                 contexts: &c.contexts,
             };
             rows.sizes(kinds(3), &mut sizes);
+        }
+        if let Some(o) = &m.objective {
+            let field = crate::wire::fields::v2::instance::OBJECTIVE;
+            let bytes = prost::encoding::message::encoded_len(field, o);
+            add(&mut sizes, EntityKind::Objective, 0, bytes as u64);
         }
         if let Some(t) = &m.named_functions {
             let kind = EntityKind::NamedFunction;

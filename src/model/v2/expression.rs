@@ -11,12 +11,16 @@
 use crate::model::Function;
 use crate::ommx_v1 as pb1;
 use crate::profile::collections::{leaf, VEC};
-use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
+use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 
 use super::V2Error;
 
 /// One operator instruction of an expression.
-pub const OPERATOR: Rule = Rule::fixed("an expression operator instruction", "instructions", 40);
+pub const OPERATOR: Rule = Rule::fixed(
+    "an expression operator instruction",
+    Noun::new("instruction", "instructions"),
+    40,
+);
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Instruction {

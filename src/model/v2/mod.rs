@@ -269,7 +269,8 @@ mod tests {
 
     use crate::model::EntityKind;
 
-    /// The encoded length of each non-empty entity table of `m`.
+    /// The encoded length of each non-empty entity table of `m`, and of the
+    /// objective's field.
     fn table_lengths(m: &pb::Instance) -> BTreeMap<EntityKind, u64> {
         use prost::Message;
         let lengths = [
@@ -298,8 +299,13 @@ mod tests {
                 m.named_functions.as_ref().map(Message::encoded_len),
             ),
         ];
+        let objective = m.objective.as_ref().map(|o| {
+            let field = crate::wire::fields::v2::instance::OBJECTIVE;
+            prost::encoding::message::encoded_len(field, o)
+        });
         lengths
             .into_iter()
+            .chain([(EntityKind::Objective, objective)])
             .filter_map(|(k, n)| n.filter(|&n| n > 0).map(|n| (k, n as u64)))
             .collect()
     }

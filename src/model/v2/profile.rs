@@ -8,7 +8,7 @@ use crate::profile::collections::{
     leaf, option_string, scalar_map, string_map, vec_of_strings, MapKind, BTREE_MAP, ENUM,
     FNV_HASHMAP, SCALAR_8, VEC,
 };
-use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path, Rule};
+use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 
 use super::entity::{
     label_stacks, COLLECTIONS, CONTEXT_LABELS, CONTEXT_PROVENANCE, FIXED_VALUES, FUNCTION_ENTRIES,
@@ -23,11 +23,14 @@ pub use crate::model::entities::{DEPENDENCY_GRAPH, DESCRIPTION_NONE, PARAMETERS_
 /// One `Provenance` entry (an enum of three id newtypes).
 pub const PROVENANCE: Rule = Rule::fixed(
     "a Provenance (which special constraint a row came from)",
-    "entries",
+    Noun::new("entry", "entries"),
     16,
 );
-pub const OUTPUT_OBJECTIVE_NONE: Rule =
-    Rule::fixed("an absent Option<OutputObjective>", "absent values", 48);
+pub const OUTPUT_OBJECTIVE_NONE: Rule = Rule::fixed(
+    "an absent Option<OutputObjective>",
+    Noun::new("absent value", "absent values"),
+    48,
+);
 
 /// Frames of one collection kind: the id newtype, the row type, the maps.
 #[derive(Debug)]

@@ -60,7 +60,10 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
                 body.push_str(&format!("{}: {}\n", f.path, f.measured));
             }
             if r.failures_not_listed > 0 {
-                body.push_str(&format!("… {} more\n", r.failures_not_listed));
+                body.push_str(&format!(
+                    "… {} more\n",
+                    crate::units::thousands(r.failures_not_listed as u64)
+                ));
             }
             let message = match &r.message {
                 Some(m) => format!("{}: {m}", verdict(r)),

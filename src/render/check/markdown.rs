@@ -9,8 +9,9 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{file_title, rule_name, verdict};
-use crate::check::CheckReport;
+use crate::check::{exceeding, holding, CheckReport};
 use crate::render::diff::markdown::{code, COMMENT_LIMIT};
+use crate::units;
 
 const FOOTER_ROOM: usize = 600;
 
@@ -46,7 +47,7 @@ fn file_section(file: &crate::check::FileReport) -> String {
         }
         let more = r.failures.len().saturating_sub(20) + r.failures_not_listed;
         if more > 0 {
-            let _ = writeln!(s, "  - … {more} more");
+            let _ = writeln!(s, "  - … {} more", units::thousands(more as u64));
         }
     }
     s.push('\n');
@@ -58,15 +59,14 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
     if report.pass {
         let _ = writeln!(
             text,
-            "### memprof check: ✅ every budget holds ({} file(s))\n",
-            report.files.len()
+            "### memprof check: ✅ {}\n",
+            holding(report.files.len())
         );
     } else {
         let _ = writeln!(
             text,
-            "### memprof check: ❌ {} of {} file(s) exceed a budget\n",
-            report.failed_files(),
-            report.files.len()
+            "### memprof check: ❌ {}\n",
+            exceeding(report.failed_files(), report.files.len())
         );
     }
     if let Some(b) = &report.budget {
@@ -92,8 +92,9 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
         let failing = left_out.iter().filter(|f| !f.pass).count();
         let _ = writeln!(
             text,
-            "_{} file(s) not shown ({failing} of them failing) to stay under GitHub's limit of 65,536 characters; `memprof check --format json` has them all._",
-            left_out.len()
+            "_{} not shown ({} failing) to stay under GitHub's limit of 65,536 characters; `memprof check --format json` has them all._",
+            units::count(left_out.len() as u64, "file", "files"),
+            units::thousands(failing as u64)
         );
     }
     out.write_all(text.as_bytes())?;

@@ -11,6 +11,7 @@ use anyhow::Result;
 
 use super::format::{unsupported, Format};
 use crate::check::{CheckReport, FileReport, LimitResult};
+use crate::units::thousands;
 
 /// `report` in `format`.
 pub fn render(report: &CheckReport, format: Format, out: &mut dyn Write) -> Result<()> {
@@ -30,11 +31,12 @@ pub fn verdict(result: &LimitResult) -> String {
     match (result.pass, result.matched) {
         (true, 0) => "ok (no path matches)".to_string(),
         (true, 1) => "ok".to_string(),
-        (true, n) => format!("ok ({n} paths)"),
+        (true, n) => format!("ok ({} paths)", thousands(n as u64)),
         (false, 1) => "EXCEEDED".to_string(),
         (false, n) => format!(
-            "EXCEEDED at {} of {n} paths",
-            result.failures.len() + result.failures_not_listed
+            "EXCEEDED at {} of {} paths",
+            thousands((result.failures.len() + result.failures_not_listed) as u64),
+            thousands(n as u64)
         ),
     }
 }

@@ -5,15 +5,19 @@
 use std::io::{self, Write};
 
 use super::{file_title, rule_name, verdict};
-use crate::check::CheckReport;
+use crate::check::{exceeding, holding, CheckReport};
 use crate::render::width::Give;
+use crate::units::thousands;
 
 pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
     if let Some(budget) = &report.budget {
         writeln!(out, "budget: {budget}")?;
     }
-    for file in &report.files {
-        writeln!(out)?;
+    for (i, file) in report.files.iter().enumerate() {
+        // A blank line between sections, none before the first.
+        if i > 0 || report.budget.is_some() {
+            writeln!(out)?;
+        }
         let title = format!(
             "{}: {}",
             file_title(file),
@@ -56,7 +60,11 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
                 writeln!(out, "    {}: {}", f.path, f.measured)?;
             }
             if r.failures_not_listed > 0 {
-                writeln!(out, "    … {} more", r.failures_not_listed)?;
+                writeln!(
+                    out,
+                    "    … {} more",
+                    thousands(r.failures_not_listed as u64)
+                )?;
             }
             if let Some(m) = &r.message {
                 writeln!(out, "    {m}")?;
@@ -67,17 +75,16 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
     if report.pass {
         writeln!(
             out,
-            "overall: {} (every budget holds in {} file(s))",
+            "overall: {} ({})",
             crate::render::style::good("PASS"),
-            report.files.len()
+            holding(report.files.len())
         )
     } else {
         writeln!(
             out,
-            "overall: {} ({} of {} file(s) exceed a budget)",
+            "overall: {} ({})",
             crate::render::style::bad("FAIL"),
-            report.failed_files(),
-            report.files.len()
+            exceeding(report.failed_files(), report.files.len())
         )
     }
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{change_text, signed_count, DiffView, DiffViewOptions};
-use crate::units::{human, signed_human};
+use crate::units::{count, human, signed_human, thousands};
 
 /// GitHub's limit on a comment body, in characters.
 pub const COMMENT_LIMIT: usize = 65_536;
@@ -60,8 +60,8 @@ pub fn render(view: &DiffView<'_>, options: &DiffViewOptions, out: &mut dyn Writ
         text.push_str(&format!(
             "| {} | {} | {} | {} |\n",
             c.name,
-            c.old,
-            c.new,
+            thousands(c.old),
+            thousands(c.new),
             signed_count(c.delta)
         ));
     }
@@ -102,13 +102,17 @@ pub fn render(view: &DiffView<'_>, options: &DiffViewOptions, out: &mut dyn Writ
             "by --top".to_string()
         };
         text.push_str(&format!(
-            "\n_{left_out} of {} changed paths not shown ({why}); `memprof diff --format json` lists them all._\n",
-            changed.len()
+            "\n_{} of {} not shown ({why}); `memprof diff --format json` lists them all._\n",
+            thousands(left_out as u64),
+            count(changed.len() as u64, "changed path", "changed paths")
         ));
     }
     let unchanged = view.unchanged_count();
     if unchanged > 0 {
-        text.push_str(&format!("\n_{unchanged} unchanged paths not listed._\n"));
+        text.push_str(&format!(
+            "\n_{} not listed._\n",
+            count(unchanged as u64, "unchanged path", "unchanged paths")
+        ));
     }
     out.write_all(text.as_bytes())?;
     Ok(())

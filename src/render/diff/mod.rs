@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use super::format::{unsupported, Format};
 use crate::diff::{self, Count, Diff, DiffNode, Status};
 use crate::report::Loaded;
-use crate::units::{human, signed_human, signed_percent};
+use crate::units::{human, signed_human, signed_percent, thousands};
 
 /// `view` in `format`.
 pub fn render(
@@ -113,11 +113,12 @@ pub fn change_text(node: &DiffNode) -> String {
     }
 }
 
-/// A count difference with its sign.
+/// A count difference with its sign: `+1,204`, `-3`, `0`.
 pub fn signed_count(delta: i64) -> String {
-    if delta > 0 {
-        format!("+{delta}")
-    } else {
-        delta.to_string()
+    let size = thousands(delta.unsigned_abs());
+    match delta.signum() {
+        1 => format!("+{size}"),
+        -1 => format!("-{size}"),
+        _ => size,
     }
 }

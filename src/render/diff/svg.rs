@@ -17,7 +17,7 @@ use inferno::flamegraph::{self, color::BasicPalette, Palette, TextTruncateDirect
 
 use super::DiffView;
 use crate::render::svg_frames::{self, Finish};
-use crate::units::human;
+use crate::units::{human, human_exact};
 
 /// Which side sets the frame widths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,9 +69,9 @@ pub fn render(
     let root = view.diff.root();
     opts.subtitle = Some(svg_frames::middle(
         &format!(
-            "red grew, blue shrank (darker: a larger ratio); total {} B -> {} B; {shows} {companion}",
-            root.old_bytes(),
-            root.new_bytes()
+            "red grew, blue shrank (darker: a larger ratio); total {} -> {}; {shows} {companion}",
+            human_exact(root.old_bytes()),
+            human_exact(root.new_bytes())
         ),
         svg_frames::SUBTITLE_CHARS,
     ));

@@ -10,7 +10,7 @@ use crate::render::width::Grid;
 
 use super::{change_text, signed_count, DiffView, DiffViewOptions};
 use crate::render::width::Give;
-use crate::units::{human, signed_human};
+use crate::units::{count, human, signed_human, thousands};
 
 pub const DEFAULT_TOP: usize = 25;
 
@@ -34,8 +34,8 @@ pub fn render(
     for c in &view.counts {
         counts.add_row(vec![
             c.name.to_string(),
-            c.old.to_string(),
-            c.new.to_string(),
+            thousands(c.old),
+            thousands(c.new),
             signed_count(c.delta),
         ]);
     }
@@ -73,13 +73,20 @@ pub fn render(
     }
     if changed.len() > top {
         table.add_row(note(format!(
-            "({} smaller changes not shown; raise --top to see them)",
-            changed.len() - top
+            "({} not shown; raise --top to see them)",
+            count(
+                (changed.len() - top) as u64,
+                "smaller change",
+                "smaller changes"
+            )
         )));
     }
     let unchanged = view.unchanged_count();
     if unchanged > 0 {
-        table.add_row(note(format!("({unchanged} unchanged paths not shown)")));
+        table.add_row(note(format!(
+            "({} not shown)",
+            count(unchanged as u64, "unchanged path", "unchanged paths")
+        )));
     }
     let root = diff.root();
     table.add_row(vec![

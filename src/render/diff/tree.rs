@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::{change_text, DiffView, DiffViewOptions};
 use crate::diff::Diff;
-use crate::units::{human, signed_human, signed_percent};
+use crate::units::{human, signed_human, signed_percent, thousands};
 
 struct Row {
     label: String,
@@ -73,7 +73,7 @@ fn collect(
         entries.push((
             None,
             Row {
-                label: format!("({same} unchanged)"),
+                label: format!("({} unchanged)", thousands(same as u64)),
                 old: same_bytes,
                 new: same_bytes,
                 delta: 0,

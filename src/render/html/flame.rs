@@ -256,6 +256,7 @@ mod tests {
             },
             instances: vec![ProfiledInstance {
                 instance_index: None,
+                observed_as: None,
                 title: None,
                 summary: Default::default(),
                 aggregate,

@@ -17,7 +17,7 @@ use crate::api::Reported;
 use crate::diff::{self, Count, Diff, Status};
 use crate::drill::stats::{Distribution, Stats};
 use crate::drill::top::TopEntity;
-use crate::profile::family::{escape_frame_chars, UNNAMED};
+use crate::profile::family::UNNAMED;
 use crate::report::{escape_control, Account, Container, InstanceSummary, Loaded, Profile, Report};
 
 /// The shape of [`Page`] the page's script reads; bumped with any change.
@@ -133,7 +133,8 @@ pub struct TopTable {
 pub struct TopRow {
     pub layer: Option<usize>,
     pub kind: &'static str,
-    pub id: u64,
+    /// `None` for the objective.
+    pub id: Option<u64>,
     pub name: String,
     pub terms: Option<u64>,
     pub bytes: u64,
@@ -398,13 +399,13 @@ fn stats_row(s: &Stats) -> StatsRow {
     StatsRow {
         kind: s.kind.label(),
         family: s.family.as_ref().map(|f| match f {
-            Some(name) => escape_frame_chars(name),
+            Some(name) => crate::report::escape_control(name).into_owned(),
             None => UNNAMED.to_string(),
         }),
         count: s.count,
         bytes: s.bytes.clone(),
         terms: s.terms.clone(),
-        largest: format!("{} {}", s.largest.id, s.largest.display_name()),
+        largest: format!("{} {}", s.largest.display_id(), s.largest.display_name()),
         largest_bytes: s.largest_bytes,
     }
 }

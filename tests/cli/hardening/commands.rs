@@ -234,7 +234,7 @@ pub(super) fn cases() -> Vec<Case> {
             "layer-out-of-range",
             "--layer past a baseline's layers",
             &["--layer", "3"],
-            "--layer 3 is out of range: the baseline has 1 instance layer(s)",
+            "--layer 3 is out of range: the baseline has 1 instance layer",
         ),
         budget_case(
             "budget-invalid",
@@ -296,6 +296,16 @@ pub(super) fn cases() -> Vec<Case> {
             "a growth limit without --baseline",
             "rules:\n  - path: total\n    max_growth: 5%\n",
             "budget.yaml: rule 1 (path \"total\") sets max_growth, which needs --baseline",
+        ),
+        command_case(
+            "update-baseline-not-a-file",
+            "check --baseline - --update-baseline",
+            |_| {
+                let file = oracle("kitchen_sink.pb");
+                strings(&["check", &file, "--baseline", "-", "--update-baseline"])
+            },
+            Some(kitchen.clone()),
+            "<stdin>: --update-baseline needs a baseline file to write, not standard input, a pipe or a FIFO",
         ),
         command_case(
             "flamegraph-needs-file",
