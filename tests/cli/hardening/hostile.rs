@@ -483,13 +483,31 @@ fn names_in(dir: &std::path::Path) -> Vec<String> {
     names
 }
 
+/// A shell without job control starts background commands with SIGINT
+/// ignored, and a child would inherit that: the signal tests run memprof
+/// as a terminal would, with every signal's default action.
+fn with_default_signals(command: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // Only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            Ok(())
+        })
+    }
+}
+
 #[test]
 fn a_signal_while_stdin_is_spooled_leaves_no_file() {
     use std::io::Write;
     use std::process::Stdio;
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
         let tmp = tempfile::tempdir().unwrap();
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memprof"))
+        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("memprof"));
+        with_default_signals(&mut command);
+        let mut child = command
             .args(["diff", "-", &oracle("kitchen_sink.pb")])
             .env("TMPDIR", tmp.path())
             .stdin(Stdio::piped())
@@ -532,21 +550,23 @@ fn a_signal_while_the_output_is_written_leaves_no_file() {
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let run = || {
-        std::process::Command::new(assert_cmd::cargo::cargo_bin("memprof"))
-            .args([
-                "inspect",
-                &input,
-                "--group-by",
-                "name",
-                "-f",
-                "folded",
-                "-o",
-            ])
-            .arg(out.join("profile.txt"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
+        with_default_signals(&mut std::process::Command::new(
+            assert_cmd::cargo::cargo_bin("memprof"),
+        ))
+        .args([
+            "inspect",
+            &input,
+            "--group-by",
+            "name",
+            "-f",
+            "folded",
+            "-o",
+        ])
+        .arg(out.join("profile.txt"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
     };
     let started = std::time::Instant::now();
     assert!(run().wait().unwrap().success());
