@@ -6,6 +6,12 @@ use std::ops::{Add, AddAssign, Mul, Sub};
 
 use super::alloc::{chunk, mapped, MMAP_THRESHOLD_MAX, MMAP_THRESHOLD_MIN};
 
+/// The mmap threshold a Python process with `ommx` imported starts a load
+/// with: its imports freed mapped chunks, which raised it from glibc's
+/// 128 KiB (measured: the smallest request `malloc` maps, after the imports
+/// and the warm-up load of `bench/real_memory.py measure`).
+pub const INTERPRETER_THRESHOLD: u64 = 640 << 10;
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Mem {
     pub heap: u64,
@@ -80,6 +86,18 @@ impl Allocator {
         }
     }
 
+    /// The threshold once a request of `bytes` is freed: a mapped chunk
+    /// larger than the threshold raises it to its size, unless it is larger
+    /// than glibc's maximum (then it leaves it as it was).
+    pub fn after_free(self, bytes: u64) -> Allocator {
+        let size = mapped(bytes);
+        if bytes >= self.threshold && size > self.threshold && size <= MMAP_THRESHOLD_MAX {
+            Allocator { threshold: size }
+        } else {
+            self
+        }
+    }
+
     /// glibc's trim threshold: twice the mmap threshold once that moved.
     pub fn trim_threshold(self) -> u64 {
         2 * self.threshold
@@ -103,5 +121,21 @@ impl Allocator {
     /// `count` requests of `bytes` each.
     pub fn many(self, count: u64, bytes: u64) -> Mem {
         self.one(bytes) * count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// glibc raises the threshold to a freed mapped chunk's size, up to its
+    /// maximum; a heap chunk, or a mapped one larger than the maximum,
+    /// leaves it.
+    #[test]
+    fn freeing_a_mapped_chunk_raises_the_threshold() {
+        let a = Allocator::after_freeing(INTERPRETER_THRESHOLD);
+        assert_eq!(a.after_free(4 << 20).trim_threshold(), 2 * mapped(4 << 20));
+        assert_eq!(a.after_free(64 << 10).trim_threshold(), a.trim_threshold());
+        assert_eq!(a.after_free(40 << 20).trim_threshold(), a.trim_threshold());
     }
 }

@@ -8,7 +8,7 @@
 
 use super::alloc::{btree, mapped, table};
 use super::facts::Facts;
-use super::mem::{Allocator, Mem};
+use super::mem::{Allocator, Mem, INTERPRETER_THRESHOLD};
 use super::ommx29::{function_tables, labels, largest_growth, Copy, Message};
 use super::{settle, Estimate, Moment};
 
@@ -26,8 +26,8 @@ const LABEL_ENTRY: u64 = 32;
 const FRAGMENTATION_PERCENT: u64 = 25;
 
 pub fn estimate(f: &Facts) -> Estimate {
-    let message = Message::of(f, Allocator::after_freeing(0));
-    let a = Allocator::after_freeing(message.largest);
+    let message = Message::of(f, Allocator::after_freeing(INTERPRETER_THRESHOLD));
+    let a = Allocator::after_freeing(message.largest.max(INTERPRETER_THRESHOLD));
     let labels = labels(f, a, Copy::Decoded);
     let mut held = Mem {
         heap: btree(f.variables, VARIABLE)
