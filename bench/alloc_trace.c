@@ -1,6 +1,7 @@
 // LD_PRELOAD malloc tracer for bench/alloc_trace.py: one 32-byte record (op, pointer, size,
-// glibc size field) per malloc, calloc, realloc and free, written while rm_start .. rm_stop;
-// rm_mark(n) records a phase boundary. gcc -O2 -shared -fPIC -o alloc_trace.so alloc_trace.c
+// glibc size field) per malloc, calloc, realloc and free (a free's size: the break after it, to
+// see glibc trim the heap), written while rm_start .. rm_stop; rm_mark(n) records a phase
+// boundary and the break. gcc -O2 -shared -fPIC -o alloc_trace.so alloc_trace.c
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>
@@ -26,7 +27,7 @@ void rm_mark(uint64_t m) { put(9, 0, m, (uint64_t)sbrk(0)); }
 void rm_stop(void) { put(9, 0, 999, (uint64_t)sbrk(0)); on = 0; flush(); close(fd); fd = -1; }
 void *malloc(size_t s) { void *p = __libc_malloc(s); put(1, p, s, chunk(p)); return p; }
 void *calloc(size_t a, size_t b) { void *p = __libc_calloc(a, b); put(1, p, a * b, chunk(p)); return p; }
-void free(void *p) { if (p) put(2, p, 0, chunk(p)); __libc_free(p); }
+void free(void *p) { uint64_t c = chunk(p); __libc_free(p); if (p) put(2, p, (uint64_t)sbrk(0), c); }
 void *realloc(void *q, size_t s) { uint64_t old = chunk(q); if (q) put(2, q, 1, old); void *p = __libc_realloc(q, s); put(1, p, s, chunk(p)); return p; }
 void *memalign(size_t a, size_t s) { void *p = __libc_memalign(a, s); put(1, p, s, chunk(p)); return p; }
 int posix_memalign(void **r, size_t a, size_t s) { void *p = __libc_memalign(a, s); *r = p; put(1, p, s, chunk(p)); return p ? 0 : 12; }

@@ -5,9 +5,10 @@ Usage: python bench/alloc_trace.py FILE [--top N]   (a Python with ommx==2.9.3; 
 Compiles bench/alloc_trace.c, runs a child interpreter under LD_PRELOAD that loads FILE the
 way `Instance.from_bytes` does, one phase at a time (the Rust parse, the wrapper's
 `raw.to_bytes()`, protobuf's `FromString` of those bytes), and prints for each phase the
-chunk bytes live at its end and at its largest moment (heap and mapped), and the requests
-live at the largest moment by size: the numbers `src/model/real/` derives and was checked
-against (docs/real-memory.md).
+chunk bytes live at its end and at its largest moment (heap and mapped), the requests live
+at the largest moment by size, and each time glibc trimmed the heap (the break before and
+after, above where it stood when the load began): the numbers `src/model/real/` derives and
+was checked against (docs/real-memory.md).
 """
 
 import argparse
@@ -51,6 +52,7 @@ def analyse(path, top):
     phase = -1
     best = None
     at_best = {}
+    start = brk = None  # the break (sbrk(0)) at the first mark, and now
     for op, ptr, size, aux in records(path):
         if op == 1:
             chunk, is_mapped = aux & ~7, bool(aux & 2)
@@ -64,7 +66,15 @@ def analyse(path, top):
             if gone:
                 heap -= 0 if gone[2] else gone[1]
                 mapped -= gone[1] if gone[2] else 0
+            if size > 1 and brk is not None and size < brk:
+                # glibc trimmed the top of the heap: down to the highest chunk in use.
+                print(f"    trim in {PHASES[phase] if 0 <= phase < len(PHASES) else 'the end'}: "
+                      f"the break from +{(brk - start) / 2**20:.2f} to "
+                      f"+{(size - start) / 2**20:.2f} MiB")
+            brk = size if size > 1 else brk
         else:
+            start = aux if start is None else start
+            brk = aux
             if 0 <= phase < len(PHASES):
                 report(PHASES[phase], heap, mapped, best, at_best, phase, top)
             phase = size if size < len(PHASES) else len(PHASES)

@@ -427,7 +427,8 @@ def table(args) -> None:
 
 
 def show(path: str) -> None:
-    """The table as markdown: MiB, and the estimate's error against the measurement."""
+    """The table as markdown: MiB, and the estimate's error against the measurement
+    (left out where it is under 2 MiB and over 10 %)."""
     mib = 2**20
     with open(path) as f:
         rows = json.load(f)["instances"]
@@ -442,7 +443,13 @@ def show(path: str) -> None:
             x = r[runtime]
             for key in ("resident", "peak"):
                 m, e = x["measured_" + key], x["estimated_" + key]
-                cells.append(f"{m / mib:,.1f} / {e / mib:,.1f} ({100 * (e - m) / max(m, 1):+.0f} %)")
+                cell = f"{m / mib:,.1f} / {e / mib:,.1f}"
+                # Below 2 MiB a page here and there is the error, not the estimate: no
+                # percentage where it would pass 10 %.
+                error = 100 * (e - m) / max(m, 1)
+                if abs(e - m) >= 2 * mib or abs(error) <= 10:
+                    cell += f" ({error:+.0f} %)"
+                cells.append(cell)
         name = r["name"] + (" (calibration)" if r["calibration"] else "")
         print(f"| {name} | {r['file_bytes'] / 1e6:,.2f} MB | " + " | ".join(cells) + " |")
 
