@@ -16,7 +16,7 @@ import html
 import json
 import os
 import warnings
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, NamedTuple, Optional, Union
 
 from . import _native
 
@@ -24,6 +24,7 @@ __all__ = [
     "CheckResult",
     "Diff",
     "Profile",
+    "RealMemory",
     "Report",
     "assert_within",
     "profile",
@@ -125,6 +126,18 @@ def _artifact_name(artifact: Any) -> str:
     return str(image) if image else "<artifact>"
 
 
+class RealMemory(NamedTuple):
+    """An estimate of what loading the instance really takes in a Python
+    process (docs/real-memory.md), beside the byte-exact logical count."""
+
+    runtime: str
+    """The runtime estimated, e.g. ``OMMX 2.9.3 (Python)``."""
+    resident_bytes: int
+    """Held once loaded and the input bytes freed, beyond the interpreter."""
+    load_peak_bytes: int
+    """The most held while loading, the input bytes included."""
+
+
 class Profile:
     """The logical memory of one input, as ``memprof inspect`` sees it."""
 
@@ -141,6 +154,15 @@ class Profile:
     def total(self) -> int:
         """Total bytes."""
         return self._native.total
+
+    @property
+    def real_memory(self) -> Optional[RealMemory]:
+        """What loading the instance(s) would really take in a Python process:
+        OMMX 2.9.3's ``Instance.from_bytes`` (3.0.0b7's for an ommx.v2
+        instance). An estimate (docs/real-memory.md), ``None`` for a
+        baseline saved without one."""
+        real = self._native.real_memory
+        return None if real is None else RealMemory(*real)
 
     def folded(self) -> str:
         """OMMX's folded text, identical to ``Instance.logical_memory_profile()``:

@@ -197,6 +197,16 @@ impl NativeProfile {
         self.loaded.profile().total_bytes()
     }
 
+    /// The real-memory estimate of the instances: (runtime, resident bytes,
+    /// load-peak bytes), or `None` (a baseline saved without one).
+    #[getter]
+    fn real_memory(&self) -> Option<(String, u64, u64)> {
+        self.loaded
+            .profile()
+            .real_memory()
+            .map(|r| (r.runtime.to_string(), r.resident_bytes, r.load_peak_bytes))
+    }
+
     /// Whether the profile was read from a saved baseline JSON.
     #[getter]
     fn is_baseline(&self) -> bool {

@@ -1,5 +1,6 @@
 """The `memprof` command the wheel installs is the Rust CLI, exit codes included."""
 
+import os
 import subprocess
 import sys
 
@@ -53,6 +54,9 @@ def test_python_dash_m(tmp_path, kitchen_sink):
         capture_output=True,
         text=True,
         cwd=tmp_path,  # not python/, whose ommx_memprof/ has no _native
+        # The natural widths, as run_memprof compares them: pytest sets
+        # $COLUMNS, to which the header's longer lines would wrap.
+        env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
     )
     assert done.returncode == 0
     assert done.stdout == run_memprof("inspect", kitchen_sink, "--depth", "1").stdout

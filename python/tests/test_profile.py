@@ -332,3 +332,26 @@ def test_an_artifact_is_profiled_layer_by_layer_as_its_archive_is(tmp_path):
     with pytest.raises(ValueError, match="--layer 5 is out of range: the input has 3 instance layer"):
         ommx_memprof.profile(artifact, layer=5)
     assert ommx_memprof.profile(artifact).to_dict()["input"]["container"] == "artifact"
+
+
+def test_real_memory_is_the_estimate_inspect_prints(kitchen_sink, tmp_path):
+    p = ommx_memprof.profile(kitchen_sink)
+    real = p.real_memory
+    assert real.runtime == "OMMX 2.9.3 (Python)"
+    # Several times OMMX's logical count: capacities, nodes, glibc's chunks.
+    assert p.total < real.resident_bytes < real.load_peak_bytes
+    layer = p.to_dict()["layers"][0]["real_memory"]
+    assert layer == {
+        "runtime": "ommx 2.9.3 (Python)",
+        "resident_bytes": real.resident_bytes,
+        "load_peak_bytes": real.load_peak_bytes,
+    }
+    assert "real memory: ~" in p.tree()
+    # A baseline keeps it; one saved before memprof estimated it has none.
+    saved = tmp_path / "baseline.json"
+    saved.write_text(p.to_json())
+    assert ommx_memprof.profile(saved).real_memory == real
+    doc = p.to_dict()
+    del doc["layers"][0]["real_memory"]
+    saved.write_text(json.dumps(doc))
+    assert ommx_memprof.profile(saved).real_memory is None

@@ -356,11 +356,27 @@ string_visitor!(
     "a path such as \"Instance.constraints\" or a pattern such as \"Instance.constraints;**\""
 );
 
+/// What a rule's limits are about.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// The logical profile, path by path (OMMX's own count).
+    #[default]
+    Logical,
+    /// The real-memory estimate's load peak: what loading the instance
+    /// would need in its runtime (`path: total` only).
+    Real,
+}
+
 /// One rule of the budget file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetRule {
     pub path: PathPattern,
+    /// What `max` and `max_growth` compare: the logical bytes of each path
+    /// (the default) or the estimated real load peak of the instance.
+    #[serde(default)]
+    pub measure: Measure,
     /// Most bytes a matched path may hold.
     #[serde(default)]
     pub max: Option<Size>,
@@ -391,6 +407,7 @@ impl BudgetRule {
     pub fn default_growth() -> Self {
         BudgetRule {
             path: PathPattern::parse("total").expect("valid"),
+            measure: Measure::Logical,
             max: None,
             max_growth: Some(Percent::zero()),
             min_delta: None,
@@ -511,6 +528,21 @@ impl Budget {
                 return Err(BudgetError::Rule(format!(
                     "{name} sets no limit (max, max_growth, max_per_variable, max_per_constraint or max_per_term)"
                 )));
+            }
+            if rule.measure == Measure::Real {
+                if rule.path.text != "total" {
+                    return Err(BudgetError::Rule(format!(
+                        "{name}: measure: real is the instance's whole load, so its path must be \"total\""
+                    )));
+                }
+                if rule.max_per_variable.is_some()
+                    || rule.max_per_constraint.is_some()
+                    || rule.max_per_term.is_some()
+                {
+                    return Err(BudgetError::Rule(format!(
+                        "{name}: measure: real takes max and max_growth only (the real memory is not split per entity)"
+                    )));
+                }
             }
             if rule.min_delta.is_some() && rule.max_growth.is_none() {
                 return Err(BudgetError::Rule(format!(

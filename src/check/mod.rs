@@ -174,13 +174,26 @@ pub fn check_file(
             })
             .collect(),
     };
-    let (results, unmatched) = evaluate_by_layer(
+    let (real, logical): (Vec<_>, Vec<_>) =
+        (0..rules.len()).partition(|&i| rules[i].1.measure == budget::Measure::Real);
+    let pick = |positions: &[usize]| -> Vec<(usize, BudgetRule)> {
+        positions.iter().map(|&i| rules[i].clone()).collect()
+    };
+    let (mut results, unmatched) = evaluate_by_layer(
         &diff,
         baseline.is_some(),
         &new_profile.summary(),
         &layers,
-        rules,
+        &pick(&logical),
     );
+    let mut unmatched: Vec<usize> = unmatched.into_iter().map(|i| logical[i]).collect();
+    if !real.is_empty() {
+        let (real_results, real_unmatched) = check_real(file, new, baseline, &pick(&real))?;
+        results.extend(real_results);
+        results.sort_by_key(|r| r.rule);
+        unmatched.extend(real_unmatched.into_iter().map(|i| real[i]));
+        unmatched.sort_unstable();
+    }
     let report = FileReport {
         file: file.to_string(),
         baseline: baseline_name,
@@ -189,6 +202,44 @@ pub fn check_file(
         results,
     };
     Ok((report, unmatched))
+}
+
+/// The `measure: real` rules (path `total`): their limits against the
+/// estimated load peak of the file's instances, and of the baseline's when
+/// a limit compares with it.
+fn check_real(
+    file: &str,
+    new: &Loaded,
+    baseline: Option<&Loaded>,
+    rules: &[(usize, BudgetRule)],
+) -> anyhow::Result<(Vec<LimitResult>, Vec<usize>)> {
+    let peak = |loaded: &Loaded, what: &str| {
+        let real = loaded.profile().real_memory().ok_or_else(|| {
+            anyhow::anyhow!(
+                "{file}: a measure: real rule needs the real-memory estimate, which {what} \
+                 does not have (a baseline written before memprof estimated it: regenerate it \
+                 with `memprof inspect --format json`)"
+            )
+        })?;
+        let mut one = Aggregate::new();
+        one.add(Aggregate::ROOT, real.load_peak_bytes, 1);
+        anyhow::Ok(one)
+    };
+    let new_peak = peak(new, "the profile")?;
+    let empty = Aggregate::new();
+    let old_peak = match baseline {
+        Some(old) if rules.iter().any(|(_, r)| r.needs_baseline()) => {
+            Some(peak(old, "its baseline")?)
+        }
+        _ => None,
+    };
+    let diff = Diff::new(old_peak.as_ref().unwrap_or(&empty), &new_peak);
+    let (mut results, unmatched) =
+        evaluate(&diff, old_peak.is_some(), &new.profile().summary(), rules);
+    for r in &mut results {
+        r.limit_text = format!("{} (real memory: estimated load peak)", r.limit_text);
+    }
+    Ok((results, unmatched))
 }
 
 /// Refuses rules that need a baseline when there is none; `budget` names

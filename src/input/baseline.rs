@@ -82,6 +82,8 @@ struct LayerDoc {
     index: Option<usize>,
     title: Option<String>,
     summary: SummaryDoc,
+    #[serde(default)]
+    real_memory: Option<crate::report::real::RealMemory>,
 }
 
 /// Mirrors [`InstanceSummary`]'s serialized fields.
@@ -324,6 +326,7 @@ fn split_layers(doc: &BaselineDoc) -> Result<Vec<ProfiledInstance>, BaselineErro
             Accounting::Ommx30 => Schema::V2,
         },
         accounting,
+        real_memory: layer.real_memory,
     };
     match doc.layers.as_slice() {
         [] => Err(malformed("it lists no instance layer".into())),

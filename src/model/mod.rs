@@ -14,6 +14,7 @@ pub mod hints;
 pub mod kind;
 pub mod labels;
 pub mod leaves;
+pub mod real;
 pub mod v2;
 pub mod waste;
 

@@ -253,7 +253,9 @@ impl Accounts {
         if let Some(wire) = &mut self.wire {
             wire.release_cache();
         }
+        let real_memory = crate::model::real::real_memory(&self.memory, &summary, accounting);
         ProfiledInstance {
+            real_memory: Some(real_memory),
             instance_index,
             observed_as: instance_index,
             title,

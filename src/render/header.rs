@@ -67,3 +67,19 @@ pub fn write_total(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Resul
     );
     line(out, label, &total)
 }
+
+/// The real-memory line: what loading the instances would really take, an
+/// estimate apart from the logical count above it. Nothing for the wire
+/// account or when no estimate is known (a baseline read back without one).
+pub fn write_real_memory(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+    let (Account::Memory, Some(real)) = (profile.account, profile.real_memory()) else {
+        return Ok(());
+    };
+    let text = format!(
+        "~{} resident, ~{} peak to load in {}, estimated",
+        units::human(real.resident_bytes),
+        units::human(real.load_peak_bytes),
+        real.runtime
+    );
+    line(out, "real memory:", &text)
+}

@@ -11,6 +11,7 @@ use super::Profile;
 use crate::input::{Container, InstanceSummary, Report};
 use crate::profile::Aggregate;
 use crate::report::envelope::Envelope;
+use crate::report::real::RealMemory;
 
 #[derive(Debug, Serialize)]
 pub struct Document {
@@ -39,6 +40,9 @@ pub struct LayerRef {
     pub index: Option<usize>,
     pub title: Option<String>,
     pub summary: InstanceSummary,
+    /// The real-memory estimate (absent from a profile read back without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub real_memory: Option<RealMemory>,
 }
 
 #[derive(Debug, Serialize)]
@@ -89,6 +93,7 @@ pub fn layer_refs(report: &Report) -> Vec<LayerRef> {
             index: i.instance_index,
             title: i.title.clone(),
             summary: i.summary.clone(),
+            real_memory: i.real_memory,
         })
         .collect()
 }

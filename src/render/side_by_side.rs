@@ -62,6 +62,7 @@ pub fn render(
 ) -> io::Result<()> {
     crate::render::header::write_summary(memory, out)?;
     crate::render::header::write_total(wire, out)?;
+    crate::render::header::write_real_memory(memory, out)?;
     writeln!(out)?;
     let rows = rows(memory, wire);
     let mut table = crate::render::width::table();

@@ -13,6 +13,7 @@ use crate::units::{human, percent};
 
 pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write) -> io::Result<()> {
     crate::render::header::write_summary(profile, out)?;
+    crate::render::header::write_real_memory(profile, out)?;
     writeln!(out)?;
     let total = profile.total_bytes();
     let mut ids: Vec<usize> = (1..profile.aggregate.len()).collect();

@@ -83,6 +83,7 @@ fn collect(
 
 pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write) -> io::Result<()> {
     crate::render::header::write_summary(profile, out)?;
+    crate::render::header::write_real_memory(profile, out)?;
     writeln!(out)?;
     let root = profile.totals[Aggregate::ROOT];
     let mut rows = vec![Row {

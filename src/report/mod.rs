@@ -6,6 +6,7 @@ pub mod accounting;
 pub mod envelope;
 pub mod files;
 pub mod loaded;
+pub mod real;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -140,6 +141,10 @@ pub struct ProfiledInstance {
     pub schema: Schema,
     /// Whose accounting the aggregate follows.
     pub accounting: Accounting,
+    /// What loading it would really take in that accounting's runtime (an
+    /// estimate, `model::real`); `None` for a profile read back from JSON
+    /// that had none.
+    pub real_memory: Option<real::RealMemory>,
 }
 
 #[derive(Debug, Clone)]

@@ -7,6 +7,7 @@ use super::{
 };
 use crate::profile::aggregate::Totals;
 use crate::profile::{Aggregate, Frame};
+use crate::report::real::RealMemory;
 
 /// What every format renders.
 pub struct Profile<'a> {
@@ -135,6 +136,18 @@ impl<'a> Profile<'a> {
             }
             _ => format!("{}'s estimate", self.accounting_name()),
         }
+    }
+
+    /// The real-memory estimate of the instances shown, loaded together
+    /// ([`RealMemory::combined`]).
+    pub fn real_memory(&self) -> Option<RealMemory> {
+        let each: Vec<_> = self
+            .report
+            .instances
+            .iter()
+            .map(|i| i.real_memory)
+            .collect();
+        RealMemory::combined(&each)
     }
 
     /// The JSON `accounting` field.

@@ -874,3 +874,41 @@ fn inputs_that_look_like_the_other_kind_are_read_as_what_they_are() {
     let err = fails(&["diff", &broken, &plain]);
     assert!(err.contains("not valid JSON"), "{err}");
 }
+
+/// `measure: real` budgets the estimated load peak (the figure `inspect`'s
+/// JSON gives the layer), passing at it and failing one byte under it;
+/// growth against a baseline compares the baselines' estimates; a path
+/// other than `total` is refused.
+#[test]
+fn a_real_memory_budget_holds_the_estimated_load_peak() {
+    let dir = tempfile::tempdir().unwrap();
+    let ks = oracle("kitchen_sink.pb");
+    let (_, out, _) = run(&["inspect", &ks, "--format", "json"]);
+    let doc = json_of(&out);
+    let peak = doc["layers"][0]["real_memory"]["load_peak_bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(peak > doc["total_bytes"].as_u64().unwrap());
+    let baseline = write(dir.path(), "ks.json", out.as_bytes());
+    for (limit, code) in [(peak, 0), (peak - 1, 1)] {
+        let budget = format!("rules:\n  - path: total\n    measure: real\n    max: {limit} B\n");
+        let path = write(dir.path(), "budget.yaml", budget.as_bytes());
+        let (got, out, _) = run(&["check", &ks, "--budget", &path, "--format", "json"]);
+        assert_eq!(got, code, "{out}");
+        let result = &json_of(&out)["files"][0]["results"][0];
+        assert_eq!(result["worst"]["new_bytes"].as_u64(), Some(peak));
+        assert!(result["limit_text"]
+            .as_str()
+            .unwrap()
+            .contains("real memory"));
+    }
+    let growth = "rules:\n  - path: total\n    measure: real\n    max_growth: 0%\n";
+    let path = write(dir.path(), "growth.yaml", growth.as_bytes());
+    let args = ["check", &ks, "--budget", &path, "--baseline", &baseline];
+    assert_eq!(run(&args).0, 0);
+    let bad = "rules:\n  - path: Instance.constraints\n    measure: real\n    max: 1 GiB\n";
+    let path = write(dir.path(), "bad.yaml", bad.as_bytes());
+    let (code, _, err) = run(&["check", &ks, "--budget", &path]);
+    assert_eq!(code, 2);
+    assert!(err.contains("its path must be \"total\""), "{err}");
+}

@@ -72,6 +72,16 @@ function header() {
     const dd = card.append("dd");
     dd.append("strong").attr("class", "total").text(bytesExact(input.logical_bytes));
     dd.append("span").text(`, ${input.accounting}`);
+    const real = input.real_memory;
+    if (real) {
+      card.append("dt").text("real memory");
+      card
+        .append("dd")
+        .attr("class", "real-memory")
+        .text(
+          `~${human(real.resident_bytes)} resident, ~${human(real.load_peak_bytes)} peak to load in ${real.runtime}, estimated`,
+        );
+    }
   }
   h.append("p")
     .attr("class", "note")

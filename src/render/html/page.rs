@@ -78,6 +78,17 @@ pub struct InputFacts {
     pub logical_bytes: u64,
     /// Whose count the logical bytes are: "OMMX 2.9.3's estimate", ...
     pub accounting: String,
+    /// What loading it would really take (an estimate), when known.
+    pub real_memory: Option<RealMemoryFacts>,
+}
+
+/// The real-memory estimate, shown beside the logical bytes.
+#[derive(Debug, Clone, Serialize)]
+pub struct RealMemoryFacts {
+    /// "OMMX 2.9.3 (Python)".
+    pub runtime: String,
+    pub resident_bytes: u64,
+    pub load_peak_bytes: u64,
 }
 
 /// One way of sizing the frames.
@@ -322,6 +333,11 @@ fn facts(role: &'static str, source: &Loaded, profile: &Profile<'_>) -> InputFac
         counts: profile.summary(),
         logical_bytes: profile.total_bytes(),
         accounting: profile.estimate(),
+        real_memory: profile.real_memory().map(|r| RealMemoryFacts {
+            runtime: r.runtime.to_string(),
+            resident_bytes: r.resident_bytes,
+            load_peak_bytes: r.load_peak_bytes,
+        }),
     }
 }
 

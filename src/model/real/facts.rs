@@ -1,0 +1,202 @@
+//! What the real-memory estimate needs of an instance, read off its logical
+//! profile: the logical leaves already say how many terms each kind of
+//! function stores, how long the strings are, how many subscripts and
+//! parameters there are. Nothing is gathered during the pass; the aggregate
+//! is walked once when the profile is complete (a few hundred nodes).
+//!
+//! Within one path the leaves are summed, so a group (the linear functions
+//! of the constraints, the names of the variables) is taken as that many
+//! entities of the group's mean size: exact when they are alike (every
+//! constraint of an LP with 50 terms), an approximation where sizes vary
+//! across a capacity boundary (see `docs/real-memory.md`).
+
+use crate::model::function::Variant;
+use crate::profile::Aggregate;
+use crate::report::InstanceSummary;
+
+/// Functions of one variant on one path: how many and their stored terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Functions {
+    pub variant: Variant,
+    /// Where they are: the objective, or the constraints (removed ones too).
+    pub in_objective: bool,
+    pub count: u64,
+    pub terms: u64,
+}
+
+impl Functions {
+    /// Terms of one function of the group (the mean, rounded up).
+    pub fn terms_each(&self) -> u64 {
+        self.terms.div_ceil(self.count.max(1))
+    }
+}
+
+/// Several values of one path: how many and their summed size (strings:
+/// UTF-8 bytes; lists and maps: elements).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Group {
+    pub count: u64,
+    pub size: u64,
+}
+
+impl Group {
+    /// Size of one (the mean, rounded up).
+    pub fn each(&self) -> u64 {
+        self.size.div_ceil(self.count.max(1))
+    }
+}
+
+/// The instance as far as its real memory depends on it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facts {
+    pub variables: u64,
+    pub constraints: u64,
+    pub removed: u64,
+    pub functions: Vec<Functions>,
+    /// Strings, one group per path.
+    pub strings: Vec<Group>,
+    /// Subscript lists: how many lists and elements, one group per path.
+    pub subscripts: Vec<Group>,
+    /// Parameter maps (string to string): how many maps and entries.
+    pub parameters: Vec<Group>,
+    /// OMMX 3.0's label maps (id to name, subscripts, ...): one map each,
+    /// its entries.
+    pub label_maps: Vec<Group>,
+    /// Bytes of the encoded instance.
+    pub payload: u64,
+}
+
+/// Bytes of a `String`'s own part, before its UTF-8 bytes.
+const STRING: u64 = 24;
+
+impl Facts {
+    /// Reads the facts off a complete profile (OMMX 2.9.3's frames or
+    /// 3.0's: the rules below look at frame names both use).
+    pub fn of(aggregate: &Aggregate, summary: &InstanceSummary) -> Facts {
+        let mut lists = Paired::default();
+        let mut maps = Paired::default();
+        let mut facts = Facts {
+            variables: summary.variables,
+            constraints: summary.constraints,
+            removed: summary.removed_constraints,
+            payload: summary.wire_bytes,
+            ..Facts::default()
+        };
+        for id in 1..aggregate.len() {
+            let node = aggregate.node(id);
+            if node.own_leaves == 0 {
+                continue;
+            }
+            let frames = aggregate.frames_of(id);
+            let (last, above) = frames.split_last().expect("a node below the root");
+            let parent = above.last().copied();
+            let (bytes, leaves) = (node.own_bytes, node.own_leaves);
+            let strings = Group {
+                count: leaves,
+                size: bytes.saturating_sub(STRING * leaves),
+            };
+            match *last {
+                "PolynomialBase.terms" => facts.functions.extend(functions(&frames, bytes, leaves)),
+                // A map's entries: its keys are strings (its values sit at
+                // the map's own path, below).
+                "FnvHashMap[key]" | "HashMap[key]" if parent.is_some_and(is_string_map) => {
+                    facts.strings.push(strings);
+                    maps.size(above, leaves);
+                }
+                "FnvHashMap[stack]" | "HashMap[stack]" if parent.is_some_and(is_string_map) => {
+                    maps.count(above, leaves)
+                }
+                "Vec[stack]" if parent.is_some_and(is_list) => lists.count(above, leaves),
+                // 3.0: a label map's id keys.
+                frame if frame.ends_with("ID.0") && parent == Some("FnvHashMap[key]") => {
+                    let store = above.len().checked_sub(2).map(|i| above[i]);
+                    if store.is_some_and(|s| s.starts_with("ModelingLabelStore.")) {
+                        facts.label_maps.push(Group {
+                            count: 1,
+                            size: leaves,
+                        });
+                    }
+                }
+                frame if is_list(frame) => lists.size(&frames, bytes / 8),
+                frame if is_string_map(frame) || is_string(frame) => facts.strings.push(strings),
+                _ => {}
+            }
+        }
+        facts.subscripts = lists.groups();
+        facts.parameters = maps.groups();
+        facts
+    }
+}
+
+/// The functions of one `PolynomialBase.terms` leaf path.
+fn functions(frames: &[&str], bytes: u64, leaves: u64) -> Option<Functions> {
+    let (variant, width) = match frames[frames.len().checked_sub(2)?] {
+        "Linear" => (Variant::Linear, 24),
+        "Quadratic" => (Variant::Quadratic, 32),
+        "Polynomial" => (Variant::Polynomial, 48),
+        _ => return None,
+    };
+    Some(Functions {
+        variant,
+        in_objective: frames[0] == "Instance.objective",
+        count: leaves,
+        terms: bytes.saturating_sub(32 * leaves) / width,
+    })
+}
+
+/// Lists or maps by the path that holds them: how many, from their stack
+/// parts, and their elements, from the elements' leaves.
+#[derive(Default)]
+struct Paired(Vec<(String, Group)>);
+
+impl Paired {
+    fn at(&mut self, frames: &[&str]) -> &mut Group {
+        let path = frames.join(";");
+        match self.0.iter().position(|(p, _)| *p == path) {
+            Some(i) => &mut self.0[i].1,
+            None => {
+                self.0.push((path, Group::default()));
+                &mut self.0.last_mut().expect("just pushed").1
+            }
+        }
+    }
+
+    fn count(&mut self, frames: &[&str], count: u64) {
+        self.at(frames).count += count;
+    }
+
+    fn size(&mut self, frames: &[&str], size: u64) {
+        self.at(frames).size += size;
+    }
+
+    /// Only the non-empty ones allocate: as many as there are elements at
+    /// most.
+    fn groups(self) -> Vec<Group> {
+        self.0
+            .into_iter()
+            .filter(|(_, g)| g.size > 0)
+            .map(|(_, g)| Group {
+                count: g.count.clamp(1, g.size),
+                size: g.size,
+            })
+            .collect()
+    }
+}
+
+/// A field holding a list of integers (allocated when not empty).
+fn is_list(frame: &str) -> bool {
+    frame.ends_with(".subscripts")
+}
+
+/// A field holding a string.
+fn is_string(frame: &str) -> bool {
+    frame.ends_with(".name")
+        || frame.ends_with(".description")
+        || frame.ends_with(".removed_reason")
+        || frame.starts_with("Description.")
+}
+
+/// A field holding a map of strings to strings.
+fn is_string_map(frame: &str) -> bool {
+    frame.ends_with(".parameters") || frame.ends_with(".removed_reason_parameters")
+}
