@@ -351,6 +351,14 @@ fn scan_window<D: Fn(u64) -> bool + Sync>(
         parallel(work, |(c, seen)| {
             scan_pairs(chunk_iter(q, c), defined, seen)
         })
+    } else if single {
+        let whole = Chunk {
+            elements: n,
+            rows_at: 0,
+            columns_at: 0,
+            values_at: 0,
+        };
+        vec![scan_pairs(chunk_iter(q, &whole), defined, &mut seen[0])]
     } else {
         let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
         vec![scan_pairs(
@@ -378,17 +386,37 @@ fn parallel<W: Send, T: Send>(items: Vec<W>, f: impl Fn(W) -> T + Sync) -> Vec<T
     })
 }
 
-/// The triples of one chunk of single-piece arrays.
-fn chunk_iter<'a>(
-    q: &'a QuadraticWire<'a>,
-    c: &Chunk,
-) -> impl Iterator<Item = ((u64, u64), f64)> + 'a {
-    let rows = Varints::at(q.rows[0], c.rows_at);
-    let columns = Varints::at(q.columns[0], c.columns_at);
-    let values = q.values[0][c.values_at..]
-        .chunks_exact(8)
-        .map(|b| f64::from_bits(u64::from_le_bytes(b.try_into().expect("8 bytes"))));
-    rows.zip(columns).zip(values).take(c.elements)
+/// The triples of one chunk of single-piece arrays (checked, of one
+/// length).
+fn chunk_iter<'a>(q: &'a QuadraticWire<'a>, c: &Chunk) -> Triples<'a> {
+    let values = &q.values[0][c.values_at..c.values_at + 8 * c.elements];
+    Triples {
+        rows: (q.rows[0], c.rows_at),
+        columns: (q.columns[0], c.columns_at),
+        values: values.chunks_exact(8),
+    }
+}
+
+/// Triples read from single-piece arrays: a plain loop over the bytes
+/// (the zipped iterators of pieces cost a call per element).
+struct Triples<'a> {
+    rows: (&'a [u8], usize),
+    columns: (&'a [u8], usize),
+    values: std::slice::ChunksExact<'a, u8>,
+}
+
+impl Iterator for Triples<'_> {
+    type Item = ((u64, u64), f64);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let value = self.values.next()?;
+        let value = f64::from_le_bytes(value.try_into().expect("8 bytes"));
+        // Checked, and as long as the values.
+        let row = crate::wire::varint(self.rows.0, &mut self.rows.1).unwrap_or(0);
+        let column = crate::wire::varint(self.columns.0, &mut self.columns.1).unwrap_or(0);
+        Some(((row, column), value))
+    }
 }
 
 /// Cuts `n` triples into `threads` chunks at element boundaries.
