@@ -28,12 +28,11 @@
 
 use std::fs::File;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
 
 use prost::encoding;
 
 use super::accounts::Accounts;
+use super::chain::{Chain, StopOnPanic};
 use super::finish::finish_instance;
 use super::framing::{decode_batch, LargeToken, RawBatch, RawElement, BATCH};
 use super::objective::Part;
@@ -142,93 +141,8 @@ struct Plan<'a> {
     chunks: usize,
     threads: usize,
     spooling: Spooling,
-    /// The next chunk to take.
-    next: AtomicUsize,
     chain: Chain,
     shared: Shared,
-}
-
-/// The walks in chunk order. Chunk `k` waits for its turn in slot
-/// `k % slots`: a thread holds one chunk at a time and a chunk's turn
-/// comes only after every chunk before it was walked, so with a slot per
-/// thread no two chunks waiting share one, and a turn is taken before its
-/// slot is given to the next chunk.
-struct Chain {
-    slots: Box<[Slot]>,
-    /// The furthest start passed on: no element starts before it.
-    frontier: AtomicU64,
-    stopped: AtomicBool,
-}
-
-/// One slot of the [`Chain`]: the chunk whose turn it holds, and where its
-/// first element starts.
-struct Slot {
-    turn: Mutex<(usize, u64)>,
-    moved: Condvar,
-}
-
-impl Chain {
-    fn new(slots: usize) -> Self {
-        let slots = (0..slots.max(1))
-            .map(|i| Slot {
-                turn: Mutex::new((if i == 0 { 0 } else { usize::MAX }, 0)),
-                moved: Condvar::new(),
-            })
-            .collect();
-        Self {
-            slots,
-            frontier: AtomicU64::new(0),
-            stopped: AtomicBool::new(false),
-        }
-    }
-
-    fn slot(&self, chunk: usize) -> &Slot {
-        &self.slots[chunk % self.slots.len()]
-    }
-
-    /// Waits for chunk `chunk`'s turn: where its first element starts;
-    /// `None` once the threads have given up.
-    fn wait(&self, chunk: usize) -> Option<u64> {
-        let slot = self.slot(chunk);
-        let mut turn = slot.turn.lock().unwrap_or_else(|e| e.into_inner());
-        while turn.0 != chunk && !self.stopped() {
-            turn = slot.moved.wait(turn).unwrap_or_else(|e| e.into_inner());
-        }
-        (!self.stopped()).then_some(turn.1)
-    }
-
-    /// Gives chunk `chunk` its turn, its first element starting at `start`.
-    fn pass(&self, chunk: usize, start: u64) {
-        self.frontier.fetch_max(start, Ordering::Relaxed);
-        let slot = self.slot(chunk);
-        *slot.turn.lock().unwrap_or_else(|e| e.into_inner()) = (chunk, start);
-        slot.moved.notify_all();
-    }
-
-    /// Makes every thread give up.
-    fn stop(&self) {
-        self.stopped.store(true, Ordering::Relaxed);
-        for slot in self.slots.iter() {
-            let _turn = slot.turn.lock().unwrap_or_else(|e| e.into_inner());
-            slot.moved.notify_all();
-        }
-    }
-
-    fn stopped(&self) -> bool {
-        self.stopped.load(Ordering::Relaxed)
-    }
-}
-
-/// Stops the other threads when this one panics, so that none waits for
-/// a turn that will never come (and the panic reaches the caller).
-struct StopOnPanic<'c>(&'c Chain);
-
-impl Drop for StopOnPanic<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.stop();
-        }
-    }
 }
 
 /// One chunk's walk: where its elements start (from the chunk's start),
@@ -268,7 +182,6 @@ impl<'a> Plan<'a> {
             chunks,
             threads,
             spooling,
-            next: AtomicUsize::new(0),
             chain: Chain::new(threads),
             shared: Shared::default(),
         }
@@ -293,14 +206,16 @@ impl<'a> Plan<'a> {
             if self.chain.stopped() {
                 return Err(Recheck);
             }
-            let k = self.next.fetch_add(1, Ordering::Relaxed);
+            let k = self.chain.take();
             if k >= self.chunks {
                 return Ok(());
             }
             let range = self.range(k);
+            // Each chunk counted once, read or covered by an element.
+            (self.source.progress)(range.end - range.start);
             // Read while the chunks before are walked, unless an element
             // before it is known to cover it whole.
-            let read = self.chain.frontier.load(Ordering::Relaxed) < range.end;
+            let read = self.chain.frontier() < range.end;
             if read {
                 self.read_chunk(&range, raw.arena())?;
             }
@@ -316,6 +231,12 @@ impl<'a> Plan<'a> {
                 let _span = trace::span(Phase::Read);
                 self.walk(&range, start, raw.arena())?
             };
+            let to = usize::try_from(walk.next / self.chunk).unwrap_or(usize::MAX);
+            let skipped = self.chain.cover(k, to);
+            if !skipped.is_empty() {
+                let bytes = self.range(skipped.end - 1).end - self.range(skipped.start).start;
+                (self.source.progress)(bytes);
+            }
             self.chain.pass(k + 1, walk.next);
             let uses = self.decode_chunk(k, &range, &walk, &mut raw, accounts, shard)?;
             shard.chunk_done(walk.layout, uses);
@@ -331,7 +252,6 @@ impl<'a> Plan<'a> {
         arena.resize(len, 0);
         let at = self.source.start + range.start;
         read_exact_at(self.source.file, arena, at).map_err(|_| Recheck)?;
-        (self.source.progress)(len as u64);
         Ok(())
     }
 
@@ -409,7 +329,6 @@ impl<'a> Plan<'a> {
             read_exact_at(self.source.file, &mut out[old..], self.source.start + at)
                 .map_err(|_| Recheck)?;
         }
-        (self.source.progress)(len as u64);
         Ok(())
     }
 
