@@ -11,9 +11,12 @@
 //! framing, decoding, counting and checking around it run on all threads,
 //! a batch of elements at a time, as a stream's batches are. The element
 //! that crosses a chunk's end is completed by the thread that walked it
-//! (on several threads when it is large), and an element over the spool
-//! threshold is not read at all: it is counted where it lies in the input
-//! file. A chunk that such an element covers whole is not read.
+//! (on several threads when it is large), and an objective over
+//! [`IN_PLACE_ABOVE`](super::objective::IN_PLACE_ABOVE) (a constraint over
+//! the spool threshold) is not read here at all: it is counted where it
+//! lies in the input file, a window at a time on every thread, with no
+//! buffer of its size. The chunks such an element covers whole are skipped
+//! ([`super::chain`]).
 //!
 //! The checks run on each thread against shared sets ([`super::shards`]),
 //! and what needs the whole stream is settled once every chunk is checked.
@@ -42,6 +45,7 @@ use super::terms::spooled::SpooledFunction;
 use super::{EntityObserver, InstanceError};
 use crate::report::InstanceSummary;
 use crate::trace::{self, Phase};
+use crate::wire::fields::function;
 use crate::wire::fields::instance::*;
 use crate::wire::file::read_exact_at;
 use crate::wire::{self, WireType};
@@ -424,7 +428,10 @@ impl<'a> Plan<'a> {
                     wire_bytes,
                 });
             }
-            OBJECTIVE if in_place(self.spooling.objective) => {
+            OBJECTIVE
+                if in_place(self.spooling.objective)
+                    || in_place(self.spooling.quadratic) && self.quadratic(range, body, raw)? =>
+            {
                 let part = Part::Spooled(self.in_file(body..end)?);
                 raw.push(RawElement::Spooled(part));
             }
@@ -502,6 +509,26 @@ impl<'a> Plan<'a> {
         })
     }
 
+    /// Whether the function whose body starts at stream offset `body`
+    /// starts with a quadratic part (its first byte in the chunk `range`,
+    /// held in `raw`, or in the file).
+    fn quadratic(
+        &self,
+        range: &Range<u64>,
+        body: u64,
+        raw: &mut RawBatch,
+    ) -> Result<bool, Recheck> {
+        let key = crate::wire::tag(function::QUADRATIC, WireType::Len);
+        let mut first = [0];
+        if body < range.end {
+            first[0] = raw.arena()[(body - range.start) as usize];
+        } else {
+            read_exact_at(self.source.file, &mut first, self.source.start + body)
+                .map_err(|_| Recheck)?;
+        }
+        Ok(first[0] == key)
+    }
+
     /// The element body at stream offsets `range`, left in the input file.
     fn in_file(&self, range: Range<u64>) -> Result<SpooledFunction, Recheck> {
         let file = self.source.file.try_clone().map_err(|_| Recheck)?;
@@ -538,13 +565,13 @@ mod tests {
     fn run_in_file(
         (bytes, file): (&[u8], &std::fs::File),
         options: ProfileOptions,
-        spool_above: u64,
+        (spool_above, in_place_above): (u64, u64),
         (threads, chunk): (usize, u64),
     ) -> Option<Run> {
         let mut accounts = Accounts::new(options);
         accounts.spool_above = spool_above;
         accounts.count_when_unseen(false);
-        let spooling = Spooling::of(&accounts, &());
+        let spooling = Spooling::of(&accounts, &()).in_file(in_place_above);
         let source = InFile {
             file,
             start: 3,
@@ -589,6 +616,12 @@ mod tests {
                 },
             };
             let spool_above = if rng.chance(3) { 0 } else { u64::MAX };
+            // Now and then read in place, where one thread holds it.
+            // (Not drawn from `rng`, whose draws make the cases.)
+            let in_place = match case % 3 {
+                0 => bytes.len() as u64 % 40,
+                _ => u64::MAX,
+            };
             let threads = 1 + rng.below(4) as usize;
             let chunk = [1, 2, 7, 16, 64, 1 << 20][rng.below(6) as usize];
             // Behind a few bytes that are not the instance's.
@@ -596,7 +629,8 @@ mod tests {
             file.write_all(b"xyz").unwrap();
             file.write_all(&bytes).unwrap();
             let one = run_with(&bytes, options, spool_above);
-            match run_in_file((&bytes, &file), options, spool_above, (threads, chunk)) {
+            let above = (spool_above, in_place);
+            match run_in_file((&bytes, &file), options, above, (threads, chunk)) {
                 Some(many) => {
                     assert_eq!(
                         many, one,
