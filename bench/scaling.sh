@@ -9,6 +9,7 @@
 #   SCALING_INPUTS   which inputs, by name (default: "lp198m qubo215m lp1g lp4g")
 #                      lp198m    memprof-gen lp, 1M variables, 200,000 x 50 (198 MB)
 #                      qubo215m  memprof-gen qubo, 6,000 binaries (215 MB)
+#                      qubo2m    memprof-gen qubo, 2,000 binaries (23.8 MB: qubo_2m)
 #                      lp1g      memprof-gen lp, 5M variables, 1M x 50 (1.03 GB)
 #                      lp4g      memprof-gen lp, 20M variables, 4M x 50 (4.2 GB)
 #   SCALING_THREADS  thread counts (default: 1 2 4 8 16 ..., those up to the
@@ -79,9 +80,10 @@ for name in "${inputs[@]}"; do
     case $name in
         lp198m) file=$out_dir/lp-200000x50-of-1000000.pb gen=(lp --constraints 200000 --terms 50 --variables 1000000) ;;
         qubo215m) file=$out_dir/qubo-6000.pb gen=(qubo --variables 6000) ;;
+        qubo2m) file=$out_dir/qubo-2000.pb gen=(qubo --variables 2000) ;;
         lp1g) file=$out_dir/lp-1000000x50-of-5000000.pb gen=(lp --constraints 1000000 --terms 50 --variables 5000000) ;;
         lp4g) file=$out_dir/lp-4000000x50-of-20000000.pb gen=(lp --constraints 4000000 --terms 50 --variables 20000000) ;;
-        *) echo "scaling: unknown input $name (lp198m, qubo215m, lp1g, lp4g)" >&2; exit 2 ;;
+        *) echo "scaling: unknown input $name (lp198m, qubo215m, qubo2m, lp1g, lp4g)" >&2; exit 2 ;;
     esac
     [[ -s $file ]] || target/release/memprof-gen "${gen[@]}" -o "$file"
     bytes=$(stat -c %s "$file")

@@ -209,6 +209,10 @@ pub struct Accounts {
     /// Objective fields longer than this are spooled to a temporary file
     /// when only counted ([`crate::pass::objective::spool_above`]).
     pub(super) spool_above: u64,
+    /// On every thread ([`super::ranges`]), such elements longer than this
+    /// are read where they lie in the input file rather than held
+    /// ([`crate::pass::objective::IN_PLACE_ABOVE`]).
+    pub(super) in_place_above: u64,
 }
 
 /// What counting entities without building them keeps per thread.
@@ -227,6 +231,7 @@ impl Accounts {
             group_by: options.group_by,
             counting: None,
             spool_above: crate::pass::objective::spool_above(),
+            in_place_above: crate::pass::objective::IN_PLACE_ABOVE,
         }
     }
 
@@ -281,6 +286,7 @@ impl Accounts {
         Self {
             counting: self.counting.as_ref().map(|_| Counting::default()),
             spool_above: self.spool_above,
+            in_place_above: self.in_place_above,
             ..Self::new(ProfileOptions {
                 group_by: self.group_by,
                 wire: self.wire.is_some(),

@@ -22,6 +22,7 @@ use crate::wire::fields::instance;
 /// A variable or a constraint counted on the wire without being built, when
 /// the accounts count (`None`: build it; also for anything the wire reader
 /// leaves to prost, which then decodes it as before).
+#[inline]
 pub(super) fn count_entity(
     field: u32,
     bytes: &[u8],

@@ -13,6 +13,7 @@
 //! and hands each to the [`Pass`] as a [`Payload`].
 
 mod accounts;
+mod chain;
 mod counted;
 mod error;
 mod finish;

@@ -49,6 +49,9 @@ fn decoding_threads(total: Option<u64>, cap: Option<usize>) -> usize {
 pub(super) struct Spooling {
     pub(super) objective: Option<u64>,
     pub(super) constraints: Option<u64>,
+    /// An objective field whose first field is a quadratic part, longer
+    /// than this, too (only where it is read in place, [`Spooling::in_file`]).
+    pub(super) quadratic: Option<u64>,
 }
 
 impl Spooling {
@@ -61,6 +64,19 @@ impl Spooling {
         Self {
             objective,
             constraints: objective.filter(|_| accounts.counting.is_some()),
+            quadratic: None,
+        }
+    }
+
+    /// The thresholds for a regular file read on every thread: what would
+    /// be spooled is read in place (nothing is copied: see [`ranges`]), and
+    /// so is a quadratic objective longer than `in_place_above`, whose
+    /// buffer would cost more than reading it a window at a time on every
+    /// thread (a linear one, held, is read in one pass, not two).
+    pub(super) fn in_file(self, in_place_above: u64) -> Self {
+        Self {
+            quadratic: self.objective.map(|above| above.min(in_place_above)),
+            ..self
         }
     }
 
@@ -145,8 +161,8 @@ pub(super) fn profile_source<R: Read + Send, O: EntityObserver + ?Sized>(
     if let Some((file, total)) = whole_file {
         // `None`: read again below, on one thread, for the exact error.
         let size = (total, ranges::chunk_bytes());
-        if let Some(done) = ranges::profile_file(file, size, threads, spooling, accounts, observer)
-        {
+        let in_file = spooling.in_file(accounts.in_place_above);
+        if let Some(done) = ranges::profile_file(file, size, threads, in_file, accounts, observer) {
             return done;
         }
     }

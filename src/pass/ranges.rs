@@ -11,9 +11,12 @@
 //! framing, decoding, counting and checking around it run on all threads,
 //! a batch of elements at a time, as a stream's batches are. The element
 //! that crosses a chunk's end is completed by the thread that walked it
-//! (on several threads when it is large), and an element over the spool
-//! threshold is not read at all: it is counted where it lies in the input
-//! file. A chunk that such an element covers whole is not read.
+//! (on several threads when it is large), and an objective over
+//! [`IN_PLACE_ABOVE`](super::objective::IN_PLACE_ABOVE) (a constraint over
+//! the spool threshold) is not read here at all: it is counted where it
+//! lies in the input file, a window at a time on every thread, with no
+//! buffer of its size. The chunks such an element covers whole are skipped
+//! ([`super::chain`]).
 //!
 //! The checks run on each thread against shared sets ([`super::shards`]),
 //! and what needs the whole stream is settled once every chunk is checked.
@@ -28,12 +31,11 @@
 
 use std::fs::File;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
 
 use prost::encoding;
 
 use super::accounts::Accounts;
+use super::chain::{Chain, StopOnPanic};
 use super::finish::finish_instance;
 use super::framing::{decode_batch, LargeToken, RawBatch, RawElement, BATCH};
 use super::objective::Part;
@@ -43,6 +45,7 @@ use super::terms::spooled::SpooledFunction;
 use super::{EntityObserver, InstanceError};
 use crate::report::InstanceSummary;
 use crate::trace::{self, Phase};
+use crate::wire::fields::function;
 use crate::wire::fields::instance::*;
 use crate::wire::file::read_exact_at;
 use crate::wire::{self, WireType};
@@ -142,93 +145,8 @@ struct Plan<'a> {
     chunks: usize,
     threads: usize,
     spooling: Spooling,
-    /// The next chunk to take.
-    next: AtomicUsize,
     chain: Chain,
     shared: Shared,
-}
-
-/// The walks in chunk order. Chunk `k` waits for its turn in slot
-/// `k % slots`: a thread holds one chunk at a time and a chunk's turn
-/// comes only after every chunk before it was walked, so with a slot per
-/// thread no two chunks waiting share one, and a turn is taken before its
-/// slot is given to the next chunk.
-struct Chain {
-    slots: Box<[Slot]>,
-    /// The furthest start passed on: no element starts before it.
-    frontier: AtomicU64,
-    stopped: AtomicBool,
-}
-
-/// One slot of the [`Chain`]: the chunk whose turn it holds, and where its
-/// first element starts.
-struct Slot {
-    turn: Mutex<(usize, u64)>,
-    moved: Condvar,
-}
-
-impl Chain {
-    fn new(slots: usize) -> Self {
-        let slots = (0..slots.max(1))
-            .map(|i| Slot {
-                turn: Mutex::new((if i == 0 { 0 } else { usize::MAX }, 0)),
-                moved: Condvar::new(),
-            })
-            .collect();
-        Self {
-            slots,
-            frontier: AtomicU64::new(0),
-            stopped: AtomicBool::new(false),
-        }
-    }
-
-    fn slot(&self, chunk: usize) -> &Slot {
-        &self.slots[chunk % self.slots.len()]
-    }
-
-    /// Waits for chunk `chunk`'s turn: where its first element starts;
-    /// `None` once the threads have given up.
-    fn wait(&self, chunk: usize) -> Option<u64> {
-        let slot = self.slot(chunk);
-        let mut turn = slot.turn.lock().unwrap_or_else(|e| e.into_inner());
-        while turn.0 != chunk && !self.stopped() {
-            turn = slot.moved.wait(turn).unwrap_or_else(|e| e.into_inner());
-        }
-        (!self.stopped()).then_some(turn.1)
-    }
-
-    /// Gives chunk `chunk` its turn, its first element starting at `start`.
-    fn pass(&self, chunk: usize, start: u64) {
-        self.frontier.fetch_max(start, Ordering::Relaxed);
-        let slot = self.slot(chunk);
-        *slot.turn.lock().unwrap_or_else(|e| e.into_inner()) = (chunk, start);
-        slot.moved.notify_all();
-    }
-
-    /// Makes every thread give up.
-    fn stop(&self) {
-        self.stopped.store(true, Ordering::Relaxed);
-        for slot in self.slots.iter() {
-            let _turn = slot.turn.lock().unwrap_or_else(|e| e.into_inner());
-            slot.moved.notify_all();
-        }
-    }
-
-    fn stopped(&self) -> bool {
-        self.stopped.load(Ordering::Relaxed)
-    }
-}
-
-/// Stops the other threads when this one panics, so that none waits for
-/// a turn that will never come (and the panic reaches the caller).
-struct StopOnPanic<'c>(&'c Chain);
-
-impl Drop for StopOnPanic<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.stop();
-        }
-    }
 }
 
 /// One chunk's walk: where its elements start (from the chunk's start),
@@ -268,7 +186,6 @@ impl<'a> Plan<'a> {
             chunks,
             threads,
             spooling,
-            next: AtomicUsize::new(0),
             chain: Chain::new(threads),
             shared: Shared::default(),
         }
@@ -293,14 +210,16 @@ impl<'a> Plan<'a> {
             if self.chain.stopped() {
                 return Err(Recheck);
             }
-            let k = self.next.fetch_add(1, Ordering::Relaxed);
+            let k = self.chain.take();
             if k >= self.chunks {
                 return Ok(());
             }
             let range = self.range(k);
+            // Each chunk counted once, read or covered by an element.
+            (self.source.progress)(range.end - range.start);
             // Read while the chunks before are walked, unless an element
             // before it is known to cover it whole.
-            let read = self.chain.frontier.load(Ordering::Relaxed) < range.end;
+            let read = self.chain.frontier() < range.end;
             if read {
                 self.read_chunk(&range, raw.arena())?;
             }
@@ -316,6 +235,12 @@ impl<'a> Plan<'a> {
                 let _span = trace::span(Phase::Read);
                 self.walk(&range, start, raw.arena())?
             };
+            let to = usize::try_from(walk.next / self.chunk).unwrap_or(usize::MAX);
+            let skipped = self.chain.cover(k, to);
+            if !skipped.is_empty() {
+                let bytes = self.range(skipped.end - 1).end - self.range(skipped.start).start;
+                (self.source.progress)(bytes);
+            }
             self.chain.pass(k + 1, walk.next);
             let uses = self.decode_chunk(k, &range, &walk, &mut raw, accounts, shard)?;
             shard.chunk_done(walk.layout, uses);
@@ -331,7 +256,6 @@ impl<'a> Plan<'a> {
         arena.resize(len, 0);
         let at = self.source.start + range.start;
         read_exact_at(self.source.file, arena, at).map_err(|_| Recheck)?;
-        (self.source.progress)(len as u64);
         Ok(())
     }
 
@@ -409,7 +333,6 @@ impl<'a> Plan<'a> {
             read_exact_at(self.source.file, &mut out[old..], self.source.start + at)
                 .map_err(|_| Recheck)?;
         }
-        (self.source.progress)(len as u64);
         Ok(())
     }
 
@@ -505,7 +428,10 @@ impl<'a> Plan<'a> {
                     wire_bytes,
                 });
             }
-            OBJECTIVE if in_place(self.spooling.objective) => {
+            OBJECTIVE
+                if in_place(self.spooling.objective)
+                    || in_place(self.spooling.quadratic) && self.quadratic(range, body, raw)? =>
+            {
                 let part = Part::Spooled(self.in_file(body..end)?);
                 raw.push(RawElement::Spooled(part));
             }
@@ -583,6 +509,26 @@ impl<'a> Plan<'a> {
         })
     }
 
+    /// Whether the function whose body starts at stream offset `body`
+    /// starts with a quadratic part (its first byte in the chunk `range`,
+    /// held in `raw`, or in the file).
+    fn quadratic(
+        &self,
+        range: &Range<u64>,
+        body: u64,
+        raw: &mut RawBatch,
+    ) -> Result<bool, Recheck> {
+        let key = crate::wire::tag(function::QUADRATIC, WireType::Len);
+        let mut first = [0];
+        if body < range.end {
+            first[0] = raw.arena()[(body - range.start) as usize];
+        } else {
+            read_exact_at(self.source.file, &mut first, self.source.start + body)
+                .map_err(|_| Recheck)?;
+        }
+        Ok(first[0] == key)
+    }
+
     /// The element body at stream offsets `range`, left in the input file.
     fn in_file(&self, range: Range<u64>) -> Result<SpooledFunction, Recheck> {
         let file = self.source.file.try_clone().map_err(|_| Recheck)?;
@@ -619,13 +565,13 @@ mod tests {
     fn run_in_file(
         (bytes, file): (&[u8], &std::fs::File),
         options: ProfileOptions,
-        spool_above: u64,
+        (spool_above, in_place_above): (u64, u64),
         (threads, chunk): (usize, u64),
     ) -> Option<Run> {
         let mut accounts = Accounts::new(options);
         accounts.spool_above = spool_above;
         accounts.count_when_unseen(false);
-        let spooling = Spooling::of(&accounts, &());
+        let spooling = Spooling::of(&accounts, &()).in_file(in_place_above);
         let source = InFile {
             file,
             start: 3,
@@ -670,6 +616,12 @@ mod tests {
                 },
             };
             let spool_above = if rng.chance(3) { 0 } else { u64::MAX };
+            // Now and then read in place, where one thread holds it.
+            // (Not drawn from `rng`, whose draws make the cases.)
+            let in_place = match case % 3 {
+                0 => bytes.len() as u64 % 40,
+                _ => u64::MAX,
+            };
             let threads = 1 + rng.below(4) as usize;
             let chunk = [1, 2, 7, 16, 64, 1 << 20][rng.below(6) as usize];
             // Behind a few bytes that are not the instance's.
@@ -677,7 +629,8 @@ mod tests {
             file.write_all(b"xyz").unwrap();
             file.write_all(&bytes).unwrap();
             let one = run_with(&bytes, options, spool_above);
-            match run_in_file((&bytes, &file), options, spool_above, (threads, chunk)) {
+            let above = (spool_above, in_place);
+            match run_in_file((&bytes, &file), options, above, (threads, chunk)) {
                 Some(many) => {
                     assert_eq!(
                         many, one,

@@ -370,8 +370,11 @@ fn large_function(rng: &mut Rng) -> pb::Function {
 }
 
 /// Damages `bytes` now and then, and requires the same profile, summary
-/// and verdict held and spooled past a random threshold; true if refused.
-fn spooled_as_held(rng: &mut Rng, mut bytes: Vec<u8>) -> bool {
+/// and verdict held and spooled past a random threshold, and read in
+/// place in a file on several threads; whether it was refused, and
+/// whether the file was read on several threads to the end (else one
+/// thread reads it again).
+fn spooled_as_held(rng: &mut Rng, mut bytes: Vec<u8>) -> (bool, bool) {
     if rng.chance(3) {
         damage(rng, &mut bytes);
     }
@@ -384,13 +387,44 @@ fn spooled_as_held(rng: &mut Rng, mut bytes: Vec<u8>) -> bool {
     let threads = 2 + bytes.len() % 3;
     assert_eq!(run_on(&bytes, &mut (), u64::MAX, threads), held);
     assert_eq!(run_on(&bytes, &mut (), above, threads), held);
-    held.is_err()
+    let in_place = run_in_place(&bytes, above, threads);
+    if let Some(many) = &in_place {
+        assert_eq!(many, &held, "{bytes:02x?}");
+    }
+    (held.is_err(), in_place.is_some())
+}
+
+/// `bytes` in a file read in chunks on `threads` threads, what is longer
+/// than `above` read in place; `None` where it gives up (and one thread
+/// reads it again).
+fn run_in_place(bytes: &[u8], above: u64, threads: usize) -> Option<Run> {
+    use super::pipeline::Spooling;
+    use super::ranges::{profile_file, InFile};
+    use std::io::Write;
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(b"xyz").unwrap();
+    file.write_all(bytes).unwrap();
+    let mut accounts = Accounts::new(ProfileOptions::default());
+    accounts.spool_above = u64::MAX;
+    accounts.count_when_unseen(false);
+    let spooling = Spooling::of(&accounts, &()).in_file(above);
+    let source = InFile {
+        file: &file,
+        start: 3,
+        progress: &|_| {},
+    };
+    let size = (bytes.len() as u64, 1 + bytes.len() as u64 % 97);
+    let done = profile_file(source, size, threads, spooling, &mut accounts, &mut ())?;
+    Some(
+        done.map_err(|e| e.to_string())
+            .map(|summary| (accounts.memory.own_lines(), format!("{summary:?}"))),
+    )
 }
 
 #[test]
 fn spooling_the_objective_gives_what_holding_it_gives() {
     let mut rng = Rng(SplitMix64(0x5eed_5900), true);
-    let (mut spooled, mut refused) = (0, 0);
+    let (mut spooled, mut refused, mut in_place) = (0, 0, 0);
     for _ in 0..1_500 {
         rng.1 = true;
         let variables = (0..if rng.chance(10) { 39 } else { 40 }).map(|id| pb::DecisionVariable {
@@ -418,18 +452,20 @@ fn spooling_the_objective_gives_what_holding_it_gives() {
             .expect("a Vec grows");
         }
         spooled += 1;
-        refused += usize::from(spooled_as_held(&mut rng, bytes));
+        let (refusal, many) = spooled_as_held(&mut rng, bytes);
+        refused += usize::from(refusal);
+        in_place += usize::from(many);
     }
     assert!(
-        refused > 150 && spooled - refused > 800,
-        "{spooled} / {refused}"
+        refused > 150 && spooled - refused > 800 && in_place > 800,
+        "{spooled} / {refused} / {in_place}"
     );
 }
 
 #[test]
 fn spooling_constraints_gives_what_holding_them_gives() {
     let mut rng = Rng(SplitMix64(0x5eed_5901), true);
-    let (mut cases, mut refused) = (0, 0);
+    let (mut cases, mut refused, mut in_place) = (0, 0, 0);
     for _ in 0..1_000 {
         rng.1 = true;
         // Variables 0..40, now and then one missing (the last, or one
@@ -490,10 +526,12 @@ fn spooling_constraints_gives_what_holding_them_gives() {
             false => [head, constraints].concat(),
         };
         cases += 1;
-        refused += usize::from(spooled_as_held(&mut rng, bytes));
+        let (refusal, many) = spooled_as_held(&mut rng, bytes);
+        refused += usize::from(refusal);
+        in_place += usize::from(many);
     }
     assert!(
-        refused > 150 && cases - refused > 300,
-        "{cases} / {refused}"
+        refused > 150 && cases - refused > 300 && in_place > 300,
+        "{cases} / {refused} / {in_place}"
     );
 }

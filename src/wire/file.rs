@@ -8,7 +8,6 @@ use std::fs::File;
 use std::io;
 use std::ops::Range;
 
-use super::packed::nth_end;
 use super::slice::{varint, Unsupported, Wire};
 use super::WireType;
 
@@ -65,6 +64,19 @@ pub fn append_at(file: &File, out: &mut Vec<u8>, pos: u64, len: usize) -> io::Re
     read
 }
 
+/// Reads `range` of `file` into `buf`, a buffer used again and again: it
+/// is zeroed only where it grows, not before every read that overwrites it.
+pub fn read_window<'b>(file: &File, buf: &'b mut Vec<u8>, range: Range<u64>) -> Wire<&'b [u8]> {
+    let len = usize::try_from(range.end - range.start).map_err(|_| Unsupported)?;
+    if buf.len() < len {
+        buf.try_reserve_exact(len - buf.len())
+            .map_err(|_| Unsupported)?;
+        buf.resize(len, 0);
+    }
+    read_exact_at(file, &mut buf[..len], range.start).map_err(|_| Unsupported)?;
+    Ok(&buf[..len])
+}
+
 /// The bytes of `range` of `file`.
 pub fn read_range(file: &File, range: Range<u64>) -> Wire<Vec<u8>> {
     let len = usize::try_from(range.end - range.start).map_err(|_| Unsupported)?;
@@ -80,9 +92,11 @@ pub struct Window<'f> {
     /// The next byte of the file to read, and the end of the range.
     pos: u64,
     end: u64,
+    /// `buf[start..filled]` is not consumed yet; past `filled` are bytes
+    /// read before, kept so that the buffer is not zeroed again.
     buf: Vec<u8>,
-    /// `buf[start..]` is not consumed yet.
     start: usize,
+    filled: usize,
 }
 
 impl<'f> Window<'f> {
@@ -93,6 +107,7 @@ impl<'f> Window<'f> {
             end: range.end,
             buf: Vec::new(),
             start: 0,
+            filled: 0,
         }
     }
 
@@ -104,13 +119,23 @@ impl<'f> Window<'f> {
     /// Reads ahead until at least `want` bytes are held, unless the range
     /// ends first.
     pub fn fill(&mut self, want: usize) -> Wire<()> {
-        let held = self.buf.len() - self.start;
+        let held = self.filled - self.start;
         if held < want && !self.at_end() {
-            self.buf.drain(..self.start);
+            self.buf.copy_within(self.start..self.filled, 0);
             self.start = 0;
             let more = ((want - held).max(CHUNK) as u64).min(self.end - self.pos);
-            let len = usize::try_from(more).map_err(|_| Unsupported)?;
-            append_at(self.file, &mut self.buf, self.pos, len).map_err(|_| Unsupported)?;
+            let filled = usize::try_from(more)
+                .ok()
+                .and_then(|more| held.checked_add(more))
+                .ok_or(Unsupported)?;
+            if self.buf.len() < filled {
+                let grow = filled - self.buf.len();
+                self.buf.try_reserve_exact(grow).map_err(|_| Unsupported)?;
+                self.buf.resize(filled, 0);
+            }
+            let read = read_exact_at(self.file, &mut self.buf[held..filled], self.pos);
+            read.map_err(|_| Unsupported)?;
+            self.filled = filled;
             self.pos += more;
         }
         Ok(())
@@ -118,7 +143,7 @@ impl<'f> Window<'f> {
 
     /// The bytes read and not consumed yet.
     pub fn held(&self) -> &[u8] {
-        &self.buf[self.start..]
+        &self.buf[self.start..self.filled]
     }
 
     /// Calls `window` on the whole range, a window at a time: each the
@@ -156,31 +181,6 @@ impl<'f> Window<'f> {
         let at = self.start;
         self.start += n;
         &self.buf[at..at + n]
-    }
-
-    /// Consumes exactly `n` bytes.
-    pub fn take_exact(&mut self, n: usize) -> Wire<&[u8]> {
-        self.fill(n)?;
-        if self.held().len() < n {
-            return Err(Unsupported);
-        }
-        Ok(self.take(n))
-    }
-
-    /// Consumes the next `k` elements of a checked packed varint array.
-    pub fn take_varints(&mut self, k: usize) -> Wire<&[u8]> {
-        let mut want = 2 * k;
-        loop {
-            self.fill(want)?;
-            let held = self.held();
-            if let Some(cut) = nth_end(held, k) {
-                return Ok(self.take(cut));
-            }
-            if self.at_end() {
-                return Err(Unsupported);
-            }
-            want = held.len() + CHUNK;
-        }
     }
 }
 

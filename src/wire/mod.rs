@@ -14,6 +14,7 @@
 
 pub mod fields;
 pub mod file;
+pub mod index;
 pub mod packed;
 pub mod slice;
 pub mod stream;

@@ -28,33 +28,39 @@ pub fn count_varints(body: &[u8]) -> Wire<usize> {
 /// (one inside a word that is not all of them is at most six long).
 #[inline]
 pub fn count_ends(bytes: &[u8]) -> Option<usize> {
+    count_ends_after(bytes, &mut 0)
+}
+
+/// [`count_ends`] of bytes that follow a run of `run` others, leaving in
+/// `run` the run they end with.
+#[inline]
+pub fn count_ends_after(bytes: &[u8], run: &mut u32) -> Option<usize> {
     let words = bytes.chunks_exact(8);
     let tail = words.remainder();
-    let mut run = 0u32;
     let mut ends = 0usize;
     for word in words {
         let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
         // Bit i: byte i continues a varint.
         let mask =
             (((word >> 7) & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
-        run += mask.trailing_ones();
-        if run >= 9 {
+        *run += mask.trailing_ones();
+        if *run >= 9 {
             return None;
         }
         if mask != u8::MAX {
-            run = mask.leading_ones();
+            *run = mask.leading_ones();
         }
         ends += 8 - mask.count_ones() as usize;
     }
     for &b in tail {
         let more = u32::from(b >> 7);
-        run = (run + more) * more;
-        if run >= 9 {
+        *run = (*run + more) * more;
+        if *run >= 9 {
             return None;
         }
         ends += (1 - more) as usize;
     }
-    (run < 9).then_some(ends)
+    (*run < 9).then_some(ends)
 }
 
 /// Arrays shorter than this are read on one thread.

@@ -24,9 +24,26 @@ impl FieldWindows for Held<'_, '_> {
 }
 
 /// A quadratic part's three arrays (checked, of one length), a window of
-/// whole elements at a time, in order; `window` returns false to stop.
+/// whole elements at a time.
 pub(super) trait PairWindows {
+    /// The windows in order; `window` returns false to stop.
     fn each(&mut self, window: &mut dyn FnMut(&QuadraticWire<'_>) -> bool) -> Wire<()>;
+
+    /// One pass of [`scan_window`] over every window, on as many threads
+    /// as `seen` has slots: the scans of their chunks, in order, or of
+    /// those scanned before one said the function must be built.
+    fn scan<D: Fn(u64) -> bool + Sync>(
+        &mut self,
+        defined: &D,
+        seen: &mut [Seen<'_>],
+    ) -> Wire<Vec<ChunkScan>> {
+        let mut scans = Vec::new();
+        self.each(&mut |q| {
+            scans.extend(scan_window(q, defined, seen));
+            !scans.iter().any(|s| s.build)
+        })?;
+        Ok(scans)
+    }
 }
 
 impl PairWindows for &QuadraticWire<'_> {
@@ -34,6 +51,43 @@ impl PairWindows for &QuadraticWire<'_> {
         window(self);
         Ok(())
     }
+}
+
+/// Runs `scan` on windows `0..windows`, each read and scanned whole by
+/// whichever thread takes it next (one per slot of `seen`, the first on
+/// this one, each with buffers of its own): their scans in window order,
+/// or those done before one said the function must be built.
+pub(super) fn scan_windows_on<B: Default>(
+    windows: usize,
+    seen: &mut [Seen<'_>],
+    scan: impl Fn(usize, &mut B, &mut Seen<'_>) -> Wire<ChunkScan> + Sync,
+) -> Wire<Vec<ChunkScan>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let work = |seen: &mut Seen<'_>| -> Wire<Vec<(usize, ChunkScan)>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut buffers = B::default();
+        let mut done = Vec::new();
+        while !stop.load(Relaxed) {
+            let i = next.fetch_add(1, Relaxed);
+            if i >= windows {
+                break;
+            }
+            let s = scan(i, &mut buffers, seen).inspect_err(|_| stop.store(true, Relaxed))?;
+            stop.fetch_or(s.build, Relaxed);
+            done.push((i, s));
+        }
+        Ok(done)
+    };
+    let threads = seen.len().min(windows).max(1);
+    let mut all: Vec<_> = parallel(seen[..threads].iter_mut().collect(), work)
+        .into_iter()
+        .collect::<Wire<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    all.sort_unstable_by_key(|&(i, _)| i);
+    Ok(all.into_iter().map(|(_, s)| s).collect())
 }
 
 /// Counts what OMMX stores for the function whose final arm is `arm`,
@@ -117,7 +171,7 @@ pub(super) fn count_linear_arm<D: Fn(u64) -> bool + Sync>(
 /// [`count`] for a quadratic arm whose arrays have one length, with its
 /// linear part, if any.
 pub(super) fn count_quadratic_arm<D: Fn(u64) -> bool + Sync>(
-    pairs: &mut dyn PairWindows,
+    pairs: &mut impl PairWindows,
     linear: Option<impl FieldWindows>,
     defined: &D,
     threads: usize,
@@ -210,7 +264,7 @@ struct Chunk {
 
 /// What a pass over a chunk found.
 #[derive(Default)]
-struct ChunkScan {
+pub(super) struct ChunkScan {
     nonzero: usize,
     max: u64,
     first: Option<(u64, u64)>,
@@ -218,25 +272,19 @@ struct ChunkScan {
     sorted: bool,
     /// A non-finite value, an undefined variable or (with a bitmap) a
     /// repeated pair: the function must be built.
-    build: bool,
+    pub(super) build: bool,
 }
 
 /// Stored quadratic terms, `None` when the function must be built.
 fn count_pairs<D: Fn(u64) -> bool + Sync>(
-    windows: &mut dyn PairWindows,
+    windows: &mut impl PairWindows,
     defined: &D,
     threads: usize,
 ) -> Wire<Option<usize>> {
     // Pass 1: values, variables, order, the largest id.
-    let mut scans: Vec<ChunkScan> = Vec::new();
-    let mut build = false;
     let mut unseen: Vec<Seen<'_>> = (0..threads).map(|_| Seen::None).collect();
-    windows.each(&mut |q| {
-        scans.extend(scan_window(q, defined, &mut unseen));
-        build = scans.iter().any(|s| s.build);
-        !build
-    })?;
-    if build {
+    let scans = windows.scan(defined, &mut unseen)?;
+    if scans.iter().any(|s| s.build) {
         return Ok(None);
     }
     let nonzero = scans.iter().map(|s| s.nonzero).sum();
@@ -264,11 +312,7 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
             let mut sets: Vec<Seen<'_>> = (0..threads)
                 .map(|_| Seen::Own(IdSet::for_ids(last, nonzero)))
                 .collect();
-            windows.each(&mut |q| {
-                let scans = scan_window(q, defined, &mut sets);
-                repeated = scans.iter().any(|s| s.build);
-                !repeated
-            })?;
+            repeated = windows.scan(defined, &mut sets)?.iter().any(|s| s.build);
             let mut sets = sets.into_iter().filter_map(|s| match s {
                 Seen::Own(set) => Some(set),
                 _ => None,
@@ -281,11 +325,7 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
         }
         (None, Some(shared)) => {
             let mut sets = vec![Seen::Shared(shared); threads];
-            windows.each(&mut |q| {
-                let scans = scan_window(q, defined, &mut sets);
-                repeated = scans.iter().any(|s| s.build);
-                !repeated
-            })?;
+            repeated = windows.scan(defined, &mut sets)?.iter().any(|s| s.build);
         }
         (None, None) => {
             let mut seen: HashSet<(u64, u64), BuildIdHasher> =
@@ -307,7 +347,7 @@ const OWN_BITMAPS: usize = 32 << 20;
 
 /// Where a pass over pairs records the ones it has seen: nowhere (pass 1),
 /// a bitmap of the thread's own, or one all threads share.
-enum Seen<'a> {
+pub(super) enum Seen<'a> {
     None,
     Own(IdSet),
     Shared(SharedBits<'a>),
@@ -337,7 +377,7 @@ impl Seen<'_> {
 /// One pass over one window, on as many threads as `seen` has slots when
 /// it is large and its arrays are single pieces (chunk `t` recording its
 /// pairs in `seen[t]`): the scans of its chunks, in order.
-fn scan_window<D: Fn(u64) -> bool + Sync>(
+pub(super) fn scan_window<D: Fn(u64) -> bool + Sync>(
     q: &QuadraticWire<'_>,
     defined: &D,
     seen: &mut [Seen<'_>],
@@ -351,6 +391,14 @@ fn scan_window<D: Fn(u64) -> bool + Sync>(
         parallel(work, |(c, seen)| {
             scan_pairs(chunk_iter(q, c), defined, seen)
         })
+    } else if single {
+        let whole = Chunk {
+            elements: n,
+            rows_at: 0,
+            columns_at: 0,
+            values_at: 0,
+        };
+        vec![scan_pairs(chunk_iter(q, &whole), defined, &mut seen[0])]
     } else {
         let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
         vec![scan_pairs(
@@ -378,17 +426,37 @@ fn parallel<W: Send, T: Send>(items: Vec<W>, f: impl Fn(W) -> T + Sync) -> Vec<T
     })
 }
 
-/// The triples of one chunk of single-piece arrays.
-fn chunk_iter<'a>(
-    q: &'a QuadraticWire<'a>,
-    c: &Chunk,
-) -> impl Iterator<Item = ((u64, u64), f64)> + 'a {
-    let rows = Varints::at(q.rows[0], c.rows_at);
-    let columns = Varints::at(q.columns[0], c.columns_at);
-    let values = q.values[0][c.values_at..]
-        .chunks_exact(8)
-        .map(|b| f64::from_bits(u64::from_le_bytes(b.try_into().expect("8 bytes"))));
-    rows.zip(columns).zip(values).take(c.elements)
+/// The triples of one chunk of single-piece arrays (checked, of one
+/// length).
+fn chunk_iter<'a>(q: &'a QuadraticWire<'a>, c: &Chunk) -> Triples<'a> {
+    let values = &q.values[0][c.values_at..c.values_at + 8 * c.elements];
+    Triples {
+        rows: (q.rows[0], c.rows_at),
+        columns: (q.columns[0], c.columns_at),
+        values: values.chunks_exact(8),
+    }
+}
+
+/// Triples read from single-piece arrays: a plain loop over the bytes
+/// (the zipped iterators of pieces cost a call per element).
+struct Triples<'a> {
+    rows: (&'a [u8], usize),
+    columns: (&'a [u8], usize),
+    values: std::slice::ChunksExact<'a, u8>,
+}
+
+impl Iterator for Triples<'_> {
+    type Item = ((u64, u64), f64);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let value = self.values.next()?;
+        let value = f64::from_le_bytes(value.try_into().expect("8 bytes"));
+        // Checked, and as long as the values.
+        let row = crate::wire::varint(self.rows.0, &mut self.rows.1).unwrap_or(0);
+        let column = crate::wire::varint(self.columns.0, &mut self.columns.1).unwrap_or(0);
+        Some(((row, column), value))
+    }
 }
 
 /// Cuts `n` triples into `threads` chunks at element boundaries.

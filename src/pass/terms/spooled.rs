@@ -14,17 +14,20 @@ use std::io::{self, Write};
 use std::ops::Range;
 
 use super::count::{
-    count_constant, count_linear_arm, count_polynomial_arm, count_quadratic_arm, shape,
-    FieldWindows, PairWindows,
+    count_constant, count_linear_arm, count_polynomial_arm, count_quadratic_arm, scan_window,
+    scan_windows_on, shape, ChunkScan, FieldWindows, PairWindows, Seen,
 };
 use super::split;
 use super::*;
 
 use crate::wire::fields::{constraint, function, quadratic};
-use crate::wire::file::{append_at, read_range, FileFields, FileValue, Window, CHUNK};
+use crate::wire::file::{append_at, read_range, read_window, FileFields, FileValue, Window, CHUNK};
+use crate::wire::index::VarintIndex;
 
-/// Elements of a quadratic part counted per window: 4 MiB of values.
-const PAIRS_PER_WINDOW: usize = if cfg!(test) { 3 } else { 1 << 19 };
+/// Elements of a quadratic part counted per window: 512 KiB of values,
+/// read and counted by one thread (each reads its own windows, into
+/// buffers it uses again: 1 MiB a thread, whatever the function's size).
+const PAIRS_PER_WINDOW: usize = if cfg!(test) { 3 } else { 1 << 16 };
 
 /// An encoded message (an `ommx.v1.Function`, or for
 /// [`SpooledFunction::constraint`] an `ommx.v1.Constraint`) in a file, `len`
@@ -60,11 +63,9 @@ enum FileArm {
     Linear(Vec<Range<u64>>),
     Polynomial(Vec<Range<u64>>),
     Quadratic {
-        rows: Range<u64>,
-        columns: Range<u64>,
+        rows: VarintIndex,
+        columns: VarintIndex,
         values: Range<u64>,
-        /// Elements of each array.
-        lengths: [usize; 3],
         linear: Option<Vec<Range<u64>>>,
     },
 }
@@ -169,7 +170,7 @@ impl SpooledFunction {
                 }
                 arm = FileArm::Linear(pieces);
             }
-            Some(3) => arm = quadratic_layout(file, &pieces)?,
+            Some(3) => arm = quadratic_layout(file, &pieces, threads)?,
             Some(4) => {
                 each_linear_window(file, &pieces, &mut |w| {
                     walk_polynomial(w, &mut ()).map(|_| ())
@@ -239,8 +240,9 @@ fn same_arm(kind: &mut Option<u32>, number: u32) -> Wire<()> {
     }
 }
 
-/// The arrays of a quadratic part given as `pieces`, checked.
-fn quadratic_layout(file: &File, pieces: &[Range<u64>]) -> Wire<FileArm> {
+/// The arrays of a quadratic part given as `pieces`, checked (rows and
+/// columns on up to `threads` threads).
+fn quadratic_layout(file: &File, pieces: &[Range<u64>], threads: usize) -> Wire<FileArm> {
     let mut arrays: [Option<Range<u64>>; 3] = Default::default();
     let mut linear_pieces: Option<Vec<Range<u64>>> = None;
     for piece in pieces {
@@ -264,11 +266,13 @@ fn quadratic_layout(file: &File, pieces: &[Range<u64>]) -> Wire<FileArm> {
         }
     }
     let [rows, columns, values] = arrays.map(Option::unwrap_or_default);
-    let lengths = [
-        count_file_varints(file, rows.clone())?,
-        count_file_varints(file, columns.clone())?,
-        ((values.end - values.start) / 8) as usize,
-    ];
+    let [rows, columns] = VarintIndex::new(file, [rows, columns], threads)?;
+    for index in [&rows, &columns] {
+        if !index.checked() {
+            // A ten-byte varint, or a malformed array: read one by one.
+            count_file_varints(file, index.range())?;
+        }
+    }
     if let Some(l) = &linear_pieces {
         each_linear_window(file, l, &mut |w| linear(w, |_, _| {}).map(|_| ()))?;
     }
@@ -276,7 +280,6 @@ fn quadratic_layout(file: &File, pieces: &[Range<u64>]) -> Wire<FileArm> {
         rows,
         columns,
         values,
-        lengths,
         linear: linear_pieces,
     })
 }
@@ -312,18 +315,18 @@ impl SpooledArm {
                 rows,
                 columns,
                 values,
-                lengths,
                 linear,
             } => {
-                if lengths[0] != lengths[1] || lengths[0] != lengths[2] {
+                let n = ((values.end - values.start) / 8) as usize;
+                if rows.len() != n || columns.len() != n {
                     return Ok(None);
                 }
                 let mut pairs = FilePairs {
                     file,
-                    rows: rows.clone(),
-                    columns: columns.clone(),
-                    values: values.clone(),
-                    n: lengths[0],
+                    rows,
+                    columns,
+                    values: values.start,
+                    n,
                 };
                 let linear = linear
                     .as_deref()
@@ -373,7 +376,7 @@ impl SpooledArm {
                     linear_part(pieces)?;
                 }
                 for array in [rows, columns] {
-                    each_varint_window(file, array.clone(), |w| {
+                    each_varint_window(file, array.range(), |w| {
                         let mut pos = 0;
                         while pos < w.len() {
                             all &= defined(varint(w, &mut pos)?);
@@ -495,37 +498,63 @@ fn each_varint_window(
 }
 
 /// A quadratic part's three checked arrays (packed, `n` elements each) in
-/// the file.
+/// the file, the values' starting at `values`.
 struct FilePairs<'f> {
     file: &'f File,
-    rows: Range<u64>,
-    columns: Range<u64>,
-    values: Range<u64>,
+    rows: &'f VarintIndex,
+    columns: &'f VarintIndex,
+    values: u64,
     n: usize,
+}
+
+/// One thread's buffers for the windows of [`FilePairs`].
+#[derive(Default)]
+struct PairBuffers([Vec<u8>; 3]);
+
+impl FilePairs<'_> {
+    /// Reads window `i` ([`PAIRS_PER_WINDOW`] elements) into `buffers`.
+    fn window<'b>(&self, i: usize, buffers: &'b mut PairBuffers) -> Wire<QuadraticWire<'b>> {
+        let k = i * PAIRS_PER_WINDOW;
+        let n = PAIRS_PER_WINDOW.min(self.n - k);
+        let [rows, columns, values] = &mut buffers.0;
+        let at = self.values + 8 * k as u64;
+        Ok(QuadraticWire {
+            rows: vec![self.rows.read(self.file, rows, (k, n))?],
+            columns: vec![self.columns.read(self.file, columns, (k, n))?],
+            values: vec![read_window(self.file, values, at..at + 8 * n as u64)?],
+            n_rows: n,
+            n_columns: n,
+            n_values: n,
+            linear: None,
+        })
+    }
+
+    fn windows(&self) -> usize {
+        self.n.div_ceil(PAIRS_PER_WINDOW)
+    }
 }
 
 impl PairWindows for FilePairs<'_> {
     fn each(&mut self, window: &mut dyn FnMut(&QuadraticWire<'_>) -> bool) -> Wire<()> {
-        let mut rows = Window::new(self.file, self.rows.clone());
-        let mut columns = Window::new(self.file, self.columns.clone());
-        let mut values = Window::new(self.file, self.values.clone());
-        let mut done = 0;
-        while done < self.n {
-            let k = PAIRS_PER_WINDOW.min(self.n - done);
-            let q = QuadraticWire {
-                rows: vec![rows.take_varints(k)?],
-                columns: vec![columns.take_varints(k)?],
-                values: vec![values.take_exact(8 * k)?],
-                n_rows: k,
-                n_columns: k,
-                n_values: k,
-                linear: None,
-            };
-            if !window(&q) {
+        let mut buffers = PairBuffers::default();
+        for i in 0..self.windows() {
+            if !window(&self.window(i, &mut buffers)?) {
                 break;
             }
-            done += k;
         }
         Ok(())
+    }
+
+    fn scan<D: Fn(u64) -> bool + Sync>(
+        &mut self,
+        defined: &D,
+        seen: &mut [Seen<'_>],
+    ) -> Wire<Vec<ChunkScan>> {
+        let pairs = &*self;
+        scan_windows_on(self.windows(), seen, |i, buffers, seen| {
+            let q = pairs.window(i, buffers)?;
+            let mut scans = scan_window(&q, defined, std::slice::from_mut(seen));
+            Ok(scans.pop().unwrap_or_default())
+        })
     }
 }
