@@ -129,10 +129,8 @@ use crate::report::files::FileRun;
 /// How many inputs are processed at once: `MEMPROF_THREADS` when set, else
 /// the machine's parallelism, never more than the inputs.
 fn pool_size(inputs: usize) -> usize {
-    let cores = match std::env::var("MEMPROF_THREADS") {
-        Ok(v) => v.trim().parse().unwrap_or(1).clamp(1, 64),
-        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let cores = crate::pass::threads_setting()
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     cores.min(inputs).max(1)
 }
 

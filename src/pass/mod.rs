@@ -41,7 +41,7 @@ pub use error::{
 };
 pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
 pub use observers::Observers;
-pub use pipeline::{profile_instance, profile_instance_within, MAX_THREADS};
+pub use pipeline::{profile_instance, profile_instance_within, threads_setting, MAX_THREADS};
 pub use ranges::{InFile, CHUNK};
 pub use validate::MAX_PENDING;
 

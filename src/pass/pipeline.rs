@@ -28,16 +28,25 @@ const SMALL_INSTANCE: u64 = 1 << 20;
 /// machine has.
 pub const MAX_THREADS: usize = 32;
 
+/// `MEMPROF_THREADS` as a thread count (1 to 64): `None` when it is unset,
+/// empty or not a number, which all mean "as many as suit the machine"
+/// (an empty or mistyped value once meant one thread, silently).
+pub fn threads_setting() -> Option<usize> {
+    let value = std::env::var("MEMPROF_THREADS").ok()?;
+    let n: usize = value.trim().parse().ok()?;
+    Some(n.clamp(1, 64))
+}
+
 /// How many threads decode: `MEMPROF_THREADS` if set (1 = everything on the
 /// calling thread), else the machine's parallelism (at most
 /// [`MAX_THREADS`]) for instances that are not known to be small. Every
 /// setting gives the same output and the same error; the switch exists to
 /// check that and to measure the difference.
 fn decoding_threads(total: Option<u64>, cap: Option<usize>) -> usize {
-    let threads = match std::env::var("MEMPROF_THREADS") {
-        Ok(v) => v.trim().parse().unwrap_or(1).clamp(1, 64),
-        Err(_) if total.is_some_and(|t| t < SMALL_INSTANCE) => 1,
-        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
+    let threads = match threads_setting() {
+        Some(n) => n,
+        None if total.is_some_and(|t| t < SMALL_INSTANCE) => 1,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
     };
     cap.map_or(threads, |cap| threads.min(cap.max(1)))
 }
