@@ -328,8 +328,8 @@ function advice(a) {
       sortableTable(
         box,
         [
-          { label: "rule", value: (r) => r.rule },
-          { label: "change", value: (r) => changeOf(r).rank, text: (r) => changeOf(r).label },
+          { label: "rule", value: (r) => r.rule, words: true },
+          { label: "change", value: (r) => changeOf(r).rank, text: (r) => changeOf(r).label, words: true },
           { label: "severity", value: (r) => ["info", "low", "medium", "high"].indexOf(r.severity), text: (r) => r.severity, numeric: true },
           { label: "saving", value: (r) => r.saving_bytes, text: (r) => human(r.saving_bytes), numeric: true },
           {

@@ -4,9 +4,16 @@
 import { ascending, descending } from "d3-array";
 
 // columns: [{ label, value(row) -> number|string (what sorts), text(row) ->
-// string (what shows; default: value), numeric, title }]
+// string (what shows; default: value), numeric, words (names that wrap only
+// at their hyphens and spaces, never inside a word), title }]
 // options: { sort: index of the column sorted first, descending: bool,
 // foot: [cells] of a last row that never sorts, caption }
+// A cell's class: numbers right-aligned on one line, names kept whole.
+function cellClass(c) {
+  if (c?.numeric) return "num";
+  return c?.words ? "words" : null;
+}
+
 export function sortableTable(parent, columns, rows, options = {}) {
   const table = parent.append("table").attr("class", "sortable");
   if (options.caption) table.append("caption").text(options.caption);
@@ -19,7 +26,7 @@ export function sortableTable(parent, columns, rows, options = {}) {
     .data(columns)
     .join("th")
     .attr("scope", "col")
-    .attr("class", (c) => (c.numeric ? "num" : null))
+    .attr("class", cellClass)
     .attr("title", (c) => c.title ?? null)
     .attr("tabindex", 0)
     .text((c) => c.label)
@@ -56,7 +63,7 @@ export function sortableTable(parent, columns, rows, options = {}) {
       .selectAll("td")
       .data((row) => columns.map((c) => [c, row]))
       .join("td")
-      .attr("class", ([c]) => (c.numeric ? "num" : null))
+      .attr("class", ([c]) => cellClass(c))
       .text(([c, row]) => (c.text ? c.text(row) : c.value(row)));
   }
 
@@ -67,7 +74,7 @@ export function sortableTable(parent, columns, rows, options = {}) {
       .selectAll("td")
       .data(options.foot)
       .join("td")
-      .attr("class", (_, i) => (columns[i]?.numeric ? "num" : null))
+      .attr("class", (_, i) => cellClass(columns[i]))
       .text((d) => d);
   }
   draw();
