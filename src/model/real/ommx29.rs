@@ -486,6 +486,31 @@ mod tests {
         assert!((transient_mib - 9.40).abs() < 0.05, "{transient_mib}");
     }
 
+    /// The trace of lp-10k's parse ends with the heap 10.23 MiB above where
+    /// it began and 7.89 MiB live: the 2,000 constraints' 1,040-byte term
+    /// vectors and the objective's 256 KiB one are the holes between.
+    #[test]
+    fn the_parse_keeps_the_room_of_its_large_term_vectors() {
+        let f = lp_10k();
+        let start = Allocator::after_freeing(INTERPRETER_THRESHOLD);
+        let holes = term_holes(&f, start);
+        assert_eq!(holes, 2_000 * 1_040 + chunk(16_384 * 16));
+        let held = Instance::of(&f, start, Copy::Decoded).total();
+        let extent_mib = (held.heap + holes) as f64 / MIB;
+        assert!((extent_mib / 10.23 - 1.0).abs() < 0.02, "{extent_mib}");
+        // Many tiny constraints' vectors (2 terms, 80-byte chunks) are refilled.
+        let tiny = Facts {
+            functions: vec![Functions {
+                variant: Variant::Linear,
+                in_objective: false,
+                count: 200_000,
+                terms: 400_000,
+            }],
+            ..Facts::default()
+        };
+        assert_eq!(term_holes(&tiny, start), 0);
+    }
+
     /// The trace of qubo-500 (a dense objective of 124,750 quadratic terms):
     /// the parse's table grew through mapped tables of up to 4.13 MiB, which
     /// raised the mmap threshold to that, and `to_bytes` freed the clone's
