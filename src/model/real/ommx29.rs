@@ -181,7 +181,7 @@ impl Message {
 /// request of the parse fits them (traced: the LPs' parse ends with the heap
 /// higher than what is live by all of them), while smaller ones are refilled
 /// by the conversion's own small requests (traced: many tiny and quadratic
-/// constraints end within 1 % of what is live).
+/// constraints end within 1.5 % of what is live).
 pub(super) fn term_holes(f: &Facts, a: Allocator) -> u64 {
     f.functions
         .iter()
