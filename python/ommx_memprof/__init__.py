@@ -136,6 +136,11 @@ class RealMemory(NamedTuple):
     """Held once loaded and the input bytes freed, beyond the interpreter."""
     load_peak_bytes: int
     """The most held while loading, the input bytes included."""
+    held_bytes: dict
+    """The part of ``resident_bytes`` the instance's own allocations take,
+    by owner: ``decision_variables``, ``objective``, ``constraints``,
+    ``removed_constraints``, ``instance``. The rest of the resident is heap
+    the allocator kept from the load."""
 
 
 class Profile:
@@ -162,7 +167,10 @@ class Profile:
         instance). An estimate (docs/real-memory.md), ``None`` for a
         baseline saved without one."""
         real = self._native.real_memory
-        return None if real is None else RealMemory(*real)
+        if real is None:
+            return None
+        runtime, resident, peak, held = real
+        return RealMemory(runtime, resident, peak, dict(held))
 
     def folded(self) -> str:
         """OMMX's folded text, identical to ``Instance.logical_memory_profile()``:

@@ -198,13 +198,26 @@ impl NativeProfile {
     }
 
     /// The real-memory estimate of the instances: (runtime, resident bytes,
-    /// load-peak bytes), or `None` (a baseline saved without one).
+    /// load-peak bytes, the instance's own part by owner as (owner, bytes)
+    /// pairs in JSON's order), or `None` (a baseline saved without one).
     #[getter]
-    fn real_memory(&self) -> Option<(String, u64, u64)> {
-        self.loaded
-            .profile()
-            .real_memory()
-            .map(|r| (r.runtime.to_string(), r.resident_bytes, r.load_peak_bytes))
+    #[allow(clippy::type_complexity)]
+    fn real_memory(&self) -> Option<(String, u64, u64, Vec<(&'static str, u64)>)> {
+        self.loaded.profile().real_memory().map(|r| {
+            let h = r.held_bytes;
+            (
+                r.runtime.to_string(),
+                r.resident_bytes,
+                r.load_peak_bytes,
+                vec![
+                    ("decision_variables", h.decision_variables),
+                    ("objective", h.objective),
+                    ("constraints", h.constraints),
+                    ("removed_constraints", h.removed_constraints),
+                    ("instance", h.instance),
+                ],
+            )
+        })
     }
 
     /// Whether the profile was read from a saved baseline JSON.

@@ -345,7 +345,19 @@ def test_real_memory_is_the_estimate_inspect_prints(kitchen_sink, tmp_path):
         "runtime": "ommx 2.9.3 (Python)",
         "resident_bytes": real.resident_bytes,
         "load_peak_bytes": real.load_peak_bytes,
+        "held_bytes": real.held_bytes,
     }
+    # The instance's own part, by owner, is less than the resident: the rest
+    # is heap the allocator kept.
+    assert list(real.held_bytes) == [
+        "decision_variables",
+        "objective",
+        "constraints",
+        "removed_constraints",
+        "instance",
+    ]
+    assert 0 < sum(real.held_bytes.values()) < real.resident_bytes
+    assert real.held_bytes["decision_variables"] > 0 and real.held_bytes["constraints"] > 0
     assert "real memory: ~" in p.tree()
     # A baseline keeps it; one saved before memprof estimated it has none.
     saved = tmp_path / "baseline.json"

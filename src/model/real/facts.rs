@@ -14,17 +14,50 @@ use crate::model::function::Variant;
 use crate::profile::Aggregate;
 use crate::report::InstanceSummary;
 
+/// The kind of entity a value belongs to, by the first frame of its path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Owner {
+    Variables,
+    Objective,
+    Constraints,
+    /// Removed constraints (OMMX 3.0 keeps their labels with the
+    /// constraints', so there only their maps' nodes and functions).
+    Removed,
+    /// The instance's description, parameters and whatever no entity owns.
+    #[default]
+    Instance,
+}
+
+impl Owner {
+    fn of(frames: &[&str]) -> Owner {
+        match frames {
+            ["Instance.decision_variables", ..] => Owner::Variables,
+            ["Instance.objective", ..] => Owner::Objective,
+            ["Instance.constraints", ..] => Owner::Constraints,
+            ["Instance.removed_constraints", ..] => Owner::Removed,
+            ["Instance.constraint_collection", "removed_constraints", ..] => Owner::Removed,
+            ["Instance.constraint_collection", ..] => Owner::Constraints,
+            _ => Owner::Instance,
+        }
+    }
+}
+
 /// Functions of one variant on one path: how many and their stored terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Functions {
     pub variant: Variant,
-    /// Where they are: the objective, or the constraints (removed ones too).
-    pub in_objective: bool,
+    /// Where they are: the objective, the constraints or the removed ones.
+    pub owner: Owner,
     pub count: u64,
     pub terms: u64,
 }
 
 impl Functions {
+    /// The objective's, not a constraint's.
+    pub fn in_objective(&self) -> bool {
+        self.owner == Owner::Objective
+    }
+
     /// Terms of one function of the group (the mean, rounded up).
     pub fn terms_each(&self) -> u64 {
         self.terms.div_ceil(self.count.max(1))
@@ -37,6 +70,7 @@ impl Functions {
 pub struct Group {
     pub count: u64,
     pub size: u64,
+    pub owner: Owner,
 }
 
 impl Group {
@@ -91,9 +125,11 @@ impl Facts {
             let (last, above) = frames.split_last().expect("a node below the root");
             let parent = above.last().copied();
             let (bytes, leaves) = (node.own_bytes, node.own_leaves);
+            let owner = Owner::of(&frames);
             let strings = Group {
                 count: leaves,
                 size: bytes.saturating_sub(STRING * leaves),
+                owner,
             };
             match *last {
                 "PolynomialBase.terms" => facts.functions.extend(functions(&frames, bytes, leaves)),
@@ -114,6 +150,7 @@ impl Facts {
                         facts.label_maps.push(Group {
                             count: 1,
                             size: leaves,
+                            owner,
                         });
                     }
                 }
@@ -138,7 +175,7 @@ fn functions(frames: &[&str], bytes: u64, leaves: u64) -> Option<Functions> {
     };
     Some(Functions {
         variant,
-        in_objective: frames[0] == "Instance.objective",
+        owner: Owner::of(frames),
         count: leaves,
         terms: bytes.saturating_sub(32 * leaves) / width,
     })
@@ -155,7 +192,14 @@ impl Paired {
         match self.0.iter().position(|(p, _)| *p == path) {
             Some(i) => &mut self.0[i].1,
             None => {
-                self.0.push((path, Group::default()));
+                let owner = Owner::of(frames);
+                self.0.push((
+                    path,
+                    Group {
+                        owner,
+                        ..Group::default()
+                    },
+                ));
                 &mut self.0.last_mut().expect("just pushed").1
             }
         }
@@ -177,7 +221,7 @@ impl Paired {
             .filter(|(_, g)| g.size > 0)
             .map(|(_, g)| Group {
                 count: g.count.clamp(1, g.size),
-                size: g.size,
+                ..g
             })
             .collect()
     }

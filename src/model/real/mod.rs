@@ -17,17 +17,19 @@ mod ommx29;
 mod ommx30;
 
 use crate::profile::Aggregate;
-use crate::report::real::{RealMemory, Runtime};
+use crate::report::real::{Held, RealMemory, Runtime};
 use crate::report::{Accounting, InstanceSummary};
 
 pub use facts::Facts;
 use mem::Mem;
 
-/// Resident and load-peak bytes.
+/// Resident and load-peak bytes, and the resident's part the instance's
+/// own allocations take, by owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Estimate {
     pub resident: u64,
     pub load_peak: u64,
+    pub held: Held,
 }
 
 /// One moment of a load: what is live at a phase's largest point, and
@@ -50,6 +52,7 @@ struct Moment {
 fn settle(
     moments: &[Moment],
     held: Mem,
+    by_owner: Held,
     input: u64,
     trim: u64,
     fragmentation_percent: u64,
@@ -70,6 +73,7 @@ fn settle(
     Estimate {
         resident,
         load_peak: input + peak.max(resident),
+        held: by_owner,
     }
 }
 
@@ -88,5 +92,6 @@ pub fn real_memory(
         runtime,
         resident_bytes: estimate.resident,
         load_peak_bytes: estimate.load_peak,
+        held_bytes: estimate.held,
     }
 }

@@ -21,10 +21,11 @@
 //! grew and glibc did not give back; the peak adds `b` to the largest phase.
 
 use super::alloc::{btree, buckets, chunk, grown_from, mapped, pushed, table};
-use super::facts::{Facts, Functions};
+use super::facts::{Facts, Functions, Owner};
 use super::mem::{Allocator, Mem, INTERPRETER_THRESHOLD};
 use super::{settle, Estimate, Moment};
 use crate::model::function::Variant;
+use crate::report::real::Held;
 
 /// Sizes read from the extension's debug information (DWARF of
 /// `ommx/_ommx_rust.abi3.so` 2.9.3).
@@ -93,6 +94,12 @@ pub fn estimate(f: &Facts) -> Estimate {
     let [clone_made, variables, constraints, encoded, copied, annotations] =
         to_bytes(f, after, &held, &clone).map(|m| held.total() + m);
     let moment = |live, pinned| Moment { live, pinned };
+    let held_by_owner = held_by_owner(
+        f,
+        after,
+        [size::VARIABLE, size::CONSTRAINT, size::REMOVED],
+        std::iter::empty(),
+    );
     settle(
         &[
             moment(building, true),
@@ -105,6 +112,7 @@ pub fn estimate(f: &Facts) -> Estimate {
             moment(annotations, false),
         ],
         held.total(),
+        held_by_owner,
         mapped(f.payload),
         after_to_bytes(f, after).trim_threshold(),
         FRAGMENTATION_PERCENT,
@@ -211,28 +219,73 @@ pub(super) enum Copy {
 
 /// Names, descriptions, subscripts and parameters, as heap chunks.
 pub(super) fn labels(f: &Facts, a: Allocator, copy: Copy) -> Mem {
-    let mut heap = 0;
-    for s in &f.strings {
+    label_parts(f, a, copy).fold(Mem::default(), |sum, (_, mem)| sum + mem)
+}
+
+/// Each group of labels' chunks, with its owner.
+pub(super) fn label_parts(
+    f: &Facts,
+    a: Allocator,
+    copy: Copy,
+) -> impl Iterator<Item = (Owner, Mem)> + '_ {
+    let heap = |owner, heap| (owner, Mem { heap, mapped: 0 });
+    let strings = f.strings.iter().map(move |s| {
         let len = s.each();
         let capacity = match copy {
             Copy::Decoded => len.max(8),
             Copy::Cloned => len,
         };
-        heap += s.count * chunk(if len == 0 { 0 } else { capacity });
-    }
-    for l in &f.subscripts {
+        heap(
+            s.owner,
+            s.count * chunk(if len == 0 { 0 } else { capacity }),
+        )
+    });
+    let subscripts = f.subscripts.iter().map(move |l| {
         let k = l.each();
         let capacity = match copy {
             Copy::Decoded => pushed(k, 4),
             Copy::Cloned => k,
         };
-        heap += l.count * chunk(8 * capacity);
+        heap(l.owner, l.count * chunk(8 * capacity))
+    });
+    let parameters = f
+        .parameters
+        .iter()
+        .map(move |m| (m.owner, a.many(m.count, table(m.each(), size::STRING_PAIR))));
+    strings.chain(subscripts).chain(parameters)
+}
+
+/// What the loaded instance's own allocations take, by owner: the entity
+/// maps' nodes (`node` bytes a value for variables, constraints, removed
+/// constraints), the functions' tables and the labels.
+pub(super) fn held_by_owner(
+    f: &Facts,
+    a: Allocator,
+    node: [u64; 3],
+    extra: impl Iterator<Item = (Owner, Mem)>,
+) -> Held {
+    let mut held = Held::default();
+    let mut credit = |owner: Owner, mem: Mem| {
+        let part = match owner {
+            Owner::Variables => &mut held.decision_variables,
+            Owner::Objective => &mut held.objective,
+            Owner::Constraints => &mut held.constraints,
+            Owner::Removed => &mut held.removed_constraints,
+            Owner::Instance => &mut held.instance,
+        };
+        *part += mem.total();
+    };
+    let heap = |heap| Mem { heap, mapped: 0 };
+    credit(Owner::Variables, heap(btree(f.variables, node[0])));
+    credit(Owner::Constraints, heap(btree(f.constraints, node[1])));
+    credit(Owner::Removed, heap(btree(f.removed, node[2])));
+    for g in &f.functions {
+        credit(g.owner, function_tables(g, a));
     }
-    let mut mem = Mem { heap, mapped: 0 };
-    for m in &f.parameters {
-        mem += a.many(m.count, table(m.each(), size::STRING_PAIR));
+    for (owner, mem) in label_parts(f, a, Copy::Decoded).chain(extra) {
+        credit(owner, mem);
     }
-    mem
+    held
 }
 
 /// OMMX's `Instance` (or its clone in phase 2).
@@ -258,7 +311,7 @@ impl Instance {
         for g in &f.functions {
             let t = function_tables(g, a);
             tables += t;
-            if !g.in_objective {
+            if !g.in_objective() {
                 constraint_tables += t;
             }
         }
@@ -367,7 +420,7 @@ fn to_bytes(f: &Facts, a: Allocator, held: &Instance, clone: &Instance) -> [Mem;
             Variant::Zero | Variant::Constant => Mem::default(),
         };
         terms += v;
-        if g.in_objective {
+        if g.in_objective() {
             objective_terms += v;
         } else {
             constraint_terms += v;
@@ -431,13 +484,13 @@ mod tests {
             functions: vec![
                 Functions {
                     variant: Variant::Linear,
-                    in_objective: false,
+                    owner: Owner::Constraints,
                     count: 2_000,
                     terms: 102_000,
                 },
                 Functions {
                     variant: Variant::Linear,
-                    in_objective: true,
+                    owner: Owner::Objective,
                     count: 1,
                     terms: 10_000,
                 },
@@ -446,20 +499,24 @@ mod tests {
                 Group {
                     count: 10_000,
                     size: 10_000,
+                    owner: Owner::Variables,
                 },
                 Group {
                     count: 2_000,
                     size: 2_000,
+                    owner: Owner::Constraints,
                 },
             ],
             subscripts: vec![
                 Group {
                     count: 10_000,
                     size: 10_000,
+                    owner: Owner::Variables,
                 },
                 Group {
                     count: 2_000,
                     size: 2_000,
+                    owner: Owner::Constraints,
                 },
             ],
             payload: 1_848_099,
@@ -502,13 +559,39 @@ mod tests {
         let tiny = Facts {
             functions: vec![Functions {
                 variant: Variant::Linear,
-                in_objective: false,
+                owner: Owner::Constraints,
                 count: 200_000,
                 terms: 400_000,
             }],
             ..Facts::default()
         };
         assert_eq!(term_holes(&tiny, start), 0);
+    }
+
+    /// The instance's allocations by owner add up to what it holds, and
+    /// each owner gets its own: lp-10k's variables their map's nodes, names
+    /// and subscripts; the objective its 10,000-term table.
+    #[test]
+    fn what_the_instance_holds_is_split_by_owner() {
+        let f = lp_10k();
+        let after = Allocator::after_freeing(INTERPRETER_THRESHOLD);
+        let held = Instance::of(&f, after, Copy::Decoded).total().total();
+        let parts = held_by_owner(
+            &f,
+            after,
+            [size::VARIABLE, size::CONSTRAINT, size::REMOVED],
+            std::iter::empty(),
+        );
+        assert_eq!(parts.total(), held);
+        assert_eq!(
+            parts.decision_variables,
+            btree(10_000, size::VARIABLE) + 10_000 * (chunk(8) + chunk(8 * 4))
+        );
+        assert_eq!(parts.objective, table(10_000, 24) + 16);
+        assert_eq!(parts.removed_constraints + parts.instance, 0);
+        let e = estimate(&f);
+        assert_eq!(e.held, parts);
+        assert!(e.resident > parts.total());
     }
 
     /// The trace of qubo-500 (a dense objective of 124,750 quadratic terms):
@@ -522,7 +605,7 @@ mod tests {
             variables: 500,
             functions: vec![Functions {
                 variant: Variant::Quadratic,
-                in_objective: true,
+                owner: Owner::Objective,
                 count: 1,
                 terms: 124_750,
             }],

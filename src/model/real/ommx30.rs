@@ -9,7 +9,7 @@
 use super::alloc::{btree, mapped, table};
 use super::facts::Facts;
 use super::mem::{Allocator, Mem, INTERPRETER_THRESHOLD};
-use super::ommx29::{function_tables, labels, largest_growth, Copy, Message};
+use super::ommx29::{function_tables, held_by_owner, labels, largest_growth, Copy, Message};
 use super::{settle, Estimate, Moment};
 
 /// The values of the entity maps: a variable (kind and bound), a
@@ -41,6 +41,14 @@ pub fn estimate(f: &Facts) -> Estimate {
     for m in &f.label_maps {
         held += a.one(table(m.size, LABEL_ENTRY));
     }
+    let by_owner = held_by_owner(
+        f,
+        a,
+        [VARIABLE, CONSTRAINT, REMOVED],
+        f.label_maps
+            .iter()
+            .map(|m| (m.owner, a.one(table(m.size, LABEL_ENTRY)))),
+    );
     // The end of the conversion: the strings and lists moved over, the
     // entity vectors and term lists not yet freed, the largest table's
     // growth.
@@ -53,6 +61,7 @@ pub fn estimate(f: &Facts) -> Estimate {
             pinned: true,
         }],
         held,
+        by_owner,
         mapped(f.payload),
         a.trim_threshold(),
         FRAGMENTATION_PERCENT,
