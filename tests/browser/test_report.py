@@ -64,6 +64,28 @@ def test_renders_offline_without_console_errors(browser, page, shots):
         "return [...document.querySelectorAll('#chart .d3-flame-graph-label')].map(d => d.textContent)"
     )
     assert f"{KITCHEN_SINK_ARG}: 4.2 KiB" in labels
+    # Beside the real-memory estimate, the part of it the instance's own
+    # allocations take, by owner, and what is left to the allocator.
+    real = page_data(page)["inputs"][0]["real_memory"]
+    held = real["held_bytes"]
+    owners = [
+        ("decision_variables", "variables"),
+        ("objective", "objective"),
+        ("constraints", "constraints"),
+        ("removed_constraints", "removed constraints"),
+        ("instance", "instance"),
+    ]
+    parts = ", ".join(f"{label} ~{human(held[key])}" for key, label in owners if held[key] > 0)
+    assert 0 < sum(held.values()) < real["resident_bytes"]
+    assert browser.find_element(By.CSS_SELECTOR, ".real-memory-held").text == (
+        f"of the resident, ~{human(sum(held.values()))} is the instance's own allocations "
+        f"({parts}); the rest is heap the allocator kept"
+    )
+    # It is the estimate's second line, in the value column, not a label.
+    left = "return document.querySelector(arguments[0]).getBoundingClientRect().left"
+    assert browser.execute_script(left, ".real-memory-held") == browser.execute_script(
+        left, ".real-memory"
+    )
     headings = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "h2")]
     assert headings == [
         "Where the bytes are",

@@ -81,6 +81,24 @@ function header() {
         .text(
           `~${human(real.resident_bytes)} resident, ~${human(real.load_peak_bytes)} peak to load in ${real.runtime}, estimated`,
         );
+      const held = real.held_bytes;
+      const owners = [
+        ["decision_variables", "variables"],
+        ["objective", "objective"],
+        ["constraints", "constraints"],
+        ["removed_constraints", "removed constraints"],
+        ["instance", "instance"],
+      ].filter(([key]) => held && held[key] > 0);
+      if (owners.length) {
+        const own = owners.reduce((sum, [key]) => sum + held[key], 0);
+        const parts = owners.map(([key, label]) => `${label} ~${human(held[key])}`).join(", ");
+        card
+          .append("dd")
+          .attr("class", "real-memory-held note")
+          .text(
+            `of the resident, ~${human(own)} is the instance's own allocations (${parts}); the rest is heap the allocator kept`,
+          );
+      }
     }
   }
   h.append("p")

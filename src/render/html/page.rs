@@ -18,6 +18,7 @@ use crate::diff::{self, Count, Diff, Status};
 use crate::drill::stats::{Distribution, Stats};
 use crate::drill::top::TopEntity;
 use crate::profile::family::UNNAMED;
+use crate::report::real::Held;
 use crate::report::{escape_control, Account, Container, InstanceSummary, Loaded, Profile, Report};
 
 /// The shape of [`Page`] the page's script reads; bumped with any change.
@@ -89,6 +90,8 @@ pub struct RealMemoryFacts {
     pub runtime: String,
     pub resident_bytes: u64,
     pub load_peak_bytes: u64,
+    /// The resident's part the instance's own allocations take, by owner.
+    pub held_bytes: Held,
 }
 
 /// One way of sizing the frames.
@@ -337,6 +340,7 @@ fn facts(role: &'static str, source: &Loaded, profile: &Profile<'_>) -> InputFac
             runtime: r.runtime.to_string(),
             resident_bytes: r.resident_bytes,
             load_peak_bytes: r.load_peak_bytes,
+            held_bytes: r.held_bytes,
         }),
     }
 }
