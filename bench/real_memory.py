@@ -136,13 +136,22 @@ def coefficient(rng: random.Random) -> float:
     return rng.uniform(0.5, 2.0) * rng.choice((-1.0, 1.0))
 
 
-def binaries(c, msg, n, named=True):
+def variables(c, msg, n, kind, upper, named):
+    # n variables x[i] of one kind, bounded by [0, upper].
     for i in range(n):
-        v = msg.decision_variables.add(id=i, kind=c["DecisionVariable"].KIND_BINARY)
-        v.bound.CopyFrom(c["Bound"](lower=0.0, upper=1.0))
+        v = msg.decision_variables.add(id=i, kind=kind)
+        v.bound.CopyFrom(c["Bound"](lower=0.0, upper=upper))
         if named:
             v.name = "x"
             v.subscripts.append(i)
+
+
+def binaries(c, msg, n, named=True):
+    variables(c, msg, n, c["DecisionVariable"].KIND_BINARY, 1.0, named)
+
+
+def continuous(c, msg, n, named):
+    variables(c, msg, n, c["DecisionVariable"].KIND_CONTINUOUS, 10.0, named)
 
 
 def linear(c, rng, ids, constant=0.0):
@@ -156,11 +165,7 @@ def lp(c, rng, scale):
     # scale continuous x[i], a linear objective on each, scale / 5 `<= 0` constraints of 20
     # distinct random terms.
     msg = c["Instance"](sense=c["Instance"].SENSE_MINIMIZE)
-    for i in range(scale):
-        v = msg.decision_variables.add(id=i, kind=c["DecisionVariable"].KIND_CONTINUOUS)
-        v.bound.CopyFrom(c["Bound"](lower=0.0, upper=10.0))
-        v.name = "x"
-        v.subscripts.append(i)
+    continuous(c, msg, scale, named=True)
     msg.objective.CopyFrom(c["Function"](linear=linear(c, rng, range(scale))))
     for j in range(scale // 5):
         con = msg.constraints.add(
@@ -250,9 +255,7 @@ def removed(c, rng, scale):
     # scale continuous variables, scale / 2 constraints of 10 terms and as many removed
     # constraints (each with a reason and a parameter).
     msg = c["Instance"](sense=c["Instance"].SENSE_MINIMIZE)
-    for i in range(scale):
-        v = msg.decision_variables.add(id=i, kind=c["DecisionVariable"].KIND_CONTINUOUS)
-        v.bound.CopyFrom(c["Bound"](lower=0.0, upper=10.0))
+    continuous(c, msg, scale, named=False)
     msg.objective.CopyFrom(c["Function"](linear=linear(c, rng, range(scale))))
     for j in range(scale):
         con = c["Constraint"](
