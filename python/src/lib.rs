@@ -204,18 +204,11 @@ impl NativeProfile {
     #[allow(clippy::type_complexity)]
     fn real_memory(&self) -> Option<(String, u64, u64, Vec<(&'static str, u64)>)> {
         self.loaded.profile().real_memory().map(|r| {
-            let h = r.held_bytes;
             (
                 r.runtime.to_string(),
                 r.resident_bytes,
                 r.load_peak_bytes,
-                vec![
-                    ("decision_variables", h.decision_variables),
-                    ("objective", h.objective),
-                    ("constraints", h.constraints),
-                    ("removed_constraints", h.removed_constraints),
-                    ("instance", h.instance),
-                ],
+                r.held_bytes.parts().to_vec(),
             )
         })
     }

@@ -55,12 +55,19 @@ pub struct Held {
 }
 
 impl Held {
+    /// Each part with its name as JSON writes it, in JSON's order.
+    pub fn parts(&self) -> [(&'static str, u64); 5] {
+        [
+            ("decision_variables", self.decision_variables),
+            ("objective", self.objective),
+            ("constraints", self.constraints),
+            ("removed_constraints", self.removed_constraints),
+            ("instance", self.instance),
+        ]
+    }
+
     pub fn total(&self) -> u64 {
-        self.decision_variables
-            + self.objective
-            + self.constraints
-            + self.removed_constraints
-            + self.instance
+        self.parts().iter().map(|(_, bytes)| bytes).sum()
     }
 
     /// The heap the allocator keeps beyond the instance's allocations: the
@@ -134,6 +141,23 @@ mod tests {
         let real: RealMemory = serde_json::from_str(old).unwrap();
         assert_eq!(real.resident_bytes, 9);
         assert_eq!(real.held_bytes, Held::default());
+    }
+
+    /// `parts` names the fields as serde writes them.
+    #[test]
+    fn the_parts_are_named_as_json_names_them() {
+        let held = Held {
+            decision_variables: 1,
+            objective: 2,
+            constraints: 3,
+            removed_constraints: 4,
+            instance: 5,
+        };
+        let json = serde_json::to_value(held).unwrap();
+        for (name, bytes) in held.parts() {
+            assert_eq!(json[name], bytes, "{name}");
+        }
+        assert_eq!(held.total(), 15);
     }
 
     #[test]

@@ -76,12 +76,11 @@ pub fn estimate(f: &Facts) -> Estimate {
     let clone = Instance::of(f, after, Copy::Cloned);
     // The parse's two largest moments: the message whole as the variables'
     // nodes are made, and the instance built with the message's containers
-    // gone, but not all of their term vectors' room (`term_holes`).
-    let holes = term_holes(f, start);
+    // gone, but not all of their term vectors' room (`Message::holes`).
     let building = message.total + variable_nodes(f);
     let built = message.total - message.containers - message.terms
         + Mem {
-            heap: holes,
+            heap: message.holes,
             mapped: 0,
         }
         + held.nodes
@@ -94,12 +93,12 @@ pub fn estimate(f: &Facts) -> Estimate {
     let [clone_made, variables, constraints, encoded, copied, annotations] =
         to_bytes(f, after, &held, &clone).map(|m| held.total() + m);
     let moment = |live, pinned| Moment { live, pinned };
-    let held_by_owner = held_by_owner(
+    let held_by_owner = by_owner(&owned(
         f,
         after,
         [size::VARIABLE, size::CONSTRAINT, size::REMOVED],
         std::iter::empty(),
-    );
+    ));
     settle(
         &[
             moment(building, true),
@@ -133,6 +132,14 @@ pub(super) struct Message {
     pub(super) containers: Mem,
     /// The functions' term lists.
     pub(super) terms: Mem,
+    /// The heap their freeing leaves as holes during the parse: the term
+    /// vectors of a kilobyte or more (an LP's constraint of 51 terms: 1,040
+    /// bytes), which no later request of the parse fits (traced: the LPs'
+    /// parse ends with the heap higher than what is live by all of them);
+    /// smaller ones are refilled by the conversion's own small requests
+    /// (traced: many tiny and quadratic constraints end within 1.5 % of what
+    /// is live).
+    pub(super) holes: u64,
     /// The largest vector, in bytes of capacity.
     pub(super) largest: u64,
 }
@@ -157,56 +164,38 @@ impl Message {
         let containers = pushed_vec(1, f.variables, size::VARIABLE_MESSAGE)
             + pushed_vec(1, f.constraints, size::CONSTRAINT_MESSAGE)
             + pushed_vec(1, f.removed, size::REMOVED_MESSAGE);
-        let mut terms = Mem::default();
+        let (mut terms, mut holes) = (Mem::default(), 0);
         for g in &f.functions {
             let n = g.terms_each();
-            terms += match g.variant {
-                Variant::Linear => pushed_vec(g.count, n, size::TERM),
-                Variant::Quadratic => pushed_vec(g.count * 3, n, 8),
-                Variant::Polynomial => {
-                    pushed_vec(g.count, n, size::MONOMIAL)
-                        + Mem {
-                            heap: g.count * n * chunk(8 * 4),
-                            mapped: 0,
-                        }
-                }
-                Variant::Zero | Variant::Constant => Mem::default(),
+            // Each function's term vectors: how many, and bytes a term.
+            let (vectors, size) = match g.variant {
+                Variant::Linear => (g.count, size::TERM),
+                Variant::Quadratic => (g.count * 3, 8),
+                Variant::Polynomial => (g.count, size::MONOMIAL),
+                Variant::Zero | Variant::Constant => continue,
             };
+            let made = pushed_vec(vectors, n, size);
+            if made.heap >= 1024 * vectors {
+                holes += made.heap;
+            }
+            terms += made;
+            if g.variant == Variant::Polynomial {
+                // Each monomial's ids.
+                terms += Mem {
+                    heap: g.count * n * chunk(8 * 4),
+                    mapped: 0,
+                };
+            }
         }
         let total = containers + terms + labels(f, a, Copy::Decoded);
         Message {
             total,
             containers,
             terms,
+            holes,
             largest,
         }
     }
-}
-
-/// The heap the parse's freed term vectors leave as holes. A function's
-/// vectors are freed once its table is built; vectors of a kilobyte or more
-/// (an LP's constraint of 51 terms: 1,040 bytes) stay holes, as no later
-/// request of the parse fits them (traced: the LPs' parse ends with the heap
-/// higher than what is live by all of them), while smaller ones are refilled
-/// by the conversion's own small requests (traced: many tiny and quadratic
-/// constraints end within 1.5 % of what is live).
-pub(super) fn term_holes(f: &Facts, a: Allocator) -> u64 {
-    f.functions
-        .iter()
-        .map(|g| {
-            let n = g.terms_each();
-            let one = |count: u64, size: u64| match a.one(pushed(n, 4) * size) {
-                Mem { mapped: 0, heap } if heap >= 1024 => heap * count,
-                _ => 0,
-            };
-            match g.variant {
-                Variant::Linear => one(g.count, size::TERM),
-                Variant::Quadratic => one(g.count * 3, 8),
-                Variant::Polynomial => one(g.count, size::MONOMIAL),
-                Variant::Zero | Variant::Constant => 0,
-            }
-        })
-        .sum()
 }
 
 /// How strings and lists were made: decoded by prost (a string's capacity is
@@ -255,35 +244,47 @@ pub(super) fn label_parts(
     strings.chain(subscripts).chain(parameters)
 }
 
-/// What the loaded instance's own allocations take, by owner: the entity
+/// The loaded instance's own allocations, each with its owner: the entity
 /// maps' nodes (`node` bytes a value for variables, constraints, removed
-/// constraints), the functions' tables and the labels.
-pub(super) fn held_by_owner(
+/// constraints), the functions' tables, the labels, and `extra` (a runtime's
+/// own label maps).
+pub(super) fn owned(
     f: &Facts,
     a: Allocator,
     node: [u64; 3],
     extra: impl Iterator<Item = (Owner, Mem)>,
-) -> Held {
+) -> Vec<(Owner, Mem)> {
+    let heap = |heap| Mem { heap, mapped: 0 };
+    [
+        (Owner::Variables, heap(btree(f.variables, node[0]))),
+        (Owner::Constraints, heap(btree(f.constraints, node[1]))),
+        (Owner::Removed, heap(btree(f.removed, node[2]))),
+    ]
+    .into_iter()
+    .chain(f.functions.iter().map(|g| (g.owner, function_tables(g, a))))
+    .chain(label_parts(f, a, Copy::Decoded))
+    .chain(extra)
+    .collect()
+}
+
+/// All of them, as glibc holds them.
+pub(super) fn owned_total(owned: &[(Owner, Mem)]) -> Mem {
+    owned
+        .iter()
+        .fold(Mem::default(), |sum, (_, mem)| sum + *mem)
+}
+
+/// Their bytes by owner.
+pub(super) fn by_owner(owned: &[(Owner, Mem)]) -> Held {
     let mut held = Held::default();
-    let mut credit = |owner: Owner, mem: Mem| {
-        let part = match owner {
+    for (owner, mem) in owned {
+        *match owner {
             Owner::Variables => &mut held.decision_variables,
             Owner::Objective => &mut held.objective,
             Owner::Constraints => &mut held.constraints,
             Owner::Removed => &mut held.removed_constraints,
             Owner::Instance => &mut held.instance,
-        };
-        *part += mem.total();
-    };
-    let heap = |heap| Mem { heap, mapped: 0 };
-    credit(Owner::Variables, heap(btree(f.variables, node[0])));
-    credit(Owner::Constraints, heap(btree(f.constraints, node[1])));
-    credit(Owner::Removed, heap(btree(f.removed, node[2])));
-    for g in &f.functions {
-        credit(g.owner, function_tables(g, a));
-    }
-    for (owner, mem) in label_parts(f, a, Copy::Decoded).chain(extra) {
-        credit(owner, mem);
+        } += mem.total();
     }
     held
 }
@@ -478,6 +479,18 @@ mod tests {
     /// subscript, an objective over all of them, 2,000 constraints of 50
     /// terms and a constant (as `Facts::of` reads them off its profile).
     fn lp_10k() -> Facts {
+        let one_each = vec![
+            Group {
+                count: 10_000,
+                size: 10_000,
+                owner: Owner::Variables,
+            },
+            Group {
+                count: 2_000,
+                size: 2_000,
+                owner: Owner::Constraints,
+            },
+        ];
         Facts {
             variables: 10_000,
             constraints: 2_000,
@@ -495,30 +508,9 @@ mod tests {
                     terms: 10_000,
                 },
             ],
-            strings: vec![
-                Group {
-                    count: 10_000,
-                    size: 10_000,
-                    owner: Owner::Variables,
-                },
-                Group {
-                    count: 2_000,
-                    size: 2_000,
-                    owner: Owner::Constraints,
-                },
-            ],
-            subscripts: vec![
-                Group {
-                    count: 10_000,
-                    size: 10_000,
-                    owner: Owner::Variables,
-                },
-                Group {
-                    count: 2_000,
-                    size: 2_000,
-                    owner: Owner::Constraints,
-                },
-            ],
+            // One name of one byte and one subscript each.
+            strings: one_each.clone(),
+            subscripts: one_each,
             payload: 1_848_099,
             ..Facts::default()
         }
@@ -550,7 +542,7 @@ mod tests {
     fn the_parse_keeps_the_room_of_its_large_term_vectors() {
         let f = lp_10k();
         let start = Allocator::after_freeing(INTERPRETER_THRESHOLD);
-        let holes = term_holes(&f, start);
+        let holes = Message::of(&f, start).holes;
         assert_eq!(holes, 2_000 * 1_040 + chunk(16_384 * 16));
         let held = Instance::of(&f, start, Copy::Decoded).total();
         let extent_mib = (held.heap + holes) as f64 / MIB;
@@ -565,7 +557,7 @@ mod tests {
             }],
             ..Facts::default()
         };
-        assert_eq!(term_holes(&tiny, start), 0);
+        assert_eq!(Message::of(&tiny, start).holes, 0);
     }
 
     /// The instance's allocations by owner add up to what it holds, and
@@ -576,12 +568,12 @@ mod tests {
         let f = lp_10k();
         let after = Allocator::after_freeing(INTERPRETER_THRESHOLD);
         let held = Instance::of(&f, after, Copy::Decoded).total().total();
-        let parts = held_by_owner(
+        let parts = by_owner(&owned(
             &f,
             after,
             [size::VARIABLE, size::CONSTRAINT, size::REMOVED],
             std::iter::empty(),
-        );
+        ));
         assert_eq!(parts.total(), held);
         assert_eq!(
             parts.decision_variables,

@@ -6,10 +6,10 @@
 //! message: the load is the parse alone. Sizes were read from allocation
 //! traces (the 3.0 extension is stripped of debug information).
 
-use super::alloc::{btree, mapped, table};
+use super::alloc::{mapped, table};
 use super::facts::Facts;
-use super::mem::{Allocator, Mem, INTERPRETER_THRESHOLD};
-use super::ommx29::{function_tables, held_by_owner, labels, largest_growth, Copy, Message};
+use super::mem::{Allocator, INTERPRETER_THRESHOLD};
+use super::ommx29::{by_owner, labels, largest_growth, owned, owned_total, Copy, Message};
 use super::{settle, Estimate, Moment};
 
 /// The values of the entity maps: a variable (kind and bound), a
@@ -29,19 +29,8 @@ pub fn estimate(f: &Facts) -> Estimate {
     let message = Message::of(f, Allocator::after_freeing(INTERPRETER_THRESHOLD));
     let a = Allocator::after_freeing(message.largest.max(INTERPRETER_THRESHOLD));
     let labels = labels(f, a, Copy::Decoded);
-    let mut held = Mem {
-        heap: btree(f.variables, VARIABLE)
-            + btree(f.constraints, CONSTRAINT)
-            + btree(f.removed, REMOVED),
-        mapped: 0,
-    } + labels;
-    for g in &f.functions {
-        held += function_tables(g, a);
-    }
-    for m in &f.label_maps {
-        held += a.one(table(m.size, LABEL_ENTRY));
-    }
-    let by_owner = held_by_owner(
+    // The entity maps, the functions' tables, the labels and the label maps.
+    let owned = owned(
         f,
         a,
         [VARIABLE, CONSTRAINT, REMOVED],
@@ -49,6 +38,7 @@ pub fn estimate(f: &Facts) -> Estimate {
             .iter()
             .map(|m| (m.owner, a.one(table(m.size, LABEL_ENTRY)))),
     );
+    let held = owned_total(&owned);
     // The end of the conversion: the strings and lists moved over, the
     // entity vectors and term lists not yet freed, the largest table's
     // growth.
@@ -61,7 +51,7 @@ pub fn estimate(f: &Facts) -> Estimate {
             pinned: true,
         }],
         held,
-        by_owner,
+        by_owner(&owned),
         mapped(f.payload),
         a.trim_threshold(),
         FRAGMENTATION_PERCENT,
