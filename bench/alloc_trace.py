@@ -1,6 +1,7 @@
 """Traces every allocation OMMX 2.9.3 makes while loading an instance, phase by phase.
 
-Usage: python bench/alloc_trace.py FILE [--top N]   (a Python with ommx==2.9.3; gcc)
+Usage: python bench/alloc_trace.py FILE [--top N] [--replay BIN] [--keep PATH]
+       (a Python with ommx==2.9.3; gcc)
 
 Compiles bench/alloc_trace.c, runs a child interpreter under LD_PRELOAD that loads FILE the
 way `Instance.from_bytes` does, one phase at a time (the Rust parse, the wrapper's
@@ -12,11 +13,17 @@ the load the highest chunk still live and the highest that glibc's per-thread ca
 holds (a trim stops below both): the numbers `src/model/real/` derives and was checked
 against (docs/real-memory.md). One pass over the trace: a 100k-entity instance (2.5M
 records) takes seconds.
+
+With --replay, the child is traced from its first allocation and the trace replayed through
+memprof's model of glibc malloc (src/model/real/glibc.rs, bench/glibc_replay.rs), which must
+place every chunk at the address glibc gave it and leave the break where glibc left it; its
+last line gives the resident the load left by the model.
 """
 
 import argparse
 import collections
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -41,12 +48,16 @@ del encoded, message; gc.collect(); lib.rm_stop()
 """
 
 PHASES = ["parse", "to_bytes", "annotations"]
+# Record kinds (bench/alloc_trace.c): malloc, calloc, realloc's new chunk, aligned; a mark.
+ALLOCATIONS = (1, 3, 4, 5)
+MARK = 9
 
 
 def records(path):
     with open(path, "rb") as f:
         data = f.read()
-    return struct.iter_unpack("<4Q", data)
+    # An aligned allocation carries its alignment above the op's low byte.
+    return ((op & 0xFF, ptr, size, aux) for op, ptr, size, aux in struct.iter_unpack("<4Q", data))
 
 
 # glibc's per-thread cache (tcache): the last 7 chunks freed of each size up to 1,040 bytes stay
@@ -68,7 +79,7 @@ def analyse(path, top):
     cache = collections.defaultdict(list)  # chunk size -> pointers, the last freed last
     start = brk = None  # the break (sbrk(0)) at the first mark, and now
     for op, ptr, size, aux in records(path):
-        if op == 1:
+        if op in ALLOCATIONS:
             chunk, is_mapped = aux & ~7, bool(aux & 2)
             if not is_mapped and ptr in cache.get(chunk, ()):
                 cache[chunk].remove(ptr)
@@ -95,7 +106,7 @@ def analyse(path, top):
                       f"the break from +{(brk - start) / 2**20:.2f} to "
                       f"+{(size - start) / 2**20:.2f} MiB")
             brk = size if size > 1 else brk
-        else:
+        elif op == MARK:
             start = aux if start is None else start
             brk = aux
             if 0 <= phase < len(PHASES):
@@ -127,6 +138,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file")
     parser.add_argument("--top", type=int, default=10, help="sizes listed per phase (0: none)")
+    parser.add_argument(
+        "--replay",
+        metavar="BIN",
+        help="trace the whole process instead and replay it with BIN (glibc_replay, built by "
+        "`cargo test` as target/debug/examples/glibc_replay): every chunk must land where "
+        "glibc put it; prints its summary and exits as it does (with --check)",
+    )
+    parser.add_argument("--keep", metavar="PATH", help="copy the trace to PATH")
     args = parser.parse_args()
     sys.path.insert(0, HERE)
     from real_memory import tiny_instance
@@ -134,16 +153,23 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         lib = os.path.join(tmp, "alloc_trace.so")
         subprocess.run(
-            ["gcc", "-O2", "-shared", "-fPIC", "-o", lib, os.path.join(HERE, "alloc_trace.c")],
+            ["gcc", "-O2", "-shared", "-fPIC", "-o", lib, os.path.join(HERE, "alloc_trace.c"), "-ldl"],
             check=True,
         )
         trace = os.path.join(tmp, "trace")
         env = dict(os.environ, LD_PRELOAD=lib)
+        if args.replay:
+            # From the process's first allocation, so that the replay knows the whole heap.
+            env["RM_TRACE_ALL"] = trace
         subprocess.run(
             [sys.executable, "-c", CHILD, args.file, trace, tiny_instance().hex()],
             env=env,
             check=True,
         )
+        if args.keep:
+            shutil.copyfile(trace, args.keep)
+        if args.replay:
+            sys.exit(subprocess.run([args.replay, trace, "--check", "--show", "5"]).returncode)
         analyse(trace, args.top)
 
 

@@ -12,6 +12,7 @@
 
 pub mod alloc;
 pub mod facts;
+pub mod glibc;
 mod mem;
 mod ommx29;
 mod ommx30;

@@ -1,0 +1,264 @@
+//! Replays an allocation trace (`bench/alloc_trace.c`; from the process's
+//! start with `RM_TRACE_ALL`) through memprof's model of glibc malloc
+//! (`src/model/real/glibc.rs`): every chunk the model places elsewhere than
+//! glibc did, and every break after a free, a trim or a mark that differs,
+//! is counted (the first few printed), and at each phase mark the break,
+//! the heap's resident pages and the live mappings are printed.
+//!
+//! The last line is JSON: the counts, and `resident`: what the load left
+//! resident by the model (heap pages and mappings at the last mark, less at
+//! the first, mark 0), the figure `bench/real_memory.py measure` takes from
+//! the kernel.
+//!
+//! Usage: glibc_replay TRACE [--show N] [--check] [--fresh THRESHOLD] [--around RECORD]
+//!   --check      exit 1 unless every chunk and every break matched
+//!   --around I   print the model's top chunk before each free near record I
+//!   --fresh T    start at mark 0 on an empty heap with mmap threshold T, as if
+//!                nothing had been allocated before the load
+//!
+//! Built by `cargo test` (target/debug/examples/glibc_replay);
+//! `bench/alloc_trace.py --replay` traces a load and runs it.
+
+use memprof::model::real::glibc::{Malloc, Ptr};
+use std::collections::HashMap;
+
+const MALLOC: u64 = 1;
+const FREE: u64 = 2;
+const CALLOC: u64 = 3;
+const REALLOC: u64 = 4;
+const ALIGNED: u64 = 5;
+const TRIM: u64 = 6;
+const MARK: u64 = 9;
+/// The marks of `bench/alloc_trace.py`'s child: the load's start, the end.
+const LOAD_START: u64 = 0;
+const LOAD_END: u64 = 999;
+/// glibc's chunk flags in the size field.
+const IS_MAPPED: u64 = 2;
+const NON_MAIN_ARENA: u64 = 4;
+/// A free record of size 1 is a realloc's old chunk.
+const REALLOC_OLD: u64 = 1;
+
+struct Options {
+    trace: String,
+    show: usize,
+    check: bool,
+    fresh: Option<u64>,
+    around: Option<u64>,
+}
+
+fn options() -> Result<Options, String> {
+    let mut args = std::env::args().skip(1);
+    let mut o = Options {
+        trace: String::new(),
+        show: 10,
+        check: false,
+        fresh: None,
+        around: None,
+    };
+    while let Some(a) = args.next() {
+        let mut number = |what: &str| -> Result<u64, String> {
+            args.next()
+                .and_then(|v| v.parse().ok())
+                .ok_or(format!("{what} needs a number"))
+        };
+        match a.as_str() {
+            "--show" => o.show = number("--show")? as usize,
+            "--fresh" => o.fresh = Some(number("--fresh")?),
+            "--around" => o.around = Some(number("--around")?),
+            "--check" => o.check = true,
+            _ if o.trace.is_empty() => o.trace = a,
+            _ => return Err(format!("unexpected argument {a}")),
+        }
+    }
+    if o.trace.is_empty() {
+        return Err(
+            "usage: glibc_replay TRACE [--show N] [--check] [--fresh THRESHOLD] [--around RECORD]"
+                .into(),
+        );
+    }
+    Ok(o)
+}
+
+#[derive(Default)]
+struct Counts {
+    records: u64,
+    placed: u64,
+    misplaced: u64,
+    breaks_wrong: u64,
+    untraced_frees: u64,
+    other_arenas: u64,
+}
+
+fn main() {
+    let o = options().unwrap_or_else(|e| {
+        eprintln!("glibc_replay: {e}");
+        std::process::exit(2)
+    });
+    let data = std::fs::read(&o.trace).unwrap_or_else(|e| {
+        eprintln!("glibc_replay: {}: {e}", o.trace);
+        std::process::exit(2)
+    });
+    let mib = |b: u64| b as f64 / 1048576.0;
+    let mut sim = Malloc::new();
+    let mut live: HashMap<u64, Ptr> = HashMap::new();
+    let mut base: Option<u64> = None;
+    let mut started = false;
+    let mut c = Counts::default();
+    let mut shown = 0;
+    let mut realloc_old: Option<Option<Ptr>> = None;
+    let mut at_start = None;
+    let mut at_end = None;
+    let mut note = |what: String| {
+        if shown < o.show {
+            shown += 1;
+            println!("{what}");
+        }
+    };
+    for (i, record) in data.chunks_exact(32).enumerate() {
+        let field = |k: usize| u64::from_le_bytes(record[k * 8..k * 8 + 8].try_into().unwrap());
+        let (op, alignment, ptr, size, aux) =
+            (field(0) & 0xFF, field(0) >> 8, field(1), field(2), field(3));
+        c.records += 1;
+        let Some(heap) = base else {
+            if op == MARK {
+                match o.fresh {
+                    None => base = Some(aux),
+                    Some(threshold) if size == LOAD_START => {
+                        sim = Malloc::after_mapping(threshold);
+                        sim.init_tcache();
+                        started = true;
+                        base = Some(aux);
+                        at_start = Some(sim.resident_heap() + sim.mapped_bytes());
+                    }
+                    Some(_) => {}
+                }
+            }
+            continue;
+        };
+        let offset = |p: u64| p.wrapping_sub(16).wrapping_sub(heap);
+        match op {
+            MALLOC | CALLOC | ALIGNED | REALLOC => {
+                let old = realloc_old.take();
+                if aux & NON_MAIN_ARENA != 0 {
+                    c.other_arenas += 1;
+                    continue;
+                }
+                if ptr == 0 {
+                    // realloc(p, 0) freed p.
+                    if let Some(Some(p)) = old {
+                        sim.free(p);
+                    }
+                    continue;
+                }
+                if !started {
+                    sim.init_tcache();
+                    started = true;
+                }
+                let p = match (op, old) {
+                    (REALLOC, Some(Some(old))) => sim.realloc(old, size),
+                    (CALLOC, _) => sim.calloc(size),
+                    (ALIGNED, _) => sim.memalign(alignment, size),
+                    _ => sim.malloc(size),
+                };
+                live.insert(ptr, p);
+                let glibc_mapped = aux & IS_MAPPED != 0;
+                if glibc_mapped == p.is_mapped() && (glibc_mapped || p.offset() == offset(ptr)) {
+                    c.placed += 1;
+                } else {
+                    c.misplaced += 1;
+                    let at = |mapped: bool, o: u64| {
+                        if mapped {
+                            "a mapping".to_string()
+                        } else {
+                            format!("+{o}")
+                        }
+                    };
+                    note(format!(
+                        "#{i}: op {op} of {size} bytes (chunk {}): glibc at {}, the model at {}",
+                        aux & !7,
+                        at(glibc_mapped, offset(ptr)),
+                        at(p.is_mapped(), if p.is_mapped() { 0 } else { p.offset() })
+                    ));
+                }
+            }
+            FREE => {
+                let known = live.remove(&ptr);
+                if size == REALLOC_OLD {
+                    realloc_old = Some(known);
+                    continue;
+                }
+                if aux & NON_MAIN_ARENA != 0 {
+                    continue;
+                }
+                if o.around.is_some_and(|at| at.abs_diff(i as u64) < 6) {
+                    println!(
+                        "#{i} free +{} chunk {}: before top {:?} mmap threshold {}",
+                        offset(ptr),
+                        aux & !7,
+                        sim.top(),
+                        sim.mmap_threshold()
+                    );
+                }
+                match known {
+                    Some(p) => sim.free(p),
+                    None => c.untraced_frees += 1,
+                }
+                if size.wrapping_sub(heap) != sim.brk() {
+                    c.breaks_wrong += 1;
+                    note(
+                        format!(
+                            "#{i}: after a free of a {}-byte chunk the break is +{} in glibc, +{} in the model",
+                            aux & !7,
+                            size.wrapping_sub(heap),
+                            sim.brk()
+                        ),
+                    );
+                }
+            }
+            TRIM => {
+                sim.trim(size);
+                println!(
+                    "#{i}: malloc_trim({size}): the break +{:.2} MiB in glibc, +{:.2} in the model",
+                    mib(aux - heap),
+                    mib(sim.brk())
+                );
+                if aux - heap != sim.brk() {
+                    c.breaks_wrong += 1;
+                }
+            }
+            MARK => {
+                if aux - heap != sim.brk() {
+                    c.breaks_wrong += 1;
+                }
+                let now = sim.resident_heap() + sim.mapped_bytes();
+                match size {
+                    LOAD_START => at_start = Some(now),
+                    LOAD_END => at_end = Some(now),
+                    _ => {}
+                }
+                println!(
+                    "mark {size:>4} (#{i}): the break +{:8.2} MiB in glibc, +{:8.2} in the model; \
+                     the model's resident heap {:8.2} MiB, mappings {:8.2}, mmap threshold {}",
+                    mib(aux - heap),
+                    mib(sim.brk()),
+                    mib(sim.resident_heap()),
+                    mib(sim.mapped_bytes()),
+                    sim.mmap_threshold()
+                );
+            }
+            _ => {}
+        }
+    }
+    let resident = match (at_start, at_end) {
+        (Some(a), Some(b)) => format!("{}", b as i64 - a as i64),
+        _ => "null".into(),
+    };
+    println!(
+        "{{\"records\": {}, \"placed\": {}, \"misplaced\": {}, \"breaks_wrong\": {}, \
+         \"untraced_frees\": {}, \"other_arenas\": {}, \"resident\": {resident}}}",
+        c.records, c.placed, c.misplaced, c.breaks_wrong, c.untraced_frees, c.other_arenas
+    );
+    if o.check && (c.misplaced > 0 || c.breaks_wrong > 0) {
+        std::process::exit(1);
+    }
+}

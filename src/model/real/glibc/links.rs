@@ -1,0 +1,166 @@
+//! The bins' doubly linked lists, as glibc links its free chunks: a chunk's
+//! forward and back links, a bin's head, taking a chunk out, sorting one
+//! into its bin and finding the best fit in a large bin.
+
+use super::{bin_index, Malloc, MIN_LARGE, NBINS, UNSORTED};
+
+/// What a heap chunk is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum State {
+    /// Handed out, or held by the tcache or a fast bin (glibc counts those
+    /// as in use: their neighbours do not merge with them).
+    InUse,
+    /// In bin `n`, linked.
+    Binned(usize),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Chunk {
+    pub(super) size: u64,
+    pub(super) state: State,
+    pub(super) fd: u64,
+    pub(super) bk: u64,
+}
+
+impl Chunk {
+    pub(super) fn used(size: u64) -> Chunk {
+        Chunk {
+            size,
+            state: State::InUse,
+            fd: 0,
+            bk: 0,
+        }
+    }
+}
+
+/// A list link: a chunk's address, or a bin's head (its index, below any
+/// address).
+pub(super) type Link = u64;
+
+pub(super) fn is_head(link: Link) -> bool {
+    link < NBINS as u64
+}
+
+impl Malloc {
+    pub(super) fn tail(&self, bin: usize) -> Option<u64> {
+        let bk = self.heads[bin].1;
+        (!is_head(bk)).then_some(bk)
+    }
+
+    pub(super) fn fd(&self, link: Link) -> Link {
+        if is_head(link) {
+            self.heads[link as usize].0
+        } else {
+            self.chunks[&link].fd
+        }
+    }
+
+    pub(super) fn set_fd(&mut self, link: Link, to: Link) {
+        if is_head(link) {
+            self.heads[link as usize].0 = to;
+        } else {
+            self.chunks.get_mut(&link).unwrap().fd = to;
+        }
+    }
+
+    pub(super) fn set_bk(&mut self, link: Link, to: Link) {
+        if is_head(link) {
+            self.heads[link as usize].1 = to;
+        } else {
+            self.chunks.get_mut(&link).unwrap().bk = to;
+        }
+    }
+
+    pub(super) fn push_head(&mut self, bin: usize, addr: u64) {
+        self.link_after(bin, bin as u64, addr);
+    }
+
+    pub(super) fn link_after(&mut self, bin: usize, after: Link, addr: u64) {
+        let next = self.fd(after);
+        let c = self.chunks.get_mut(&addr).unwrap();
+        c.fd = next;
+        c.bk = after;
+        c.state = State::Binned(bin);
+        let size = c.size;
+        self.set_fd(after, addr);
+        self.set_bk(next, addr);
+        self.free_ends.insert(addr + size, addr);
+        self.nonempty |= 1 << bin;
+    }
+
+    /// Takes a chunk out of its bin (its large bin's size list too).
+    pub(super) fn unlink(&mut self, addr: u64) {
+        let c = self.chunks[&addr];
+        let State::Binned(bin) = c.state else {
+            panic!("unlink of a chunk in no bin")
+        };
+        if bin >= 64 && self.sizes[bin].get(&c.size) == Some(&addr) {
+            if !is_head(c.fd) && self.chunks[&c.fd].size == c.size {
+                self.sizes[bin].insert(c.size, c.fd);
+            } else {
+                self.sizes[bin].remove(&c.size);
+            }
+        }
+        self.set_fd(c.bk, c.fd);
+        self.set_bk(c.fd, c.bk);
+        self.free_ends.remove(&(addr + c.size));
+        self.chunks.get_mut(&addr).unwrap().state = State::InUse;
+        if is_head(self.heads[bin].0) {
+            self.nonempty &= !(1 << bin);
+        }
+    }
+
+    pub(super) fn mark_used(&mut self, addr: u64) {
+        self.chunks.get_mut(&addr).unwrap().state = State::InUse;
+    }
+
+    /// Splits `victim` (already taken out of its bin) at `nb`: the rest goes
+    /// to the head of the unsorted bin. Returns the rest's address.
+    pub(super) fn split(&mut self, victim: u64, nb: u64) -> u64 {
+        let size = self.chunks[&victim].size;
+        self.chunks.get_mut(&victim).unwrap().size = nb;
+        let rest = victim + nb;
+        self.chunks.insert(rest, Chunk::used(size - nb));
+        self.push_head(UNSORTED, rest);
+        rest
+    }
+
+    /// The smallest chunk of a large bin that holds `nb`, not the first of
+    /// its size when another of that size follows it.
+    pub(super) fn best_fit(&self, idx: usize, nb: u64) -> Option<u64> {
+        let (&size, &first) = self.sizes[idx].range(nb..).next()?;
+        let second = self.chunks[&first].fd;
+        if !is_head(second) && self.chunks[&second].size == size {
+            Some(second)
+        } else {
+            Some(first)
+        }
+    }
+
+    /// Sorts a chunk from the unsorted bin into its bin: a small bin at its
+    /// head; a large bin in order of size, largest first, a chunk of a
+    /// size already there right after the first of that size.
+    pub(super) fn place(&mut self, addr: u64, size: u64) {
+        let bin = bin_index(size);
+        if size < MIN_LARGE {
+            self.push_head(bin, addr);
+            return;
+        }
+        if let Some(&first) = self.sizes[bin].get(&size) {
+            self.link_after(bin, first, addr);
+        } else {
+            // Before the largest chunk smaller than it, or last.
+            match self.sizes[bin].range(..size).next_back() {
+                Some((_, &smaller)) => {
+                    let before = self.chunks[&smaller].bk;
+                    self.link_after(bin, before, addr);
+                }
+                None => {
+                    let last = self.heads[bin].1;
+                    self.link_after(bin, last, addr);
+                }
+            }
+            self.sizes[bin].insert(size, addr);
+        }
+    }
+}

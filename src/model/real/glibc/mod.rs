@@ -1,0 +1,588 @@
+//! glibc 2.36's malloc, as far as it decides where a chunk lies and how
+//! much of the heap stays resident: one thread's main arena, its
+//! per-thread cache (tcache), fast bins, the unsorted, small and large bins,
+//! the top chunk grown by `sbrk` and trimmed in `free`, the dynamic mmap
+//! threshold, and `malloc_trim`. No bytes are stored: a chunk is an address
+//! and a size, and the heap's resident pages are a bitmap.
+//!
+//! The rules are glibc's (`malloc/malloc.c`), restated: each place that
+//! decides a placement is named after the step it models. It is checked by
+//! replaying allocation traces of whole Python processes, where every chunk
+//! must land at the address glibc gave it (`bench/glibc_replay.rs`).
+
+use std::collections::{BTreeMap, HashMap};
+
+mod links;
+mod pages;
+#[cfg(test)]
+mod tests;
+
+use links::{Chunk, Link, State};
+
+/// A page.
+const PAGE: u64 = 4096;
+/// The smallest chunk, and the alignment of every chunk.
+const MINSIZE: u64 = 32;
+const ALIGN: u64 = 16;
+/// Chunks up to this size go to a fast bin when freed (`DEFAULT_MXFAST`).
+const MAX_FAST: u64 = 128;
+/// The smallest chunk of a large bin.
+const MIN_LARGE: u64 = 1024;
+/// tcache: 64 bins of chunks from 32 to 1,040 bytes, 7 chunks each.
+const TCACHE_BINS: usize = 64;
+const TCACHE_COUNT: usize = 7;
+/// A free that leaves a chunk this large consolidates the fast bins and may
+/// trim the heap.
+const CONSOLIDATION_THRESHOLD: u64 = 64 << 10;
+/// The mmap and trim thresholds a process starts with.
+const DEFAULT_THRESHOLD: u64 = 128 << 10;
+/// The most the dynamic mmap threshold rises to.
+const MMAP_THRESHOLD_MAX: u64 = 32 << 20;
+/// What `sbrk` asks for beyond the request, and what a trim leaves.
+const TOP_PAD: u64 = 128 << 10;
+/// Bins: 1 is the unsorted bin, 2..64 the small bins (one size each), 64..127
+/// the large ones (ranges of sizes, sorted).
+const NBINS: usize = 128;
+const UNSORTED: usize = 1;
+/// glibc stops sorting the unsorted bin after this many chunks per request.
+const MAX_ITERS: u32 = 10_000;
+
+/// Where the heap begins in the simulation; mapped chunks are numbered from
+/// far above it.
+const HEAP_BASE: u64 = 1 << 32;
+const MAPPED_BASE: u64 = 1 << 46;
+
+/// The chunk glibc carves for a request of `bytes` (the request, an 8-byte
+/// header, rounded up to 16, at least 32).
+pub const fn request(bytes: u64) -> u64 {
+    let rounded = (bytes + 8 + ALIGN - 1) & !(ALIGN - 1);
+    if rounded < MINSIZE {
+        MINSIZE
+    } else {
+        rounded
+    }
+}
+
+const fn tcache_index(size: u64) -> usize {
+    (size - MINSIZE).div_ceil(ALIGN) as usize
+}
+
+const fn fast_index(size: u64) -> usize {
+    ((size >> 4) - 2) as usize
+}
+
+const fn bin_index(size: u64) -> usize {
+    if size < MIN_LARGE {
+        (size >> 4) as usize
+    } else if size >> 6 <= 48 {
+        48 + (size >> 6) as usize
+    } else if size >> 9 <= 20 {
+        91 + (size >> 9) as usize
+    } else if size >> 12 <= 10 {
+        110 + (size >> 12) as usize
+    } else if size >> 15 <= 4 {
+        119 + (size >> 15) as usize
+    } else if size >> 18 <= 2 {
+        124 + (size >> 18) as usize
+    } else {
+        126
+    }
+}
+
+/// A pointer `malloc` returned: a heap chunk's address or a mapped one's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ptr(u64);
+
+impl Ptr {
+    /// Its offset from the start of the simulated heap (mapped chunks lie
+    /// far above).
+    pub fn offset(self) -> u64 {
+        self.0 - HEAP_BASE
+    }
+
+    pub fn is_mapped(self) -> bool {
+        self.0 >= MAPPED_BASE
+    }
+}
+
+/// One arena of glibc malloc, single-threaded.
+#[derive(Debug, Clone)]
+pub struct Malloc {
+    chunks: HashMap<u64, Chunk>,
+    /// Binned chunks by their end, to find a free chunk before another.
+    free_ends: HashMap<u64, u64>,
+    heads: [(Link, Link); NBINS],
+    /// For each large bin, its sizes and the first chunk of each (glibc's
+    /// `fd_nextsize` list).
+    sizes: Vec<BTreeMap<u64, u64>>,
+    /// Bins that hold chunks (glibc's binmap, kept exact).
+    nonempty: u128,
+    fast: [Vec<u64>; 7],
+    tcache: Vec<Vec<u64>>,
+    top: u64,
+    top_size: u64,
+    last_remainder: u64,
+    /// Mapped chunks: their sizes.
+    mapped: HashMap<u64, u64>,
+    next_mapping: u64,
+    mapped_bytes: u64,
+    mmap_threshold: u64,
+    trim_threshold: u64,
+    /// Heap pages that have been written and not given back.
+    resident: Vec<u64>,
+    resident_pages: u64,
+}
+
+impl Default for Malloc {
+    fn default() -> Malloc {
+        Malloc::new()
+    }
+}
+
+impl Malloc {
+    /// An empty heap, as a process starts: both thresholds at glibc's
+    /// defaults of 128 KiB.
+    pub fn new() -> Malloc {
+        Malloc::after_mapping(DEFAULT_THRESHOLD)
+    }
+
+    /// An empty heap whose mmap threshold the process already raised to
+    /// `mmap_threshold` by freeing a mapped chunk of that size, and so its
+    /// trim threshold to twice that (the defaults, if it is the default).
+    pub fn after_mapping(mmap_threshold: u64) -> Malloc {
+        let trim_threshold = if mmap_threshold > DEFAULT_THRESHOLD {
+            2 * mmap_threshold
+        } else {
+            DEFAULT_THRESHOLD
+        };
+        Malloc {
+            chunks: HashMap::new(),
+            free_ends: HashMap::new(),
+            heads: std::array::from_fn(|i| (i as u64, i as u64)),
+            sizes: vec![BTreeMap::new(); NBINS],
+            nonempty: 0,
+            fast: Default::default(),
+            tcache: vec![Vec::new(); TCACHE_BINS],
+            top: HEAP_BASE,
+            top_size: 0,
+            last_remainder: 0,
+            mapped: HashMap::new(),
+            next_mapping: MAPPED_BASE,
+            mapped_bytes: 0,
+            mmap_threshold,
+            trim_threshold,
+            resident: Vec::new(),
+            resident_pages: 0,
+        }
+    }
+
+    /// The heap's extent: the break, as an offset from its start.
+    pub fn brk(&self) -> u64 {
+        self.top + self.top_size - HEAP_BASE
+    }
+
+    /// The top chunk: its offset and size.
+    pub fn top(&self) -> (u64, u64) {
+        (self.top - HEAP_BASE, self.top_size)
+    }
+
+    /// Bytes of the heap resident (written and not given back), and of live
+    /// mappings.
+    pub fn resident_heap(&self) -> u64 {
+        self.resident_pages * PAGE
+    }
+
+    pub fn mapped_bytes(&self) -> u64 {
+        self.mapped_bytes
+    }
+
+    pub fn mmap_threshold(&self) -> u64 {
+        self.mmap_threshold
+    }
+
+    /// The chunk size behind a pointer.
+    pub fn size_of(&self, p: Ptr) -> u64 {
+        if p.is_mapped() {
+            self.mapped[&p.0]
+        } else {
+            self.chunks[&p.0].size
+        }
+    }
+
+    // ---- public calls -------------------------------------------------
+
+    /// `malloc(bytes)`.
+    pub fn malloc(&mut self, bytes: u64) -> Ptr {
+        let nb = request(bytes);
+        let t = tcache_index(nb);
+        if t < TCACHE_BINS {
+            if let Some(c) = self.tcache[t].pop() {
+                self.touch(c, nb);
+                return Ptr(c);
+            }
+        }
+        let p = self.int_malloc(nb);
+        self.touch_ptr(p);
+        p
+    }
+
+    /// `calloc(n, size)` of `bytes` in all: glibc serves it without the
+    /// tcache.
+    pub fn calloc(&mut self, bytes: u64) -> Ptr {
+        let p = self.int_malloc(request(bytes));
+        self.touch_ptr(p);
+        p
+    }
+
+    /// `posix_memalign` and kin: glibc 2.36 serves an alignment above 16
+    /// without the tcache, from a chunk large enough to align within, and
+    /// frees what lies before the aligned chunk and beyond it.
+    pub fn memalign(&mut self, alignment: u64, bytes: u64) -> Ptr {
+        if alignment <= ALIGN {
+            return self.malloc(bytes);
+        }
+        let alignment = alignment.max(MINSIZE).next_power_of_two();
+        let nb = request(bytes);
+        // `_int_malloc` takes this as a request, not a chunk size.
+        let p = self.int_malloc(request(nb + alignment + MINSIZE));
+        if p.is_mapped() {
+            return p;
+        }
+        let mut at = p.0;
+        let mem = at + 16;
+        if mem % alignment != 0 {
+            let mut aligned = mem.next_multiple_of(alignment) - 16;
+            if aligned - at < MINSIZE {
+                aligned += alignment;
+            }
+            let lead = aligned - at;
+            let size = self.chunks[&at].size;
+            self.chunks.get_mut(&at).unwrap().size = lead;
+            self.chunks.insert(aligned, Chunk::used(size - lead));
+            self.int_free(at);
+            at = aligned;
+        }
+        let size = self.chunks[&at].size;
+        if size > nb + MINSIZE {
+            self.chunks.get_mut(&at).unwrap().size = nb;
+            self.chunks.insert(at + nb, Chunk::used(size - nb));
+            self.int_free(at + nb);
+        }
+        let size = self.chunks[&at].size;
+        self.touch(at, size);
+        Ptr(at)
+    }
+
+    /// `free(p)`.
+    pub fn free(&mut self, p: Ptr) {
+        if p.is_mapped() {
+            let size = self.mapped.remove(&p.0).expect("a live mapping");
+            self.mapped_bytes -= size;
+            if size > self.mmap_threshold && size <= MMAP_THRESHOLD_MAX {
+                self.mmap_threshold = size;
+                self.trim_threshold = 2 * size;
+            }
+            return;
+        }
+        self.int_free(p.0);
+    }
+
+    /// `realloc(p, bytes)` for `bytes` > 0.
+    pub fn realloc(&mut self, p: Ptr, bytes: u64) -> Ptr {
+        let nb = request(bytes);
+        if p.is_mapped() {
+            // mremap: the mapping resized, wherever it lands.
+            let old = self.mapped.remove(&p.0).expect("a live mapping");
+            let size = (nb + 8).next_multiple_of(PAGE);
+            self.mapped.insert(p.0, size);
+            self.mapped_bytes = self.mapped_bytes - old + size;
+            return p;
+        }
+        let old = p.0;
+        let oldsize = self.chunks[&old].size;
+        let mut newsize = oldsize;
+        if oldsize < nb {
+            let next = old + oldsize;
+            if next == self.top && oldsize + self.top_size >= nb + MINSIZE {
+                // Grown into the top.
+                self.top_size -= nb - oldsize;
+                self.top = old + nb;
+                self.chunks.get_mut(&old).unwrap().size = nb;
+                self.touch(old, nb);
+                return p;
+            }
+            match self.chunks.get(&next) {
+                Some(c) if matches!(c.state, State::Binned(_)) && oldsize + c.size >= nb => {
+                    let nsize = c.size;
+                    self.unlink(next);
+                    self.chunks.remove(&next);
+                    newsize = oldsize + nsize;
+                    self.chunks.get_mut(&old).unwrap().size = newsize;
+                }
+                _ => {
+                    let q = self.int_malloc(nb);
+                    if q.0 != next {
+                        self.touch_ptr(q);
+                        self.int_free(old);
+                        return q;
+                    }
+                    // The new chunk is the one after (the top, grown): one
+                    // chunk of both.
+                    newsize = oldsize + self.chunks.remove(&next).unwrap().size;
+                    self.chunks.get_mut(&old).unwrap().size = newsize;
+                }
+            }
+        }
+        // Shrink in place (or trim what the neighbour gave): a remainder of
+        // a chunk or more is freed, into the tcache if it fits there.
+        if newsize - nb >= MINSIZE {
+            self.chunks.get_mut(&old).unwrap().size = nb;
+            self.chunks.insert(old + nb, Chunk::used(newsize - nb));
+            self.int_free(old + nb);
+        }
+        self.touch(old, self.chunks[&old].size);
+        p
+    }
+
+    /// The first `malloc` of a process sets up the tcache: a 640-byte
+    /// chunk, the heap's first.
+    pub fn init_tcache(&mut self) {
+        let p = self.int_malloc(request(640));
+        self.touch_ptr(p);
+    }
+
+    /// `malloc_trim(pad)`: the fast bins consolidated, the pages inside
+    /// every binned chunk given back, then the top trimmed to `pad`.
+    pub fn trim(&mut self, pad: u64) {
+        self.consolidate();
+        let binned: Vec<(u64, u64)> = self
+            .chunks
+            .iter()
+            .filter(|(_, c)| matches!(c.state, State::Binned(_)))
+            .map(|(&a, c)| (a, c.size))
+            .collect();
+        for (addr, size) in binned {
+            // glibc keeps the chunk's header and links (48 bytes).
+            let from = (addr + 48).next_multiple_of(PAGE);
+            let end = addr + size;
+            if end > from + PAGE - 1 {
+                let len = (end - from) & !(PAGE - 1);
+                self.evict(from, from + len);
+            }
+        }
+        self.systrim(pad);
+    }
+
+    // ---- glibc's steps ------------------------------------------------
+
+    fn int_malloc(&mut self, nb: u64) -> Ptr {
+        let t = tcache_index(nb);
+        let cacheable = t < TCACHE_BINS;
+        if nb <= MAX_FAST {
+            let f = fast_index(nb);
+            if let Some(victim) = self.fast[f].pop() {
+                while cacheable && self.tcache[t].len() < TCACHE_COUNT {
+                    match self.fast[f].pop() {
+                        Some(c) => self.tcache[t].push(c),
+                        None => break,
+                    }
+                }
+                return Ptr(victim);
+            }
+        }
+        let mut idx = bin_index(nb);
+        if nb < MIN_LARGE {
+            if let Some(victim) = self.tail(idx) {
+                self.unlink(victim);
+                while cacheable && self.tcache[t].len() < TCACHE_COUNT {
+                    match self.tail(idx) {
+                        Some(c) => {
+                            self.unlink(c);
+                            self.tcache[t].push(c);
+                        }
+                        None => break,
+                    }
+                }
+                return Ptr(victim);
+            }
+        } else if self.has_fast() {
+            self.consolidate();
+        }
+        loop {
+            let mut cached = false;
+            let mut iters = 0;
+            while let Some(victim) = self.tail(UNSORTED) {
+                let size = self.chunks[&victim].size;
+                if nb < MIN_LARGE
+                    && self.heads[UNSORTED].0 == victim
+                    && victim == self.last_remainder
+                    && size > nb + MINSIZE
+                {
+                    self.unlink(victim);
+                    let rest = self.split(victim, nb);
+                    self.last_remainder = rest;
+                    return Ptr(victim);
+                }
+                self.unlink(victim);
+                if size == nb {
+                    if cacheable && self.tcache[t].len() < TCACHE_COUNT {
+                        self.mark_used(victim);
+                        self.tcache[t].push(victim);
+                        cached = true;
+                        continue;
+                    }
+                    self.mark_used(victim);
+                    return Ptr(victim);
+                }
+                self.place(victim, size);
+                iters += 1;
+                if iters >= MAX_ITERS {
+                    break;
+                }
+            }
+            if cached {
+                return Ptr(self.tcache[t].pop().unwrap());
+            }
+            if nb >= MIN_LARGE {
+                if let Some(victim) = self.best_fit(idx, nb) {
+                    self.unlink(victim);
+                    let size = self.chunks[&victim].size;
+                    if size - nb >= MINSIZE {
+                        self.split(victim, nb);
+                    }
+                    return Ptr(victim);
+                }
+            }
+            // The next bin up that holds anything.
+            let above = if idx + 1 < NBINS {
+                self.nonempty & !((1u128 << (idx + 1)) - 1)
+            } else {
+                0
+            };
+            if above != 0 {
+                let bin = above.trailing_zeros() as usize;
+                let victim = self.tail(bin).expect("a non-empty bin");
+                self.unlink(victim);
+                let size = self.chunks[&victim].size;
+                if size - nb >= MINSIZE {
+                    let rest = self.split(victim, nb);
+                    if nb < MIN_LARGE {
+                        self.last_remainder = rest;
+                    }
+                }
+                return Ptr(victim);
+            }
+            if self.top_size >= nb + MINSIZE {
+                return Ptr(self.carve_top(nb));
+            }
+            if self.has_fast() {
+                self.consolidate();
+                idx = bin_index(nb);
+                continue;
+            }
+            return self.sysmalloc(nb);
+        }
+    }
+
+    /// The top cannot serve `nb`: a mapping of its own at or above the mmap
+    /// threshold, else the heap grown by `sbrk`.
+    fn sysmalloc(&mut self, nb: u64) -> Ptr {
+        if nb >= self.mmap_threshold {
+            let size = (nb + 8).next_multiple_of(PAGE);
+            let at = self.next_mapping;
+            self.next_mapping += size + PAGE;
+            self.mapped.insert(at, size);
+            self.mapped_bytes += size;
+            return Ptr(at);
+        }
+        let grow = (nb + TOP_PAD + MINSIZE - self.top_size).next_multiple_of(PAGE);
+        self.top_size += grow;
+        Ptr(self.carve_top(nb))
+    }
+
+    fn carve_top(&mut self, nb: u64) -> u64 {
+        let at = self.top;
+        self.top += nb;
+        self.top_size -= nb;
+        self.chunks.insert(at, Chunk::used(nb));
+        at
+    }
+
+    fn int_free(&mut self, addr: u64) {
+        let size = self.chunks[&addr].size;
+        let t = tcache_index(size);
+        if t < TCACHE_BINS && self.tcache[t].len() < TCACHE_COUNT {
+            self.tcache[t].push(addr);
+            return;
+        }
+        if size <= MAX_FAST {
+            self.fast[fast_index(size)].push(addr);
+            return;
+        }
+        let merged = self.merge(addr);
+        if merged >= CONSOLIDATION_THRESHOLD {
+            if self.has_fast() {
+                self.consolidate();
+            }
+            if self.top_size >= self.trim_threshold {
+                self.systrim(TOP_PAD);
+            }
+        }
+    }
+
+    /// A freed chunk merged with free neighbours, into the unsorted bin or
+    /// the top. Returns the size of what it became (the top's, if that).
+    fn merge(&mut self, addr: u64) -> u64 {
+        let own = self.chunks.remove(&addr).unwrap().size;
+        let next = addr + own;
+        let (mut at, mut size) = (addr, own);
+        if let Some(&prev) = self.free_ends.get(&addr) {
+            self.unlink(prev);
+            size += self.chunks.remove(&prev).unwrap().size;
+            at = prev;
+        }
+        if next == self.top {
+            self.top = at;
+            self.top_size += size;
+            return self.top_size;
+        }
+        if let Some(c) = self.chunks.get(&next) {
+            if matches!(c.state, State::Binned(_)) {
+                self.unlink(next);
+                size += self.chunks.remove(&next).unwrap().size;
+            }
+        }
+        self.chunks.insert(at, Chunk::used(size));
+        self.push_head(UNSORTED, at);
+        size
+    }
+
+    /// glibc's `malloc_consolidate`: every fast-bin chunk, most recently
+    /// freed first, bin by bin, merged with its free neighbours.
+    fn consolidate(&mut self) {
+        for f in 0..self.fast.len() {
+            let list = std::mem::take(&mut self.fast[f]);
+            for &addr in list.iter().rev() {
+                self.merge(addr);
+            }
+        }
+    }
+
+    fn has_fast(&self) -> bool {
+        self.fast.iter().any(|f| !f.is_empty())
+    }
+
+    fn systrim(&mut self, pad: u64) {
+        let area = self.top_size.saturating_sub(MINSIZE + 1);
+        if area <= pad {
+            return;
+        }
+        let extra = (area - pad) & !(PAGE - 1);
+        if extra == 0 {
+            return;
+        }
+        self.top_size -= extra;
+        let end = self.top + self.top_size;
+        self.evict(end, end + extra);
+    }
+}
