@@ -19,6 +19,7 @@
 //! Built by `cargo test` (target/debug/examples/glibc_replay);
 //! `bench/alloc_trace.py --replay` traces a load and runs it.
 
+use memprof::ids::BuildIdHasher;
 use memprof::model::real::glibc::{Malloc, Ptr};
 use std::collections::HashMap;
 
@@ -100,7 +101,7 @@ fn main() {
     });
     let mib = |b: u64| b as f64 / 1048576.0;
     let mut sim = Malloc::new();
-    let mut live: HashMap<u64, Ptr> = HashMap::new();
+    let mut live: HashMap<u64, Ptr, BuildIdHasher> = HashMap::default();
     let mut base: Option<u64> = None;
     let mut started = false;
     let mut c = Counts::default();

@@ -10,6 +10,7 @@
 //! replaying allocation traces of whole Python processes, where every chunk
 //! must land at the address glibc gave it (`bench/glibc_replay.rs`).
 
+use crate::ids::BuildIdHasher;
 use std::collections::{BTreeMap, HashMap};
 
 mod links;
@@ -108,9 +109,9 @@ impl Ptr {
 /// One arena of glibc malloc, single-threaded.
 #[derive(Debug, Clone)]
 pub struct Malloc {
-    chunks: HashMap<u64, Chunk>,
+    chunks: HashMap<u64, Chunk, BuildIdHasher>,
     /// Binned chunks by their end, to find a free chunk before another.
-    free_ends: HashMap<u64, u64>,
+    free_ends: HashMap<u64, u64, BuildIdHasher>,
     heads: [(Link, Link); NBINS],
     /// For each large bin, its sizes and the first chunk of each (glibc's
     /// `fd_nextsize` list).
@@ -123,7 +124,7 @@ pub struct Malloc {
     top_size: u64,
     last_remainder: u64,
     /// Mapped chunks: their sizes.
-    mapped: HashMap<u64, u64>,
+    mapped: HashMap<u64, u64, BuildIdHasher>,
     next_mapping: u64,
     mapped_bytes: u64,
     mmap_threshold: u64,
@@ -156,8 +157,8 @@ impl Malloc {
             DEFAULT_THRESHOLD
         };
         Malloc {
-            chunks: HashMap::new(),
-            free_ends: HashMap::new(),
+            chunks: HashMap::default(),
+            free_ends: HashMap::default(),
             heads: std::array::from_fn(|i| (i as u64, i as u64)),
             sizes: vec![BTreeMap::new(); NBINS],
             nonempty: 0,
@@ -166,7 +167,7 @@ impl Malloc {
             top: HEAP_BASE,
             top_size: 0,
             last_remainder: 0,
-            mapped: HashMap::new(),
+            mapped: HashMap::default(),
             next_mapping: MAPPED_BASE,
             mapped_bytes: 0,
             mmap_threshold,
