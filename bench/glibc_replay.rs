@@ -10,8 +10,11 @@
 //! the first, mark 0), the figure `bench/real_memory.py measure` takes from
 //! the kernel.
 //!
-//! Usage: glibc_replay TRACE [--show N] [--check] [--fresh THRESHOLD] [--around RECORD]
+//! Usage: glibc_replay TRACE [--show N] [--check] [--fresh THRESHOLD] [--around RECORD] [--floors]
 //!   --check      exit 1 unless every chunk and every break matched
+//!   --floors     at each mark, the three highest chunks in use (a trim of the
+//!                top stops above them): where each was made, and whether it
+//!                is a freed one the tcache or a fast bin holds
 //!   --around I   print the model's top chunk before each free near record I
 //!   --fresh T    start at mark 0 on an empty heap with mmap threshold T, as if
 //!                nothing had been allocated before the load
@@ -45,6 +48,7 @@ struct Options {
     check: bool,
     fresh: Option<u64>,
     around: Option<u64>,
+    floors: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -55,6 +59,7 @@ fn options() -> Result<Options, String> {
         check: false,
         fresh: None,
         around: None,
+        floors: false,
     };
     while let Some(a) = args.next() {
         let mut number = |what: &str| -> Result<u64, String> {
@@ -67,6 +72,7 @@ fn options() -> Result<Options, String> {
             "--fresh" => o.fresh = Some(number("--fresh")?),
             "--around" => o.around = Some(number("--around")?),
             "--check" => o.check = true,
+            "--floors" => o.floors = true,
             _ if o.trace.is_empty() => o.trace = a,
             _ => return Err(format!("unexpected argument {a}")),
         }
@@ -109,6 +115,10 @@ fn main() {
     let mut realloc_old: Option<Option<Ptr>> = None;
     let mut at_start = None;
     let mut at_end = None;
+    // Where each heap chunk of the model came from: its record, the phase
+    // (the last mark before it) and the request.
+    let mut origin: HashMap<u64, (usize, u64, u64), BuildIdHasher> = HashMap::default();
+    let mut phase = u64::MAX;
     let mut note = |what: String| {
         if shown < o.show {
             shown += 1;
@@ -162,6 +172,9 @@ fn main() {
                     _ => sim.malloc(size),
                 };
                 live.insert(ptr, p);
+                if !p.is_mapped() {
+                    origin.insert(p.offset(), (i, phase, size));
+                }
                 let glibc_mapped = aux & IS_MAPPED != 0;
                 if glibc_mapped == p.is_mapped() && (glibc_mapped || p.offset() == offset(ptr)) {
                     c.placed += 1;
@@ -232,6 +245,20 @@ fn main() {
                     c.breaks_wrong += 1;
                 }
                 let now = sim.resident_heap() + sim.mapped_bytes();
+                if o.floors && base.is_some() {
+                    for (at, chunk) in sim.highest_in_use(3) {
+                        let (record, made_in, request) =
+                            origin.get(&at).copied().unwrap_or((0, u64::MAX, 0));
+                        let freed = !live.values().any(|p| !p.is_mapped() && p.offset() == at);
+                        println!(
+                            "    in use at +{:.2} MiB: chunk {chunk} (request {request}, record #{record}, made after mark {}){}",
+                            mib(at),
+                            made_in as i64,
+                            if freed { ", freed: in the tcache or a fast bin" } else { "" }
+                        );
+                    }
+                }
+                phase = size;
                 match size {
                     LOAD_START => at_start = Some(now),
                     LOAD_END => at_end = Some(now),
