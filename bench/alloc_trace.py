@@ -1,6 +1,7 @@
 """Traces every allocation OMMX 2.9.3 makes while loading an instance, phase by phase.
 
-Usage: python bench/alloc_trace.py FILE [--top N] [--replay BIN] [--keep PATH]
+Usage: python bench/alloc_trace.py FILE [--top N] [--replay BIN] [--keep PATH] [--steps LINES]
+       python bench/alloc_trace.py - --trace PATH [--top N | --steps LINES]
        (a Python with ommx==2.9.3; gcc)
 
 Compiles bench/alloc_trace.c, runs a child interpreter under LD_PRELOAD that loads FILE the
@@ -18,6 +19,12 @@ With --replay, the child is traced from its first allocation and the trace repla
 memprof's model of glibc malloc (src/model/real/glibc.rs, bench/glibc_replay.rs), which must
 place every chunk at the address glibc gave it and leave the break where glibc left it; its
 last line gives the resident the load left by the model.
+
+With --steps, each phase's calls are printed in order, compressed into runs of a repeated
+pattern: the load's allocation sequence as OMMX makes it (the prost decode's vectors growing by
+realloc, the conversion's tables and BTreeMap nodes, OMMX's id sets, the clone of `to_bytes`,
+upb's arena blocks), which an estimate that replays the load through the glibc model has to
+make from the instance's counts.
 """
 
 import argparse
@@ -134,6 +141,58 @@ def report(name, heap, mapped, best, at_best, top):
             print(f"    request {size:>11,} chunk {chunk:>11,} x {n:>9,} = {chunk * n / mib:8.2f} MiB")
 
 
+def tokens(path):
+    """Each phase's calls as tokens: M, C, A (malloc, calloc, aligned) with the request, R with
+    the old chunk and the new request, F with the chunk freed; `*` marks a mapped chunk."""
+    phases = collections.defaultdict(list)
+    phase, old = None, None
+    for op, ptr, size, aux in records(path):
+        mapped = "*" if aux & 2 else ""
+        if op == MARK:
+            phase = size
+        elif phase is None or phase not in range(len(PHASES)):
+            continue
+        elif op == 2 and size == 1:
+            old = f"{aux & ~7}{mapped}"
+        elif op == 2:
+            phases[phase].append(f"F{aux & ~7}{mapped}")
+        elif op == 4 and old is not None:
+            phases[phase].append(f"R{old}>{size}{mapped}")
+            old = None
+        else:
+            phases[phase].append({1: "M", 3: "C", 4: "M", 5: "A"}[op] + f"{size}{mapped}")
+    return phases
+
+
+def compress(toks, longest=16):
+    """Runs of a repeated pattern of up to `longest` tokens: (repeats, pattern)."""
+    out, i = [], 0
+    while i < len(toks):
+        best = (1, 1)
+        for p in range(1, longest + 1):
+            if i + 2 * p > len(toks):
+                break
+            reps = 1
+            while toks[i + reps * p : i + (reps + 1) * p] == toks[i : i + p]:
+                reps += 1
+            if reps > 1 and reps * p > best[0] * best[1]:
+                best = (p, reps)
+        p, reps = best
+        out.append((reps, " ".join(toks[i : i + p])))
+        i += p * reps
+    return out
+
+
+def steps(path, lines):
+    for phase, toks in sorted(tokens(path).items()):
+        runs = compress(toks)
+        print(f"{PHASES[phase]}: {len(toks):,} calls in {len(runs):,} runs")
+        for reps, pattern in runs[:lines]:
+            print(f"  {reps:>7,} x [{pattern}]")
+        if len(runs) > lines:
+            print(f"  ... {len(runs) - lines:,} runs more")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file")
@@ -146,7 +205,19 @@ def main():
         "glibc put it; prints its summary and exits as it does (with --check)",
     )
     parser.add_argument("--keep", metavar="PATH", help="copy the trace to PATH")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        metavar="LINES",
+        help="print each phase's calls in order instead, as runs of a repeated pattern (M malloc, "
+        "C calloc, A aligned, with the request; R old chunk > new request; F the chunk freed; "
+        "* mapped), at most LINES runs a phase",
+    )
+    parser.add_argument("--trace", metavar="PATH", help="read this trace instead of making one")
     args = parser.parse_args()
+    if args.trace:
+        steps(args.trace, args.steps) if args.steps else analyse(args.trace, args.top)
+        return
     sys.path.insert(0, HERE)
     from real_memory import tiny_instance
 
@@ -170,7 +241,7 @@ def main():
             shutil.copyfile(trace, args.keep)
         if args.replay:
             sys.exit(subprocess.run([args.replay, trace, "--check", "--show", "5"]).returncode)
-        analyse(trace, args.top)
+        steps(trace, args.steps) if args.steps else analyse(trace, args.top)
 
 
 if __name__ == "__main__":
