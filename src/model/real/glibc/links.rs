@@ -2,7 +2,7 @@
 //! forward and back links, a bin's head, taking a chunk out, sorting one
 //! into its bin and finding the best fit in a large bin.
 
-use super::{bin_index, Malloc, MIN_LARGE, NBINS, UNSORTED};
+use super::{bin_index, Malloc, HEAP_BASE, MIN_LARGE, NBINS, UNSORTED};
 
 /// What a heap chunk is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,5 +162,20 @@ impl Malloc {
             }
             self.sizes[bin].insert(size, addr);
         }
+    }
+
+    /// The highest heap chunks glibc counts as in use (handed out, or held
+    /// by the tcache or a fast bin), highest first: their offsets and sizes.
+    /// A trim of the top stops above the first.
+    pub fn highest_in_use(&self, n: usize) -> Vec<(u64, u64)> {
+        let mut used: Vec<(u64, u64)> = self
+            .chunks
+            .iter()
+            .filter(|(_, c)| c.state == State::InUse)
+            .map(|(&at, c)| (at - HEAP_BASE, c.size))
+            .collect();
+        used.sort_unstable_by(|a, b| b.cmp(a));
+        used.truncate(n);
+        used
     }
 }

@@ -182,21 +182,6 @@ impl Malloc {
         self.top + self.top_size - HEAP_BASE
     }
 
-    /// The highest heap chunks glibc counts as in use (handed out, or held
-    /// by the tcache or a fast bin), highest first: their offsets and sizes.
-    /// A trim of the top stops above the first.
-    pub fn highest_in_use(&self, n: usize) -> Vec<(u64, u64)> {
-        let mut used: Vec<(u64, u64)> = self
-            .chunks
-            .iter()
-            .filter(|(_, c)| c.state == State::InUse)
-            .map(|(&at, c)| (at - HEAP_BASE, c.size))
-            .collect();
-        used.sort_unstable_by(|a, b| b.cmp(a));
-        used.truncate(n);
-        used
-    }
-
     /// The top chunk: its offset and size.
     pub fn top(&self) -> (u64, u64) {
         (self.top - HEAP_BASE, self.top_size)
