@@ -13,6 +13,7 @@
 pub mod alloc;
 pub mod facts;
 pub mod glibc;
+pub mod load29;
 mod mem;
 mod ommx29;
 mod ommx30;

@@ -448,7 +448,7 @@ fn to_bytes(f: &Facts, a: Allocator, held: &Instance, clone: &Instance) -> [Mem;
 }
 
 /// Protobuf's Python message of the instance (upb arena blocks on the heap).
-fn upb_message(f: &Facts) -> Mem {
+pub(super) fn upb_message(f: &Facts) -> Mem {
     let mut heap = f.variables * upb::VARIABLE + (f.constraints + f.removed) * upb::CONSTRAINT;
     for g in &f.functions {
         heap += g.terms

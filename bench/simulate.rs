@@ -1,0 +1,59 @@
+//! Prints, for each instance of each file, the resident that OMMX 2.9.3's
+//! load leaves when it is made allocation by allocation from the instance's
+//! facts and run through the model of glibc malloc
+//! (`src/model/real/load29/`), beside the closed-form estimate that memprof
+//! prints, and how long the simulation took. Instances whose shape the
+//! generator does not make yet (quadratic or polynomial functions,
+//! parameters, removed constraints) say so.
+//!
+//! Usage: cargo run --release --example simulate -- FILE...
+//! Compare with the measured column of bench/real_memory.json.
+
+use memprof::api::{self, Input, Options};
+use memprof::model::real::{load29, Facts};
+use std::time::Instant;
+
+fn main() {
+    let mib = |b: u64| b as f64 / 1048576.0;
+    let mut failed = false;
+    for path in std::env::args().skip(1) {
+        let loaded = match api::load(&Input::from_arg(&path), &Options::default()) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                eprintln!("simulate: {}", api::one_line(&e));
+                failed = true;
+                continue;
+            }
+        };
+        {
+            for instance in &loaded.report.instances {
+                let estimated = instance
+                    .real_memory
+                    .as_ref()
+                    .map_or(0, |r| r.resident_bytes);
+                let facts = Facts::of(&instance.aggregate, &instance.summary);
+                let started = Instant::now();
+                let simulated = load29::simulate(&facts);
+                let took = started.elapsed();
+                match simulated {
+                    Some(s) => println!(
+                        "{path}: resident {:.1} MiB simulated ({:.2} s; breaks {:.1} / {:.1} / {:.1} MiB), {:.1} estimated",
+                        mib(s.resident),
+                        took.as_secs_f64(),
+                        mib(s.breaks[0]),
+                        mib(s.breaks[1]),
+                        mib(s.breaks[2]),
+                        mib(estimated)
+                    ),
+                    None => println!(
+                        "{path}: not simulated (a shape the generator does not make yet), {:.1} MiB estimated",
+                        mib(estimated)
+                    ),
+                }
+            }
+        }
+    }
+    if failed {
+        std::process::exit(2);
+    }
+}

@@ -1,0 +1,349 @@
+//! OMMX 2.9.3's load of an instance (`ommx.v1.Instance.from_bytes`),
+//! allocation by allocation, made from the instance's facts and run through
+//! the model of glibc malloc: the resident it leaves is then where glibc
+//! puts every chunk, not a count of live bytes.
+//!
+//! The calls are the ones the allocation traces show (`bench/alloc_trace.py
+//! --steps`), phase by phase: prost's decode, the conversion with OMMX's
+//! checks of the ids, `to_bytes` (the clone, the message, the encoding, the
+//! Python `bytes`) and protobuf's arena for the annotations. So far only
+//! instances whose functions are all linear and whose variables and
+//! constraints carry at most a name and subscripts are made ([`simulate`]
+//! says `None` for the rest): the traces of quadratic and polynomial
+//! functions, parameters and removed constraints show further steps of
+//! their own (OMMX checks a quadratic term's ids one pair at a time). The
+//! estimate does not use this yet: a load is millions of calls (about 0.4 s
+//! for a 100k-entity instance), too slow for every header
+//! (`docs/real-memory.md`); `bench/simulate.rs` prints it beside the
+//! estimate.
+
+mod parts;
+
+use super::alloc::{btree_internal, btree_leaf, buckets};
+use super::facts::{Facts, Owner};
+use super::glibc::{Malloc, Ptr};
+use super::ommx29::{size, upb_message};
+use crate::model::function::Variant;
+use parts::{clone_tree, consume_tree, free_all, grown_table, id_set, table_bytes, Pushed, Tree};
+
+/// glibc's mmap threshold when the load begins: the interpreter's start and
+/// the warm-up load raised it to this (traced).
+const START_THRESHOLD: u64 = 495_616;
+/// A linear function's table entry: the id and the coefficient.
+const LINEAR_ENTRY: u64 = 24;
+/// protobuf's first arena blocks, then the size of the rest.
+const FIRST_BLOCKS: [u64; 7] = [312, 544, 1120, 2272, 4576, 9184, 18400];
+const BLOCK: u64 = 32 << 10;
+/// protobuf's upb allocator calls `malloc_trim(0)` each time this many
+/// arena blocks have been freed (read in its disassembly, protobuf 5.29.6).
+const UPB_TRIM_EVERY: usize = 10_000;
+
+/// What the simulated load left, relative to where it began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Simulated {
+    /// Heap pages and mappings held after the load, the input freed.
+    pub resident: u64,
+    /// The heap's break at the end of the parse, of `to_bytes` and of the
+    /// annotations.
+    pub breaks: [u64; 3],
+}
+
+/// The instance as this generator makes it: linear functions, labels at
+/// most a name and subscripts per entity.
+struct Shape {
+    variables: u64,
+    constraints: u64,
+    objective_terms: u64,
+    constraint_terms: u64,
+    variable_labels: Labels,
+    constraint_labels: Labels,
+}
+
+/// A name's length and a subscript list's length, when the entities carry
+/// them (the group's mean, as the facts give it).
+#[derive(Clone, Copy, Default)]
+struct Labels {
+    name: Option<u64>,
+    subscripts: Option<u64>,
+}
+
+impl Shape {
+    fn of(f: &Facts) -> Option<Shape> {
+        let linear = |g: &&super::facts::Functions| g.variant == Variant::Linear;
+        let supported = f.functions.iter().all(|g| {
+            matches!(
+                g.variant,
+                Variant::Linear | Variant::Constant | Variant::Zero
+            )
+        });
+        if !supported || f.removed > 0 || !f.parameters.is_empty() {
+            return None;
+        }
+        let objective: Vec<_> = f
+            .functions
+            .iter()
+            .filter(|g| g.in_objective())
+            .filter(linear)
+            .collect();
+        let constraints: Vec<_> = f
+            .functions
+            .iter()
+            .filter(|g| g.owner == Owner::Constraints)
+            .filter(linear)
+            .collect();
+        if objective.len() > 1 || constraints.len() > 1 {
+            return None;
+        }
+        Some(Shape {
+            variables: f.variables,
+            constraints: f.constraints,
+            objective_terms: objective.first().map_or(0, |g| g.terms),
+            constraint_terms: constraints.first().map_or(0, |g| g.terms_each()),
+            variable_labels: Labels::of(f, Owner::Variables)?,
+            constraint_labels: Labels::of(f, Owner::Constraints)?,
+        })
+    }
+}
+
+impl Labels {
+    /// At most one string (the name) and one subscript list an entity, on
+    /// every entity of the kind, or none.
+    fn of(f: &Facts, owner: Owner) -> Option<Labels> {
+        let count = |o| {
+            if owner == Owner::Variables {
+                f.variables
+            } else {
+                o
+            }
+        };
+        let strings: Vec<_> = f.strings.iter().filter(|s| s.owner == owner).collect();
+        let lists: Vec<_> = f.subscripts.iter().filter(|s| s.owner == owner).collect();
+        if strings.len() > 1
+            || lists.len() > 1
+            || f.strings.iter().any(|s| s.owner == Owner::Instance)
+        {
+            return None;
+        }
+        let every = |n: u64| n == count(f.constraints);
+        if strings.iter().any(|s| !every(s.count)) || lists.iter().any(|s| !every(s.count)) {
+            return None;
+        }
+        Some(Labels {
+            name: strings.first().map(|s| s.each()),
+            subscripts: lists.first().map(|s| s.each()),
+        })
+    }
+
+    /// prost's decode: a string of at least 8 bytes, a list pushed.
+    fn decode(&self, m: &mut Malloc, kept: &mut Vec<Ptr>, lists: &mut Vec<Pushed>) {
+        if let Some(len) = self.name {
+            kept.push(m.malloc(len.max(8)));
+        }
+        if let Some(k) = self.subscripts {
+            lists.push(Pushed::grown(m, k, 8));
+        }
+    }
+
+    /// A clone: exact sizes.
+    fn clone_into(&self, m: &mut Malloc, out: &mut Vec<Ptr>) {
+        if let Some(len) = self.name.filter(|&l| l > 0) {
+            out.push(m.malloc(len));
+        }
+        if let Some(k) = self.subscripts.filter(|&k| k > 0) {
+            out.push(m.malloc(8 * k));
+        }
+    }
+}
+
+/// The load, simulated; `None` for an instance this generator does not make.
+pub fn simulate(f: &Facts) -> Option<Simulated> {
+    let s = Shape::of(f)?;
+    let mut m = Malloc::after_mapping(START_THRESHOLD);
+    m.init_tcache();
+    let before = m.resident_heap() + m.mapped_bytes();
+    let base = m.brk();
+    let input = m.malloc(f.payload + 33);
+    let instance = parse(&s, &mut m);
+    let after_parse = m.brk() - base;
+    let python_bytes = to_bytes(&s, f, &mut m, instance);
+    let after_to_bytes = m.brk() - base;
+    let blocks = annotations(&s, f, &mut m);
+    let after_annotations = m.brk() - base;
+    m.free(python_bytes);
+    for (i, block) in blocks.into_iter().rev().enumerate() {
+        m.free(block);
+        // protobuf's allocator trims the heap at every 10,000th block it
+        // frees (counted over the process; the load's are nearly all).
+        if (i + 1) % UPB_TRIM_EVERY == 0 {
+            m.trim(0);
+        }
+    }
+    m.free(input);
+    Some(Simulated {
+        resident: (m.resident_heap() + m.mapped_bytes()).saturating_sub(before),
+        breaks: [after_parse, after_to_bytes, after_annotations],
+    })
+}
+
+/// What the parse leaves: the instance's maps (their shapes, for the clone).
+struct Loaded {
+    variables: Option<parts::Node>,
+    constraints: Option<parts::Node>,
+}
+
+/// Phase 1: prost's decode, then OMMX's conversion and its checks.
+fn parse(s: &Shape, m: &mut Malloc) -> Loaded {
+    let (mut kept, mut lists) = (Vec::new(), Vec::new());
+    let mut variables = Pushed::new(size::VARIABLE_MESSAGE);
+    for i in 1..=s.variables {
+        s.variable_labels.decode(m, &mut kept, &mut lists);
+        variables.push(m, i);
+    }
+    let objective = Pushed::grown(m, s.objective_terms, size::TERM);
+    let mut terms = Vec::new();
+    let mut constraints = Pushed::new(size::CONSTRAINT_MESSAGE);
+    for j in 1..=s.constraints {
+        terms.push(Pushed::grown(m, s.constraint_terms, size::TERM));
+        s.constraint_labels.decode(m, &mut kept, &mut lists);
+        constraints.push(m, j);
+    }
+    // The conversion: labels move over; the variables' map, the objective's
+    // table, the ids checked against the variables' set.
+    let mut variable_map = Tree::new(btree_leaf(size::VARIABLE), btree_internal(size::VARIABLE));
+    (0..s.variables).for_each(|_| variable_map.insert(m));
+    variables.free(m);
+    grown_table(m, s.objective_terms, LINEAR_ENTRY);
+    objective.free(m);
+    let collected = m.malloc(8 * s.variables);
+    let scratch = m.malloc(8 * s.variables);
+    m.free(scratch);
+    let defined = id_set(m, s.variables);
+    m.free(collected);
+    check_ids(m, s.objective_terms, true);
+    let mut constraint_map = Tree::new(
+        btree_leaf(size::CONSTRAINT),
+        btree_internal(size::CONSTRAINT),
+    );
+    for t in terms {
+        grown_table(m, s.constraint_terms, LINEAR_ENTRY);
+        t.free(m);
+        constraint_map.insert(m);
+    }
+    constraints.free(m);
+    for _ in 0..s.constraints {
+        check_ids(m, s.constraint_terms.saturating_sub(1), false);
+    }
+    free_all(m, defined);
+    Loaded {
+        variables: variable_map.root(),
+        constraints: constraint_map.root(),
+    }
+}
+
+/// OMMX's check of a function's ids: pushed into a list one at a time
+/// (beside a small value made and freed each time), a set made of them
+/// (the objective's list sorted with a scratch copy first), all freed.
+fn check_ids(m: &mut Malloc, n: u64, sorted_copy: bool) {
+    let mut boxed = m.malloc(16);
+    let mut ids = Pushed::new(8);
+    for i in 1..=n {
+        if i > 1 {
+            m.free(boxed);
+            boxed = m.malloc(16);
+        }
+        ids.push(m, i);
+    }
+    m.free(boxed);
+    if sorted_copy {
+        let scratch = m.malloc(8 * n);
+        m.free(scratch);
+    }
+    let set = id_set(m, n);
+    ids.free(m);
+    free_all(m, set);
+}
+
+/// Phase 2: the Python wrapper's `raw.to_bytes()`: the instance cloned,
+/// the clone consumed into a message, the message encoded and dropped, the
+/// encoding copied into a Python `bytes` (returned) and freed.
+fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Loaded) -> Ptr {
+    let objective = (s.objective_terms > 0)
+        .then(|| m.malloc(table_bytes(buckets(s.objective_terms), LINEAR_ENTRY)));
+    let mut variable_labels = Vec::new();
+    let variables = instance.variables.as_ref().map(|root| {
+        let sizes = (btree_leaf(size::VARIABLE), btree_internal(size::VARIABLE));
+        clone_tree(m, root, sizes, &mut |m: &mut Malloc| {
+            s.variable_labels.clone_into(m, &mut variable_labels)
+        })
+    });
+    let mut tables = Vec::new();
+    let mut constraint_labels = Vec::new();
+    let constraints = instance.constraints.as_ref().map(|root| {
+        let sizes = (
+            btree_leaf(size::CONSTRAINT),
+            btree_internal(size::CONSTRAINT),
+        );
+        clone_tree(m, root, sizes, &mut |m: &mut Malloc| {
+            tables.push(m.malloc(table_bytes(buckets(s.constraint_terms), LINEAR_ENTRY)));
+            let mut labels = Vec::new();
+            s.constraint_labels.clone_into(m, &mut labels);
+            constraint_labels.push(labels);
+        })
+    });
+    // The message: each function's terms pushed from its table, which is
+    // then freed; the maps' nodes freed as they are consumed.
+    let variable_message = m.malloc(size::VARIABLE_MESSAGE * s.variables);
+    if let Some(root) = variables {
+        consume_tree(m, root, &mut |_: &mut Malloc| {});
+    }
+    let constraint_message = m.malloc(size::CONSTRAINT_MESSAGE * s.constraints);
+    let mut terms = Vec::new();
+    let mut tables = tables.into_iter();
+    if let Some(root) = constraints {
+        consume_tree(m, root, &mut |m: &mut Malloc| {
+            terms.push(Pushed::grown(m, s.constraint_terms, size::TERM));
+            free_all(m, tables.next());
+        });
+    }
+    let objective_terms = Pushed::grown(m, s.objective_terms, size::TERM);
+    free_all(m, objective);
+    let encoded = m.malloc(f.payload);
+    free_all(m, variable_labels);
+    m.free(variable_message);
+    objective_terms.free(m);
+    for (t, labels) in terms.into_iter().zip(constraint_labels) {
+        t.free(m);
+        free_all(m, labels);
+    }
+    m.free(constraint_message);
+    let python_bytes = m.malloc(f.payload + 33);
+    m.free(encoded);
+    python_bytes
+}
+
+/// Phase 3: protobuf's arena for the Python message of those bytes: its
+/// first blocks, a block for each doubling of the longest repeated field's
+/// array past one block, then blocks of 32 KiB to the message's size.
+fn annotations(s: &Shape, f: &Facts, m: &mut Malloc) -> Vec<Ptr> {
+    let mut blocks: Vec<Ptr> = FIRST_BLOCKS.iter().map(|&b| m.malloc(b)).collect();
+    let mut made: u64 = FIRST_BLOCKS.iter().sum();
+    let longest = 8 * [s.variables, s.constraints, s.objective_terms]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    let mut array = 2 * BLOCK;
+    while array <= longest.next_power_of_two() {
+        blocks.push(m.malloc(array + 16));
+        made += array;
+        array *= 2;
+    }
+    let arena = upb_message(f).heap;
+    while made < arena {
+        blocks.push(m.malloc(BLOCK + 16));
+        made += BLOCK;
+    }
+    blocks
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,248 @@
+//! The containers of OMMX 2.9.3's load as glibc sees them: a `Vec` pushed
+//! to (Rust's `RawVec` growth), a hashbrown table grown insert by insert, a
+//! `BTreeMap` filled in key order, cloned and consumed, and a `BTreeSet`
+//! built from sorted ids; each makes the calls the traces show.
+
+use super::super::alloc::buckets;
+use super::super::glibc::{Malloc, Ptr};
+
+/// A `Vec` pushed to: 4 elements first, then doubling by `realloc`.
+pub(super) struct Pushed {
+    ptr: Option<Ptr>,
+    cap: u64,
+    elem: u64,
+}
+
+impl Pushed {
+    pub(super) fn new(elem: u64) -> Pushed {
+        Pushed {
+            ptr: None,
+            cap: 0,
+            elem,
+        }
+    }
+
+    /// Its `len`-th push (from `len - 1`).
+    pub(super) fn push(&mut self, m: &mut Malloc, len: u64) {
+        if len <= self.cap {
+            return;
+        }
+        let cap = if self.cap == 0 { 4 } else { self.cap * 2 };
+        self.ptr = Some(match self.ptr {
+            None => m.malloc(cap * self.elem),
+            Some(p) => m.realloc(p, cap * self.elem),
+        });
+        self.cap = cap;
+    }
+
+    /// `n` pushes from empty.
+    pub(super) fn grown(m: &mut Malloc, n: u64, elem: u64) -> Pushed {
+        let mut v = Pushed::new(elem);
+        if n > 0 {
+            v.push(m, 1);
+            while v.cap < n {
+                v.push(m, v.cap + 1);
+            }
+        }
+        v
+    }
+
+    pub(super) fn free(self, m: &mut Malloc) {
+        if let Some(p) = self.ptr {
+            m.free(p);
+        }
+    }
+}
+
+/// Bytes of a hashbrown table of `buckets` buckets of `entry` bytes.
+pub(super) fn table_bytes(buckets: u64, entry: u64) -> u64 {
+    ((buckets * entry + 15) & !15) + buckets + 16
+}
+
+/// A hashbrown table grown insert by insert to `items`: each larger table
+/// made before the smaller one is freed.
+pub(super) fn grown_table(m: &mut Malloc, items: u64, entry: u64) -> Option<Ptr> {
+    let mut table = None;
+    let mut b = 4;
+    while items > 0 && b <= buckets(items) {
+        let larger = m.malloc(table_bytes(b, entry));
+        if let Some(smaller) = table.replace(larger) {
+            m.free(smaller);
+        }
+        b *= 2;
+    }
+    table
+}
+
+/// A node of a `BTreeMap` and its children.
+pub(super) struct Node {
+    keys: u64,
+    ptr: Ptr,
+    children: Vec<Node>,
+}
+
+/// A `BTreeMap` filled in ascending key order: a full node splits as Rust
+/// splits it at its end (6 keys stay, the middle one goes up, 4 go right
+/// beside the new key), the new node made first, then a parent's split,
+/// then a new root.
+pub(super) struct Tree {
+    /// The rightmost node of each level, leaf first, with its finished
+    /// children (the unfinished one is the level below's).
+    spine: Vec<Node>,
+    leaf: u64,
+    internal: u64,
+}
+
+impl Tree {
+    pub(super) fn new(leaf: u64, internal: u64) -> Tree {
+        Tree {
+            spine: Vec::new(),
+            leaf,
+            internal,
+        }
+    }
+
+    pub(super) fn insert(&mut self, m: &mut Malloc) {
+        let Some(leaf) = self.spine.first_mut() else {
+            let ptr = m.malloc(self.leaf);
+            self.spine.push(Node {
+                keys: 1,
+                ptr,
+                children: Vec::new(),
+            });
+            return;
+        };
+        leaf.keys += 1;
+        if leaf.keys <= 11 {
+            return;
+        }
+        let mut size = self.leaf;
+        let mut level = 0;
+        loop {
+            // Split the overfull node: the new right one takes its place.
+            let right = m.malloc(size);
+            let node = &mut self.spine[level];
+            let left = Node {
+                keys: 6,
+                ptr: std::mem::replace(&mut node.ptr, right),
+                children: node.children.drain(..node.children.len().min(7)).collect(),
+            };
+            node.keys = 5;
+            level += 1;
+            size = self.internal;
+            if level == self.spine.len() {
+                let ptr = m.malloc(self.internal);
+                self.spine.push(Node {
+                    keys: 1,
+                    ptr,
+                    children: vec![left],
+                });
+                return;
+            }
+            let parent = &mut self.spine[level];
+            parent.children.push(left);
+            parent.keys += 1;
+            if parent.keys <= 11 {
+                return;
+            }
+        }
+    }
+
+    /// The finished tree's root.
+    pub(super) fn root(self) -> Option<Node> {
+        let mut below: Option<Node> = None;
+        for mut node in self.spine {
+            node.children.extend(below.take());
+            below = Some(node);
+        }
+        below
+    }
+}
+
+/// `BTreeMap::clone`: a leaf made before its entries, an internal node
+/// after its first child; `entry` clones one value.
+pub(super) fn clone_tree(
+    m: &mut Malloc,
+    node: &Node,
+    sizes: (u64, u64),
+    entry: &mut impl FnMut(&mut Malloc),
+) -> Node {
+    let Some((first, rest)) = node.children.split_first() else {
+        let ptr = m.malloc(sizes.0);
+        (0..node.keys).for_each(|_| entry(m));
+        return Node {
+            keys: node.keys,
+            ptr,
+            children: Vec::new(),
+        };
+    };
+    let mut children = vec![clone_tree(m, first, sizes, entry)];
+    let ptr = m.malloc(sizes.1);
+    for child in rest {
+        entry(m);
+        children.push(clone_tree(m, child, sizes, entry));
+    }
+    Node {
+        keys: node.keys,
+        ptr,
+        children,
+    }
+}
+
+/// A `BTreeMap` consumed by its `IntoIter`: entries in key order, each node
+/// freed once its entries and children are done.
+pub(super) fn consume_tree(m: &mut Malloc, node: Node, entry: &mut impl FnMut(&mut Malloc)) {
+    let mut children = node.children.into_iter();
+    if let Some(first) = children.next() {
+        consume_tree(m, first, entry);
+        for child in children {
+            entry(m);
+            consume_tree(m, child, entry);
+        }
+    } else {
+        (0..node.keys).for_each(|_| entry(m));
+    }
+    m.free(node.ptr);
+}
+
+/// A `BTreeSet<u64>` bulk-built from `n` sorted ids (full nodes of 11
+/// keys; a new right subtree, leaf first, each time the rightmost leaf is
+/// full): its nodes in the order they were made, which is the order a drop
+/// frees them in (a leaf before its parent).
+pub(super) fn id_set(m: &mut Malloc, n: u64) -> Vec<Ptr> {
+    const LEAF: u64 = 104;
+    const INTERNAL: u64 = 200;
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut nodes = vec![m.malloc(LEAF)];
+    // Keys in the rightmost node of each level, leaf first.
+    let mut spine: Vec<u64> = vec![0];
+    for _ in 0..n {
+        if spine[0] < 11 {
+            spine[0] += 1;
+            continue;
+        }
+        let level = (1..spine.len())
+            .find(|&l| spine[l] < 11)
+            .unwrap_or_else(|| {
+                nodes.push(m.malloc(INTERNAL));
+                spine.push(0);
+                spine.len() - 1
+            });
+        spine[level] += 1;
+        nodes.push(m.malloc(LEAF));
+        spine[0] = 0;
+        for keys in &mut spine[1..level] {
+            nodes.push(m.malloc(INTERNAL));
+            *keys = 0;
+        }
+    }
+    nodes
+}
+
+pub(super) fn free_all(m: &mut Malloc, ptrs: impl IntoIterator<Item = Ptr>) {
+    for p in ptrs {
+        m.free(p);
+    }
+}

@@ -1,0 +1,92 @@
+use super::*;
+use crate::model::real::facts::{Functions, Group};
+
+const MIB: f64 = 1048576.0;
+
+fn linear(owner: Owner, count: u64, terms: u64) -> Functions {
+    Functions {
+        variant: Variant::Linear,
+        owner,
+        count,
+        terms,
+    }
+}
+
+/// lp-10k of bench/real_memory.py (as `Facts::of` reads it): 10,000 named
+/// variables with one subscript, an objective over all of them, 2,000
+/// named constraints with a subscript, of 50 terms and a constant.
+fn lp_10k() -> Facts {
+    let one_each = vec![
+        Group {
+            count: 10_000,
+            size: 10_000,
+            owner: Owner::Variables,
+        },
+        Group {
+            count: 2_000,
+            size: 2_000,
+            owner: Owner::Constraints,
+        },
+    ];
+    Facts {
+        variables: 10_000,
+        constraints: 2_000,
+        functions: vec![
+            linear(Owner::Constraints, 2_000, 102_000),
+            linear(Owner::Objective, 1, 10_000),
+        ],
+        strings: one_each.clone(),
+        subscripts: one_each,
+        payload: 1_848_099,
+        ..Facts::default()
+    }
+}
+
+/// tiny_constraints-20k: 20,000 unnamed binaries, an objective over all,
+/// 40,000 unlabelled constraints of 2 terms and a constant.
+fn tiny_constraints_20k() -> Facts {
+    Facts {
+        variables: 20_000,
+        constraints: 40_000,
+        functions: vec![
+            linear(Owner::Constraints, 40_000, 120_000),
+            linear(Owner::Objective, 1, 20_000),
+        ],
+        payload: 2_604_413,
+        ..Facts::default()
+    }
+}
+
+/// The traces of lp-10k's load (bench/alloc_trace.py --replay): the break
+/// 10.23 MiB above its start after the parse, 18.39 after `to_bytes`, 18.86
+/// after the annotations; measured resident 18.9 MiB (bench/real_memory.json).
+#[test]
+fn lp_10k_loads_as_traced() {
+    let s = simulate(&lp_10k()).expect("a linear instance");
+    let [parse, to_bytes, annotations] = s.breaks.map(|b| b as f64 / MIB);
+    assert!((parse / 10.23 - 1.0).abs() < 0.02, "{parse}");
+    assert!((to_bytes / 18.39 - 1.0).abs() < 0.02, "{to_bytes}");
+    assert!((annotations / 18.86 - 1.0).abs() < 0.02, "{annotations}");
+    let resident = s.resident as f64 / MIB;
+    assert!((resident / 18.9 - 1.0).abs() < 0.03, "{resident}");
+}
+
+/// tiny_constraints-20k: measured 59.1 MiB resident, where the closed-form
+/// estimate says 57.8.
+#[test]
+fn many_tiny_constraints_load_as_measured() {
+    let s = simulate(&tiny_constraints_20k()).expect("a linear instance");
+    let resident = s.resident as f64 / MIB;
+    assert!((resident / 59.1 - 1.0).abs() < 0.03, "{resident}");
+}
+
+/// Quadratic functions, parameters and removed constraints are not made.
+#[test]
+fn other_shapes_are_not_simulated() {
+    let mut f = lp_10k();
+    f.functions[1].variant = Variant::Quadratic;
+    assert_eq!(simulate(&f), None);
+    let mut f = lp_10k();
+    f.removed = 1;
+    assert_eq!(simulate(&f), None);
+}
