@@ -3,8 +3,8 @@
 //! facts and run through the model of glibc malloc
 //! (`src/model/real/load29/`), beside the closed-form estimate that memprof
 //! prints, and how long the simulation took. Instances whose shape the
-//! generator does not make yet (quadratic or polynomial functions,
-//! parameters, removed constraints) say so.
+//! generator does not make yet (polynomial functions, parameters,
+//! descriptions, removed constraints) say so.
 //!
 //! Usage: cargo run --release --example simulate -- FILE...
 //! Compare with the measured column of bench/real_memory.json.

