@@ -14,7 +14,7 @@
 //! of their own. A quadratic function's monomials are all taken as pairs:
 //! the 2.9.3 profile does not tell its linear terms apart. protobuf's
 //! per-element sizes are the estimate's calibrated ones (`ommx29::upb`).
-//! The estimate does not use this yet: a load is millions of calls (0.37 s
+//! The estimate does not use this yet: a load is millions of calls (0.46 s
 //! for lp-100k), too slow for every header; `bench/simulate.rs` prints it
 //! beside the estimate and `docs/real-memory.md` has how close it comes.
 
@@ -304,8 +304,7 @@ fn parse(s: &Shape, m: &mut Malloc) -> Loaded {
     variables.free(m);
     s.objective.convert(m, objective);
     let collected = m.malloc(8 * s.variables);
-    let scratch = m.malloc(8 * s.variables);
-    m.free(scratch);
+    sort(m, s.variables);
     let defined = id_set(m, s.variables);
     m.free(collected);
     check_ids(m, s.objective.ids(0), s.variables, true);
@@ -331,8 +330,8 @@ fn parse(s: &Shape, m: &mut Malloc) -> Loaded {
 
 /// OMMX's check of a function's ids: pushed into a list one at a time
 /// (beside a small value made and freed each time), a set made of them
-/// (at most the `distinct` variables; the objective's list sorted with a
-/// scratch copy first), all freed.
+/// (at most the `distinct` variables; the objective's list sorted first),
+/// all freed.
 fn check_ids(m: &mut Malloc, n: u64, distinct: u64, sorted_copy: bool) {
     let mut boxed = m.malloc(16);
     let mut ids = Pushed::new(8);
@@ -345,8 +344,7 @@ fn check_ids(m: &mut Malloc, n: u64, distinct: u64, sorted_copy: bool) {
     }
     m.free(boxed);
     if sorted_copy {
-        let scratch = m.malloc(8 * n);
-        m.free(scratch);
+        sort(m, n);
     }
     let set = id_set(m, n.min(distinct));
     ids.free(m);
@@ -436,11 +434,16 @@ fn annotations(s: &Shape, f: &Facts, m: &mut Malloc) -> Vec<Ptr> {
 const ARRAY_SHARE: u64 = 16;
 
 /// A function's part of the arena: a linear one's terms (messages in a
-/// pointer array), a quadratic one's three packed arrays.
+/// pointer array), a quadratic one's three packed arrays (traced on
+/// qubo-2000: two series of doubling blocks, one block for the values).
 fn function(a: &mut Arena, m: &mut Malloc, g: &Function) {
     if g.quadratic {
-        for _ in 0..3 {
-            a.array(m, g.terms);
+        // Columns and rows are varints, grown as they are read; the values
+        // are doubles, whose count the field's length gives: one array.
+        a.array(m, g.terms);
+        a.array(m, g.terms);
+        if g.terms > 0 {
+            a.take(m, 8 * g.terms.next_power_of_two().max(4));
         }
     } else {
         a.repeated(m, g.terms, |a, m| a.take(m, upb::LINEAR_TERM - ARRAY_SHARE));
@@ -496,6 +499,17 @@ impl Arena {
             }
             element(self, m);
         }
+    }
+}
+
+/// Rust's sort of `n` ids: its scratch buffer is half of them or as many
+/// as fit in 8 MB, whichever is more, on the stack up to 4 KiB (traced:
+/// 339,878 ids took 2,719,024 bytes).
+fn sort(m: &mut Malloc, n: u64) {
+    let scratch = 8 * (n - n / 2).max(n.min(8_000_000 / 8));
+    if scratch > 4096 {
+        let p = m.malloc(scratch);
+        m.free(p);
     }
 }
 

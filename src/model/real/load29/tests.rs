@@ -12,6 +12,30 @@ fn linear(owner: Owner, count: u64, terms: u64) -> Functions {
     }
 }
 
+/// A quadratic objective of `terms` monomials over `variables` variables
+/// named with one character and one subscript each (bench/real_memory.py's
+/// QUBOs, as `Facts::of` reads them).
+fn quadratic_objective(variables: u64, terms: u64, payload: u64) -> Facts {
+    let one_each = vec![Group {
+        count: variables,
+        size: variables,
+        owner: Owner::Variables,
+    }];
+    Facts {
+        variables,
+        functions: vec![Functions {
+            variant: Variant::Quadratic,
+            owner: Owner::Objective,
+            count: 1,
+            terms,
+        }],
+        strings: one_each.clone(),
+        subscripts: one_each,
+        payload,
+        ..Facts::default()
+    }
+}
+
 /// lp-10k of bench/real_memory.py (as `Facts::of` reads it): 10,000 named
 /// variables with one subscript, an objective over all of them, 2,000
 /// named constraints with a subscript, of 50 terms and a constant.
@@ -87,28 +111,28 @@ fn many_tiny_constraints_load_as_measured() {
 /// variables with a subscript each.
 #[test]
 fn a_quadratic_objective_parses_as_traced() {
-    let one_each = vec![Group {
-        count: 20_000,
-        size: 20_000,
-        owner: Owner::Variables,
-    }];
-    let f = Facts {
-        variables: 20_000,
-        functions: vec![Functions {
-            variant: Variant::Quadratic,
-            owner: Owner::Objective,
-            count: 1,
-            terms: 179_939,
-        }],
-        strings: one_each.clone(),
-        subscripts: one_each,
-        payload: 2_765_528,
-        ..Facts::default()
-    };
+    let f = quadratic_objective(20_000, 179_939, 2_765_528);
     let s = simulate(&f).expect("a quadratic objective");
     let [parse, to_bytes, _] = s.breaks.map(|b| b as f64 / MIB);
     assert!((parse / 15.38 - 1.0).abs() < 0.03, "{parse}");
     assert!((to_bytes / 15.44 - 1.0).abs() < 0.03, "{to_bytes}");
+}
+
+/// qubo-500: a dense quadratic objective (124,750 pairs and 500 linear
+/// terms) over 500 named variables. Traced: the break 4.20 MiB above its
+/// start after the parse, 5.75 after `to_bytes` (its clone's table is
+/// mapped), 6.72 after the annotations (protobuf's arrays in blocks of their
+/// own); measured resident 14.8 MiB.
+#[test]
+fn a_dense_quadratic_objective_loads_as_traced() {
+    let f = quadratic_objective(500, 125_250, 1_452_265);
+    let s = simulate(&f).expect("a quadratic objective");
+    let [parse, to_bytes, annotations] = s.breaks.map(|b| b as f64 / MIB);
+    assert!((parse / 4.20 - 1.0).abs() < 0.03, "{parse}");
+    assert!((to_bytes / 5.75 - 1.0).abs() < 0.03, "{to_bytes}");
+    assert!((annotations / 6.72 - 1.0).abs() < 0.03, "{annotations}");
+    let resident = s.resident as f64 / MIB;
+    assert!((resident / 14.8 - 1.0).abs() < 0.03, "{resident}");
 }
 
 /// Polynomial functions, parameters and removed constraints are not made.
