@@ -22,6 +22,7 @@ the resident measured.
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 
@@ -106,6 +107,7 @@ def test_the_allocator_model_places_every_chunk_of_a_load(shape, tmp_path):
     if os.confstr("CS_GNU_LIBC_VERSION") != "glibc 2.36":
         pytest.skip(f"the model is of glibc 2.36, this is {os.confstr('CS_GNU_LIBC_VERSION')}")
     assert REPLAY.exists(), f"{REPLAY} is built by `cargo test` (bench/glibc_replay.rs)"
+    assert shutil.which("gcc"), "gcc is needed: bench/alloc_trace.py compiles the tracer"
     path, scale = seeded(shape, tmp_path)
     out = subprocess.run(
         [sys.executable, TRACE, path, "--replay", REPLAY], capture_output=True, text=True
