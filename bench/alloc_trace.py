@@ -58,6 +58,8 @@ PHASES = ["parse", "to_bytes", "annotations"]
 # Record kinds (bench/alloc_trace.c): malloc, calloc, realloc's new chunk, aligned; a mark.
 ALLOCATIONS = (1, 3, 4, 5)
 MARK = 9
+# glibc's flag in a chunk's size field for a chunk of another thread's arena.
+NON_MAIN_ARENA = 4
 
 
 def records(path):
@@ -86,6 +88,8 @@ def analyse(path, top):
     cache = collections.defaultdict(list)  # chunk size -> pointers, the last freed last
     start = brk = None  # the break (sbrk(0)) at the first mark, and now
     for op, ptr, size, aux in records(path):
+        if op != MARK and aux & NON_MAIN_ARENA:
+            continue  # another thread's arena: not the heap this follows
         if op in ALLOCATIONS:
             chunk, is_mapped = aux & ~7, bool(aux & 2)
             if not is_mapped and ptr in cache.get(chunk, ()):
@@ -114,7 +118,8 @@ def analyse(path, top):
                       f"+{(size - start) / 2**20:.2f} MiB")
             brk = size if size > 1 else brk
         elif op == MARK:
-            start = aux if start is None else start
+            # The load's first mark (a whole-process trace has one before it).
+            start = aux if start is None or size == 0 else start
             brk = aux
             if 0 <= phase < len(PHASES):
                 report(PHASES[phase], heap, mapped, best, at_best, top)
@@ -193,6 +198,14 @@ def steps(path, lines):
             print(f"  ... {len(runs) - lines:,} runs more")
 
 
+def show(trace, args):
+    """The trace's calls in order (--steps), or its phases' analysis."""
+    if args.steps:
+        steps(trace, args.steps)
+    else:
+        analyse(trace, args.top)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file")
@@ -216,7 +229,7 @@ def main():
     parser.add_argument("--trace", metavar="PATH", help="read this trace instead of making one")
     args = parser.parse_args()
     if args.trace:
-        steps(args.trace, args.steps) if args.steps else analyse(args.trace, args.top)
+        show(args.trace, args)
         return
     sys.path.insert(0, HERE)
     from real_memory import tiny_instance
@@ -241,7 +254,7 @@ def main():
             shutil.copyfile(trace, args.keep)
         if args.replay:
             sys.exit(subprocess.run([args.replay, trace, "--check", "--show", "5"]).returncode)
-        steps(trace, args.steps) if args.steps else analyse(trace, args.top)
+        show(trace, args)
 
 
 if __name__ == "__main__":

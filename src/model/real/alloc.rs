@@ -22,12 +22,7 @@ pub const fn chunk(bytes: u64) -> u64 {
     if bytes == 0 {
         return 0;
     }
-    let rounded = (bytes + 8 + 15) & !15;
-    if rounded < 32 {
-        32
-    } else {
-        rounded
-    }
+    super::glibc::request(bytes)
 }
 
 /// The pages a mapped request takes (a 16-byte header, then whole pages).
@@ -51,15 +46,20 @@ pub const fn buckets(items: u64) -> u64 {
     }
 }
 
-/// Bytes of the one allocation of a hashbrown table of `items` entries of
+/// Bytes of the one allocation of a hashbrown table of `buckets` buckets of
 /// `entry` bytes: the buckets (rounded up to 16), a control byte per bucket
 /// and a 16-byte group of trailing control bytes.
+pub const fn table_of(buckets: u64, entry: u64) -> u64 {
+    ((buckets * entry + 15) & !15) + buckets + 16
+}
+
+/// Bytes of the table of `items` entries of `entry` bytes.
 pub const fn table(items: u64, entry: u64) -> u64 {
     let b = buckets(items);
     if b == 0 {
         return 0;
     }
-    ((b * entry + 15) & !15) + b + 16
+    table_of(b, entry)
 }
 
 /// Bytes of the table a hashbrown table of `items` entries grew from: half
@@ -70,7 +70,7 @@ pub const fn grown_from(items: u64, entry: u64) -> u64 {
     if b < 4 {
         return 0;
     }
-    ((b * entry + 15) & !15) + b + 16
+    table_of(b, entry)
 }
 
 /// Capacity a `Vec` reaches when its `items` are pushed one at a time (as

@@ -12,6 +12,8 @@
 
 pub mod alloc;
 pub mod facts;
+#[cfg(test)]
+mod fixtures;
 pub mod glibc;
 pub mod load29;
 mod mem;

@@ -20,7 +20,7 @@
 //! What is held after is the instance plus the heap that the largest phase
 //! grew and glibc did not give back; the peak adds `b` to the largest phase.
 
-use super::alloc::{btree, buckets, chunk, grown_from, mapped, pushed, table};
+use super::alloc::{btree, buckets, chunk, grown_from, mapped, pushed, table, table_of};
 use super::facts::{Facts, Functions, Owner};
 use super::mem::{Allocator, Mem, INTERPRETER_THRESHOLD};
 use super::{settle, Estimate, Moment};
@@ -363,7 +363,7 @@ pub(super) fn after_to_bytes(f: &Facts, after: Allocator) -> Allocator {
         let items = g.terms_each();
         let mut b = 4;
         while b < buckets(items) {
-            a = a.after_free(((b * entry(g) + 15) & !15) + b + 16);
+            a = a.after_free(table_of(b, entry(g)));
             b *= 2;
         }
     }
@@ -471,50 +471,9 @@ pub(super) fn upb_message(f: &Facts) -> Mem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::real::facts::Group;
+    use crate::model::real::fixtures::lp_10k;
 
     const MIB: f64 = 1048576.0;
-
-    /// lp-10k of bench/real_memory.py: 10,000 named variables with one
-    /// subscript, an objective over all of them, 2,000 constraints of 50
-    /// terms and a constant (as `Facts::of` reads them off its profile).
-    fn lp_10k() -> Facts {
-        let one_each = vec![
-            Group {
-                count: 10_000,
-                size: 10_000,
-                owner: Owner::Variables,
-            },
-            Group {
-                count: 2_000,
-                size: 2_000,
-                owner: Owner::Constraints,
-            },
-        ];
-        Facts {
-            variables: 10_000,
-            constraints: 2_000,
-            functions: vec![
-                Functions {
-                    variant: Variant::Linear,
-                    owner: Owner::Constraints,
-                    count: 2_000,
-                    terms: 102_000,
-                },
-                Functions {
-                    variant: Variant::Linear,
-                    owner: Owner::Objective,
-                    count: 1,
-                    terms: 10_000,
-                },
-            ],
-            // One name of one byte and one subscript each.
-            strings: one_each.clone(),
-            subscripts: one_each,
-            payload: 1_848_099,
-            ..Facts::default()
-        }
-    }
 
     /// The allocation trace of lp-10k (bench/alloc_trace.py): 7.89 MiB of
     /// chunks held after the parse, and 9.40 MiB more at `to_bytes`' largest

@@ -10,6 +10,7 @@
 //! replaying allocation traces of whole Python processes, where every chunk
 //! must land at the address glibc gave it (`bench/glibc_replay.rs`).
 
+use super::alloc::{MMAP_THRESHOLD_MAX, MMAP_THRESHOLD_MIN as DEFAULT_THRESHOLD, PAGE};
 use crate::ids::BuildIdHasher;
 use std::collections::{BTreeMap, HashMap};
 
@@ -20,8 +21,6 @@ mod tests;
 
 use links::{Chunk, Link, State};
 
-/// A page.
-const PAGE: u64 = 4096;
 /// The smallest chunk, and the alignment of every chunk.
 const MINSIZE: u64 = 32;
 const ALIGN: u64 = 16;
@@ -35,10 +34,6 @@ const TCACHE_COUNT: usize = 7;
 /// A free that leaves a chunk this large consolidates the fast bins and may
 /// trim the heap.
 const CONSOLIDATION_THRESHOLD: u64 = 64 << 10;
-/// The mmap and trim thresholds a process starts with.
-const DEFAULT_THRESHOLD: u64 = 128 << 10;
-/// The most the dynamic mmap threshold rises to.
-const MMAP_THRESHOLD_MAX: u64 = 32 << 20;
 /// What `sbrk` asks for beyond the request, and what a trim leaves.
 const TOP_PAD: u64 = 128 << 10;
 /// Bins: 1 is the unsorted bin, 2..64 the small bins (one size each), 64..127

@@ -20,12 +20,12 @@
 
 mod parts;
 
-use super::alloc::{btree_internal, btree_leaf, buckets};
+use super::alloc::{btree_internal, btree_leaf, table};
 use super::facts::{Facts, Owner};
 use super::glibc::{Malloc, Ptr};
 use super::ommx29::{size, upb};
 use crate::model::function::Variant;
-use parts::{clone_tree, consume_tree, free_all, grown_table, id_set, table_bytes, Pushed, Tree};
+use parts::{clone_tree, consume_tree, free_all, grown_table, id_set, Pushed, Tree};
 
 /// glibc's mmap threshold when the load begins: the interpreter's start and
 /// the warm-up load raised it to this (traced).
@@ -130,7 +130,7 @@ impl Function {
 
     /// The table cloned.
     fn clone_table(&self, m: &mut Malloc) -> Option<Ptr> {
-        (self.terms > 0).then(|| m.malloc(table_bytes(buckets(self.terms), self.entry())))
+        (self.terms > 0).then(|| m.malloc(table(self.terms, self.entry())))
     }
 
     /// Ids a check of it pushes.
@@ -154,7 +154,7 @@ struct Labels {
 
 impl Shape {
     fn of(f: &Facts) -> Option<Shape> {
-        let linear = |g: &&super::facts::Functions| {
+        let with_terms = |g: &&super::facts::Functions| {
             matches!(g.variant, Variant::Linear | Variant::Quadratic)
         };
         let supported = f.functions.iter().all(|g| g.variant != Variant::Polynomial);
@@ -165,13 +165,13 @@ impl Shape {
             .functions
             .iter()
             .filter(|g| g.in_objective())
-            .filter(linear)
+            .filter(with_terms)
             .collect();
         let constraints: Vec<_> = f
             .functions
             .iter()
             .filter(|g| g.owner == Owner::Constraints)
-            .filter(linear)
+            .filter(with_terms)
             .collect();
         if objective.len() > 1 || constraints.len() > 1 {
             return None;
@@ -199,12 +199,10 @@ impl Labels {
     /// At most one string (the name) and one subscript list an entity, on
     /// every entity of the kind, or none.
     fn of(f: &Facts, owner: Owner) -> Option<Labels> {
-        let count = |o| {
-            if owner == Owner::Variables {
-                f.variables
-            } else {
-                o
-            }
+        let entities = if owner == Owner::Variables {
+            f.variables
+        } else {
+            f.constraints
         };
         let strings: Vec<_> = f.strings.iter().filter(|s| s.owner == owner).collect();
         let lists: Vec<_> = f.subscripts.iter().filter(|s| s.owner == owner).collect();
@@ -214,8 +212,7 @@ impl Labels {
         {
             return None;
         }
-        let every = |n: u64| n == count(f.constraints);
-        if strings.iter().any(|s| !every(s.count)) || lists.iter().any(|s| !every(s.count)) {
+        if strings.iter().chain(&lists).any(|s| s.count != entities) {
             return None;
         }
         Some(Labels {
@@ -257,7 +254,7 @@ pub fn simulate(f: &Facts) -> Option<Simulated> {
     let after_parse = m.brk() - base;
     let python_bytes = to_bytes(&s, f, &mut m, instance);
     let after_to_bytes = m.brk() - base;
-    let blocks = annotations(&s, f, &mut m);
+    let blocks = annotations(&s, &mut m);
     let after_annotations = m.brk() - base;
     m.free(python_bytes);
     for (i, block) in blocks.into_iter().rev().enumerate() {
@@ -276,13 +273,13 @@ pub fn simulate(f: &Facts) -> Option<Simulated> {
 }
 
 /// What the parse leaves: the instance's maps (their shapes, for the clone).
-struct Loaded {
+struct Parsed {
     variables: Option<parts::Node>,
     constraints: Option<parts::Node>,
 }
 
 /// Phase 1: prost's decode, then OMMX's conversion and its checks.
-fn parse(s: &Shape, m: &mut Malloc) -> Loaded {
+fn parse(s: &Shape, m: &mut Malloc) -> Parsed {
     let (mut kept, mut lists) = (Vec::new(), Vec::new());
     let mut variables = Pushed::new(size::VARIABLE_MESSAGE);
     for i in 1..=s.variables {
@@ -322,7 +319,7 @@ fn parse(s: &Shape, m: &mut Malloc) -> Loaded {
         check_ids(m, s.constraint.ids(1), s.variables, false);
     }
     free_all(m, defined);
-    Loaded {
+    Parsed {
         variables: variable_map.root(),
         constraints: constraint_map.root(),
     }
@@ -354,7 +351,7 @@ fn check_ids(m: &mut Malloc, n: u64, distinct: u64, sorted_copy: bool) {
 /// Phase 2: the Python wrapper's `raw.to_bytes()`: the instance cloned,
 /// the clone consumed into a message, the message encoded and dropped, the
 /// encoding copied into a Python `bytes` (returned) and freed.
-fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Loaded) -> Ptr {
+fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     let objective = s.objective.clone_table(m);
     let mut variable_labels = Vec::new();
     let variables = instance.variables.as_ref().map(|root| {
@@ -413,7 +410,7 @@ fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Loaded) -> Ptr {
 /// ones small, then 32 KiB), each repeated field's array doubling as it
 /// fills, an allocation larger than a block given a block of its own.
 /// Returns the blocks in the order they were made.
-fn annotations(s: &Shape, f: &Facts, m: &mut Malloc) -> Vec<Ptr> {
+fn annotations(s: &Shape, m: &mut Malloc) -> Vec<Ptr> {
     let mut a = Arena::default();
     // A name's bytes (the calibrated figures hold the rest of an element).
     let label = |l: &Labels| l.name.map_or(0, |n| n.next_multiple_of(8));
@@ -425,7 +422,6 @@ fn annotations(s: &Shape, f: &Facts, m: &mut Malloc) -> Vec<Ptr> {
         a.take(m, constraint);
         function(a, m, &s.constraint);
     });
-    let _ = f;
     a.blocks
 }
 

@@ -3,7 +3,7 @@
 //! `BTreeMap` filled in key order, cloned and consumed, and a `BTreeSet`
 //! built from sorted ids; each makes the calls the traces show.
 
-use super::super::alloc::buckets;
+use super::super::alloc::{buckets, table_of};
 use super::super::glibc::{Malloc, Ptr};
 
 /// A `Vec` pushed to: 4 elements first, then doubling by `realloc`.
@@ -54,18 +54,13 @@ impl Pushed {
     }
 }
 
-/// Bytes of a hashbrown table of `buckets` buckets of `entry` bytes.
-pub(super) fn table_bytes(buckets: u64, entry: u64) -> u64 {
-    ((buckets * entry + 15) & !15) + buckets + 16
-}
-
 /// A hashbrown table grown insert by insert to `items`: each larger table
 /// made before the smaller one is freed.
 pub(super) fn grown_table(m: &mut Malloc, items: u64, entry: u64) -> Option<Ptr> {
     let mut table = None;
     let mut b = 4;
     while items > 0 && b <= buckets(items) {
-        let larger = m.malloc(table_bytes(b, entry));
+        let larger = m.malloc(table_of(b, entry));
         if let Some(smaller) = table.replace(larger) {
             m.free(smaller);
         }

@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::real::facts::{Functions, Group};
+use crate::model::real::fixtures::lp_10k;
 
 const MIB: f64 = 1048576.0;
 
@@ -32,36 +33,6 @@ fn quadratic_objective(variables: u64, terms: u64, payload: u64) -> Facts {
         strings: one_each.clone(),
         subscripts: one_each,
         payload,
-        ..Facts::default()
-    }
-}
-
-/// lp-10k of bench/real_memory.py (as `Facts::of` reads it): 10,000 named
-/// variables with one subscript, an objective over all of them, 2,000
-/// named constraints with a subscript, of 50 terms and a constant.
-fn lp_10k() -> Facts {
-    let one_each = vec![
-        Group {
-            count: 10_000,
-            size: 10_000,
-            owner: Owner::Variables,
-        },
-        Group {
-            count: 2_000,
-            size: 2_000,
-            owner: Owner::Constraints,
-        },
-    ];
-    Facts {
-        variables: 10_000,
-        constraints: 2_000,
-        functions: vec![
-            linear(Owner::Constraints, 2_000, 102_000),
-            linear(Owner::Objective, 1, 10_000),
-        ],
-        strings: one_each.clone(),
-        subscripts: one_each,
-        payload: 1_848_099,
         ..Facts::default()
     }
 }
