@@ -14,8 +14,8 @@
 //! of their own. A quadratic function's monomials are all taken as pairs:
 //! the 2.9.3 profile does not tell its linear terms apart. protobuf's
 //! per-element sizes are the estimate's calibrated ones (`ommx29::upb`).
-//! The estimate does not use this yet: a load is millions of calls (0.46 s
-//! for lp-100k), too slow for every header; `bench/simulate.rs` prints it
+//! The estimate does not use this yet: a load is millions of calls (0.35
+//! to 0.66 s for lp-100k), too slow for every header; `bench/simulate.rs` prints it
 //! beside the estimate and `docs/real-memory.md` has how close it comes.
 
 mod parts;
