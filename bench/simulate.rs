@@ -33,13 +33,15 @@ fn main() {
                     .map_or(0, |r| r.resident_bytes);
                 let facts = Facts::of(&instance.aggregate, &instance.summary);
                 let started = Instant::now();
-                let simulated = load29::simulate(&facts);
+                let simulated = load29::simulate(&facts, u64::MAX);
                 let took = started.elapsed();
                 match simulated {
                     Some(s) => println!(
-                        "{path}: resident {:.1} MiB simulated ({:.2} s; breaks {:.1} / {:.1} / {:.1} MiB), {:.1} estimated",
+                        "{path}: resident {:.1} MiB simulated ({:.2} s, {} calls, {} predicted; breaks {:.1} / {:.1} / {:.1} MiB), {:.1} estimated",
                         mib(s.resident),
                         took.as_secs_f64(),
+                        s.calls,
+                        load29::predicted_calls(&facts).unwrap_or(0),
                         mib(s.breaks[0]),
                         mib(s.breaks[1]),
                         mib(s.breaks[2]),

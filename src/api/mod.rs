@@ -32,6 +32,7 @@ pub use crate::check::{exceeding, BudgetExceeded, CheckReport};
 pub use crate::drill::KindFilter;
 pub use crate::input::archive::HandedLayer;
 pub use crate::input::{Input, Limits};
+pub use crate::model::real::Effort;
 pub use crate::model::EntityKind;
 pub use crate::names::{from_name, Named};
 pub use crate::profile::family::GroupBy;
@@ -70,6 +71,9 @@ pub struct Options {
     /// A progress bar on stderr while an input is read (only drawn on a
     /// terminal).
     pub progress: bool,
+    /// How much work the real-memory estimate may do: outputs that do not
+    /// show it ask for the closed form only.
+    pub real_memory: Effort,
 }
 
 impl Options {
@@ -98,6 +102,7 @@ impl Options {
             options: ProfileOptions {
                 group_by: self.group_by,
                 wire: self.wire,
+                real_memory: self.real_memory,
             },
             reading: Reading {
                 raw_schema: self.schema,

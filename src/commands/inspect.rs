@@ -24,6 +24,9 @@ pub fn run(args: InspectArgs) -> Result<()> {
     };
     let mut options = args.common.options(&args.profile.reading);
     args.profile.apply(&mut options);
+    if !format.shows_real_memory() || account == Account::Wire {
+        options.real_memory = api::Effort::ClosedForm;
+    }
     let profiled = api::profile(&api::inputs(&files), &options)?;
     let profile = profiled.profile(account);
     let per_file = profiled.files();

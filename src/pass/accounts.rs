@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use super::observer::Singular;
 use super::{Cost, ProfileOptions};
 use crate::model::leaves::KeyedLeaves;
+use crate::model::real::Effort;
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Parameters,
 };
@@ -213,6 +214,7 @@ pub struct Accounts {
     /// are read where they lie in the input file rather than held
     /// ([`crate::pass::objective::IN_PLACE_ABOVE`]).
     pub(super) in_place_above: u64,
+    pub(super) real_memory: Effort,
 }
 
 /// What counting entities without building them keeps per thread.
@@ -232,6 +234,7 @@ impl Accounts {
             counting: None,
             spool_above: crate::pass::objective::spool_above(),
             in_place_above: crate::pass::objective::IN_PLACE_ABOVE,
+            real_memory: options.real_memory,
         }
     }
 
@@ -258,7 +261,8 @@ impl Accounts {
         if let Some(wire) = &mut self.wire {
             wire.release_cache();
         }
-        let real_memory = crate::model::real::real_memory(&self.memory, &summary, accounting);
+        let real_memory =
+            crate::model::real::real_memory(&self.memory, &summary, accounting, self.real_memory);
         ProfiledInstance {
             real_memory: Some(real_memory),
             instance_index,
@@ -290,6 +294,7 @@ impl Accounts {
             ..Self::new(ProfileOptions {
                 group_by: self.group_by,
                 wire: self.wire.is_some(),
+                real_memory: self.real_memory,
             })
         }
     }

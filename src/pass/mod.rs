@@ -45,6 +45,7 @@ pub use pipeline::{profile_instance, profile_instance_within, threads_setting, M
 pub use ranges::{InFile, CHUNK};
 pub use validate::MAX_PENDING;
 
+use crate::model::real::Effort;
 use crate::profile::family::GroupBy;
 use crate::report::{Accounting, ProfiledInstance, Schema};
 
@@ -76,6 +77,8 @@ pub struct ProfileOptions {
     pub group_by: GroupBy,
     /// Also account the encoded bytes per path (the wire view).
     pub wire: bool,
+    /// How much work the real-memory estimate may do.
+    pub real_memory: Effort,
 }
 
 /// How to read instance payloads: which schema a raw payload is (archives

@@ -24,6 +24,12 @@ pub enum Format {
 }
 
 impl Format {
+    /// Whether a profile in this format shows the real-memory estimate
+    /// (folded stacks do not: they are OMMX's own lines).
+    pub fn shows_real_memory(self) -> bool {
+        self != Format::Folded
+    }
+
     /// The name `--format` takes.
     pub fn name(self) -> &'static str {
         match self {

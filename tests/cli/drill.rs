@@ -441,7 +441,7 @@ pub(crate) fn explain_every_path(
     let input = Input::Path(path.to_path_buf());
     let options = ProfileOptions {
         group_by,
-        wire: false,
+        ..ProfileOptions::default()
     };
     // First the profile, to learn its paths; then explain them all.
     let mut nothing = ();

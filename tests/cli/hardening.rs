@@ -1560,6 +1560,7 @@ fn profile_raw(bytes: &[u8], known_length: bool) -> Result<(), String> {
     let options = memprof::pass::ProfileOptions {
         group_by: memprof::profile::family::GroupBy::Name,
         wire: true,
+        ..memprof::pass::ProfileOptions::default()
     };
     let mut accounts = memprof::pass::Accounts::new(options);
     memprof::pass::profile_instance(bytes, total, &mut accounts, &mut ())

@@ -36,6 +36,18 @@ pub struct Estimate {
     pub held: Held,
 }
 
+impl Estimate {
+    /// The resident a simulated load left in place of the closed form's;
+    /// the load peak at least that with the `input` bytes still there.
+    fn resident_simulated(self, resident: u64, input: u64) -> Estimate {
+        Estimate {
+            resident,
+            load_peak: self.load_peak.max(input + resident),
+            held: self.held,
+        }
+    }
+}
+
 /// One moment of a load: what is live at a phase's largest point, and
 /// whether the heap it grows stays grown. A phase whose last allocation is
 /// still on the heap when it ends pins what it grew; otherwise, once freed,
@@ -81,21 +93,106 @@ fn settle(
     }
 }
 
+/// How much work the estimate may do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Effort {
+    /// OMMX 2.9.3's resident from its load simulated call by call through
+    /// the model of glibc malloc, where the generator makes the instance's
+    /// shape in at most [`SIMULATION_BUDGET`] calls; the closed form
+    /// elsewhere.
+    #[default]
+    Simulate,
+    /// The closed form only (for outputs that do not show the estimate).
+    ClosedForm,
+}
+
+/// The most malloc calls a simulated load may make (about half a second on
+/// one core; `docs/real-memory.md`). Larger loads get the closed form, which
+/// is closest on the largest instances.
+pub const SIMULATION_BUDGET: u64 = 4_000_000;
+
+/// The estimate from the facts: the closed form, its resident replaced by
+/// the simulated load's where `effort` and the budget allow.
+fn estimate(facts: &Facts, accounting: Accounting, effort: Effort) -> Estimate {
+    let closed = match accounting {
+        Accounting::Ommx29 => ommx29::estimate(facts),
+        Accounting::Ommx30 => ommx30::estimate(facts),
+    };
+    if effort == Effort::ClosedForm || accounting != Accounting::Ommx29 {
+        return closed;
+    }
+    match load29::simulate(facts, SIMULATION_BUDGET) {
+        Some(simulated) => {
+            closed.resident_simulated(simulated.resident, alloc::mapped(facts.payload))
+        }
+        None => closed,
+    }
+}
+
 /// The estimate for the runtime whose accounting the profile follows.
 pub fn real_memory(
     aggregate: &Aggregate,
     summary: &InstanceSummary,
     accounting: Accounting,
+    effort: Effort,
 ) -> RealMemory {
     let facts = Facts::of(aggregate, summary);
-    let (runtime, estimate) = match accounting {
-        Accounting::Ommx29 => (Runtime::Ommx29Python, ommx29::estimate(&facts)),
-        Accounting::Ommx30 => (Runtime::Ommx30Python, ommx30::estimate(&facts)),
+    let runtime = match accounting {
+        Accounting::Ommx29 => Runtime::Ommx29Python,
+        Accounting::Ommx30 => Runtime::Ommx30Python,
     };
+    let estimate = estimate(&facts, accounting, effort);
     RealMemory {
         runtime,
         resident_bytes: estimate.resident,
         load_peak_bytes: estimate.load_peak,
         held_bytes: estimate.held,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fixtures::lp_10k;
+
+    #[test]
+    fn the_resident_is_the_simulated_loads_where_the_budget_allows() {
+        let f = lp_10k();
+        let closed = estimate(&f, Accounting::Ommx29, Effort::ClosedForm);
+        let simulated = load29::simulate(&f, SIMULATION_BUDGET).expect("lp-10k is made");
+        let chosen = estimate(&f, Accounting::Ommx29, Effort::Simulate);
+        assert_ne!(closed.resident, simulated.resident);
+        assert_eq!(chosen.resident, simulated.resident);
+        assert!(chosen.load_peak >= closed.load_peak);
+        assert!(chosen.load_peak >= chosen.resident + alloc::mapped(f.payload));
+        assert_eq!(chosen.held, closed.held);
+        // 3.0's runtime has no simulation yet.
+        assert_eq!(
+            estimate(&f, Accounting::Ommx30, Effort::Simulate),
+            estimate(&f, Accounting::Ommx30, Effort::ClosedForm)
+        );
+    }
+
+    #[test]
+    fn a_load_over_the_budget_gets_the_closed_form() {
+        // lp-10k scaled by 100: about 18 million calls.
+        let mut f = lp_10k();
+        f.variables *= 100;
+        f.constraints *= 100;
+        for g in &mut f.functions {
+            g.count *= 100;
+            g.terms *= 100;
+        }
+        for g in f.strings.iter_mut().chain(f.subscripts.iter_mut()) {
+            g.count *= 100;
+            g.size *= 100;
+        }
+        f.payload *= 100;
+        let calls = load29::predicted_calls(&f).expect("an LP is made");
+        assert!(calls > SIMULATION_BUDGET, "{calls}");
+        assert_eq!(
+            estimate(&f, Accounting::Ommx29, Effort::Simulate),
+            estimate(&f, Accounting::Ommx29, Effort::ClosedForm)
+        );
     }
 }

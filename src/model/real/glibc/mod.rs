@@ -127,6 +127,8 @@ pub struct Malloc {
     /// Heap pages that have been written and not given back.
     resident: Vec<u64>,
     resident_pages: u64,
+    /// Calls made of it (malloc, free, realloc, ...).
+    calls: u64,
 }
 
 impl Default for Malloc {
@@ -169,6 +171,7 @@ impl Malloc {
             trim_threshold,
             resident: Vec::new(),
             resident_pages: 0,
+            calls: 0,
         }
     }
 
@@ -192,6 +195,11 @@ impl Malloc {
         self.mapped_bytes
     }
 
+    /// How many calls it has served.
+    pub fn calls(&self) -> u64 {
+        self.calls
+    }
+
     pub fn mmap_threshold(&self) -> u64 {
         self.mmap_threshold
     }
@@ -209,6 +217,7 @@ impl Malloc {
 
     /// `malloc(bytes)`.
     pub fn malloc(&mut self, bytes: u64) -> Ptr {
+        self.calls += 1;
         let nb = request(bytes);
         let t = tcache_index(nb);
         if t < TCACHE_BINS {
@@ -225,6 +234,7 @@ impl Malloc {
     /// `calloc(n, size)` of `bytes` in all: glibc serves it without the
     /// tcache.
     pub fn calloc(&mut self, bytes: u64) -> Ptr {
+        self.calls += 1;
         let p = self.int_malloc(request(bytes));
         self.touch_ptr(p);
         p
@@ -237,6 +247,7 @@ impl Malloc {
         if alignment <= ALIGN {
             return self.malloc(bytes);
         }
+        self.calls += 1;
         let alignment = alignment.max(MINSIZE).next_power_of_two();
         let nb = request(bytes);
         // `_int_malloc` takes this as a request, not a chunk size.
@@ -271,6 +282,7 @@ impl Malloc {
 
     /// `free(p)`.
     pub fn free(&mut self, p: Ptr) {
+        self.calls += 1;
         if p.is_mapped() {
             let size = self.mapped.remove(&p.0).expect("a live mapping");
             self.mapped_bytes -= size;
@@ -285,6 +297,7 @@ impl Malloc {
 
     /// `realloc(p, bytes)` for `bytes` > 0.
     pub fn realloc(&mut self, p: Ptr, bytes: u64) -> Ptr {
+        self.calls += 1;
         let nb = request(bytes);
         if p.is_mapped() {
             // mremap: the mapping resized, wherever it lands.
@@ -350,6 +363,7 @@ impl Malloc {
     /// `malloc_trim(pad)`: the fast bins consolidated, the pages inside
     /// every binned chunk given back, then the top trimmed to `pad`.
     pub fn trim(&mut self, pad: u64) {
+        self.calls += 1;
         self.consolidate();
         let binned: Vec<(u64, u64)> = self
             .chunks

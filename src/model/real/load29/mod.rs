@@ -14,10 +14,12 @@
 //! of their own. A quadratic function's monomials are all taken as pairs:
 //! the 2.9.3 profile does not tell its linear terms apart. protobuf's
 //! per-element sizes are the estimate's calibrated ones (`ommx29::upb`).
-//! The estimate does not use this yet: a load is millions of calls (0.35
-//! to 0.66 s for lp-100k), too slow for every header; `bench/simulate.rs` prints it
-//! beside the estimate and `docs/real-memory.md` has how close it comes.
+//! A load is a million calls or more at 100,000 entities (0.1 to 0.2 µs
+//! each), so the estimate simulates only loads of at most a budget of
+//! calls, counted beforehand (`calls`); `bench/simulate.rs` prints it
+//! beside the closed form and `docs/real-memory.md` has how close it comes.
 
+mod calls;
 mod parts;
 
 use super::alloc::{btree_internal, btree_leaf, table};
@@ -44,6 +46,8 @@ const UPB_TRIM_EVERY: usize = 10_000;
 /// What the simulated load left, relative to where it began.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Simulated {
+    /// Calls the load made of malloc.
+    pub calls: u64,
     /// Heap pages and mappings held after the load, the input freed.
     pub resident: u64,
     /// The heap's break at the end of the parse, of `to_bytes` and of the
@@ -242,9 +246,19 @@ impl Labels {
     }
 }
 
-/// The load, simulated; `None` for an instance this generator does not make.
-pub fn simulate(f: &Facts) -> Option<Simulated> {
+/// The malloc calls the load of an instance this generator makes would
+/// take (close, not exact: `calls`).
+pub fn predicted_calls(f: &Facts) -> Option<u64> {
+    Shape::of(f).map(|s| calls::predicted(&s))
+}
+
+/// The load, simulated; `None` for an instance this generator does not make
+/// or whose load would take more than `budget` calls.
+pub fn simulate(f: &Facts, budget: u64) -> Option<Simulated> {
     let s = Shape::of(f)?;
+    if calls::predicted(&s) > budget {
+        return None;
+    }
     let mut m = Malloc::after_mapping(START_THRESHOLD);
     m.init_tcache();
     let before = m.resident_heap() + m.mapped_bytes();
@@ -267,6 +281,7 @@ pub fn simulate(f: &Facts) -> Option<Simulated> {
     }
     m.free(input);
     Some(Simulated {
+        calls: m.calls(),
         resident: (m.resident_heap() + m.mapped_bytes()).saturating_sub(before),
         breaks: [after_parse, after_to_bytes, after_annotations],
     })
@@ -333,7 +348,13 @@ fn check_ids(m: &mut Malloc, n: u64, distinct: u64, sorted_copy: bool) {
     let mut boxed = m.malloc(16);
     let mut ids = Pushed::new(8);
     for i in 1..=n {
-        if i > 1 {
+        // The value freed and made again: the first time it may go to a
+        // fast bin (its tcache bin full) and come back as another chunk;
+        // after that its tcache bin has room, so each later pair hands the
+        // same chunk back and changes nothing (the pushes between take
+        // other sizes and leave that bin as it is). Made once, not `n`
+        // times, for the same heap.
+        if i == 2 {
             m.free(boxed);
             boxed = m.malloc(16);
         }

@@ -59,7 +59,7 @@ fn tiny_constraints_20k() -> Facts {
 /// per-element sizes are the calibrated ones, within 5 %.
 #[test]
 fn lp_10k_loads_as_traced() {
-    let s = simulate(&lp_10k()).expect("a linear instance");
+    let s = simulate(&lp_10k(), u64::MAX).expect("a linear instance");
     let [parse, to_bytes, annotations] = s.breaks.map(|b| b as f64 / MIB);
     assert!((parse / 10.23 - 1.0).abs() < 0.02, "{parse}");
     assert!((to_bytes / 18.39 - 1.0).abs() < 0.02, "{to_bytes}");
@@ -72,7 +72,7 @@ fn lp_10k_loads_as_traced() {
 /// estimate says 57.8.
 #[test]
 fn many_tiny_constraints_load_as_measured() {
-    let s = simulate(&tiny_constraints_20k()).expect("a linear instance");
+    let s = simulate(&tiny_constraints_20k(), u64::MAX).expect("a linear instance");
     let resident = s.resident as f64 / MIB;
     assert!((resident / 59.1 - 1.0).abs() < 0.03, "{resident}");
 }
@@ -83,7 +83,7 @@ fn many_tiny_constraints_load_as_measured() {
 #[test]
 fn a_quadratic_objective_parses_as_traced() {
     let f = quadratic_objective(20_000, 179_939, 2_765_528);
-    let s = simulate(&f).expect("a quadratic objective");
+    let s = simulate(&f, u64::MAX).expect("a quadratic objective");
     let [parse, to_bytes, _] = s.breaks.map(|b| b as f64 / MIB);
     assert!((parse / 15.38 - 1.0).abs() < 0.03, "{parse}");
     assert!((to_bytes / 15.44 - 1.0).abs() < 0.03, "{to_bytes}");
@@ -97,7 +97,7 @@ fn a_quadratic_objective_parses_as_traced() {
 #[test]
 fn a_dense_quadratic_objective_loads_as_traced() {
     let f = quadratic_objective(500, 125_250, 1_452_265);
-    let s = simulate(&f).expect("a quadratic objective");
+    let s = simulate(&f, u64::MAX).expect("a quadratic objective");
     let [parse, to_bytes, annotations] = s.breaks.map(|b| b as f64 / MIB);
     assert!((parse / 4.20 - 1.0).abs() < 0.03, "{parse}");
     assert!((to_bytes / 5.75 - 1.0).abs() < 0.03, "{to_bytes}");
@@ -111,8 +111,8 @@ fn a_dense_quadratic_objective_loads_as_traced() {
 fn other_shapes_are_not_simulated() {
     let mut f = lp_10k();
     f.functions[1].variant = Variant::Polynomial;
-    assert_eq!(simulate(&f), None);
+    assert_eq!(simulate(&f, u64::MAX), None);
     let mut f = lp_10k();
     f.removed = 1;
-    assert_eq!(simulate(&f), None);
+    assert_eq!(simulate(&f, u64::MAX), None);
 }
