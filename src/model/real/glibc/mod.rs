@@ -14,6 +14,7 @@ use super::alloc::{MMAP_THRESHOLD_MAX, MMAP_THRESHOLD_MIN as DEFAULT_THRESHOLD, 
 use crate::ids::BuildIdHasher;
 use std::collections::{BTreeMap, HashMap};
 
+mod calls;
 mod links;
 mod pages;
 #[cfg(test)]
@@ -129,6 +130,8 @@ pub struct Malloc {
     resident_pages: u64,
     /// Calls made of it (malloc, free, realloc, ...).
     calls: u64,
+    /// The calls, when recorded (`calls.rs`).
+    log: Option<Vec<[u64; 4]>>,
 }
 
 impl Default for Malloc {
@@ -172,6 +175,7 @@ impl Malloc {
             resident: Vec::new(),
             resident_pages: 0,
             calls: 0,
+            log: None,
         }
     }
 
@@ -211,176 +215,6 @@ impl Malloc {
         } else {
             self.chunks[&p.0].size
         }
-    }
-
-    // ---- public calls -------------------------------------------------
-
-    /// `malloc(bytes)`.
-    pub fn malloc(&mut self, bytes: u64) -> Ptr {
-        self.calls += 1;
-        let nb = request(bytes);
-        let t = tcache_index(nb);
-        if t < TCACHE_BINS {
-            if let Some(c) = self.tcache[t].pop() {
-                self.touch(c, nb);
-                return Ptr(c);
-            }
-        }
-        let p = self.int_malloc(nb);
-        self.touch_ptr(p);
-        p
-    }
-
-    /// `calloc(n, size)` of `bytes` in all: glibc serves it without the
-    /// tcache.
-    pub fn calloc(&mut self, bytes: u64) -> Ptr {
-        self.calls += 1;
-        let p = self.int_malloc(request(bytes));
-        self.touch_ptr(p);
-        p
-    }
-
-    /// `posix_memalign` and kin: glibc 2.36 serves an alignment above 16
-    /// without the tcache, from a chunk large enough to align within, and
-    /// frees what lies before the aligned chunk and beyond it.
-    pub fn memalign(&mut self, alignment: u64, bytes: u64) -> Ptr {
-        if alignment <= ALIGN {
-            return self.malloc(bytes);
-        }
-        self.calls += 1;
-        let alignment = alignment.max(MINSIZE).next_power_of_two();
-        let nb = request(bytes);
-        // `_int_malloc` takes this as a request, not a chunk size.
-        let p = self.int_malloc(request(nb + alignment + MINSIZE));
-        if p.is_mapped() {
-            return p;
-        }
-        let mut at = p.0;
-        let mem = at + 16;
-        if mem % alignment != 0 {
-            let mut aligned = mem.next_multiple_of(alignment) - 16;
-            if aligned - at < MINSIZE {
-                aligned += alignment;
-            }
-            let lead = aligned - at;
-            let size = self.chunks[&at].size;
-            self.chunks.get_mut(&at).unwrap().size = lead;
-            self.chunks.insert(aligned, Chunk::used(size - lead));
-            self.int_free(at);
-            at = aligned;
-        }
-        let size = self.chunks[&at].size;
-        if size > nb + MINSIZE {
-            self.chunks.get_mut(&at).unwrap().size = nb;
-            self.chunks.insert(at + nb, Chunk::used(size - nb));
-            self.int_free(at + nb);
-        }
-        let size = self.chunks[&at].size;
-        self.touch(at, size);
-        Ptr(at)
-    }
-
-    /// `free(p)`.
-    pub fn free(&mut self, p: Ptr) {
-        self.calls += 1;
-        if p.is_mapped() {
-            let size = self.mapped.remove(&p.0).expect("a live mapping");
-            self.mapped_bytes -= size;
-            if size > self.mmap_threshold && size <= MMAP_THRESHOLD_MAX {
-                self.mmap_threshold = size;
-                self.trim_threshold = 2 * size;
-            }
-            return;
-        }
-        self.int_free(p.0);
-    }
-
-    /// `realloc(p, bytes)` for `bytes` > 0.
-    pub fn realloc(&mut self, p: Ptr, bytes: u64) -> Ptr {
-        self.calls += 1;
-        let nb = request(bytes);
-        if p.is_mapped() {
-            // mremap: the mapping resized, wherever it lands.
-            let old = self.mapped.remove(&p.0).expect("a live mapping");
-            let size = (nb + 8).next_multiple_of(PAGE);
-            self.mapped.insert(p.0, size);
-            self.mapped_bytes = self.mapped_bytes - old + size;
-            return p;
-        }
-        let old = p.0;
-        let oldsize = self.chunks[&old].size;
-        let mut newsize = oldsize;
-        if oldsize < nb {
-            let next = old + oldsize;
-            if next == self.top && oldsize + self.top_size >= nb + MINSIZE {
-                // Grown into the top.
-                self.top_size -= nb - oldsize;
-                self.top = old + nb;
-                self.chunks.get_mut(&old).unwrap().size = nb;
-                self.touch(old, nb);
-                return p;
-            }
-            match self.chunks.get(&next) {
-                Some(c) if matches!(c.state, State::Binned(_)) && oldsize + c.size >= nb => {
-                    let nsize = c.size;
-                    self.unlink(next);
-                    self.chunks.remove(&next);
-                    newsize = oldsize + nsize;
-                    self.chunks.get_mut(&old).unwrap().size = newsize;
-                }
-                _ => {
-                    let q = self.int_malloc(nb);
-                    if q.0 != next {
-                        self.touch_ptr(q);
-                        self.int_free(old);
-                        return q;
-                    }
-                    // The new chunk is the one after (the top, grown): one
-                    // chunk of both.
-                    newsize = oldsize + self.chunks.remove(&next).unwrap().size;
-                    self.chunks.get_mut(&old).unwrap().size = newsize;
-                }
-            }
-        }
-        // Shrink in place (or trim what the neighbour gave): a remainder of
-        // a chunk or more is freed, into the tcache if it fits there.
-        if newsize - nb >= MINSIZE {
-            self.chunks.get_mut(&old).unwrap().size = nb;
-            self.chunks.insert(old + nb, Chunk::used(newsize - nb));
-            self.int_free(old + nb);
-        }
-        self.touch(old, self.chunks[&old].size);
-        p
-    }
-
-    /// The first `malloc` of a process sets up the tcache: a 640-byte
-    /// chunk, the heap's first.
-    pub fn init_tcache(&mut self) {
-        let p = self.int_malloc(request(640));
-        self.touch_ptr(p);
-    }
-
-    /// `malloc_trim(pad)`: the fast bins consolidated, the pages inside
-    /// every binned chunk given back, then the top trimmed to `pad`.
-    pub fn trim(&mut self, pad: u64) {
-        self.calls += 1;
-        self.consolidate();
-        let binned: Vec<(u64, u64)> = self
-            .chunks
-            .iter()
-            .filter(|(_, c)| matches!(c.state, State::Binned(_)))
-            .map(|(&a, c)| (a, c.size))
-            .collect();
-        for (addr, size) in binned {
-            // glibc keeps the chunk's header and links (48 bytes).
-            let from = (addr + 48).next_multiple_of(PAGE);
-            let end = addr + size;
-            if end > from + PAGE - 1 {
-                let len = (end - from) & !(PAGE - 1);
-                self.evict(from, from + len);
-            }
-        }
-        self.systrim(pad);
     }
 
     // ---- glibc's steps ------------------------------------------------
