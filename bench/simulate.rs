@@ -1,12 +1,15 @@
 //! Prints, for each instance of each file, the resident that OMMX 2.9.3's
 //! load leaves when it is made allocation by allocation from the instance's
 //! facts and run through the model of glibc malloc
-//! (`src/model/real/load29/`), beside the closed-form estimate that memprof
-//! prints, and how long the simulation took. Instances whose shape the
+//! (`src/model/real/load29/`), beside the closed-form estimate (what memprof
+//! prints where it does not simulate), and how long the simulation took. Instances whose shape the
 //! generator does not make yet (polynomial functions, parameters,
 //! descriptions, removed constraints) say so.
 //!
-//! Usage: cargo run --release --example simulate -- FILE...
+//! Usage: cargo run --release --example simulate -- [--record TRACE] FILE...
+//! `--record` writes the first instance's generated load as a trace in
+//! `bench/alloc_trace.c`'s records, for `bench/alloc_trace.py FILE --trace
+//! TRACE --steps N` to print beside a traced load's steps.
 //! Compare with the measured column of bench/real_memory.json.
 
 use memprof::api::{self, Input, Options};
@@ -16,8 +19,19 @@ use std::time::Instant;
 fn main() {
     let mib = |b: u64| b as f64 / 1048576.0;
     let mut failed = false;
-    for path in std::env::args().skip(1) {
-        let loaded = match api::load(&Input::from_arg(&path), &Options::default()) {
+    // The closed form, to print beside the simulation.
+    let closed_form = Options {
+        real_memory: api::Effort::ClosedForm,
+        ..Options::default()
+    };
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut record = None;
+    if args.first().is_some_and(|a| a == "--record") && args.len() > 1 {
+        record = Some(args.remove(1));
+        args.remove(0);
+    }
+    for path in args {
+        let loaded = match api::load(&Input::from_arg(&path), &closed_form) {
             Ok(loaded) => loaded,
             Err(e) => {
                 eprintln!("simulate: {}", api::one_line(&e));
@@ -32,6 +46,21 @@ fn main() {
                     .as_ref()
                     .map_or(0, |r| r.resident_bytes);
                 let facts = Facts::of(&instance.aggregate, &instance.summary);
+                if let Some(out) = record.take() {
+                    let Some((_, records)) = load29::record(&facts) else {
+                        eprintln!("simulate: {path}: not a shape the generator makes");
+                        std::process::exit(2);
+                    };
+                    let bytes: Vec<u8> = records
+                        .iter()
+                        .flatten()
+                        .flat_map(|v| v.to_le_bytes())
+                        .collect();
+                    if let Err(e) = std::fs::write(&out, bytes) {
+                        eprintln!("simulate: {out}: {e}");
+                        std::process::exit(2);
+                    }
+                }
                 let started = Instant::now();
                 let simulated = load29::simulate(&facts, u64::MAX);
                 let took = started.elapsed();

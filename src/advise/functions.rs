@@ -54,6 +54,7 @@ fn per_term(variant: Variant) -> u64 {
         labels::function(ModelShape {
             variant,
             stored_terms,
+            quadratic_linear: 0,
         })
     };
     of(1) - of(0)
@@ -431,7 +432,8 @@ impl FunctionTally {
                  than `polynomial` ({} B a term): OMMX keeps the variant the file names.",
                 labels::function(ModelShape {
                     variant: Variant::Constant,
-                    stored_terms: 1
+                    stored_terms: 1,
+                    quadratic_linear: 0,
                 }),
                 per_term(Variant::Linear),
                 per_term(Variant::Quadratic),

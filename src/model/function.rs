@@ -10,6 +10,7 @@
 
 use crate::ommx_v1 as pb;
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
+use crate::report::Terms;
 
 use super::ModelError;
 
@@ -357,9 +358,20 @@ pub enum Variant {
 pub struct Shape {
     pub variant: Variant,
     pub stored_terms: usize,
+    /// Of those, a quadratic function's linear part's (its constant
+    /// included); 0 for the other variants.
+    pub quadratic_linear: usize,
 }
 
 impl Shape {
+    /// What it adds to an instance's summary.
+    pub fn terms(&self) -> Terms {
+        Terms {
+            stored: self.stored_terms as u64,
+            quadratic_linear: self.quadratic_linear as u64,
+        }
+    }
+
     /// The rule of its one leaf.
     pub fn rule(&self) -> &'static Rule {
         match self.variant {
@@ -396,9 +408,16 @@ impl Function {
             Function::Quadratic { .. } => Variant::Quadratic,
             Function::Polynomial { .. } => Variant::Polynomial,
         };
+        let quadratic_linear = match self {
+            Function::Quadratic {
+                linear, constant, ..
+            } => linear.len() + usize::from(*constant != 0.0),
+            _ => 0,
+        };
         Shape {
             variant,
             stored_terms: self.stored_terms(),
+            quadratic_linear,
         }
     }
 }

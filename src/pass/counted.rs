@@ -74,7 +74,7 @@ pub(super) fn count_entity(
                         id: c.id,
                         ids,
                         linear: shape.variant == Variant::Linear,
-                        terms: shape.stored_terms as u64,
+                        terms: shape.terms(),
                     },
                 ),
             )
@@ -160,7 +160,7 @@ pub(super) fn decode_spooled_constraint(
             offset,
             function: c.function.map(Box::new),
             ids_below: below.into_inner(),
-            terms: shape.stored_terms as u64,
+            terms: shape.terms(),
         });
     }
     let bytes = body.load().map_err(InstanceError::Spool)?;

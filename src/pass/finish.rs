@@ -62,10 +62,10 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     match &objective {
         Objective::Built(f, _) => {
             state.uses(User::Objective, f)?;
-            state.summary.terms += f.stored_terms() as u64;
+            state.summary.add_objective_terms(f.shape().terms());
         }
         // Counted only when every variable it uses is defined.
-        Objective::Counted(shape) => state.summary.terms += shape.stored_terms as u64,
+        Objective::Counted(shape) => state.summary.add_objective_terms(shape.terms()),
     }
     state.check_pending()?;
     let hints = check_hints(constraint_hints.unwrap_or_default(), &state)?;

@@ -20,6 +20,7 @@ use crate::pass::terms::spooled::{SpooledArm, SpooledFunction};
 use crate::pass::InstanceError;
 use crate::profile::wire::{self as wire_view, TopLevelField};
 use crate::profile::{LogicalMemoryVisitor, Path};
+use crate::report::Terms;
 use crate::trace::{self, Laps, Phase};
 use crate::wire::fields::instance;
 use crate::wire::{FieldReader, WireType};
@@ -281,7 +282,7 @@ pub(super) enum Item {
         id: u64,
         ids: Vec<u64>,
         linear: bool,
-        terms: u64,
+        terms: Terms,
     },
     /// A constraint counted from the file it was spooled to: its id, where
     /// it ends in the stream, its function (whose variables are still to
@@ -292,7 +293,7 @@ pub(super) enum Item {
         offset: u64,
         function: Option<Box<SpooledArm>>,
         ids_below: u64,
-        terms: u64,
+        terms: Terms,
     },
     /// A singular field or map entry.
     Rest(Part),

@@ -25,6 +25,7 @@ use super::validate::{State, MAX_PENDING};
 use crate::ids::{BuildIdHasher, IdSet, SharedIdSet};
 use crate::profile::family::GroupBy;
 use crate::report::InstanceSummary;
+use crate::report::Terms;
 
 /// The ids every thread checks against.
 #[derive(Default)]
@@ -106,7 +107,7 @@ impl Shard {
                 }
                 Item::CountedVariable(id) => self.define(id, shared)?,
                 Item::Constraint(c, _) => {
-                    self.add_constraint(c.id, c.function.stored_terms() as u64, shared)?;
+                    self.add_constraint(c.id, c.function.shape().terms(), shared)?;
                     c.function.for_each_variable(|id| {
                         uses += 1;
                         self.used(id, shared);
@@ -142,7 +143,8 @@ impl Shard {
                     }
                     shared.removed.insert(id);
                     self.summary.removed_constraints += 1;
-                    self.summary.terms += r.constraint.function.stored_terms() as u64;
+                    self.summary
+                        .add_removed_terms(r.constraint.function.shape().terms());
                     self.families
                         .see(r.constraint.name.as_deref())
                         .map_err(|_| Recheck)?;
@@ -190,13 +192,13 @@ impl Shard {
         Ok(())
     }
 
-    fn add_constraint(&mut self, id: u64, terms: u64, shared: &Shared) -> Result<(), Recheck> {
+    fn add_constraint(&mut self, id: u64, terms: Terms, shared: &Shared) -> Result<(), Recheck> {
         if !shared.constraint_ids.insert(id) {
             return Err(Recheck);
         }
         shared.constraints.insert(id);
         self.summary.constraints += 1;
-        self.summary.terms += terms;
+        self.summary.add_constraint_terms(terms);
         Ok(())
     }
 
@@ -242,6 +244,7 @@ pub(super) fn settle(
         summary.removed_constraints += s.removed_constraints;
         summary.named_functions += s.named_functions;
         summary.terms += s.terms;
+        summary.quadratic_linear.absorb(s.quadratic_linear);
         families.absorb(f).map_err(|_| Recheck)?;
         variables_below = variables_below.max(below);
         end = end.or(e);

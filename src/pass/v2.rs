@@ -288,6 +288,8 @@ fn account(
         named_functions: model.named_functions.len() as u64,
         terms: model.stored_terms() as u64,
         wire_bytes: bytes.len() as u64,
+        // 3.0's estimate does not simulate its load.
+        quadratic_linear: Default::default(),
     };
     Ok(accounts.profiled(instance_index, title, summary, schema, Accounting::Ommx30))
 }

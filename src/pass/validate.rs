@@ -19,6 +19,7 @@ use crate::pass::InstanceError;
 use crate::profile::family::GroupBy;
 use crate::profile::Aggregate;
 use crate::report::InstanceSummary;
+use crate::report::Terms;
 use crate::trace::{self, Phase};
 
 /// Checks the batches of one instance in stream order and finishes it:
@@ -96,7 +97,7 @@ impl Stream {
                 observer.variable(&v, cost);
             }
             Item::Constraint(c, cost) => {
-                state.add_constraint(c.id, c.function.stored_terms() as u64)?;
+                state.add_constraint(c.id, c.function.shape().terms())?;
                 state.uses(User::Constraint(c.id), &c.function)?;
                 self.families.see(c.name.as_deref())?;
                 observer.constraint(&c, cost);
@@ -125,8 +126,7 @@ impl Stream {
                 }
             }
             Item::Removed(r, cost) => {
-                let terms = r.constraint.function.stored_terms() as u64;
-                state.add_removed(r.constraint.id, terms)?;
+                state.add_removed(r.constraint.id, r.constraint.function.shape().terms())?;
                 // 2.9.3 does not check the variables of removed constraints.
                 self.families.see(r.constraint.name.as_deref())?;
                 observer.removed_constraint(&r, cost);
@@ -302,20 +302,20 @@ impl State {
     }
 
     /// Adds constraint `id`, of `terms` stored terms, once.
-    fn add_constraint(&mut self, id: u64, terms: u64) -> Result<(), ModelError> {
+    fn add_constraint(&mut self, id: u64, terms: Terms) -> Result<(), ModelError> {
         self.new_constraint(id)?;
         self.constraints.insert(id);
         self.summary.constraints += 1;
-        self.summary.terms += terms;
+        self.summary.add_constraint_terms(terms);
         Ok(())
     }
 
     /// Adds removed constraint `id`, of `terms` stored terms, once.
-    fn add_removed(&mut self, id: u64, terms: u64) -> Result<(), ModelError> {
+    fn add_removed(&mut self, id: u64, terms: Terms) -> Result<(), ModelError> {
         self.new_constraint(id)?;
         self.removed.insert(id);
         self.summary.removed_constraints += 1;
-        self.summary.terms += terms;
+        self.summary.add_removed_terms(terms);
         Ok(())
     }
 

@@ -69,6 +69,56 @@ pub struct InstanceSummary {
     pub terms: u64,
     /// Bytes of the encoded instance.
     pub wire_bytes: u64,
+    /// Of the stored terms, the linear parts' of quadratic functions, by
+    /// owner (not shown: the real-memory estimate's).
+    #[serde(skip)]
+    pub quadratic_linear: QuadraticLinear,
+}
+
+/// The terms of quadratic functions' linear parts (their constants
+/// included), by owner: OMMX 2.9.3's profile counts them with the pairs,
+/// its load does not (`model::real`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QuadraticLinear {
+    pub objective: u64,
+    pub constraints: u64,
+    pub removed: u64,
+}
+
+impl InstanceSummary {
+    /// Adds the terms of the objective's function.
+    pub fn add_objective_terms(&mut self, t: Terms) {
+        self.terms += t.stored;
+        self.quadratic_linear.objective += t.quadratic_linear;
+    }
+
+    /// Adds the terms of a constraint's function.
+    pub fn add_constraint_terms(&mut self, t: Terms) {
+        self.terms += t.stored;
+        self.quadratic_linear.constraints += t.quadratic_linear;
+    }
+
+    /// Adds the terms of a removed constraint's function.
+    pub fn add_removed_terms(&mut self, t: Terms) {
+        self.terms += t.stored;
+        self.quadratic_linear.removed += t.quadratic_linear;
+    }
+}
+
+impl QuadraticLinear {
+    pub fn absorb(&mut self, other: QuadraticLinear) {
+        self.objective += other.objective;
+        self.constraints += other.constraints;
+        self.removed += other.removed;
+    }
+}
+
+/// What one function adds to the summary's terms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Terms {
+    pub stored: u64,
+    /// A quadratic function's linear part's ([`QuadraticLinear`]).
+    pub quadratic_linear: u64,
 }
 
 /// What kind of container held the instances.

@@ -12,7 +12,7 @@
 
 use crate::model::function::Variant;
 use crate::profile::Aggregate;
-use crate::report::InstanceSummary;
+use crate::report::{InstanceSummary, QuadraticLinear};
 
 /// The kind of entity a value belongs to, by the first frame of its path.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -98,6 +98,9 @@ pub struct Facts {
     pub label_maps: Vec<Group>,
     /// Bytes of the encoded instance.
     pub payload: u64,
+    /// Quadratic functions' linear terms, which the profile counts with
+    /// their pairs (the pass counts them apart).
+    pub quadratic_linear: QuadraticLinear,
 }
 
 /// Bytes of a `String`'s own part, before its UTF-8 bytes.
@@ -114,6 +117,7 @@ impl Facts {
             constraints: summary.constraints,
             removed: summary.removed_constraints,
             payload: summary.wire_bytes,
+            quadratic_linear: summary.quadratic_linear,
             ..Facts::default()
         };
         for id in 1..aggregate.len() {

@@ -148,6 +148,7 @@ pub(super) fn shape(variant: Variant, stored_terms: usize) -> Option<Shape> {
     Some(Shape {
         variant,
         stored_terms,
+        quadratic_linear: 0,
     })
 }
 
@@ -183,7 +184,11 @@ pub(super) fn count_quadratic_arm<D: Fn(u64) -> bool + Sync>(
         },
         None => 0,
     };
-    Ok(count_pairs(pairs, defined, threads)?.and_then(|n| shape(Variant::Quadratic, n + linear)))
+    Ok(count_pairs(pairs, defined, threads)?.map(|n| Shape {
+        variant: Variant::Quadratic,
+        stored_terms: n + linear,
+        quadratic_linear: linear,
+    }))
 }
 
 /// Stored terms of a linear part (its constant included), `None` when it

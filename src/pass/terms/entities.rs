@@ -308,6 +308,7 @@ pub fn count_function(
             Shape {
                 variant: Variant::Polynomial,
                 stored_terms: terms.len(),
+                quadratic_linear: 0,
             }
         }));
     }
@@ -344,6 +345,7 @@ fn linear_distinct(
     Ok(Some(Ok(Shape {
         variant: Variant::Linear,
         stored_terms: ids.len() + usize::from(constant != 0.0),
+        quadratic_linear: 0,
     })))
 }
 

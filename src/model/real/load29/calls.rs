@@ -40,13 +40,23 @@ fn function(g: &Function, constant: u64, distinct: u64) -> u64 {
     if g.terms == 0 {
         return 0;
     }
-    let vectors = if g.quadratic { 3 } else { 1 };
-    let tables = table_sizes(g.terms);
+    // Each vector grown, then freed; a quadratic function's linear part has
+    // a vector and a table of its own.
+    let vectors = if g.quadratic {
+        3 * (pushes(g.pairs) + 1) + pushes(g.linear) + 1
+    } else {
+        pushes(g.terms) + 1
+    };
+    let part = if g.quadratic && g.linear > 0 {
+        2 * table_sizes(g.linear)
+    } else {
+        0
+    };
     let ids = g.ids(constant);
-    let decode = vectors * (pushes(g.terms) + 1);
-    let convert = 2 * tables - 1;
+    let decode = vectors;
+    let convert = 2 * table_sizes(g.terms) - 1 + part;
     let check = 4 + pushes(ids) + 1 + 2 * id_nodes(ids.min(distinct));
-    let to_bytes = 2 + vectors * (pushes(g.terms) + 1);
+    let to_bytes = 2 + vectors;
     decode + convert + check + to_bytes
 }
 

@@ -20,22 +20,20 @@
 //! beside the closed form and `docs/real-memory.md` has how close it comes.
 
 mod calls;
+mod function;
 mod parts;
 
-use super::alloc::{btree_internal, btree_leaf, table};
+use super::alloc::{btree_internal, btree_leaf};
 use super::facts::{Facts, Owner};
 use super::glibc::{Malloc, Ptr};
 use super::ommx29::{size, upb};
 use crate::model::function::Variant;
-use parts::{clone_tree, consume_tree, free_all, grown_table, id_set, Pushed, Tree};
+use function::Function;
+use parts::{clone_tree, consume_tree, free_all, id_set, Pushed, Tree};
 
 /// glibc's mmap threshold when the load begins: the interpreter's start and
 /// the warm-up load raised it to this (traced).
 const START_THRESHOLD: u64 = 495_616;
-/// A linear function's table entry: the id and the coefficient.
-const LINEAR_ENTRY: u64 = 24;
-/// A quadratic function's: two ids and the coefficient.
-const QUADRATIC_ENTRY: u64 = 32;
 /// protobuf's first arena blocks, then the size of the rest.
 const FIRST_BLOCKS: [u64; 7] = [328, 560, 1136, 2288, 4592, 9200, 18416];
 const BLOCK: u64 = 32 << 10;
@@ -65,87 +63,6 @@ struct Shape {
     constraint: Function,
     variable_labels: Labels,
     constraint_labels: Labels,
-}
-
-/// A function as the generator makes it: linear, or quadratic (every term
-/// taken as a pair of ids: the 2.9.3 profile does not tell a quadratic
-/// function's linear terms apart, and the vectors' and tables' capacities
-/// come out alike).
-#[derive(Clone, Copy, Default)]
-struct Function {
-    quadratic: bool,
-    terms: u64,
-}
-
-/// A function as prost decodes it (a quadratic one: columns, rows and
-/// values) or as `to_bytes` makes it again.
-enum Vectors {
-    Linear(Pushed),
-    Quadratic([Pushed; 3]),
-}
-
-impl Vectors {
-    fn free(self, m: &mut Malloc) {
-        match self {
-            Vectors::Linear(v) => v.free(m),
-            Vectors::Quadratic(vs) => vs.into_iter().for_each(|v| v.free(m)),
-        }
-    }
-}
-
-impl Function {
-    /// A table entry: the monomial and its coefficient.
-    fn entry(&self) -> u64 {
-        if self.quadratic {
-            QUADRATIC_ENTRY
-        } else {
-            LINEAR_ENTRY
-        }
-    }
-
-    /// prost's decode: each packed field pushed in turn.
-    fn decode(&self, m: &mut Malloc) -> Vectors {
-        if self.quadratic {
-            Vectors::Quadratic(std::array::from_fn(|_| Pushed::grown(m, self.terms, 8)))
-        } else {
-            Vectors::Linear(Pushed::grown(m, self.terms, size::TERM))
-        }
-    }
-
-    /// `to_bytes`' message: the terms pushed from the table, a quadratic
-    /// function's three vectors side by side.
-    fn encode(&self, m: &mut Malloc) -> Vectors {
-        if !self.quadratic {
-            return Vectors::Linear(Pushed::grown(m, self.terms, size::TERM));
-        }
-        let mut vs: [Pushed; 3] = std::array::from_fn(|_| Pushed::new(8));
-        for cap in capacities(self.terms) {
-            vs.iter_mut().for_each(|v| v.push(m, cap));
-        }
-        Vectors::Quadratic(vs)
-    }
-
-    /// OMMX's table of it, grown insert by insert; the vectors freed after.
-    fn convert(&self, m: &mut Malloc, decoded: Vectors) -> Option<Ptr> {
-        let table = grown_table(m, self.terms, self.entry());
-        decoded.free(m);
-        table
-    }
-
-    /// The table cloned.
-    fn clone_table(&self, m: &mut Malloc) -> Option<Ptr> {
-        (self.terms > 0).then(|| m.malloc(table(self.terms, self.entry())))
-    }
-
-    /// Ids a check of it pushes.
-    fn ids(&self, less: u64) -> u64 {
-        let terms = self.terms.saturating_sub(less);
-        if self.quadratic {
-            2 * terms
-        } else {
-            terms
-        }
-    }
 }
 
 /// A name's length and a subscript list's length, when the entities carry
@@ -183,16 +100,13 @@ impl Shape {
         Some(Shape {
             variables: f.variables,
             constraints: f.constraints,
-            objective: objective.first().map_or(Function::default(), |g| Function {
-                quadratic: g.variant == Variant::Quadratic,
-                terms: g.terms,
+            objective: objective.first().map_or(Function::default(), |g| {
+                Function::of(g.variant, g.terms, f.quadratic_linear.objective)
             }),
-            constraint: constraints
-                .first()
-                .map_or(Function::default(), |g| Function {
-                    quadratic: g.variant == Variant::Quadratic,
-                    terms: g.terms_each(),
-                }),
+            constraint: constraints.first().map_or(Function::default(), |g| {
+                let linear = f.quadratic_linear.constraints.div_ceil(g.count.max(1));
+                Function::of(g.variant, g.terms_each(), linear)
+            }),
             variable_labels: Labels::of(f, Owner::Variables)?,
             constraint_labels: Labels::of(f, Owner::Constraints)?,
         })
@@ -259,17 +173,35 @@ pub fn simulate(f: &Facts, budget: u64) -> Option<Simulated> {
     if calls::predicted(&s) > budget {
         return None;
     }
+    Some(run(&s, f, Malloc::after_mapping(START_THRESHOLD)).0)
+}
+
+/// The load simulated with every call recorded, in `bench/alloc_trace.c`'s
+/// records (phases marked as its harness marks them), to compare with a
+/// traced load (`bench/simulate.rs --record`).
+pub fn record(f: &Facts) -> Option<(Simulated, Vec<[u64; 4]>)> {
+    let s = Shape::of(f)?;
     let mut m = Malloc::after_mapping(START_THRESHOLD);
+    m.record();
+    let (simulated, m) = run(&s, f, m);
+    Some((simulated, m.records().to_vec()))
+}
+
+fn run(s: &Shape, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
     m.init_tcache();
     let before = m.resident_heap() + m.mapped_bytes();
     let base = m.brk();
     let input = m.malloc(f.payload + 33);
-    let instance = parse(&s, &mut m);
+    m.mark(0);
+    let instance = parse(s, &mut m);
     let after_parse = m.brk() - base;
-    let python_bytes = to_bytes(&s, f, &mut m, instance);
+    m.mark(1);
+    let python_bytes = to_bytes(s, f, &mut m, instance);
     let after_to_bytes = m.brk() - base;
-    let blocks = annotations(&s, &mut m);
+    m.mark(2);
+    let blocks = annotations(s, &mut m);
     let after_annotations = m.brk() - base;
+    m.mark(3);
     m.free(python_bytes);
     for (i, block) in blocks.into_iter().rev().enumerate() {
         m.free(block);
@@ -280,11 +212,12 @@ pub fn simulate(f: &Facts, budget: u64) -> Option<Simulated> {
         }
     }
     m.free(input);
-    Some(Simulated {
+    let simulated = Simulated {
         calls: m.calls(),
         resident: (m.resident_heap() + m.mapped_bytes()).saturating_sub(before),
         breaks: [after_parse, after_to_bytes, after_annotations],
-    })
+    };
+    (simulated, m)
 }
 
 /// What the parse leaves: the instance's maps (their shapes, for the clone).
@@ -397,11 +330,14 @@ fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     });
     // The message: each function's terms pushed from its table, which is
     // then freed; the maps' nodes freed as they are consumed.
-    let variable_message = m.malloc(size::VARIABLE_MESSAGE * s.variables);
+    // An empty vector allocates nothing.
+    let variable_message =
+        (s.variables > 0).then(|| m.malloc(size::VARIABLE_MESSAGE * s.variables));
     if let Some(root) = variables {
         consume_tree(m, root, &mut |_: &mut Malloc| {});
     }
-    let constraint_message = m.malloc(size::CONSTRAINT_MESSAGE * s.constraints);
+    let constraint_message =
+        (s.constraints > 0).then(|| m.malloc(size::CONSTRAINT_MESSAGE * s.constraints));
     let mut terms = Vec::new();
     let mut tables = tables.into_iter();
     if let Some(root) = constraints {
@@ -414,13 +350,13 @@ fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     free_all(m, objective);
     let encoded = m.malloc(f.payload);
     free_all(m, variable_labels);
-    m.free(variable_message);
+    free_all(m, variable_message);
     objective_terms.free(m);
     for (t, labels) in terms.into_iter().zip(constraint_labels) {
         t.free(m);
         free_all(m, labels);
     }
-    m.free(constraint_message);
+    free_all(m, constraint_message);
     let python_bytes = m.malloc(f.payload + 33);
     m.free(encoded);
     python_bytes
@@ -457,11 +393,15 @@ fn function(a: &mut Arena, m: &mut Malloc, g: &Function) {
     if g.quadratic {
         // Columns and rows are varints, grown as they are read; the values
         // are doubles, whose count the field's length gives: one array.
-        a.array(m, g.terms);
-        a.array(m, g.terms);
-        if g.terms > 0 {
-            a.take(m, 8 * g.terms.next_power_of_two().max(4));
+        // Then the linear part's terms, messages like a linear function's.
+        a.array(m, g.pairs);
+        a.array(m, g.pairs);
+        if g.pairs > 0 {
+            a.take(m, 8 * g.pairs.next_power_of_two().max(4));
         }
+        a.repeated(m, g.linear, |a, m| {
+            a.take(m, upb::LINEAR_TERM - ARRAY_SHARE)
+        });
     } else {
         a.repeated(m, g.terms, |a, m| a.take(m, upb::LINEAR_TERM - ARRAY_SHARE));
     }
