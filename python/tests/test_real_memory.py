@@ -10,13 +10,16 @@ allocations no more than the resident measured. The instances are a few MB
 each, big enough that a page here and there does not decide, small enough
 that the whole run takes about a minute.
 
-The resident is printed beside, not asserted: whether glibc gives back the
-heap that OMMX's `to_bytes` round trip grew depends on where its last chunks
-landed, which the estimate does not derive; on these instances it is off by
--48 % to +48 % (docs/real-memory.md says where it is weakest). What decides
-it is checked instead at the allocator: the model of glibc malloc, fed each
-load's real allocations, must place every chunk where glibc did and give
-the resident measured.
+The resident is asserted within 10 % for the shapes whose load memprof
+simulates call by call and gets right on seed after seed (lp: 8 of 8 seeds
+measured, tiny_constraints: 7 of 8; docs/real-memory.md has the table) and
+printed for the others: whether glibc gives back the heap that OMMX's
+`to_bytes` round trip grew turns on where single chunks land, which the
+simulation gets wrong on some seeds of the quadratic shapes and the closed
+form (polynomial, metadata, removed constraints) does not derive. What
+decides it is checked instead at the allocator: the model of glibc malloc,
+fed each load's real allocations, must place every chunk where glibc did and
+give the resident measured.
 """
 
 import json
@@ -45,6 +48,8 @@ SHAPES = {
     "removed": (8_000, 15_000),
     "quadratic_constraints": (10_000, 20_000),
 }
+# Shapes whose resident is asserted (see above).
+RESIDENT_ASSERTED = {"lp", "tiny_constraints"}
 
 
 def within(estimated: int, measured: int, percent: int) -> bool:
@@ -77,6 +82,8 @@ def test_the_estimate_is_within_tolerance_of_ommx(shape, tmp_path):
     )
     print(report)
     assert within(real.load_peak_bytes, measured["peak"], 15), report
+    if shape in RESIDENT_ASSERTED:
+        assert within(real.resident_bytes, measured["resident"], 10), report
     # The instance's own allocations are resident: the held part is never
     # more than the process was measured to hold (a page or two of noise).
     assert 0 < held <= measured["resident"] + 2 * MIB, report

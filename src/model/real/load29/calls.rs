@@ -55,7 +55,7 @@ fn function(g: &Function, constant: u64, distinct: u64) -> u64 {
     let ids = g.ids(constant);
     let decode = vectors;
     let convert = 2 * table_sizes(g.terms) - 1 + part;
-    let check = 4 + pushes(ids) + 1 + 2 * id_nodes(ids.min(distinct));
+    let check = 2 + pushes(ids) + 1 + 2 * id_nodes(ids.min(distinct));
     let to_bytes = 2 + vectors;
     decode + convert + check + to_bytes
 }

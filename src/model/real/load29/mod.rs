@@ -278,19 +278,13 @@ fn parse(s: &Shape, m: &mut Malloc) -> Parsed {
 /// (at most the `distinct` variables; the objective's list sorted first),
 /// all freed.
 fn check_ids(m: &mut Malloc, n: u64, distinct: u64, sorted_copy: bool) {
-    let mut boxed = m.malloc(16);
+    // The check also makes a small value for each id and frees it before
+    // the next: made from the tcache's bin of its size and given back to
+    // it, the same chunk each time (nothing between them frees a chunk of
+    // that size), so it is made once here, for the same heap.
+    let boxed = m.malloc(16);
     let mut ids = Pushed::new(8);
     for i in 1..=n {
-        // The value freed and made again: the first time it may go to a
-        // fast bin (its tcache bin full) and come back as another chunk;
-        // after that its tcache bin has room, so each later pair hands the
-        // same chunk back and changes nothing (the pushes between take
-        // other sizes and leave that bin as it is). Made once, not `n`
-        // times, for the same heap.
-        if i == 2 {
-            m.free(boxed);
-            boxed = m.malloc(16);
-        }
         ids.push(m, i);
     }
     m.free(boxed);
