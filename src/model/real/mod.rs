@@ -106,8 +106,8 @@ pub enum Effort {
     ClosedForm,
 }
 
-/// The most malloc calls a simulated load may make (about half a second on
-/// one core; `docs/real-memory.md`). Larger loads get the closed form, which
+/// The most malloc calls a simulated load may make (about a third of a
+/// second on one core; `docs/real-memory.md`). Larger loads get the closed form, which
 /// is closest on the largest instances.
 pub const SIMULATION_BUDGET: u64 = 4_000_000;
 

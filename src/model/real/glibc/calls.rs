@@ -160,19 +160,19 @@ impl Malloc {
                 aligned += alignment;
             }
             let lead = aligned - at;
-            let size = self.chunks[&at].size;
-            self.chunks.get_mut(&at).unwrap().size = lead;
+            let size = self.chunks.size(at);
+            self.chunks.set_size(at, lead);
             self.chunks.insert(aligned, Chunk::used(size - lead));
             self.int_free(at);
             at = aligned;
         }
-        let size = self.chunks[&at].size;
+        let size = self.chunks.size(at);
         if size > nb + MINSIZE {
-            self.chunks.get_mut(&at).unwrap().size = nb;
+            self.chunks.set_size(at, nb);
             self.chunks.insert(at + nb, Chunk::used(size - nb));
             self.int_free(at + nb);
         }
-        let size = self.chunks[&at].size;
+        let size = self.chunks.size(at);
         self.touch(at, size);
         Ptr(at)
     }
@@ -203,7 +203,7 @@ impl Malloc {
             return p;
         }
         let old = p.0;
-        let oldsize = self.chunks[&old].size;
+        let oldsize = self.chunks.size(old);
         let mut newsize = oldsize;
         if oldsize < nb {
             let next = old + oldsize;
@@ -211,7 +211,7 @@ impl Malloc {
                 // Grown into the top.
                 self.top_size -= nb - oldsize;
                 self.top = old + nb;
-                self.chunks.get_mut(&old).unwrap().size = nb;
+                self.chunks.set_size(old, nb);
                 self.touch(old, nb);
                 return p;
             }
@@ -221,7 +221,7 @@ impl Malloc {
                     self.unlink(next);
                     self.chunks.remove(&next);
                     newsize = oldsize + nsize;
-                    self.chunks.get_mut(&old).unwrap().size = newsize;
+                    self.chunks.set_size(old, newsize);
                 }
                 _ => {
                     let q = self.int_malloc(nb);
@@ -233,18 +233,18 @@ impl Malloc {
                     // The new chunk is the one after (the top, grown): one
                     // chunk of both.
                     newsize = oldsize + self.chunks.remove(&next).unwrap().size;
-                    self.chunks.get_mut(&old).unwrap().size = newsize;
+                    self.chunks.set_size(old, newsize);
                 }
             }
         }
         // Shrink in place (or trim what the neighbour gave): a remainder of
         // a chunk or more is freed, into the tcache if it fits there.
         if newsize - nb >= MINSIZE {
-            self.chunks.get_mut(&old).unwrap().size = nb;
+            self.chunks.set_size(old, nb);
             self.chunks.insert(old + nb, Chunk::used(newsize - nb));
             self.int_free(old + nb);
         }
-        self.touch(old, self.chunks[&old].size);
+        self.touch(old, self.chunks.size(old));
         p
     }
 
@@ -263,7 +263,7 @@ impl Malloc {
             .chunks
             .iter()
             .filter(|(_, c)| matches!(c.state, State::Binned(_)))
-            .map(|(&a, c)| (a, c.size))
+            .map(|(a, c)| (a, c.size))
             .collect();
         for (addr, size) in binned {
             // glibc keeps the chunk's header and links (48 bytes).

@@ -14,12 +14,12 @@ pub(super) enum State {
     Binned(usize),
 }
 
+/// A chunk's header: its size and what it is doing (a binned one's links
+/// are in `Malloc::links`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Chunk {
     pub(super) size: u64,
     pub(super) state: State,
-    pub(super) fd: u64,
-    pub(super) bk: u64,
 }
 
 impl Chunk {
@@ -27,8 +27,6 @@ impl Chunk {
         Chunk {
             size,
             state: State::InUse,
-            fd: 0,
-            bk: 0,
         }
     }
 }
@@ -51,7 +49,7 @@ impl Malloc {
         if is_head(link) {
             self.heads[link as usize].0
         } else {
-            self.chunks[&link].fd
+            self.links[&link].0
         }
     }
 
@@ -59,7 +57,7 @@ impl Malloc {
         if is_head(link) {
             self.heads[link as usize].0 = to;
         } else {
-            self.chunks.get_mut(&link).unwrap().fd = to;
+            self.links.get_mut(&link).expect("a binned chunk").0 = to;
         }
     }
 
@@ -67,7 +65,7 @@ impl Malloc {
         if is_head(link) {
             self.heads[link as usize].1 = to;
         } else {
-            self.chunks.get_mut(&link).unwrap().bk = to;
+            self.links.get_mut(&link).expect("a binned chunk").1 = to;
         }
     }
 
@@ -77,11 +75,9 @@ impl Malloc {
 
     pub(super) fn link_after(&mut self, bin: usize, after: Link, addr: u64) {
         let next = self.fd(after);
-        let c = self.chunks.get_mut(&addr).unwrap();
-        c.fd = next;
-        c.bk = after;
-        c.state = State::Binned(bin);
-        let size = c.size;
+        self.links.insert(addr, (next, after));
+        self.chunks.set_state(addr, State::Binned(bin));
+        let size = self.chunks.size(addr);
         self.set_fd(after, addr);
         self.set_bk(next, addr);
         self.free_ends.insert(addr + size, addr);
@@ -90,35 +86,36 @@ impl Malloc {
 
     /// Takes a chunk out of its bin (its large bin's size list too).
     pub(super) fn unlink(&mut self, addr: u64) {
-        let c = self.chunks[&addr];
+        let c = self.chunks.get(&addr).expect("a chunk at that address");
         let State::Binned(bin) = c.state else {
             panic!("unlink of a chunk in no bin")
         };
+        let (fd, bk) = self.links.remove(&addr).expect("a binned chunk");
         if bin >= 64 && self.sizes[bin].get(&c.size) == Some(&addr) {
-            if !is_head(c.fd) && self.chunks[&c.fd].size == c.size {
-                self.sizes[bin].insert(c.size, c.fd);
+            if !is_head(fd) && self.chunks.size(fd) == c.size {
+                self.sizes[bin].insert(c.size, fd);
             } else {
                 self.sizes[bin].remove(&c.size);
             }
         }
-        self.set_fd(c.bk, c.fd);
-        self.set_bk(c.fd, c.bk);
+        self.set_fd(bk, fd);
+        self.set_bk(fd, bk);
         self.free_ends.remove(&(addr + c.size));
-        self.chunks.get_mut(&addr).unwrap().state = State::InUse;
+        self.chunks.set_state(addr, State::InUse);
         if is_head(self.heads[bin].0) {
             self.nonempty &= !(1 << bin);
         }
     }
 
     pub(super) fn mark_used(&mut self, addr: u64) {
-        self.chunks.get_mut(&addr).unwrap().state = State::InUse;
+        self.chunks.set_state(addr, State::InUse);
     }
 
     /// Splits `victim` (already taken out of its bin) at `nb`: the rest goes
     /// to the head of the unsorted bin. Returns the rest's address.
     pub(super) fn split(&mut self, victim: u64, nb: u64) -> u64 {
-        let size = self.chunks[&victim].size;
-        self.chunks.get_mut(&victim).unwrap().size = nb;
+        let size = self.chunks.size(victim);
+        self.chunks.set_size(victim, nb);
         let rest = victim + nb;
         self.chunks.insert(rest, Chunk::used(size - nb));
         self.push_head(UNSORTED, rest);
@@ -129,8 +126,8 @@ impl Malloc {
     /// its size when another of that size follows it.
     pub(super) fn best_fit(&self, idx: usize, nb: u64) -> Option<u64> {
         let (&size, &first) = self.sizes[idx].range(nb..).next()?;
-        let second = self.chunks[&first].fd;
-        if !is_head(second) && self.chunks[&second].size == size {
+        let second = self.links[&first].0;
+        if !is_head(second) && self.chunks.size(second) == size {
             Some(second)
         } else {
             Some(first)
@@ -152,7 +149,7 @@ impl Malloc {
             // Before the largest chunk smaller than it, or last.
             match self.sizes[bin].range(..size).next_back() {
                 Some((_, &smaller)) => {
-                    let before = self.chunks[&smaller].bk;
+                    let before = self.links[&smaller].1;
                     self.link_after(bin, before, addr);
                 }
                 None => {
@@ -172,7 +169,7 @@ impl Malloc {
             .chunks
             .iter()
             .filter(|(_, c)| c.state == State::InUse)
-            .map(|(&at, c)| (at - HEAP_BASE, c.size))
+            .map(|(at, c)| (at - HEAP_BASE, c.size))
             .collect();
         used.sort_unstable_by(|a, b| b.cmp(a));
         used.truncate(n);

@@ -15,6 +15,7 @@ use crate::ids::BuildIdHasher;
 use std::collections::{BTreeMap, HashMap};
 
 mod calls;
+mod chunks;
 mod links;
 mod pages;
 #[cfg(test)]
@@ -105,7 +106,9 @@ impl Ptr {
 /// One arena of glibc malloc, single-threaded.
 #[derive(Debug, Clone)]
 pub struct Malloc {
-    chunks: HashMap<u64, Chunk, BuildIdHasher>,
+    chunks: chunks::Chunks,
+    /// Binned chunks' forward and back links.
+    links: HashMap<u64, (Link, Link), BuildIdHasher>,
     /// Binned chunks by their end, to find a free chunk before another.
     free_ends: HashMap<u64, u64, BuildIdHasher>,
     heads: [(Link, Link); NBINS],
@@ -157,7 +160,8 @@ impl Malloc {
             DEFAULT_THRESHOLD
         };
         Malloc {
-            chunks: HashMap::default(),
+            chunks: chunks::Chunks::default(),
+            links: HashMap::default(),
             free_ends: HashMap::default(),
             heads: std::array::from_fn(|i| (i as u64, i as u64)),
             sizes: vec![BTreeMap::new(); NBINS],
@@ -213,7 +217,7 @@ impl Malloc {
         if p.is_mapped() {
             self.mapped[&p.0]
         } else {
-            self.chunks[&p.0].size
+            self.chunks.size(p.0)
         }
     }
 
@@ -256,7 +260,7 @@ impl Malloc {
             let mut cached = false;
             let mut iters = 0;
             while let Some(victim) = self.tail(UNSORTED) {
-                let size = self.chunks[&victim].size;
+                let size = self.chunks.size(victim);
                 if nb < MIN_LARGE
                     && self.heads[UNSORTED].0 == victim
                     && victim == self.last_remainder
@@ -290,7 +294,7 @@ impl Malloc {
             if nb >= MIN_LARGE {
                 if let Some(victim) = self.best_fit(idx, nb) {
                     self.unlink(victim);
-                    let size = self.chunks[&victim].size;
+                    let size = self.chunks.size(victim);
                     if size - nb >= MINSIZE {
                         self.split(victim, nb);
                     }
@@ -307,7 +311,7 @@ impl Malloc {
                 let bin = above.trailing_zeros() as usize;
                 let victim = self.tail(bin).expect("a non-empty bin");
                 self.unlink(victim);
-                let size = self.chunks[&victim].size;
+                let size = self.chunks.size(victim);
                 if size - nb >= MINSIZE {
                     let rest = self.split(victim, nb);
                     if nb < MIN_LARGE {
@@ -353,7 +357,7 @@ impl Malloc {
     }
 
     fn int_free(&mut self, addr: u64) {
-        let size = self.chunks[&addr].size;
+        let size = self.chunks.size(addr);
         let t = tcache_index(size);
         if t < TCACHE_BINS && self.tcache[t].len() < TCACHE_COUNT {
             self.tcache[t].push(addr);

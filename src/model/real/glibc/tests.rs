@@ -131,3 +131,26 @@ fn malloc_trim_releases_free_chunks_pages() {
         m.resident_heap()
     );
 }
+
+#[test]
+fn chunk_headers_keep_sizes_and_bins_of_any_size() {
+    use super::chunks::Chunks;
+    use super::links::{Chunk, State};
+    let mut c = Chunks::default();
+    let at = |offset: u64| HEAP_BASE + offset;
+    c.insert(at(4096 * 3 + 16), Chunk::used(48));
+    c.insert(at(0), Chunk::used(1 << 40));
+    c.set_state(at(0), State::Binned(127));
+    assert_eq!(c.size(at(0)), 1 << 40);
+    assert_eq!(c.get(&at(0)).map(|h| h.state), Some(State::Binned(127)));
+    // Shrunk below the packed limit, and grown past it again.
+    c.set_size(at(0), 64);
+    assert_eq!(c.size(at(0)), 64);
+    c.set_size(at(0), 600 << 20);
+    assert_eq!(c.size(at(0)), 600 << 20);
+    assert_eq!(c.get(&at(16)).map(|h| h.size), None);
+    let all: Vec<(u64, u64)> = c.iter().map(|(a, h)| (a - HEAP_BASE, h.size)).collect();
+    assert_eq!(all, vec![(0, 600 << 20), (4096 * 3 + 16, 48)]);
+    assert_eq!(c.remove(&at(0)).map(|h| h.size), Some(600 << 20));
+    assert_eq!(c.get(&at(0)).map(|h| h.size), None);
+}

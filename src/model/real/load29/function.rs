@@ -32,14 +32,16 @@ pub(super) struct Function {
 /// values, and its linear part's terms) or as `to_bytes` makes it again.
 pub(super) enum Vectors {
     Linear(Pushed),
-    Quadratic([Pushed; 3], Pushed),
+    /// Boxed: a load holds one of these per constraint, most of them linear.
+    Quadratic(Box<([Pushed; 3], Pushed)>),
 }
 
 impl Vectors {
     pub(super) fn free(self, m: &mut Malloc) {
         match self {
             Vectors::Linear(v) => v.free(m),
-            Vectors::Quadratic(vs, linear) => {
+            Vectors::Quadratic(parts) => {
+                let (vs, linear) = *parts;
                 vs.into_iter().for_each(|v| v.free(m));
                 linear.free(m);
             }
@@ -79,7 +81,7 @@ impl Function {
     pub(super) fn decode(&self, m: &mut Malloc) -> Vectors {
         if self.quadratic {
             let pairs = std::array::from_fn(|_| Pushed::grown(m, self.pairs, 8));
-            Vectors::Quadratic(pairs, Pushed::grown(m, self.linear, size::TERM))
+            Vectors::Quadratic(Box::new((pairs, Pushed::grown(m, self.linear, size::TERM))))
         } else {
             Vectors::Linear(Pushed::grown(m, self.terms, size::TERM))
         }
@@ -102,7 +104,7 @@ impl Function {
                 linear.push(m, cap);
             }
         }
-        Vectors::Quadratic(vs, linear)
+        Vectors::Quadratic(Box::new((vs, linear)))
     }
 
     /// OMMX's table of it, grown insert by insert; the vectors freed after.
@@ -111,7 +113,8 @@ impl Function {
     pub(super) fn convert(&self, m: &mut Malloc, decoded: Vectors) -> Option<Ptr> {
         let table = grown_table(m, self.terms, self.entry());
         match decoded {
-            Vectors::Quadratic(pairs, linear) => {
+            Vectors::Quadratic(parts) => {
+                let (pairs, linear) = *parts;
                 pairs.into_iter().for_each(|v| v.free(m));
                 let part = grown_table(m, self.linear, LINEAR_ENTRY);
                 linear.free(m);

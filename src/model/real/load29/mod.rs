@@ -14,7 +14,7 @@
 //! of their own. A quadratic function's monomials are all taken as pairs:
 //! the 2.9.3 profile does not tell its linear terms apart. protobuf's
 //! per-element sizes are the estimate's calibrated ones (`ommx29::upb`).
-//! A load is a million calls or more at 100,000 entities (0.1 to 0.2 µs
+//! A load is a million calls or more at 100,000 entities (0.05 to 0.1 µs
 //! each), so the estimate simulates only loads of at most a budget of
 //! calls, counted beforehand (`calls`); `bench/simulate.rs` prints it
 //! beside the closed form and `docs/real-memory.md` has how close it comes.
