@@ -39,7 +39,9 @@ pub fn run(args: DiffArgs) -> Result<()> {
             Some((new_graph, old_graph, old_path))
         }
     };
-    let options = args.common.options()?;
+    let mut options = args.common.options()?;
+    // A diff does not show the real-memory estimate.
+    options.real_memory = api::Effort::ClosedForm;
     let (old, new) = if migration {
         api::migration(&old_input, &options)?
     } else {
