@@ -19,7 +19,8 @@ pub(super) fn predicted(s: &Shape) -> u64 {
     let per_constraint = labels(&s.constraint_labels) + function(&s.constraint, 1, s.variables);
     // The maps' nodes: made, cloned, consumed (each freed once).
     let nodes = 4 * (s.variables + s.constraints) / KEYS_PER_NODE;
-    s.variables * per_variable
+    // The instance's Python object.
+    1 + s.variables * per_variable
         + s.constraints * per_constraint
         + function(&s.objective, 0, s.variables)
         + nodes
@@ -43,7 +44,7 @@ fn function(g: &Function, constant: u64, distinct: u64) -> u64 {
     // Each vector grown, then freed; a quadratic function's linear part has
     // a vector and a table of its own.
     let vectors = if g.quadratic {
-        3 * (pushes(g.pairs) + 1) + pushes(g.linear) + 1
+        3 * (pushes(g.pairs) + 1) + pushes(g.linear_terms) + 1
     } else {
         pushes(g.terms) + 1
     };

@@ -23,9 +23,11 @@ pub(super) struct Function {
     pub(super) quadratic: bool,
     /// Every monomial the table stores, a constant included.
     pub(super) terms: u64,
-    /// A quadratic function's pairs and linear terms.
+    /// A quadratic function's pairs and its linear part's stored terms (its
+    /// table's), and of those the ones in its vector (not the constant).
     pub(super) pairs: u64,
     pub(super) linear: u64,
+    pub(super) linear_terms: u64,
 }
 
 /// A function as prost decodes it (a quadratic one: columns, rows and
@@ -51,19 +53,22 @@ impl Vectors {
 
 impl Function {
     /// A function of `variant` storing `terms` monomials, of which a
-    /// quadratic one's linear part stores `linear` (its constant, if any,
-    /// included).
-    pub(super) fn of(variant: Variant, terms: u64, linear: u64) -> Function {
-        let quadratic = variant == Variant::Quadratic;
+    /// quadratic one's linear part stores `linear`, `constant` (0 or 1) of
+    /// them its constant (a field of its own in the message, not a term).
+    pub(super) fn of(variant: Variant, terms: u64, linear: u64, constant: u64) -> Function {
+        if variant != Variant::Quadratic {
+            return Function {
+                terms,
+                ..Function::default()
+            };
+        }
+        let linear = linear.min(terms);
         Function {
-            quadratic,
+            quadratic: true,
             terms,
-            pairs: if quadratic {
-                terms.saturating_sub(linear)
-            } else {
-                0
-            },
-            linear: if quadratic { linear.min(terms) } else { 0 },
+            pairs: terms - linear,
+            linear,
+            linear_terms: linear.saturating_sub(constant),
         }
     }
 
@@ -81,7 +86,10 @@ impl Function {
     pub(super) fn decode(&self, m: &mut Malloc) -> Vectors {
         if self.quadratic {
             let pairs = std::array::from_fn(|_| Pushed::grown(m, self.pairs, 8));
-            Vectors::Quadratic(Box::new((pairs, Pushed::grown(m, self.linear, size::TERM))))
+            Vectors::Quadratic(Box::new((
+                pairs,
+                Pushed::grown(m, self.linear_terms, size::TERM),
+            )))
         } else {
             Vectors::Linear(Pushed::grown(m, self.terms, size::TERM))
         }
@@ -97,7 +105,7 @@ impl Function {
         }
         let mut vs: [Pushed; 3] = std::array::from_fn(|_| Pushed::new(8));
         let mut linear = Pushed::new(size::TERM);
-        for (grows_pairs, cap) in growths(self.pairs, self.linear) {
+        for (grows_pairs, cap) in growths(self.pairs, self.linear_terms) {
             if grows_pairs {
                 vs.iter_mut().for_each(|v| v.push(m, cap));
             } else {

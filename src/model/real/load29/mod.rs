@@ -34,6 +34,8 @@ use parts::{clone_tree, consume_tree, free_all, id_set, Pushed, Tree};
 /// glibc's mmap threshold when the load begins: the interpreter's start and
 /// the warm-up load raised it to this (traced).
 const START_THRESHOLD: u64 = 495_616;
+/// The Python object of an `ommx.v1.Instance` (its Rust instance inline).
+const PYTHON_INSTANCE: u64 = 656;
 /// protobuf's first arena blocks, then the size of the rest.
 const FIRST_BLOCKS: [u64; 7] = [328, 560, 1136, 2288, 4592, 9200, 18416];
 const BLOCK: u64 = 32 << 10;
@@ -101,11 +103,11 @@ impl Shape {
             variables: f.variables,
             constraints: f.constraints,
             objective: objective.first().map_or(Function::default(), |g| {
-                Function::of(g.variant, g.terms, f.quadratic_linear.objective)
+                Function::of(g.variant, g.terms, f.quadratic_linear.objective, 0)
             }),
             constraint: constraints.first().map_or(Function::default(), |g| {
                 let linear = f.quadratic_linear.constraints.div_ceil(g.count.max(1));
-                Function::of(g.variant, g.terms_each(), linear)
+                Function::of(g.variant, g.terms_each(), linear, 1)
             }),
             variable_labels: Labels::of(f, Owner::Variables)?,
             constraint_labels: Labels::of(f, Owner::Constraints)?,
@@ -194,6 +196,9 @@ fn run(s: &Shape, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
     let input = m.malloc(f.payload + 33);
     m.mark(0);
     let instance = parse(s, &mut m);
+    // The Python object that wraps the instance, made as the parse returns
+    // and kept with it (the last call of every traced parse).
+    m.malloc(PYTHON_INSTANCE);
     let after_parse = m.brk() - base;
     m.mark(1);
     let python_bytes = to_bytes(s, f, &mut m, instance);
@@ -393,7 +398,7 @@ fn function(a: &mut Arena, m: &mut Malloc, g: &Function) {
         if g.pairs > 0 {
             a.take(m, 8 * g.pairs.next_power_of_two().max(4));
         }
-        a.repeated(m, g.linear, |a, m| {
+        a.repeated(m, g.linear_terms, |a, m| {
             a.take(m, upb::LINEAR_TERM - ARRAY_SHARE)
         });
     } else {

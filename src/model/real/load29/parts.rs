@@ -202,38 +202,67 @@ pub(super) fn consume_tree(m: &mut Malloc, node: Node, entry: &mut impl FnMut(&m
 
 /// A `BTreeSet<u64>` bulk-built from `n` sorted ids (full nodes of 11
 /// keys; a new right subtree, leaf first, each time the rightmost leaf is
-/// full): its nodes in the order they were made, which is the order a drop
-/// frees them in (a leaf before its parent).
+/// full): its nodes in the order its drop frees them, each after all of its
+/// children (a parent after its last leaf, the root last; traced: the
+/// tcache keeps the last chunks freed, so the order decides where a trim
+/// stops).
 pub(super) fn id_set(m: &mut Malloc, n: u64) -> Vec<Ptr> {
     const LEAF: u64 = 104;
     const INTERNAL: u64 = 200;
+    /// The rightmost node of a level: its keys, and the nodes of its
+    /// finished children's subtrees in the order a drop frees them.
+    struct Open {
+        ptr: Ptr,
+        keys: u64,
+        below: Vec<Ptr>,
+    }
+    let open = |ptr| Open {
+        ptr,
+        keys: 0,
+        below: Vec::new(),
+    };
     if n == 0 {
         return Vec::new();
     }
-    let mut nodes = vec![m.malloc(LEAF)];
-    // Keys in the rightmost node of each level, leaf first.
-    let mut spine: Vec<u64> = vec![0];
+    // Leaf first.
+    let mut spine = vec![open(m.malloc(LEAF))];
+    // Finishes the nodes below `level`, replaced by `fresh` (leaf first):
+    // each one's subtree joins its parent's children.
+    let finish = |spine: &mut Vec<Open>, level: usize, fresh: Vec<Ptr>| {
+        let mut subtree = Vec::new();
+        for (l, ptr) in fresh.into_iter().enumerate().take(level) {
+            let mut done = std::mem::replace(&mut spine[l], open(ptr));
+            done.below.append(&mut subtree);
+            done.below.push(done.ptr);
+            subtree = done.below;
+        }
+        spine[level].below.append(&mut subtree);
+    };
     for _ in 0..n {
-        if spine[0] < 11 {
-            spine[0] += 1;
+        if spine[0].keys < 11 {
+            spine[0].keys += 1;
             continue;
         }
-        let level = (1..spine.len())
-            .find(|&l| spine[l] < 11)
-            .unwrap_or_else(|| {
-                nodes.push(m.malloc(INTERNAL));
-                spine.push(0);
+        let level = match (1..spine.len()).find(|&l| spine[l].keys < 11) {
+            Some(level) => level,
+            None => {
+                spine.push(open(m.malloc(INTERNAL)));
                 spine.len() - 1
-            });
-        spine[level] += 1;
-        nodes.push(m.malloc(LEAF));
-        spine[0] = 0;
-        for keys in &mut spine[1..level] {
-            nodes.push(m.malloc(INTERNAL));
-            *keys = 0;
-        }
+            }
+        };
+        spine[level].keys += 1;
+        let mut fresh = vec![m.malloc(LEAF)];
+        fresh.extend((1..level).map(|_| m.malloc(INTERNAL)));
+        finish(&mut spine, level, fresh);
     }
-    nodes
+    // The whole tree, bottom up.
+    let mut subtree = Vec::new();
+    for mut node in spine {
+        node.below.append(&mut subtree);
+        node.below.push(node.ptr);
+        subtree = node.below;
+    }
+    subtree
 }
 
 pub(super) fn free_all(m: &mut Malloc, ptrs: impl IntoIterator<Item = Ptr>) {

@@ -82,20 +82,59 @@ fn many_tiny_constraints_load_as_measured() {
     assert!((resident / 59.1 - 1.0).abs() < 0.03, "{resident}");
 }
 
-/// sparse_qubo-20k's parse (traced: the break at 15.38 MiB): a quadratic
-/// objective of 159,939 pairs and 20,000 linear terms over 20,000 named
-/// variables with a subscript each. Its `to_bytes` is where the generator
-/// and glibc part: the generator's trims the heap to 13.0 MiB, glibc's kept
-/// 15.44 (the traced calls replayed on an empty heap keep it too: what
-/// decides is in calls the generator does not reproduce, Python's own and
-/// the order the table's monomials come out in), so its resident comes out
-/// 22.0 MiB where 30.6 was measured (docs/real-memory.md).
+/// sparse_qubo-20k (traced: the break at 15.38, 15.44 and 24.82 MiB after
+/// its phases; measured resident 30.6 MiB): a quadratic objective of
+/// 159,939 pairs and 20,000 linear terms over 20,000 named variables with a
+/// subscript each. The Python object of the instance, made as the parse
+/// returns, decides it: without it the generated `to_bytes` trimmed the heap
+/// to 13.0 MiB and the resident came out 22.0.
 #[test]
-fn a_quadratic_objective_parses_as_traced() {
+fn a_quadratic_objective_loads_as_traced() {
     let f = quadratic_objective(20_000, 179_939, 20_000, 2_765_528);
     let s = simulate(&f, u64::MAX).expect("a quadratic objective");
-    let parse = s.breaks[0] as f64 / MIB;
+    let [parse, to_bytes, annotations] = s.breaks.map(|b| b as f64 / MIB);
     assert!((parse / 15.38 - 1.0).abs() < 0.05, "{parse}");
+    assert!((to_bytes / 15.44 - 1.0).abs() < 0.05, "{to_bytes}");
+    assert!((annotations / 24.82 - 1.0).abs() < 0.03, "{annotations}");
+    let resident = s.resident as f64 / MIB;
+    assert!((resident / 30.6 - 1.0).abs() < 0.10, "{resident}");
+}
+
+/// quadratic_constraints-100k: 25,000 constraints of 6 pairs, 4 linear terms
+/// and a constant; measured resident 106.4 MiB. With the linear parts'
+/// terms taken as pairs (the profile alone does not tell them apart), the
+/// generated `to_bytes` keeps the heap it grew (151.7 MiB).
+#[test]
+fn quadratic_constraints_load_as_measured() {
+    let one_each = |count| Group {
+        count,
+        size: count,
+        owner: Owner::Variables,
+    };
+    let f = Facts {
+        variables: 100_000,
+        constraints: 25_000,
+        functions: vec![
+            linear(Owner::Objective, 1, 100_000),
+            Functions {
+                variant: Variant::Quadratic,
+                owner: Owner::Constraints,
+                count: 25_000,
+                terms: 275_000,
+            },
+        ],
+        strings: vec![one_each(100_000)],
+        subscripts: vec![one_each(100_000)],
+        payload: 8_467_695,
+        quadratic_linear: QuadraticLinear {
+            constraints: 125_000,
+            ..QuadraticLinear::default()
+        },
+        ..Facts::default()
+    };
+    let s = simulate(&f, u64::MAX).expect("quadratic constraints");
+    let resident = s.resident as f64 / MIB;
+    assert!((resident / 106.4 - 1.0).abs() < 0.05, "{resident}");
 }
 
 /// qubo-500: a dense quadratic objective (124,750 pairs and 500 linear
