@@ -200,50 +200,35 @@ pub(super) fn consume_tree(m: &mut Malloc, node: Node, entry: &mut impl FnMut(&m
     m.free(node.ptr);
 }
 
-/// A `BTreeSet<u64>` bulk-built from `n` sorted ids (full nodes of 11
-/// keys; a new right subtree, leaf first, each time the rightmost leaf is
-/// full): its nodes in the order its drop frees them, each after all of its
-/// children (a parent after its last leaf, the root last; traced: the
-/// tcache keeps the last chunks freed, so the order decides where a trim
-/// stops).
+/// A `BTreeSet<u64>` bulk-built from `n` sorted ids as Rust builds it
+/// (full nodes of 11 keys; a new right subtree, leaf first, each time the
+/// rightmost leaf is full; then each node of the right border left with
+/// fewer than 5 keys takes the missing ones, and their edges, from its left
+/// sibling): its nodes in the order its drop frees them, each after all of
+/// its children, the root last. The tcache keeps the last chunks freed of a
+/// size, so the order decides where a later trim stops (traced).
 pub(super) fn id_set(m: &mut Malloc, n: u64) -> Vec<Ptr> {
     const LEAF: u64 = 104;
     const INTERNAL: u64 = 200;
-    /// The rightmost node of a level: its keys, and the nodes of its
-    /// finished children's subtrees in the order a drop frees them.
-    struct Open {
-        ptr: Ptr,
-        keys: u64,
-        below: Vec<Ptr>,
-    }
-    let open = |ptr| Open {
-        ptr,
+    const CAPACITY: u64 = 11;
+    const MIN_LEN: u64 = 5;
+    let open = |ptr| Node {
         keys: 0,
-        below: Vec::new(),
+        ptr,
+        children: Vec::new(),
     };
     if n == 0 {
         return Vec::new();
     }
-    // Leaf first.
+    // The rightmost node of each level, leaf first; its finished children
+    // are in `children`, the unfinished one is the level below.
     let mut spine = vec![open(m.malloc(LEAF))];
-    // Finishes the nodes below `level`, replaced by `fresh` (leaf first):
-    // each one's subtree joins its parent's children.
-    let finish = |spine: &mut Vec<Open>, level: usize, fresh: Vec<Ptr>| {
-        let mut subtree = Vec::new();
-        for (l, ptr) in fresh.into_iter().enumerate().take(level) {
-            let mut done = std::mem::replace(&mut spine[l], open(ptr));
-            done.below.append(&mut subtree);
-            done.below.push(done.ptr);
-            subtree = done.below;
-        }
-        spine[level].below.append(&mut subtree);
-    };
     for _ in 0..n {
-        if spine[0].keys < 11 {
+        if spine[0].keys < CAPACITY {
             spine[0].keys += 1;
             continue;
         }
-        let level = match (1..spine.len()).find(|&l| spine[l].keys < 11) {
+        let level = match (1..spine.len()).find(|&l| spine[l].keys < CAPACITY) {
             Some(level) => level,
             None => {
                 spine.push(open(m.malloc(INTERNAL)));
@@ -253,16 +238,54 @@ pub(super) fn id_set(m: &mut Malloc, n: u64) -> Vec<Ptr> {
         spine[level].keys += 1;
         let mut fresh = vec![m.malloc(LEAF)];
         fresh.extend((1..level).map(|_| m.malloc(INTERNAL)));
-        finish(&mut spine, level, fresh);
+        // The nodes below `level` are finished: each joins its parent.
+        let mut finished: Option<Node> = None;
+        for (l, ptr) in fresh.into_iter().enumerate() {
+            let mut done = std::mem::replace(&mut spine[l], open(ptr));
+            done.children.extend(finished.take());
+            finished = Some(done);
+        }
+        spine[level].children.extend(finished);
     }
-    // The whole tree, bottom up.
-    let mut subtree = Vec::new();
+    // The right border, from the root down: an underfull node takes keys
+    // (and as many edges) from its left sibling.
+    for level in (1..spine.len()).rev() {
+        let short = MIN_LEN.saturating_sub(spine[level - 1].keys);
+        if short == 0 {
+            continue;
+        }
+        let (lower, upper) = spine.split_at_mut(level);
+        let right = &mut lower[level - 1];
+        let left = upper[0]
+            .children
+            .last_mut()
+            .expect("a right node short of keys has a left sibling");
+        left.keys -= short;
+        right.keys += short;
+        if level > 1 {
+            let moved = left
+                .children
+                .split_off(left.children.len() - short as usize);
+            right.children.splice(0..0, moved);
+        }
+    }
+    // The whole tree, bottom up, then in the order a drop frees it.
+    let mut root: Option<Node> = None;
     for mut node in spine {
-        node.below.append(&mut subtree);
-        node.below.push(node.ptr);
-        subtree = node.below;
+        node.children.extend(root.take());
+        root = Some(node);
     }
-    subtree
+    let mut order = Vec::new();
+    post_order(root.expect("a root"), &mut order);
+    order
+}
+
+/// A tree's nodes, each after its children.
+fn post_order(node: Node, out: &mut Vec<Ptr>) {
+    for child in node.children {
+        post_order(child, out);
+    }
+    out.push(node.ptr);
 }
 
 pub(super) fn free_all(m: &mut Malloc, ptrs: impl IntoIterator<Item = Ptr>) {
