@@ -7,8 +7,11 @@
 //!
 //! It is derived from how OMMX allocates (`ommx29`: ommx 2.9.3's source,
 //! its debug information and allocation traces) and calibrated only where
-//! that cannot say (upb's arena, the heap's fragmentation); its measured
-//! error is in `docs/real-memory.md`, against `bench/real_memory.json`.
+//! that cannot say (upb's arena, the heap's fragmentation). For 2.9.3 the
+//! resident is, where the instance's shape allows, OMMX's load made call by
+//! call (`load29`) and run through a model of glibc's malloc (`glibc`)
+//! rather than that closed form. Its measured error is in
+//! `docs/real-memory.md`, against `bench/real_memory.json`.
 
 pub mod alloc;
 pub mod facts;
@@ -107,8 +110,8 @@ pub enum Effort {
 }
 
 /// The most malloc calls a simulated load may make (about a third of a
-/// second on one core; `docs/real-memory.md`). Larger loads get the closed form, which
-/// is closest on the largest instances.
+/// second on one core; `docs/real-memory.md`). Larger loads get the closed
+/// form, which is closest on the largest instances.
 pub const SIMULATION_BUDGET: u64 = 4_000_000;
 
 /// The estimate from the facts: the closed form, its resident replaced by

@@ -15,9 +15,8 @@ const LINEAR_ENTRY: u64 = 24;
 const QUADRATIC_ENTRY: u64 = 32;
 
 /// A function as the generator makes it: linear, or quadratic with its
-/// pairs and its linear part. Where the facts do not say how many of a
-/// quadratic function's terms are linear, they are all taken as pairs (the
-/// 2.9.3 profile does not tell them apart).
+/// pairs and its linear part (the pass counts the linear terms, which the
+/// 2.9.3 profile counts with the pairs).
 #[derive(Clone, Copy, Default)]
 pub(super) struct Function {
     pub(super) quadratic: bool,

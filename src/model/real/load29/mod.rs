@@ -11,9 +11,10 @@
 //! and constraints carry at most a name and subscripts are made
 //! ([`simulate`] says `None` for the rest): the traces of polynomial
 //! functions, parameters, descriptions and removed constraints show steps
-//! of their own. A quadratic function's monomials are all taken as pairs:
-//! the 2.9.3 profile does not tell its linear terms apart. protobuf's
-//! per-element sizes are the estimate's calibrated ones (`ommx29::upb`).
+//! of their own. A quadratic function's linear terms come from the pass's
+//! count of them (`Facts::quadratic_linear`): the 2.9.3 profile counts them
+//! with the pairs. protobuf's per-element sizes are the estimate's
+//! calibrated ones (`ommx29::upb`).
 //! A load is a million calls or more at 100,000 entities (0.05 to 0.1 µs
 //! each), so the estimate simulates only loads of at most a budget of
 //! calls, counted beforehand (`calls`); `bench/simulate.rs` prints it
