@@ -22,29 +22,41 @@ extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 typedef struct { uint64_t op, ptr, size, aux; } rec;
 static rec buf[8192]; static int n; static int fd = -1; static int on;
+// One lock over each call and its record: a process's other threads allocate too (from the
+// main arena at first), and a record lost or out of order would leave the replay a chunk it
+// never saw made. Nothing inside it allocates.
+static char busy;
+static void lock(void) { while (__atomic_test_and_set(&busy, __ATOMIC_ACQUIRE)) {} }
+static void unlock(void) { __atomic_clear(&busy, __ATOMIC_RELEASE); }
 static void flush(void) { if (fd >= 0 && n) { write(fd, buf, n * sizeof(rec)); } n = 0; }
 static void put(uint64_t op, void *p, uint64_t s, uint64_t a) {
-  if (!on) return; buf[n].op = op; buf[n].ptr = (uint64_t)p; buf[n].size = s; buf[n].aux = a; if (++n == 8192) flush();
+  if (!on) return;
+  buf[n].op = op; buf[n].ptr = (uint64_t)p; buf[n].size = s; buf[n].aux = a;
+  if (++n == 8192) flush();
 }
 static uint64_t chunk(void *p) { return p ? ((uint64_t *)p)[-1] : 0; }  // size field incl. flag bits
-void rm_start(const char *path) { if (on) return; fd = open(path, O_WRONLY|O_CREAT|O_TRUNC, 0644); on = 1; }
+void rm_start(const char *path) { lock(); if (!on) { fd = open(path, O_WRONLY|O_CREAT|O_TRUNC, 0644); on = 1; } unlock(); }
 // RM_TRACE_ALL=PATH traces from the process's start (mark 1000: the break then), so that a
 // replay sees the whole heap; rm_start then does nothing.
 __attribute__((constructor)) static void trace_all(void) {
   const char *path = getenv("RM_TRACE_ALL");
-  if (path) { rm_start(path); put(9, 0, 1000, (uint64_t)sbrk(0)); }
+  if (path) { rm_start(path); lock(); put(9, 0, 1000, (uint64_t)sbrk(0)); unlock(); }
 }
-void rm_mark(uint64_t m) { put(9, 0, m, (uint64_t)sbrk(0)); }
-void rm_stop(void) { put(9, 0, 999, (uint64_t)sbrk(0)); on = 0; flush(); close(fd); fd = -1; }
-void *malloc(size_t s) { void *p = __libc_malloc(s); put(1, p, s, chunk(p)); return p; }
-void *calloc(size_t a, size_t b) { void *p = __libc_calloc(a, b); put(3, p, a * b, chunk(p)); return p; }
-void free(void *p) { uint64_t c = chunk(p); __libc_free(p); if (p) put(2, p, (uint64_t)sbrk(0), c); }
-void *realloc(void *q, size_t s) { uint64_t old = chunk(q); if (q) put(2, q, 1, old); void *p = __libc_realloc(q, s); put(4, p, s, chunk(p)); return p; }
-void *memalign(size_t a, size_t s) { void *p = __libc_memalign(a, s); put(5 | a << 8, p, s, chunk(p)); return p; }
-int posix_memalign(void **r, size_t a, size_t s) { void *p = __libc_memalign(a, s); *r = p; put(5 | a << 8, p, s, chunk(p)); return p ? 0 : 12; }
-void *aligned_alloc(size_t a, size_t s) { void *p = __libc_memalign(a, s); put(5 | a << 8, p, s, chunk(p)); return p; }
+void rm_mark(uint64_t m) { lock(); put(9, 0, m, (uint64_t)sbrk(0)); unlock(); }
+void rm_stop(void) { lock(); put(9, 0, 999, (uint64_t)sbrk(0)); on = 0; flush(); close(fd); fd = -1; unlock(); }
+void *malloc(size_t s) { lock(); void *p = __libc_malloc(s); put(1, p, s, chunk(p)); unlock(); return p; }
+void *calloc(size_t a, size_t b) { lock(); void *p = __libc_calloc(a, b); put(3, p, a * b, chunk(p)); unlock(); return p; }
+void free(void *p) { lock(); uint64_t c = chunk(p); __libc_free(p); if (p) put(2, p, (uint64_t)sbrk(0), c); unlock(); }
+void *realloc(void *q, size_t s) {
+  lock(); uint64_t old = chunk(q); if (q) put(2, q, 1, old); void *p = __libc_realloc(q, s); put(4, p, s, chunk(p)); unlock(); return p;
+}
+void *memalign(size_t a, size_t s) { lock(); void *p = __libc_memalign(a, s); put(5 | a << 8, p, s, chunk(p)); unlock(); return p; }
+int posix_memalign(void **r, size_t a, size_t s) {
+  lock(); void *p = __libc_memalign(a, s); *r = p; put(5 | a << 8, p, s, chunk(p)); unlock(); return p ? 0 : 12;
+}
+void *aligned_alloc(size_t a, size_t s) { lock(); void *p = __libc_memalign(a, s); put(5 | a << 8, p, s, chunk(p)); unlock(); return p; }
 int malloc_trim(size_t pad) {
   static int (*next)(size_t);
-  if (!next) next = (int (*)(size_t))dlsym(RTLD_NEXT, "malloc_trim");
-  int r = next(pad); put(6, 0, pad, (uint64_t)sbrk(0)); return r;
+  if (!next) next = (int (*)(size_t))dlsym(RTLD_NEXT, "malloc_trim");  // dlsym may allocate: unlocked
+  lock(); int r = next(pad); put(6, 0, pad, (uint64_t)sbrk(0)); unlock(); return r;
 }
