@@ -164,3 +164,44 @@ fn other_shapes_are_not_simulated() {
     f.removed = 1;
     assert_eq!(simulate(&f, u64::MAX), None);
 }
+
+/// The variables' id set of tiny_constraints seed 34 (12,542 ids) as its
+/// drop frees it: the traced parse ends with these runs of leaves (112-byte
+/// chunks) and internal nodes (208), and the tcache keeps the last ones.
+#[test]
+fn an_id_set_is_freed_in_the_traced_order() {
+    let runs: [(usize, &[u64]); 9] = [
+        (
+            12,
+            &[
+                208, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112,
+            ],
+        ),
+        (2, &[208]),
+        (
+            10,
+            &[
+                112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 208,
+            ],
+        ),
+        (
+            4,
+            &[
+                208, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112,
+            ],
+        ),
+        (1, &[208]),
+        (8, &[112]),
+        (1, &[208]),
+        (6, &[112]),
+        (3, &[208]),
+    ];
+    let traced: Vec<u64> = runs
+        .iter()
+        .flat_map(|&(times, run)| std::iter::repeat_n(run, times).flatten().copied())
+        .collect();
+    let mut m = Malloc::new();
+    let order = parts::id_set(&mut m, 12_542);
+    let sizes: Vec<u64> = order.iter().map(|&p| m.size_of(p)).collect();
+    assert_eq!(sizes[sizes.len() - traced.len()..], traced[..]);
+}
