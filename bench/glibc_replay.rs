@@ -23,21 +23,16 @@
 //! `bench/alloc_trace.py --replay` traces a load and runs it.
 
 use memprof::ids::BuildIdHasher;
+use memprof::model::real::glibc::record::{
+    ALIGNED, CALLOC, FREE, IS_MAPPED, MALLOC, MARK, REALLOC, TRIM,
+};
 use memprof::model::real::glibc::{Malloc, Ptr};
 use std::collections::HashMap;
 
-const MALLOC: u64 = 1;
-const FREE: u64 = 2;
-const CALLOC: u64 = 3;
-const REALLOC: u64 = 4;
-const ALIGNED: u64 = 5;
-const TRIM: u64 = 6;
-const MARK: u64 = 9;
 /// The marks of `bench/alloc_trace.py`'s child: the load's start, the end.
 const LOAD_START: u64 = 0;
 const LOAD_END: u64 = 999;
-/// glibc's chunk flags in the size field.
-const IS_MAPPED: u64 = 2;
+/// glibc's chunk flag of another thread's arena, in the size field.
 const NON_MAIN_ARENA: u64 = 4;
 /// A free record of size 1 is a realloc's old chunk.
 const REALLOC_OLD: u64 = 1;

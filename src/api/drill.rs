@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use anyhow::Result;
 
 use super::load::{each, observed};
-use super::{Input, KindFilter, Options};
+use super::{Effort, Input, KindFilter, Options};
 use crate::advise::{Advisors, LayerAdvice, Migration};
 use crate::drill::explain::{Explainer, Explanation};
 use crate::drill::stats::{Stats as KindStats, StatsCollector};
@@ -106,8 +106,10 @@ pub fn explain(input: &Input, options: &Options, paths: &[String]) -> Result<Exp
         anyhow::bail!("explain needs at least one path");
     }
     let mut explainer = Explainer::new(&paths, options.group_by);
+    // An explanation shows no real memory: the closed form is enough.
     let explaining = Options {
         wire: false,
+        real_memory: Effort::ClosedForm,
         ..options.clone()
     };
     let report = observed(
@@ -142,7 +144,12 @@ impl Advice {
 pub fn advise(inputs: &[Input], options: &Options) -> Result<Vec<FileRun<Advice>>> {
     each(inputs, options, |input, threads, quiet| {
         let mut advisors = Advisors::default();
-        let report = observed(input, &plain(options), &mut advisors, threads, quiet)?;
+        // Advice shows no real memory: the closed form is enough.
+        let advising = Options {
+            real_memory: Effort::ClosedForm,
+            ..plain(options)
+        };
+        let report = observed(input, &advising, &mut advisors, threads, quiet)?;
         let migrations = migrations(input, options, &report, &advisors, threads);
         let layers = advisors.advise(&report, migrations);
         Ok(Advice { report, layers })

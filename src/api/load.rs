@@ -144,6 +144,11 @@ pub enum Graph {
 /// [`profile`], except that a single input may be folded stacks
 /// (`memprof inspect --format folded | memprof flamegraph`).
 pub fn flamegraph(inputs: &[Input], options: &Options) -> Result<Graph> {
+    // A flame graph shows no real memory: the closed form is enough.
+    let options = &Options {
+        real_memory: super::Effort::ClosedForm,
+        ..options.clone()
+    };
     let [input] = inputs else {
         return profile(inputs, options).map(Graph::Profile);
     };

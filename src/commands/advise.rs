@@ -11,9 +11,7 @@ pub fn run(args: AdviseArgs) -> Result<()> {
     let output = Output::from_arg(args.output.as_deref());
     let files = args.common.expand()?;
     output.check_not_input(&input_files(files.iter().map(|f| f.as_path())))?;
-    let mut options = args.common.options(&args.reading);
-    // Advice does not show the real-memory estimate.
-    options.real_memory = api::Effort::ClosedForm;
+    let options = args.common.options(&args.reading);
     let advice = api::advise(&api::inputs(&files), &options)?;
     output
         .write_with(|out| render::advice::render_many(&advice, args.min_severity, args.format, out))

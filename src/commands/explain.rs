@@ -12,8 +12,6 @@ pub fn run(args: ExplainArgs) -> Result<()> {
     output.check_not_input(&input_files([args.common.file.as_path()]))?;
     let mut options = args.common.options(&args.reading);
     options.group_by = args.group_by;
-    // An explanation does not show the real-memory estimate.
-    options.real_memory = api::Effort::ClosedForm;
     let input = Input::from_path(&args.common.file);
     let explained = api::explain(&input, &options, &args.paths)?;
     output.write_with(|out| render::explain::render(&explained, args.format, out))

@@ -20,8 +20,6 @@ pub(super) fn run(args: FlamegraphArgs) -> Result<()> {
     };
     let mut options = args.common.options(&args.profile.reading);
     args.profile.apply(&mut options);
-    // A flame graph does not show the real-memory estimate.
-    options.real_memory = api::Effort::ClosedForm;
     match api::flamegraph(&api::inputs(&files), &options)? {
         Graph::Folded { name, lines } => {
             output.write_with(|out| render::svg::render_folded(&name, &lines, &svg, out))

@@ -36,9 +36,7 @@ impl Malloc {
     /// `free(p)`.
     pub fn free(&mut self, p: Ptr) {
         self.calls += 1;
-        if self.log.is_some() {
-            self.note(FREE, p.0, 0, p);
-        }
+        self.note(FREE, p.0, 0, p);
         self.serve_free(p);
         self.fix_break();
     }
@@ -46,9 +44,7 @@ impl Malloc {
     /// `realloc(p, bytes)` for `bytes` > 0.
     pub fn realloc(&mut self, p: Ptr, bytes: u64) -> Ptr {
         self.calls += 1;
-        if self.log.is_some() {
-            self.note(FREE, p.0, 1, p);
-        }
+        self.note(FREE, p.0, 1, p);
         let q = self.serve_realloc(p, bytes);
         self.note(REALLOC, q.0, bytes, q);
         q
@@ -88,7 +84,7 @@ impl Malloc {
         }
         let chunk = match p {
             Ptr(0) => HEAP_BASE + self.brk(),
-            p if p.is_mapped() => self.mapped.get(&p.0).map_or(0, |&s| s | 2),
+            p if p.is_mapped() => self.mapped.get(&p.0).map_or(0, |&s| s | IS_MAPPED),
             p => self.chunks.get(&p.0).map_or(0, |c| c.size),
         };
         if let Some(log) = &mut self.log {
@@ -105,14 +101,22 @@ impl Malloc {
     }
 }
 
-/// `bench/alloc_trace.c`'s record kinds.
-const MALLOC: u64 = 1;
-const FREE: u64 = 2;
-const CALLOC: u64 = 3;
-const REALLOC: u64 = 4;
-const ALIGNED: u64 = 5;
-const TRIM: u64 = 6;
-const MARK: u64 = 9;
+/// `bench/alloc_trace.c`'s records: their kinds (an aligned allocation's
+/// alignment above the kind's low byte), and the chunk flag a record's
+/// size field carries for a mapped chunk. `bench/glibc_replay.rs` reads
+/// them with these.
+pub mod record {
+    pub const MALLOC: u64 = 1;
+    pub const FREE: u64 = 2;
+    pub const CALLOC: u64 = 3;
+    pub const REALLOC: u64 = 4;
+    pub const ALIGNED: u64 = 5;
+    pub const TRIM: u64 = 6;
+    pub const MARK: u64 = 9;
+    pub const IS_MAPPED: u64 = 2;
+}
+
+use record::{ALIGNED, CALLOC, FREE, IS_MAPPED, MALLOC, MARK, REALLOC, TRIM};
 
 impl Malloc {
     /// `malloc(bytes)`.

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 
 mod calls;
 mod chunks;
+pub use calls::record;
 mod links;
 mod pages;
 #[cfg(test)]
