@@ -18,6 +18,12 @@
 //!   --around I   print the model's top chunk before each free near record I
 //!   --fresh T    start at mark 0 on an empty heap with mmap threshold T, as if
 //!                nothing had been allocated before the load
+//!   --snapshot P write the model's heap at the load's start (mark 0) to P, as
+//!                `Malloc::from_snapshot` reads it
+//!   --then LOAD  replay TRACE only up to the load's start (mark 0), then the
+//!                load of LOAD, a generated one (`simulate --record`), on the
+//!                heap the traced process had made by then; print the
+//!                resident it leaves
 //!
 //! Built by `cargo test` (target/debug/examples/glibc_replay);
 //! `bench/alloc_trace.py --replay` traces a load and runs it.
@@ -44,6 +50,8 @@ struct Options {
     fresh: Option<u64>,
     around: Option<u64>,
     floors: bool,
+    then: Option<String>,
+    snapshot: Option<String>,
 }
 
 fn options() -> Result<Options, String> {
@@ -55,6 +63,8 @@ fn options() -> Result<Options, String> {
         fresh: None,
         around: None,
         floors: false,
+        then: None,
+        snapshot: None,
     };
     while let Some(a) = args.next() {
         let mut number = |what: &str| -> Result<u64, String> {
@@ -68,6 +78,8 @@ fn options() -> Result<Options, String> {
             "--around" => o.around = Some(number("--around")?),
             "--check" => o.check = true,
             "--floors" => o.floors = true,
+            "--snapshot" => o.snapshot = Some(args.next().ok_or("--snapshot needs a path")?),
+            "--then" => o.then = Some(args.next().ok_or("--then needs a trace")?),
             _ if o.trace.is_empty() => o.trace = a,
             _ => return Err(format!("unexpected argument {a}")),
         }
@@ -254,6 +266,16 @@ fn main() {
                     }
                 }
                 phase = size;
+                if let (LOAD_START, Some(path)) = (size, &o.snapshot) {
+                    if let Err(e) = std::fs::write(path, sim.snapshot()) {
+                        eprintln!("glibc_replay: {path}: {e}");
+                        std::process::exit(2)
+                    }
+                }
+                if let (LOAD_START, Some(load)) = (size, &o.then) {
+                    generated_load(&mut sim, load, now);
+                    return;
+                }
                 match size {
                     LOAD_START => at_start = Some(now),
                     LOAD_END => at_end = Some(now),
@@ -261,12 +283,14 @@ fn main() {
                 }
                 println!(
                     "mark {size:>4} (#{i}): the break +{:8.2} MiB in glibc, +{:8.2} in the model; \
-                     the model's resident heap {:8.2} MiB, mappings {:8.2}, mmap threshold {}",
+                     the model's resident heap {:8.2} MiB, mappings {:8.2}, mmap threshold {}, \
+                     top chunk {} bytes",
                     mib(aux - heap),
                     mib(sim.brk()),
                     mib(sim.resident_heap()),
                     mib(sim.mapped_bytes()),
-                    sim.mmap_threshold()
+                    sim.mmap_threshold(),
+                    sim.top().1
                 );
             }
             _ => {}
@@ -284,4 +308,52 @@ fn main() {
     if o.check && (c.misplaced > 0 || c.breaks_wrong > 0) {
         std::process::exit(1);
     }
+}
+
+/// The load of a generated trace, from its mark 0 on, replayed on `sim`;
+/// prints the resident it leaves beyond `before` (the input, made before
+/// the mark in both traces, is the traced process's).
+fn generated_load(sim: &mut Malloc, path: &str, before: u64) {
+    let data = std::fs::read(path).unwrap_or_else(|e| {
+        eprintln!("glibc_replay: {path}: {e}");
+        std::process::exit(2)
+    });
+    let mut live: HashMap<u64, Ptr, BuildIdHasher> = HashMap::default();
+    let mut started = false;
+    let mut realloc_old = None;
+    for record in data.chunks_exact(32) {
+        let field = |k: usize| u64::from_le_bytes(record[k * 8..k * 8 + 8].try_into().unwrap());
+        let (op, ptr, size) = (field(0) & 0xFF, field(1), field(2));
+        if !started {
+            started = op == MARK && size == LOAD_START;
+            continue;
+        }
+        match op {
+            MALLOC => {
+                let p = match realloc_old.take() {
+                    Some(old) => sim.realloc(old, size),
+                    None => sim.malloc(size),
+                };
+                live.insert(ptr, p);
+            }
+            REALLOC => {
+                let old = realloc_old.take().expect("a realloc's old chunk first");
+                live.insert(ptr, sim.realloc(old, size));
+            }
+            FREE if size == REALLOC_OLD => realloc_old = live.remove(&ptr),
+            FREE => {
+                if let Some(p) = live.remove(&ptr) {
+                    sim.free(p);
+                }
+            }
+            TRIM => sim.trim(size),
+            _ => {}
+        }
+    }
+    let now = sim.resident_heap() + sim.mapped_bytes();
+    println!(
+        "the generated load on the traced heap: resident {:.2} MiB, the break +{:.2} MiB",
+        (now as f64 - before as f64) / 1048576.0,
+        sim.brk() as f64 / 1048576.0
+    );
 }

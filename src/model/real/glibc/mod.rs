@@ -19,6 +19,7 @@ mod chunks;
 pub use calls::record;
 mod links;
 mod pages;
+mod snapshot;
 #[cfg(test)]
 mod tests;
 

@@ -154,3 +154,34 @@ fn chunk_headers_keep_sizes_and_bins_of_any_size() {
     assert_eq!(c.remove(&at(0)).map(|h| h.size), Some(600 << 20));
     assert_eq!(c.get(&at(0)).map(|h| h.size), None);
 }
+
+/// A heap written down and read back places every later chunk where the
+/// original does: the chunks in use, the tcache's, the fast bins' and the
+/// binned ones (small and large, in their lists' order) come back as they
+/// were, and so does the top.
+#[test]
+fn a_snapshot_reads_back_as_the_heap_it_wrote() {
+    let mut m = Malloc::after_mapping(495_616);
+    m.init_tcache();
+    let mut live = Vec::new();
+    // Chunks of many sizes, every third freed: some go to the tcache, some
+    // to fast bins, the rest (small and large) to the bins.
+    for i in 0..3_000u64 {
+        live.push(m.malloc(24 + (i * 7919) % 4_000));
+    }
+    for (i, p) in live.iter().enumerate() {
+        if i % 3 == 1 {
+            m.free(*p);
+        }
+    }
+    m.malloc(5_000); // sorts the unsorted bin into the small and large bins
+    let text = m.snapshot();
+    let mut copy = Malloc::from_snapshot(&text).expect("a snapshot it wrote");
+    assert_eq!(copy.snapshot(), text);
+    assert_eq!((copy.brk(), copy.top()), (m.brk(), m.top()));
+    for i in 0..2_000u64 {
+        let bytes = 16 + (i * 104_729) % 3_000;
+        assert_eq!(copy.malloc(bytes), m.malloc(bytes), "request {i}");
+    }
+    assert!(Malloc::from_snapshot("thresholds 1 2 top x last_remainder 0\n").is_err());
+}
