@@ -72,7 +72,7 @@ def tiny_instance() -> bytes:
     ) + sense
 
 
-def measure(path: str, runtime: str) -> dict[str, int]:
+def measure(path: str, runtime: str, before_load=None) -> dict[str, int]:
     if runtime == "2.9":
         from ommx.v1 import Instance
 
@@ -93,6 +93,8 @@ def measure(path: str, runtime: str) -> dict[str, int]:
     after_reset = status()
     if after_reset["VmHWM"] > after_reset["VmRSS"] + 64 * 1024:
         sys.exit("measure: /proc/self/clear_refs did not reset VmHWM on this kernel")
+    if before_load:
+        before_load()  # bench/heap_snapshot.py marks the load's start in its trace
     instance = load(b)
     peak = status()["VmHWM"] - baseline
     del b

@@ -3,14 +3,16 @@
 //! facts and run through the model of glibc malloc
 //! (`src/model/real/load29/`), beside the closed-form estimate (what memprof
 //! prints where it does not simulate), and how long the simulation took. Instances whose shape the
-//! generator does not make yet (polynomial functions, parameters,
-//! descriptions, removed constraints) say so.
+//! generator does not make yet (parameters, descriptions, removed
+//! constraints) say so.
 //!
 //! Usage: cargo run --release --example simulate -- [--record TRACE] FILE...
 //! `--record` writes the first instance's generated load as a trace in
 //! `bench/alloc_trace.c`'s records, for `bench/alloc_trace.py FILE --trace
 //! TRACE --steps N` to print beside a traced load's steps.
-//! Compare with the measured column of bench/real_memory.json.
+//! `SIMULATE_FACTS=1` prints each instance's facts (what the generator is
+//! made from) to stderr. Compare with the measured column of
+//! bench/real_memory.json.
 
 use memprof::api::{self, Input, Options};
 use memprof::model::real::{load29, Facts};
@@ -60,6 +62,9 @@ fn main() {
                         eprintln!("simulate: {out}: {e}");
                         std::process::exit(2);
                     }
+                }
+                if std::env::var_os("SIMULATE_FACTS").is_some() {
+                    eprintln!("{facts:#?}");
                 }
                 let started = Instant::now();
                 let simulated = load29::simulate(&facts, u64::MAX);

@@ -54,7 +54,7 @@ fn per_term(variant: Variant) -> u64 {
         labels::function(ModelShape {
             variant,
             stored_terms,
-            quadratic_linear: 0,
+            unprofiled: Default::default(),
         })
     };
     of(1) - of(0)
@@ -433,7 +433,7 @@ impl FunctionTally {
                 labels::function(ModelShape {
                     variant: Variant::Constant,
                     stored_terms: 1,
-                    quadratic_linear: 0,
+                    unprofiled: Default::default(),
                 }),
                 per_term(Variant::Linear),
                 per_term(Variant::Quadratic),

@@ -10,7 +10,7 @@
 
 use crate::ommx_v1 as pb;
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
-use crate::report::Terms;
+use crate::report::{Terms, Unprofiled};
 
 use super::ModelError;
 
@@ -358,9 +358,9 @@ pub enum Variant {
 pub struct Shape {
     pub variant: Variant,
     pub stored_terms: usize,
-    /// Of those, a quadratic function's linear part's (its constant
-    /// included); 0 for the other variants.
-    pub quadratic_linear: usize,
+    /// What its load takes that the profile does not count: a quadratic
+    /// function's linear terms, a polynomial's ids.
+    pub unprofiled: Unprofiled,
 }
 
 impl Shape {
@@ -368,7 +368,7 @@ impl Shape {
     pub fn terms(&self) -> Terms {
         Terms {
             stored: self.stored_terms as u64,
-            quadratic_linear: self.quadratic_linear as u64,
+            unprofiled: self.unprofiled,
         }
     }
 
@@ -408,16 +408,22 @@ impl Function {
             Function::Quadratic { .. } => Variant::Quadratic,
             Function::Polynomial { .. } => Variant::Polynomial,
         };
-        let quadratic_linear = match self {
+        let unprofiled = match self {
             Function::Quadratic {
                 linear, constant, ..
-            } => linear.len() + usize::from(*constant != 0.0),
-            _ => 0,
+            } => Unprofiled {
+                quadratic_linear: (linear.len() + usize::from(*constant != 0.0)) as u64,
+                ..Unprofiled::default()
+            },
+            Function::Polynomial { terms } => {
+                Unprofiled::of_monomials(terms.iter().map(|(ids, _)| ids.len()))
+            }
+            _ => Unprofiled::default(),
         };
         Shape {
             variant,
             stored_terms: self.stored_terms(),
-            quadratic_linear,
+            unprofiled,
         }
     }
 }
@@ -465,6 +471,39 @@ mod tests {
         // 0.1 + 0.2 - 0.3 is not exactly zero, so the term stays.
         let f = Function::from_wire(&linear(&[(1, 0.1), (1, 0.2), (1, -0.3)], 2.0)).unwrap();
         assert_eq!(f.stored_terms(), 2);
+    }
+
+    /// What the real-memory estimate needs beyond the stored terms: a
+    /// polynomial's ids (after merging) and those of its monomials that
+    /// OMMX cannot keep inline.
+    #[test]
+    fn a_polynomial_shape_counts_its_ids_and_long_monomials() {
+        let monomial = |ids: &[u64], coefficient| pb::Monomial {
+            ids: ids.to_vec(),
+            coefficient,
+        };
+        let p = pb::Function {
+            function: Some(Arm::Polynomial(pb::Polynomial {
+                terms: vec![
+                    monomial(&[1, 2], 1.0),
+                    monomial(&[4, 3, 2, 1], 1.0),
+                    monomial(&[1, 2, 3, 4], 1.0),
+                    monomial(&[5, 5, 5, 5, 5], 2.0),
+                    monomial(&[7], 0.0),
+                ],
+            })),
+        };
+        let shape = Function::from_wire(&p).unwrap().shape();
+        assert_eq!(shape.stored_terms, 3);
+        assert_eq!(
+            shape.unprofiled,
+            Unprofiled {
+                monomial_ids: 2 + 4 + 5,
+                long_monomials: 2,
+                long_monomial_ids: 9,
+                ..Unprofiled::default()
+            }
+        );
     }
 
     #[test]

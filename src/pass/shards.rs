@@ -244,7 +244,7 @@ pub(super) fn settle(
         summary.removed_constraints += s.removed_constraints;
         summary.named_functions += s.named_functions;
         summary.terms += s.terms;
-        summary.quadratic_linear.absorb(s.quadratic_linear);
+        summary.unprofiled.absorb(s.unprofiled);
         families.absorb(f).map_err(|_| Recheck)?;
         variables_below = variables_below.max(below);
         end = end.or(e);

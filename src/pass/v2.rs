@@ -289,7 +289,7 @@ fn account(
         terms: model.stored_terms() as u64,
         wire_bytes: bytes.len() as u64,
         // 3.0's estimate does not simulate its load.
-        quadratic_linear: Default::default(),
+        unprofiled: Default::default(),
     };
     Ok(accounts.profiled(instance_index, title, summary, schema, Accounting::Ommx30))
 }

@@ -69,47 +69,89 @@ pub struct InstanceSummary {
     pub terms: u64,
     /// Bytes of the encoded instance.
     pub wire_bytes: u64,
-    /// Of the stored terms, the linear parts' of quadratic functions, by
-    /// owner (not shown: the real-memory estimate's).
+    /// What the functions' loads take that OMMX 2.9.3's profile does not
+    /// count, by owner (not shown: the real-memory estimate's).
     #[serde(skip)]
-    pub quadratic_linear: QuadraticLinear,
+    pub unprofiled: ByOwner,
 }
 
-/// The terms of quadratic functions' linear parts (their constants
-/// included), by owner: OMMX 2.9.3's profile counts them with the pairs,
-/// its load does not (`model::real`).
+/// What a function's load holds and makes beyond its stored terms, which
+/// OMMX 2.9.3's profile does not count: it counts a quadratic function's
+/// linear terms with its pairs and a polynomial's monomials without their
+/// ids (`model::real`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct QuadraticLinear {
-    pub objective: u64,
-    pub constraints: u64,
-    pub removed: u64,
+pub struct Unprofiled {
+    /// Of the stored terms, a quadratic function's linear part's (its
+    /// constant included).
+    pub quadratic_linear: u64,
+    /// A polynomial's ids, over its stored monomials.
+    pub monomial_ids: u64,
+    /// Its monomials of more than 3 ids (OMMX keeps at most 3 inline), and
+    /// their ids.
+    pub long_monomials: u64,
+    pub long_monomial_ids: u64,
+}
+
+/// OMMX keeps a monomial of at most this many ids inline, and a longer
+/// one's on the heap (a `SmallVec<[u64; 3]>`).
+pub const INLINE_IDS: u64 = 3;
+
+impl Unprofiled {
+    /// A polynomial's, from its monomials' lengths.
+    pub fn of_monomials(lengths: impl IntoIterator<Item = usize>) -> Unprofiled {
+        let mut u = Unprofiled::default();
+        for len in lengths {
+            let len = len as u64;
+            u.monomial_ids += len;
+            if len > INLINE_IDS {
+                u.long_monomials += 1;
+                u.long_monomial_ids += len;
+            }
+        }
+        u
+    }
+
+    pub fn absorb(&mut self, other: Unprofiled) {
+        self.quadratic_linear += other.quadratic_linear;
+        self.monomial_ids += other.monomial_ids;
+        self.long_monomials += other.long_monomials;
+        self.long_monomial_ids += other.long_monomial_ids;
+    }
+}
+
+/// [`Unprofiled`] counts by the owner of the functions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ByOwner {
+    pub objective: Unprofiled,
+    pub constraints: Unprofiled,
+    pub removed: Unprofiled,
 }
 
 impl InstanceSummary {
     /// Adds the terms of the objective's function.
     pub fn add_objective_terms(&mut self, t: Terms) {
         self.terms += t.stored;
-        self.quadratic_linear.objective += t.quadratic_linear;
+        self.unprofiled.objective.absorb(t.unprofiled);
     }
 
     /// Adds the terms of a constraint's function.
     pub fn add_constraint_terms(&mut self, t: Terms) {
         self.terms += t.stored;
-        self.quadratic_linear.constraints += t.quadratic_linear;
+        self.unprofiled.constraints.absorb(t.unprofiled);
     }
 
     /// Adds the terms of a removed constraint's function.
     pub fn add_removed_terms(&mut self, t: Terms) {
         self.terms += t.stored;
-        self.quadratic_linear.removed += t.quadratic_linear;
+        self.unprofiled.removed.absorb(t.unprofiled);
     }
 }
 
-impl QuadraticLinear {
-    pub fn absorb(&mut self, other: QuadraticLinear) {
-        self.objective += other.objective;
-        self.constraints += other.constraints;
-        self.removed += other.removed;
+impl ByOwner {
+    pub fn absorb(&mut self, other: ByOwner) {
+        self.objective.absorb(other.objective);
+        self.constraints.absorb(other.constraints);
+        self.removed.absorb(other.removed);
     }
 }
 
@@ -117,8 +159,7 @@ impl QuadraticLinear {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Terms {
     pub stored: u64,
-    /// A quadratic function's linear part's ([`QuadraticLinear`]).
-    pub quadratic_linear: u64,
+    pub unprofiled: Unprofiled,
 }
 
 /// What kind of container held the instances.

@@ -70,6 +70,26 @@ impl Held {
         self.parts().iter().map(|(_, bytes)| bytes).sum()
     }
 
+    /// The parts scaled down, in proportion, to at most `resident` in all:
+    /// an instance whose chunks partly fill pages the process already had
+    /// (a small one, in the interpreter's free chunks) holds only part of
+    /// what they take in new pages.
+    pub fn within(self, resident: u64) -> Held {
+        let total = self.total();
+        if total <= resident {
+            return self;
+        }
+        let part =
+            |bytes: u64| (u128::from(bytes) * u128::from(resident) / u128::from(total)) as u64;
+        Held {
+            decision_variables: part(self.decision_variables),
+            objective: part(self.objective),
+            constraints: part(self.constraints),
+            removed_constraints: part(self.removed_constraints),
+            instance: part(self.instance),
+        }
+    }
+
     /// The heap the allocator keeps beyond the instance's allocations: the
     /// resident's other part.
     pub fn kept_by_allocator(&self, resident: u64) -> u64 {

@@ -141,7 +141,7 @@ fn cheapest(f: &Function, degree: usize, terms: usize, bytes: u64) -> (u64, &'st
         let shape = ModelShape {
             variant,
             stored_terms: terms,
-            quadratic_linear: 0,
+            unprofiled: Default::default(),
         };
         let cost = labels::function(shape);
         if cost < best.0 {

@@ -12,7 +12,7 @@
 
 use crate::model::function::Variant;
 use crate::profile::Aggregate;
-use crate::report::{InstanceSummary, QuadraticLinear};
+use crate::report::{ByOwner, InstanceSummary};
 
 /// The kind of entity a value belongs to, by the first frame of its path.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -71,6 +71,56 @@ pub struct Group {
     pub count: u64,
     pub size: u64,
     pub owner: Owner,
+    pub field: Field,
+}
+
+/// Which field of its owner a group's values are, where OMMX 2.9.3's load
+/// treats them apart (the simulated load, `load29`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Field {
+    Name,
+    Description,
+    Subscripts,
+    /// A removed constraint's reason.
+    RemovedReason,
+    /// A parameter map, or its keys or values: an entity's `parameters`, or
+    /// a removed constraint's `removed_reason_parameters`.
+    Parameters(Map),
+    Key(Map),
+    Value(Map),
+    /// The instance's description's fields, and whatever else.
+    #[default]
+    Other,
+}
+
+/// Which parameter map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Map {
+    Parameters,
+    RemovedReason,
+}
+
+impl Field {
+    /// The field a frame names (a map's key: `key` with the map's frame).
+    fn of(frame: &str, key: bool) -> Field {
+        let map = if frame.ends_with(".removed_reason_parameters") {
+            Some(Map::RemovedReason)
+        } else if frame.ends_with(".parameters") {
+            Some(Map::Parameters)
+        } else {
+            None
+        };
+        match map {
+            Some(map) if key => Field::Key(map),
+            Some(map) => Field::Value(map),
+            None if frame.starts_with("Description.") => Field::Other,
+            None if frame.ends_with(".name") => Field::Name,
+            None if frame.ends_with(".description") => Field::Description,
+            None if frame.ends_with(".removed_reason") => Field::RemovedReason,
+            None if frame.ends_with(".subscripts") => Field::Subscripts,
+            None => Field::Other,
+        }
+    }
 }
 
 impl Group {
@@ -98,9 +148,10 @@ pub struct Facts {
     pub label_maps: Vec<Group>,
     /// Bytes of the encoded instance.
     pub payload: u64,
-    /// Quadratic functions' linear terms, which the profile counts with
-    /// their pairs (the pass counts them apart).
-    pub quadratic_linear: QuadraticLinear,
+    /// What the functions' loads take that the profile does not count:
+    /// quadratic functions' linear terms (counted with their pairs there),
+    /// polynomials' ids (the pass counts both).
+    pub unprofiled: ByOwner,
 }
 
 /// Bytes of a `String`'s own part, before its UTF-8 bytes.
@@ -117,7 +168,7 @@ impl Facts {
             constraints: summary.constraints,
             removed: summary.removed_constraints,
             payload: summary.wire_bytes,
-            quadratic_linear: summary.quadratic_linear,
+            unprofiled: summary.unprofiled,
             ..Facts::default()
         };
         for id in 1..aggregate.len() {
@@ -130,17 +181,20 @@ impl Facts {
             let parent = above.last().copied();
             let (bytes, leaves) = (node.own_bytes, node.own_leaves);
             let owner = Owner::of(&frames);
-            let strings = Group {
+            let strings = |field| Group {
                 count: leaves,
                 size: bytes.saturating_sub(STRING * leaves),
                 owner,
+                field,
             };
             match *last {
                 "PolynomialBase.terms" => facts.functions.extend(functions(&frames, bytes, leaves)),
                 // A map's entries: its keys are strings (its values sit at
                 // the map's own path, below).
                 "FnvHashMap[key]" | "HashMap[key]" if parent.is_some_and(is_string_map) => {
-                    facts.strings.push(strings);
+                    facts
+                        .strings
+                        .push(strings(Field::of(parent.unwrap_or_default(), true)));
                     maps.size(above, leaves);
                 }
                 "FnvHashMap[stack]" | "HashMap[stack]" if parent.is_some_and(is_string_map) => {
@@ -155,11 +209,14 @@ impl Facts {
                             count: 1,
                             size: leaves,
                             owner,
+                            field: Field::Other,
                         });
                     }
                 }
                 frame if is_list(frame) => lists.size(&frames, bytes / 8),
-                frame if is_string_map(frame) || is_string(frame) => facts.strings.push(strings),
+                frame if is_string_map(frame) || is_string(frame) => {
+                    facts.strings.push(strings(Field::of(frame, false)))
+                }
                 _ => {}
             }
         }
@@ -197,10 +254,15 @@ impl Paired {
             Some(i) => &mut self.0[i].1,
             None => {
                 let owner = Owner::of(frames);
+                let field = match Field::of(frames.last().copied().unwrap_or_default(), false) {
+                    Field::Value(map) => Field::Parameters(map),
+                    field => field,
+                };
                 self.0.push((
                     path,
                     Group {
                         owner,
+                        field,
                         ..Group::default()
                     },
                 ));

@@ -1,25 +1,19 @@
 //! Facts of instances the tests of the real-memory models share (read off
 //! bench/real_memory.py's instances as `Facts::of` reads them).
 
-use super::facts::{Facts, Functions, Group, Owner};
+use super::facts::{Facts, Field, Functions, Group, Owner};
 use crate::model::function::Variant;
 
 /// lp-10k of bench/real_memory.py: 10,000 named variables with one
 /// subscript, an objective over all of them, 2,000 constraints of 50
 /// terms and a constant (as `Facts::of` reads them off its profile).
 pub(super) fn lp_10k() -> Facts {
-    let one_each = vec![
-        Group {
-            count: 10_000,
-            size: 10_000,
-            owner: Owner::Variables,
-        },
-        Group {
-            count: 2_000,
-            size: 2_000,
-            owner: Owner::Constraints,
-        },
-    ];
+    let one_each = |field| {
+        vec![
+            each(10_000, Owner::Variables, field),
+            each(2_000, Owner::Constraints, field),
+        ]
+    };
     Facts {
         variables: 10_000,
         constraints: 2_000,
@@ -38,9 +32,19 @@ pub(super) fn lp_10k() -> Facts {
             },
         ],
         // One name of one byte and one subscript each.
-        strings: one_each.clone(),
-        subscripts: one_each,
+        strings: one_each(Field::Name),
+        subscripts: one_each(Field::Subscripts),
         payload: 1_848_099,
         ..Facts::default()
+    }
+}
+
+/// `count` values of one byte (or element) each, of `owner`'s `field`.
+pub(super) fn each(count: u64, owner: Owner, field: Field) -> Group {
+    Group {
+        count,
+        size: count,
+        owner,
+        field,
     }
 }

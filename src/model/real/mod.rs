@@ -41,12 +41,13 @@ pub struct Estimate {
 
 impl Estimate {
     /// The resident a simulated load left in place of the closed form's;
-    /// the load peak at least that with the `input` bytes still there.
+    /// the load peak at least that with the `input` bytes still there; the
+    /// instance's part of it no more than it.
     fn resident_simulated(self, resident: u64, input: u64) -> Estimate {
         Estimate {
             resident,
             load_peak: self.load_peak.max(input + resident),
-            held: self.held,
+            held: self.held.within(resident),
         }
     }
 }
@@ -157,6 +158,31 @@ pub fn real_memory(
 mod tests {
     use super::*;
     use fixtures::lp_10k;
+
+    /// A load small enough to fit in the interpreter's free chunks takes
+    /// no new pages; the part of the resident the instance is said to hold
+    /// is then no more than that resident.
+    #[test]
+    fn the_instances_part_is_within_the_resident() {
+        let f = Facts {
+            variables: 3,
+            functions: vec![facts::Functions {
+                variant: crate::model::function::Variant::Linear,
+                owner: facts::Owner::Objective,
+                count: 1,
+                terms: 3,
+            }],
+            payload: 123,
+            ..Facts::default()
+        };
+        let closed = estimate(&f, Accounting::Ommx29, Effort::ClosedForm);
+        let chosen = estimate(&f, Accounting::Ommx29, Effort::Simulate);
+        assert!(
+            closed.held.total() > chosen.resident,
+            "{closed:?} {chosen:?}"
+        );
+        assert!(chosen.held.total() <= chosen.resident);
+    }
 
     #[test]
     fn the_resident_is_the_simulated_loads_where_the_budget_allows() {

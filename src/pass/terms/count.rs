@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::ids::{IdSet, SharedBits, BITMAP_FLOOR};
+use crate::report::Unprofiled;
 use crate::wire::packed::varint_offsets;
 
 /// A message's encoding (a linear part, a polynomial), a window at a time:
@@ -138,7 +139,7 @@ pub(super) fn count_polynomial_arm<D: Fn(u64) -> bool>(
 ) -> Wire<Option<Shape>> {
     Ok(match polynomial::merged_monomials(windows)? {
         Ok(terms) if terms.iter().all(|(key, _)| key.ids().all(defined)) => {
-            shape(Variant::Polynomial, terms.len())
+            Some(polynomial::polynomial_shape(&terms))
         }
         _ => None,
     })
@@ -148,7 +149,7 @@ pub(super) fn shape(variant: Variant, stored_terms: usize) -> Option<Shape> {
     Some(Shape {
         variant,
         stored_terms,
-        quadratic_linear: 0,
+        unprofiled: Default::default(),
     })
 }
 
@@ -187,7 +188,10 @@ pub(super) fn count_quadratic_arm<D: Fn(u64) -> bool + Sync>(
     Ok(count_pairs(pairs, defined, threads)?.map(|n| Shape {
         variant: Variant::Quadratic,
         stored_terms: n + linear,
-        quadratic_linear: linear,
+        unprofiled: Unprofiled {
+            quadratic_linear: linear as u64,
+            ..Unprofiled::default()
+        },
     }))
 }
 

@@ -16,7 +16,7 @@
 //! named once, at its first use, whatever the function.
 
 use super::count::Held;
-use super::polynomial::merged_monomials;
+use super::polynomial::{merged_monomials, polynomial_shape};
 use super::{
     count_varints, linear_terms, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value,
     Wire,
@@ -305,11 +305,7 @@ pub fn count_function(
         return Ok(merged_monomials(&mut Held(pieces))?.map(|terms| {
             ids.extend(terms.iter().flat_map(|(key, _)| key.ids()));
             seen.keep_first(ids);
-            Shape {
-                variant: Variant::Polynomial,
-                stored_terms: terms.len(),
-                quadratic_linear: 0,
-            }
+            polynomial_shape(&terms)
         }));
     }
     Ok(normalize_arm(arm.as_ref())?.map(|(function, _)| {
@@ -345,7 +341,7 @@ fn linear_distinct(
     Ok(Some(Ok(Shape {
         variant: Variant::Linear,
         stored_terms: ids.len() + usize::from(constant != 0.0),
-        quadratic_linear: 0,
+        unprofiled: Default::default(),
     })))
 }
 

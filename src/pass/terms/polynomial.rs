@@ -11,8 +11,9 @@ use std::cmp::Ordering;
 
 use super::count::FieldWindows;
 use super::{non_finite, walk_polynomial, Monomials, Wire};
-use crate::model::function::{merge, TermKey};
+use crate::model::function::{merge, Shape, TermKey, Variant};
 use crate::model::ModelError;
+use crate::report::Unprofiled;
 
 /// A monomial's key: its ids sorted ascending, held as they are or, when
 /// ids repeat often, as runs `(id, repeats)` (ids strictly ascending,
@@ -28,6 +29,14 @@ impl Key {
     /// Its distinct ids, ascending.
     pub(super) fn ids(&self) -> impl Iterator<Item = u64> + '_ {
         self.runs().map(|(id, _)| id)
+    }
+
+    /// How many ids it has, repeats included (OMMX's key's length).
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Key::Sorted(ids) => ids.len(),
+            Key::Runs(runs) => runs.iter().map(|&(_, n)| n as usize).sum(),
+        }
     }
 
     /// Its runs of one id, in order.
@@ -192,6 +201,15 @@ pub(super) fn merged_monomials(
         Some(e) => Err(e),
         None => Ok(merge(terms.terms)),
     })
+}
+
+/// The shape of a polynomial stored as `terms`.
+pub(super) fn polynomial_shape(terms: &[(Key, f64)]) -> Shape {
+    Shape {
+        variant: Variant::Polynomial,
+        stored_terms: terms.len(),
+        unprofiled: Unprofiled::of_monomials(terms.iter().map(|(key, _)| key.len())),
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 //! (`bench/simulate.rs` prints both).
 
 use super::super::alloc::buckets;
-use super::{capacities, Function, Labels, Shape};
+use super::labels::Labels;
+use super::{capacities, Function, Kind, Shape};
 
 /// Keys of a `BTreeMap` filled in order per node it makes (and frees).
 const KEYS_PER_NODE: u64 = 5;
@@ -17,21 +18,29 @@ const IDS_PER_NODE: u64 = 11;
 pub(super) fn predicted(s: &Shape) -> u64 {
     let per_variable = labels(&s.variable_labels);
     let per_constraint = labels(&s.constraint_labels) + function(&s.constraint, 1, s.variables);
+    // Removed constraints' functions are not checked: no set of their ids.
+    let per_removed = labels(&s.removed_labels) + function(&s.removed_function, 1, 0);
     // The maps' nodes: made, cloned, consumed (each freed once).
-    let nodes = 4 * (s.variables + s.constraints) / KEYS_PER_NODE;
+    let nodes = 4 * (s.variables + s.constraints + s.removed) / KEYS_PER_NODE;
     // The instance's Python object.
     1 + s.variables * per_variable
         + s.constraints * per_constraint
+        + s.removed * per_removed
         + function(&s.objective, 0, s.variables)
         + nodes
         + 2 * id_nodes(s.variables)
 }
 
-/// A label's calls: decoded, cloned and both freed.
+/// An entity's labels' calls: each string decoded, cloned and both freed
+/// (the decoded one with the instance, after the load), a list pushed, a
+/// map's entries and tables made, replaced and freed.
 fn labels(l: &Labels) -> u64 {
-    let name = l.name.map_or(0, |_| 3);
+    let strings = [l.name, l.description, l.reason];
+    let strings = 3 * strings.iter().flatten().count() as u64;
     let subscripts = l.subscripts.map_or(0, |k| pushes(k) + 3);
-    name + subscripts
+    let maps = [l.parameters, l.reason_parameters];
+    let maps: u64 = maps.iter().flatten().map(|p| 6 * p.entries + 8).sum();
+    strings + subscripts + maps
 }
 
 /// A function's calls, for `constant` ids its check leaves out and at most
@@ -42,22 +51,30 @@ fn function(g: &Function, constant: u64, distinct: u64) -> u64 {
         return 0;
     }
     // Each vector grown, then freed; a quadratic function's linear part has
-    // a vector and a table of its own.
-    let vectors = if g.quadratic {
-        3 * (pushes(g.pairs) + 1) + pushes(g.linear_terms) + 1
-    } else {
-        pushes(g.terms) + 1
-    };
-    let part = if g.quadratic && g.linear > 0 {
-        2 * table_sizes(g.linear)
-    } else {
-        0
+    // a vector and a table of its own; a polynomial's monomials each their
+    // ids, and a long one's ids are cloned and freed once more.
+    let (vectors, part, keys) = match g.kind {
+        Kind::Linear => (pushes(g.linear_terms) + 1, 0, 0),
+        Kind::Quadratic => {
+            let vectors = 3 * (pushes(g.pairs) + 1) + pushes(g.linear_terms) + 1;
+            let part = if g.linear > 0 {
+                2 * table_sizes(g.linear)
+            } else {
+                0
+            };
+            (vectors, part, 0)
+        }
+        Kind::Polynomial => {
+            let short = g.terms - g.long;
+            let ids = g.long * (pushes(g.long_len) + 1) + short * (pushes(g.short_len) + 1);
+            (pushes(g.terms) + 1 + ids, 0, 2 * g.long)
+        }
     };
     let ids = g.ids(constant);
     let decode = vectors;
     let convert = 2 * table_sizes(g.terms) - 1 + part;
     let check = 2 + pushes(ids) + 1 + 2 * id_nodes(ids.min(distinct));
-    let to_bytes = 2 + vectors;
+    let to_bytes = 2 + vectors + keys;
     decode + convert + check + to_bytes
 }
 

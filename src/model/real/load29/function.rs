@@ -8,36 +8,58 @@ use super::super::ommx29::size;
 use super::capacities;
 use super::parts::{free_all, grown_table, Pushed};
 use crate::model::function::Variant;
+use crate::report::Unprofiled;
 
 /// A linear function's table entry: the id and the coefficient.
 const LINEAR_ENTRY: u64 = 24;
 /// A quadratic function's: two ids and the coefficient.
 const QUADRATIC_ENTRY: u64 = 32;
+/// A polynomial's: its monomial (ids inline up to 3, else on the heap) and
+/// the coefficient.
+const POLYNOMIAL_ENTRY: u64 = 48;
 
-/// A function as the generator makes it: linear, or quadratic with its
-/// pairs and its linear part (the pass counts the linear terms, which the
-/// 2.9.3 profile counts with the pairs).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Kind {
+    #[default]
+    Linear,
+    Quadratic,
+    Polynomial,
+}
+
+/// A function as the generator makes it: linear; quadratic with its pairs
+/// and its linear part; or polynomial, its monomials short (at most 3 ids,
+/// which OMMX's key keeps inline) or long (kept on the heap), each group of
+/// its mean length. The pass counts the linear part's terms and the ids,
+/// which the 2.9.3 profile does not.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Function {
-    pub(super) quadratic: bool,
+    pub(super) kind: Kind,
     /// Every monomial the table stores, a constant included.
     pub(super) terms: u64,
     /// A quadratic function's pairs and its linear part's stored terms (its
-    /// table's), and of those the ones in its vector (not the constant).
+    /// table's); a linear function's terms, or a quadratic one's linear
+    /// part's, in the message (its constant is a field of its own).
     pub(super) pairs: u64,
     pub(super) linear: u64,
     pub(super) linear_terms: u64,
+    /// A polynomial's long monomials, and the two groups' lengths.
+    pub(super) long: u64,
+    pub(super) long_len: u64,
+    pub(super) short_len: u64,
 }
 
 /// A function as prost decodes it (a quadratic one: columns, rows and
-/// values, and its linear part's terms) or as `to_bytes` makes it again.
+/// values, and its linear part's terms; a polynomial: its monomials and
+/// each one's ids) or as `to_bytes` makes it again.
 pub(super) enum Vectors {
     Linear(Pushed),
     /// Boxed: a load holds one of these per constraint, most of them linear.
     Quadratic(Box<([Pushed; 3], Pushed)>),
+    Polynomial(Box<(Pushed, Vec<Ptr>)>),
 }
 
 impl Vectors {
+    /// Dropped: every vector freed, a monomial's ids before the monomials.
     pub(super) fn free(self, m: &mut Malloc) {
         match self {
             Vectors::Linear(v) => v.free(m),
@@ -46,75 +68,147 @@ impl Vectors {
                 vs.into_iter().for_each(|v| v.free(m));
                 linear.free(m);
             }
+            Vectors::Polynomial(parts) => {
+                let (monomials, ids) = *parts;
+                free_all(m, ids);
+                monomials.free(m);
+            }
         }
     }
 }
 
+/// A function's table as `to_bytes` clones it: the table and its long
+/// monomials' ids, in the table's order.
+pub(super) struct Cloned {
+    pub(super) table: Option<Ptr>,
+    keys: Vec<Ptr>,
+}
+
 impl Function {
-    /// A function of `variant` storing `terms` monomials, of which a
-    /// quadratic one's linear part stores `linear`, `constant` (0 or 1) of
-    /// them its constant (a field of its own in the message, not a term).
-    pub(super) fn of(variant: Variant, terms: u64, linear: u64, constant: u64) -> Function {
-        if variant != Variant::Quadratic {
-            return Function {
+    /// A function of `variant` storing `terms` monomials; `more` holds what
+    /// the pass counted of it beyond them (for one function), `constant`
+    /// (0 or 1) is whether a linear one, or a quadratic one's linear part,
+    /// stores a constant (a field of its own in the message, not a term).
+    pub(super) fn of(variant: Variant, terms: u64, more: &Unprofiled, constant: u64) -> Function {
+        match variant {
+            Variant::Quadratic => {
+                let linear = more.quadratic_linear.min(terms);
+                Function {
+                    kind: Kind::Quadratic,
+                    terms,
+                    pairs: terms - linear,
+                    linear,
+                    linear_terms: linear.saturating_sub(constant),
+                    ..Function::default()
+                }
+            }
+            Variant::Polynomial => {
+                let long = more.long_monomials.min(terms);
+                let short_ids = more.monomial_ids.saturating_sub(more.long_monomial_ids);
+                Function {
+                    kind: Kind::Polynomial,
+                    terms,
+                    long,
+                    long_len: more.long_monomial_ids.div_ceil(long.max(1)),
+                    short_len: short_ids.div_ceil((terms - long).max(1)),
+                    ..Function::default()
+                }
+            }
+            _ => Function {
                 terms,
+                linear_terms: terms.saturating_sub(constant),
                 ..Function::default()
-            };
-        }
-        let linear = linear.min(terms);
-        Function {
-            quadratic: true,
-            terms,
-            pairs: terms - linear,
-            linear,
-            linear_terms: linear.saturating_sub(constant),
+            },
         }
     }
 
     /// A table entry: the monomial and its coefficient.
     pub(super) fn entry(&self) -> u64 {
-        if self.quadratic {
-            QUADRATIC_ENTRY
-        } else {
-            LINEAR_ENTRY
+        match self.kind {
+            Kind::Linear => LINEAR_ENTRY,
+            Kind::Quadratic => QUADRATIC_ENTRY,
+            Kind::Polynomial => POLYNOMIAL_ENTRY,
         }
     }
 
-    /// prost's decode: each packed field pushed in turn, then the linear
-    /// part's terms.
-    pub(super) fn decode(&self, m: &mut Malloc) -> Vectors {
-        if self.quadratic {
-            let pairs = std::array::from_fn(|_| Pushed::grown(m, self.pairs, 8));
-            Vectors::Quadratic(Box::new((
-                pairs,
-                Pushed::grown(m, self.linear_terms, size::TERM),
-            )))
+    /// The length of a polynomial's `i`-th monomial: the long ones spread
+    /// evenly among the others (file order and table order alike).
+    pub(super) fn monomial_len(&self, i: u64) -> u64 {
+        if self.is_long(i) {
+            self.long_len
         } else {
-            Vectors::Linear(Pushed::grown(m, self.terms, size::TERM))
+            self.short_len
+        }
+    }
+
+    fn is_long(&self, i: u64) -> bool {
+        (i + 1) * self.long / self.terms.max(1) > i * self.long / self.terms.max(1)
+    }
+
+    /// prost's decode: each packed field pushed in turn, then the linear
+    /// part's terms; a polynomial's monomials pushed, each made first with
+    /// its ids pushed.
+    pub(super) fn decode(&self, m: &mut Malloc) -> Vectors {
+        match self.kind {
+            Kind::Linear => Vectors::Linear(Pushed::grown(m, self.linear_terms, size::TERM)),
+            Kind::Quadratic => {
+                let pairs = std::array::from_fn(|_| Pushed::grown(m, self.pairs, 8));
+                Vectors::Quadratic(Box::new((
+                    pairs,
+                    Pushed::grown(m, self.linear_terms, size::TERM),
+                )))
+            }
+            Kind::Polynomial => {
+                let mut monomials = Pushed::new(size::MONOMIAL);
+                let mut ids = Vec::with_capacity(self.terms as usize);
+                for i in 0..self.terms {
+                    ids.extend(Pushed::grown(m, self.monomial_len(i), 8).into_ptr());
+                    monomials.push(m, i + 1);
+                }
+                Vectors::Polynomial(Box::new((monomials, ids)))
+            }
         }
     }
 
     /// `to_bytes`' message: the terms pushed from the table, a quadratic
     /// function's three vectors side by side and its linear terms among
     /// them (in the table's order: each vector grows when its share of the
-    /// table has been read).
-    pub(super) fn encode(&self, m: &mut Malloc) -> Vectors {
-        if !self.quadratic {
-            return Vectors::Linear(Pushed::grown(m, self.terms, size::TERM));
-        }
-        let mut vs: [Pushed; 3] = std::array::from_fn(|_| Pushed::new(8));
-        let mut linear = Pushed::new(size::TERM);
-        for (grows_pairs, cap) in growths(self.pairs, self.linear_terms) {
-            if grows_pairs {
-                vs.iter_mut().for_each(|v| v.push(m, cap));
-            } else {
-                linear.push(m, cap);
+    /// table has been read); a polynomial's monomials each with its ids
+    /// pushed anew, a long one's cloned ids freed after.
+    pub(super) fn encode(&self, m: &mut Malloc, cloned: &mut Cloned) -> Vectors {
+        match self.kind {
+            Kind::Linear => Vectors::Linear(Pushed::grown(m, self.linear_terms, size::TERM)),
+            Kind::Quadratic => {
+                let mut vs: [Pushed; 3] = std::array::from_fn(|_| Pushed::new(8));
+                let mut linear = Pushed::new(size::TERM);
+                for (grows_pairs, cap) in growths(self.pairs, self.linear_terms) {
+                    if grows_pairs {
+                        vs.iter_mut().for_each(|v| v.push(m, cap));
+                    } else {
+                        linear.push(m, cap);
+                    }
+                }
+                Vectors::Quadratic(Box::new((vs, linear)))
+            }
+            Kind::Polynomial => {
+                let mut monomials = Pushed::new(size::MONOMIAL);
+                let mut ids = Vec::with_capacity(self.terms as usize);
+                let mut keys = std::mem::take(&mut cloned.keys).into_iter();
+                for i in 0..self.terms {
+                    // Traced: the vector grows before the monomial is made.
+                    monomials.push(m, i + 1);
+                    ids.extend(Pushed::grown(m, self.monomial_len(i), 8).into_ptr());
+                    if self.is_long(i) {
+                        free_all(m, keys.next());
+                    }
+                }
+                Vectors::Polynomial(Box::new((monomials, ids)))
             }
         }
-        Vectors::Quadratic(Box::new((vs, linear)))
     }
 
-    /// OMMX's table of it, grown insert by insert; the vectors freed after.
+    /// OMMX's table of it, grown insert by insert; the vectors freed after
+    /// (a polynomial's monomials' ids are kept: they become its keys).
     /// A quadratic function's linear part is made a linear function first
     /// (its own table, grown, then merged in and freed; traced).
     pub(super) fn convert(&self, m: &mut Malloc, decoded: Vectors) -> Option<Ptr> {
@@ -127,22 +221,30 @@ impl Function {
                 linear.free(m);
                 free_all(m, part);
             }
+            Vectors::Polynomial(parts) => parts.0.free(m),
             linear => linear.free(m),
         }
         table
     }
 
-    /// The table cloned.
-    pub(super) fn clone_table(&self, m: &mut Malloc) -> Option<Ptr> {
-        (self.terms > 0).then(|| m.malloc(table(self.terms, self.entry())))
+    /// The table cloned, then each long monomial's ids (exact; a short
+    /// one's are inline).
+    pub(super) fn clone_table(&self, m: &mut Malloc) -> Cloned {
+        let table = (self.terms > 0).then(|| m.malloc(table(self.terms, self.entry())));
+        let keys = (0..self.long)
+            .map(|_| m.malloc(8 * self.long_len))
+            .collect();
+        Cloned { table, keys }
     }
 
     /// Ids a check of it pushes (`less`: its constant, taken as stored).
     pub(super) fn ids(&self, less: u64) -> u64 {
-        if self.quadratic {
-            2 * self.pairs + self.linear.saturating_sub(less)
-        } else {
-            self.terms.saturating_sub(less)
+        match self.kind {
+            Kind::Linear => self.terms.saturating_sub(less),
+            Kind::Quadratic => 2 * self.pairs + self.linear.saturating_sub(less),
+            Kind::Polynomial => {
+                self.long * self.long_len + (self.terms - self.long) * self.short_len
+            }
         }
     }
 }

@@ -6,40 +6,37 @@
 //! The calls are the ones the allocation traces show (`bench/alloc_trace.py
 //! --steps`), phase by phase: prost's decode, the conversion with OMMX's
 //! checks of the ids, `to_bytes` (the clone, the message, the encoding, the
-//! Python `bytes`) and protobuf's arena for the annotations. So far only
-//! instances whose functions are linear or quadratic and whose variables
-//! and constraints carry at most a name and subscripts are made
-//! ([`simulate`] says `None` for the rest): the traces of polynomial
-//! functions, parameters, descriptions and removed constraints show steps
-//! of their own. A quadratic function's linear terms come from the pass's
-//! count of them (`Facts::quadratic_linear`): the 2.9.3 profile counts them
-//! with the pairs. protobuf's per-element sizes are the estimate's
-//! calibrated ones (`ommx29::upb`).
+//! Python `bytes`) and protobuf's arena for the annotations (`arena`), on
+//! the heap the interpreter had when the load began (a traced one). So far
+//! only instances whose variables and constraints carry at most a name and
+//! subscripts are made ([`simulate`] says `None` for the rest): the traces
+//! of parameters, descriptions and removed constraints show steps of their
+//! own. What the 2.9.3 profile does not count, a quadratic function's
+//! linear terms (counted with its pairs) and a polynomial's ids, comes
+//! from the pass's count of them (`Facts::unprofiled`).
 //! A load is a million calls or more at 100,000 entities (0.05 to 0.1 µs
 //! each), so the estimate simulates only loads of at most a budget of
 //! calls, counted beforehand (`calls`); `bench/simulate.rs` prints it
 //! beside the closed form and `docs/real-memory.md` has how close it comes.
 
+mod arena;
 mod calls;
 mod function;
+mod labels;
 mod parts;
 
 use super::alloc::{btree_internal, btree_leaf};
 use super::facts::{Facts, Owner};
 use super::glibc::{Malloc, Ptr};
-use super::ommx29::{size, upb};
+use super::ommx29::size;
 use crate::model::function::Variant;
-use function::Function;
+use crate::report::Unprofiled;
+use function::{Function, Kind};
+use labels::{Entity, Labels};
 use parts::{clone_tree, consume_tree, free_all, id_set, Pushed, Tree};
 
-/// glibc's mmap threshold when the load begins: the interpreter's start and
-/// the warm-up load raised it to this (traced).
-const START_THRESHOLD: u64 = 495_616;
 /// The Python object of an `ommx.v1.Instance` (its Rust instance inline).
 const PYTHON_INSTANCE: u64 = 656;
-/// protobuf's first arena blocks, then the size of the rest.
-const FIRST_BLOCKS: [u64; 7] = [328, 560, 1136, 2288, 4592, 9200, 18416];
-const BLOCK: u64 = 32 << 10;
 /// protobuf's upb allocator calls `malloc_trim(0)` each time this many
 /// arena blocks have been freed (read in its disassembly, protobuf 5.29.6).
 const UPB_TRIM_EVERY: usize = 10_000;
@@ -56,110 +53,87 @@ pub struct Simulated {
     pub breaks: [u64; 3],
 }
 
-/// The instance as this generator makes it: linear functions, labels at
-/// most a name and subscripts per entity.
+/// The instance as this generator makes it: each group of entities alike,
+/// of the group's mean size.
 struct Shape {
     variables: u64,
     constraints: u64,
+    removed: u64,
     objective: Function,
-    /// Each constraint's function (the group's mean).
+    /// Each constraint's and removed constraint's function.
     constraint: Function,
+    removed_function: Function,
     variable_labels: Labels,
     constraint_labels: Labels,
-}
-
-/// A name's length and a subscript list's length, when the entities carry
-/// them (the group's mean, as the facts give it).
-#[derive(Clone, Copy, Default)]
-struct Labels {
-    name: Option<u64>,
-    subscripts: Option<u64>,
+    removed_labels: Labels,
+    /// The instance's description's strings: how many, and each one's
+    /// length.
+    instance_strings: (u64, u64),
 }
 
 impl Shape {
     fn of(f: &Facts) -> Option<Shape> {
         let with_terms = |g: &&super::facts::Functions| {
-            matches!(g.variant, Variant::Linear | Variant::Quadratic)
+            matches!(
+                g.variant,
+                Variant::Linear | Variant::Quadratic | Variant::Polynomial
+            )
         };
-        let supported = f.functions.iter().all(|g| g.variant != Variant::Polynomial);
-        if !supported || f.removed > 0 || !f.parameters.is_empty() {
+        let group = |owner: Owner| -> Option<Option<&super::facts::Functions>> {
+            let mut of_owner = f
+                .functions
+                .iter()
+                .filter(move |g| g.owner == owner)
+                .filter(with_terms);
+            let first = of_owner.next();
+            of_owner.next().is_none().then_some(first)
+        };
+        // Each function of a group, of its mean size (a constraint's
+        // constant stored, the objective's not).
+        let function = |owner: Owner, more: &Unprofiled, constant: u64| {
+            Some(group(owner)?.map_or(Function::default(), |g| {
+                let each = per_function(more, g.count);
+                Function::of(g.variant, g.terms_each(), &each, constant)
+            }))
+        };
+        let instance: Vec<_> = f
+            .strings
+            .iter()
+            .filter(|g| g.owner == Owner::Instance)
+            .collect();
+        let lists_or_maps = f.subscripts.iter().chain(&f.parameters);
+        if lists_or_maps.filter(|g| g.owner == Owner::Instance).count() > 0 {
             return None;
         }
-        let objective: Vec<_> = f
-            .functions
-            .iter()
-            .filter(|g| g.in_objective())
-            .filter(with_terms)
-            .collect();
-        let constraints: Vec<_> = f
-            .functions
-            .iter()
-            .filter(|g| g.owner == Owner::Constraints)
-            .filter(with_terms)
-            .collect();
-        if objective.len() > 1 || constraints.len() > 1 {
-            return None;
-        }
+        let instance_count = instance.iter().map(|g| g.count).sum::<u64>();
+        let instance_size = instance.iter().map(|g| g.size).sum::<u64>();
         Some(Shape {
             variables: f.variables,
             constraints: f.constraints,
-            objective: objective.first().map_or(Function::default(), |g| {
-                Function::of(g.variant, g.terms, f.quadratic_linear.objective, 0)
-            }),
-            constraint: constraints.first().map_or(Function::default(), |g| {
-                let linear = f.quadratic_linear.constraints.div_ceil(g.count.max(1));
-                Function::of(g.variant, g.terms_each(), linear, 1)
-            }),
-            variable_labels: Labels::of(f, Owner::Variables)?,
-            constraint_labels: Labels::of(f, Owner::Constraints)?,
+            removed: f.removed,
+            objective: function(Owner::Objective, &f.unprofiled.objective, 0)?,
+            constraint: function(Owner::Constraints, &f.unprofiled.constraints, 1)?,
+            removed_function: function(Owner::Removed, &f.unprofiled.removed, 1)?,
+            variable_labels: Labels::of(f, Owner::Variables, f.variables)?,
+            constraint_labels: Labels::of(f, Owner::Constraints, f.constraints)?,
+            removed_labels: Labels::of(f, Owner::Removed, f.removed)?,
+            instance_strings: (
+                instance_count,
+                instance_size.div_ceil(instance_count.max(1)),
+            ),
         })
     }
 }
 
-impl Labels {
-    /// At most one string (the name) and one subscript list an entity, on
-    /// every entity of the kind, or none.
-    fn of(f: &Facts, owner: Owner) -> Option<Labels> {
-        let entities = if owner == Owner::Variables {
-            f.variables
-        } else {
-            f.constraints
-        };
-        let strings: Vec<_> = f.strings.iter().filter(|s| s.owner == owner).collect();
-        let lists: Vec<_> = f.subscripts.iter().filter(|s| s.owner == owner).collect();
-        if strings.len() > 1
-            || lists.len() > 1
-            || f.strings.iter().any(|s| s.owner == Owner::Instance)
-        {
-            return None;
-        }
-        if strings.iter().chain(&lists).any(|s| s.count != entities) {
-            return None;
-        }
-        Some(Labels {
-            name: strings.first().map(|s| s.each()),
-            subscripts: lists.first().map(|s| s.each()),
-        })
-    }
-
-    /// prost's decode: a string of at least 8 bytes, a list pushed.
-    fn decode(&self, m: &mut Malloc, kept: &mut Vec<Ptr>, lists: &mut Vec<Pushed>) {
-        if let Some(len) = self.name {
-            kept.push(m.malloc(len.max(8)));
-        }
-        if let Some(k) = self.subscripts {
-            lists.push(Pushed::grown(m, k, 8));
-        }
-    }
-
-    /// A clone: exact sizes.
-    fn clone_into(&self, m: &mut Malloc, out: &mut Vec<Ptr>) {
-        if let Some(len) = self.name.filter(|&l| l > 0) {
-            out.push(m.malloc(len));
-        }
-        if let Some(k) = self.subscripts.filter(|&k| k > 0) {
-            out.push(m.malloc(8 * k));
-        }
+/// What the pass counted of a group's `count` functions, for one (the
+/// mean, rounded up).
+fn per_function(all: &Unprofiled, count: u64) -> Unprofiled {
+    let each = |n: u64| n.div_ceil(count.max(1));
+    Unprofiled {
+        quadratic_linear: each(all.quadratic_linear),
+        monomial_ids: each(all.monomial_ids),
+        long_monomials: each(all.long_monomials),
+        long_monomial_ids: each(all.long_monomial_ids),
     }
 }
 
@@ -176,7 +150,7 @@ pub fn simulate(f: &Facts, budget: u64) -> Option<Simulated> {
     if calls::predicted(&s) > budget {
         return None;
     }
-    Some(run(&s, f, Malloc::after_mapping(START_THRESHOLD)).0)
+    Some(run(&s, f, interpreter_heap()).0)
 }
 
 /// The load simulated with every call recorded, in `bench/alloc_trace.c`'s
@@ -184,28 +158,46 @@ pub fn simulate(f: &Facts, budget: u64) -> Option<Simulated> {
 /// traced load (`bench/simulate.rs --record`).
 pub fn record(f: &Facts) -> Option<(Simulated, Vec<[u64; 4]>)> {
     let s = Shape::of(f)?;
-    let mut m = Malloc::after_mapping(START_THRESHOLD);
+    let mut m = interpreter_heap();
     m.record();
     let (simulated, m) = run(&s, f, m);
     Some((simulated, m.records().to_vec()))
 }
 
+/// The heap of the interpreter as a load begins: read off a traced process
+/// at that moment (`bench/glibc_replay.rs --snapshot`, sparse_qubo-20k's
+/// trace, the bytes to load mapped): the imports' and the warm-up load's
+/// chunks, the free ones between them, a top of 57 KiB, and glibc's mmap
+/// threshold as the interpreter's start raised it. Where the load's first
+/// chunks go, and so where its trims stop, depends on them: started on an
+/// empty heap instead, the load of a 2,000-variable QUBO leaves 20 % less
+/// resident, that of sparse_qubo-20k 28 % less.
+fn interpreter_heap() -> Malloc {
+    static HEAP: std::sync::OnceLock<Malloc> = std::sync::OnceLock::new();
+    HEAP.get_or_init(|| {
+        Malloc::from_snapshot(include_str!("interpreter.heap"))
+            .expect("the interpreter's heap, as committed")
+    })
+    .clone()
+}
+
 fn run(s: &Shape, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
-    m.init_tcache();
     let before = m.resident_heap() + m.mapped_bytes();
     let base = m.brk();
     let input = m.malloc(f.payload + 33);
     m.mark(0);
     let instance = parse(s, &mut m);
     // The Python object that wraps the instance, made as the parse returns
-    // and kept with it (the last call of every traced parse).
+    // and kept with it (the last call of every traced parse): the tcache
+    // hands it the chunk the warm-up load's object freed (traced: every
+    // load's), below the load's heap.
     m.malloc(PYTHON_INSTANCE);
     let after_parse = m.brk() - base;
     m.mark(1);
     let python_bytes = to_bytes(s, f, &mut m, instance);
     let after_to_bytes = m.brk() - base;
     m.mark(2);
-    let blocks = annotations(s, &mut m);
+    let blocks = arena::annotations(s, &mut m);
     let after_annotations = m.brk() - base;
     m.mark(3);
     m.free(python_bytes);
@@ -230,28 +222,52 @@ fn run(s: &Shape, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
 struct Parsed {
     variables: Option<parts::Node>,
     constraints: Option<parts::Node>,
+    removed: Option<parts::Node>,
 }
 
 /// Phase 1: prost's decode, then OMMX's conversion and its checks.
 fn parse(s: &Shape, m: &mut Malloc) -> Parsed {
-    let (mut kept, mut lists) = (Vec::new(), Vec::new());
+    let mut lists = Vec::new();
+    // The instance's description comes first; its strings are kept.
+    let (count, len) = s.instance_strings;
+    for _ in (0..count).filter(|_| len > 0) {
+        m.malloc(len.max(8));
+    }
     let mut variables = Pushed::new(size::VARIABLE_MESSAGE);
+    let mut variable_labels = Vec::new();
     for i in 1..=s.variables {
-        s.variable_labels.decode(m, &mut kept, &mut lists);
+        variable_labels.push(s.variable_labels.decode(m, Entity::Variable, &mut lists));
         variables.push(m, i);
     }
     let objective = s.objective.decode(m);
-    let mut terms = Vec::new();
+    let mut decoded = Vec::new();
     let mut constraints = Pushed::new(size::CONSTRAINT_MESSAGE);
     for j in 1..=s.constraints {
-        terms.push(s.constraint.decode(m));
-        s.constraint_labels.decode(m, &mut kept, &mut lists);
+        let terms = s.constraint.decode(m);
+        decoded.push((
+            terms,
+            s.constraint_labels
+                .decode(m, Entity::Constraint, &mut lists),
+        ));
         constraints.push(m, j);
     }
-    // The conversion: labels move over; the variables' map, the objective's
-    // table, the ids checked against the variables' set.
-    let mut variable_map = Tree::new(btree_leaf(size::VARIABLE), btree_internal(size::VARIABLE));
-    (0..s.variables).for_each(|_| variable_map.insert(m));
+    let mut decoded_removed = Vec::new();
+    let mut removed = Pushed::new(size::REMOVED_MESSAGE);
+    for r in 1..=s.removed {
+        let terms = s.removed_function.decode(m);
+        let labels = s.removed_labels.decode(m, Entity::Constraint, &mut lists);
+        decoded_removed.push((terms, labels));
+        removed.push(m, r);
+    }
+    // The conversion: strings and lists move over, maps are made anew; the
+    // variables' map, the objective's table, the ids checked against the
+    // variables' set; the constraints, their ids checked; the removed ones
+    // (not checked).
+    let mut variable_map = tree(size::VARIABLE);
+    for labels in variable_labels {
+        s.variable_labels.convert(m, labels);
+        variable_map.insert(m);
+    }
     variables.free(m);
     s.objective.convert(m, objective);
     let collected = m.malloc(8 * s.variables);
@@ -259,12 +275,10 @@ fn parse(s: &Shape, m: &mut Malloc) -> Parsed {
     let defined = id_set(m, s.variables);
     m.free(collected);
     check_ids(m, s.objective.ids(0), s.variables, true);
-    let mut constraint_map = Tree::new(
-        btree_leaf(size::CONSTRAINT),
-        btree_internal(size::CONSTRAINT),
-    );
-    for t in terms {
-        s.constraint.convert(m, t);
+    let mut constraint_map = tree(size::CONSTRAINT);
+    for (terms, labels) in decoded {
+        s.constraint.convert(m, terms);
+        s.constraint_labels.convert(m, labels);
         constraint_map.insert(m);
     }
     constraints.free(m);
@@ -272,11 +286,24 @@ fn parse(s: &Shape, m: &mut Malloc) -> Parsed {
         // A constraint's constant is no id.
         check_ids(m, s.constraint.ids(1), s.variables, false);
     }
+    let mut removed_map = tree(size::REMOVED);
+    for (terms, labels) in decoded_removed {
+        s.removed_function.convert(m, terms);
+        s.removed_labels.convert(m, labels);
+        removed_map.insert(m);
+    }
+    removed.free(m);
     free_all(m, defined);
     Parsed {
         variables: variable_map.root(),
         constraints: constraint_map.root(),
+        removed: removed_map.root(),
     }
+}
+
+/// A `BTreeMap` of entities of `size` bytes.
+fn tree(size: u64) -> Tree {
+    Tree::new(btree_leaf(size), btree_internal(size))
 }
 
 /// OMMX's check of a function's ids: pushed into a list one at a time
@@ -306,156 +333,129 @@ fn check_ids(m: &mut Malloc, n: u64, distinct: u64, sorted_copy: bool) {
 /// the clone consumed into a message, the message encoded and dropped, the
 /// encoding copied into a Python `bytes` (returned) and freed.
 fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
-    let objective = s.objective.clone_table(m);
+    let (count, len) = s.instance_strings;
+    let description: Vec<Ptr> = (0..count)
+        .filter(|_| len > 0)
+        .map(|_| m.malloc(len))
+        .collect();
+    let mut objective = s.objective.clone_table(m);
     let mut variable_labels = Vec::new();
     let variables = instance.variables.as_ref().map(|root| {
         let sizes = (btree_leaf(size::VARIABLE), btree_internal(size::VARIABLE));
         clone_tree(m, root, sizes, &mut |m: &mut Malloc| {
-            s.variable_labels.clone_into(m, &mut variable_labels)
+            variable_labels.push(s.variable_labels.clone_into(m))
         })
     });
-    let mut tables = Vec::new();
-    let mut constraint_labels = Vec::new();
-    let constraints = instance.constraints.as_ref().map(|root| {
-        let sizes = (
-            btree_leaf(size::CONSTRAINT),
-            btree_internal(size::CONSTRAINT),
-        );
-        clone_tree(m, root, sizes, &mut |m: &mut Malloc| {
-            tables.extend(s.constraint.clone_table(m));
-            let mut labels = Vec::new();
-            s.constraint_labels.clone_into(m, &mut labels);
-            constraint_labels.push(labels);
-        })
-    });
+    let constraints = Group::cloned(
+        m,
+        instance.constraints.as_ref(),
+        size::CONSTRAINT,
+        &s.constraint,
+        &s.constraint_labels,
+    );
+    let removed = Group::cloned(
+        m,
+        instance.removed.as_ref(),
+        size::REMOVED,
+        &s.removed_function,
+        &s.removed_labels,
+    );
     // The message: each function's terms pushed from its table, which is
-    // then freed; the maps' nodes freed as they are consumed.
-    // An empty vector allocates nothing.
+    // then freed, each map made anew; the maps' nodes freed as they are
+    // consumed. An empty vector allocates nothing.
     let variable_message =
         (s.variables > 0).then(|| m.malloc(size::VARIABLE_MESSAGE * s.variables));
     if let Some(root) = variables {
-        consume_tree(m, root, &mut |_: &mut Malloc| {});
-    }
-    let constraint_message =
-        (s.constraints > 0).then(|| m.malloc(size::CONSTRAINT_MESSAGE * s.constraints));
-    let mut terms = Vec::new();
-    let mut tables = tables.into_iter();
-    if let Some(root) = constraints {
+        let mut labels = variable_labels.iter_mut();
         consume_tree(m, root, &mut |m: &mut Malloc| {
-            terms.push(s.constraint.encode(m));
-            free_all(m, tables.next());
+            let held = labels.next().expect("labels per variable");
+            s.variable_labels.consume(m, held);
         });
     }
-    let objective_terms = s.objective.encode(m);
-    free_all(m, objective);
+    let constraints = constraints.into_message(m, size::CONSTRAINT_MESSAGE, s.constraints);
+    let removed = removed.into_message(m, size::REMOVED_MESSAGE, s.removed);
+    let objective_terms = s.objective.encode(m, &mut objective);
+    free_all(m, objective.table);
     let encoded = m.malloc(f.payload);
-    free_all(m, variable_labels);
+    free_all(m, description);
+    for held in variable_labels {
+        held.drop_message(m, Entity::Variable);
+    }
     free_all(m, variable_message);
     objective_terms.free(m);
-    for (t, labels) in terms.into_iter().zip(constraint_labels) {
-        t.free(m);
-        free_all(m, labels);
-    }
-    free_all(m, constraint_message);
+    constraints.drop_message(m);
+    removed.drop_message(m);
     let python_bytes = m.malloc(f.payload + 33);
     m.free(encoded);
     python_bytes
 }
 
-/// Phase 3: protobuf (upb) parses the bytes into its arena for the
-/// annotations: the message's parts bump-allocated into blocks (the first
-/// ones small, then 32 KiB), each repeated field's array doubling as it
-/// fills, an allocation larger than a block given a block of its own.
-/// Returns the blocks in the order they were made.
-fn annotations(s: &Shape, m: &mut Malloc) -> Vec<Ptr> {
-    let mut a = Arena::default();
-    // A name's bytes (the calibrated figures hold the rest of an element).
-    let label = |l: &Labels| l.name.map_or(0, |n| n.next_multiple_of(8));
-    let variable = upb::VARIABLE - ARRAY_SHARE + label(&s.variable_labels);
-    a.repeated(m, s.variables, |a, m| a.take(m, variable));
-    function(&mut a, m, &s.objective);
-    let constraint = upb::CONSTRAINT - ARRAY_SHARE + label(&s.constraint_labels);
-    a.repeated(m, s.constraints, |a, m| {
-        a.take(m, constraint);
-        function(a, m, &s.constraint);
-    });
-    a.blocks
+/// The constraints or the removed ones through `to_bytes`: cloned, then
+/// consumed into the message, then the message dropped.
+struct Group<'a> {
+    function: &'a Function,
+    labels: &'a Labels,
+    root: Option<parts::Node>,
+    tables: Vec<function::Cloned>,
+    held: Vec<labels::Held>,
+    terms: Vec<function::Vectors>,
+    message: Option<Ptr>,
 }
 
-/// Bytes of an element's message that its share of the doubling pointer
-/// array takes in the calibrated per-element figures (`ommx29::upb`).
-const ARRAY_SHARE: u64 = 16;
-
-/// A function's part of the arena: a linear one's terms (messages in a
-/// pointer array), a quadratic one's three packed arrays (traced on
-/// qubo-2000: two series of doubling blocks, one block for the values).
-fn function(a: &mut Arena, m: &mut Malloc, g: &Function) {
-    if g.quadratic {
-        // Columns and rows are varints, grown as they are read; the values
-        // are doubles, whose count the field's length gives: one array.
-        // Then the linear part's terms, messages like a linear function's.
-        a.array(m, g.pairs);
-        a.array(m, g.pairs);
-        if g.pairs > 0 {
-            a.take(m, 8 * g.pairs.next_power_of_two().max(4));
-        }
-        a.repeated(m, g.linear_terms, |a, m| {
-            a.take(m, upb::LINEAR_TERM - ARRAY_SHARE)
-        });
-    } else {
-        a.repeated(m, g.terms, |a, m| a.take(m, upb::LINEAR_TERM - ARRAY_SHARE));
-    }
-}
-
-/// upb's arena: the blocks it has made and the room left in the last.
-#[derive(Default)]
-struct Arena {
-    blocks: Vec<Ptr>,
-    left: u64,
-    made: usize,
-}
-
-impl Arena {
-    /// Bump-allocates `bytes`, in a new block when the last has no room.
-    fn take(&mut self, m: &mut Malloc, bytes: u64) {
-        if bytes <= self.left {
-            self.left -= bytes;
-            return;
-        }
-        let size = FIRST_BLOCKS.get(self.made).copied().unwrap_or(BLOCK + 16);
-        if bytes + 16 > size {
-            self.blocks.push(m.malloc(bytes + 16));
-            return;
-        }
-        self.blocks.push(m.malloc(size));
-        self.made += 1;
-        self.left = size - 16 - bytes;
-    }
-
-    /// An array of 8-byte elements filled to `n`: 4 first, then doubling,
-    /// each larger array allocated anew.
-    fn array(&mut self, m: &mut Malloc, n: u64) {
-        for cap in capacities(n) {
-            self.take(m, 8 * cap);
-        }
-    }
-
-    /// A repeated field of `n` messages: each made by `element`, its
-    /// pointer array growing as it fills.
-    fn repeated(
-        &mut self,
+impl<'a> Group<'a> {
+    /// The map cloned, each entity's table and labels with it.
+    fn cloned(
         m: &mut Malloc,
-        n: u64,
-        mut element: impl FnMut(&mut Arena, &mut Malloc),
-    ) {
-        let mut cap = 0;
-        for i in 0..n {
-            if i == cap {
-                cap = (2 * cap).max(4);
-                self.take(m, 8 * cap);
-            }
-            element(self, m);
+        root: Option<&parts::Node>,
+        size: u64,
+        function: &'a Function,
+        labels: &'a Labels,
+    ) -> Group<'a> {
+        let (mut tables, mut held) = (Vec::new(), Vec::new());
+        let root = root.map(|root| {
+            let sizes = (btree_leaf(size), btree_internal(size));
+            clone_tree(m, root, sizes, &mut |m: &mut Malloc| {
+                tables.push(function.clone_table(m));
+                held.push(labels.clone_into(m));
+            })
+        });
+        Group {
+            function,
+            labels,
+            root,
+            tables,
+            held,
+            terms: Vec::new(),
+            message: None,
         }
+    }
+
+    /// The clone consumed: the messages' vector, then each entity's terms
+    /// encoded, its table freed, its maps made anew.
+    fn into_message(mut self, m: &mut Malloc, message: u64, count: u64) -> Group<'a> {
+        self.message = (count > 0).then(|| m.malloc(message * count));
+        if let Some(root) = self.root.take() {
+            let mut tables = std::mem::take(&mut self.tables).into_iter();
+            let mut held = self.held.iter_mut();
+            let (function, labels, terms) = (self.function, self.labels, &mut self.terms);
+            consume_tree(m, root, &mut |m: &mut Malloc| {
+                let mut cloned = tables.next().expect("a table per entity");
+                terms.push(function.encode(m, &mut cloned));
+                free_all(m, cloned.table);
+                labels.consume(m, held.next().expect("labels per entity"));
+            });
+        }
+        self
+    }
+
+    /// The message's part dropped: each entity's function, then its labels,
+    /// then the vector.
+    fn drop_message(self, m: &mut Malloc) {
+        for (terms, held) in self.terms.into_iter().zip(self.held) {
+            terms.free(m);
+            held.drop_message(m, Entity::Constraint);
+        }
+        free_all(m, self.message);
     }
 }
 

@@ -52,6 +52,11 @@ impl Pushed {
             m.free(p);
         }
     }
+
+    /// Its buffer, kept by whoever takes it (none when it is empty).
+    pub(super) fn into_ptr(self) -> Option<Ptr> {
+        self.ptr
+    }
 }
 
 /// A hashbrown table grown insert by insert to `items`: each larger table

@@ -1,0 +1,58 @@
+"""Writes the interpreter's heap as `bench/real_memory.py measure` has it when the load begins,
+for the simulated load to start from (src/model/real/load29/interpreter.heap).
+
+Usage: python bench/heap_snapshot.py FILE [OUT]   (a Python with ommx==2.9.3; gcc; cargo)
+
+Runs `measure` on FILE in a child traced from its first allocation (bench/alloc_trace.c with
+RM_TRACE_ALL), marking the load's start, replays the trace through memprof's model of glibc
+malloc (bench/glibc_replay.rs --check: every chunk must land where glibc put it) and writes the
+model's heap at that mark: the imports' and the warm-up load's chunks, the free ones between them,
+the top chunk and the thresholds. FILE should be an instance whose bytes glibc maps (a few MB):
+then they are not in the heap. The committed snapshot was taken on bench/real_memory.py's
+sparse_qubo-20k. The tracer's own presence shifts the heap by a few kilobytes against an untraced
+process, so the snapshot is the measuring process's heap up to that shift.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+CHILD = r"""
+import ctypes, sys
+sys.path.insert(0, sys.argv[2])
+import real_memory
+lib = ctypes.CDLL(None)
+real_memory.measure(sys.argv[1], "2.9", before_load=lambda: lib.rm_mark(0))
+lib.rm_stop()
+"""
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__.splitlines()[2])
+    out = sys.argv[2] if len(sys.argv) == 3 else os.path.join(
+        REPO, "src", "model", "real", "load29", "interpreter.heap"
+    )
+    subprocess.run(
+        ["cargo", "build", "--release", "--example", "glibc_replay"], cwd=REPO, check=True
+    )
+    replay = os.path.join(REPO, "target", "release", "examples", "glibc_replay")
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = os.path.join(tmp, "alloc_trace.so")
+        subprocess.run(
+            ["gcc", "-O2", "-shared", "-fPIC", "-o", lib, os.path.join(HERE, "alloc_trace.c"), "-ldl"],
+            check=True,
+        )
+        trace = os.path.join(tmp, "trace")
+        env = dict(os.environ, LD_PRELOAD=lib, RM_TRACE_ALL=trace)
+        subprocess.run([sys.executable, "-c", CHILD, sys.argv[1], HERE], env=env, check=True)
+        subprocess.run([replay, trace, "--check", "--snapshot", out], check=True)
+    print(f"heap_snapshot: wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

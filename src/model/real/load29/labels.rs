@@ -1,0 +1,253 @@
+//! What an entity carries besides its function, as OMMX 2.9.3's load makes
+//! it: a name, a subscript list, a parameter map and a description (and a
+//! removed constraint's reason and its parameters), each the group's mean
+//! size, on every entity of the group or on none.
+//!
+//! The traces (metadata-100k, removed-20k) show each step:
+//! - prost decodes the fields in their numbers' order: a variable's name,
+//!   subscripts, parameters, description; a constraint's (after its
+//!   function) parameters, name, description, subscripts; a removed one's
+//!   reason and its parameters after its constraint. A string takes at least
+//!   8 bytes, a list is pushed, a parameter map (a `HashMap` of strings) is
+//!   made at its first entry and grows as it fills, each entry's key and
+//!   value made before it is inserted.
+//! - The conversion moves the strings and lists over and makes each map an
+//!   `FnvHashMap` of its size, freeing the decoded one.
+//! - `to_bytes` clones them exactly (a map: its table, then each key and
+//!   value), makes each map a `HashMap` again as the clone is consumed
+//!   (freeing the clone's table), and drops the message in its fields'
+//!   order.
+
+use super::super::alloc::{buckets, table, table_of};
+use super::super::facts::{Facts, Field, Group, Map, Owner};
+use super::super::glibc::{Malloc, Ptr};
+use super::parts::{free_all, Pushed};
+
+/// A map entry: two `String`s.
+const ENTRY: u64 = 48;
+
+#[derive(Clone, Copy, Default)]
+pub(super) struct Labels {
+    pub(super) name: Option<u64>,
+    pub(super) subscripts: Option<u64>,
+    pub(super) parameters: Option<Parameters>,
+    pub(super) description: Option<u64>,
+    pub(super) reason: Option<u64>,
+    pub(super) reason_parameters: Option<Parameters>,
+}
+
+/// A parameter map: its entries, and the mean length of a key and a value.
+#[derive(Clone, Copy)]
+pub(super) struct Parameters {
+    pub(super) entries: u64,
+    pub(super) key: u64,
+    pub(super) value: u64,
+}
+
+/// Which entity's fields, for their order in the message.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Entity {
+    Variable,
+    Constraint,
+}
+
+/// One entity's labels as the message holds them: what its drop frees.
+#[derive(Default)]
+pub(super) struct Held {
+    name: Option<Ptr>,
+    subscripts: Option<Ptr>,
+    parameters: Vec<Ptr>,
+    description: Option<Ptr>,
+    reason: Option<Ptr>,
+    reason_parameters: Vec<Ptr>,
+    /// The maps' tables, while the decoded or cloned ones wait to be
+    /// replaced.
+    tables: [Option<Ptr>; 2],
+}
+
+impl Labels {
+    /// The labels of every entity of `owner` (`entities` of them), if each
+    /// field present is on all of them and the generator knows it.
+    pub(super) fn of(f: &Facts, owner: Owner, entities: u64) -> Option<Labels> {
+        let mut l = Labels::default();
+        let mut keys: [Option<Group>; 2] = [None; 2];
+        let mut values: [Option<Group>; 2] = [None; 2];
+        let mut maps: [Option<Group>; 2] = [None; 2];
+        let slot = |map: Map| usize::from(map == Map::RemovedReason);
+        for g in f.strings.iter().chain(&f.subscripts).chain(&f.parameters) {
+            if g.owner != owner {
+                continue;
+            }
+            let target = match g.field {
+                Field::Name => &mut l.name,
+                Field::Description => &mut l.description,
+                Field::Subscripts => &mut l.subscripts,
+                Field::RemovedReason if owner == Owner::Removed => &mut l.reason,
+                Field::Key(map) => {
+                    keys[slot(map)].replace(*g).map_or(Some(()), |_| None)?;
+                    continue;
+                }
+                Field::Value(map) => {
+                    values[slot(map)].replace(*g).map_or(Some(()), |_| None)?;
+                    continue;
+                }
+                Field::Parameters(map) => {
+                    if g.count != entities {
+                        return None;
+                    }
+                    maps[slot(map)].replace(*g).map_or(Some(()), |_| None)?;
+                    continue;
+                }
+                _ => return None,
+            };
+            if g.count != entities || target.replace(g.each()).is_some() {
+                return None;
+            }
+        }
+        let parameters = |i: usize| -> Option<Option<Parameters>> {
+            let Some(map) = maps[i] else {
+                return (keys[i].is_none() && values[i].is_none()).then_some(None);
+            };
+            let (key, value) = (keys[i]?, values[i]?);
+            Some(Some(Parameters {
+                entries: map.each(),
+                key: key.each(),
+                value: value.each(),
+            }))
+        };
+        l.parameters = parameters(0)?;
+        l.reason_parameters = parameters(1)?;
+        if owner != Owner::Removed && l.reason_parameters.is_some() {
+            return None;
+        }
+        Some(l)
+    }
+
+    /// prost's decode of the entity's labels, in its fields' order (a
+    /// constraint's after its function): the strings and lists it keeps,
+    /// the maps' tables, which the conversion replaces.
+    pub(super) fn decode(&self, m: &mut Malloc, entity: Entity, lists: &mut Vec<Pushed>) -> Held {
+        let mut h = Held::default();
+        let string =
+            |m: &mut Malloc, len: Option<u64>| len.filter(|&n| n > 0).map(|n| m.malloc(n.max(8)));
+        let list = |m: &mut Malloc, lists: &mut Vec<Pushed>, k: Option<u64>| {
+            if let Some(k) = k.filter(|&k| k > 0) {
+                lists.push(Pushed::grown(m, k, 8));
+            }
+        };
+        match entity {
+            Entity::Variable => {
+                h.name = string(m, self.name);
+                list(m, lists, self.subscripts);
+                h.tables[0] = decode_map(m, self.parameters, &mut h.parameters);
+                h.description = string(m, self.description);
+            }
+            Entity::Constraint => {
+                h.tables[0] = decode_map(m, self.parameters, &mut h.parameters);
+                h.name = string(m, self.name);
+                h.description = string(m, self.description);
+                list(m, lists, self.subscripts);
+            }
+        }
+        h.reason = string(m, self.reason);
+        h.tables[1] = decode_map(m, self.reason_parameters, &mut h.reason_parameters);
+        h
+    }
+
+    /// The conversion: each decoded map made an `FnvHashMap` of its size.
+    pub(super) fn convert(&self, m: &mut Malloc, decoded: Held) {
+        let maps = [self.parameters, self.reason_parameters];
+        for (p, decoded) in maps.iter().zip(decoded.tables) {
+            if let Some(p) = p {
+                m.malloc(table(p.entries, ENTRY));
+            }
+            free_all(m, decoded);
+        }
+    }
+
+    /// `to_bytes`' clone: exact copies, in the OMMX type's fields' order.
+    pub(super) fn clone_into(&self, m: &mut Malloc) -> Held {
+        let string = |m: &mut Malloc, len: Option<u64>| len.filter(|&n| n > 0).map(|n| m.malloc(n));
+        let mut h = Held {
+            name: string(m, self.name),
+            subscripts: string(m, self.subscripts.map(|k| 8 * k)),
+            ..Held::default()
+        };
+        h.tables[0] = clone_map(m, self.parameters, &mut h.parameters);
+        h.description = string(m, self.description);
+        h.reason = string(m, self.reason);
+        h.tables[1] = clone_map(m, self.reason_parameters, &mut h.reason_parameters);
+        h
+    }
+
+    /// The clone consumed into the message: each map a `HashMap` again, the
+    /// clone's table freed.
+    pub(super) fn consume(&self, m: &mut Malloc, h: &mut Held) {
+        let maps = [self.parameters, self.reason_parameters];
+        for (p, cloned) in maps.iter().zip(&mut h.tables) {
+            let message = p.map(|p| m.malloc(table(p.entries, ENTRY)));
+            free_all(m, cloned.take());
+            *cloned = message;
+        }
+    }
+}
+
+impl Held {
+    /// The message's drop, in its fields' order; a constraint's function,
+    /// which comes first, is the caller's.
+    pub(super) fn drop_message(self, m: &mut Malloc, entity: Entity) {
+        let [table, reason_table] = self.tables;
+        let map = |m: &mut Malloc, entries: Vec<Ptr>, table: Option<Ptr>| {
+            free_all(m, entries);
+            free_all(m, table);
+        };
+        match entity {
+            Entity::Variable => {
+                free_all(m, self.name);
+                free_all(m, self.subscripts);
+                map(m, self.parameters, table);
+                free_all(m, self.description);
+            }
+            Entity::Constraint => {
+                free_all(m, self.subscripts);
+                map(m, self.parameters, table);
+                free_all(m, self.name);
+                free_all(m, self.description);
+            }
+        }
+        free_all(m, self.reason);
+        map(m, self.reason_parameters, reason_table);
+    }
+}
+
+/// A parameter map decoded: each entry's key and value, then the entry
+/// inserted, the table made at the first and grown when full.
+fn decode_map(m: &mut Malloc, p: Option<Parameters>, entries: &mut Vec<Ptr>) -> Option<Ptr> {
+    let p = p?;
+    let mut table: Option<Ptr> = None;
+    let mut room = 0;
+    let mut b = 4;
+    for i in 1..=p.entries {
+        entries.push(m.malloc(p.key.max(8)));
+        entries.push(m.malloc(p.value.max(8)));
+        if i > room {
+            b = if table.is_none() { 4 } else { 2 * b };
+            let larger = m.malloc(table_of(b, ENTRY));
+            free_all(m, table.replace(larger));
+            room = if b < 8 { b - 1 } else { b / 8 * 7 };
+        }
+    }
+    debug_assert!(table.is_none() || b >= buckets(p.entries));
+    table
+}
+
+/// A map cloned: its table, then each key and value.
+fn clone_map(m: &mut Malloc, p: Option<Parameters>, entries: &mut Vec<Ptr>) -> Option<Ptr> {
+    let p = p?;
+    let t = m.malloc(table(p.entries, ENTRY));
+    for _ in 0..p.entries {
+        entries.extend((p.key > 0).then(|| m.malloc(p.key)));
+        entries.extend((p.value > 0).then(|| m.malloc(p.value)));
+    }
+    Some(t)
+}
