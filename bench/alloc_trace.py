@@ -206,6 +206,16 @@ def show(trace, args):
         analyse(trace, args.top)
 
 
+def build_tracer(folder: str) -> str:
+    """Compiles bench/alloc_trace.c into `folder`; returns the library's path."""
+    lib = os.path.join(folder, "alloc_trace.so")
+    subprocess.run(
+        ["gcc", "-O2", "-shared", "-fPIC", "-o", lib, os.path.join(HERE, "alloc_trace.c"), "-ldl"],
+        check=True,
+    )
+    return lib
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file")
@@ -235,11 +245,7 @@ def main():
     from real_memory import tiny_instance
 
     with tempfile.TemporaryDirectory() as tmp:
-        lib = os.path.join(tmp, "alloc_trace.so")
-        subprocess.run(
-            ["gcc", "-O2", "-shared", "-fPIC", "-o", lib, os.path.join(HERE, "alloc_trace.c"), "-ldl"],
-            check=True,
-        )
+        lib = build_tracer(tmp)
         trace = os.path.join(tmp, "trace")
         env = dict(os.environ, LD_PRELOAD=lib)
         if args.replay:

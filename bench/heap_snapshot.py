@@ -20,6 +20,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from alloc_trace import build_tracer  # noqa: E402
 
 CHILD = r"""
 import ctypes, sys
@@ -42,11 +44,7 @@ def main():
     )
     replay = os.path.join(REPO, "target", "release", "examples", "glibc_replay")
     with tempfile.TemporaryDirectory() as tmp:
-        lib = os.path.join(tmp, "alloc_trace.so")
-        subprocess.run(
-            ["gcc", "-O2", "-shared", "-fPIC", "-o", lib, os.path.join(HERE, "alloc_trace.c"), "-ldl"],
-            check=True,
-        )
+        lib = build_tracer(tmp)
         trace = os.path.join(tmp, "trace")
         env = dict(os.environ, LD_PRELOAD=lib, RM_TRACE_ALL=trace)
         subprocess.run([sys.executable, "-c", CHILD, sys.argv[1], HERE], env=env, check=True)

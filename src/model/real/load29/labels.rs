@@ -74,6 +74,9 @@ impl Labels {
         let mut values: [Option<Group>; 2] = [None; 2];
         let mut maps: [Option<Group>; 2] = [None; 2];
         let slot = |map: Map| usize::from(map == Map::RemovedReason);
+        // Each field at most once, on every entity.
+        let once =
+            |target: &mut Option<Group>, g: &Group| target.replace(*g).is_none().then_some(());
         for g in f.strings.iter().chain(&f.subscripts).chain(&f.parameters) {
             if g.owner != owner {
                 continue;
@@ -84,18 +87,15 @@ impl Labels {
                 Field::Subscripts => &mut l.subscripts,
                 Field::RemovedReason if owner == Owner::Removed => &mut l.reason,
                 Field::Key(map) => {
-                    keys[slot(map)].replace(*g).map_or(Some(()), |_| None)?;
+                    once(&mut keys[slot(map)], g)?;
                     continue;
                 }
                 Field::Value(map) => {
-                    values[slot(map)].replace(*g).map_or(Some(()), |_| None)?;
+                    once(&mut values[slot(map)], g)?;
                     continue;
                 }
-                Field::Parameters(map) => {
-                    if g.count != entities {
-                        return None;
-                    }
-                    maps[slot(map)].replace(*g).map_or(Some(()), |_| None)?;
+                Field::Parameters(map) if g.count == entities => {
+                    once(&mut maps[slot(map)], g)?;
                     continue;
                 }
                 _ => return None,

@@ -240,25 +240,20 @@ fn parse(s: &Shape, m: &mut Malloc) -> Parsed {
         variables.push(m, i);
     }
     let objective = s.objective.decode(m);
-    let mut decoded = Vec::new();
-    let mut constraints = Pushed::new(size::CONSTRAINT_MESSAGE);
-    for j in 1..=s.constraints {
-        let terms = s.constraint.decode(m);
-        decoded.push((
-            terms,
-            s.constraint_labels
-                .decode(m, Entity::Constraint, &mut lists),
-        ));
-        constraints.push(m, j);
-    }
-    let mut decoded_removed = Vec::new();
-    let mut removed = Pushed::new(size::REMOVED_MESSAGE);
-    for r in 1..=s.removed {
-        let terms = s.removed_function.decode(m);
-        let labels = s.removed_labels.decode(m, Entity::Constraint, &mut lists);
-        decoded_removed.push((terms, labels));
-        removed.push(m, r);
-    }
+    let constraints = Decoded::of(
+        m,
+        s.constraints,
+        (&s.constraint, &s.constraint_labels),
+        size::CONSTRAINT_MESSAGE,
+        &mut lists,
+    );
+    let removed = Decoded::of(
+        m,
+        s.removed,
+        (&s.removed_function, &s.removed_labels),
+        size::REMOVED_MESSAGE,
+        &mut lists,
+    );
     // The conversion: strings and lists move over, maps are made anew; the
     // variables' map, the objective's table, the ids checked against the
     // variables' set; the constraints, their ids checked; the removed ones
@@ -275,29 +270,62 @@ fn parse(s: &Shape, m: &mut Malloc) -> Parsed {
     let defined = id_set(m, s.variables);
     m.free(collected);
     check_ids(m, s.objective.ids(0), s.variables, true);
-    let mut constraint_map = tree(size::CONSTRAINT);
-    for (terms, labels) in decoded {
-        s.constraint.convert(m, terms);
-        s.constraint_labels.convert(m, labels);
-        constraint_map.insert(m);
-    }
-    constraints.free(m);
+    let constraint_map =
+        constraints.convert(m, (&s.constraint, &s.constraint_labels), size::CONSTRAINT);
     for _ in 0..s.constraints {
         // A constraint's constant is no id.
         check_ids(m, s.constraint.ids(1), s.variables, false);
     }
-    let mut removed_map = tree(size::REMOVED);
-    for (terms, labels) in decoded_removed {
-        s.removed_function.convert(m, terms);
-        s.removed_labels.convert(m, labels);
-        removed_map.insert(m);
-    }
-    removed.free(m);
+    let removed_map = removed.convert(m, (&s.removed_function, &s.removed_labels), size::REMOVED);
     free_all(m, defined);
     Parsed {
         variables: variable_map.root(),
         constraints: constraint_map.root(),
         removed: removed_map.root(),
+    }
+}
+
+/// The constraints or the removed ones as prost decoded them: each one's
+/// function and labels, and the vector of their messages.
+struct Decoded {
+    entities: Vec<(function::Vectors, labels::Held)>,
+    messages: Pushed,
+}
+
+impl Decoded {
+    /// `count` entities decoded, each its function, then its labels, then
+    /// pushed as a message of `message` bytes.
+    fn of(
+        m: &mut Malloc,
+        count: u64,
+        (function, labels): (&Function, &Labels),
+        message: u64,
+        lists: &mut Vec<Pushed>,
+    ) -> Decoded {
+        let mut d = Decoded {
+            entities: Vec::new(),
+            messages: Pushed::new(message),
+        };
+        for i in 1..=count {
+            let terms = function.decode(m);
+            d.entities
+                .push((terms, labels.decode(m, Entity::Constraint, lists)));
+            d.messages.push(m, i);
+        }
+        d
+    }
+
+    /// The conversion: each entity's table and maps made, it inserted into
+    /// the map of entities of `size` bytes; the messages' vector freed.
+    fn convert(self, m: &mut Malloc, (function, labels): (&Function, &Labels), size: u64) -> Tree {
+        let mut map = tree(size);
+        for (terms, held) in self.entities {
+            function.convert(m, terms);
+            labels.convert(m, held);
+            map.insert(m);
+        }
+        self.messages.free(m);
+        map
     }
 }
 
