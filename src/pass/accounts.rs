@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use super::finish::Finish;
 use super::observer::Singular;
 use super::{Cost, ProfileOptions};
 use crate::model::leaves::KeyedLeaves;
@@ -282,6 +283,15 @@ impl Accounts {
         if let Some(counting) = &mut self.counting {
             counting.variables.settle(&mut self.memory);
             counting.constraints.settle(&mut self.memory);
+        }
+    }
+
+    /// How the instance's end is read, on `threads` threads: a quadratic
+    /// objective's table order is made when the estimate may simulate.
+    pub(super) fn finish(&self, threads: usize) -> Finish {
+        Finish {
+            threads,
+            growths: self.real_memory == Effort::Simulate,
         }
     }
 

@@ -20,8 +20,19 @@ use crate::pass::objective::{Singulars, SingularsError, WireObjective};
 use crate::pass::terms;
 use crate::pass::InstanceError;
 use crate::profile::Aggregate;
-use crate::report::InstanceSummary;
+use crate::report::{Growth, InstanceSummary};
 use crate::trace::{self, Phase};
+use crate::wire::Wire;
+
+/// How an instance's end is read.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Finish {
+    /// Threads a large objective is counted on.
+    pub(super) threads: usize,
+    /// Whether a quadratic objective's table order is made, as the
+    /// real-memory estimate simulates it ([`terms::growths`]).
+    pub(super) growths: bool,
+}
 
 /// Everything after the stream's last element, once the entities are
 /// checked (`state`): the singular fields decoded, the objective counted
@@ -31,7 +42,7 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     mut state: State,
     mut rest: Singulars,
     end: u64,
-    threads: usize,
+    Finish { threads, growths }: Finish,
     aggregate: &mut Aggregate,
     observer: &mut O,
 ) -> Result<InstanceSummary, InstanceError> {
@@ -57,7 +68,12 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     if format_version > 0 {
         return Err(ModelError::FormatVersion(format_version).into());
     }
-    let objective = read_objective(objective, &state, end, threads, observer.counts_only())?;
+    let reading = ObjectiveReading {
+        threads,
+        counts_only: observer.counts_only(),
+        growths,
+    };
+    let (objective, growths) = read_objective(objective, &state, end, reading)?;
     drop(rest);
     match &objective {
         Objective::Built(f, _) => {
@@ -67,6 +83,7 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
         // Counted only when every variable it uses is defined.
         Objective::Counted(shape) => state.summary.add_objective_terms(shape.terms()),
     }
+    state.summary.objective_growths = growths;
     state.check_pending()?;
     let hints = check_hints(constraint_hints.unwrap_or_default(), &state)?;
     let dependency = check_dependency(decision_variable_dependency, &state)?;
@@ -136,38 +153,59 @@ fn decode_singulars(
     })
 }
 
-/// The objective counted on the wire, when only its count is needed
-/// (`counts_only`) and the count can be exact, else built.
+/// How [`read_objective`] reads the objective.
+struct ObjectiveReading {
+    threads: usize,
+    /// Only its count is needed.
+    counts_only: bool,
+    /// A quadratic one's table order is wanted too, once counted.
+    growths: bool,
+}
+
+/// The objective counted on the wire, when only its count is needed and
+/// the count can be exact, else built; with a quadratic one's table order
+/// when asked for and its pieces were read on the wire (not where prost
+/// decoded it), its terms each once (none merged or cancelled).
 fn read_objective(
     objective: WireObjective<'_>,
     state: &State,
     end: u64,
-    threads: usize,
-    counts_only: bool,
-) -> Result<Objective, InstanceError> {
+    reading: ObjectiveReading,
+) -> Result<(Objective, Option<Vec<Growth>>), InstanceError> {
+    let ObjectiveReading {
+        threads,
+        counts_only,
+        growths,
+    } = reading;
     let defined = |id| state.defines(id);
+    // An error reading the order leaves it to the estimate's even spread.
+    let order = |made: Wire<Option<Vec<Growth>>>| made.ok().flatten();
     Ok(match objective {
         WireObjective::Missing => return Err(ModelError::MissingObjective.into()),
         WireObjective::Decoded(wire) => {
             let (objective, waste) = from_prost(&wire)?;
-            Objective::Built(objective, waste)
+            (Objective::Built(objective, waste), None)
         }
         // Checked in full by `rest.decode`.
         WireObjective::Pieces { arm, pieces } => {
-            match counts_only.then(|| terms::count(arm.as_ref(), &defined, threads)) {
+            let objective = match counts_only.then(|| terms::count(arm.as_ref(), &defined, threads))
+            {
                 Some(Ok(Some(shape))) => Objective::Counted(shape),
                 _ => build_objective(&pieces, end)?,
-            }
+            };
+            let made = growths.then(|| terms::growths(arm.as_ref(), objective.stored_terms()));
+            (objective, made.and_then(order))
         }
         WireObjective::Spooled(spooled) => {
-            match counts_only.then(|| spooled.count(&defined, threads)) {
+            let objective = match counts_only.then(|| spooled.count(&defined, threads)) {
                 Some(Ok(Some(shape))) => Objective::Counted(shape),
                 _ => {
                     let bytes = spooled.load().map_err(InstanceError::Spool)?;
-                    drop(spooled);
                     build_objective(&[&bytes], end)?
                 }
-            }
+            };
+            let made = growths.then(|| spooled.growths(objective.stored_terms()));
+            (objective, made.and_then(order))
         }
     })
 }
@@ -184,6 +222,15 @@ fn build_objective(pieces: &[&[u8]], end: u64) -> Result<Objective, InstanceErro
 enum Objective {
     Built(Function, FileWaste),
     Counted(Shape),
+}
+
+impl Objective {
+    fn stored_terms(&self) -> usize {
+        match self {
+            Objective::Built(f, _) => f.stored_terms(),
+            Objective::Counted(shape) => shape.stored_terms,
+        }
+    }
 }
 
 /// A function built from prost's decoding, as OMMX builds it, and what

@@ -18,6 +18,8 @@ mod counted;
 mod error;
 mod finish;
 mod framing;
+#[cfg(test)]
+mod growths_tests;
 pub mod objective;
 mod observer;
 mod observers;

@@ -201,6 +201,7 @@ fn sequential<R: Read, O: EntityObserver + ?Sized>(
 ) -> Result<InstanceSummary, InstanceError> {
     let mut fields = FieldReader::new(reader, total).with_max_len(max_element);
     let group_by = accounts.group_by;
+    let finish = accounts.finish(1);
     let mut raw = spooling.batch();
     // The previous batch has been checked when the next is asked for.
     let mut large: Option<LargeToken> = None;
@@ -213,7 +214,14 @@ fn sequential<R: Read, O: EntityObserver + ?Sized>(
     // The borrow of `accounts` by the batches ends with `consume`'s
     // stream phase; the singular fields are visited into a second one.
     let mut singular = Aggregate::new();
-    let summary = consume(batches, 1, max_element, group_by, &mut singular, observer)?;
+    let summary = consume(
+        batches,
+        finish,
+        max_element,
+        group_by,
+        &mut singular,
+        observer,
+    )?;
     accounts.settle();
     accounts.memory.merge_under(&[], &singular);
     Ok(summary)
@@ -255,6 +263,7 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
             .expect("the channel has room for every ticket");
     }
     let group_by = accounts.group_by;
+    let finish = accounts.finish(threads);
     let worker_accounts: Vec<_> = (0..threads).map(|_| accounts.for_worker()).collect();
     let framer = Mutex::new(Framer {
         fields: FieldReader::new(reader, total).with_max_len(max_element),
@@ -282,7 +291,7 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
         };
         let result = consume(
             in_order,
-            threads,
+            finish,
             max_element,
             group_by,
             &mut accounts.memory,

@@ -127,11 +127,12 @@ pub(super) fn profile_file<O: EntityObserver + ?Sized>(
         let _span = trace::span(Phase::Aggregate);
         accounts.merge(&local);
     }
+    let finish = accounts.finish(threads);
     Some(finish_instance(
         state,
         rest,
         end,
-        threads,
+        finish,
         &mut accounts.memory,
         observer,
     ))

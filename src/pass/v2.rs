@@ -290,6 +290,7 @@ fn account(
         wire_bytes: bytes.len() as u64,
         // 3.0's estimate does not simulate its load.
         unprofiled: Default::default(),
+        objective_growths: None,
     };
     Ok(accounts.profiled(instance_index, title, summary, schema, Accounting::Ommx30))
 }

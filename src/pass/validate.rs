@@ -12,6 +12,7 @@ use super::EntityObserver;
 use crate::ids::IdSet;
 use crate::model::{FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
+use crate::pass::finish::Finish;
 use crate::pass::objective::Singulars;
 use crate::pass::terms;
 use crate::pass::terms::spooled::SpooledArm;
@@ -26,7 +27,7 @@ use crate::trace::{self, Phase};
 /// the whole sequential side of the pass.
 pub(super) fn consume<O: EntityObserver + ?Sized>(
     batches: impl Iterator<Item = Batch>,
-    threads: usize,
+    finish: Finish,
     max_element: Option<u64>,
     group_by: GroupBy,
     aggregate: &mut Aggregate,
@@ -35,7 +36,7 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
     let mut stream = Stream::new(group_by, max_element);
     let end = stream.check_batches(batches, observer)?;
     let Stream { state, rest, .. } = stream;
-    super::finish::finish_instance(state, rest, end, threads, aggregate, observer)
+    super::finish::finish_instance(state, rest, end, finish, aggregate, observer)
 }
 
 /// The checking side of the stream: OMMX's rules applied to each element

@@ -73,6 +73,20 @@ pub struct InstanceSummary {
     /// count, by owner (not shown: the real-memory estimate's).
     #[serde(skip)]
     pub unprofiled: ByOwner,
+    /// A quadratic objective's growths as `to_bytes` reads its table back,
+    /// when the pass was asked for them (not shown: the estimate's).
+    #[serde(skip)]
+    pub objective_growths: Option<Vec<Growth>>,
+}
+
+/// Which vectors grow next as OMMX 2.9.3's `to_bytes` reads a quadratic
+/// function's table in its order (`model::real::table_order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Growth {
+    /// The pairs' three (columns, rows, values), together.
+    Pairs,
+    /// The linear part's terms.
+    Linear,
 }
 
 /// What a function's load holds and makes beyond its stored terms, which

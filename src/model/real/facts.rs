@@ -12,7 +12,7 @@
 
 use crate::model::function::Variant;
 use crate::profile::Aggregate;
-use crate::report::{ByOwner, InstanceSummary};
+use crate::report::{ByOwner, Growth, InstanceSummary};
 
 /// The kind of entity a value belongs to, by the first frame of its path.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -152,6 +152,9 @@ pub struct Facts {
     /// quadratic functions' linear terms (counted with their pairs there),
     /// polynomials' ids (the pass counts both).
     pub unprofiled: ByOwner,
+    /// A quadratic objective's growths as `to_bytes` reads its table, when
+    /// the pass made them ([`InstanceSummary::objective_growths`]).
+    pub objective_growths: Option<Vec<Growth>>,
 }
 
 /// Bytes of a `String`'s own part, before its UTF-8 bytes.
@@ -169,6 +172,7 @@ impl Facts {
             removed: summary.removed_constraints,
             payload: summary.wire_bytes,
             unprofiled: summary.unprofiled,
+            objective_growths: summary.objective_growths.clone(),
             ..Facts::default()
         };
         for id in 1..aggregate.len() {

@@ -22,6 +22,7 @@ pub mod load29;
 mod mem;
 mod ommx29;
 mod ommx30;
+pub mod table_order;
 
 use crate::profile::Aggregate;
 use crate::report::real::{Held, RealMemory, Runtime};
@@ -118,7 +119,7 @@ pub const SIMULATION_BUDGET: u64 = 6_000_000;
 
 /// The estimate from the facts: the closed form, its resident replaced by
 /// the simulated load's where `effort` and the budget allow.
-fn estimate(facts: &Facts, accounting: Accounting, effort: Effort) -> Estimate {
+pub fn estimate(facts: &Facts, accounting: Accounting, effort: Effort) -> Estimate {
     let closed = match accounting {
         Accounting::Ommx29 => ommx29::estimate(facts),
         Accounting::Ommx30 => ommx30::estimate(facts),

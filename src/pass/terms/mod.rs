@@ -33,7 +33,7 @@ mod polynomial;
 mod split;
 pub mod spooled;
 pub use crate::wire::Unsupported;
-pub use count::count;
+pub use count::{count, growths};
 
 use crate::wire::fields::{constraint, function, linear, linear_term, monomial, quadratic};
 use crate::wire::packed::{count_checked_on, count_varints, count_varints_on, doubles, Varints};

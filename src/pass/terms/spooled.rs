@@ -14,12 +14,13 @@ use std::io::{self, Write};
 use std::ops::Range;
 
 use super::count::{
-    count_constant, count_linear_arm, count_polynomial_arm, count_quadratic_arm, scan_window,
-    scan_windows_on, shape, ChunkScan, FieldWindows, PairWindows, Seen,
+    count_constant, count_linear_arm, count_polynomial_arm, count_quadratic_arm, quadratic_growths,
+    scan_window, scan_windows_on, shape, ChunkScan, FieldWindows, PairWindows, Seen, GROWTHS_UP_TO,
 };
 use super::split;
 use super::*;
 
+use crate::report::Growth;
 use crate::wire::fields::{constraint, function, quadratic};
 use crate::wire::file::{append_at, read_range, read_window, FileFields, FileValue, Window, CHUNK};
 use crate::wire::index::VarintIndex;
@@ -338,6 +339,32 @@ impl SpooledArm {
 }
 
 impl SpooledArm {
+    /// [`growths`](super::count::growths) for the spooled function.
+    pub fn growths(&self, stored: usize) -> Wire<Option<Vec<Growth>>> {
+        let file = &self.function.file;
+        match &self.arm {
+            FileArm::Quadratic {
+                rows,
+                columns,
+                values,
+                linear,
+            } if stored <= GROWTHS_UP_TO => {
+                let mut pairs = FilePairs {
+                    file,
+                    rows,
+                    columns,
+                    values: values.start,
+                    n: ((values.end - values.start) / 8) as usize,
+                };
+                let linear = linear
+                    .as_deref()
+                    .map(|pieces| FileFieldWindows { file, pieces });
+                quadratic_growths(&mut pairs, linear, stored)
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Whether every variable the function names, whatever its
     /// coefficient, is `defined`: one walk, with no duplicate check (the
     /// function was [counted](SpooledArm::count) before).

@@ -8,12 +8,16 @@ use super::super::ommx29::size;
 use super::capacities;
 use super::parts::{free_all, grown_table, Pushed};
 use crate::model::function::Variant;
-use crate::report::Unprofiled;
+use crate::report::{Growth, Unprofiled};
 
 /// A linear function's table entry: the id and the coefficient.
 const LINEAR_ENTRY: u64 = 24;
 /// A quadratic function's: two ids and the coefficient.
 const QUADRATIC_ENTRY: u64 = 32;
+/// What the check of the ids makes for a pair, and for any other entry.
+const PAIR_TRANSIENT: u64 = 32;
+const LINEAR_TRANSIENT: u64 = 16;
+
 /// A polynomial's: its monomial (ids inline up to 3, else on the heap) and
 /// the coefficient.
 const POLYNOMIAL_ENTRY: u64 = 48;
@@ -172,16 +176,22 @@ impl Function {
 
     /// `to_bytes`' message: the terms pushed from the table, a quadratic
     /// function's three vectors side by side and its linear terms among
-    /// them (in the table's order: each vector grows when its share of the
-    /// table has been read); a polynomial's monomials each with its ids
-    /// pushed anew, a long one's cloned ids freed after.
-    pub(super) fn encode(&self, m: &mut Malloc, cloned: &mut Cloned) -> Vectors {
+    /// them, in the table's order (`order`, the pass's reading of it; else
+    /// each vector grows when its share of the table has been read); a
+    /// polynomial's monomials each with its ids pushed anew, a long one's
+    /// cloned ids freed after.
+    pub(super) fn encode(
+        &self,
+        m: &mut Malloc,
+        cloned: &mut Cloned,
+        order: Option<&[Growth]>,
+    ) -> Vectors {
         match self.kind {
             Kind::Linear => Vectors::Linear(Pushed::grown(m, self.linear_terms, size::TERM)),
             Kind::Quadratic => {
                 let mut vs: [Pushed; 3] = std::array::from_fn(|_| Pushed::new(8));
                 let mut linear = Pushed::new(size::TERM);
-                for (grows_pairs, cap) in growths(self.pairs, self.linear_terms) {
+                for (grows_pairs, cap) in self.growths(order) {
                     if grows_pairs {
                         vs.iter_mut().for_each(|v| v.push(m, cap));
                     } else {
@@ -237,6 +247,59 @@ impl Function {
         Cloned { table, keys }
     }
 
+    /// A quadratic function's growths in its table's order: `order` as the
+    /// pass read it, else each vector's spread ([`growths`]).
+    fn growths(&self, order: Option<&[Growth]>) -> Vec<(bool, u64)> {
+        match order {
+            Some(o) => in_order(o, self.pairs, self.linear_terms),
+            None => growths(self.pairs, self.linear_terms),
+        }
+    }
+
+    /// The small values OMMX's check of the ids makes for each table entry
+    /// (a pair's 32 bytes, a linear term's 16) and frees before the next,
+    /// each of a size made first where the first entry of its kind comes:
+    /// (request, ids pushed before it). Each is then taken from the
+    /// tcache's bin of its size and given back to it, the same chunk each
+    /// time, so it is made once. Where an entry comes is known to within
+    /// its vectors' growths (traced on sparse_qubo and
+    /// quadratic_constraints: the check reads the table in its order).
+    pub(super) fn transients(&self, order: Option<&[Growth]>) -> Vec<(u64, u64)> {
+        if self.kind != Kind::Quadratic {
+            return vec![(LINEAR_TRANSIENT, 0)];
+        }
+        // The entries of one kind read before the first of the other: at
+        // least one more than half the capacity its last growth before
+        // that reached.
+        let before_first = |other: bool| {
+            let growths = self.growths(order);
+            let last = growths
+                .iter()
+                .take_while(|&&(pairs, _)| pairs != other)
+                .last();
+            last.map_or(0, |&(_, cap)| if cap == 4 { 1 } else { cap / 2 + 1 })
+        };
+        let mut made = Vec::new();
+        if self.pairs > 0 {
+            made.push((PAIR_TRANSIENT, before_first(true)));
+        }
+        if self.linear_terms > 0 {
+            made.push((LINEAR_TRANSIENT, 2 * before_first(false)));
+        }
+        made.sort_by_key(|&(_, at)| at);
+        made
+    }
+
+    /// Whether `order` could be this function's table order: a quadratic
+    /// one's, as many growths of each kind as its pairs and linear terms
+    /// take.
+    pub(super) fn agrees(&self, order: &[Growth]) -> bool {
+        let of = |g: Growth| order.iter().filter(|&&o| o == g).count();
+        self.kind == Kind::Quadratic
+            && of(Growth::Pairs) == capacities(self.pairs).count()
+            && of(Growth::Linear) == capacities(self.linear_terms).count()
+    }
+
     /// Ids a check of it pushes (`less`: its constant, taken as stored).
     pub(super) fn ids(&self, less: u64) -> u64 {
         match self.kind {
@@ -249,20 +312,25 @@ impl Function {
     }
 }
 
-/// How early in a quadratic table's order its linear terms come, against
-/// an even spread among the pairs: the traces put each growth of the linear
-/// vector one step of the pairs' earlier than an even spread would, on
-/// sparse_qubo-20k and seed 34, and about where it would on seed 32 and
-/// sparse_qubo-100k (the table's order is its hashes'). Chosen on seeds 30
-/// to 37, where it took the seeded sparse_qubo instances within 10 % from 4
-/// of 8 to 7; on seeds 38 to 45, which it was not chosen on, from 5 to 7.
-const LINEAR_EARLY: f64 = 0.8;
+/// The growths of [`growths`] in the table's order as the pass read it.
+fn in_order(order: &[Growth], a: u64, b: u64) -> Vec<(bool, u64)> {
+    let (mut pairs, mut linear) = (capacities(a), capacities(b));
+    order
+        .iter()
+        .filter_map(|g| match g {
+            Growth::Pairs => pairs.next().map(|c| (true, c)),
+            Growth::Linear => linear.next().map(|c| (false, c)),
+        })
+        .collect()
+}
 
 /// The capacities two vectors filled together pass through, in the order
-/// they are reached when `a` and `b` elements are interleaved, `b`'s
-/// [`LINEAR_EARLY`]: each `(true, cap)` is the first's growth to `cap`,
-/// `(false, cap)` the second's. A growth to `cap` happens at the element
-/// after `cap / 2` (at the first, for the first capacity).
+/// they are reached when `a` and `b` elements are spread evenly among each
+/// other: each `(true, cap)` is the first's growth to `cap`, `(false, cap)`
+/// the second's. A growth to `cap` happens at the element after `cap / 2`
+/// (at the first, for the first capacity). Where the pass did not read the
+/// table's order (`Growth`), it stands for it: a table's order is its
+/// hashes', which spread each kind of entry evenly at large.
 fn growths(a: u64, b: u64) -> Vec<(bool, u64)> {
     let at = |cap: u64, n: u64| {
         let element = if cap == 4 { 1 } else { cap / 2 + 1 };
@@ -270,7 +338,7 @@ fn growths(a: u64, b: u64) -> Vec<(bool, u64)> {
     };
     let mut all: Vec<(f64, bool, u64)> = capacities(a)
         .map(|c| (at(c, a), true, c))
-        .chain(capacities(b).map(|c| (at(c, b) * LINEAR_EARLY, false, c)))
+        .chain(capacities(b).map(|c| (at(c, b), false, c)))
         .collect();
     all.sort_by(|x, y| x.0.total_cmp(&y.0));
     all.into_iter()

@@ -7,13 +7,15 @@
 //! --steps`), phase by phase: prost's decode, the conversion with OMMX's
 //! checks of the ids, `to_bytes` (the clone, the message, the encoding, the
 //! Python `bytes`) and protobuf's arena for the annotations (`arena`), on
-//! the heap the interpreter had when the load began (a traced one). So far
-//! only instances whose variables and constraints carry at most a name and
-//! subscripts are made ([`simulate`] says `None` for the rest): the traces
-//! of parameters, descriptions and removed constraints show steps of their
-//! own. What the 2.9.3 profile does not count, a quadratic function's
-//! linear terms (counted with its pairs) and a polynomial's ids, comes
-//! from the pass's count of them (`Facts::unprofiled`).
+//! the heap the interpreter had when the load began (a traced one). Each
+//! group of entities is made alike, of its mean size ([`simulate`] says
+//! `None` where a field only some of a group carry, or an instance-wide
+//! list or map). What the 2.9.3 profile does not count, a quadratic
+//! function's linear terms (counted with its pairs) and a polynomial's ids,
+//! comes from the pass's count of them (`Facts::unprofiled`), and a
+//! quadratic objective's table order, which places `to_bytes`' and the
+//! check's small chunks, from the pass's reading of it
+//! (`Facts::objective_growths`; an even spread where it has none).
 //! A load is a million calls or more at 100,000 entities (0.05 to 0.1 µs
 //! each), so the estimate simulates only loads of at most a budget of
 //! calls, counted beforehand (`calls`); `bench/simulate.rs` prints it
@@ -30,7 +32,7 @@ use super::facts::{Facts, Owner};
 use super::glibc::{Malloc, Ptr};
 use super::ommx29::size;
 use crate::model::function::Variant;
-use crate::report::Unprofiled;
+use crate::report::{Growth, Unprofiled};
 use function::{Function, Kind};
 use labels::{Entity, Labels};
 use parts::{clone_tree, consume_tree, free_all, id_set, Pushed, Tree};
@@ -60,6 +62,9 @@ struct Shape {
     constraints: u64,
     removed: u64,
     objective: Function,
+    /// The objective's growths in `to_bytes`, when the pass made them and
+    /// they agree with its counts.
+    objective_growths: Option<Vec<Growth>>,
     /// Each constraint's and removed constraint's function.
     constraint: Function,
     removed_function: Function,
@@ -105,13 +110,15 @@ impl Shape {
         if lists_or_maps.filter(|g| g.owner == Owner::Instance).count() > 0 {
             return None;
         }
+        let objective = function(Owner::Objective, &f.unprofiled.objective, 0)?;
         let instance_count = instance.iter().map(|g| g.count).sum::<u64>();
         let instance_size = instance.iter().map(|g| g.size).sum::<u64>();
         Some(Shape {
             variables: f.variables,
             constraints: f.constraints,
             removed: f.removed,
-            objective: function(Owner::Objective, &f.unprofiled.objective, 0)?,
+            objective_growths: f.objective_growths.clone().filter(|g| objective.agrees(g)),
+            objective,
             constraint: function(Owner::Constraints, &f.unprofiled.constraints, 1)?,
             removed_function: function(Owner::Removed, &f.unprofiled.removed, 1)?,
             variable_labels: Labels::of(f, Owner::Variables, f.variables)?,
@@ -269,12 +276,15 @@ fn parse(s: &Shape, m: &mut Malloc) -> Parsed {
     sort(m, s.variables);
     let defined = id_set(m, s.variables);
     m.free(collected);
-    check_ids(m, s.objective.ids(0), s.variables, true);
+    let growths = s.objective_growths.as_deref();
+    let transients = s.objective.transients(growths);
+    check_ids(m, (s.objective.ids(0), &transients), s.variables, true);
     let constraint_map =
         constraints.convert(m, (&s.constraint, &s.constraint_labels), size::CONSTRAINT);
+    let transients = s.constraint.transients(None);
     for _ in 0..s.constraints {
         // A constraint's constant is no id.
-        check_ids(m, s.constraint.ids(1), s.variables, false);
+        check_ids(m, (s.constraint.ids(1), &transients), s.variables, false);
     }
     let removed_map = removed.convert(m, (&s.removed_function, &s.removed_labels), size::REMOVED);
     free_all(m, defined);
@@ -338,17 +348,25 @@ fn tree(size: u64) -> Tree {
 /// (beside a small value made and freed each time), a set made of them
 /// (at most the `distinct` variables; the objective's list sorted first),
 /// all freed.
-fn check_ids(m: &mut Malloc, n: u64, distinct: u64, sorted_copy: bool) {
-    // The check also makes a small value for each id and frees it before
-    // the next: made from the tcache's bin of its size and given back to
-    // it, the same chunk each time (nothing between them frees a chunk of
-    // that size), so it is made once here, for the same heap.
-    let boxed = m.malloc(16);
+fn check_ids(
+    m: &mut Malloc,
+    (n, transients): (u64, &[(u64, u64)]),
+    distinct: u64,
+    sorted_copy: bool,
+) {
+    // The check also makes a small value for each entry and frees it before
+    // the next (`Function::transients`): made where the first entry of its
+    // kind comes, freed at the end.
+    let mut pending = transients.iter().peekable();
+    let mut made = Vec::new();
     let mut ids = Pushed::new(8);
-    for i in 1..=n {
-        ids.push(m, i);
+    for i in 0..n {
+        while let Some((size, _)) = pending.next_if(|&&(_, at)| at <= i) {
+            made.push(m.malloc(*size));
+        }
+        ids.push(m, i + 1);
     }
-    m.free(boxed);
+    free_all(m, made);
     if sorted_copy {
         sort(m, n);
     }
@@ -402,7 +420,8 @@ fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     }
     let constraints = constraints.into_message(m, size::CONSTRAINT_MESSAGE, s.constraints);
     let removed = removed.into_message(m, size::REMOVED_MESSAGE, s.removed);
-    let objective_terms = s.objective.encode(m, &mut objective);
+    let growths = s.objective_growths.as_deref();
+    let objective_terms = s.objective.encode(m, &mut objective, growths);
     free_all(m, objective.table);
     let encoded = m.malloc(f.payload);
     free_all(m, description);
@@ -468,7 +487,7 @@ impl<'a> Group<'a> {
             let (function, labels, terms) = (self.function, self.labels, &mut self.terms);
             consume_tree(m, root, &mut |m: &mut Malloc| {
                 let mut cloned = tables.next().expect("a table per entity");
-                terms.push(function.encode(m, &mut cloned));
+                terms.push(function.encode(m, &mut cloned, None));
                 free_all(m, cloned.table);
                 labels.consume(m, held.next().expect("labels per entity"));
             });
