@@ -37,6 +37,9 @@ import ommx_memprof
 from conftest import REPO
 
 SCRIPT = REPO / "bench" / "real_memory.py"
+sys.path.insert(0, str(SCRIPT.parent))
+from real_memory import measure_in  # noqa: E402
+
 SEED = int(os.environ.get("MEMPROF_REAL_SEED", "30"))
 MIB = 1 << 20
 
@@ -91,9 +94,6 @@ def test_the_estimate_is_within_tolerance_of_ommx(shape, tmp_path):
 def measure(path) -> dict:
     """Loads `path` with ommx 2.9.3 in a fresh interpreter, as the bench does (in its
     measuring environment)."""
-    sys.path.insert(0, str(SCRIPT.parent))
-    from real_memory import measure_in
-
     return measure_in(sys.executable, str(path))
 
 

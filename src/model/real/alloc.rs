@@ -46,6 +46,16 @@ pub const fn buckets(items: u64) -> u64 {
     }
 }
 
+/// Entries a hashbrown table of `buckets` buckets holds before it grows:
+/// all but one up to 8 buckets, then 7/8 of them.
+pub const fn room(buckets: u64) -> u64 {
+    if buckets <= 8 {
+        buckets.saturating_sub(1)
+    } else {
+        buckets / 8 * 7
+    }
+}
+
 /// Bytes of the one allocation of a hashbrown table of `buckets` buckets of
 /// `entry` bytes: the buckets (rounded up to 16), a control byte per bucket
 /// and a 16-byte group of trailing control bytes.

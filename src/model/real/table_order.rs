@@ -18,8 +18,10 @@
 //! vectors (columns, rows, values) and each linear term onto one more:
 //! which of them grows when ([`Growth`]) places the small chunks of the
 //! load's end, and with them what the heap keeps (`load29`). Checked
-//! against traced loads (`bench/table_order.py`; the test below).
+//! against traced loads (`bench/table_order.py`, whose output on
+//! `fixtures/table_order/` `src/pass/growths_tests.rs` holds this to).
 
+use super::alloc::{buckets, pushed, room};
 use crate::report::Growth;
 
 /// FNV-1a, 64 bits, over the bytes a key's `Hash` writes: its variant's
@@ -50,10 +52,6 @@ const QUADRATIC_CONSTANT: u64 = 2;
 const VARIABLE: u64 = 0;
 const LINEAR_CONSTANT: u64 = 1;
 
-/// Keys hashed, and their home buckets read, before they are inserted:
-/// the reads of a batch wait on memory together.
-const BATCH: usize = 32;
-
 /// Control bytes read at once (SSE2's 16 on x86-64).
 const GROUP: usize = 16;
 
@@ -75,24 +73,6 @@ struct Table<V> {
     values: Vec<V>,
     items: usize,
     growth_left: usize,
-}
-
-/// The entries a table of `buckets` holds before it grows.
-fn capacity(buckets: usize) -> usize {
-    if buckets <= 8 {
-        buckets.saturating_sub(1)
-    } else {
-        buckets / 8 * 7
-    }
-}
-
-/// The buckets of the table made to hold `cap` entries.
-fn buckets_for(cap: usize) -> usize {
-    match cap {
-        0..=3 => 4,
-        4..=7 => 8,
-        _ => (cap * 8 / 7).next_power_of_two(),
-    }
 }
 
 impl<V: Copy + Default> Table<V> {
@@ -162,25 +142,15 @@ impl<V: Copy + Default> Table<V> {
         }
     }
 
-    /// The home bucket of a key of `hash`, read ahead of its insert so that
-    /// the reads of a batch overlap.
-    #[inline]
-    fn touch(&self, hash: u64) -> u32 {
-        match self.buckets() {
-            0 => 0,
-            buckets => self.slots[hash as usize & (buckets - 1)],
-        }
-    }
-
     /// The table made anew, one more entry's room at least, its entries
     /// put in it in its order.
     fn grow(&mut self) {
         // An empty table has no buckets (hashbrown's static empty one).
-        let room = match self.buckets() {
+        let more = match self.buckets() {
             0 => 0,
-            buckets => capacity(buckets) + 1,
+            now => room(now as u64) + 1,
         };
-        let buckets = buckets_for((self.items + 1).max(room));
+        let buckets = buckets((self.items as u64 + 1).max(more)) as usize;
         let mirror = if buckets >= GROUP { GROUP } else { 0 };
         let old = std::mem::replace(
             self,
@@ -188,7 +158,7 @@ impl<V: Copy + Default> Table<V> {
                 slots: vec![0; buckets + mirror],
                 values: vec![V::default(); buckets],
                 items: 0,
-                growth_left: capacity(buckets),
+                growth_left: room(buckets as u64) as usize,
             },
         );
         for (slot, value) in old.entries() {
@@ -235,22 +205,9 @@ impl QuadraticTable {
 
     /// Terms of row and column (either order), each pair once.
     pub fn pairs(&mut self, pairs: impl IntoIterator<Item = (u64, u64)>) {
-        let mut pairs = pairs.into_iter();
-        let mut batch = [0u64; BATCH];
-        loop {
-            let mut n = 0;
-            for (row, column) in pairs.by_ref().take(BATCH) {
-                batch[n] = fnv_word(fnv_word(self.pair_start, row.min(column)), row.max(column));
-                n += 1;
-            }
-            let read = batch[..n].iter().fold(0, |a, &h| a ^ self.table.touch(h));
-            std::hint::black_box(read);
-            for &hash in &batch[..n] {
-                self.table.insert(hash, PAIR_ENTRY, ());
-            }
-            if n < BATCH {
-                return;
-            }
+        for (row, column) in pairs {
+            let hash = fnv_word(fnv_word(self.pair_start, row.min(column)), row.max(column));
+            self.table.insert(hash, PAIR_ENTRY, ());
         }
     }
 
@@ -287,34 +244,19 @@ impl QuadraticTable {
     /// is a field of its own). Each vector starts empty, takes 4 at its
     /// first push and doubles when full.
     pub fn growths(&self) -> Vec<Growth> {
-        let mut out = Vec::new();
-        let (mut pairs, mut linear) = (Fill::default(), Fill::default());
-        for (slot, ()) in self.table.entries() {
-            match slot >> KIND_SHIFT {
-                PAIR_ENTRY if pairs.push() => out.push(Growth::Pairs),
-                LINEAR_ENTRY if linear.push() => out.push(Growth::Linear),
-                _ => {}
-            }
-        }
-        out
-    }
-}
-
-/// A vector's length and capacity as elements are pushed.
-#[derive(Default)]
-struct Fill {
-    len: u64,
-    cap: u64,
-}
-
-impl Fill {
-    /// One more element; true when the vector grew for it.
-    fn push(&mut self) -> bool {
-        self.len += 1;
-        let grows = self.len > self.cap;
-        if grows {
-            self.cap = (self.cap * 2).max(4);
-        }
-        grows
+        let (mut pairs, mut linear) = (0, 0);
+        // Whether a vector of `len` elements grows for one more.
+        let grows = |len: &mut u64| {
+            *len += 1;
+            pushed(*len, 4) > pushed(*len - 1, 4)
+        };
+        let kinds = self.table.entries().map(|(slot, ())| slot >> KIND_SHIFT);
+        kinds
+            .filter_map(|kind| match kind {
+                PAIR_ENTRY => grows(&mut pairs).then_some(Growth::Pairs),
+                LINEAR_ENTRY => grows(&mut linear).then_some(Growth::Linear),
+                _ => None,
+            })
+            .collect()
     }
 }

@@ -271,8 +271,8 @@ impl Function {
         // The entries of one kind read before the first of the other: at
         // least one more than half the capacity its last growth before
         // that reached.
+        let growths = self.growths(order);
         let before_first = |other: bool| {
-            let growths = self.growths(order);
             let last = growths
                 .iter()
                 .take_while(|&&(pairs, _)| pairs != other)

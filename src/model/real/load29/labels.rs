@@ -18,7 +18,7 @@
 //!   (freeing the clone's table), and drops the message in its fields'
 //!   order.
 
-use super::super::alloc::{buckets, table, table_of};
+use super::super::alloc::{self, buckets, table, table_of};
 use super::super::facts::{Facts, Field, Group, Map, Owner};
 use super::super::glibc::{Malloc, Ptr};
 use super::parts::{free_all, Pushed};
@@ -234,7 +234,7 @@ fn decode_map(m: &mut Malloc, p: Option<Parameters>, entries: &mut Vec<Ptr>) -> 
             b = if table.is_none() { 4 } else { 2 * b };
             let larger = m.malloc(table_of(b, ENTRY));
             free_all(m, table.replace(larger));
-            room = if b < 8 { b - 1 } else { b / 8 * 7 };
+            room = alloc::room(b);
         }
     }
     debug_assert!(table.is_none() || b >= buckets(p.entries));

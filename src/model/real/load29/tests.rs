@@ -71,6 +71,14 @@ fn tiny_constraints_20k() -> Facts {
     }
 }
 
+/// Asserts `mib` within the fraction `within` of `measured` (MiB).
+fn near(mib: f64, measured: f64, within: f64) {
+    assert!(
+        (mib / measured - 1.0).abs() < within,
+        "{mib:.2} MiB against {measured}"
+    );
+}
+
 /// The traces of lp-10k's load (bench/alloc_trace.py --replay): the break
 /// 10.23 MiB above its start after the parse, 18.39 after `to_bytes`, 18.86
 /// after the annotations; measured resident 18.9 MiB (bench/real_memory.json).
@@ -80,11 +88,10 @@ fn tiny_constraints_20k() -> Facts {
 fn lp_10k_loads_as_traced() {
     let s = simulate(&lp_10k(), u64::MAX).expect("a linear instance");
     let [parse, to_bytes, annotations] = s.breaks.map(|b| b as f64 / MIB);
-    assert!((parse / 10.23 - 1.0).abs() < 0.02, "{parse}");
-    assert!((to_bytes / 18.39 - 1.0).abs() < 0.02, "{to_bytes}");
-    assert!((annotations / 18.86 - 1.0).abs() < 0.05, "{annotations}");
-    let resident = s.resident as f64 / MIB;
-    assert!((resident / 18.9 - 1.0).abs() < 0.05, "{resident}");
+    near(parse, 10.23, 0.02);
+    near(to_bytes, 18.39, 0.02);
+    near(annotations, 18.86, 0.05);
+    near(s.resident as f64 / MIB, 18.9, 0.05);
 }
 
 /// tiny_constraints-20k: measured 59.1 MiB resident, where the closed-form
@@ -92,8 +99,7 @@ fn lp_10k_loads_as_traced() {
 #[test]
 fn many_tiny_constraints_load_as_measured() {
     let s = simulate(&tiny_constraints_20k(), u64::MAX).expect("a linear instance");
-    let resident = s.resident as f64 / MIB;
-    assert!((resident / 59.1 - 1.0).abs() < 0.03, "{resident}");
+    near(s.resident as f64 / MIB, 59.1, 0.03);
 }
 
 /// sparse_qubo-20k (traced: the break at 15.38, 15.44 and 24.82 MiB after
@@ -107,11 +113,10 @@ fn a_quadratic_objective_loads_as_traced() {
     let f = quadratic_objective(20_000, 179_939, 20_000, 2_765_528);
     let s = simulate(&f, u64::MAX).expect("a quadratic objective");
     let [parse, to_bytes, annotations] = s.breaks.map(|b| b as f64 / MIB);
-    assert!((parse / 15.38 - 1.0).abs() < 0.05, "{parse}");
-    assert!((to_bytes / 15.44 - 1.0).abs() < 0.05, "{to_bytes}");
-    assert!((annotations / 24.82 - 1.0).abs() < 0.03, "{annotations}");
-    let resident = s.resident as f64 / MIB;
-    assert!((resident / 30.6 - 1.0).abs() < 0.10, "{resident}");
+    near(parse, 15.38, 0.05);
+    near(to_bytes, 15.44, 0.05);
+    near(annotations, 24.82, 0.03);
+    near(s.resident as f64 / MIB, 30.6, 0.10);
 }
 
 /// quadratic_constraints-100k: 25,000 constraints of 6 pairs, 4 linear terms
@@ -146,8 +151,7 @@ fn quadratic_constraints_load_as_measured() {
         ..Facts::default()
     };
     let s = simulate(&f, u64::MAX).expect("quadratic constraints");
-    let resident = s.resident as f64 / MIB;
-    assert!((resident / 106.4 - 1.0).abs() < 0.05, "{resident}");
+    near(s.resident as f64 / MIB, 106.4, 0.05);
 }
 
 /// qubo-500: a dense quadratic objective (124,750 pairs and 500 linear
@@ -160,11 +164,10 @@ fn a_dense_quadratic_objective_loads_as_traced() {
     let f = quadratic_objective(500, 125_250, 500, 1_452_265);
     let s = simulate(&f, u64::MAX).expect("a quadratic objective");
     let [parse, to_bytes, annotations] = s.breaks.map(|b| b as f64 / MIB);
-    assert!((parse / 4.20 - 1.0).abs() < 0.03, "{parse}");
-    assert!((to_bytes / 5.75 - 1.0).abs() < 0.03, "{to_bytes}");
-    assert!((annotations / 6.72 - 1.0).abs() < 0.03, "{annotations}");
-    let resident = s.resident as f64 / MIB;
-    assert!((resident / 14.8 - 1.0).abs() < 0.03, "{resident}");
+    near(parse, 4.20, 0.03);
+    near(to_bytes, 5.75, 0.03);
+    near(annotations, 6.72, 0.03);
+    near(s.resident as f64 / MIB, 14.8, 0.03);
 }
 
 /// hubo-20k: 79,999 monomials of 2 to 4 ids (240,296 in all; 26,843 of 4,
@@ -174,8 +177,7 @@ fn a_dense_quadratic_objective_loads_as_traced() {
 fn a_polynomial_objective_loads_as_measured() {
     let f = polynomial_objective(20_000, 79_999, [240_296, 26_843, 107_372], 2_069_431);
     let s = simulate(&f, u64::MAX).expect("a polynomial objective");
-    let resident = s.resident as f64 / MIB;
-    assert!((resident / 30.7 - 1.0).abs() < 0.05, "{resident}");
+    near(s.resident as f64 / MIB, 30.7, 0.05);
 }
 
 /// removed-20k: 20,000 unnamed variables, an objective over all, 10,000
@@ -211,8 +213,7 @@ fn removed_20k() -> Facts {
 #[test]
 fn removed_constraints_load_as_measured() {
     let s = simulate(&removed_20k(), u64::MAX).expect("removed constraints");
-    let resident = s.resident as f64 / MIB;
-    assert!((resident / 57.2 - 1.0).abs() < 0.05, "{resident}");
+    near(s.resident as f64 / MIB, 57.2, 0.05);
 }
 
 /// A field that some entities of a group carry and others not, or a
