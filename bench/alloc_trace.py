@@ -16,7 +16,7 @@ against (docs/real-memory.md). One pass over the trace: a 100k-entity instance (
 records) takes seconds.
 
 With --replay, the child is traced from its first allocation and the trace replayed through
-memprof's model of glibc malloc (src/model/real/glibc.rs, bench/glibc_replay.rs), which must
+memprof's model of glibc malloc (glibc-model/, bench/glibc_replay.rs), which must
 place every chunk at the address glibc gave it and leave the break where glibc left it; its
 last line gives the resident the load left by the model.
 

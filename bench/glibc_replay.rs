@@ -1,6 +1,6 @@
 //! Replays an allocation trace (`bench/alloc_trace.c`; from the process's
 //! start with `RM_TRACE_ALL`) through memprof's model of glibc malloc
-//! (`src/model/real/glibc.rs`): every chunk the model places elsewhere than
+//! (`glibc-model/`): every chunk the model places elsewhere than
 //! glibc did, and every break after a free, a trim or a mark that differs,
 //! is counted (the first few printed), and at each phase mark the break,
 //! the heap's resident pages and the live mappings are printed.
@@ -28,11 +28,9 @@
 //! Built by `cargo test` (target/debug/examples/glibc_replay);
 //! `bench/alloc_trace.py --replay` traces a load and runs it.
 
+use glibc_model::record::{ALIGNED, CALLOC, FREE, IS_MAPPED, MALLOC, MARK, REALLOC, TRIM};
+use glibc_model::{Malloc, Ptr};
 use memprof::ids::BuildIdHasher;
-use memprof::model::real::glibc::record::{
-    ALIGNED, CALLOC, FREE, IS_MAPPED, MALLOC, MARK, REALLOC, TRIM,
-};
-use memprof::model::real::glibc::{Malloc, Ptr};
 use std::collections::HashMap;
 
 /// The marks of `bench/alloc_trace.py`'s child: the load's start, the end.

@@ -103,7 +103,7 @@ TRACE = REPO / "bench" / "alloc_trace.py"
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_the_allocator_model_places_every_chunk_of_a_load(shape, tmp_path):
-    """The model of glibc malloc under the estimate (src/model/real/glibc.rs),
+    """The model of glibc malloc under the estimate (glibc-model/),
     against glibc itself: a Python process loading the seeded instance with
     ommx 2.9.3 is traced from its first allocation (bench/alloc_trace.py
     --replay: an LD_PRELOAD interposer, built with gcc), and replaying the

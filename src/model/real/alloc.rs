@@ -5,15 +5,7 @@
 //! recording each request and the chunk glibc returned; see
 //! `bench/real_memory.md`), and the unit tests hold the arithmetic to it.
 
-/// glibc's threshold above which a request is served by its own `mmap` at
-/// most: the dynamic threshold starts at 128 KiB and rises to the largest
-/// mapped chunk freed so far, up to this (`DEFAULT_MMAP_THRESHOLD_MAX` on
-/// 64-bit).
-pub const MMAP_THRESHOLD_MAX: u64 = 32 << 20;
-/// glibc's initial mmap threshold.
-pub const MMAP_THRESHOLD_MIN: u64 = 128 << 10;
-/// A page.
-pub const PAGE: u64 = 4096;
+use glibc_model::PAGE;
 
 /// The heap chunk glibc malloc carves for a request of `bytes`: the request
 /// plus its 8-byte size header, rounded up to 16, at least 32. Nothing for
@@ -22,7 +14,7 @@ pub const fn chunk(bytes: u64) -> u64 {
     if bytes == 0 {
         return 0;
     }
-    super::glibc::request(bytes)
+    glibc_model::request(bytes)
 }
 
 /// The pages a mapped request takes (a 16-byte header, then whole pages).

@@ -4,7 +4,8 @@
 
 use std::ops::{Add, AddAssign, Mul, Sub};
 
-use super::alloc::{chunk, mapped, MMAP_THRESHOLD_MAX, MMAP_THRESHOLD_MIN};
+use super::alloc::{chunk, mapped};
+use glibc_model::{MMAP_THRESHOLD_MAX, MMAP_THRESHOLD_MIN};
 
 /// The mmap threshold a Python process with `ommx` imported starts a load
 /// with: its imports freed mapped chunks, which raised it from glibc's

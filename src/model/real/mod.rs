@@ -17,7 +17,6 @@ pub mod alloc;
 pub mod facts;
 #[cfg(test)]
 mod fixtures;
-pub mod glibc;
 pub mod load29;
 mod mem;
 mod ommx29;

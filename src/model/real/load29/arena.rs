@@ -15,7 +15,7 @@
 use super::function::{Function, Kind};
 use super::labels::{Labels, Parameters};
 use super::{capacities, Shape};
-use crate::model::real::glibc::{Malloc, Ptr};
+use glibc_model::{Malloc, Ptr};
 
 /// protobuf's first arena blocks, then the size of the rest.
 const FIRST_BLOCKS: [u64; 7] = [328, 560, 1136, 2288, 4592, 9200, 18416];

@@ -3,12 +3,12 @@
 //! `to_bytes` encodes it again.
 
 use super::super::alloc::table;
-use super::super::glibc::{Malloc, Ptr};
 use super::super::ommx29::size;
 use super::capacities;
 use super::parts::{free_all, grown_table, Pushed};
 use crate::model::function::Variant;
 use crate::report::{Growth, Unprofiled};
+use glibc_model::{Malloc, Ptr};
 
 /// A linear function's table entry: the id and the coefficient.
 const LINEAR_ENTRY: u64 = 24;

@@ -20,8 +20,8 @@
 
 use super::super::alloc::{self, buckets, table, table_of};
 use super::super::facts::{Facts, Field, Group, Map, Owner};
-use super::super::glibc::{Malloc, Ptr};
 use super::parts::{free_all, Pushed};
+use glibc_model::{Malloc, Ptr};
 
 /// A map entry: two `String`s.
 const ENTRY: u64 = 48;

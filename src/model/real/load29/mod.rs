@@ -29,11 +29,11 @@ mod parts;
 
 use super::alloc::{btree_internal, btree_leaf};
 use super::facts::{Facts, Owner};
-use super::glibc::{Malloc, Ptr};
 use super::ommx29::size;
 use crate::model::function::Variant;
 use crate::report::{Growth, Unprofiled};
 use function::{Function, Kind};
+use glibc_model::{Malloc, Ptr};
 use labels::{Entity, Labels};
 use parts::{clone_tree, consume_tree, free_all, id_set, Pushed, Tree};
 

@@ -4,7 +4,7 @@
 //! built from sorted ids; each makes the calls the traces show.
 
 use super::super::alloc::{buckets, table_of};
-use super::super::glibc::{Malloc, Ptr};
+use glibc_model::{Malloc, Ptr};
 
 /// A `Vec` pushed to: 4 elements first, then doubling by `realloc`.
 pub(super) struct Pushed {

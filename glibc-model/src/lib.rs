@@ -10,9 +10,10 @@
 //! replaying allocation traces of whole Python processes, where every chunk
 //! must land at the address glibc gave it (`bench/glibc_replay.rs`).
 
-use super::alloc::{MMAP_THRESHOLD_MAX, MMAP_THRESHOLD_MIN as DEFAULT_THRESHOLD, PAGE};
-use crate::ids::BuildIdHasher;
 use std::collections::{BTreeMap, HashMap};
+
+mod addr;
+use addr::BuildAddrHasher;
 
 mod calls;
 mod chunks;
@@ -24,6 +25,16 @@ mod snapshot;
 mod tests;
 
 use links::{Chunk, Link, State};
+
+/// glibc's threshold above which a request is served by its own `mmap` at
+/// most: the dynamic threshold starts at [`MMAP_THRESHOLD_MIN`] and rises to
+/// the largest mapped chunk freed so far, up to this
+/// (`DEFAULT_MMAP_THRESHOLD_MAX` on 64-bit).
+pub const MMAP_THRESHOLD_MAX: u64 = 32 << 20;
+/// glibc's initial mmap threshold (`DEFAULT_MMAP_THRESHOLD`).
+pub const MMAP_THRESHOLD_MIN: u64 = 128 << 10;
+/// A page.
+pub const PAGE: u64 = 4096;
 
 /// The smallest chunk, and the alignment of every chunk.
 const MINSIZE: u64 = 32;
@@ -110,9 +121,9 @@ impl Ptr {
 pub struct Malloc {
     chunks: chunks::Chunks,
     /// Binned chunks' forward and back links.
-    links: HashMap<u64, (Link, Link), BuildIdHasher>,
+    links: HashMap<u64, (Link, Link), BuildAddrHasher>,
     /// Binned chunks by their end, to find a free chunk before another.
-    free_ends: HashMap<u64, u64, BuildIdHasher>,
+    free_ends: HashMap<u64, u64, BuildAddrHasher>,
     heads: [(Link, Link); NBINS],
     /// For each large bin, its sizes and the first chunk of each (glibc's
     /// `fd_nextsize` list).
@@ -125,7 +136,7 @@ pub struct Malloc {
     top_size: u64,
     last_remainder: u64,
     /// Mapped chunks: their sizes.
-    mapped: HashMap<u64, u64, BuildIdHasher>,
+    mapped: HashMap<u64, u64, BuildAddrHasher>,
     next_mapping: u64,
     mapped_bytes: u64,
     mmap_threshold: u64,
@@ -149,17 +160,17 @@ impl Malloc {
     /// An empty heap, as a process starts: both thresholds at glibc's
     /// defaults of 128 KiB.
     pub fn new() -> Malloc {
-        Malloc::after_mapping(DEFAULT_THRESHOLD)
+        Malloc::after_mapping(MMAP_THRESHOLD_MIN)
     }
 
     /// An empty heap whose mmap threshold the process already raised to
     /// `mmap_threshold` by freeing a mapped chunk of that size, and so its
     /// trim threshold to twice that (the defaults, if it is the default).
     pub fn after_mapping(mmap_threshold: u64) -> Malloc {
-        let trim_threshold = if mmap_threshold > DEFAULT_THRESHOLD {
+        let trim_threshold = if mmap_threshold > MMAP_THRESHOLD_MIN {
             2 * mmap_threshold
         } else {
-            DEFAULT_THRESHOLD
+            MMAP_THRESHOLD_MIN
         };
         Malloc {
             chunks: chunks::Chunks::default(),

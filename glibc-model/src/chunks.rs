@@ -6,9 +6,9 @@
 //! hash map would scatter them; a million chunks of a 200 MiB heap take
 //! 50 MiB here. A free chunk's links are kept apart (`Malloc::links`).
 
+use super::addr::BuildAddrHasher;
 use super::links::{Chunk, State};
 use super::{ALIGN, HEAP_BASE, PAGE};
-use crate::ids::BuildIdHasher;
 use std::collections::HashMap;
 
 const SLOTS: usize = (PAGE / ALIGN) as usize;
@@ -22,7 +22,7 @@ const LARGE: u32 = u32::MAX >> BIN_BITS;
 pub(super) struct Chunks {
     pages: Vec<Option<Box<[u32; SLOTS]>>>,
     /// Sizes of 512 MiB and more (merged free chunks of a large heap).
-    large: HashMap<u64, u64, BuildIdHasher>,
+    large: HashMap<u64, u64, BuildAddrHasher>,
 }
 
 fn place(addr: u64) -> (usize, usize) {
