@@ -42,7 +42,10 @@ fn main() {
         };
         {
             for instance in &loaded.report.instances {
-                let facts = Facts::of(&instance.aggregate, &instance.summary);
+                let Some(gathered) = &instance.gathered else {
+                    continue;
+                };
+                let facts = Facts::of(&instance.aggregate, &instance.summary, gathered);
                 let estimated = estimate(&facts, Accounting::Ommx29, Effort::ClosedForm).resident;
                 if let Some(out) = record.take() {
                     let Some((_, records)) = load29::record(&facts) else {

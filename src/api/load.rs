@@ -28,7 +28,11 @@ pub(super) fn read_one(
         pass: &mut pass,
         quiet,
     };
-    sniff::read(input, accept, &mut job)
+    let mut content = sniff::read(input, accept, &mut job)?;
+    if let Content::Instance(report) | Content::Baseline(report, _) = &mut content {
+        crate::model::real::estimate_each(&mut report.instances, options.real_memory);
+    }
+    Ok(content)
 }
 
 /// The instances of one input, read with `observer` riding on the pass.

@@ -102,7 +102,7 @@ impl Options {
             options: ProfileOptions {
                 group_by: self.group_by,
                 wire: self.wire,
-                real_memory: self.real_memory,
+                table_order: self.real_memory == Effort::Simulate,
             },
             reading: Reading {
                 raw_schema: self.schema,

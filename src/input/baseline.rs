@@ -326,6 +326,7 @@ fn split_layers(doc: &BaselineDoc) -> Result<Vec<ProfiledInstance>, BaselineErro
             Accounting::Ommx30 => Schema::V2,
         },
         accounting,
+        gathered: None,
         real_memory: layer.real_memory,
     };
     match doc.layers.as_slice() {

@@ -399,6 +399,25 @@ impl Shape {
     }
 }
 
+/// OMMX keeps a monomial of at most this many ids inline, and a longer
+/// one's on the heap (a `SmallVec<[u64; 3]>`).
+pub const INLINE_IDS: u64 = 3;
+
+/// What a polynomial's load holds beyond its stored monomials, from their
+/// lengths: every id, and the monomials longer than OMMX keeps inline.
+pub fn polynomial_unprofiled(lengths: impl IntoIterator<Item = usize>) -> Unprofiled {
+    let mut u = Unprofiled::default();
+    for len in lengths {
+        let len = len as u64;
+        u.monomial_ids += len;
+        if len > INLINE_IDS {
+            u.long_monomials += 1;
+            u.long_monomial_ids += len;
+        }
+    }
+    u
+}
+
 impl Function {
     pub fn shape(&self) -> Shape {
         let variant = match self {
@@ -416,7 +435,7 @@ impl Function {
                 ..Unprofiled::default()
             },
             Function::Polynomial { terms } => {
-                Unprofiled::of_monomials(terms.iter().map(|(ids, _)| ids.len()))
+                polynomial_unprofiled(terms.iter().map(|(ids, _)| ids.len()))
             }
             _ => Unprofiled::default(),
         };

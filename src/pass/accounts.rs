@@ -8,7 +8,6 @@ use super::finish::Finish;
 use super::observer::Singular;
 use super::{Cost, ProfileOptions};
 use crate::model::leaves::KeyedLeaves;
-use crate::model::real::Effort;
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Parameters,
 };
@@ -20,7 +19,7 @@ use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::replay::Tally;
 use crate::profile::wire::{self as wire_view, TopLevelField};
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
-use crate::report::{Accounting, InstanceSummary, ProfiledInstance, Schema};
+use crate::report::{Accounting, InstanceCounts, ProfiledInstance, Schema};
 
 /// The leaves of everything but the entities: the entity containers' own
 /// stack parts, the sense and the singular fields.
@@ -215,7 +214,9 @@ pub struct Accounts {
     /// are read where they lie in the input file rather than held
     /// ([`crate::pass::objective::IN_PLACE_ABOVE`]).
     pub(super) in_place_above: u64,
-    pub(super) real_memory: Effort,
+    /// Whether a quadratic objective's table order is gathered
+    /// ([`ProfileOptions::table_order`]).
+    pub(super) table_order: bool,
 }
 
 /// What counting entities without building them keeps per thread.
@@ -235,7 +236,7 @@ impl Accounts {
             counting: None,
             spool_above: crate::pass::objective::spool_above(),
             in_place_above: crate::pass::objective::IN_PLACE_ABOVE,
-            real_memory: options.real_memory,
+            table_order: options.table_order,
         }
     }
 
@@ -254,7 +255,7 @@ impl Accounts {
         mut self,
         instance_index: Option<usize>,
         title: Option<String>,
-        summary: InstanceSummary,
+        counts: InstanceCounts,
         schema: Schema,
         accounting: Accounting,
     ) -> ProfiledInstance {
@@ -262,10 +263,10 @@ impl Accounts {
         if let Some(wire) = &mut self.wire {
             wire.release_cache();
         }
-        let real_memory =
-            crate::model::real::real_memory(&self.memory, &summary, accounting, self.real_memory);
+        let InstanceCounts { summary, gathered } = counts;
         ProfiledInstance {
-            real_memory: Some(real_memory),
+            gathered: Some(gathered),
+            real_memory: None,
             instance_index,
             observed_as: instance_index,
             title,
@@ -287,11 +288,11 @@ impl Accounts {
     }
 
     /// How the instance's end is read, on `threads` threads: a quadratic
-    /// objective's table order is made when the estimate may simulate.
+    /// objective's table order is made when the pass was asked for it.
     pub(super) fn finish(&self, threads: usize) -> Finish {
         Finish {
             threads,
-            growths: self.real_memory == Effort::Simulate,
+            growths: self.table_order,
         }
     }
 
@@ -304,7 +305,7 @@ impl Accounts {
             ..Self::new(ProfileOptions {
                 group_by: self.group_by,
                 wire: self.wire.is_some(),
-                real_memory: self.real_memory,
+                table_order: self.table_order,
             })
         }
     }

@@ -20,7 +20,7 @@ use crate::pass::objective::{Singulars, SingularsError, WireObjective};
 use crate::pass::terms;
 use crate::pass::InstanceError;
 use crate::profile::Aggregate;
-use crate::report::{Growth, InstanceSummary};
+use crate::report::{Growth, InstanceCounts};
 use crate::trace::{self, Phase};
 use crate::wire::Wire;
 
@@ -45,9 +45,9 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     Finish { threads, growths }: Finish,
     aggregate: &mut Aggregate,
     observer: &mut O,
-) -> Result<InstanceSummary, InstanceError> {
+) -> Result<InstanceCounts, InstanceError> {
     let _span = trace::span(Phase::Check);
-    state.summary.wire_bytes = end;
+    state.counts.summary.wire_bytes = end;
     let objective_wire_bytes = rest.objective_wire_bytes();
     let (instance, objective) = decode_singulars(&mut rest, end, threads)?;
     let pb::Instance {
@@ -78,12 +78,12 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     match &objective {
         Objective::Built(f, _) => {
             state.uses(User::Objective, f)?;
-            state.summary.add_objective_terms(f.shape().terms());
+            state.counts.add_objective_terms(f.shape().terms());
         }
         // Counted only when every variable it uses is defined.
-        Objective::Counted(shape) => state.summary.add_objective_terms(shape.terms()),
+        Objective::Counted(shape) => state.counts.add_objective_terms(shape.terms()),
     }
-    state.summary.objective_growths = growths;
+    state.counts.gathered.objective_growths = growths;
     state.check_pending()?;
     let hints = check_hints(constraint_hints.unwrap_or_default(), &state)?;
     let dependency = check_dependency(decision_variable_dependency, &state)?;
@@ -133,7 +133,7 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
             observer.objective(&EntityView::objective(shape.stored_terms as u64), cost);
         }
     }
-    Ok(state.summary)
+    Ok(state.counts)
 }
 
 /// The singular fields decoded as an Instance whose entity lists are empty,

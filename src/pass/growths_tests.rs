@@ -1,5 +1,5 @@
 //! A quadratic objective's table order as the pass reads it
-//! (`InstanceSummary::objective_growths`) against what allocation traces of
+//! (`Gathered::objective_growths`) against what allocation traces of
 //! OMMX 2.9.3's own loads show (fixtures/table_order/expected.txt, written
 //! by bench/table_order.py): held, spooled, counted or built.
 
@@ -34,9 +34,9 @@ fn growths_of(bytes: &[u8], observer: &mut dyn EntityObserver, spool_above: u64)
     let mut accounts = Accounts::new(ProfileOptions::default());
     accounts.spool_above = spool_above;
     let total = Some(bytes.len() as u64);
-    let summary = profile_instance_within(bytes, total, None, Some(2), &mut accounts, observer)
+    let counts = profile_instance_within(bytes, total, None, Some(2), &mut accounts, observer)
         .expect("a valid instance");
-    summary.objective_growths.as_deref().map(shown)
+    counts.gathered.objective_growths.as_deref().map(shown)
 }
 
 #[test]

@@ -47,7 +47,6 @@ pub use pipeline::{profile_instance, profile_instance_within, threads_setting, M
 pub use ranges::{InFile, CHUNK};
 pub use validate::MAX_PENDING;
 
-use crate::model::real::Effort;
 use crate::profile::family::GroupBy;
 use crate::report::{Accounting, ProfiledInstance, Schema};
 
@@ -72,15 +71,28 @@ pub struct Payload<'a> {
     pub layer_annotations: Option<&'a BTreeMap<String, String>>,
 }
 
-/// What a pass produces besides OMMX's logical profile.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What a pass produces besides OMMX's logical profile. By default, what
+/// the default real-memory estimate reads (the table order), nothing else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProfileOptions {
     /// Family frames under the entity containers (`--group-by`).
     pub group_by: GroupBy,
     /// Also account the encoded bytes per path (the wire view).
     pub wire: bool,
-    /// How much work the real-memory estimate may do.
-    pub real_memory: Effort,
+    /// Gather a quadratic objective's hash-table order
+    /// ([`crate::report::Gathered`]'s `objective_growths`), which only the
+    /// simulated real-memory estimate reads.
+    pub table_order: bool,
+}
+
+impl Default for ProfileOptions {
+    fn default() -> Self {
+        Self {
+            group_by: GroupBy::None,
+            wire: false,
+            table_order: true,
+        }
+    }
 }
 
 /// How to read instance payloads: which schema a raw payload is (archives
@@ -213,11 +225,10 @@ fn profile_payload(
         max_element,
         in_file,
     };
-    let summary =
-        pipeline::profile_source(source, pass.threads, &mut accounts, &mut *pass.observer)
-            .map_err(|source| PassError::Instance {
-                layer: instance_index,
-                source,
-            })?;
-    Ok(accounts.profiled(instance_index, title, summary, schema, accounting))
+    let counts = pipeline::profile_source(source, pass.threads, &mut accounts, &mut *pass.observer)
+        .map_err(|source| PassError::Instance {
+            layer: instance_index,
+            source,
+        })?;
+    Ok(accounts.profiled(instance_index, title, counts, schema, accounting))
 }

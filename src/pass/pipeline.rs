@@ -15,7 +15,7 @@ use super::validate::consume;
 use super::EntityObserver;
 use crate::pass::InstanceError;
 use crate::profile::Aggregate;
-use crate::report::InstanceSummary;
+use crate::report::InstanceCounts;
 use crate::trace::{self, Phase};
 use crate::wire::FieldReader;
 
@@ -109,7 +109,7 @@ pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
     total: Option<u64>,
     accounts: &mut Accounts,
     observer: &mut O,
-) -> Result<InstanceSummary, InstanceError> {
+) -> Result<InstanceCounts, InstanceError> {
     let max_element = total.is_none().then_some(super::DEFAULT_MAX_ELEMENT);
     profile_instance_within(reader, total, max_element, None, accounts, observer)
 }
@@ -127,7 +127,7 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
     threads: Option<usize>,
     accounts: &mut Accounts,
     observer: &mut O,
-) -> Result<InstanceSummary, InstanceError> {
+) -> Result<InstanceCounts, InstanceError> {
     let source = Source {
         reader,
         total,
@@ -153,7 +153,7 @@ pub(super) fn profile_source<R: Read + Send, O: EntityObserver + ?Sized>(
     threads: Option<usize>,
     accounts: &mut Accounts,
     observer: &mut O,
-) -> Result<InstanceSummary, InstanceError> {
+) -> Result<InstanceCounts, InstanceError> {
     let Source {
         reader,
         total,
@@ -198,7 +198,7 @@ fn sequential<R: Read, O: EntityObserver + ?Sized>(
     spooling: Spooling,
     accounts: &mut Accounts,
     observer: &mut O,
-) -> Result<InstanceSummary, InstanceError> {
+) -> Result<InstanceCounts, InstanceError> {
     let mut fields = FieldReader::new(reader, total).with_max_len(max_element);
     let group_by = accounts.group_by;
     let finish = accounts.finish(1);
@@ -254,7 +254,7 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
     spooling: Spooling,
     accounts: &mut Accounts,
     observer: &mut O,
-) -> Result<InstanceSummary, InstanceError> {
+) -> Result<InstanceCounts, InstanceError> {
     let in_flight = 2 * threads + 2;
     let (ticket_tx, tickets) = mpsc::sync_channel::<()>(in_flight);
     for _ in 0..in_flight {

@@ -43,7 +43,7 @@ use super::pipeline::Spooling;
 use super::shards::{settle, Layout, Recheck, Shard, Shared};
 use super::terms::spooled::SpooledFunction;
 use super::{EntityObserver, InstanceError};
-use crate::report::InstanceSummary;
+use crate::report::InstanceCounts;
 use crate::trace::{self, Phase};
 use crate::wire::fields::function;
 use crate::wire::fields::instance::*;
@@ -99,7 +99,7 @@ pub(super) fn profile_file<O: EntityObserver + ?Sized>(
     spooling: Spooling,
     accounts: &mut Accounts,
     observer: &mut O,
-) -> Option<Result<InstanceSummary, InstanceError>> {
+) -> Option<Result<InstanceCounts, InstanceError>> {
     let plan = Plan::new(source, (total, chunk), threads, spooling);
     let group_by = accounts.group_by;
     let workers: Vec<_> = (0..plan.threads)

@@ -24,7 +24,7 @@ use super::terms::spooled::SpooledArm;
 use super::validate::{State, MAX_PENDING};
 use crate::ids::{BuildIdHasher, IdSet, SharedIdSet};
 use crate::profile::family::GroupBy;
-use crate::report::InstanceSummary;
+use crate::report::InstanceCounts;
 use crate::report::Terms;
 
 /// The ids every thread checks against.
@@ -58,7 +58,7 @@ pub(super) struct Recheck;
 
 /// What one thread found in the chunks it checked.
 pub(super) struct Shard {
-    summary: InstanceSummary,
+    counts: InstanceCounts,
     families: Families,
     /// One more than the largest variable id defined.
     variables_below: u64,
@@ -78,7 +78,7 @@ pub(super) struct Shard {
 impl Shard {
     pub(super) fn new(group_by: GroupBy) -> Self {
         Self {
-            summary: InstanceSummary::default(),
+            counts: InstanceCounts::default(),
             families: Families::new(group_by),
             variables_below: 0,
             deferred: HashSet::default(),
@@ -142,8 +142,8 @@ impl Shard {
                         return Err(Recheck);
                     }
                     shared.removed.insert(id);
-                    self.summary.removed_constraints += 1;
-                    self.summary
+                    self.counts.summary.removed_constraints += 1;
+                    self.counts
                         .add_removed_terms(r.constraint.function.shape().terms());
                     self.families
                         .see(r.constraint.name.as_deref())
@@ -158,7 +158,7 @@ impl Shard {
                     if !fresh {
                         return Err(Recheck);
                     }
-                    self.summary.named_functions += 1;
+                    self.counts.summary.named_functions += 1;
                     n.function.for_each_variable(|id| {
                         uses += 1;
                         self.used(id, shared);
@@ -187,7 +187,7 @@ impl Shard {
         if !shared.variables.insert(id) {
             return Err(Recheck);
         }
-        self.summary.variables += 1;
+        self.counts.summary.variables += 1;
         self.variables_below = self.variables_below.max(id.saturating_add(1));
         Ok(())
     }
@@ -197,8 +197,8 @@ impl Shard {
             return Err(Recheck);
         }
         shared.constraints.insert(id);
-        self.summary.constraints += 1;
-        self.summary.add_constraint_terms(terms);
+        self.counts.summary.constraints += 1;
+        self.counts.add_constraint_terms(terms);
         Ok(())
     }
 
@@ -220,7 +220,7 @@ pub(super) fn settle(
     shared: Shared,
     group_by: GroupBy,
 ) -> Result<(State, Singulars, u64), Recheck> {
-    let mut summary = InstanceSummary::default();
+    let mut counts = InstanceCounts::default();
     let mut families = Families::new(group_by);
     let mut variables_below = 0;
     let mut end = None;
@@ -230,7 +230,7 @@ pub(super) fn settle(
     let mut spooled = Vec::new();
     for shard in shards {
         let Shard {
-            summary: s,
+            counts: c,
             families: f,
             variables_below: below,
             deferred: d,
@@ -239,12 +239,7 @@ pub(super) fn settle(
             uses: u,
             end: e,
         } = shard;
-        summary.variables += s.variables;
-        summary.constraints += s.constraints;
-        summary.removed_constraints += s.removed_constraints;
-        summary.named_functions += s.named_functions;
-        summary.terms += s.terms;
-        summary.unprofiled.absorb(s.unprofiled);
+        counts.absorb(c);
         families.absorb(f).map_err(|_| Recheck)?;
         variables_below = variables_below.max(below);
         end = end.or(e);
@@ -270,7 +265,7 @@ pub(super) fn settle(
     }
     // As the sequential check: with variables 0..n defined, a spooled
     // constraint whose ids are below n needs no look-up.
-    let dense = variables_below == summary.variables;
+    let dense = variables_below == counts.summary.variables;
     for (function, ids_below) in spooled {
         let known = dense && ids_below <= variables_below;
         if !known
@@ -295,7 +290,7 @@ pub(super) fn settle(
         constraints.into_set(),
         removed.into_set(),
         named_functions,
-        summary,
+        counts,
     );
     Ok((state, rest, end))
 }

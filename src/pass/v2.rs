@@ -28,9 +28,9 @@ use super::{EntityObserver, NamedFunction};
 use super::{InstanceError, PassError, Payload, V2PassError};
 use crate::model::v2::V2Error;
 use crate::model::{Constraint, DecisionVariable, EntityKind, FileWaste, RemovedConstraint};
-use crate::report::InstanceSummary;
 use crate::report::ProfiledInstance;
 use crate::report::{Accounting, Schema};
+use crate::report::{InstanceCounts, InstanceSummary};
 
 /// Profiles one payload with OMMX 3.0's accounting.
 pub(crate) fn profile(
@@ -288,11 +288,13 @@ fn account(
         named_functions: model.named_functions.len() as u64,
         terms: model.stored_terms() as u64,
         wire_bytes: bytes.len() as u64,
-        // 3.0's estimate does not simulate its load.
-        unprofiled: Default::default(),
-        objective_growths: None,
     };
-    Ok(accounts.profiled(instance_index, title, summary, schema, Accounting::Ommx30))
+    // 3.0's estimate does not simulate its load: nothing more to gather.
+    let counts = InstanceCounts {
+        summary,
+        gathered: Default::default(),
+    };
+    Ok(accounts.profiled(instance_index, title, counts, schema, Accounting::Ommx30))
 }
 
 /// The objective's key in [`v2::WireSizes`].

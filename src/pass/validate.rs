@@ -19,7 +19,7 @@ use crate::pass::terms::spooled::SpooledArm;
 use crate::pass::InstanceError;
 use crate::profile::family::GroupBy;
 use crate::profile::Aggregate;
-use crate::report::InstanceSummary;
+use crate::report::InstanceCounts;
 use crate::report::Terms;
 use crate::trace::{self, Phase};
 
@@ -32,7 +32,7 @@ pub(super) fn consume<O: EntityObserver + ?Sized>(
     group_by: GroupBy,
     aggregate: &mut Aggregate,
     observer: &mut O,
-) -> Result<InstanceSummary, InstanceError> {
+) -> Result<InstanceCounts, InstanceError> {
     let mut stream = Stream::new(group_by, max_element);
     let end = stream.check_batches(batches, observer)?;
     let Stream { state, rest, .. } = stream;
@@ -199,7 +199,7 @@ impl State {
         constraints: IdSet,
         removed: IdSet,
         named_functions: IdSet,
-        summary: InstanceSummary,
+        counts: InstanceCounts,
     ) -> Self {
         Self {
             variables,
@@ -210,7 +210,7 @@ impl State {
             pending_ids: IdSet::default(),
             // Read only while the stream is checked.
             variables_below: 0,
-            summary,
+            counts,
         }
     }
 
@@ -220,7 +220,7 @@ impl State {
         if !self.variables.insert(id) {
             return Err(ModelError::DuplicateVariable(id));
         }
-        self.summary.variables += 1;
+        self.counts.summary.variables += 1;
         self.variables_below = self.variables_below.max(id.saturating_add(1));
         Ok(())
     }
@@ -306,8 +306,8 @@ impl State {
     fn add_constraint(&mut self, id: u64, terms: Terms) -> Result<(), ModelError> {
         self.new_constraint(id)?;
         self.constraints.insert(id);
-        self.summary.constraints += 1;
-        self.summary.add_constraint_terms(terms);
+        self.counts.summary.constraints += 1;
+        self.counts.add_constraint_terms(terms);
         Ok(())
     }
 
@@ -315,8 +315,8 @@ impl State {
     fn add_removed(&mut self, id: u64, terms: Terms) -> Result<(), ModelError> {
         self.new_constraint(id)?;
         self.removed.insert(id);
-        self.summary.removed_constraints += 1;
-        self.summary.add_removed_terms(terms);
+        self.counts.summary.removed_constraints += 1;
+        self.counts.add_removed_terms(terms);
         Ok(())
     }
 
@@ -325,7 +325,7 @@ impl State {
         if !self.named_functions.insert(id) {
             return Err(ModelError::DuplicateNamedFunction(id));
         }
-        self.summary.named_functions += 1;
+        self.counts.summary.named_functions += 1;
         Ok(())
     }
 
@@ -333,7 +333,7 @@ impl State {
     /// `ids_below` among them.
     fn dense_below(&self, ids_below: u64) -> bool {
         let below = self.variables_below;
-        below == self.summary.variables && ids_below <= below
+        below == self.counts.summary.variables && ids_below <= below
     }
 
     /// The first variable used and never defined, in OMMX's order, as the
@@ -383,5 +383,5 @@ pub(super) struct State {
     pending_ids: IdSet,
     /// One more than the largest variable id defined (0: none).
     variables_below: u64,
-    pub(super) summary: InstanceSummary,
+    pub(super) counts: InstanceCounts,
 }

@@ -5,6 +5,7 @@
 pub mod accounting;
 pub mod envelope;
 pub mod files;
+pub mod gathered;
 pub mod loaded;
 pub mod real;
 pub mod view;
@@ -15,6 +16,7 @@ use crate::profile::family::escape_frame_chars;
 use crate::profile::Aggregate;
 
 pub use accounting::{Accounting, Schema};
+pub use gathered::{ByOwner, Gathered, Growth, InstanceCounts, Unprofiled};
 pub use loaded::{BaselineInfo, Loaded};
 pub use view::{Account, Profile};
 /// The root frame naming an instance layer when several are shown:
@@ -69,104 +71,6 @@ pub struct InstanceSummary {
     pub terms: u64,
     /// Bytes of the encoded instance.
     pub wire_bytes: u64,
-    /// What the functions' loads take that OMMX 2.9.3's profile does not
-    /// count, by owner (not shown: the real-memory estimate's).
-    #[serde(skip)]
-    pub unprofiled: ByOwner,
-    /// A quadratic objective's growths as `to_bytes` reads its table back,
-    /// when the pass was asked for them (not shown: the estimate's).
-    #[serde(skip)]
-    pub objective_growths: Option<Vec<Growth>>,
-}
-
-/// Which vectors grow next as OMMX 2.9.3's `to_bytes` reads a quadratic
-/// function's table in its order (`model::real::table_order`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Growth {
-    /// The pairs' three (columns, rows, values), together.
-    Pairs,
-    /// The linear part's terms.
-    Linear,
-}
-
-/// What a function's load holds and makes beyond its stored terms, which
-/// OMMX 2.9.3's profile does not count: it counts a quadratic function's
-/// linear terms with its pairs and a polynomial's monomials without their
-/// ids (`model::real`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Unprofiled {
-    /// Of the stored terms, a quadratic function's linear part's (its
-    /// constant included).
-    pub quadratic_linear: u64,
-    /// A polynomial's ids, over its stored monomials.
-    pub monomial_ids: u64,
-    /// Its monomials of more than 3 ids (OMMX keeps at most 3 inline), and
-    /// their ids.
-    pub long_monomials: u64,
-    pub long_monomial_ids: u64,
-}
-
-/// OMMX keeps a monomial of at most this many ids inline, and a longer
-/// one's on the heap (a `SmallVec<[u64; 3]>`).
-pub const INLINE_IDS: u64 = 3;
-
-impl Unprofiled {
-    /// A polynomial's, from its monomials' lengths.
-    pub fn of_monomials(lengths: impl IntoIterator<Item = usize>) -> Unprofiled {
-        let mut u = Unprofiled::default();
-        for len in lengths {
-            let len = len as u64;
-            u.monomial_ids += len;
-            if len > INLINE_IDS {
-                u.long_monomials += 1;
-                u.long_monomial_ids += len;
-            }
-        }
-        u
-    }
-
-    pub fn absorb(&mut self, other: Unprofiled) {
-        self.quadratic_linear += other.quadratic_linear;
-        self.monomial_ids += other.monomial_ids;
-        self.long_monomials += other.long_monomials;
-        self.long_monomial_ids += other.long_monomial_ids;
-    }
-}
-
-/// [`Unprofiled`] counts by the owner of the functions.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ByOwner {
-    pub objective: Unprofiled,
-    pub constraints: Unprofiled,
-    pub removed: Unprofiled,
-}
-
-impl InstanceSummary {
-    /// Adds the terms of the objective's function.
-    pub fn add_objective_terms(&mut self, t: Terms) {
-        self.terms += t.stored;
-        self.unprofiled.objective.absorb(t.unprofiled);
-    }
-
-    /// Adds the terms of a constraint's function.
-    pub fn add_constraint_terms(&mut self, t: Terms) {
-        self.terms += t.stored;
-        self.unprofiled.constraints.absorb(t.unprofiled);
-    }
-
-    /// Adds the terms of a removed constraint's function.
-    pub fn add_removed_terms(&mut self, t: Terms) {
-        self.terms += t.stored;
-        self.unprofiled.removed.absorb(t.unprofiled);
-    }
-}
-
-impl ByOwner {
-    pub fn absorb(&mut self, other: ByOwner) {
-        self.objective.absorb(other.objective);
-        self.constraints.absorb(other.constraints);
-        self.removed.absorb(other.removed);
-    }
 }
 
 /// What one function adds to the summary's terms.
@@ -246,9 +150,12 @@ pub struct ProfiledInstance {
     pub schema: Schema,
     /// Whose accounting the aggregate follows.
     pub accounting: Accounting,
+    /// What the pass gathered for the real-memory estimate; `None` for a
+    /// profile read back from JSON.
+    pub gathered: Option<Gathered>,
     /// What loading it would really take in that accounting's runtime (an
-    /// estimate, `model::real`); `None` for a profile read back from JSON
-    /// that had none.
+    /// estimate, `real_memory`, made by `api` after the pass); `None` for a
+    /// profile read back from JSON that had none.
     pub real_memory: Option<real::RealMemory>,
 }
 

@@ -90,7 +90,6 @@ impl<'a> Profile<'a> {
             sum.named_functions += s.named_functions;
             sum.terms += s.terms;
             sum.wire_bytes += s.wire_bytes;
-            sum.unprofiled.absorb(s.unprofiled);
         }
         sum
     }

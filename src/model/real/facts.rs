@@ -1,8 +1,11 @@
 //! What the real-memory estimate needs of an instance, read off its logical
-//! profile: the logical leaves already say how many terms each kind of
-//! function stores, how long the strings are, how many subscripts and
-//! parameters there are. Nothing is gathered during the pass; the aggregate
-//! is walked once when the profile is complete (a few hundred nodes).
+//! profile and what the pass gathered beside it: the logical leaves already
+//! say how many terms each kind of function stores, how long the strings
+//! are, how many subscripts and parameters there are; the aggregate is
+//! walked once when the profile is complete (a few hundred nodes). The
+//! rest, which the profile does not carry (a quadratic function's linear
+//! terms, a polynomial's ids, the order of a quadratic objective's hash
+//! table), the pass gathered as it read ([`Gathered`]).
 //!
 //! Within one path the leaves are summed, so a group (the linear functions
 //! of the constraints, the names of the variables) is taken as that many
@@ -12,7 +15,7 @@
 
 use crate::model::function::Variant;
 use crate::profile::Aggregate;
-use crate::report::{ByOwner, Growth, InstanceSummary};
+use crate::report::{ByOwner, Gathered, Growth, InstanceSummary};
 
 /// The kind of entity a value belongs to, by the first frame of its path.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -153,7 +156,7 @@ pub struct Facts {
     /// polynomials' ids (the pass counts both).
     pub unprofiled: ByOwner,
     /// A quadratic objective's growths as `to_bytes` reads its table, when
-    /// the pass made them ([`InstanceSummary::objective_growths`]).
+    /// the pass made them ([`Gathered::objective_growths`]).
     pub objective_growths: Option<Vec<Growth>>,
 }
 
@@ -162,8 +165,9 @@ const STRING: u64 = 24;
 
 impl Facts {
     /// Reads the facts off a complete profile (OMMX 2.9.3's frames or
-    /// 3.0's: the rules below look at frame names both use).
-    pub fn of(aggregate: &Aggregate, summary: &InstanceSummary) -> Facts {
+    /// 3.0's: the rules below look at frame names both use) and what the
+    /// pass gathered beside it.
+    pub fn of(aggregate: &Aggregate, summary: &InstanceSummary, gathered: &Gathered) -> Facts {
         let mut lists = Paired::default();
         let mut maps = Paired::default();
         let mut facts = Facts {
@@ -171,8 +175,8 @@ impl Facts {
             constraints: summary.constraints,
             removed: summary.removed_constraints,
             payload: summary.wire_bytes,
-            unprofiled: summary.unprofiled,
-            objective_growths: summary.objective_growths.clone(),
+            unprofiled: gathered.unprofiled,
+            objective_growths: gathered.objective_growths.clone(),
             ..Facts::default()
         };
         for id in 1..aggregate.len() {

@@ -25,7 +25,7 @@ pub mod table_order;
 
 use crate::profile::Aggregate;
 use crate::report::real::{Held, RealMemory, Runtime};
-use crate::report::{Accounting, InstanceSummary};
+use crate::report::{Accounting, Gathered, InstanceSummary, ProfiledInstance};
 
 pub use facts::Facts;
 use mem::Mem;
@@ -134,14 +134,32 @@ pub fn estimate(facts: &Facts, accounting: Accounting, effort: Effort) -> Estima
     }
 }
 
+/// Estimates the real memory of every instance the pass read (those with
+/// what it gathered; a profile read back from JSON keeps the estimate it
+/// was saved with), for the runtime whose accounting each follows.
+pub fn estimate_each(instances: &mut [ProfiledInstance], effort: Effort) {
+    for instance in instances {
+        if let Some(gathered) = &instance.gathered {
+            instance.real_memory = Some(real_memory(
+                &instance.aggregate,
+                &instance.summary,
+                gathered,
+                instance.accounting,
+                effort,
+            ));
+        }
+    }
+}
+
 /// The estimate for the runtime whose accounting the profile follows.
 pub fn real_memory(
     aggregate: &Aggregate,
     summary: &InstanceSummary,
+    gathered: &Gathered,
     accounting: Accounting,
     effort: Effort,
 ) -> RealMemory {
-    let facts = Facts::of(aggregate, summary);
+    let facts = Facts::of(aggregate, summary, gathered);
     let runtime = match accounting {
         Accounting::Ommx29 => Runtime::Ommx29Python,
         Accounting::Ommx30 => Runtime::Ommx30Python,

@@ -11,9 +11,8 @@ use std::cmp::Ordering;
 
 use super::count::FieldWindows;
 use super::{non_finite, walk_polynomial, Monomials, Wire};
-use crate::model::function::{merge, Shape, TermKey, Variant};
+use crate::model::function::{merge, polynomial_unprofiled, Shape, TermKey, Variant};
 use crate::model::ModelError;
-use crate::report::Unprofiled;
 
 /// A monomial's key: its ids sorted ascending, held as they are or, when
 /// ids repeat often, as runs `(id, repeats)` (ids strictly ascending,
@@ -208,7 +207,7 @@ pub(super) fn polynomial_shape(terms: &[(Key, f64)]) -> Shape {
     Shape {
         variant: Variant::Polynomial,
         stored_terms: terms.len(),
-        unprofiled: Unprofiled::of_monomials(terms.iter().map(|(key, _)| key.len())),
+        unprofiled: polynomial_unprofiled(terms.iter().map(|(key, _)| key.len())),
     }
 }
 

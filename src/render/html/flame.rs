@@ -263,6 +263,7 @@ mod tests {
                 wire: None,
                 schema: crate::report::Schema::V1,
                 accounting: Accounting::Ommx29,
+                gathered: None,
                 real_memory: None,
             }],
         }
