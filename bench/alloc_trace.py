@@ -11,7 +11,7 @@ chunk bytes live at its end and at its largest moment (heap and mapped), the req
 at the largest moment by size, and each time glibc trimmed the heap (the break before and
 after, above where it stood when the load began), the break at each phase's end, and after
 the load the highest chunk still live and the highest that glibc's per-thread cache still
-holds (a trim stops below both): the numbers `src/model/real/` derives and was checked
+holds (a trim stops below both): the numbers `src/real_memory/` derives and was checked
 against (docs/real-memory.md). One pass over the trace: a 100k-entity instance (2.5M
 records) takes seconds.
 

@@ -1,5 +1,5 @@
 """Writes the interpreter's heap as `bench/real_memory.py measure` has it when the load begins,
-for the simulated load to start from (src/model/real/load29/interpreter.heap).
+for the simulated load to start from (src/real_memory/load29/interpreter.heap).
 
 Usage: python bench/heap_snapshot.py FILE [OUT]   (a Python with ommx==2.9.3; gcc; cargo)
 
@@ -37,7 +37,7 @@ def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__.splitlines()[2])
     out = sys.argv[2] if len(sys.argv) == 3 else os.path.join(
-        REPO, "src", "model", "real", "load29", "interpreter.heap"
+        REPO, "src", "real_memory", "load29", "interpreter.heap"
     )
     subprocess.run(
         ["cargo", "build", "--release", "--example", "glibc_replay"], cwd=REPO, check=True

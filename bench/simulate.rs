@@ -1,7 +1,7 @@
 //! Prints, for each instance of each file, the resident that OMMX 2.9.3's
 //! load leaves when it is made allocation by allocation from the instance's
 //! facts and run through the model of glibc malloc
-//! (`src/model/real/load29/`), beside the closed-form estimate (what memprof
+//! (`src/real_memory/load29/`), beside the closed-form estimate (what memprof
 //! prints where it does not simulate), and how long the simulation took. Instances whose shape the
 //! generator does not make yet (parameters, descriptions, removed
 //! constraints) say so.
@@ -15,7 +15,7 @@
 //! bench/real_memory.json.
 
 use memprof::api::{self, Input, Options};
-use memprof::model::real::{estimate, load29, Effort, Facts};
+use memprof::real_memory::{estimate, load29, Effort, Facts};
 use memprof::report::Accounting;
 use std::time::Instant;
 

@@ -1,5 +1,5 @@
 """Prints the order in which OMMX 2.9.3's `to_bytes` grows the vectors of a quadratic objective,
-as an allocation trace of the real load shows it: what src/model/real/table_order.rs computes
+as an allocation trace of the real load shows it: what src/model/table_order.rs computes
 from the file alone (its test holds it to this script's output on fixtures/table_order/).
 
 Usage: python bench/table_order.py FILE...   (a Python with ommx==2.9.3; gcc)

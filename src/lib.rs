@@ -31,6 +31,7 @@ pub mod output;
 pub mod pass;
 pub mod profile;
 pub mod progress;
+pub mod real_memory;
 pub mod render;
 pub mod report;
 pub mod trace;

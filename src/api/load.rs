@@ -30,7 +30,7 @@ pub(super) fn read_one(
     };
     let mut content = sniff::read(input, accept, &mut job)?;
     if let Content::Instance(report) | Content::Baseline(report, _) = &mut content {
-        crate::model::real::estimate_each(&mut report.instances, options.real_memory);
+        crate::real_memory::estimate_each(&mut report.instances, options.real_memory);
     }
     Ok(content)
 }

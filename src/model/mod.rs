@@ -7,6 +7,7 @@
 //! dependency graph) live in the pass (`pass/validate.rs`), which sees the
 //! whole stream.
 
+pub mod alloc;
 pub mod elsewhere;
 pub mod entities;
 pub mod function;
@@ -14,7 +15,7 @@ pub mod hints;
 pub mod kind;
 pub mod labels;
 pub mod leaves;
-pub mod real;
+pub mod table_order;
 pub mod v2;
 pub mod waste;
 

@@ -1,6 +1,6 @@
 //! The real-memory estimate of one instance: what loading it in a runtime
 //! would make the process hold, and the most it would hold while loading.
-//! An estimate (`model::real` says how it is made), kept apart from the
+//! An estimate (`real_memory` says how it is made), kept apart from the
 //! byte-exact logical profile.
 
 use std::fmt;

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::ids::{IdSet, SharedBits, BITMAP_FLOOR};
-use crate::model::real::table_order::QuadraticTable;
+use crate::model::table_order::QuadraticTable;
 use crate::report::{Growth, Unprofiled};
 use crate::wire::packed::varint_offsets;
 

@@ -3,7 +3,7 @@
 //! `BTreeMap` filled in key order, cloned and consumed, and a `BTreeSet`
 //! built from sorted ids; each makes the calls the traces show.
 
-use super::super::alloc::{buckets, table_of};
+use crate::model::alloc::{buckets, table_of};
 use glibc_model::{Malloc, Ptr};
 
 /// A `Vec` pushed to: 4 elements first, then doubling by `realloc`.

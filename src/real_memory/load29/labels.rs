@@ -18,9 +18,9 @@
 //!   (freeing the clone's table), and drops the message in its fields'
 //!   order.
 
-use super::super::alloc::{self, buckets, table, table_of};
-use super::super::facts::{Facts, Field, Group, Map, Owner};
 use super::parts::{free_all, Pushed};
+use crate::model::alloc::{self, buckets, table, table_of};
+use crate::real_memory::facts::{Facts, Field, Group, Map, Owner};
 use glibc_model::{Malloc, Ptr};
 
 /// A map entry: two `String`s.

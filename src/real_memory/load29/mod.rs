@@ -27,9 +27,9 @@ mod function;
 mod labels;
 mod parts;
 
-use super::alloc::{btree_internal, btree_leaf};
 use super::facts::{Facts, Owner};
 use super::ommx29::size;
+use crate::model::alloc::{btree_internal, btree_leaf};
 use crate::model::function::Variant;
 use crate::report::{Growth, Unprofiled};
 use function::{Function, Kind};

@@ -9,11 +9,18 @@
 //! its debug information and allocation traces) and calibrated only where
 //! that cannot say (upb's arena, the heap's fragmentation). For 2.9.3 the
 //! resident is, where the instance's shape allows, OMMX's load made call by
-//! call (`load29`) and run through a model of glibc's malloc (`glibc`)
-//! rather than that closed form. Its measured error is in
-//! `docs/real-memory.md`, against `bench/real_memory.json`.
+//! call (`load29`) and run through a model of glibc's malloc (the
+//! workspace's `glibc-model` crate) rather than that closed form. Its
+//! measured error is in `docs/real-memory.md`, against
+//! `bench/real_memory.json`.
+//!
+//! An analysis over the pass's products, not part of the pass: `api` runs
+//! it on each instance once the pass is done ([`estimate_each`]), from the
+//! profile, the summary and what the pass gathered
+//! ([`crate::report::Gathered`]). What it knows of OMMX's containers
+//! (hashbrown, `Vec`, `BTreeMap`) is the model's (`model::alloc`,
+//! `model::table_order`).
 
-pub mod alloc;
 pub mod facts;
 #[cfg(test)]
 mod fixtures;
@@ -21,8 +28,8 @@ pub mod load29;
 mod mem;
 mod ommx29;
 mod ommx30;
-pub mod table_order;
 
+use crate::model::alloc;
 use crate::profile::Aggregate;
 use crate::report::real::{Held, RealMemory, Runtime};
 use crate::report::{Accounting, Gathered, InstanceSummary, ProfiledInstance};

@@ -6,9 +6,9 @@
 //! fill rather than node by node, so the count is close, not exact
 //! (`bench/simulate.rs` prints both).
 
-use super::super::alloc::buckets;
 use super::labels::Labels;
 use super::{capacities, Function, Kind, Shape};
+use crate::model::alloc::buckets;
 
 /// Keys of a `BTreeMap` filled in order per node it makes (and frees).
 const KEYS_PER_NODE: u64 = 5;

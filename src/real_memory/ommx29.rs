@@ -20,10 +20,10 @@
 //! What is held after is the instance plus the heap that the largest phase
 //! grew and glibc did not give back; the peak adds `b` to the largest phase.
 
-use super::alloc::{btree, buckets, chunk, grown_from, mapped, pushed, table, table_of};
 use super::facts::{Facts, Functions, Owner};
 use super::mem::{Allocator, Mem, INTERPRETER_THRESHOLD};
 use super::{settle, Estimate, Moment};
+use crate::model::alloc::{btree, buckets, chunk, grown_from, mapped, pushed, table, table_of};
 use crate::model::function::Variant;
 use crate::report::real::Held;
 
@@ -471,7 +471,7 @@ pub(super) fn upb_message(f: &Facts) -> Mem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::real::fixtures::lp_10k;
+    use crate::real_memory::fixtures::lp_10k;
 
     const MIB: f64 = 1048576.0;
 

@@ -4,7 +4,7 @@
 
 use std::ops::{Add, AddAssign, Mul, Sub};
 
-use super::alloc::{chunk, mapped};
+use crate::model::alloc::{chunk, mapped};
 use glibc_model::{MMAP_THRESHOLD_MAX, MMAP_THRESHOLD_MIN};
 
 /// The mmap threshold a Python process with `ommx` imported starts a load

@@ -1,6 +1,6 @@
 use super::*;
-use crate::model::real::facts::{Field, Functions, Group, Map};
-use crate::model::real::fixtures::{each, lp_10k};
+use crate::real_memory::facts::{Field, Functions, Group, Map};
+use crate::real_memory::fixtures::{each, lp_10k};
 use crate::report::{ByOwner, Unprofiled};
 
 const MIB: f64 = 1048576.0;

@@ -6,11 +6,11 @@
 //! message: the load is the parse alone. Sizes were read from allocation
 //! traces (the 3.0 extension is stripped of debug information).
 
-use super::alloc::{mapped, table};
 use super::facts::Facts;
 use super::mem::{Allocator, INTERPRETER_THRESHOLD};
 use super::ommx29::{by_owner, labels, largest_growth, owned, owned_total, Copy, Message};
 use super::{settle, Estimate, Moment};
+use crate::model::alloc::{mapped, table};
 
 /// The values of the entity maps: a variable (kind and bound), a
 /// constraint, a removed constraint (with its reason), in bytes.

@@ -2,11 +2,11 @@
 //! converts it into its table, which ids its check pushes, and how
 //! `to_bytes` encodes it again.
 
-use super::super::alloc::table;
-use super::super::ommx29::size;
 use super::capacities;
 use super::parts::{free_all, grown_table, Pushed};
+use crate::model::alloc::table;
 use crate::model::function::Variant;
+use crate::real_memory::ommx29::size;
 use crate::report::{Growth, Unprofiled};
 use glibc_model::{Malloc, Ptr};
 
