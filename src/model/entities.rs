@@ -13,8 +13,6 @@ use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rul
 use super::leaves::{ConstraintLeaves, VariableLeaves};
 use super::{FileWaste, Function, ModelError};
 
-/// A `Bound`: two f64, always there.
-pub const BOUND: Rule = Rule::fixed("a Bound (two f64)", Noun::new("bound", "bounds"), 16);
 /// An absent `Option<Parameters>`.
 pub const PARAMETERS_NONE: Rule = Rule::fixed(
     "an absent Option<Parameters>",

@@ -7,10 +7,12 @@
 use crate::profile::collections::{
     leaf, option_f64, option_string, string_map, vec_of_8_byte, MapKind, ENUM, SCALAR_8,
 };
-use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 
-use super::entities::BOUND;
 use super::function::Shape;
+
+/// A `Bound`: two f64, always there.
+pub const BOUND: Rule = Rule::fixed("a Bound (two f64)", Noun::new("bound", "bounds"), 16);
 
 /// A decision variable's leaves: everything else it holds is fixed-size.
 pub struct VariableLeaves<'a, P> {

@@ -19,9 +19,8 @@ use crate::profile::collections::{
     leaf, string, string_map, MapKind, BTREE_SET, ENUM, FNV_HASHMAP, SCALAR_8, VEC,
 };
 use crate::profile::family::family_frame_among;
-use crate::profile::{Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+use crate::profile::{Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 
-use super::profile::{Names, INDICATOR, ONE_HOT, PROVENANCE, REGULAR, SOS1};
 use super::{Collection, Func, Instance, Label, Reason, Row};
 
 pub const VARIABLES: &str = "Instance.decision_variables";
@@ -36,6 +35,64 @@ pub const FUNCTION_ENTRIES: &str = "NamedFunctionTable.entries";
 pub const FUNCTION_LABELS: &str = "NamedFunctionTable.labels";
 pub const CONTEXT_LABELS: [&str; 2] = ["context", "ConstraintContextStore.labels"];
 pub const CONTEXT_PROVENANCE: [&str; 2] = ["context", "ConstraintContextStore.provenance"];
+
+/// One `Provenance` entry (an enum of three id newtypes).
+pub const PROVENANCE: Rule = Rule::fixed(
+    "a Provenance (which special constraint a row came from)",
+    Noun::new("entry", "entries"),
+    16,
+);
+/// Frames of one collection kind: the id newtype, the row type, the maps.
+#[derive(Debug)]
+pub struct Names {
+    pub(super) id: &'static str,
+    pub(super) active: &'static str,
+    pub(super) removed: &'static str,
+    /// `Row.equality`, `Row.stage`, and `Row.indicator_variable` or `Row.variables`.
+    pub(super) fields: [&'static str; 3],
+}
+
+pub(super) const REGULAR: Names = Names {
+    id: "ConstraintID.0",
+    fields: [
+        "Constraint.equality",
+        "Constraint.stage",
+        "Constraint.indicator_variable",
+    ],
+    active: "constraints",
+    removed: "removed_constraints",
+};
+pub(super) const INDICATOR: Names = Names {
+    id: "IndicatorConstraintID.0",
+    fields: [
+        "IndicatorConstraint.equality",
+        "IndicatorConstraint.stage",
+        "IndicatorConstraint.indicator_variable",
+    ],
+    active: "indicator_constraints",
+    removed: "removed_indicator_constraints",
+};
+pub(super) const ONE_HOT: Names = Names {
+    id: "OneHotConstraintID.0",
+    fields: [
+        "OneHotConstraint.equality",
+        "OneHotConstraint.stage",
+        "OneHotConstraint.variables",
+    ],
+    active: "one_hot_constraints",
+    removed: "removed_one_hot_constraints",
+};
+pub(super) const SOS1: Names = Names {
+    id: "Sos1ConstraintID.0",
+    fields: [
+        "Sos1Constraint.equality",
+        "Sos1Constraint.stage",
+        "Sos1Constraint.variables",
+    ],
+    active: "sos1_constraints",
+    removed: "removed_sos1_constraints",
+};
+
 /// The fields of a `ModelingLabelStore`, one map each.
 pub const LABEL_FIELDS: [&str; 4] = [
     "ModelingLabelStore.description",

@@ -28,11 +28,11 @@ use crate::ommx_v2 as pb;
 
 use super::ModelError;
 
+pub use entity::Names;
 pub use entity::{Entity, Part, WireSizes};
 pub use expression::{Func, Instruction};
 pub use from_v1::from_v1;
 pub use layer::fold_layer_annotations;
-pub use profile::Names;
 mod build;
 pub use build::{decode, dependency, from_wire};
 

@@ -20,68 +20,11 @@ use super::{Func, Instance};
 /// description, absent parameters.
 pub use crate::model::entities::{DEPENDENCY_GRAPH, DESCRIPTION_NONE, PARAMETERS_NONE};
 
-/// One `Provenance` entry (an enum of three id newtypes).
-pub const PROVENANCE: Rule = Rule::fixed(
-    "a Provenance (which special constraint a row came from)",
-    Noun::new("entry", "entries"),
-    16,
-);
 pub const OUTPUT_OBJECTIVE_NONE: Rule = Rule::fixed(
     "an absent Option<OutputObjective>",
     Noun::new("absent value", "absent values"),
     48,
 );
-
-/// Frames of one collection kind: the id newtype, the row type, the maps.
-#[derive(Debug)]
-pub struct Names {
-    pub(super) id: &'static str,
-    pub(super) active: &'static str,
-    pub(super) removed: &'static str,
-    /// `Row.equality`, `Row.stage`, and `Row.indicator_variable` or `Row.variables`.
-    pub(super) fields: [&'static str; 3],
-}
-
-pub(super) const REGULAR: Names = Names {
-    id: "ConstraintID.0",
-    fields: [
-        "Constraint.equality",
-        "Constraint.stage",
-        "Constraint.indicator_variable",
-    ],
-    active: "constraints",
-    removed: "removed_constraints",
-};
-pub(super) const INDICATOR: Names = Names {
-    id: "IndicatorConstraintID.0",
-    fields: [
-        "IndicatorConstraint.equality",
-        "IndicatorConstraint.stage",
-        "IndicatorConstraint.indicator_variable",
-    ],
-    active: "indicator_constraints",
-    removed: "removed_indicator_constraints",
-};
-pub(super) const ONE_HOT: Names = Names {
-    id: "OneHotConstraintID.0",
-    fields: [
-        "OneHotConstraint.equality",
-        "OneHotConstraint.stage",
-        "OneHotConstraint.variables",
-    ],
-    active: "one_hot_constraints",
-    removed: "removed_one_hot_constraints",
-};
-pub(super) const SOS1: Names = Names {
-    id: "Sos1ConstraintID.0",
-    fields: [
-        "Sos1Constraint.equality",
-        "Sos1Constraint.stage",
-        "Sos1Constraint.variables",
-    ],
-    active: "sos1_constraints",
-    removed: "removed_sos1_constraints",
-};
 
 /// The dependency's assignments: a function per assigned variable.
 fn assignments<V: LogicalMemoryVisitor>(
