@@ -224,6 +224,17 @@ fn check_reports_to_the_log_summary_and_comment_with_the_diff_of_what_failed() {
     assert!(comment.starts_with("<!-- memprof-check -->\n### memprof check: ❌"));
     assert!(comment.contains("<details><summary>Which paths changed in <code>"));
     assert!(comment.contains("moderate.pb"), "{comment}");
+    // The log's update is the check as a user would run it: the action's
+    // JSON report, a runner's temporary file, is not part of it.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "memprof: if the growth is intended: memprof check {moderate} --baseline {} \
+             --update-baseline\n",
+            baselines.display()
+        )),
+        "{err}"
+    );
 
     // Passing: a report, no diff; warn-only: exit 0 with the diff.
     let runner = Runner::new().with_memprof();
