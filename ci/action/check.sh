@@ -3,8 +3,8 @@
 # verdicts go to a file, and the markdown report it appends to the job
 # summary is caught on the way, for the log, the summary and the
 # pull-request comment. The comment also gets, for the first files that
-# exceed a budget against a baseline, the markdown diff that shows which
-# paths grew.
+# grew past a max_growth rule, the markdown diff that shows which paths
+# grew (a file over an absolute limit only has no growth to show).
 #
 # Environment: MEMPROF_FILES (space-separated, globs quoted), MEMPROF_BASELINE,
 # MEMPROF_BUDGET, MEMPROF_WARN_ONLY (true/false), MEMPROF_ARGS, RUNNER_TEMP,
@@ -52,5 +52,7 @@ while IFS=$'\t' read -r file baseline; do
         echo
         echo "</details>"
     } >> "$comment"
-done < <(jq -r '.files[] | select(.pass | not) | select(.baseline != null) | [.file, .baseline] | @tsv' "$verdicts")
+done < <(jq -r '.files[] | select(.baseline != null)
+    | select(any(.results[]; .limit == "max_growth" and (.pass | not)))
+    | [.file, .baseline] | @tsv' "$verdicts")
 exit "$status"

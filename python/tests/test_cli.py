@@ -27,7 +27,8 @@ def test_exit_status(tmp_path, kitchen_sink):
     assert "overall: FAIL" in failed.stdout
     assert failed.stderr.splitlines() == [
         "memprof: check failed: 1 of 1 file exceeds a budget",
-        f"memprof: to see why: memprof inspect {kitchen_sink} --format table",
+        f"memprof: {kitchen_sink} is over rule 1 at {budget}:2 (total max 1 KiB): to see what would shrink it: "
+        f"memprof advise {kitchen_sink}; if the size is intended, raise that limit in the budget",
     ]
     budget.write_text("rules:\n  - path: total\n    max: 1 MiB\n")
     assert run_memprof("check", kitchen_sink, "--budget", budget).returncode == 0

@@ -1,5 +1,6 @@
 //! Budgets and baselines: each file's profile against its rules, a verdict
-//! per rule and file, and what `--update-baseline` would save where.
+//! per rule and file, and what `--update-baseline` would save where. What
+//! to run after a failed check is `next_steps`.
 
 use std::path::{Path, PathBuf};
 
@@ -50,6 +51,22 @@ pub struct CheckOutcome {
     /// With `update_baseline`: each file's profile and the baseline file it
     /// is saved to.
     pub updates: Vec<(PathBuf, Loaded)>,
+    /// What the one baseline every file was compared with is, when there
+    /// is one (the next steps withhold an update that would overwrite it).
+    pub(super) shared: Option<SharedBaseline>,
+    /// Per file of the report: the input it was saved from, when the file
+    /// is a saved baseline rather than an instance (`advise` reads only
+    /// instances).
+    pub(super) saved_from: Vec<Option<String>>,
+}
+
+/// The one `--baseline` profile shared by every file.
+#[derive(Debug, Clone)]
+pub(super) enum SharedBaseline {
+    /// An instance, profiled for the check.
+    Instance,
+    /// A saved baseline, and the input it was saved from.
+    SavedFrom(String),
 }
 
 /// A file's baseline, if it has one.
@@ -167,9 +184,11 @@ pub fn check(request: &CheckRequest, options: &Options) -> Result<CheckOutcome> 
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
     let mut updates = Vec::new();
+    let mut saved_from = Vec::new();
     for (run, file) in runs.into_iter().zip(&request.files) {
         let (report, file_warnings, new) = run.value;
         reports.push(report);
+        saved_from.push(new.baseline.as_ref().map(|b| b.input.clone()));
         warnings.extend(file_warnings);
         if request.update_baseline {
             let target = match &request.baseline {
@@ -189,13 +208,18 @@ pub fn check(request: &CheckRequest, options: &Options) -> Result<CheckOutcome> 
         report,
         warnings,
         updates,
+        shared: shared.map(|loaded| match loaded.baseline {
+            Some(info) => SharedBaseline::SavedFrom(info.input),
+            None => SharedBaseline::Instance,
+        }),
+        saved_from,
     })
 }
 
 /// Whether `--update-baseline` can write `baseline` back: a regular file,
 /// or a path with nothing there yet (standard input, a pipe such as the
 /// shell's `<(...)` and a FIFO were read once and cannot hold it).
-fn rewritable(baseline: &Input) -> bool {
+pub(super) fn rewritable(baseline: &Input) -> bool {
     matches!(baseline, Input::Path(path) if path.is_file() || !path.exists())
 }
 
@@ -232,71 +256,7 @@ pub fn check_one(
         report: CheckReport::new(budget_file.map(str::to_string), vec![report]),
         warnings,
         updates: Vec::new(),
+        shared: None,
+        saved_from: vec![new.baseline.as_ref().map(|b| b.input.clone())],
     })
-}
-
-/// A word of a command line as a POSIX shell reads it back: quoted when it
-/// holds anything but letters, digits and `-_./:,=@%+`.
-fn shell_word(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:,=@%+".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
-impl CheckOutcome {
-    /// After a failed check, what to run next: for the first files that
-    /// failed, the command that shows why (`memprof diff` against their
-    /// baseline, or the largest paths when they have none), then, with a
-    /// baseline, the command that accepts the growth as intended.
-    pub fn next_steps(&self, request: &CheckRequest) -> Vec<String> {
-        const SHOWN: usize = 3;
-        let failed: Vec<_> = self.report.files.iter().filter(|f| !f.pass).collect();
-        let mut steps: Vec<String> = failed
-            .iter()
-            .take(SHOWN)
-            .map(|f| match &f.baseline {
-                // A baseline read from standard input is `-` again.
-                Some(_)
-                    if matches!(request.baseline, Some(BaselineSource::Shared(Input::Stdin))) =>
-                {
-                    format!("to see why: memprof diff - {}", shell_word(&f.file))
-                }
-                Some(old) => format!(
-                    "to see why: memprof diff {} {}",
-                    shell_word(old),
-                    shell_word(&f.file)
-                ),
-                None => format!(
-                    "to see why: memprof inspect {} --format table",
-                    shell_word(&f.file)
-                ),
-            })
-            .collect();
-        if failed.len() > SHOWN {
-            steps.push(format!("(and {} more files)", failed.len() - SHOWN));
-        }
-        let baseline = match &request.baseline {
-            Some(BaselineSource::Directory(dir)) => Some(dir.display().to_string()),
-            Some(BaselineSource::Shared(b @ Input::Path(path))) if rewritable(b) => {
-                Some(path.display().to_string())
-            }
-            _ => None,
-        };
-        if let Some(baseline) = baseline.filter(|_| failed.iter().any(|f| f.baseline.is_some())) {
-            let files: Vec<String> = request
-                .files
-                .iter()
-                .map(|f| shell_word(&f.label()))
-                .collect();
-            steps.push(format!(
-                "if the growth is intended: memprof check {} --baseline {} --update-baseline",
-                files.join(" "),
-                shell_word(&baseline)
-            ));
-        }
-        steps
-    }
 }

@@ -22,6 +22,7 @@ mod batch;
 mod check;
 mod drill;
 mod load;
+mod next_steps;
 mod report;
 
 use std::path::{Path, PathBuf};

@@ -14,6 +14,9 @@ use std::path::Path;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+mod text;
+use text::{flow_depth, rule_lines};
+
 /// Longest accepted number, in digits: keeps every comparison within u128.
 const MAX_DIGITS: usize = 15;
 
@@ -395,6 +398,11 @@ pub struct BudgetRule {
     /// Shown when the rule fails.
     #[serde(default, deserialize_with = "message")]
     pub message: Option<String>,
+    /// The line of the budget file where the rule starts (1-based), so a
+    /// failed check can say where to raise a limit; `None` when the file
+    /// is not laid out as a block list (see [`rule_lines`]).
+    #[serde(skip)]
+    pub line: Option<usize>,
 }
 
 impl BudgetRule {
@@ -415,6 +423,7 @@ impl BudgetRule {
             max_per_constraint: None,
             max_per_term: None,
             message: Some("the total may not grow (the default rule without --budget)".into()),
+            line: None,
         }
     }
 }
@@ -452,53 +461,6 @@ pub enum BudgetError {
 /// as it goes. A budget needs three levels.
 pub const MAX_DEPTH: usize = 64;
 
-/// The deepest flow nesting of `text`, counted in one pass before the YAML
-/// parser sees it (brackets inside quoted strings and comments aside;
-/// brackets in plain scalars count, which can only overestimate).
-fn flow_depth(text: &str) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let mut chars = text.chars().peekable();
-    let mut previous = '\n';
-    while let Some(c) = chars.next() {
-        match c {
-            '[' | '{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            ']' | '}' => depth = depth.saturating_sub(1),
-            '"' => {
-                while let Some(c) = chars.next() {
-                    match c {
-                        '\\' => {
-                            chars.next();
-                        }
-                        '"' => break,
-                        _ => {}
-                    }
-                }
-            }
-            '\'' => {
-                // '' inside is an escaped quote: the string goes on.
-                while let Some(c) = chars.next() {
-                    if c == '\'' && chars.next_if_eq(&'\'').is_none() {
-                        break;
-                    }
-                }
-            }
-            '#' if previous.is_whitespace() => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        break;
-                    }
-                }
-            }
-            _ => {}
-        }
-        previous = c;
-    }
-    deepest
-}
-
 impl Budget {
     pub fn parse(text: &str) -> Result<Self, BudgetError> {
         TEXT_LEFT.with(|left| left.set(MAX_BUDGET_TEXT));
@@ -507,7 +469,13 @@ impl Budget {
                 "it nests [ ] or {{ }} more than {MAX_DEPTH} levels deep"
             )));
         }
-        let budget: Budget = serde_yaml::from_str(text)?;
+        let mut budget: Budget = serde_yaml::from_str(text)?;
+        let lines = rule_lines(text);
+        if lines.len() == budget.rules.len() {
+            for (rule, line) in budget.rules.iter_mut().zip(lines) {
+                rule.line = Some(line);
+            }
+        }
         if budget.rules.is_empty() {
             return Err(BudgetError::Rule("it has no rules".into()));
         }
@@ -589,6 +557,42 @@ mod tests {
         assert!(Size::parse("5 mib").is_err());
         assert!(Size::parse("-5 B").is_err());
         assert!(Size::parse("1. B").is_err());
+    }
+
+    #[test]
+    fn each_rule_knows_its_line_when_the_rules_are_a_block_list() {
+        let lines = |text: &str| -> Vec<Option<usize>> {
+            Budget::parse(text)
+                .unwrap()
+                .rules
+                .iter()
+                .map(|r| r.line)
+                .collect()
+        };
+        let docs = "# budget\nrules:\n  - path: total\n    max: 1 MiB\n\n  # growth\n  \
+                    - path: \"**\"\n    max_growth: 5%\n    message: |\n      - not a rule\n  \
+                    -\n    path: total\n    max: 2 MiB\n";
+        assert_eq!(lines(docs), [Some(3), Some(7), Some(11)]);
+        // Items at the key's own indentation, YAML's compact form.
+        assert_eq!(
+            lines("rules:\n- path: total\n  max: 1 MiB\n- {path: total, max: 2 MiB}\n"),
+            [Some(2), Some(4)]
+        );
+        // Flow style and JSON: no line rather than a wrong one.
+        assert_eq!(
+            lines("rules: [{path: total, max: 1 MiB}, {path: total, max: 2 MiB}]"),
+            [None, None]
+        );
+        assert_eq!(
+            lines("{\"rules\": [\n  {\"path\": \"total\", \"max\": \"1 MiB\"}\n]}"),
+            [None]
+        );
+        assert_eq!(
+            lines(
+                "rules:\n  [\n    {path: total, max: 1 MiB},\n    {path: total, max: 2 MiB}\n  ]\n"
+            ),
+            [None, None]
+        );
     }
 
     #[test]

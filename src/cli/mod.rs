@@ -52,6 +52,10 @@ pub struct Cli {
     /// and NO_COLOR is not set.
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// The command line as given, after the program name: a hint that
+    /// suggests running it again (`check --update-baseline`) starts from it.
+    #[arg(skip)]
+    pub words: Vec<OsString>,
 }
 
 /// When to colour (`--color`).
@@ -230,10 +234,13 @@ where
     };
     let parsed = <Cli as clap::CommandFactory>::command()
         .color(help_color)
-        .try_get_matches_from(args)
+        .try_get_matches_from(&args)
         .and_then(|matches| <Cli as clap::FromArgMatches>::from_arg_matches(&matches));
     let cli = match parsed {
-        Ok(cli) => cli,
+        Ok(cli) => Cli {
+            words: args.iter().skip(1).cloned().collect(),
+            ..cli
+        },
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             // Bare `memprof`: a short usage, not the whole help.
             let _ = io::stderr().write_all(SHORT_USAGE.as_bytes());

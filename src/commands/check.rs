@@ -1,6 +1,7 @@
 //! `memprof check`: profiles against budgets and baselines, a verdict per
 //! rule and file, the exit status CI reads.
 
+use std::ffi::OsString;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,7 +13,9 @@ use crate::cli::compare::CheckArgs;
 use crate::output::{input_files, Output};
 use crate::render::check as check_render;
 
-pub fn run(args: CheckArgs) -> Result<()> {
+/// `words`: the command line as given (after the program name), from which
+/// the update suggested after a failed check is made.
+pub fn run(args: CheckArgs, words: &[OsString]) -> Result<()> {
     let options = args.common.options()?;
     let files = api::expand(&args.files)?;
     api::one_stdin(
@@ -69,11 +72,62 @@ pub fn run(args: CheckArgs) -> Result<()> {
         return Err(BudgetExceeded {
             failed: report.failed_files(),
             files: report.files.len(),
-            next_steps: outcome.next_steps(&request),
+            next_steps: outcome.next_steps(&request, &update_command(words)),
         }
         .into());
     }
     Ok(())
+}
+
+/// This check's command line with `--update-baseline`: the same files (a
+/// pattern still a pattern), baseline, budget and options, less where the
+/// report goes and its format (`-o`, `-f`), which an update does not need
+/// and which may name what exists only where the check ran (the GitHub
+/// Action's report is a runner's temporary file).
+fn update_command(words: &[OsString]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut words = words.iter().map(|w| w.to_string_lossy().into_owned());
+    while let Some(word) = words.next() {
+        if word == "--" {
+            // What follows is files only: the flag goes before.
+            out.push("--update-baseline".to_string());
+            out.push(word);
+            out.extend(words);
+            return out;
+        }
+        match report_option(&word) {
+            Some((kept, value_follows)) => {
+                out.extend(kept);
+                if value_follows {
+                    words.next();
+                }
+            }
+            None => out.push(word),
+        }
+    }
+    out.push("--update-baseline".to_string());
+    out
+}
+
+/// Whether `word` is `check`'s `-o`/`--output` or `-f`/`--format`: the
+/// short flags before it in the same word, to keep (`-q` in `-qo`), and
+/// whether its value is the next word.
+fn report_option(word: &str) -> Option<(Option<String>, bool)> {
+    if word == "--output" || word == "--format" {
+        return Some((None, true));
+    }
+    if word.starts_with("--output=") || word.starts_with("--format=") {
+        return Some((None, false));
+    }
+    let shorts = word.strip_prefix('-').filter(|s| !s.starts_with('-'))?;
+    // -q is check's one short flag without a value.
+    let from = shorts.trim_start_matches('q');
+    let value = from.strip_prefix(['o', 'f'])?;
+    let quiet = &shorts[..shorts.len() - from.len()];
+    Some((
+        (!quiet.is_empty()).then(|| format!("-{quiet}")),
+        value.is_empty(),
+    ))
 }
 
 /// With `GITHUB_STEP_SUMMARY` set (a GitHub Actions job), the markdown
@@ -113,4 +167,34 @@ fn save_baselines(outcome: &api::CheckOutcome, files: &[api::Input]) -> Result<(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(line: &str) -> String {
+        let words: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+        update_command(&words).join(" ")
+    }
+
+    #[test]
+    fn the_update_is_the_same_check_less_where_its_report_goes() {
+        assert_eq!(
+            update("check a.pb --baseline b --budget c.yaml --layer 0"),
+            "check a.pb --baseline b --budget c.yaml --layer 0 --update-baseline"
+        );
+        assert_eq!(
+            update("check a.pb --baseline b --format json -o out.json -q"),
+            "check a.pb --baseline b -q --update-baseline"
+        );
+        assert_eq!(
+            update("check a.pb --output=x -fjson -qo x --baseline b"),
+            "check a.pb -q --baseline b --update-baseline"
+        );
+        assert_eq!(
+            update("--color never check --baseline b -- -o.pb"),
+            "--color never check --baseline b --update-baseline -- -o.pb"
+        );
+    }
 }

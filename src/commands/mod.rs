@@ -48,7 +48,7 @@ pub fn run(cli: Cli) -> Result<()> {
     if cli.timings || trace.is_some() {
         crate::trace::enable(trace.is_some());
     }
-    run_command(cli.command)?;
+    run_command(cli.command, &cli.words)?;
     if let Some(trace) = trace {
         trace.write_untimed(crate::trace::write_trace)?;
     }
@@ -58,14 +58,14 @@ pub fn run(cli: Cli) -> Result<()> {
     Ok(())
 }
 
-fn run_command(command: Command) -> Result<()> {
+fn run_command(command: Command, words: &[std::ffi::OsString]) -> Result<()> {
     match command {
         Command::Inspect(args) => inspect::run(args),
         Command::Flamegraph(args) => flamegraph::run(args),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args),
         Command::Diff(args) => diff::run(args),
-        Command::Check(args) => check::run(args),
+        Command::Check(args) => check::run(args, words),
         Command::Top(args) => top::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Explain(args) => explain::run(args),

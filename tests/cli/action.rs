@@ -184,7 +184,11 @@ fn without_a_released_binary_the_action_builds_memprof() {
         let _ = fs::remove_file(runner.path("output"));
         let out = runner.run("install.sh", &env);
         assert!(out.status.success(), "{case}");
-        assert_eq!(runner.read("output"), "fallback=true\n", "{case}");
+        let output = runner.read("output");
+        assert!(
+            output.starts_with("fallback=true\ncache-key="),
+            "{case}: {output}"
+        );
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains("building memprof with cargo instead"),
@@ -220,6 +224,17 @@ fn check_reports_to_the_log_summary_and_comment_with_the_diff_of_what_failed() {
     assert!(comment.starts_with("<!-- memprof-check -->\n### memprof check: ❌"));
     assert!(comment.contains("<details><summary>Which paths changed in <code>"));
     assert!(comment.contains("moderate.pb"), "{comment}");
+    // The log's update is the check as a user would run it: the action's
+    // JSON report, a runner's temporary file, is not part of it.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "memprof: if the growth is intended: memprof check {moderate} --baseline {} \
+             --update-baseline\n",
+            baselines.display()
+        )),
+        "{err}"
+    );
 
     // Passing: a report, no diff; warn-only: exit 0 with the diff.
     let runner = Runner::new().with_memprof();
@@ -243,6 +258,27 @@ fn check_reports_to_the_log_summary_and_comment_with_the_diff_of_what_failed() {
     let out = runner.run("check.sh", &warn);
     assert_eq!(out.status.code(), Some(0));
     assert!(runner.read("temp/memprof-comment.md").contains("<details>"));
+
+    // Over an absolute limit, unchanged against its baseline: no diff,
+    // which would show nothing.
+    let runner = Runner::new().with_memprof();
+    let budget = runner.path("budget.yaml");
+    fs::write(&budget, "rules:\n  - path: total\n    max: 1 KiB\n").unwrap();
+    let out = runner.run(
+        "check.sh",
+        &[
+            ("MEMPROF_FILES", moderate.as_str()),
+            (
+                "MEMPROF_BASELINE",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/baselines"),
+            ),
+            ("MEMPROF_BUDGET", budget.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let comment = runner.read("temp/memprof-comment.md");
+    assert!(comment.contains("### memprof check: ❌"), "{comment}");
+    assert!(!comment.contains("<details>"), "{comment}");
 }
 
 /// The repository's own fixtures against their committed baselines and
@@ -296,11 +332,20 @@ fn an_error_before_any_verdict_fails_with_no_report() {
 /// A stand-in for `gh` that logs its arguments and answers the comment
 /// listing with `listing`.
 fn fake_gh(runner: &Runner, listing: &str) {
+    failing_gh(runner, listing, "", "");
+}
+
+/// [`fake_gh`], failing every call whose arguments hold `call` (none when
+/// empty) with `error` on stderr, as gh fails.
+fn failing_gh(runner: &Runner, listing: &str, call: &str, error: &str) {
     let gh = runner.path("bin/gh");
     fs::write(
         &gh,
         format!(
-            "#!/usr/bin/env bash\necho \"$*\" >> {log}\nif [[ \"$*\" == *--paginate* ]]; then echo '{listing}'; fi\n",
+            "#!/usr/bin/env bash\n\
+             echo \"$*\" >> {log}\n\
+             if [[ -n '{call}' && \"$*\" == *'{call}'* ]]; then echo '{error}' >&2; exit 1; fi\n\
+             if [[ \"$*\" == *--paginate* ]]; then echo '{listing}'; fi\n",
             log = runner.path("gh.log").display()
         ),
     )
@@ -358,6 +403,183 @@ fn the_comment_is_posted_once_then_updated_in_place() {
     assert_eq!(runner.read("gh.log"), "");
 }
 
+/// A pull request from a fork gets a read-only token: the comment cannot be
+/// posted. The step still succeeds (the verdict is the check's) and the
+/// job summary says why there is no comment.
+#[test]
+fn a_comment_the_token_cannot_post_is_skipped_with_the_reason_in_the_summary() {
+    let runner = Runner::new();
+    fs::write(
+        runner.path("temp/memprof-comment.md"),
+        "<!-- memprof-check -->\nreport",
+    )
+    .unwrap();
+    fs::write(runner.path("summary"), "### memprof check: ✅\n").unwrap();
+    fs::write(
+        runner.path("event.json"),
+        r#"{"pull_request": {"number": 7,
+            "head": {"repo": {"full_name": "contributor/project"}},
+            "base": {"repo": {"full_name": "someone/project"}}}}"#,
+    )
+    .unwrap();
+    let event = runner.path("event.json");
+    let env = [
+        ("GITHUB_REPOSITORY", "someone/project"),
+        ("GITHUB_EVENT_PATH", event.to_str().unwrap()),
+        ("GH_TOKEN", "read-only"),
+    ];
+    let forbidden = "HTTP 403: Resource not accessible by integration \
+                     (https://api.github.com/repos/someone/project/issues/7/comments)";
+    failing_gh(&runner, "", "--method POST", forbidden);
+    let out = runner.run("comment.sh", &env);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(runner.read("gh.log").contains("--method POST"));
+    assert!(
+        err.contains(forbidden),
+        "gh's own error is in the log: {err}"
+    );
+    assert_eq!(
+        runner.read("summary"),
+        "### memprof check: ✅\n\n\
+         memprof: no pull-request comment: the token cannot write to pull requests \
+         (a pull request from the fork contributor/project gets a read-only token); \
+         the report is above.\n"
+    );
+
+    // The same repository without the permission; an update in place too.
+    fs::write(runner.path("summary"), "").unwrap();
+    fs::write(
+        runner.path("event.json"),
+        r#"{"pull_request": {"number": 7}}"#,
+    )
+    .unwrap();
+    failing_gh(&runner, "4242", "--method PATCH", forbidden);
+    let out = runner.run("comment.sh", &env);
+    assert!(out.status.success());
+    assert_eq!(
+        runner.read("summary"),
+        "\nmemprof: no pull-request comment: the token cannot write to pull requests \
+         (the workflow needs permissions: pull-requests: write); the report is above.\n"
+    );
+
+    // Any other failure of gh, the listing included: its first line says why.
+    fs::write(runner.path("summary"), "").unwrap();
+    failing_gh(&runner, "", "--paginate", "HTTP 502: Bad Gateway");
+    let out = runner.run("comment.sh", &env);
+    assert!(out.status.success());
+    assert_eq!(
+        runner.read("summary"),
+        "\nmemprof: no pull-request comment: gh failed: HTTP 502: Bad Gateway; \
+         the report is above.\n"
+    );
+}
+
+/// An action's checkout: install.sh's build inputs, with a README beside
+/// them, under `root`.
+fn action_checkout(root: &Path) {
+    for (path, text) in [
+        ("Cargo.lock", "version = 4\n"),
+        ("Cargo.toml", "[package]\nname = \"memprof\"\n"),
+        ("src/main.rs", "fn main() {}\n"),
+        ("README.md", "# memprof\n"),
+    ] {
+        let path = root.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+}
+
+/// The cache key install.sh gives the cargo build when it falls back, for
+/// the action checked out at `root`.
+fn cache_key(runner: &Runner, root: &Path) -> String {
+    let _ = fs::remove_file(runner.path("output"));
+    let out = runner.run(
+        "install.sh",
+        &[
+            ("RUNNER_OS", "Linux"),
+            ("RUNNER_ARCH", "X64"),
+            ("ACTION_REF", "main"),
+            ("GITHUB_ACTION_PATH", root.to_str().unwrap()),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let output = runner.read("output");
+    let key = output
+        .lines()
+        .find_map(|l| l.strip_prefix("cache-key="))
+        .unwrap_or_else(|| panic!("no cache-key in {output:?}"));
+    key.to_string()
+}
+
+/// A cached build is reused exactly while the action's code is the same:
+/// the key follows Cargo.lock and the sources, not the docs nor where the
+/// runner put the action.
+#[test]
+fn the_cargo_builds_cache_key_follows_the_actions_code() {
+    let runner = Runner::new();
+    let root = runner.path("action");
+    action_checkout(&root);
+    let key = cache_key(&runner, &root);
+    let hash = key.strip_prefix("memprof-Linux-X64-").unwrap();
+    assert!(
+        hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{key}"
+    );
+    assert_eq!(
+        cache_key(&runner, &root),
+        key,
+        "the same code, the same key"
+    );
+    let elsewhere = runner.path("elsewhere");
+    fs::rename(&root, &elsewhere).unwrap();
+    assert_eq!(cache_key(&runner, &elsewhere), key, "wherever it is");
+    fs::rename(&elsewhere, &root).unwrap();
+    fs::write(root.join("README.md"), "# memprof, reworded\n").unwrap();
+    assert_eq!(cache_key(&runner, &root), key, "the docs are not built");
+
+    fs::write(
+        root.join("Cargo.lock"),
+        "version = 4\n# a dependency moved\n",
+    )
+    .unwrap();
+    let lock_moved = cache_key(&runner, &root);
+    assert_ne!(lock_moved, key, "Cargo.lock changed");
+    fs::write(root.join("src/main.rs"), "fn main() { println!(); }\n").unwrap();
+    let source_moved = cache_key(&runner, &root);
+    assert_ne!(source_moved, lock_moved, "a source changed");
+    fs::write(root.join("src/new.rs"), "").unwrap();
+    assert_ne!(
+        cache_key(&runner, &root),
+        source_moved,
+        "a source was added"
+    );
+
+    // This repository as the action: the script finds its own root.
+    let _ = fs::remove_file(runner.path("output"));
+    let out = runner.run(
+        "install.sh",
+        &[
+            ("RUNNER_OS", "Linux"),
+            ("RUNNER_ARCH", "X64"),
+            ("ACTION_REF", "main"),
+        ],
+    );
+    assert!(out.status.success());
+    let output = runner.read("output");
+    assert!(
+        output
+            .lines()
+            .filter_map(|l| l.strip_prefix("cache-key=memprof-Linux-X64-"))
+            .any(|hash| hash.len() == 64),
+        "{output}"
+    );
+}
+
 fn yaml(path: &str) -> serde_yaml::Value {
     let text = fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path))
         .unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -376,7 +598,22 @@ fn the_action_workflows_and_samples_hold_together() {
         .keys()
         .map(|k| k.as_str().unwrap())
         .collect();
-    for step in action["runs"]["steps"].as_sequence().unwrap() {
+    let steps = action["runs"]["steps"].as_sequence().unwrap();
+    let step = |name: &str| {
+        steps
+            .iter()
+            .find(|s| s["name"].as_str() == Some(name))
+            .unwrap_or_else(|| panic!("no step {name}"))
+    };
+    // The cache key comes from install.sh, which can read the action's
+    // files (hashFiles sees only the workspace); the verdict runs after
+    // any step that failed.
+    assert_eq!(
+        step("Restore memprof built earlier")["with"]["key"].as_str(),
+        Some("${{ steps.install.outputs.cache-key }}")
+    );
+    assert_eq!(step("Verdict")["if"].as_str(), Some("always()"));
+    for step in steps {
         if let Some(run) = step["run"].as_str() {
             if let Some(rest) = run.split("$GITHUB_ACTION_PATH/").nth(1) {
                 let script = rest.trim_end_matches(['"', '\'']);

@@ -528,6 +528,138 @@ fn each_budget_kind_passes_at_its_boundary_and_fails_past_it() {
     );
 }
 
+/// The stderr lines after "check failed": what to run next.
+fn next_steps(err: &str) -> Vec<&str> {
+    let mut lines = err.lines();
+    assert!(
+        lines
+            .next()
+            .is_some_and(|l| l.starts_with("memprof: check failed:")),
+        "{err}"
+    );
+    lines.collect()
+}
+
+/// A file over an absolute limit, unchanged against its own baseline: the
+/// hint names the budget's file, line and limit, and `advise`; no diff
+/// (which would show no change) and no update (which would change
+/// nothing).
+#[test]
+fn an_absolute_limits_hint_points_at_its_rule_and_at_advise() {
+    let dir = tempfile::tempdir().unwrap();
+    let moderate = oracle("moderate.pb");
+    let baselines = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/baselines");
+    let budget = "# what loading may take\nrules:\n  - path: total\n    max_growth: 5%\n  \
+                  - path: total\n    measure: real\n    max: 200 KiB\n";
+    let (code, _, err) = check_with(dir.path(), budget, &[&moderate, "--baseline", baselines]);
+    assert_eq!(code, 1, "{err}");
+    let budget = dir.path().join("budget.yaml");
+    let budget = budget.to_str().unwrap();
+    assert_eq!(
+        next_steps(&err),
+        [format!(
+            "memprof: {moderate} is over rule 2 at {budget}:5 (total max 200 KiB (real memory: \
+             estimated load peak)): to see what would shrink it: memprof advise {moderate}; \
+             if the size is intended, raise that limit in the budget"
+        )]
+    );
+    let (code, advice, _) = run(&["advise", &moderate]);
+    assert_eq!(code, 0, "the suggested advise runs");
+    assert!(!advice.is_empty());
+    // Raising the limit there is what makes it pass.
+    let raised = fs::read_to_string(budget)
+        .unwrap()
+        .replace("max: 200 KiB", "max: 1 MiB");
+    let (code, _, err) = check_with(dir.path(), &raised, &[&moderate, "--baseline", baselines]);
+    assert_eq!((code, err.as_str()), (0, ""));
+
+    // Several limits, no baseline: the first, and how many more.
+    let budget = "rules:\n  - path: \"**\"\n    max: 256 B\n    max_per_term: 1 B\n";
+    let (code, _, err) = check_with(dir.path(), budget, &[&moderate]);
+    assert_eq!(code, 1);
+    let steps = next_steps(&err);
+    assert_eq!(steps.len(), 1, "{err}");
+    assert!(
+        steps[0].contains(&format!(
+            "is over rule 1 at {}:2 (** max 256 B) and 1 more limit:",
+            dir.path().join("budget.yaml").display()
+        )) && steps[0].ends_with("raise those limits in the budget"),
+        "{err}"
+    );
+}
+
+/// A file that grew past a max_growth rule against its own baseline in a
+/// directory: the rule, the diff that shows why, and an update that is
+/// the same check (budget and options kept, the report's destination
+/// dropped); running that update makes the check pass.
+#[test]
+fn a_growth_hint_suggests_an_update_that_keeps_the_check_and_then_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let baselines = dir.path().join("baselines");
+    fs::create_dir(&baselines).unwrap();
+    let model = dir.path().join("model.pb");
+    fs::copy(oracle("kitchen_sink.pb"), &model).unwrap();
+    let model = model.to_str().unwrap();
+    let dir_arg = baselines.to_str().unwrap();
+    ok(&["check", model, "--baseline", dir_arg, "--update-baseline"]);
+    // The instance grows.
+    fs::copy(oracle("moderate.pb"), model).unwrap();
+    let budget = "rules:\n  # the whole instance\n  - path: total\n    max_growth: 5%\n  \
+                  - path: \"**\"\n    max: 1 MiB\n";
+    let report = dir.path().join("report.json");
+    let args = [
+        model,
+        "--baseline",
+        dir_arg,
+        "--max-decompressed",
+        "1GiB",
+        "-f",
+        "json",
+        "-o",
+        report.to_str().unwrap(),
+    ];
+    let (code, _, err) = check_with(dir.path(), budget, &args);
+    assert_eq!(code, 1, "{err}");
+    let budget = dir.path().join("budget.yaml");
+    let budget = budget.to_str().unwrap();
+    let saved = baselines.join("model.pb.json");
+    let saved = saved.to_str().unwrap();
+    let update = format!(
+        "memprof check --budget {budget} {model} --baseline {dir_arg} --max-decompressed 1GiB \
+         --update-baseline"
+    );
+    assert_eq!(
+        next_steps(&err),
+        [
+            format!(
+                "memprof: {model} grew past rule 1 at {budget}:3 (total max_growth 5%): \
+                 to see why: memprof diff {saved} {model}"
+            ),
+            format!("memprof: if the growth is intended: {update}"),
+        ]
+    );
+    let (code, diff, _) = run(&["diff", saved, model]);
+    assert_eq!(code, 0);
+    assert!(
+        diff.contains("total:"),
+        "the suggested diff shows the growth: {diff}"
+    );
+
+    // The update, run as printed: the baseline becomes this model's, and
+    // the check passes.
+    let words = super::readme::words(&update);
+    let words: Vec<&str> = words.iter().skip(1).map(String::as_str).collect();
+    let (code, _, err) = run(&words);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        fs::read_to_string(saved).unwrap(),
+        ok(&["inspect", model, "-f", "json"])
+    );
+    let mut again = vec!["check", "--budget", budget];
+    again.extend_from_slice(&args);
+    assert_eq!(run(&again).0, 0);
+}
+
 #[test]
 fn check_exit_codes_and_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -554,17 +686,21 @@ fn check_exit_codes_and_clear_errors() {
         out.contains("default") && out.contains("overall: FAIL"),
         "{out}"
     );
-    // The verdict, then what to run next: the diff that shows why and the
-    // update that accepts the growth, both with this run's paths.
+    // The verdict, then what to run next: the rule and the diff that shows
+    // why, with this run's paths. The baseline is another instance's
+    // profile, which an update would overwrite: none is suggested.
     let moderate = oracle("moderate.pb");
     assert_eq!(
         err.lines().collect::<Vec<_>>(),
         [
             "memprof: check failed: 1 of 1 file exceeds a budget".to_string(),
-            format!("memprof: to see why: memprof diff {baseline} {moderate}"),
             format!(
-                "memprof: if the growth is intended: memprof check {moderate} --baseline \
-                 {baseline} --update-baseline"
+                "memprof: {moderate} grew past the default rule (total max_growth 0%): \
+                 to see why: memprof diff {baseline} {moderate}"
+            ),
+            format!(
+                "memprof: no --update-baseline suggested: {baseline} is the baseline of {ks}, \
+                 not of {moderate}, and would be overwritten"
             ),
         ]
     );

@@ -124,7 +124,9 @@ fn baseline(name: &str) -> PathBuf {
 /// What memprof suggests after a failed check: lines that name commands,
 /// which depend on where the baseline came from.
 fn is_next_step(line: &str) -> bool {
-    line.starts_with("memprof: to see why:") || line.starts_with("memprof: if the growth")
+    line.contains(": to see why: ")
+        || line.starts_with("memprof: if the growth")
+        || line.starts_with("memprof: no --update-baseline")
 }
 
 /// Every source gives the exit status, stdout and stderr (less the next
@@ -159,7 +161,10 @@ fn a_baseline_from_a_pipe_a_fifo_or_stdin_is_a_baseline() {
     let moderate = oracle("moderate.pb");
     let kitchen_sink = oracle("kitchen_sink.pb");
     let same = baseline("moderate.pb.json");
-    let smaller = baseline("kitchen_sink.pb.json");
+    // moderate.pb's baseline by its name, holding a smaller profile.
+    let dir = tempfile::tempdir().unwrap();
+    let smaller = dir.path().join("moderate.pb.json");
+    std::fs::copy(baseline("kitchen_sink.pb.json"), &smaller).unwrap();
     for (format, pass, fail) in [
         ("table", "overall: PASS", "overall: FAIL"),
         ("json", "\"pass\": true", "\"pass\": false"),
@@ -176,10 +181,11 @@ fn a_baseline_from_a_pipe_a_fifo_or_stdin_is_a_baseline() {
         assert!(err.starts_with("memprof: check failed: 1 of 1"), "{err}");
         // The diff that shows why reads the baseline as it was given; only
         // a file can take the growth (a pipe or a FIFO cannot be written back).
-        let why = format!("memprof: to see why: memprof diff @ {moderate}");
+        let grew = format!("memprof: {moderate} grew past the default rule (total max_growth 0%)");
+        let why = format!("{grew}: to see why: memprof diff @ {moderate}");
         let update =
             format!("memprof: if the growth is intended: memprof check {moderate} --baseline @ --update-baseline");
-        let from_stdin = format!("memprof: to see why: memprof diff - {moderate}");
+        let from_stdin = format!("{grew}: to see why: memprof diff - {moderate}");
         let steps: Vec<Vec<&str>> = runs.iter().map(|(_, _, err)| next_steps(err)).collect();
         assert_eq!(
             steps,
