@@ -17,7 +17,6 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::json;
 
-use super::hash::{finish128, term128};
 use super::{details, sample, Change, EntityKind, Finding, Measure, Owner, Samples};
 use crate::ids::BuildIdHasher;
 use crate::model::elsewhere::{CSR_COEFFICIENT, CSR_ID, CSR_ROW, SHARE_HANDLE};

@@ -11,17 +11,15 @@
 //! Everything else (ids, kinds, bounds, functions, hints, ...) is the
 //! numeric payload.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::hash::bytes128;
 use super::{details, sample, Change, EntityKind, Finding, Measure, Owner, Sample, SAMPLES};
-use crate::ids::BuildIdHasher;
 use crate::model::labels::{self, LabelBytes};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::pass::{Cost, Singular};
-use crate::units::{exact, percent, thousands};
+use crate::units::{exact, percent};
 mod pool;
 pub use pool::StringPool;
 

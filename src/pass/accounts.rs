@@ -4,7 +4,6 @@
 
 use std::collections::HashSet;
 
-use super::finish::Finish;
 use super::observer::Singular;
 use super::{Cost, ProfileOptions};
 use crate::model::leaves::KeyedLeaves;
@@ -210,7 +209,7 @@ pub struct Accounts {
     /// Objective fields longer than this are spooled to a temporary file
     /// when only counted ([`crate::pass::objective::spool_above`]).
     pub(super) spool_above: u64,
-    /// On every thread ([`super::ranges`]), such elements longer than this
+    /// On every thread (`ranges.rs`), such elements longer than this
     /// are read where they lie in the input file rather than held
     /// ([`crate::pass::objective::IN_PLACE_ABOVE`]).
     pub(super) in_place_above: u64,
@@ -284,15 +283,6 @@ impl Accounts {
         if let Some(counting) = &mut self.counting {
             counting.variables.settle(&mut self.memory);
             counting.constraints.settle(&mut self.memory);
-        }
-    }
-
-    /// How the instance's end is read, on `threads` threads: a quadratic
-    /// objective's table order is made when the pass was asked for it.
-    pub(super) fn finish(&self, threads: usize) -> Finish {
-        Finish {
-            threads,
-            growths: self.table_order,
         }
     }
 

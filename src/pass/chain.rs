@@ -1,4 +1,4 @@
-//! The walks of [`super::ranges`] in chunk order: a chunk's first element
+//! The walks of `ranges.rs` in chunk order: a chunk's first element
 //! starts where the walk of the chunk before it ended, so each chunk waits
 //! for its turn, and a walk that finds an element covering the chunks after
 //! it lets the threads skip them at once.

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::accounts::{account_counted, Accounts};
-use super::framing::{decode_entity, Item};
+use super::item::Item;
 use crate::model::function::{Shape, Variant};
 use crate::model::leaves::{ConstraintLeaves, VariableLeaves};
 use crate::model::{DecisionVariable, Equality, ModelError};
@@ -14,7 +14,6 @@ use crate::pass::terms::entities;
 use crate::pass::terms::spooled::SpooledFunction;
 use crate::pass::InstanceError;
 use crate::profile::replay::Tally;
-use crate::profile::wire::TopLevelField;
 use crate::profile::{Aggregate, Path};
 use crate::trace::{Laps, Phase};
 use crate::wire::fields::instance;
@@ -116,18 +115,16 @@ fn account_constraint(
     Ok(shape)
 }
 
-/// A constraint spooled to a file (`body`, ending at stream `offset`, with
-/// its tag's and whole element's encoded sizes), counted a window at a time
-/// as a large objective is; read back whole and decoded as a held one when
-/// that count cannot answer.
-pub(super) fn decode_spooled_constraint(
+/// A constraint spooled to a file (`body`, ending at stream `offset`),
+/// counted a window at a time as a large objective is, when the accounts
+/// count; `None` when that count cannot answer (it is then read held).
+pub(super) fn count_spooled_constraint(
     body: &SpooledFunction,
     offset: u64,
-    (tag_bytes, wire_bytes): (u64, u64),
     path: &mut Path,
     accounts: &mut Accounts,
     laps: &mut Laps,
-) -> Result<Item, InstanceError> {
+) -> Option<Result<Item, InstanceError>> {
     // Every variable taken as defined (the checking side sees to that),
     // the ids of stored terms bounded on the way.
     let below = AtomicU64::new(0);
@@ -154,21 +151,14 @@ pub(super) fn decode_spooled_constraint(
             c.description.as_deref(),
         );
         let tally = &mut counting.constraints;
-        let shape = account_constraint(head, function, tally, &mut accounts.memory, path, laps)?;
-        return Ok(Item::SpooledConstraint {
+        let shape = account_constraint(head, function, tally, &mut accounts.memory, path, laps);
+        return Some(shape.map(|shape| Item::SpooledConstraint {
             id: c.id,
             offset,
             function: c.function.map(Box::new),
             ids_below: below.into_inner(),
             terms: shape.terms(),
-        });
+        }));
     }
-    let bytes = body.load().map_err(InstanceError::Spool)?;
-    let element = TopLevelField {
-        number: 4,
-        tag_bytes,
-        wire_bytes,
-        body: Some(&bytes),
-    };
-    decode_entity(element, offset, path, accounts, laps)
+    None
 }

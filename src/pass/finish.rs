@@ -2,13 +2,13 @@
 //! objective counted or built, the variables still pending, OMMX's hint and
 //! dependency rules, and the instance-wide parts visited. Shared by the
 //! stream checked in order ([`super::validate`]) and the file checked on
-//! every thread ([`super::ranges`]).
+//! every thread (`ranges.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::accounts::{visit_instance_parts, visit_parts};
+use super::accounts::{visit_instance_parts, visit_parts, Accounts};
 use super::observer::{Cost, EntityView, Singular};
-use super::validate::{build_function, State, User};
+use super::validate::{build_function, from_prost, State, User};
 use super::EntityObserver;
 use crate::model::function::Shape;
 use crate::model::{
@@ -32,6 +32,18 @@ pub(super) struct Finish {
     /// Whether a quadratic objective's table order is made, as the
     /// real-memory estimate simulates it ([`terms::growths`]).
     pub(super) growths: bool,
+}
+
+impl Finish {
+    /// How the end of the instance `accounts` count is read, on `threads`
+    /// threads: a quadratic objective's table order is made when the pass
+    /// was asked for it.
+    pub(super) fn new(accounts: &Accounts, threads: usize) -> Self {
+        Finish {
+            threads,
+            growths: accounts.table_order,
+        }
+    }
 }
 
 /// Everything after the stream's last element, once the entities are
@@ -231,14 +243,6 @@ impl Objective {
             Objective::Counted(shape) => shape.stored_terms,
         }
     }
-}
-
-/// A function built from prost's decoding, as OMMX builds it, and what
-/// normalizing it dropped or merged.
-pub(super) fn from_prost(wire: &pb::Function) -> Result<(Function, FileWaste), ModelError> {
-    let function = Function::from_wire(wire)?;
-    let waste = FileWaste::of(wire, &function);
-    Ok((function, waste))
 }
 
 /// Checks a list of ids for repeats and undefined members.

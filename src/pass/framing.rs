@@ -1,228 +1,20 @@
 //! The stream cut into batches of top-level elements (framing, on one
-//! thread at a time, in stream order) and each batch decoded, normalized
-//! and accounted (on any thread).
+//! thread at a time, in stream order), each batch then read on any thread
+//! (`decode.rs`); which elements are spooled to a file or read in place
+//! rather than held ([`Spooling`]).
 
 use std::io::Read;
 
-use prost::{encoding, Message};
+use prost::encoding;
 
-use super::accounts::{account_entity, Accounts};
-use super::counted::{count_entity, decode_spooled_constraint};
-use super::observer::NamedFunction;
-use super::Cost;
-use crate::model::{
-    Constraint, DecisionVariable, FileWaste, Function, ModelError, RemovedConstraint,
-};
-use crate::ommx_v1 as pb;
-use crate::pass::objective::{Part, Spooler};
-use crate::pass::terms;
-use crate::pass::terms::spooled::{SpooledArm, SpooledFunction};
-use crate::pass::InstanceError;
-use crate::profile::wire::{self as wire_view, TopLevelField};
-use crate::profile::{LogicalMemoryVisitor, Path};
-use crate::report::Terms;
-use crate::trace::{self, Laps, Phase};
+use super::accounts::Accounts;
+use super::objective::{Part, Spooler};
+use super::observer::EntityObserver;
+use super::terms::spooled::SpooledFunction;
+use super::InstanceError;
+use crate::trace::{self, Phase};
 use crate::wire::fields::instance;
 use crate::wire::{FieldReader, WireType};
-
-/// Decodes, normalizes and visits (into `aggregate`) every element of a
-/// batch, leaving `raw` without elements (its bytes stay until the next
-/// batch is framed). Decoding stops at the first error, which ends the
-/// batch.
-pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch {
-    let mut path = Path::new();
-    let mut laps = Laps::start();
-    let mut items = Vec::with_capacity(raw.elements.len() + 1);
-    let last = raw.last.take();
-    for element in raw.elements.drain(..) {
-        let item = match element {
-            RawElement::Rest {
-                bytes,
-                field,
-                value_start,
-                tag_bytes,
-                wire_bytes,
-            } => {
-                if let Some(wire) = &mut accounts.wire {
-                    let element = TopLevelField {
-                        number: field,
-                        tag_bytes,
-                        wire_bytes,
-                        body: value_start.map(|start| &bytes[start..]),
-                    };
-                    wire_view::visit_top_level(element, None, &mut path, wire);
-                }
-                Ok(Item::Rest(Part::Field(bytes)))
-            }
-            RawElement::Spooled(part) => {
-                debug_assert!(
-                    accounts.wire.is_none(),
-                    "spooled only without the wire view"
-                );
-                Ok(Item::Rest(part))
-            }
-            RawElement::SpooledConstraint {
-                body,
-                offset,
-                tag_bytes,
-                wire_bytes,
-            } => decode_spooled_constraint(
-                &body,
-                offset,
-                (tag_bytes, wire_bytes),
-                &mut path,
-                accounts,
-                &mut laps,
-            ),
-            RawElement::Unknown { wire_bytes } => {
-                if let Some(wire) = &mut accounts.wire {
-                    let unknown = path.with(wire_view::UNKNOWN);
-                    wire.visit_leaf(&unknown, wire_bytes as usize);
-                }
-                continue;
-            }
-            RawElement::Entity {
-                field,
-                start,
-                end,
-                offset,
-                tag_bytes,
-                wire_bytes,
-            } => decode_entity(
-                TopLevelField {
-                    number: field,
-                    tag_bytes,
-                    wire_bytes,
-                    body: Some(&raw.arena[start..end]),
-                },
-                offset,
-                &mut path,
-                accounts,
-                &mut laps,
-            ),
-        };
-        let failed = item.is_err();
-        items.push(item);
-        if failed {
-            break;
-        }
-    }
-    laps.finish();
-    raw.elements.clear();
-    if !items.last().is_some_and(Result::is_err) {
-        match last {
-            None => {}
-            Some(Ok(offset)) => items.push(Ok(Item::End(offset))),
-            Some(Err(e)) => items.push(Err(e)),
-        }
-    }
-    items
-}
-
-pub(super) fn decode_entity(
-    element: TopLevelField<'_>,
-    offset: u64,
-    path: &mut Path,
-    accounts: &mut Accounts,
-    laps: &mut Laps,
-) -> Result<Item, InstanceError> {
-    let bytes = element.body.unwrap_or_default();
-    if let Some(counted) = count_entity(element.number, bytes, path, accounts, laps) {
-        return counted;
-    }
-    Ok(match element.number {
-        instance::DECISION_VARIABLES => {
-            let v = decode("decision_variables", bytes, offset)?;
-            laps.lap(Phase::Decode);
-            let v = DecisionVariable::from_wire(v)?;
-            laps.lap(Phase::Normalize);
-            let frame = "Instance.decision_variables";
-            let cost = account_entity(frame, v.name.as_deref(), &v, element, path, accounts);
-            laps.lap(Phase::Aggregate);
-            Item::Variable(Box::new(v), cost)
-        }
-        instance::CONSTRAINTS => {
-            // The function read on the wire, the rest by prost; prost alone
-            // for what the wire reader leaves to it.
-            let read = terms::constraint(bytes, terms::decode_field::<pb::Constraint>);
-            let (c, waste) = match read {
-                Ok(read) => {
-                    laps.lap(Phase::Decode);
-                    read?
-                }
-                Err(terms::Unsupported) => {
-                    let c = decode("constraints", bytes, offset)?;
-                    laps.lap(Phase::Decode);
-                    Constraint::from_wire_measured(c)?
-                }
-            };
-            laps.lap(Phase::Normalize);
-            let frame = "Instance.constraints";
-            let cost = account_entity(frame, c.name.as_deref(), &c, element, path, accounts);
-            laps.lap(Phase::Aggregate);
-            Item::Constraint(Box::new(c), Cost { waste, ..cost })
-        }
-        instance::REMOVED_CONSTRAINTS => {
-            let r = decode("removed_constraints", bytes, offset)?;
-            laps.lap(Phase::Decode);
-            let (r, waste) = RemovedConstraint::from_wire_measured(r)?;
-            laps.lap(Phase::Normalize);
-            let frame = "Instance.removed_constraints";
-            let name = r.constraint.name.as_deref();
-            let cost = account_entity(frame, name, &r, element, path, accounts);
-            laps.lap(Phase::Aggregate);
-            Item::Removed(Box::new(r), Cost { waste, ..cost })
-        }
-        _ => {
-            let mut wire: pb::NamedFunction = decode("named_functions", bytes, offset)?;
-            laps.lap(Phase::Decode);
-            let function = wire
-                .function
-                .take()
-                .ok_or_else(|| ModelError::MissingFunction {
-                    what: format!("named function {}", wire.id),
-                })?;
-            let normalized = Function::from_wire(&function)?;
-            let mut waste = FileWaste::of(&function, &normalized);
-            if waste.bytes > 0 {
-                waste = waste.within(crate::model::waste::named_rest(&wire));
-            }
-            let pb::NamedFunction {
-                id,
-                function: _,
-                subscripts,
-                parameters,
-                name,
-                description,
-            } = wire;
-            let named = NamedFunction {
-                id,
-                function: normalized,
-                name,
-                subscripts,
-                parameters: parameters.into_iter().collect(),
-                description,
-            };
-            laps.lap(Phase::Normalize);
-            // 2.9.3 does not count named functions in memory; their bytes
-            // are in the file all the same.
-            if let Some(wire) = &mut accounts.wire {
-                wire_view::visit_top_level(element, None, path, wire);
-            }
-            laps.lap(Phase::Aggregate);
-            Item::Named(
-                Box::new(named),
-                Cost {
-                    bytes: 0,
-                    wire_bytes: element.wire_bytes,
-                    waste,
-                },
-            )
-        }
-    })
-}
-
-pub(super) type Batch = Vec<Result<Item, InstanceError>>;
 
 /// Whether a batch holding an element larger than [`BATCH_BYTES`] is being
 /// decoded or checked somewhere in the process: one such batch at a time,
@@ -265,40 +57,47 @@ impl Drop for LargeToken {
     }
 }
 
-/// One decoded top-level element, in stream order.
-pub(super) enum Item {
-    // Boxed: items move twice between threads, and most are small.
-    Variable(Box<DecisionVariable>, Cost),
-    Constraint(Box<Constraint>, Cost),
-    Removed(Box<RemovedConstraint>, Cost),
-    Named(Box<NamedFunction>, Cost),
-    /// A variable counted on the wire (its id).
-    CountedVariable(u64),
-    /// A constraint counted on the wire: its id, the variables of its
-    /// stored terms, each once (in any order for a `linear` function, else
-    /// in the order its normalized terms first use them), and the number of
-    /// its stored terms.
-    CountedConstraint {
-        id: u64,
-        ids: Vec<u64>,
-        linear: bool,
-        terms: Terms,
-    },
-    /// A constraint counted from the file it was spooled to: its id, where
-    /// it ends in the stream, its function (whose variables are still to
-    /// be checked; every stored term's is below `ids_below`), and the number
-    /// of its stored terms.
-    SpooledConstraint {
-        id: u64,
-        offset: u64,
-        function: Option<Box<SpooledArm>>,
-        ids_below: u64,
-        terms: Terms,
-    },
-    /// A singular field or map entry.
-    Rest(Part),
-    /// The end of the stream, at this offset.
-    End(u64),
+/// Which elements are copied to, or left in, a file and counted there
+/// rather than held: objective fields and constraints longer than these
+/// (`None`: none).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Spooling {
+    pub(super) objective: Option<u64>,
+    pub(super) constraints: Option<u64>,
+    /// An objective field whose first field is a quadratic part, longer
+    /// than this, too (only where it is read in place, [`Spooling::in_file`]).
+    pub(super) quadratic: Option<u64>,
+}
+
+impl Spooling {
+    /// An objective only counted is read from a file, a window at a time:
+    /// memory does not hold a large one (the wire view reads its bytes). So
+    /// is a constraint, when constraints are counted.
+    pub(super) fn of<O: EntityObserver + ?Sized>(accounts: &Accounts, observer: &O) -> Self {
+        let objective =
+            (observer.counts_only() && accounts.wire.is_none()).then_some(accounts.spool_above);
+        Self {
+            objective,
+            constraints: objective.filter(|_| accounts.counting.is_some()),
+            quadratic: None,
+        }
+    }
+
+    /// The thresholds for a regular file read on every thread: what would
+    /// be spooled is read in place (nothing is copied: see `ranges.rs`), and
+    /// so is a quadratic objective longer than `in_place_above`, whose
+    /// buffer would cost more than reading it a window at a time on every
+    /// thread (a linear one, held, is read in one pass, not two).
+    pub(super) fn in_file(self, in_place_above: u64) -> Self {
+        Self {
+            quadratic: self.objective.map(|above| above.min(in_place_above)),
+            ..self
+        }
+    }
+
+    pub(super) fn batch(self) -> RawBatch {
+        RawBatch::spooling_above(self.objective, self.constraints)
+    }
 }
 
 /// Elements per batch handed from the framing to the decoding step.
@@ -348,8 +147,9 @@ pub(super) enum RawElement {
 /// another. The last batch ends with the end of the stream or an error.
 #[derive(Default)]
 pub(super) struct RawBatch {
-    arena: Vec<u8>,
-    elements: Vec<RawElement>,
+    /// The entities' bytes, which [`RawElement::Entity`] ranges index.
+    pub(super) arena: Vec<u8>,
+    pub(super) elements: Vec<RawElement>,
     pub(super) last: Option<Result<u64, InstanceError>>,
     /// Objective fields longer than this are spooled (`None`: none is).
     spool_above: Option<u64>,
@@ -532,19 +332,4 @@ fn expect(field: u32, found: WireType, expected: WireType) -> Result<(), Instanc
             expected,
         })
     }
-}
-
-/// Decodes the body of one of the Instance's fields as OMMX does: as a
-/// field of the Instance, one level down prost's recursion budget, so that
-/// unknown groups inside it may nest exactly as deep as OMMX lets them.
-fn decode<M: Message + Default>(
-    field: &'static str,
-    bytes: &[u8],
-    offset: u64,
-) -> Result<M, InstanceError> {
-    terms::decode_field(bytes).map_err(|source| InstanceError::Decode {
-        field,
-        offset,
-        source,
-    })
 }

@@ -15,11 +15,13 @@
 mod accounts;
 mod chain;
 mod counted;
+mod decode;
 mod error;
 mod finish;
 mod framing;
 #[cfg(test)]
 mod growths_tests;
+mod item;
 pub mod objective;
 mod observer;
 mod observers;

@@ -9,11 +9,15 @@ use std::io::Read;
 use std::sync::{mpsc, Mutex};
 
 use super::accounts::Accounts;
-use super::framing::{decode_batch, frame_batch, Batch, LargeToken, RawBatch};
+use super::decode::decode_batch;
+use super::finish::{finish_instance, Finish};
+use super::framing::{frame_batch, LargeToken, Spooling};
+use super::item::Batch;
 use super::ranges::{self, InFile};
-use super::validate::consume;
+use super::validate::check_stream;
 use super::EntityObserver;
 use crate::pass::InstanceError;
+use crate::profile::family::GroupBy;
 use crate::profile::Aggregate;
 use crate::report::InstanceCounts;
 use crate::trace::{self, Phase};
@@ -49,49 +53,6 @@ fn decoding_threads(total: Option<u64>, cap: Option<usize>) -> usize {
         None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
     };
     cap.map_or(threads, |cap| threads.min(cap.max(1)))
-}
-
-/// Which elements are copied to, or left in, a file and counted there
-/// rather than held: objective fields and constraints longer than these
-/// (`None`: none).
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Spooling {
-    pub(super) objective: Option<u64>,
-    pub(super) constraints: Option<u64>,
-    /// An objective field whose first field is a quadratic part, longer
-    /// than this, too (only where it is read in place, [`Spooling::in_file`]).
-    pub(super) quadratic: Option<u64>,
-}
-
-impl Spooling {
-    /// An objective only counted is read from a file, a window at a time:
-    /// memory does not hold a large one (the wire view reads its bytes). So
-    /// is a constraint, when constraints are counted.
-    pub(super) fn of<O: EntityObserver + ?Sized>(accounts: &Accounts, observer: &O) -> Self {
-        let objective =
-            (observer.counts_only() && accounts.wire.is_none()).then_some(accounts.spool_above);
-        Self {
-            objective,
-            constraints: objective.filter(|_| accounts.counting.is_some()),
-            quadratic: None,
-        }
-    }
-
-    /// The thresholds for a regular file read on every thread: what would
-    /// be spooled is read in place (nothing is copied: see [`ranges`]), and
-    /// so is a quadratic objective longer than `in_place_above`, whose
-    /// buffer would cost more than reading it a window at a time on every
-    /// thread (a linear one, held, is read in one pass, not two).
-    pub(super) fn in_file(self, in_place_above: u64) -> Self {
-        Self {
-            quadratic: self.objective.map(|above| above.min(in_place_above)),
-            ..self
-        }
-    }
-
-    fn batch(self) -> RawBatch {
-        RawBatch::spooling_above(self.objective, self.constraints)
-    }
 }
 
 /// Streams an instance from `reader` (of `total` bytes, when known), adds its
@@ -201,7 +162,7 @@ fn sequential<R: Read, O: EntityObserver + ?Sized>(
 ) -> Result<InstanceCounts, InstanceError> {
     let mut fields = FieldReader::new(reader, total).with_max_len(max_element);
     let group_by = accounts.group_by;
-    let finish = accounts.finish(1);
+    let finish = Finish::new(accounts, 1);
     let mut raw = spooling.batch();
     // The previous batch has been checked when the next is asked for.
     let mut large: Option<LargeToken> = None;
@@ -263,7 +224,7 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
             .expect("the channel has room for every ticket");
     }
     let group_by = accounts.group_by;
-    let finish = accounts.finish(threads);
+    let finish = Finish::new(accounts, threads);
     let worker_accounts: Vec<_> = (0..threads).map(|_| accounts.for_worker()).collect();
     let framer = Mutex::new(Framer {
         fields: FieldReader::new(reader, total).with_max_len(max_element),
@@ -375,4 +336,18 @@ impl<I: Iterator<Item = Numbered>> Iterator for InOrder<I> {
             self.pending.insert(seq, (batch, token));
         }
     }
+}
+
+/// Checks the batches of one instance in stream order and finishes it:
+/// the whole sequential side of the pass.
+fn consume<O: EntityObserver + ?Sized>(
+    batches: impl Iterator<Item = Batch>,
+    finish: Finish,
+    max_element: Option<u64>,
+    group_by: GroupBy,
+    aggregate: &mut Aggregate,
+    observer: &mut O,
+) -> Result<InstanceCounts, InstanceError> {
+    let (state, rest, end) = check_stream(batches, max_element, group_by, observer)?;
+    finish_instance(state, rest, end, finish, aggregate, observer)
 }

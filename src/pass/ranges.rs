@@ -36,10 +36,10 @@ use prost::encoding;
 
 use super::accounts::Accounts;
 use super::chain::{Chain, StopOnPanic};
-use super::finish::finish_instance;
-use super::framing::{decode_batch, LargeToken, RawBatch, RawElement, BATCH};
+use super::decode::decode_batch;
+use super::finish::{finish_instance, Finish};
+use super::framing::{LargeToken, RawBatch, RawElement, Spooling, BATCH};
 use super::objective::Part;
-use super::pipeline::Spooling;
 use super::shards::{settle, Layout, Recheck, Shard, Shared};
 use super::terms::spooled::SpooledFunction;
 use super::{EntityObserver, InstanceError};
@@ -127,7 +127,7 @@ pub(super) fn profile_file<O: EntityObserver + ?Sized>(
         let _span = trace::span(Phase::Aggregate);
         accounts.merge(&local);
     }
-    let finish = accounts.finish(threads);
+    let finish = Finish::new(accounts, threads);
     Some(finish_instance(
         state,
         rest,

@@ -1,5 +1,5 @@
 //! OMMX's cross-entity rules checked on several threads at once, for a
-//! file framed in chunks ([`super::ranges`]): each thread checks the
+//! file framed in chunks (`ranges.rs`): each thread checks the
 //! elements of its chunks against sets shared by all of them, and keeps
 //! what needs the whole stream (ids used before their definition was seen,
 //! the singular fields, how uses and definitions are laid out) for
@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use super::accounts::Families;
-use super::framing::{Batch, Item};
+use super::item::{Batch, Item};
 use super::objective::{Part, Singulars};
 use super::terms::spooled::SpooledArm;
 use super::validate::{State, MAX_PENDING};

@@ -398,7 +398,7 @@ fn spooled_as_held(rng: &mut Rng, mut bytes: Vec<u8>) -> (bool, bool) {
 /// than `above` read in place; `None` where it gives up (and one thread
 /// reads it again).
 fn run_in_place(bytes: &[u8], above: u64, threads: usize) -> Option<Run> {
-    use super::pipeline::Spooling;
+    use super::framing::Spooling;
     use super::ranges::{profile_file, InFile};
     use std::io::Write;
     let mut file = tempfile::tempfile().unwrap();

@@ -1,42 +1,38 @@
 //! OMMX 2.9.3's cross-entity rules, applied in stream order on the
 //! checking side: unique ids and references to defined variables
-//! ([`super::finish`] applies what needs the whole stream: the objective,
+//! (`finish.rs` applies what needs the whole stream: the objective,
 //! the hints, the dependencies).
 
 use prost::Message;
 
 use super::accounts::Families;
-use super::finish::from_prost;
-use super::framing::{Batch, Item};
+use super::item::{Batch, Item};
 use super::EntityObserver;
 use crate::ids::IdSet;
 use crate::model::{FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
-use crate::pass::finish::Finish;
 use crate::pass::objective::Singulars;
 use crate::pass::terms;
 use crate::pass::terms::spooled::SpooledArm;
 use crate::pass::InstanceError;
 use crate::profile::family::GroupBy;
-use crate::profile::Aggregate;
 use crate::report::InstanceCounts;
 use crate::report::Terms;
 use crate::trace::{self, Phase};
 
-/// Checks the batches of one instance in stream order and finishes it:
-/// the whole sequential side of the pass.
-pub(super) fn consume<O: EntityObserver + ?Sized>(
+/// Checks the batches of one instance in stream order: the state the
+/// checks reached, the singular fields kept for the end (`finish.rs`) and
+/// where the stream ended.
+pub(super) fn check_stream<O: EntityObserver + ?Sized>(
     batches: impl Iterator<Item = Batch>,
-    finish: Finish,
     max_element: Option<u64>,
     group_by: GroupBy,
-    aggregate: &mut Aggregate,
     observer: &mut O,
-) -> Result<InstanceCounts, InstanceError> {
+) -> Result<(State, Singulars, u64), InstanceError> {
     let mut stream = Stream::new(group_by, max_element);
     let end = stream.check_batches(batches, observer)?;
     let Stream { state, rest, .. } = stream;
-    super::finish::finish_instance(state, rest, end, finish, aggregate, observer)
+    Ok((state, rest, end))
 }
 
 /// The checking side of the stream: OMMX's rules applied to each element
@@ -174,6 +170,14 @@ pub(super) fn build_function(
             Ok(from_prost(&wire)?)
         }
     }
+}
+
+/// A function built from prost's decoding, as OMMX builds it, and what
+/// normalizing it dropped or merged.
+pub(super) fn from_prost(wire: &pb::Function) -> Result<(Function, FileWaste), ModelError> {
+    let function = Function::from_wire(wire)?;
+    let waste = FileWaste::of(wire, &function);
+    Ok((function, waste))
 }
 
 /// Distinct variable ids that may wait for their definition: a hostile

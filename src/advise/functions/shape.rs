@@ -1,7 +1,15 @@
 //! A function's shape: its monomials, its pivot coefficient and the
 //! fingerprint that finds functions equal up to a scalar factor.
 
-use super::*;
+use crate::advise::hash::finish128;
+use crate::advise::hash::term128;
+use crate::model::elsewhere::CSR_COEFFICIENT;
+use crate::model::elsewhere::CSR_ID;
+use crate::model::elsewhere::CSR_ROW;
+use crate::model::function::Shape as ModelShape;
+use crate::model::function::Variant;
+use crate::model::labels;
+use crate::model::Function;
 
 /// Every stored monomial as (sorted ids, coefficient), constant first.
 fn for_each_monomial(f: &Function, mut visit: impl FnMut(&[u64], f64)) {

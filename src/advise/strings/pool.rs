@@ -1,7 +1,31 @@
 //! The distinct strings of an instance, counted by role, for the
 //! duplicate-strings rule.
 
-use super::*;
+use super::{
+    Role, RoleSet, DUPLICATES, REMOVED_ROLES, ROLE_ANNOTATION_KEY, ROLE_ANNOTATION_VALUE,
+    ROLE_AUTHOR, ROLE_DESCRIPTION, ROLE_PATHS, ROLE_REASON, ROLE_REASON_KEY, ROLE_REASON_VALUE,
+    VARIABLE_ROLES,
+};
+use crate::advise::details;
+use crate::advise::hash::bytes128;
+use crate::advise::Change;
+use crate::advise::EntityKind;
+use crate::advise::Finding;
+use crate::advise::Measure;
+use crate::advise::Owner;
+use crate::advise::Sample;
+use crate::advise::SAMPLES;
+use crate::ids::BuildIdHasher;
+use crate::model::labels;
+use crate::model::Constraint;
+use crate::model::DecisionVariable;
+use crate::model::RemovedConstraint;
+use crate::pass::Singular;
+use crate::units::exact;
+use crate::units::thousands;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 /// One distinct string: how often, where, and (once it repeats) its text.
 #[derive(Debug, Clone)]

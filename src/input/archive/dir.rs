@@ -1,6 +1,16 @@
 //! An extracted OCI layout directory.
 
-use super::*;
+use super::{parse_json, read_capped, read_layout, ArchiveError, Opened, Store, INDEX_CAP};
+use crate::input::Container;
+use crate::input::DecodeError;
+use crate::input::Document;
+use crate::input::Report;
+use crate::input::Selection;
+use crate::pass::Pass;
+use indicatif::ProgressBar;
+use std::fs::File;
+use std::io;
+use std::path::Path as FsPath;
 
 /// An extracted layout: regular files under a directory. No link is
 /// followed, at any level below the root, and nothing but a regular file is

@@ -24,20 +24,14 @@
 //! Fixed caps bound what a hostile archive can make memprof hold: entries,
 //! manifests, layers and the size of the JSON documents.
 
-use crate::trace::{Phase, TimedRead};
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
-use std::path::{Component, Path as FsPath};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::io::{self, BufReader, Read};
 
 use indicatif::ProgressBar;
 
 use crate::pass::{Pass, Payload};
 
-use super::limits::Capped;
-use super::{Container, DecodeError, Document, LayerInfo, Report, Schema, Selection, BUF_SIZE};
+use super::{DecodeError, Document, LayerInfo, Report, Schema, Selection, BUF_SIZE};
 
 mod artifact;
 mod dir;

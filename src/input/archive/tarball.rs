@@ -2,7 +2,30 @@
 //! entry of a name wins, a damaged header ends the archive), then each file
 //! opened by its offset.
 
-use super::*;
+use super::{
+    read_layout, ArchiveError, Opened, Store, KEEP_ENTRY, KEEP_TOTAL, MAX_ENTRIES, MAX_NAME,
+};
+use crate::input::limits::Capped;
+use crate::input::Container;
+use crate::input::DecodeError;
+use crate::input::Document;
+use crate::input::Report;
+use crate::input::Selection;
+use crate::input::BUF_SIZE;
+use crate::pass::Pass;
+use crate::trace::Phase;
+use crate::trace::TimedRead;
+use indicatif::ProgressBar;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::io::BufReader;
+use std::io::Read;
+use std::io::{Seek, SeekFrom};
+use std::path::Component;
+use std::path::Path as FsPath;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// A tar archive on disk, plain or gzip-compressed.
 pub(crate) struct TarSource {

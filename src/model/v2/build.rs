@@ -1,7 +1,12 @@
 //! Decoding an `ommx.v2.Instance` and building the model from it, with OMMX
 //! 3.0's validation (`from_v2_bytes`).
 
-use super::*;
+use super::expression::Func;
+use super::{Collection, Dependency, Instance, OutputObjective, Reason, Row, V2Error};
+use crate::ommx_v1 as pb1;
+use crate::ommx_v2 as pb;
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 /// Decodes and validates an `ommx.v2.Instance` payload.
 pub fn decode(bytes: &[u8]) -> Result<Instance, V2Error> {

@@ -2,28 +2,18 @@
 //! check (sorted run, bitmap or hash set) and a large quadratic counted on
 //! several threads, cut at element boundaries.
 
-use super::*;
+use std::collections::HashSet;
+
+use super::windows::{FieldWindows, Held};
+use super::{linear, linear_walk, polynomial, quadratic_read, split, Arm, QuadraticWire};
+use crate::ids::BuildIdHasher;
 use crate::ids::{IdSet, SharedBits, BITMAP_FLOOR};
+use crate::model::function::{Shape, Variant};
 use crate::model::table_order::QuadraticTable;
 use crate::report::{Growth, Unprofiled};
 use crate::wire::packed::varint_offsets;
-
-/// A message's encoding (a linear part, a polynomial), a window at a time:
-/// the pieces each window gives continue the encoding, cut at field
-/// boundaries. A message is the concatenation of its fields, so any such
-/// cut reads the same.
-pub(super) trait FieldWindows {
-    fn each(&mut self, window: &mut dyn FnMut(&[&[u8]]) -> Wire<()>) -> Wire<()>;
-}
-
-/// The pieces held in memory: one window.
-pub(super) struct Held<'p, 'a>(pub(super) &'p [&'a [u8]]);
-
-impl FieldWindows for Held<'_, '_> {
-    fn each(&mut self, window: &mut dyn FnMut(&[&[u8]]) -> Wire<()>) -> Wire<()> {
-        window(self.0)
-    }
-}
+use crate::wire::packed::{doubles, Varints};
+use crate::wire::Wire;
 
 /// A quadratic part's three arrays (checked, of one length), a window of
 /// whole elements at a time.

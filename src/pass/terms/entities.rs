@@ -15,8 +15,8 @@
 //! hold each monomial's distinct variables, not its degree. Each variable is
 //! named once, at its first use, whatever the function.
 
-use super::count::Held;
 use super::polynomial::{merged_monomials, polynomial_shape};
+use super::windows::Held;
 use super::{
     count_varints, linear_terms, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value,
     Wire,

@@ -18,12 +18,9 @@
 //! repeated scalars may be packed, unpacked or both, unknown fields are
 //! skipped.
 
-use std::collections::HashSet;
-
 use prost::{encoding, Message};
 
-use crate::ids::BuildIdHasher;
-use crate::model::function::{merge, Shape, Variant};
+use crate::model::function::merge;
 use crate::model::{Constraint, FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
 
@@ -32,6 +29,7 @@ pub mod entities;
 mod polynomial;
 mod split;
 pub mod spooled;
+mod windows;
 pub use crate::wire::Unsupported;
 pub use count::{count, growths};
 
@@ -95,7 +93,7 @@ pub fn check_on(arm: &Arm<'_>, threads: usize) -> Wire<()> {
     match arm {
         Arm::Linear(pieces) => {
             if let Some(ranges) = split::held(pieces, threads) {
-                let mut ranges: Vec<_> = ranges.iter().map(|r| count::Held(r)).collect();
+                let mut ranges: Vec<_> = ranges.iter().map(|r| windows::Held(r)).collect();
                 if split::check_linear(&mut ranges).is_some() {
                     return Ok(());
                 }

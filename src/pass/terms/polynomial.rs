@@ -9,7 +9,7 @@
 
 use std::cmp::Ordering;
 
-use super::count::FieldWindows;
+use super::windows::FieldWindows;
 use super::{non_finite, walk_polynomial, Monomials, Wire};
 use crate::model::function::{merge, polynomial_unprofiled, Shape, TermKey, Variant};
 use crate::model::ModelError;

@@ -15,9 +15,10 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::count::FieldWindows;
-use super::*;
+use super::windows::FieldWindows;
+use super::{common_term, linear, linear_walk};
 use crate::ids::IdSet;
+use crate::wire::Wire;
 
 /// Parts shorter than this are read on one thread.
 pub(super) const SPLIT_BYTES: u64 = if cfg!(test) { 64 } else { 1 << 20 };
@@ -200,8 +201,11 @@ fn scan<D: Fn(u64) -> bool>(windows: &mut dyn FieldWindows, defined: &D) -> Wire
 
 #[cfg(test)]
 mod tests {
-    use super::super::count::Held;
+    use super::super::count;
+    use super::super::windows::Held;
     use super::*;
+    use crate::ommx_v1 as pb;
+    use prost::Message;
 
     /// A linear part: `n` records of ids `i * step % modulo` (some of
     /// several bytes, repeated when the modulo is small), its constant

@@ -15,10 +15,15 @@ use std::ops::Range;
 
 use super::count::{
     count_constant, count_linear_arm, count_polynomial_arm, count_quadratic_arm, quadratic_growths,
-    scan_window, scan_windows_on, shape, ChunkScan, FieldWindows, PairWindows, Seen, GROWTHS_UP_TO,
+    scan_window, scan_windows_on, shape, ChunkScan, PairWindows, Seen, GROWTHS_UP_TO,
 };
 use super::split;
-use super::*;
+use super::windows::FieldWindows;
+use super::{linear, walk_polynomial, Monomials, QuadraticWire, TERM_KEY};
+use crate::model::function::{Shape, Variant};
+use crate::wire::packed::count_varints;
+use crate::wire::slice::varint;
+use crate::wire::{Fields, Unsupported, Wire};
 
 use crate::report::Growth;
 use crate::wire::fields::{constraint, function, quadratic};

@@ -1,0 +1,51 @@
+//! What reading a framed element gives (`decode.rs`, `counted.rs`): an
+//! entity built or counted, a singular field kept for the end, the end of
+//! the stream; what the checking steps (`validate.rs`, `shards.rs`) take, a
+//! batch at a time.
+
+use super::objective::Part;
+use super::observer::{Cost, NamedFunction};
+use super::terms::spooled::SpooledArm;
+use super::InstanceError;
+use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
+use crate::report::Terms;
+
+/// The items of one framed batch, in stream order; reading stops at the
+/// first error, which ends the batch.
+pub(super) type Batch = Vec<Result<Item, InstanceError>>;
+
+/// One decoded top-level element, in stream order.
+pub(super) enum Item {
+    // Boxed: items move twice between threads, and most are small.
+    Variable(Box<DecisionVariable>, Cost),
+    Constraint(Box<Constraint>, Cost),
+    Removed(Box<RemovedConstraint>, Cost),
+    Named(Box<NamedFunction>, Cost),
+    /// A variable counted on the wire (its id).
+    CountedVariable(u64),
+    /// A constraint counted on the wire: its id, the variables of its
+    /// stored terms, each once (in any order for a `linear` function, else
+    /// in the order its normalized terms first use them), and the number of
+    /// its stored terms.
+    CountedConstraint {
+        id: u64,
+        ids: Vec<u64>,
+        linear: bool,
+        terms: Terms,
+    },
+    /// A constraint counted from the file it was spooled to: its id, where
+    /// it ends in the stream, its function (whose variables are still to
+    /// be checked; every stored term's is below `ids_below`), and the number
+    /// of its stored terms.
+    SpooledConstraint {
+        id: u64,
+        offset: u64,
+        function: Option<Box<SpooledArm>>,
+        ids_below: u64,
+        terms: Terms,
+    },
+    /// A singular field or map entry.
+    Rest(Part),
+    /// The end of the stream, at this offset.
+    End(u64),
+}
