@@ -17,6 +17,7 @@ mod diff_check;
 mod differential;
 mod drill;
 mod edges;
+mod errors;
 mod floors;
 mod hardening;
 mod matrix;
