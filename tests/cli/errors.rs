@@ -1,5 +1,6 @@
 //! Issue 45: errors that read well. Text that is not an instance is named
-//! as text, with what it looks like.
+//! as text, with what it looks like; a mistyped command line gets clap's
+//! message under `memprof: error:`, and a bare file a tip to inspect it.
 
 use super::{fixtures, memprof};
 
@@ -92,4 +93,94 @@ fn text_is_named_as_text_with_what_it_looks_like() {
             "{args:?}"
         );
     }
+}
+
+/// Runs memprof in `dir`: exit status, stdout, stderr.
+fn run_in(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = memprof().current_dir(dir).args(args).output().unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.code(), text(out.stdout), text(out.stderr))
+}
+
+#[test]
+fn argument_errors_print_as_clap_prints_them_under_one_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = run_in(dir.path(), &["check", "x.pb"]);
+    assert_eq!(code, Some(2));
+    assert!(stdout.is_empty());
+    assert_eq!(
+        stderr,
+        "memprof: error: the following required arguments were not provided:
+  <--baseline <B>|--budget <FILE>>
+
+Usage: memprof check <--baseline <B>|--budget <FILE>> <FILE>...
+
+For more information, try '--help'.
+"
+    );
+    let (code, _, stderr) = run_in(dir.path(), &["inspect", "x.pb", "--format", "nope"]);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stderr,
+        "memprof: error: invalid value 'nope' for '--format <FORMAT>'
+  [possible values: folded, tree, table, json, yaml]
+
+For more information, try '--help'.
+"
+    );
+    // Help and the version still print as they do, on stdout, with 0.
+    for args in [["--help"], ["--version"]] {
+        let (code, stdout, stderr) = run_in(dir.path(), &args);
+        assert_eq!(code, Some(0), "{args:?}");
+        assert!(
+            stdout.starts_with("memprof") || stdout.starts_with("See where"),
+            "{stdout}"
+        );
+        assert!(stderr.is_empty(), "{stderr}");
+    }
+}
+
+#[test]
+fn a_bare_file_suggests_inspect() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixtures().join("oracle/kitchen_sink.pb"),
+        dir.path().join("moderate.pb"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("my problem"), b"").unwrap();
+    let usage = "\nUsage: memprof [OPTIONS] <COMMAND>\n\nFor more information, try '--help'.\n";
+    for (args, tip) in [
+        (vec!["moderate.pb"], "memprof inspect moderate.pb"),
+        // The rest of the command line comes along, quoted for the shell.
+        (
+            vec!["--color", "never", "my problem", "-f", "json"],
+            "memprof inspect --color never 'my problem' -f json",
+        ),
+        // Not there, but named like an instance.
+        (vec!["runs/big.ommx"], "memprof inspect runs/big.ommx"),
+    ] {
+        let (code, stdout, stderr) = run_in(dir.path(), &args);
+        assert_eq!(code, Some(2), "{args:?}");
+        assert!(stdout.is_empty());
+        let word = args.iter().find(|a| a.contains(['.', ' '])).unwrap();
+        assert_eq!(
+            stderr,
+            format!(
+                "memprof: error: unrecognized subcommand '{word}'\n\n  \
+                 tip: to profile a file, run: {tip}\n{usage}"
+            )
+        );
+    }
+    // What names no file keeps clap's message alone.
+    let (code, _, stderr) = run_in(dir.path(), &["nothing"]);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stderr,
+        format!("memprof: error: unrecognized subcommand 'nothing'\n{usage}")
+    );
+    // And the tip's command works.
+    let (code, stdout, _) = run_in(dir.path(), &["inspect", "moderate.pb"]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("Instance"), "{stdout}");
 }

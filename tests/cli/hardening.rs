@@ -138,7 +138,7 @@ fn gzip_bomb(header: &[u8], zeros_mib: usize) -> Vec<u8> {
 enum Expect {
     /// Exit 2 with one line `memprof: error: ...` containing these.
     Error(&'static str),
-    /// Exit 2 with clap's usage error.
+    /// Exit 2 with clap's usage error, on its lines under `memprof: error: `.
     Usage(&'static str),
     /// Exit 0: a hostile input that is still a valid artifact.
     Profile,
@@ -1213,7 +1213,11 @@ fn every_catalogued_error_is_produced_and_every_case_stays_small() {
                 }
             }
             Expect::Usage(needle) => {
-                if code != Some(2) || !stderr.starts_with("error: ") || !stderr.contains(needle) {
+                if code != Some(2)
+                    || !stderr.starts_with("memprof: error: ")
+                    || !stderr.contains(needle)
+                    || stderr.lines().count() < 2
+                {
                     problems.push(format!("exit {code:?}, stderr {stderr:?}"));
                 }
             }
