@@ -222,7 +222,7 @@ fn from_baseline(bytes: &[u8], name: &str, job: &Job<'_, '_>) -> Result<Content>
     text_size(bytes.len() as u64, job.limits).with_context(|| name.to_string())?;
     if job.pass.options.wire {
         anyhow::bail!(
-            "{name}: a baseline holds the in-memory view only; compare wire views of instances"
+            "{name}: a baseline holds the in-memory view only; the wire view (--view wire, both) needs the instance itself"
         );
     }
     let bytes = without_bom(bytes).with_context(|| name.to_string())?;

@@ -1,6 +1,7 @@
 //! Issue 45: errors that read well. Text that is not an instance is named
 //! as text, with what it looks like; a mistyped command line gets clap's
-//! message under `memprof: error:`, and a bare file a tip to inspect it.
+//! message under `memprof: error:`, and a bare file a tip to inspect it;
+//! `inspect` shows a saved baseline instead of refusing it.
 
 use super::{fixtures, memprof};
 
@@ -183,4 +184,59 @@ fn a_bare_file_suggests_inspect() {
     let (code, stdout, _) = run_in(dir.path(), &["inspect", "moderate.pb"]);
     assert_eq!(code, Some(0));
     assert!(stdout.contains("Instance"), "{stdout}");
+}
+
+/// `inspect` (and `flamegraph`) show a saved baseline as the profile it
+/// holds, in every format: the instance's output but for the file's name.
+#[test]
+fn inspect_shows_a_baseline_as_its_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    for fixture in ["kitchen_sink.pb", "multi.ommx"] {
+        let instance = fixtures().join("oracle").join(fixture);
+        let instance = instance.to_str().unwrap();
+        let (code, json, _) = run_in(dir.path(), &["inspect", instance, "-f", "json"]);
+        assert_eq!(code, Some(0));
+        std::fs::write(dir.path().join("saved.json"), &json).unwrap();
+        for format in ["tree", "table", "json", "yaml", "folded"] {
+            let (_, want, _) = run_in(dir.path(), &["inspect", instance, "-f", format]);
+            let (code, got, stderr) = run_in(dir.path(), &["inspect", "saved.json", "-f", format]);
+            assert_eq!(code, Some(0), "{fixture} {format}: {stderr}");
+            assert_eq!(
+                got,
+                want.replace(instance, "saved.json"),
+                "{fixture} {format}"
+            );
+        }
+        // Read from stdin too, and one layer of it.
+        let out = memprof()
+            .args(["inspect", "-", "-f", "folded", "--layer", "0"])
+            .write_stdin(json.as_bytes())
+            .output()
+            .unwrap();
+        let (_, want, _) = run_in(
+            dir.path(),
+            &["inspect", instance, "-f", "folded", "--layer", "0"],
+        );
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), want, "{fixture}");
+        // A flame graph of it is the instance's.
+        let (code, _, stderr) =
+            run_in(dir.path(), &["flamegraph", "saved.json", "-o", "saved.svg"]);
+        assert_eq!(code, Some(0), "{stderr}");
+        let made = run_in(dir.path(), &["flamegraph", instance, "-o", "instance.svg"]);
+        assert_eq!(made.0, Some(0), "{}", made.2);
+        let svg = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        assert_eq!(
+            svg("saved.svg"),
+            svg("instance.svg").replace(instance, "saved.json"),
+            "{fixture}"
+        );
+    }
+    // The wire view is the one thing a baseline does not hold.
+    let (code, _, stderr) = run_in(dir.path(), &["inspect", "saved.json", "--view", "wire"]);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stderr,
+        "memprof: error: saved.json: a baseline holds the in-memory view only; the wire view \
+         (--view wire, both) needs the instance itself\n"
+    );
 }

@@ -398,7 +398,7 @@ fn cases() -> Vec<Case> {
             kind: Some("wrong-kind"),
             name: "stdin",
             setup: Box::new(|_| inspect("-".into(), &[])),
-            stdin: Some(b"{\"schemaVersion\": 2}".to_vec()),
+            stdin: Some(b"[{\"schemaVersion\": 2}]".to_vec()),
             fsize_limit: None,
             expect: Expect::Error("<stdin>: not an OMMX instance or archive: the content looks like JSON text"),
         },
