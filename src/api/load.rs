@@ -126,10 +126,18 @@ impl Profiled {
 }
 
 /// The logical profile (and, with `options.wire`, the wire view) of every
-/// input.
+/// input: an instance profiled now, or a baseline saved earlier shown as
+/// the profile it holds (`memprof inspect --format json` reads back).
 pub fn profile(inputs: &[Input], options: &Options) -> Result<Profiled> {
     let runs = each(inputs, options, |input, threads, quiet| {
-        observed(input, options, &mut (), threads, quiet)
+        let accept = Accept {
+            baselines: true,
+            ..Accept::default()
+        };
+        match read_one(input, options, accept, &mut (), threads, quiet)? {
+            Content::Instance(report) | Content::Baseline(report, _) => Ok(report),
+            Content::Folded(_) => unreachable!("folded stacks were not accepted"),
+        }
     })?;
     Ok(Profiled::new(runs))
 }
@@ -146,7 +154,7 @@ pub enum Graph {
 }
 
 /// [`profile`], except that a single input may be folded stacks
-/// (`memprof inspect --format folded | memprof flamegraph`).
+/// (`memprof inspect --format folded | memprof flamegraph`) too.
 pub fn flamegraph(inputs: &[Input], options: &Options) -> Result<Graph> {
     // A flame graph shows no real memory: the closed form is enough.
     let options = &Options {
@@ -158,7 +166,7 @@ pub fn flamegraph(inputs: &[Input], options: &Options) -> Result<Graph> {
     };
     let accept = Accept {
         folded: true,
-        ..Accept::default()
+        baselines: true,
     };
     let start = std::time::Instant::now();
     match read_one(input, options, accept, &mut (), None, !options.progress)? {
@@ -174,12 +182,13 @@ pub fn flamegraph(inputs: &[Input], options: &Options) -> Result<Graph> {
                 lines,
             })
         }
-        Content::Instance(report) => Ok(Graph::Profile(Profiled::new(vec![FileRun {
-            name: input.label(),
-            value: report,
-            elapsed: start.elapsed(),
-        }]))),
-        Content::Baseline(..) => unreachable!("baselines were not accepted"),
+        Content::Instance(report) | Content::Baseline(report, _) => {
+            Ok(Graph::Profile(Profiled::new(vec![FileRun {
+                name: input.label(),
+                value: report,
+                elapsed: start.elapsed(),
+            }])))
+        }
     }
 }
 

@@ -6,7 +6,8 @@
 //! Nothing above this floor reads an input, sniffs what it is, runs the
 //! pass or applies an accounting or advice rule: a new surface needs only
 //! this module and the renderers. The functions:
-//! - [`profile`]: the logical profile of one or several inputs (`inspect`);
+//! - [`profile`]: the logical profile of one or several inputs, instances
+//!   or saved baselines (`inspect`);
 //! - [`flamegraph`]: the same, or folded stacks given as input;
 //! - [`load`]: one input's profile for comparing or keeping, an instance or
 //!   a saved baseline (`diff`, `check`, Python's `profile()`);

@@ -4,10 +4,13 @@
 
 /// `memprof inspect`.
 pub const INSPECT: &str = "\
+A baseline saved with --format json (as `memprof check --update-baseline` writes it) is shown \
+as the profile it holds, in any format.
+
 Examples:
   memprof inspect problem.ommx
-  memprof inspect problem.ommx --format table --top 10
   memprof inspect problem.ommx --format json -o baseline.json
+  memprof inspect baseline.json --format table --top 10
   memprof inspect 'runs/*.ommx' --group-by name";
 
 /// `memprof flamegraph`.

@@ -217,7 +217,8 @@ impl Command {
 
 /// The whole `memprof` program on the command line `args` (program name
 /// first): parse, run, report, and return the exit status: 0 success, 1 a
-/// budget exceeded, 2 an error (printed on one line) or bad arguments; a
+/// budget exceeded, 2 an error (printed on one line) or bad arguments
+/// (clap's message, under the same `memprof: error:` prefix); a
 /// closed stdout pipe ends quietly with 0. The binary and the Python
 /// package's `memprof` command are this function.
 pub fn main<I, T>(args: I) -> u8
@@ -246,20 +247,9 @@ where
             let _ = io::stderr().write_all(SHORT_USAGE.as_bytes());
             return 2;
         }
-        Err(e) if e.use_stderr() => {
-            // clap's usage error, on one line like every other error (its
-            // usage and tip lines joined), with control characters escaped.
-            let text = e.render().to_string();
-            let parts: Vec<&str> = text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect();
-            let _ = writeln!(
-                io::stderr(),
-                "{}",
-                render::escape_control(&parts.join("; "))
-            );
+        Err(mut e) if e.use_stderr() => {
+            suggest_inspect(&mut e, &args);
+            let _ = io::stderr().write_all(usage_error(&e).as_bytes());
             return 2;
         }
         Err(e) => {
@@ -287,6 +277,67 @@ where
                 2
             }
         },
+    }
+}
+
+/// clap's message as clap prints it (several lines: the error, tips, the
+/// usage), under memprof's `memprof: error:` prefix instead of its
+/// `error:`, with control characters escaped line by line (the arguments
+/// it quotes reach a terminal).
+fn usage_error(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let text = match text.strip_prefix("error: ") {
+        Some(rest) => format!("memprof: error: {rest}"),
+        None => format!("memprof: error: {text}"),
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        out.push_str(&render::escape_control(line));
+        out.push('\n');
+    }
+    out
+}
+
+/// `memprof FILE`: an unrecognized subcommand that names a file (or looks
+/// like an instance's name) gets a tip to run `inspect` on it, with the
+/// rest of the command line.
+fn suggest_inspect(e: &mut clap::Error, args: &[OsString]) {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidSubcommand {
+        return;
+    }
+    let Some(ContextValue::String(word)) = e.get(ContextKind::InvalidSubcommand) else {
+        return;
+    };
+    let path = std::path::Path::new(word);
+    let named = path.extension().and_then(|x| x.to_str()).is_some_and(|x| {
+        ["ommx", "pb", "gz", "tgz", "tar", "json"].contains(&x.to_ascii_lowercase().as_str())
+    });
+    if !(path.exists() || named || word.contains(std::path::MAIN_SEPARATOR)) {
+        return;
+    }
+    let rest: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|a| shell_word(&a.to_string_lossy()))
+        .collect();
+    let tip = format!("to profile a file, run: memprof inspect {}", rest.join(" "));
+    let mut tips = match e.get(ContextKind::Suggested) {
+        Some(ContextValue::StyledStrs(tips)) => tips.clone(),
+        _ => Vec::new(),
+    };
+    tips.push(tip.into());
+    e.insert(ContextKind::Suggested, ContextValue::StyledStrs(tips));
+}
+
+/// `word` as a shell reads it back: as it is when it needs no quoting,
+/// else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

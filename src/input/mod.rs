@@ -24,7 +24,7 @@ use std::sync::Arc;
 use indicatif::ProgressBar;
 
 use crate::pass::{InFile, Pass, PassError, Payload};
-use sniff::{is_empty_tar, is_gzip, is_tar, looks_like};
+use sniff::{hint, is_empty_tar, is_gzip, is_tar, looks_like};
 
 pub use crate::report::{Accounting, Schema};
 pub use crate::report::{
@@ -581,15 +581,4 @@ fn detect<R: Read + Send>(
     let mut again = BufReader::with_capacity(BUF_SIZE, rewind()?);
     // Read again through the rewound reader (the second reading is a stream).
     Ok(pass.reread_as_v2(payload(&mut again, Schema::V2, None), v1, probe)?)
-}
-
-/// An instance that failed to decode and starts like a known other format
-/// is reported as that format.
-fn hint(err: DecodeError, head: &[u8]) -> DecodeError {
-    match (&err, looks_like(head)) {
-        (DecodeError::Pass(PassError::Instance { .. } | PassError::Neither { .. }), Some(kind)) => {
-            DecodeError::WrongKind(kind)
-        }
-        _ => err,
-    }
 }

@@ -29,7 +29,7 @@ use anyhow::{Context, Result};
 use super::baseline::{self, BaselineError, BaselineInfo, MAX_BASELINE};
 use super::folded::{self, FoldedLine, Parsed};
 use super::{DecodeError, Input, Limits, Report, Selection};
-use crate::pass::Pass;
+use crate::pass::{Pass, PassError, V2PassError};
 
 /// What an input turned out to hold.
 #[derive(Debug)]
@@ -222,7 +222,7 @@ fn from_baseline(bytes: &[u8], name: &str, job: &Job<'_, '_>) -> Result<Content>
     text_size(bytes.len() as u64, job.limits).with_context(|| name.to_string())?;
     if job.pass.options.wire {
         anyhow::bail!(
-            "{name}: a baseline holds the in-memory view only; compare wire views of instances"
+            "{name}: a baseline holds the in-memory view only; the wire view (--view wire, both) needs the instance itself"
         );
     }
     let bytes = without_bom(bytes).with_context(|| name.to_string())?;
@@ -303,6 +303,22 @@ fn without_bom(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, BaselineError
     }
 }
 
+/// An instance that failed to decode (as v1, v2 or both) and starts like a
+/// known other format is reported as that format.
+pub(super) fn hint(err: DecodeError, head: &[u8]) -> DecodeError {
+    use PassError::{Instance, Neither, V2};
+    let rejected = |e: &V2PassError| matches!(e, V2PassError::Rejected(_));
+    match (&err, looks_like(head)) {
+        (DecodeError::Pass(Instance { .. } | Neither { .. }), Some(kind)) => {
+            DecodeError::WrongKind(kind)
+        }
+        (DecodeError::Pass(V2 { source, .. }), Some(kind)) if rejected(source) => {
+            DecodeError::WrongKind(kind)
+        }
+        _ => err,
+    }
+}
+
 /// Magic numbers of formats people mistake for instances, for a helpful message.
 pub(super) fn looks_like(head: &[u8]) -> Option<&'static str> {
     let trimmed = head
@@ -318,11 +334,54 @@ pub(super) fn looks_like(head: &[u8]) -> Option<&'static str> {
         [b'B', b'Z', b'h', ..] => "bzip2-compressed data (decompress it first)",
         [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => "xz-compressed data (decompress it first)",
         _ => match trimmed {
-            Some([b'{' | b'[', ..]) => "JSON text",
-            Some([b'<', ..]) => "XML or HTML text",
+            Some(text) if json_start(text) => "JSON text",
+            Some(text @ [b'<', ..]) => markup(text),
             _ => return super::text_formats::describe(head),
         },
     })
+}
+
+/// `{`, or `[` opening a JSON array (not a Markdown link `[![`, a TOML
+/// table `[tool]` or `[[package]]`).
+fn json_start(text: &[u8]) -> bool {
+    match text.first() {
+        Some(b'{') => true,
+        Some(b'[') => {
+            let start = text
+                .iter()
+                .position(|b| !b.is_ascii_whitespace() && *b != b'[');
+            let Some(value) = start.map(|i| &text[i..]) else {
+                return true;
+            };
+            let word = |w: &[u8]| {
+                value.starts_with(w)
+                    && value
+                        .get(w.len())
+                        .is_none_or(|b| !b.is_ascii_alphanumeric())
+            };
+            matches!(value[0], b'"' | b'-' | b'0'..=b'9' | b'{' | b']')
+                || word(b"true")
+                || word(b"false")
+                || word(b"null")
+        }
+        _ => false,
+    }
+}
+
+/// Text starting with `<`: an SVG image (memprof's flame graphs), HTML
+/// (its report), other XML.
+fn markup(text: &[u8]) -> &'static str {
+    let lower = text.to_ascii_lowercase();
+    let has = |tag: &[u8]| lower.windows(tag.len()).any(|w| w == tag);
+    if has(b"<svg") {
+        "an SVG image (XML text)"
+    } else if has(b"<!doctype html") || has(b"<html") {
+        "HTML text"
+    } else if lower.starts_with(b"<?xml") {
+        "XML text"
+    } else {
+        "XML or HTML text"
+    }
 }
 
 /// Gzip's magic number. Safe to go by: no protobuf message starts with

@@ -138,7 +138,7 @@ fn gzip_bomb(header: &[u8], zeros_mib: usize) -> Vec<u8> {
 enum Expect {
     /// Exit 2 with one line `memprof: error: ...` containing these.
     Error(&'static str),
-    /// Exit 2 with clap's usage error.
+    /// Exit 2 with clap's usage error, on its lines under `memprof: error: `.
     Usage(&'static str),
     /// Exit 0: a hostile input that is still a valid artifact.
     Profile,
@@ -398,7 +398,7 @@ fn cases() -> Vec<Case> {
             kind: Some("wrong-kind"),
             name: "stdin",
             setup: Box::new(|_| inspect("-".into(), &[])),
-            stdin: Some(b"{\"schemaVersion\": 2}".to_vec()),
+            stdin: Some(b"[{\"schemaVersion\": 2}]".to_vec()),
             fsize_limit: None,
             expect: Expect::Error("<stdin>: not an OMMX instance or archive: the content looks like JSON text"),
         },
@@ -1213,7 +1213,11 @@ fn every_catalogued_error_is_produced_and_every_case_stays_small() {
                 }
             }
             Expect::Usage(needle) => {
-                if code != Some(2) || !stderr.starts_with("error: ") || !stderr.contains(needle) {
+                if code != Some(2)
+                    || !stderr.starts_with("memprof: error: ")
+                    || !stderr.contains(needle)
+                    || stderr.lines().count() < 2
+                {
                     problems.push(format!("exit {code:?}, stderr {stderr:?}"));
                 }
             }

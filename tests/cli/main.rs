@@ -17,6 +17,7 @@ mod diff_check;
 mod differential;
 mod drill;
 mod edges;
+mod errors;
 mod floors;
 mod hardening;
 mod matrix;
@@ -343,8 +344,13 @@ fn broken_and_wrong_kind_files_fail_cleanly() {
             "looks like a PNG image",
         ),
         (
-            write("data.json", b"{\"schemaVersion\": 2}"),
+            write("data.json", b"[{\"schemaVersion\": 2}]"),
             "looks like JSON text",
+        ),
+        // A JSON object may be a baseline, which inspect shows.
+        (
+            write("object.json", b"{\"schemaVersion\": 2}"),
+            "JSON but not a memprof baseline",
         ),
         (
             write("prefix.pb", &[0x12, 0x7f, 0x08]),

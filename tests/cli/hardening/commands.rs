@@ -228,7 +228,7 @@ pub(super) fn cases() -> Vec<Case> {
             "baseline-wire",
             "a baseline compared in the wire view",
             &["--view", "wire"],
-            "a baseline holds the in-memory view only; compare wire views of instances",
+            "a baseline holds the in-memory view only; the wire view (--view wire, both) needs the instance itself",
         ),
         committed_baseline_case(
             "layer-out-of-range",

@@ -631,18 +631,28 @@ fn text_from_an_archive_reaches_the_terminal_escaped() {
     assert!(stdout.contains("k\\nnext=v\\x1b[2J\\u{202e}"), "{stdout}");
 }
 
+/// An argument error is clap's message on its lines (the error, tips, the
+/// usage), under the one `memprof: error:` prefix, and no raw control
+/// character reaches the terminal.
 #[test]
-fn every_error_is_one_line_argument_errors_included() {
+fn argument_errors_are_clap_messages_under_the_prefix() {
     for args in [
         vec!["inspect", "x.pb", "--bogus"],
         // (`inspect` without FILE reads stdin; `top` needs its FILE.)
         vec!["top"],
         vec!["ls", "x", "--max-decompressed", "lots"],
+        vec!["inspect", "x", "--format", "t\x07\x1b[2J"],
     ] {
         let (code, _, stderr) = run_within(&args, 20);
         assert_eq!(code, Some(2), "{args:?}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.starts_with("error: "), "{stderr}");
+        assert!(stderr.lines().count() > 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("memprof: error: "), "{stderr}");
+        assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+        assert!(
+            stderr.ends_with("For more information, try '--help'.\n"),
+            "{stderr}"
+        );
+        assert!(!has_raw_controls(&stderr), "{args:?}: {stderr:?}");
     }
 }
 
