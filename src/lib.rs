@@ -42,6 +42,10 @@ pub mod wire;
 pub mod ommx_v1 {
     #![allow(clippy::all, clippy::pedantic, missing_docs)]
     include!(concat!(env!("OUT_DIR"), "/ommx.v1.rs"));
+
+    /// A `Function`'s oneof arm: which variant it is on the wire (named
+    /// apart from the model's normalized `Function`).
+    pub type FunctionArm = function::Function;
 }
 
 /// `ommx.v2` types (OMMX 3.0's schema) generated from proto/ommx/v2 by build.rs.

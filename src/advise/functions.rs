@@ -20,12 +20,12 @@ use serde_json::json;
 use super::{details, sample, Change, EntityKind, Finding, Measure, Owner, Samples};
 use crate::ids::BuildIdHasher;
 use crate::model::elsewhere::{CSR_COEFFICIENT, CSR_ID, CSR_ROW, SHARE_HANDLE};
-use crate::model::function::{Shape as ModelShape, Variant};
+use crate::model::function::{Shape, Variant};
 use crate::model::{labels, Constraint, FileWaste, Function};
 use crate::pass::{NamedFunction, Singular};
 use crate::units::{count, exact, thousands};
 mod shape;
-use shape::{shape, Shape};
+use shape::{shape, FunctionTraits};
 
 pub const IDENTICAL: &str = "identical-functions";
 pub const MATRIX: &str = "representation-csr";
@@ -50,7 +50,7 @@ fn terms_dropped(zero: u64, merged: u64, merged_word: &str) -> String {
 /// Bytes one more stored term costs in `variant`.
 fn per_term(variant: Variant) -> u64 {
     let of = |stored_terms| {
-        labels::function(ModelShape {
+        labels::function(Shape {
             variant,
             stored_terms,
             unprofiled: Default::default(),
@@ -196,7 +196,7 @@ impl FunctionTally {
         id: Option<u64>,
         name: Option<&str>,
         f: &Function,
-        s: &Shape,
+        s: &FunctionTraits,
     ) -> u64 {
         if s.minimal >= s.bytes {
             return 0;
@@ -429,7 +429,7 @@ impl FunctionTally {
                 "Write a lone constant as `constant` ({} B), functions of degree 1 as \
                  `linear` ({} B a term) and of degree 2 as `quadratic` ({} B a term) rather \
                  than `polynomial` ({} B a term): OMMX keeps the variant the file names.",
-                labels::function(ModelShape {
+                labels::function(Shape {
                     variant: Variant::Constant,
                     stored_terms: 1,
                     unprofiled: Default::default(),

@@ -10,8 +10,8 @@ use super::load::{each, observed};
 use super::{Effort, Input, KindFilter, Options};
 use crate::advise::{Advisors, LayerAdvice, Migration};
 use crate::drill::explain::{Explainer, Explanation};
-use crate::drill::stats::{Stats as KindStats, StatsCollector};
-use crate::drill::top::{Top as Largest, TopEntity};
+use crate::drill::stats::{StatsCollector, StatsLine};
+use crate::drill::top::{Largest, TopEntity};
 use crate::report::files::FileRun;
 use crate::report::{Accounting, Profile, Report};
 
@@ -53,8 +53,8 @@ pub fn top(input: &Input, options: &Options, n: usize, kind: KindFilter) -> Resu
 #[derive(Debug)]
 pub struct Stats {
     pub report: Report,
-    pub kinds: Vec<KindStats>,
-    pub families: Vec<KindStats>,
+    pub kinds: Vec<StatsLine>,
+    pub families: Vec<StatsLine>,
 }
 
 impl Stats {

@@ -8,8 +8,8 @@ use anyhow::{bail, Result};
 use super::load::{load, observed};
 use super::{Input, KindFilter, Options};
 use crate::advise::{Advisors, LayerAdvice};
-use crate::drill::stats::{Stats as KindStats, StatsCollector};
-use crate::drill::top::{Top as Largest, TopEntity};
+use crate::drill::stats::{StatsCollector, StatsLine};
+use crate::drill::top::{Largest, TopEntity};
 use crate::pass::Observers;
 use crate::report::{Account, Loaded};
 
@@ -25,8 +25,8 @@ pub struct Reported {
     pub n: usize,
     pub top: Vec<TopEntity>,
     /// Distributions per kind and per family (as `stats` gives them).
-    pub kinds: Vec<KindStats>,
-    pub families: Vec<KindStats>,
+    pub kinds: Vec<StatsLine>,
+    pub families: Vec<StatsLine>,
     /// One per instance layer.
     pub advice: Vec<LayerAdvice>,
 }

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use crate::api::{self, Account, BaselineSource, Budget, BudgetExceeded, CheckRequest, Profile};
 use crate::cli::compare::CheckArgs;
 use crate::output::{input_files, Output};
-use crate::render::check as check_render;
+use crate::render;
 
 /// `words`: the command line as given (after the program name), from which
 /// the update suggested after a failed check is made.
@@ -50,7 +50,7 @@ pub fn run(args: CheckArgs, words: &[OsString]) -> Result<()> {
     };
     let outcome = api::check(&request, &options)?;
     let report = &outcome.report;
-    output.write_with(|out| check_render::render(report, args.format, out))?;
+    output.write_with(|out| render::check::render(report, args.format, out))?;
     append_job_summary(report)?;
     let mut stderr = std::io::stderr();
     for w in &outcome.warnings {
@@ -138,7 +138,7 @@ fn append_job_summary(report: &api::CheckReport) -> Result<()> {
     };
     let path = PathBuf::from(summary);
     let mut text = Vec::new();
-    check_render::markdown::render(report, &mut text)?;
+    render::check::markdown::render(report, &mut text)?;
     OpenOptions::new()
         .create(true)
         .append(true)

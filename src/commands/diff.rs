@@ -9,7 +9,8 @@ use crate::api::{self, Input};
 use crate::cli::compare::DiffArgs;
 use crate::cli::AccountingArg;
 use crate::output::{input_files, Output};
-use crate::render::diff::{self as diff_render, DiffView, DiffViewOptions};
+use crate::render;
+use crate::render::diff::{DiffView, DiffViewOptions};
 
 pub fn run(args: DiffArgs) -> Result<()> {
     let migration = args.common.profile.reading.accounting == Some(AccountingArg::Both);
@@ -31,7 +32,7 @@ pub fn run(args: DiffArgs) -> Result<()> {
             bail!("--flamegraph needs a file name: it writes two graphs (FILE and FILE.old.svg)")
         }
         Some(path) => {
-            let old_path = diff_render::svg::old_graph_path(path);
+            let old_path = render::diff::svg::old_graph_path(path);
             let new_graph = Output::File(path.to_path_buf());
             let old_graph = Output::File(old_path.clone());
             new_graph.check_not_input(&inputs)?;
@@ -59,23 +60,23 @@ pub fn run(args: DiffArgs) -> Result<()> {
             let new_name = args.flamegraph.as_ref().expect("set").display().to_string();
             let old_name = old_path.display().to_string();
             let mut new_svg = Vec::new();
-            diff_render::svg::render(
+            render::diff::svg::render(
                 &view,
-                diff_render::svg::Widths::New,
+                render::diff::svg::Widths::New,
                 &old_name,
                 &mut new_svg,
             )?;
             let mut old_svg = Vec::new();
-            diff_render::svg::render(
+            render::diff::svg::render(
                 &view,
-                diff_render::svg::Widths::Old,
+                render::diff::svg::Widths::Old,
                 &new_name,
                 &mut old_svg,
             )?;
             Some((new_svg, old_svg))
         }
     };
-    output.write_with(|out| diff_render::render(&view, &view_options, args.format, out))?;
+    output.write_with(|out| render::diff::render(&view, &view_options, args.format, out))?;
     if let (Some((new_graph, old_graph, _)), Some((new_svg, old_svg))) = (graphs, rendered) {
         new_graph.write_with(|out| Ok(out.write_all(&new_svg)?))?;
         old_graph.write_with(|out| Ok(out.write_all(&old_svg)?))?;

@@ -163,9 +163,9 @@ impl Accumulator {
         }
     }
 
-    fn report(&self, kind: EntityKind, family: Option<Option<String>>) -> Option<Stats> {
+    fn report(&self, kind: EntityKind, family: Option<Option<String>>) -> Option<StatsLine> {
         let ((largest_bytes, _), largest) = self.largest.clone()?;
-        Some(Stats {
+        Some(StatsLine {
             kind,
             family,
             count: self.bytes.n,
@@ -179,7 +179,7 @@ impl Accumulator {
 
 /// One line of the report: a kind, or a family of a kind.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Stats {
+pub struct StatsLine {
     pub kind: EntityKind,
     /// The family's name (`null` for unnamed entities); absent on kind lines.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -242,12 +242,12 @@ impl StatsCollector {
 
     /// Kind lines in kind order, and family lines by kind, then total bytes
     /// (largest first), then name.
-    pub fn report(&self) -> (Vec<Stats>, Vec<Stats>) {
+    pub fn report(&self) -> (Vec<StatsLine>, Vec<StatsLine>) {
         let mut kinds = Vec::new();
         let mut families = Vec::new();
         for (&kind, k) in &self.per_kind {
             kinds.extend(k.all.report(kind, None));
-            let mut lines: Vec<Stats> = k
+            let mut lines: Vec<StatsLine> = k
                 .named
                 .iter()
                 .filter_map(|(name, acc)| acc.report(kind, Some(Some(name.clone()))))

@@ -63,7 +63,7 @@ impl PartialOrd for Ranked {
 
 /// The observer keeping the N largest entities of the admitted kinds.
 #[derive(Debug)]
-pub struct Top {
+pub struct Largest {
     n: usize,
     kinds: KindFilter,
     /// The kept entities, smallest on top.
@@ -71,7 +71,7 @@ pub struct Top {
     layer: Option<usize>,
 }
 
-impl Top {
+impl Largest {
     pub fn new(n: usize, kinds: KindFilter) -> Self {
         Self {
             n,
@@ -143,7 +143,7 @@ impl Top {
     }
 }
 
-impl EntityObserver for Top {
+impl EntityObserver for Largest {
     fn begin(&mut self, layer: Option<usize>) {
         self.layer = layer;
     }
@@ -162,7 +162,7 @@ impl EntityObserver for Top {
     fn objective(&mut self, objective: &EntityView<'_>, cost: Cost) {
         self.offer(*objective, cost);
     }
-    /// OMMX 2.9.3's hints (3.0's are rows shown to [`Top::entity`]).
+    /// OMMX 2.9.3's hints (3.0's are rows shown to [`Largest::entity`]).
     fn finish(&mut self, singular: &Singular<'_>) {
         for h in &singular.hints.one_hot {
             let id = h.constraint_id;
@@ -206,7 +206,7 @@ mod tests {
 
     #[test]
     fn keeps_the_n_largest_smaller_id_first_on_ties() {
-        let mut top = Top::new(3, KindFilter::All);
+        let mut top = Largest::new(3, KindFilter::All);
         // Equal bytes: neither the wire bytes nor the stream order decide.
         let offered = [
             (6, 20, 1),
@@ -221,17 +221,17 @@ mod tests {
         }
         let ids: Vec<_> = top.into_sorted().iter().map(|e| e.entity.id).collect();
         assert_eq!(ids, [Some(2), Some(4), Some(3)]);
-        let mut none = Top::new(0, KindFilter::All);
+        let mut none = Largest::new(0, KindFilter::All);
         none.offer(view(EntityKind::Constraint, 1), Cost::default());
         assert!(none.into_sorted().is_empty());
-        let mut vars = Top::new(5, KindFilter::Only(EntityKind::Variable));
+        let mut vars = Largest::new(5, KindFilter::Only(EntityKind::Variable));
         vars.offer(view(EntityKind::Constraint, 1), Cost::default());
         assert!(vars.into_sorted().is_empty());
     }
 
     #[test]
     fn the_objective_has_no_id_and_leads_its_ties() {
-        let mut top = Top::new(3, KindFilter::All);
+        let mut top = Largest::new(3, KindFilter::All);
         top.offer(view(EntityKind::Variable, 0), cost(80, 1));
         top.objective(&EntityView::objective(2), cost(80, 1));
         top.offer(view(EntityKind::Constraint, 0), cost(80, 1));

@@ -210,15 +210,15 @@ fn linear_terms(linear: &pb::Linear, out: &mut Vec<(u64, f64)>) -> Result<(), Mo
 impl Function {
     /// Normalizes a wire function. `None` (no arm set) is rejected as 2.9.3 does.
     pub fn from_wire(function: &pb::Function) -> Result<Self, ModelError> {
-        use pb::function::Function as Arm;
+        use pb::FunctionArm;
         let Some(arm) = &function.function else {
             return Err(ModelError::EmptyFunction);
         };
         Ok(match arm {
             // 2.9.3 decodes this arm (so a later arm on the wire replaces
             // it) but refuses a function that ends up with it.
-            Arm::Expression(_) => return Err(ModelError::ExpressionFunction),
-            Arm::Constant(c) => {
+            FunctionArm::Expression(_) => return Err(ModelError::ExpressionFunction),
+            FunctionArm::Constant(c) => {
                 let c = finite(*c, "constant")?;
                 if c == 0.0 {
                     Function::Zero
@@ -226,7 +226,7 @@ impl Function {
                     Function::Constant(c)
                 }
             }
-            Arm::Linear(linear) => {
+            FunctionArm::Linear(linear) => {
                 let mut terms = Vec::new();
                 linear_terms(linear, &mut terms)?;
                 Function::Linear {
@@ -234,7 +234,7 @@ impl Function {
                     constant: finite(linear.constant, "constant")?,
                 }
             }
-            Arm::Quadratic(q) => {
+            FunctionArm::Quadratic(q) => {
                 if q.rows.len() != q.columns.len() || q.rows.len() != q.values.len() {
                     return Err(ModelError::QuadraticLengths {
                         rows: q.rows.len(),
@@ -261,7 +261,7 @@ impl Function {
                     constant,
                 }
             }
-            Arm::Polynomial(p) => {
+            FunctionArm::Polynomial(p) => {
                 let mut terms = Vec::with_capacity(p.terms.len());
                 for monomial in &p.terms {
                     let c = finite(monomial.coefficient, "polynomial coefficient")?;
@@ -467,11 +467,11 @@ impl LogicalMemoryProfile for Function {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pb::function::Function as Arm;
+    use pb::FunctionArm;
 
     fn linear(terms: &[(u64, f64)], constant: f64) -> pb::Function {
         pb::Function {
-            function: Some(Arm::Linear(pb::Linear {
+            function: Some(FunctionArm::Linear(pb::Linear {
                 terms: terms
                     .iter()
                     .map(|&(id, coefficient)| pb::LinearTerm { id, coefficient })
@@ -502,7 +502,7 @@ mod tests {
             coefficient,
         };
         let p = pb::Function {
-            function: Some(Arm::Polynomial(pb::Polynomial {
+            function: Some(FunctionArm::Polynomial(pb::Polynomial {
                 terms: vec![
                     monomial(&[1, 2], 1.0),
                     monomial(&[4, 3, 2, 1], 1.0),
@@ -528,7 +528,7 @@ mod tests {
     #[test]
     fn constant_zero_is_zero_and_empty_linear_stays_linear() {
         let zero = pb::Function {
-            function: Some(Arm::Constant(0.0)),
+            function: Some(FunctionArm::Constant(0.0)),
         };
         assert_eq!(Function::from_wire(&zero).unwrap(), Function::Zero);
         let f = Function::from_wire(&linear(&[], 0.0)).unwrap();
@@ -538,7 +538,7 @@ mod tests {
     #[test]
     fn quadratic_pairs_are_unordered_and_polynomial_ids_sorted() {
         let q = pb::Function {
-            function: Some(Arm::Quadratic(pb::Quadratic {
+            function: Some(FunctionArm::Quadratic(pb::Quadratic {
                 rows: vec![1, 2, 1],
                 columns: vec![2, 1, 1],
                 values: vec![1.0, 1.0, 3.0],
@@ -554,7 +554,7 @@ mod tests {
         let f = Function::from_wire(&q).unwrap();
         assert_eq!(f.stored_terms(), 4);
         let p = pb::Function {
-            function: Some(Arm::Polynomial(pb::Polynomial {
+            function: Some(FunctionArm::Polynomial(pb::Polynomial {
                 terms: vec![
                     pb::Monomial {
                         ids: vec![3, 1, 1],

@@ -13,7 +13,7 @@
 //! element: exact for a file so written, whatever its nesting.
 
 use crate::ommx_v1 as pb;
-use pb::function::Function as Arm;
+use pb::FunctionArm;
 
 use super::Function;
 
@@ -41,15 +41,15 @@ impl FileWaste {
     pub fn of(wire: &pb::Function, normalized: &Function) -> Self {
         let nonzero = |c: f64| u64::from(c != 0.0);
         let in_file = match &wire.function {
-            None | Some(Arm::Constant(_) | Arm::Expression(_)) => 0,
-            Some(Arm::Linear(l)) => l.terms.len() as u64 + nonzero(l.constant),
-            Some(Arm::Quadratic(q)) => {
+            None | Some(FunctionArm::Constant(_) | FunctionArm::Expression(_)) => 0,
+            Some(FunctionArm::Linear(l)) => l.terms.len() as u64 + nonzero(l.constant),
+            Some(FunctionArm::Quadratic(q)) => {
                 q.values.len() as u64
                     + q.linear
                         .as_ref()
                         .map_or(0, |l| l.terms.len() as u64 + nonzero(l.constant))
             }
-            Some(Arm::Polynomial(p)) => p.terms.len() as u64,
+            Some(FunctionArm::Polynomial(p)) => p.terms.len() as u64,
         };
         let stored = normalized.stored_terms() as u64;
         if in_file == stored || !finite(normalized) {
@@ -57,15 +57,17 @@ impl FileWaste {
         }
         let zero = |c: &f64| *c == 0.0;
         let zero_terms = match &wire.function {
-            None | Some(Arm::Constant(_) | Arm::Expression(_)) => 0,
-            Some(Arm::Linear(l)) => l.terms.iter().filter(|t| zero(&t.coefficient)).count(),
-            Some(Arm::Quadratic(q)) => {
+            None | Some(FunctionArm::Constant(_) | FunctionArm::Expression(_)) => 0,
+            Some(FunctionArm::Linear(l)) => l.terms.iter().filter(|t| zero(&t.coefficient)).count(),
+            Some(FunctionArm::Quadratic(q)) => {
                 q.values.iter().filter(|v| zero(v)).count()
                     + q.linear.as_ref().map_or(0, |l| {
                         l.terms.iter().filter(|t| zero(&t.coefficient)).count()
                     })
             }
-            Some(Arm::Polynomial(p)) => p.terms.iter().filter(|m| zero(&m.coefficient)).count(),
+            Some(FunctionArm::Polynomial(p)) => {
+                p.terms.iter().filter(|m| zero(&m.coefficient)).count()
+            }
         } as u64;
         let before = field(function(wire));
         let after = field(function(&clean(normalized, wire)));
@@ -130,26 +132,26 @@ fn clean(f: &Function, wire: &pb::Function) -> pb::Function {
         constant,
     };
     let wire_linear = match &wire.function {
-        Some(Arm::Linear(l)) => Some(l),
-        Some(Arm::Quadratic(q)) => q.linear.as_ref(),
+        Some(FunctionArm::Linear(l)) => Some(l),
+        Some(FunctionArm::Quadratic(q)) => q.linear.as_ref(),
         _ => None,
     };
     let constant = wire_linear.map_or(0.0, |l| l.constant);
     let arm = match f {
-        Function::Zero => Arm::Constant(0.0),
-        Function::Constant(c) => Arm::Constant(*c),
-        Function::Linear { terms, .. } => Arm::Linear(linear(terms, constant)),
+        Function::Zero => FunctionArm::Constant(0.0),
+        Function::Constant(c) => FunctionArm::Constant(*c),
+        Function::Linear { terms, .. } => FunctionArm::Linear(linear(terms, constant)),
         Function::Quadratic {
             quadratic,
             linear: l,
             ..
-        } => Arm::Quadratic(pb::Quadratic {
+        } => FunctionArm::Quadratic(pb::Quadratic {
             rows: quadratic.iter().map(|&((r, _), _)| r).collect(),
             columns: quadratic.iter().map(|&((_, c), _)| c).collect(),
             values: quadratic.iter().map(|&(_, v)| v).collect(),
             linear: wire_linear.map(|_| linear(l, constant)),
         }),
-        Function::Polynomial { terms } => Arm::Polynomial(pb::Polynomial {
+        Function::Polynomial { terms } => FunctionArm::Polynomial(pb::Polynomial {
             terms: terms
                 .iter()
                 .map(|(ids, coefficient)| pb::Monomial {
@@ -246,9 +248,9 @@ fn linear(l: &pb::Linear) -> u64 {
 fn function(f: &pb::Function) -> u64 {
     match &f.function {
         None => 0,
-        Some(Arm::Constant(_)) => 9,
-        Some(Arm::Linear(l)) => tagged(linear(l)),
-        Some(Arm::Quadratic(q)) => tagged(
+        Some(FunctionArm::Constant(_)) => 9,
+        Some(FunctionArm::Linear(l)) => tagged(linear(l)),
+        Some(FunctionArm::Quadratic(q)) => tagged(
             packed(q.rows.iter().copied())
                 + packed(q.columns.iter().copied())
                 + if q.values.is_empty() {
@@ -258,14 +260,14 @@ fn function(f: &pb::Function) -> u64 {
                 }
                 + q.linear.as_ref().map_or(0, |l| tagged(linear(l))),
         ),
-        Some(Arm::Polynomial(p)) => tagged(
+        Some(FunctionArm::Polynomial(p)) => tagged(
             p.terms
                 .iter()
                 .map(|m| tagged(packed(m.ids.iter().copied()) + double(m.coefficient)))
                 .sum(),
         ),
         // 2.9.3 refuses expressions before any waste is measured.
-        Some(Arm::Expression(e)) => {
+        Some(FunctionArm::Expression(e)) => {
             use prost::Message;
             tagged(e.encoded_len() as u64)
         }
@@ -334,7 +336,7 @@ mod tests {
 
     fn linear_fn(terms: &[(u64, f64)], constant: f64) -> pb::Function {
         pb::Function {
-            function: Some(Arm::Linear(pb::Linear {
+            function: Some(FunctionArm::Linear(pb::Linear {
                 terms: terms
                     .iter()
                     .map(|&(id, coefficient)| pb::LinearTerm { id, coefficient })
@@ -379,7 +381,7 @@ mod tests {
     #[test]
     fn lengths_are_prosts_where_prost_writes_the_same() {
         let q = pb::Function {
-            function: Some(Arm::Quadratic(pb::Quadratic {
+            function: Some(FunctionArm::Quadratic(pb::Quadratic {
                 rows: vec![1, 300],
                 columns: vec![2, 1],
                 values: vec![1.0, 2.0],
@@ -387,7 +389,7 @@ mod tests {
             })),
         };
         let p = pb::Function {
-            function: Some(Arm::Polynomial(pb::Polynomial {
+            function: Some(FunctionArm::Polynomial(pb::Polynomial {
                 terms: vec![pb::Monomial {
                     ids: vec![1, 2, 1 << 40],
                     coefficient: 0.5,

@@ -16,7 +16,7 @@ use crate::pass::{MAX_FAMILIES, MAX_FAMILY_BYTES};
 use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
 use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::replay::Tally;
-use crate::profile::wire::{self as wire_view, TopLevelField};
+use crate::profile::wire_view::{self, TopLevelField};
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
 use crate::report::{Accounting, InstanceCounts, ProfiledInstance, Schema};
 

@@ -17,7 +17,7 @@ use crate::model::{
     Constraint, DecisionVariable, FileWaste, Function, ModelError, RemovedConstraint,
 };
 use crate::ommx_v1 as pb;
-use crate::profile::wire::{self as wire_view, TopLevelField};
+use crate::profile::wire_view::{self, TopLevelField};
 use crate::profile::{LogicalMemoryVisitor, Path};
 use crate::trace::{Laps, Phase};
 use crate::wire::fields::instance;

@@ -69,7 +69,7 @@ impl Rng {
 }
 
 fn function(rng: &mut Rng) -> Option<pb::Function> {
-    use pb::function::Function as Arm;
+    use pb::FunctionArm;
     let linear = |rng: &mut Rng| pb::Linear {
         terms: (0..rng.below(6))
             .map(|_| pb::LinearTerm {
@@ -82,11 +82,11 @@ fn function(rng: &mut Rng) -> Option<pb::Function> {
     let arm = match rng.below(12) {
         0 => return None,
         1 => None,
-        2 => Some(Arm::Constant(rng.value())),
+        2 => Some(FunctionArm::Constant(rng.value())),
         3 => {
             let n = rng.below(4) as usize;
             let ids = |rng: &mut Rng| (0..n).map(|_| rng.id()).collect::<Vec<_>>();
-            Some(Arm::Quadratic(pb::Quadratic {
+            Some(FunctionArm::Quadratic(pb::Quadratic {
                 rows: ids(rng),
                 columns: ids(rng),
                 values: (0..n + usize::from(rng.chance(10)))
@@ -118,9 +118,9 @@ fn function(rng: &mut Rng) -> Option<pb::Function> {
                     coefficient: rng.value(),
                 });
             }
-            Some(Arm::Polynomial(pb::Polynomial { terms }))
+            Some(FunctionArm::Polynomial(pb::Polynomial { terms }))
         }
-        _ => Some(Arm::Linear(linear(rng))),
+        _ => Some(FunctionArm::Linear(linear(rng))),
     };
     Some(pb::Function { function: arm })
 }
@@ -305,7 +305,7 @@ fn counting_entities_on_the_wire_gives_what_building_them_gives() {
 /// hundred terms, its ids sorted, shuffled or repeated, over variables
 /// 0..40.
 fn large_function(rng: &mut Rng) -> pb::Function {
-    use pb::function::Function as Arm;
+    use pb::FunctionArm;
     // Now and then a non-finite one.
     let value = |rng: &mut Rng| match rng.value() {
         v if v.is_finite() || rng.chance(30) => v,
@@ -334,9 +334,9 @@ fn large_function(rng: &mut Rng) -> pb::Function {
                 coefficient: value(rng),
             });
         }
-        Arm::Polynomial(pb::Polynomial { terms })
+        FunctionArm::Polynomial(pb::Polynomial { terms })
     } else if rng.chance(2) {
-        Arm::Linear(pb::Linear {
+        FunctionArm::Linear(pb::Linear {
             terms: ids
                 .iter()
                 .map(|&id| pb::LinearTerm {
@@ -349,7 +349,7 @@ fn large_function(rng: &mut Rng) -> pb::Function {
     } else {
         let columns: Vec<u64> = ids.iter().map(|&i| (i * 3 + rng.below(3)) % 40).collect();
         let extra = usize::from(rng.chance(20));
-        Arm::Quadratic(pb::Quadratic {
+        FunctionArm::Quadratic(pb::Quadratic {
             rows: ids,
             columns,
             values: (0..n + extra).map(|_| value(rng)).collect(),

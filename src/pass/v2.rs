@@ -14,11 +14,11 @@
 use std::io::Read;
 
 use crate::model::v2;
-use crate::ommx_v1::{function::Function as Arm, Function};
+use crate::ommx_v1::{Function, FunctionArm};
 use crate::profile::family::GroupBy;
 use std::collections::HashMap;
 
-use crate::profile::wire::{self as wire_view, Table};
+use crate::profile::wire_view::{self, Table};
 use crate::profile::{Frame, Path};
 
 use super::accounts::{Families, Summing};
@@ -380,8 +380,8 @@ fn without_what_3_0_reads_alone(message: &crate::ommx_v1::Instance) -> Option<Ve
     let mut copy = message.clone();
     copy.constraint_hints = None;
     for_each_function(&mut copy, &mut |f| {
-        if let Some(Arm::Expression(_)) = f.function {
-            f.function = Some(Arm::Constant(0.0));
+        if let Some(FunctionArm::Expression(_)) = f.function {
+            f.function = Some(FunctionArm::Constant(0.0));
         }
     });
     (copy != *message).then(|| copy.encode_to_vec())

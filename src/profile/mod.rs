@@ -11,7 +11,7 @@ pub mod aggregate;
 pub mod collections;
 pub mod family;
 pub mod replay;
-pub mod wire;
+pub mod wire_view;
 
 use std::borrow::Cow;
 use std::ops::{Deref, DerefMut};

@@ -1,6 +1,6 @@
 //! `--view both --format table`: every path's in-memory and on-disk bytes
 //! side by side, with their ratio. Paths are matched by name: the wire view
-//! uses the in-memory path names (see [`crate::profile::wire`]), plus
+//! uses the in-memory path names (see [`crate::profile::wire_view`]), plus
 //! `Wire[...]` overhead paths and the fields 2.9.3 does not count in memory.
 
 use std::collections::BTreeMap;

@@ -13,7 +13,7 @@ use crate::report::envelope::Envelope;
 use super::format::{unsupported, Format};
 use super::json::{input_info, layer_refs, InputInfo, LayerRef};
 use super::Profile;
-use crate::drill::stats::{Distribution, Stats};
+use crate::drill::stats::{Distribution, StatsLine};
 use crate::drill::EntityRef;
 use crate::profile::family::UNNAMED;
 use crate::units::{human, thousands};
@@ -31,8 +31,8 @@ struct StatsDocument<'a> {
     layers: Vec<LayerRef>,
     total_bytes: u64,
     percentiles: &'static str,
-    kinds: &'a [Stats],
-    families: &'a [Stats],
+    kinds: &'a [StatsLine],
+    families: &'a [StatsLine],
 }
 
 fn figures(d: &Distribution, bytes: bool) -> String {
@@ -52,7 +52,7 @@ fn largest(e: &EntityRef, bytes: u64) -> String {
     format!("{} {} ({})", e.display_id(), e.display_name(), human(bytes))
 }
 
-fn table(rows: &[Stats], families: bool, limit: usize) -> Grid {
+fn table(rows: &[StatsLine], families: bool, limit: usize) -> Grid {
     let mut table = crate::render::width::table();
     let mut header = vec!["kind"];
     if families {
@@ -123,8 +123,8 @@ pub fn render(
 
 fn render_stats(
     profile: &Profile<'_>,
-    kinds: &[Stats],
-    families: &[Stats],
+    kinds: &[StatsLine],
+    families: &[StatsLine],
     top: usize,
     format: Format,
     out: &mut dyn Write,

@@ -6,7 +6,7 @@ use crate::advise::hash::term128;
 use crate::model::elsewhere::CSR_COEFFICIENT;
 use crate::model::elsewhere::CSR_ID;
 use crate::model::elsewhere::CSR_ROW;
-use crate::model::function::Shape as ModelShape;
+use crate::model::function::Shape;
 use crate::model::function::Variant;
 use crate::model::labels;
 use crate::model::Function;
@@ -88,7 +88,7 @@ fn quantize(x: f64) -> u64 {
 
 /// What the rules need to know about one function.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Shape {
+pub(super) struct FunctionTraits {
     pub(super) bytes: u64,
     pub(super) terms: u64,
     pub(super) degree: usize,
@@ -102,7 +102,7 @@ pub(super) struct Shape {
     pub(super) pivot: f64,
 }
 
-pub(super) fn shape(f: &Function, fingerprint: bool) -> Shape {
+pub(super) fn shape(f: &Function, fingerprint: bool) -> FunctionTraits {
     let pivot = pivot(f);
     let (mut exact, mut scaled) = (0u128, 0u128);
     let (mut degree, mut monomials, mut csr) = (0, 0u64, CSR_ROW);
@@ -118,7 +118,7 @@ pub(super) fn shape(f: &Function, fingerprint: bool) -> Shape {
     let bytes = f.bytes() as u64;
     let terms = f.stored_terms() as u64;
     let (minimal, minimal_variant) = cheapest(f, degree, monomials as usize, bytes);
-    Shape {
+    FunctionTraits {
         bytes,
         terms,
         degree,
@@ -146,7 +146,7 @@ fn cheapest(f: &Function, degree: usize, terms: usize, bytes: u64) -> (u64, &'st
     };
     let mut best = (bytes, f.variant_name());
     for &variant in variants {
-        let shape = ModelShape {
+        let shape = Shape {
             variant,
             stored_terms: terms,
             unprofiled: Default::default(),

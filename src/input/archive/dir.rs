@@ -10,13 +10,13 @@ use crate::pass::Pass;
 use indicatif::ProgressBar;
 use std::fs::File;
 use std::io;
-use std::path::Path as FsPath;
+use std::path::Path;
 
 /// An extracted layout: regular files under a directory. No link is
 /// followed, at any level below the root, and nothing but a regular file is
 /// opened (a FIFO would block, a device would never end).
 struct DirStore<'a> {
-    root: &'a FsPath,
+    root: &'a Path,
 }
 
 fn file_kind(file_type: std::fs::FileType) -> &'static str {
@@ -90,7 +90,7 @@ impl Store for DirStore<'_> {
 }
 
 pub(crate) fn read_directory(
-    root: &FsPath,
+    root: &Path,
     name: String,
     selection: Selection,
     pass: &mut Pass<'_>,

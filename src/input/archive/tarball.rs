@@ -23,7 +23,7 @@ use std::io::BufReader;
 use std::io::Read;
 use std::io::{Seek, SeekFrom};
 use std::path::Component;
-use std::path::Path as FsPath;
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -67,7 +67,7 @@ struct TarStore {
 /// where `blobs//x`, `blobs/./x` and `blobs/x/` are `blobs/x` but a leading
 /// `./` is a component of its own: `./index.json` is not `index.json` (its
 /// reader then finds no index.json, or a blob missing).
-fn entry_name(path: &FsPath) -> Option<String> {
+fn entry_name(path: &Path) -> Option<String> {
     let mut parts = Vec::new();
     for component in path.components() {
         match component {
@@ -168,7 +168,7 @@ const MAX_EXTENSION: u64 = 64 << 10;
 /// A name from a long-name or pax record, as memprof would use it.
 fn extension_name(bytes: &[u8]) -> Option<String> {
     let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
-    entry_name(FsPath::new(std::str::from_utf8(bytes).ok()?))
+    entry_name(Path::new(std::str::from_utf8(bytes).ok()?))
 }
 
 /// What a tar entry that is not a regular file is, for entries that could

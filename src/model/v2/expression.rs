@@ -46,7 +46,7 @@ impl Default for Func {
 impl Func {
     /// Reads a wire function; `what` names it in errors.
     pub fn from_wire(f: &pb1::Function, what: &dyn Fn() -> String) -> Result<Self, V2Error> {
-        use pb1::function::Function as Arm;
+        use pb1::FunctionArm;
         let compact = |f: &pb1::Function| {
             Function::from_wire(f).map_err(|source| V2Error::Function {
                 what: what(),
@@ -55,7 +55,7 @@ impl Func {
         };
         match &f.function {
             None => Err(V2Error::EmptyFunction { what: what() }),
-            Some(Arm::Expression(e)) => program(e, &compact, what),
+            Some(FunctionArm::Expression(e)) => program(e, &compact, what),
             Some(_) => compact(f).map(Func::Compact),
         }
     }
@@ -102,7 +102,7 @@ fn program(
     what: &dyn Fn() -> String,
 ) -> Result<Func, V2Error> {
     use pb1::function::expression::instruction::Instruction as Op;
-    use pb1::function::Function as Arm;
+    use pb1::FunctionArm;
     let invalid = |why: String| V2Error::Expression { what: what(), why };
     let mut out = Vec::with_capacity(e.instructions.len());
     let mut height = 0usize;
@@ -111,25 +111,25 @@ fn program(
             None => return Err(invalid(format!("instruction {index} is empty"))),
             Some(Op::Constant(c)) => {
                 let f = pb1::Function {
-                    function: Some(Arm::Constant(*c)),
+                    function: Some(FunctionArm::Constant(*c)),
                 };
                 (Instruction::Push(compact(&f)?), 0)
             }
             Some(Op::Linear(l)) => (
                 Instruction::Push(compact(&pb1::Function {
-                    function: Some(Arm::Linear(l.clone())),
+                    function: Some(FunctionArm::Linear(l.clone())),
                 })?),
                 0,
             ),
             Some(Op::Quadratic(q)) => (
                 Instruction::Push(compact(&pb1::Function {
-                    function: Some(Arm::Quadratic(q.clone())),
+                    function: Some(FunctionArm::Quadratic(q.clone())),
                 })?),
                 0,
             ),
             Some(Op::Polynomial(p)) => (
                 Instruction::Push(compact(&pb1::Function {
-                    function: Some(Arm::Polynomial(p.clone())),
+                    function: Some(FunctionArm::Polynomial(p.clone())),
                 })?),
                 0,
             ),

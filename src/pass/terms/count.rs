@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::windows::{FieldWindows, Held};
+use super::windows::{FieldWindows, InMemory};
 use super::{linear, linear_walk, polynomial, quadratic_read, split, Arm, QuadraticWire};
 use crate::ids::BuildIdHasher;
 use crate::ids::{IdSet, SharedBits, BITMAP_FLOOR};
@@ -104,22 +104,22 @@ pub fn count<D: Fn(u64) -> bool + Sync>(
         Arm::Constant(c) => Ok(count_constant(*c)),
         Arm::Linear(pieces) => {
             if let Some(ranges) = split::held(pieces, threads) {
-                let mut ranges: Vec<Held> = ranges.iter().map(|r| Held(r)).collect();
+                let mut ranges: Vec<InMemory> = ranges.iter().map(|r| InMemory(r)).collect();
                 if let Some(n) = split::count_linear(&mut ranges, defined) {
                     return Ok(n.and_then(|n| shape(Variant::Linear, n)));
                 }
             }
-            count_linear_arm(&mut Held(pieces), defined)
+            count_linear_arm(&mut InMemory(pieces), defined)
         }
         Arm::Quadratic(pieces) => {
             let q = quadratic_read(pieces, true, threads)?;
             if q.n_rows != q.n_columns || q.n_rows != q.n_values {
                 return Ok(None);
             }
-            let linear = q.linear.as_deref().map(Held);
+            let linear = q.linear.as_deref().map(InMemory);
             count_quadratic_arm(&mut &q, linear, defined, threads)
         }
-        Arm::Polynomial(pieces) => count_polynomial_arm(&mut Held(pieces), defined),
+        Arm::Polynomial(pieces) => count_polynomial_arm(&mut InMemory(pieces), defined),
     }
 }
 
@@ -202,7 +202,7 @@ pub fn growths(arm: Option<&Arm<'_>>, stored: usize) -> Wire<Option<Vec<Growth>>
     match arm {
         Some(Arm::Quadratic(pieces)) if stored <= GROWTHS_UP_TO => {
             let q = quadratic_read(pieces, true, 1)?;
-            let linear = q.linear.as_deref().map(Held);
+            let linear = q.linear.as_deref().map(InMemory);
             quadratic_growths(&mut &q, linear, stored)
         }
         _ => Ok(None),

@@ -16,7 +16,7 @@
 //! named once, at its first use, whatever the function.
 
 use super::polynomial::{merged_monomials, polynomial_shape};
-use super::windows::Held;
+use super::windows::InMemory;
 use super::{
     count_varints, linear_terms, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value,
     Wire,
@@ -302,7 +302,7 @@ pub fn count_function(
         ids.clear();
     }
     if let Some(Arm::Polynomial(pieces)) = &arm {
-        return Ok(merged_monomials(&mut Held(pieces))?.map(|terms| {
+        return Ok(merged_monomials(&mut InMemory(pieces))?.map(|terms| {
             ids.extend(terms.iter().flat_map(|(key, _)| key.ids()));
             seen.keep_first(ids);
             polynomial_shape(&terms)

@@ -93,7 +93,7 @@ pub fn check_on(arm: &Arm<'_>, threads: usize) -> Wire<()> {
     match arm {
         Arm::Linear(pieces) => {
             if let Some(ranges) = split::held(pieces, threads) {
-                let mut ranges: Vec<_> = ranges.iter().map(|r| windows::Held(r)).collect();
+                let mut ranges: Vec<_> = ranges.iter().map(|r| windows::InMemory(r)).collect();
                 if split::check_linear(&mut ranges).is_some() {
                     return Ok(());
                 }

@@ -202,7 +202,7 @@ fn scan<D: Fn(u64) -> bool>(windows: &mut dyn FieldWindows, defined: &D) -> Wire
 #[cfg(test)]
 mod tests {
     use super::super::count;
-    use super::super::windows::Held;
+    use super::super::windows::InMemory;
     use super::*;
     use crate::ommx_v1 as pb;
     use prost::Message;
@@ -239,7 +239,7 @@ mod tests {
             (4_000, (3, 200_003), Some(0.0)),
         ] {
             let bytes = part(n, ids, constant);
-            let one = count::count_linear_arm(&mut Held(&[&bytes]), &defined).unwrap();
+            let one = count::count_linear_arm(&mut InMemory(&[&bytes]), &defined).unwrap();
             let whole = 0..bytes.len() as u64;
             for parts in [2, 3, 16] {
                 let near = |r: Range<u64>| Ok(bytes[r.start as usize..r.end as usize].to_vec());
@@ -249,7 +249,7 @@ mod tests {
                     .iter()
                     .map(|r| [&bytes[r.start as usize..r.end as usize]])
                     .collect();
-                let mut held: Vec<Held> = slices.iter().map(|s| Held(s)).collect();
+                let mut held: Vec<InMemory> = slices.iter().map(|s| InMemory(s)).collect();
                 assert_eq!(check_linear(&mut held), Some(()));
                 let many = count_linear(&mut held, &defined);
                 let one = one.map(|shape| shape.stored_terms);
@@ -264,7 +264,7 @@ mod tests {
         let bytes = part(2_000, (1, 100_003), None);
         let (a, b) = bytes.split_at(1);
         let (a, b) = ([a], [b]);
-        let mut held = [Held(&a), Held(&b)];
+        let mut held = [InMemory(&a), InMemory(&b)];
         let defined = |_| true;
         let wrong =
             check_linear(&mut held).is_none() || count_linear(&mut held, &defined).is_none();

@@ -12,9 +12,9 @@ pub(super) trait FieldWindows {
 }
 
 /// The pieces held in memory: one window.
-pub(super) struct Held<'p, 'a>(pub(super) &'p [&'a [u8]]);
+pub(super) struct InMemory<'p, 'a>(pub(super) &'p [&'a [u8]]);
 
-impl FieldWindows for Held<'_, '_> {
+impl FieldWindows for InMemory<'_, '_> {
     fn each(&mut self, window: &mut dyn FnMut(&[&[u8]]) -> Wire<()>) -> Wire<()> {
         window(self.0)
     }

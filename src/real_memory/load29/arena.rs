@@ -14,7 +14,7 @@
 
 use super::function::{Function, Kind};
 use super::labels::{Labels, Parameters};
-use super::{capacities, Shape};
+use super::{capacities, Blueprint};
 use glibc_model::{Malloc, Ptr};
 
 /// protobuf's first arena blocks, then the size of the rest.
@@ -47,7 +47,7 @@ const MAP_ENTRY: u64 = 64;
 const MONOMIAL: u64 = 48;
 
 /// The parse; returns the blocks in the order they were made.
-pub(super) fn annotations(s: &Shape, m: &mut Malloc) -> Vec<Ptr> {
+pub(super) fn annotations(s: &Blueprint, m: &mut Malloc) -> Vec<Ptr> {
     let mut a = Arena::default();
     a.repeated(m, s.variables, |a, m| {
         a.take(m, VARIABLE);

@@ -7,7 +7,7 @@
 //! (`bench/simulate.rs` prints both).
 
 use super::labels::Labels;
-use super::{capacities, Function, Kind, Shape};
+use super::{capacities, Blueprint, Function, Kind};
 use crate::model::alloc::buckets;
 
 /// Keys of a `BTreeMap` filled in order per node it makes (and frees).
@@ -15,7 +15,7 @@ const KEYS_PER_NODE: u64 = 5;
 /// Ids per node of a bulk-built `BTreeSet`.
 const IDS_PER_NODE: u64 = 11;
 
-pub(super) fn predicted(s: &Shape) -> u64 {
+pub(super) fn predicted(s: &Blueprint) -> u64 {
     let per_variable = labels(&s.variable_labels);
     let per_constraint = labels(&s.constraint_labels) + function(&s.constraint, 1, s.variables);
     // Removed constraints' functions are not checked: no set of their ids.

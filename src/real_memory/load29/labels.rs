@@ -53,7 +53,7 @@ pub(super) enum Entity {
 
 /// One entity's labels as the message holds them: what its drop frees.
 #[derive(Default)]
-pub(super) struct Held {
+pub(super) struct LabelPtrs {
     name: Option<Ptr>,
     subscripts: Option<Ptr>,
     parameters: Vec<Ptr>,
@@ -126,8 +126,13 @@ impl Labels {
     /// prost's decode of the entity's labels, in its fields' order (a
     /// constraint's after its function): the strings and lists it keeps,
     /// the maps' tables, which the conversion replaces.
-    pub(super) fn decode(&self, m: &mut Malloc, entity: Entity, lists: &mut Vec<Pushed>) -> Held {
-        let mut h = Held::default();
+    pub(super) fn decode(
+        &self,
+        m: &mut Malloc,
+        entity: Entity,
+        lists: &mut Vec<Pushed>,
+    ) -> LabelPtrs {
+        let mut h = LabelPtrs::default();
         let string =
             |m: &mut Malloc, len: Option<u64>| len.filter(|&n| n > 0).map(|n| m.malloc(n.max(8)));
         let list = |m: &mut Malloc, lists: &mut Vec<Pushed>, k: Option<u64>| {
@@ -155,7 +160,7 @@ impl Labels {
     }
 
     /// The conversion: each decoded map made an `FnvHashMap` of its size.
-    pub(super) fn convert(&self, m: &mut Malloc, decoded: Held) {
+    pub(super) fn convert(&self, m: &mut Malloc, decoded: LabelPtrs) {
         let maps = [self.parameters, self.reason_parameters];
         for (p, decoded) in maps.iter().zip(decoded.tables) {
             if let Some(p) = p {
@@ -166,12 +171,12 @@ impl Labels {
     }
 
     /// `to_bytes`' clone: exact copies, in the OMMX type's fields' order.
-    pub(super) fn clone_into(&self, m: &mut Malloc) -> Held {
+    pub(super) fn clone_into(&self, m: &mut Malloc) -> LabelPtrs {
         let string = |m: &mut Malloc, len: Option<u64>| len.filter(|&n| n > 0).map(|n| m.malloc(n));
-        let mut h = Held {
+        let mut h = LabelPtrs {
             name: string(m, self.name),
             subscripts: string(m, self.subscripts.map(|k| 8 * k)),
-            ..Held::default()
+            ..LabelPtrs::default()
         };
         h.tables[0] = clone_map(m, self.parameters, &mut h.parameters);
         h.description = string(m, self.description);
@@ -182,7 +187,7 @@ impl Labels {
 
     /// The clone consumed into the message: each map a `HashMap` again, the
     /// clone's table freed.
-    pub(super) fn consume(&self, m: &mut Malloc, h: &mut Held) {
+    pub(super) fn consume(&self, m: &mut Malloc, h: &mut LabelPtrs) {
         let maps = [self.parameters, self.reason_parameters];
         for (p, cloned) in maps.iter().zip(&mut h.tables) {
             let message = p.map(|p| m.malloc(table(p.entries, ENTRY)));
@@ -192,7 +197,7 @@ impl Labels {
     }
 }
 
-impl Held {
+impl LabelPtrs {
     /// The message's drop, in its fields' order; a constraint's function,
     /// which comes first, is the caller's.
     pub(super) fn drop_message(self, m: &mut Malloc, entity: Entity) {

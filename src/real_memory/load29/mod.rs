@@ -57,7 +57,7 @@ pub struct Simulated {
 
 /// The instance as this generator makes it: each group of entities alike,
 /// of the group's mean size.
-struct Shape {
+struct Blueprint {
     variables: u64,
     constraints: u64,
     removed: u64,
@@ -76,8 +76,8 @@ struct Shape {
     instance_strings: (u64, u64),
 }
 
-impl Shape {
-    fn of(f: &Facts) -> Option<Shape> {
+impl Blueprint {
+    fn of(f: &Facts) -> Option<Blueprint> {
         let with_terms = |g: &&super::facts::Functions| {
             matches!(
                 g.variant,
@@ -113,7 +113,7 @@ impl Shape {
         let objective = function(Owner::Objective, &f.unprofiled.objective, 0)?;
         let instance_count = instance.iter().map(|g| g.count).sum::<u64>();
         let instance_size = instance.iter().map(|g| g.size).sum::<u64>();
-        Some(Shape {
+        Some(Blueprint {
             variables: f.variables,
             constraints: f.constraints,
             removed: f.removed,
@@ -147,13 +147,13 @@ fn per_function(all: &Unprofiled, count: u64) -> Unprofiled {
 /// The malloc calls the load of an instance this generator makes would
 /// take (close, not exact: `calls`).
 pub fn predicted_calls(f: &Facts) -> Option<u64> {
-    Shape::of(f).map(|s| calls::predicted(&s))
+    Blueprint::of(f).map(|s| calls::predicted(&s))
 }
 
 /// The load, simulated; `None` for an instance this generator does not make
 /// or whose load would take more than `budget` calls.
 pub fn simulate(f: &Facts, budget: u64) -> Option<Simulated> {
-    let s = Shape::of(f)?;
+    let s = Blueprint::of(f)?;
     if calls::predicted(&s) > budget {
         return None;
     }
@@ -164,7 +164,7 @@ pub fn simulate(f: &Facts, budget: u64) -> Option<Simulated> {
 /// records (phases marked as its harness marks them), to compare with a
 /// traced load (`bench/simulate.rs --record`).
 pub fn record(f: &Facts) -> Option<(Simulated, Vec<[u64; 4]>)> {
-    let s = Shape::of(f)?;
+    let s = Blueprint::of(f)?;
     let mut m = interpreter_heap();
     m.record();
     let (simulated, m) = run(&s, f, m);
@@ -188,7 +188,7 @@ fn interpreter_heap() -> Malloc {
     .clone()
 }
 
-fn run(s: &Shape, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
+fn run(s: &Blueprint, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
     let before = m.resident_heap() + m.mapped_bytes();
     let base = m.brk();
     let input = m.malloc(f.payload + 33);
@@ -233,7 +233,7 @@ struct Parsed {
 }
 
 /// Phase 1: prost's decode, then OMMX's conversion and its checks.
-fn parse(s: &Shape, m: &mut Malloc) -> Parsed {
+fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
     let mut lists = Vec::new();
     // The instance's description comes first; its strings are kept.
     let (count, len) = s.instance_strings;
@@ -298,7 +298,7 @@ fn parse(s: &Shape, m: &mut Malloc) -> Parsed {
 /// The constraints or the removed ones as prost decoded them: each one's
 /// function and labels, and the vector of their messages.
 struct Decoded {
-    entities: Vec<(function::Vectors, labels::Held)>,
+    entities: Vec<(function::Vectors, labels::LabelPtrs)>,
     messages: Pushed,
 }
 
@@ -378,7 +378,7 @@ fn check_ids(
 /// Phase 2: the Python wrapper's `raw.to_bytes()`: the instance cloned,
 /// the clone consumed into a message, the message encoded and dropped, the
 /// encoding copied into a Python `bytes` (returned) and freed.
-fn to_bytes(s: &Shape, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
+fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     let (count, len) = s.instance_strings;
     let description: Vec<Ptr> = (0..count)
         .filter(|_| len > 0)
@@ -444,7 +444,7 @@ struct Group<'a> {
     labels: &'a Labels,
     root: Option<parts::Node>,
     tables: Vec<function::Cloned>,
-    held: Vec<labels::Held>,
+    held: Vec<labels::LabelPtrs>,
     terms: Vec<function::Vectors>,
     message: Option<Ptr>,
 }

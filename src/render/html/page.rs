@@ -15,7 +15,7 @@ use super::flame::FlameTree;
 use crate::advise::{LayerAdvice, NotComputed, Recommendation};
 use crate::api::Reported;
 use crate::diff::{self, Count, Diff, Status};
-use crate::drill::stats::{Distribution, Stats};
+use crate::drill::stats::{Distribution, StatsLine};
 use crate::drill::top::TopEntity;
 use crate::profile::family::UNNAMED;
 use crate::report::real::Held;
@@ -214,7 +214,7 @@ pub struct AdviceLayer {
 pub struct Analyses<'a> {
     pub top: Option<TopFound<'a>>,
     /// Per-kind and per-family rows, as `StatsCollector::report` gives them.
-    pub stats: Option<(&'a [Stats], &'a [Stats])>,
+    pub stats: Option<(&'a [StatsLine], &'a [StatsLine])>,
     pub advice: Option<&'a [LayerAdvice]>,
 }
 
@@ -399,7 +399,7 @@ fn top_table(found: TopFound<'_>) -> TopTable {
     }
 }
 
-fn stats_row(s: &Stats) -> StatsRow {
+fn stats_row(s: &StatsLine) -> StatsRow {
     StatsRow {
         kind: s.kind.label(),
         family: s.family.as_ref().map(|f| match f {
@@ -415,8 +415,8 @@ fn stats_row(s: &Stats) -> StatsRow {
 }
 
 /// The largest families (by total bytes, whatever their kind) and the rest summed.
-fn families_table(families: &[Stats]) -> Families {
-    let mut order: Vec<&Stats> = families.iter().collect();
+fn families_table(families: &[StatsLine]) -> Families {
+    let mut order: Vec<&StatsLine> = families.iter().collect();
     order.sort_by_key(|s| std::cmp::Reverse(s.bytes.total));
     let (shown, rest) = order.split_at(order.len().min(MAX_FAMILIES));
     Families {
