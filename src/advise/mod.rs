@@ -29,9 +29,9 @@ mod entities;
 mod functions;
 mod hash;
 mod migration;
+mod ommx30;
 mod recommendation;
 mod strings;
-mod v3;
 
 use std::collections::HashMap;
 
@@ -88,7 +88,7 @@ pub struct Advisor {
     /// The first entities, for the OMMX 3.0 finding's samples.
     sampled: migration::Sampled,
     /// The entities of an instance counted with OMMX 3.0's accounting.
-    v3: v3::V3Tally,
+    v3: ommx30::Ommx30Tally,
 }
 
 impl EntityObserver for Advisor {
@@ -195,7 +195,7 @@ impl Advisor {
         layer_advice(
             instance,
             Accounting::Ommx30,
-            v3::not_computed(),
+            ommx30::not_computed(),
             self.v3.findings(),
             combined,
         )

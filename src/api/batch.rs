@@ -126,10 +126,12 @@ fn matching_paths(pattern: &Path) -> Result<Vec<PathBuf>> {
 
 use crate::report::files::FileRun;
 
-/// How many inputs are processed at once: `MEMPROF_THREADS` when set, else
-/// the machine's parallelism, never more than the inputs.
+/// How many inputs are processed at once: the pass's threads when set
+/// (`MEMPROF_THREADS`), else the machine's parallelism, never more than the
+/// inputs.
 fn pool_size(inputs: usize) -> usize {
-    let cores = crate::pass::threads_setting()
+    let cores = crate::pass::Settings::from_environment()
+        .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     cores.min(inputs).max(1)
 }

@@ -47,7 +47,7 @@ pub use drill::{advise, explain, stats, top, Advice, Explained, Stats, Top};
 pub use load::{diff, flamegraph, layers, load, migration, profile, Graph, Profiled};
 pub use report::{report, Reported};
 
-use crate::pass::{Pass, ProfileOptions, Reading};
+use crate::pass::{Pass, ProfileOptions, Reading, Settings};
 
 /// How every input of one call is read and profiled: the one options type
 /// of every surface.
@@ -110,7 +110,10 @@ impl Options {
                 raw_schema: self.schema,
                 accounting: self.accounting,
             },
-            threads,
+            settings: Settings {
+                cap: threads,
+                ..Settings::from_environment()
+            },
             max_element: self.limits.max_element,
             observer,
         }

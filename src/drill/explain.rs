@@ -3,7 +3,7 @@
 //! The explainer rides the pass like the other analyses and re-visits each
 //! accepted entity (and, at the end, the singular fields) with the same
 //! traversal the profile uses (for OMMX 3.0's accounting, the pass shows it
-//! every leaf of `model::v2`'s traversal), keeping for every leaf below the asked path
+//! every leaf of `model::ommx30`'s traversal), keeping for every leaf below the asked path
 //! its [`Rule`] and counts instead of only its bytes. Leaves are grouped by
 //! (leaf path, rule): the explanation of `Instance.constraints;
 //! Constraint.function` is one line per variant and rule, e.g.

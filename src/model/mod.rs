@@ -15,8 +15,8 @@ pub mod hints;
 pub mod kind;
 pub mod labels;
 pub mod leaves;
+pub mod ommx30;
 pub mod table_order;
-pub mod v2;
 pub mod waste;
 
 pub use entities::{

@@ -207,7 +207,7 @@ pub struct Accounts {
     /// the wire, not built.
     pub(super) counting: Option<Counting>,
     /// Objective fields longer than this are spooled to a temporary file
-    /// when only counted ([`crate::pass::objective::spool_above`]).
+    /// when only counted (`Settings::spool_above`).
     pub(super) spool_above: u64,
     /// On every thread (`ranges.rs`), such elements longer than this
     /// are read where they lie in the input file rather than held
@@ -233,7 +233,7 @@ impl Accounts {
             wire: options.wire.then(Aggregate::new),
             group_by: options.group_by,
             counting: None,
-            spool_above: crate::pass::objective::spool_above(),
+            spool_above: crate::pass::objective::SPOOL_ABOVE,
             in_place_above: crate::pass::objective::IN_PLACE_ABOVE,
             table_order: options.table_order,
         }

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use crate::model::v2::V2Error;
+use crate::model::ommx30::V2Error;
 use crate::model::ModelError;
 use crate::report::Schema;
 use crate::wire::{WireError, WireType};

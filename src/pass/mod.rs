@@ -6,7 +6,7 @@
 //! stream order on the calling thread ([`validate`]), which shows each
 //! accepted entity to the observer: the result, and the error reported, are
 //! those of a sequential run. Payloads counted with OMMX 3.0's accounting
-//! (`ommx.v2`, or v1 through `from_v1_bytes`) go through [`v2`] into the
+//! (`ommx.v2`, or v1 through `from_v1_bytes`) go through [`ommx30`] into the
 //! same [`Accounts`], so everything after the pass is shared.
 //!
 //! The input (a floor up) finds payloads in files, archives and streams
@@ -25,14 +25,15 @@ mod item;
 pub mod objective;
 mod observer;
 mod observers;
+mod ommx30;
 mod pipeline;
 mod ranges;
 mod reading;
+mod settings;
 mod shards;
 pub mod terms;
 #[cfg(test)]
 mod tests;
-mod v2;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -45,8 +46,9 @@ pub use error::{
 };
 pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
 pub use observers::Observers;
-pub use pipeline::{profile_instance, profile_instance_within, threads_setting, MAX_THREADS};
+pub use pipeline::{profile_instance, profile_instance_within, MAX_THREADS};
 pub use ranges::{InFile, CHUNK};
+pub use settings::Settings;
 pub use validate::MAX_PENDING;
 
 use crate::profile::family::GroupBy;
@@ -68,7 +70,7 @@ pub struct Payload<'a> {
     pub title: Option<String>,
     pub schema: Schema,
     /// The annotations of the archive layer it is, which OMMX 3.0 folds into
-    /// the instance it reads ([`crate::model::v2::fold_layer_annotations`]);
+    /// the instance it reads ([`crate::model::ommx30::fold_layer_annotations`]);
     /// `None` for raw input.
     pub layer_annotations: Option<&'a BTreeMap<String, String>>,
 }
@@ -114,10 +116,8 @@ pub struct Reading {
 pub struct Pass<'a> {
     pub options: ProfileOptions,
     pub reading: Reading,
-    /// The most threads one instance decodes with (`None`: the machine's
-    /// parallelism); a command reading several inputs at once divides the
-    /// cores between them.
-    pub threads: Option<usize>,
+    /// How it reads: threads, spooling, chunks.
+    pub settings: Settings,
     /// The longest element held whole where nothing else bounds it
     /// (`--max-element`): see [`Payload::max_element`].
     pub max_element: u64,
@@ -130,7 +130,7 @@ impl<'a> Pass<'a> {
         Self {
             options: ProfileOptions::default(),
             reading: Reading::default(),
-            threads: None,
+            settings: Settings::default(),
             max_element: DEFAULT_MAX_ELEMENT,
             observer,
         }
@@ -169,7 +169,7 @@ impl Pass<'_> {
         Pass {
             options: ProfileOptions::default(),
             reading: self.reading,
-            threads: self.threads,
+            settings: self.settings,
             max_element: self.max_element,
             observer: nothing,
         }
@@ -189,15 +189,15 @@ impl Pass<'_> {
     ) -> Result<ProfiledInstance, PassError> {
         if probe {
             let mut nothing = ();
-            return v2::reread(payload, &mut self.plain(&mut nothing), v1);
+            return ommx30::reread(payload, &mut self.plain(&mut nothing), v1);
         }
         self.observer.abandon();
-        v2::reread(payload, self, v1)
+        ommx30::reread(payload, self, v1)
     }
 }
 
 /// Profiles one payload with the accounting `pass` asks for: the streaming
-/// v1 pass for OMMX 2.9.3's, [`v2::profile`] for OMMX 3.0's (a v2 payload
+/// v1 pass for OMMX 2.9.3's, [`ommx30::profile`] for OMMX 3.0's (a v2 payload
 /// is read whole: it is one element).
 fn profile_payload(
     pass: &mut Pass<'_>,
@@ -205,7 +205,7 @@ fn profile_payload(
 ) -> Result<ProfiledInstance, PassError> {
     let accounting = pass.accounting(payload.schema);
     if accounting == Accounting::Ommx30 {
-        return v2::profile(payload, pass);
+        return ommx30::profile(payload, pass);
     }
     let Payload {
         reader,
@@ -219,6 +219,7 @@ fn profile_payload(
         layer_annotations: _,
     } = payload;
     let mut accounts = Accounts::new(pass.options);
+    accounts.spool_above = pass.settings.spool_above;
     pass.observer.begin(instance_index);
     let source = pipeline::Source {
         // Read ahead by the pass's own field reader.
@@ -227,10 +228,11 @@ fn profile_payload(
         max_element,
         in_file,
     };
-    let counts = pipeline::profile_source(source, pass.threads, &mut accounts, &mut *pass.observer)
-        .map_err(|source| PassError::Instance {
-            layer: instance_index,
-            source,
-        })?;
+    let counts =
+        pipeline::profile_source(source, pass.settings, &mut accounts, &mut *pass.observer)
+            .map_err(|source| PassError::Instance {
+                layer: instance_index,
+                source,
+            })?;
     Ok(accounts.profiled(instance_index, title, counts, schema, accounting))
 }

@@ -25,7 +25,7 @@ use crate::wire::{tag, WireType};
 
 /// Objective pieces longer than this are spooled to a temporary file when
 /// the pass only counts the objective (the environment variable
-/// `MEMPROF_SPOOL_ABOVE`, in bytes, overrides it; tests set it low).
+/// `pass::Settings::spool_above` moves it; tests set it low).
 pub const SPOOL_ABOVE: u64 = 32 << 20;
 
 /// Where the input is a regular file read on every thread, an objective
@@ -34,14 +34,6 @@ pub const SPOOL_ABOVE: u64 = 32 << 20;
 /// costs a fresh buffer of its size, whose pages the kernel must zero
 /// (qubo_2m's 23.8 MB objective: 6,000 page faults).
 pub const IN_PLACE_ABOVE: u64 = 4 << 20;
-
-/// [`SPOOL_ABOVE`], or the environment's setting.
-pub fn spool_above() -> u64 {
-    std::env::var("MEMPROF_SPOOL_ABOVE")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(SPOOL_ABOVE)
-}
 
 /// The singular fields (and map entries) of an Instance, in stream order.
 #[derive(Default)]

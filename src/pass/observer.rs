@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
-    v2, AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable,
+    ommx30, AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable,
     Description, EntityKind, FileWaste, Function, Parameters, RemovedConstraint,
 };
 use crate::profile::LogicalMemoryVisitor;
@@ -67,7 +67,7 @@ pub struct EntityView<'a> {
     /// (variables, one-hot and SOS1 constraints).
     pub terms: Option<u64>,
     /// For a variable of an OMMX 3.0 instance, whether anything outside its
-    /// table refers to it (see `model::v2::Instance::used_variables`);
+    /// table refers to it (see `model::ommx30::Instance::used_variables`);
     /// `None` otherwise (the v1 stream shows variables before their users).
     pub used: Option<bool>,
 }
@@ -127,7 +127,7 @@ impl<'a> EntityView<'a> {
 
     /// An entity of an OMMX 3.0 instance; `used` holds the variables
     /// something refers to.
-    pub fn v2(e: &v2::Entity<'a>, used: &BTreeSet<u64>) -> Self {
+    pub fn ommx30(e: &ommx30::Entity<'a>, used: &BTreeSet<u64>) -> Self {
         Self {
             kind: e.kind,
             id: e.id,

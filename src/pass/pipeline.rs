@@ -14,6 +14,7 @@ use super::finish::{finish_instance, Finish};
 use super::framing::{frame_batch, LargeToken, Spooling};
 use super::item::Batch;
 use super::ranges::{self, InFile};
+use super::settings::Settings;
 use super::validate::check_stream;
 use super::EntityObserver;
 use crate::pass::InstanceError;
@@ -32,27 +33,17 @@ const SMALL_INSTANCE: u64 = 1 << 20;
 /// machine has.
 pub const MAX_THREADS: usize = 32;
 
-/// `MEMPROF_THREADS` as a thread count (1 to 64): `None` when it is unset,
-/// empty or not a number, which all mean "as many as suit the machine"
-/// (an empty or mistyped value once meant one thread, silently).
-pub fn threads_setting() -> Option<usize> {
-    let value = std::env::var("MEMPROF_THREADS").ok()?;
-    let n: usize = value.trim().parse().ok()?;
-    Some(n.clamp(1, 64))
-}
-
-/// How many threads decode: `MEMPROF_THREADS` if set (1 = everything on the
-/// calling thread), else the machine's parallelism (at most
-/// [`MAX_THREADS`]) for instances that are not known to be small. Every
-/// setting gives the same output and the same error; the switch exists to
-/// check that and to measure the difference.
-fn decoding_threads(total: Option<u64>, cap: Option<usize>) -> usize {
-    let threads = match threads_setting() {
+/// How many threads decode: the settings' threads if set (1 = everything
+/// on the calling thread), else the machine's parallelism (at most
+/// [`MAX_THREADS`]) for instances that are not known to be small; never
+/// more than the settings' cap.
+fn decoding_threads(total: Option<u64>, settings: &Settings) -> usize {
+    let threads = match settings.threads {
         Some(n) => n,
         None if total.is_some_and(|t| t < SMALL_INSTANCE) => 1,
         None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
     };
-    cap.map_or(threads, |cap| threads.min(cap.max(1)))
+    settings.cap.map_or(threads, |cap| threads.min(cap.max(1)))
 }
 
 /// Streams an instance from `reader` (of `total` bytes, when known), adds its
@@ -95,7 +86,11 @@ pub fn profile_instance_within<R: Read + Send, O: EntityObserver + ?Sized>(
         max_element,
         in_file: None,
     };
-    profile_source(source, threads, accounts, observer)
+    let settings = Settings {
+        cap: threads,
+        ..Settings::default()
+    };
+    profile_source(source, settings, accounts, observer)
 }
 
 /// Where an instance's bytes come from: a reader, and when they are a range
@@ -111,7 +106,7 @@ pub(super) struct Source<'f, R> {
 /// when nothing looks at the entities one by one, else the stream.
 pub(super) fn profile_source<R: Read + Send, O: EntityObserver + ?Sized>(
     source: Source<'_, R>,
-    threads: Option<usize>,
+    settings: Settings,
     accounts: &mut Accounts,
     observer: &mut O,
 ) -> Result<InstanceCounts, InstanceError> {
@@ -121,7 +116,7 @@ pub(super) fn profile_source<R: Read + Send, O: EntityObserver + ?Sized>(
         max_element,
         in_file,
     } = source;
-    let threads = decoding_threads(total, threads);
+    let threads = decoding_threads(total, &settings);
     accounts.count_when_unseen(observer.sees_entities());
     let spooling = Spooling::of(accounts, observer);
     // Entities shown to an observer go in stream order: the stream's way.
@@ -130,7 +125,7 @@ pub(super) fn profile_source<R: Read + Send, O: EntityObserver + ?Sized>(
         .filter(|_| threads > 1 && max_element.is_none() && !observer.sees_entities());
     if let Some((file, total)) = whole_file {
         // `None`: read again below, on one thread, for the exact error.
-        let size = (total, ranges::chunk_bytes());
+        let size = (total, settings.chunk_bytes);
         let in_file = spooling.in_file(accounts.in_place_above);
         if let Some(done) = ranges::profile_file(file, size, threads, in_file, accounts, observer) {
             return done;

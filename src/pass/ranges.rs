@@ -72,18 +72,10 @@ impl<'a> InFile<'a> {
     }
 }
 
-/// Bytes per chunk (the environment variable `MEMPROF_CHUNK_BYTES`
-/// overrides it; tests set it low, so that small instances span many
+/// Bytes per chunk (`pass::Settings::chunk_bytes` moves it; tests set it low, so that small instances span many
 /// chunks). What a thread holds of the file at a time: on sixteen threads
 /// the 200 MB LP peaked at 79 MiB with chunks of 1 MiB, 52 MiB with these.
 pub const CHUNK: u64 = 256 << 10;
-
-pub(super) fn chunk_bytes() -> u64 {
-    std::env::var("MEMPROF_CHUNK_BYTES")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(CHUNK, |n| n.max(1))
-}
 
 /// An element's bytes past its chunk are read on several threads when
 /// there are at least this many.

@@ -57,7 +57,7 @@ pub fn not_computed() -> Vec<NotComputed> {
 /// What the two rules need, gathered from the entities as the pass shows
 /// them.
 #[derive(Debug, Default, Clone)]
-pub struct V3Tally {
+pub struct Ommx30Tally {
     variables: u64,
     unused: u64,
     unused_bytes: u64,
@@ -101,7 +101,7 @@ fn sample(entity: &'static str, e: &EntityView<'_>, detail: String) -> Sample {
     }
 }
 
-impl V3Tally {
+impl Ommx30Tally {
     pub fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
         if e.kind == EntityKind::Variable {
             self.variables += 1;

@@ -1,6 +1,6 @@
 //! The OMMX 3.0 side of the pass: an `ommx.v2` payload, or an `ommx.v1` one
 //! counted as 3.0 holds it after `from_v1_bytes`, read whole and profiled
-//! with [`crate::model::v2`]'s accounting into the same [`Accounts`] the v1
+//! with [`crate::model::ommx30`]'s accounting into the same [`Accounts`] the v1
 //! pass fills, so everything after the pass (renderers, diff, check) is
 //! shared.
 //!
@@ -13,7 +13,7 @@
 
 use std::io::Read;
 
-use crate::model::v2;
+use crate::model::ommx30;
 use crate::ommx_v1::{Function, FunctionArm};
 use crate::profile::family::GroupBy;
 use std::collections::HashMap;
@@ -26,7 +26,7 @@ use super::reading::{self, Stop};
 use super::{profile_instance, Accounts, Cost, EntityView, Pass};
 use super::{EntityObserver, NamedFunction};
 use super::{InstanceError, PassError, Payload, V2PassError};
-use crate::model::v2::V2Error;
+use crate::model::ommx30::V2Error;
 use crate::model::{Constraint, DecisionVariable, EntityKind, FileWaste, RemovedConstraint};
 use crate::report::ProfiledInstance;
 use crate::report::{Accounting, Schema};
@@ -127,7 +127,7 @@ struct Stopped {
 
 /// Reads the payload and builds 3.0's model of it: a v2 payload a field at
 /// a time ([`reading::read_fields`]), a v1 payload whole, then converted.
-fn read_model(read: ToRead<'_>) -> Result<(Vec<u8>, v2::Instance), Stopped> {
+fn read_model(read: ToRead<'_>) -> Result<(Vec<u8>, ommx30::Instance), Stopped> {
     let ToRead {
         reader,
         total,
@@ -142,7 +142,7 @@ fn read_model(read: ToRead<'_>) -> Result<(Vec<u8>, v2::Instance), Stopped> {
             let read = reading::read_fields(reader, total, max_element).map_err(stopped(layer))?;
             (
                 read.bytes,
-                v2::from_wire(read.message).map_err(|e| fail(e.into())),
+                ommx30::from_wire(read.message).map_err(|e| fail(e.into())),
             )
         }
         Schema::V1 => {
@@ -207,7 +207,7 @@ fn account(
     pass: &mut Pass<'_>,
     rest: ToAccount<'_>,
     bytes: Vec<u8>,
-    mut model: v2::Instance,
+    mut model: ommx30::Instance,
 ) -> Result<ProfiledInstance, PassError> {
     let ToAccount {
         layer: instance_index,
@@ -220,7 +220,7 @@ fn account(
         source,
     };
     if let Some(annotations) = layer_annotations {
-        v2::fold_layer_annotations(&mut model, annotations);
+        ommx30::fold_layer_annotations(&mut model, annotations);
     }
     // Refused only once the payload reads as one: v1 input counted as 3.0
     // holds it has v1's encoding, whose paths are not 3.0's.
@@ -251,9 +251,9 @@ fn account(
             wire_bytes: model.wire.get(&(e.kind, e.id)).copied().unwrap_or(0),
             waste: FileWaste::default(),
         };
-        pass.observer.entity(&EntityView::v2(&e, &used), cost);
+        pass.observer.entity(&EntityView::ommx30(&e, &used), cost);
     }
-    let zero = v2::Func::default();
+    let zero = ommx30::Func::default();
     let objective = model.objective.as_ref().unwrap_or(&zero);
     let cost = Cost {
         bytes: crate::profile::bytes_of(objective),
@@ -297,7 +297,7 @@ fn account(
     Ok(accounts.profiled(instance_index, title, counts, schema, Accounting::Ommx30))
 }
 
-/// The objective's key in [`v2::WireSizes`].
+/// The objective's key in [`ommx30::WireSizes`].
 const OBJECTIVE: (EntityKind, u64) = (EntityKind::Objective, 0);
 
 /// The wire view's table of an entity kind (its labels' table); the
@@ -322,7 +322,7 @@ fn table(kind: EntityKind) -> Option<Table> {
 /// them ([`without_what_3_0_reads_alone`]). Each entity's wire bytes are
 /// those of its element in the v1 file (as the v1 pass measures them;
 /// re-encoded when the copy had to be checked).
-fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, PassError> {
+fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<ommx30::Instance, PassError> {
     let mut elements = Elements::default();
     let message = match v1_pass(bytes, layer, &mut elements) {
         Ok(()) => decode_v1(bytes, layer)?,
@@ -342,7 +342,7 @@ fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<v2::Instance, PassError
         }
         Err(e) => return Err(e),
     };
-    let mut model = v2::from_v1(message).map_err(|e| PassError::V2 {
+    let mut model = ommx30::from_v1(message).map_err(|e| PassError::V2 {
         layer,
         source: V2PassError::Conversion(e.to_string()),
     })?;
@@ -390,14 +390,14 @@ fn without_what_3_0_reads_alone(message: &crate::ommx_v1::Instance) -> Option<Ve
 /// The encoded size of each v1 entity, keyed as its OMMX 3.0 entity.
 #[derive(Default)]
 struct Elements {
-    sizes: v2::WireSizes,
+    sizes: ommx30::WireSizes,
 }
 
 impl Elements {
     /// Sizes of `m`'s entities as prost encodes them.
     fn encoded(m: &crate::ommx_v1::Instance) -> Self {
         use prost::encoding::message::encoded_len;
-        let mut sizes = v2::WireSizes::new();
+        let mut sizes = ommx30::WireSizes::new();
         for v in &m.decision_variables {
             sizes.insert((EntityKind::Variable, v.id), encoded_len(2, v) as u64);
         }
