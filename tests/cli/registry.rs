@@ -503,6 +503,50 @@ fn an_index_without_a_log_reads_the_same() {
     );
 }
 
+#[test]
+fn a_log_in_use_is_read_without_waiting_for_its_writer() {
+    // OMMX running: a commit still in the write-ahead log (no checkpoint),
+    // and a write transaction open, holding the index's write lock.
+    let dir = copy();
+    let writer = rusqlite::Connection::open(dir.path().join("index.sqlite3")).unwrap();
+    writer
+        .execute_batch(
+            "PRAGMA wal_autocheckpoint = 0;
+             INSERT INTO refs SELECT name, 'fresh', manifest_digest, updated_at FROM refs
+                 WHERE name = 'ghcr.io/memprof/fixtures/knapsack' AND reference = 'v3';
+             BEGIN IMMEDIATE;
+             INSERT INTO refs SELECT name, 'pending', manifest_digest, updated_at FROM refs
+                 WHERE name = 'ghcr.io/memprof/fixtures/knapsack' AND reference = 'v3';",
+        )
+        .unwrap();
+    let r = dir.path().to_str().unwrap();
+    let committed = ok(&[
+        "inspect",
+        "ghcr.io/memprof/fixtures/knapsack:fresh",
+        "--registry",
+        r,
+        "-f",
+        "folded",
+    ]);
+    let want = ok(&[
+        "inspect",
+        "ghcr.io/memprof/fixtures/knapsack:v3",
+        "--registry",
+        r,
+        "-f",
+        "folded",
+    ]);
+    assert_eq!(committed, want);
+    let err = fails(&[
+        "inspect",
+        "ghcr.io/memprof/fixtures/knapsack:pending",
+        "--registry",
+        r,
+    ]);
+    assert!(err.contains("is not in the local registry"), "{err}");
+    writer.execute_batch("COMMIT").unwrap();
+}
+
 #[cfg(unix)]
 fn symlink(target: &Path, link: &Path) {
     std::os::unix::fs::symlink(target, link).unwrap();

@@ -32,7 +32,7 @@ pub struct Listed {
 }
 
 /// Every image directory under the root (`__TAG` directories at least two
-/// levels down), sorted. Links are not followed here (an image reached
+/// levels down holding an `oci-layout`), sorted. Links are not followed here (an image reached
 /// through a link is read when named); the root's `blobs/` and
 /// `index.sqlite3` are OMMX 3.0's.
 pub fn list(root: &Root) -> Result<Vec<Listed>, RegistryError> {
@@ -62,8 +62,12 @@ fn walk(root: &Path, rel: PathBuf, found: &mut Vec<Listed>) -> Result<(), Regist
             continue;
         }
         let child = rel.join(name);
+        // An image directory holds an `oci-layout` file, as OMMX's own
+        // listing requires (`get_images`).
+        let layout = || root.join(&child).join("oci-layout").is_file();
         match name.strip_prefix("__") {
-            Some(tag) if depth >= 2 => found.push(listed(&child, tag)),
+            Some(tag) if depth >= 2 && layout() => found.push(listed(&child, tag)),
+            Some(_) if depth >= 2 => {}
             _ if depth < MAX_DEPTH => walk(root, child, found)?,
             _ => {}
         }
