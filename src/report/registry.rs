@@ -101,13 +101,3 @@ pub struct ListedLayer {
     /// Its logical bytes (with `--logical`).
     pub logical_bytes: Option<u64>,
 }
-
-impl ListedImage {
-    /// `name:tag`, or `name@digest` for an image stored under a digest.
-    pub fn reference(&self) -> String {
-        match self.tag.contains(':') {
-            true => format!("{}@{}", self.name, self.tag),
-            false => format!("{}:{}", self.name, self.tag),
-        }
-    }
-}

@@ -155,17 +155,12 @@ fn image30(
     entry: v30::Entry,
     manifest: Vec<u8>,
 ) -> Image {
-    let separator = if entry.reference.contains(':') {
-        '@'
-    } else {
-        ':'
-    };
     Image {
         given: given.to_string(),
         origin: Origin {
             root: root.shown().display().to_string(),
             layout: Layout::Ommx30,
-            image: format!("{}{separator}{}", entry.name, entry.reference),
+            image: joined(&entry.name, &entry.reference),
             path: index.shown().to_string(),
             manifest_digest: Some(entry.manifest_digest.clone()),
         },
@@ -232,16 +227,7 @@ pub fn list(root: &Path, pass: &mut Pass<'_>) -> Result<Contents, DecodeError> {
     if let Some(index) = v30::Index::open(&root)? {
         layouts.push(Layout::Ommx30);
         for entry in index.all()? {
-            let given = format!(
-                "{}{}{}",
-                entry.name,
-                if entry.reference.contains(':') {
-                    '@'
-                } else {
-                    ':'
-                },
-                entry.reference
-            );
+            let given = joined(&entry.name, &entry.reference);
             let (name, tag, updated) = (
                 entry.name.clone(),
                 entry.reference.clone(),
@@ -258,13 +244,27 @@ pub fn list(root: &Path, pass: &mut Pass<'_>) -> Result<Contents, DecodeError> {
         layouts.push(Layout::Ommx29);
     }
     for found in found29 {
-        let given = format!("{}:{}", found.name, found.tag);
+        let given = joined(&found.name, &found.tag);
         let updated = v29::updated(&root, &found.rel).map(rfc3339);
-        let image = image29(&given, &root, found.rel, given.clone());
+        let image = image29(
+            &given,
+            &root,
+            found.rel,
+            format!("{}:{}", found.name, found.tag),
+        );
         let listed = listed(&image, pass, found.name, found.tag, updated)?;
         images.push((image, listed));
     }
     Ok(Contents { layouts, images })
+}
+
+/// A repository and a tag as a reference, `name:tag`, or `name@sha256:HEX`
+/// for a digest.
+fn joined(name: &str, reference: &str) -> String {
+    match reference.contains(':') {
+        true => format!("{name}@{reference}"),
+        false => format!("{name}:{reference}"),
+    }
 }
 
 /// An error about the image `given`, naming it.
