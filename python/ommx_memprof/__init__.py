@@ -1,8 +1,9 @@
 """See where the memory of an OMMX optimization problem goes.
 
 ``ommx_memprof.profile(x)`` profiles an ``ommx.v1.Instance`` (anything with
-``to_bytes()``), raw bytes, or a path (``.ommx`` archive, OCI directory, raw
+``to_bytes()``), raw bytes, a path (``.ommx`` archive, OCI directory, raw
 protobuf, gzip, or a baseline JSON saved by ``memprof inspect --format json``)
+or an image name of OMMX's local registry (``"ghcr.io/org/name:tag"``)
 exactly as ``ommx`` 2.9.3's ``Instance.logical_memory_profile()`` counts it.
 
 Every number and every text comes from the memprof Rust library (the same
@@ -45,6 +46,7 @@ def profile(
     group_by: Optional[str] = None,
     *,
     name: Optional[str] = None,
+    registry: Union[str, os.PathLike, None] = None,
 ) -> "Profile":
     """Profiles ``x`` exactly as OMMX's ``Instance.logical_memory_profile()``
     counts it. ``x`` is what OMMX users hold:
@@ -56,7 +58,11 @@ def profile(
     - a path (``str`` or ``os.PathLike``): an ``.ommx`` archive, an OCI
       directory, raw protobuf, gzip, or a baseline JSON saved by
       ``Profile.save``;
-    - ``bytes`` of any of those.
+    - ``bytes`` of any of those;
+    - an image name (``"ghcr.io/org/name:tag"``, ``"name@sha256:..."``) that
+      no file has: the image of OMMX's local registry (2.9.3's or 3.0's
+      layout) under ``registry``, else ``$OMMX_LOCAL_REGISTRY_ROOT``, else
+      OMMX's default root, read without writing to it and never pulled.
 
     ``layer`` picks the N-th instance layer (0-based, manifest order) without
     a root frame; ``view`` is ``"memory"`` (OMMX's logical bytes) or
@@ -68,7 +74,13 @@ def profile(
     if isinstance(x, Profile):
         return x
     if isinstance(x, (str, os.PathLike)):
-        native = _native.profile_path(os.fsdecode(x), layer, view, group_by)
+        native = _native.profile_path(
+            os.fsdecode(x),
+            layer,
+            view,
+            group_by,
+            None if registry is None else os.fsdecode(registry),
+        )
     elif isinstance(x, (bytes, bytearray, memoryview)):
         native = _native.profile_bytes(bytes(x), name or "<bytes>", layer, view, group_by)
     elif _is_artifact(x):

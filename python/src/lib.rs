@@ -98,19 +98,24 @@ fn load(input: Input, options: Options) -> Result<NativeProfile> {
 }
 
 /// Profiles the file or directory at `path` (an instance, an archive, or a
-/// baseline JSON).
+/// baseline JSON), or, where no file has that name, the image of OMMX's
+/// local registry it names (under `registry`, else OMMX's root).
 #[pyfunction]
-#[pyo3(signature = (path, layer=None, view="memory", group_by=None))]
+#[pyo3(signature = (path, layer=None, view="memory", group_by=None, registry=None))]
 fn profile_path(
     py: Python<'_>,
     path: String,
     layer: Option<usize>,
     view: &str,
     group_by: Option<&str>,
+    registry: Option<std::path::PathBuf>,
 ) -> PyResult<NativeProfile> {
     py.detach(|| {
         guarded(|| {
-            let options = options(layer, view, group_by)?;
+            let options = Options {
+                registry,
+                ..options(layer, view, group_by)?
+            };
             load(Input::from_arg(&path), options)
         })
     })

@@ -28,7 +28,8 @@ pub(super) fn read_one(
         pass: &mut pass,
         quiet,
     };
-    let mut content = sniff::read(input, accept, &mut job)?;
+    let input = super::resolve::resolve(input, options)?;
+    let mut content = sniff::read(&input, accept, &mut job)?;
     if let Content::Instance(report) | Content::Baseline(report, _) = &mut content {
         crate::real_memory::estimate_each(&mut report.instances, options.real_memory);
     }
@@ -89,6 +90,7 @@ impl Profiled {
                 gzip: false,
                 layers: Vec::new(),
                 raw_schema: None,
+                registry: None,
             },
             instances: runs
                 .iter()
@@ -260,5 +262,6 @@ pub fn layers(input: &Input, options: &Options) -> Result<Document> {
         pass: &mut pass,
         quiet: true,
     };
-    Ok(sniff::instance(input, &mut job)?.document)
+    let input = super::resolve::resolve(input, options)?;
+    Ok(sniff::instance(&input, &mut job)?.document)
 }

@@ -12,6 +12,9 @@
 //! - [`load`]: one input's profile for comparing or keeping, an instance or
 //!   a saved baseline (`diff`, `check`, Python's `profile()`);
 //! - [`layers`]: an archive's layers without profiling them (`ls`);
+//! - [`registry`]: OMMX's local registry, listed (`ls` without an input);
+//!   every function reads an image of it by name (`ghcr.io/org/name:tag`)
+//!   where a file of that name does not exist;
 //! - [`top`], [`stats`], [`explain`], [`advise`]: the analyses that look at
 //!   every entity;
 //! - [`diff`] and [`migration`]: two profiles to compare path by path;
@@ -24,7 +27,9 @@ mod check;
 mod drill;
 mod load;
 mod next_steps;
+mod registry;
 mod report;
+mod resolve;
 
 use std::path::{Path, PathBuf};
 
@@ -45,6 +50,7 @@ pub use batch::expand;
 pub use check::{check, check_one, BaselineSource, CheckOutcome, CheckRequest};
 pub use drill::{advise, explain, stats, top, Advice, Explained, Stats, Top};
 pub use load::{diff, flamegraph, layers, load, migration, profile, Graph, Profiled};
+pub use registry::registry;
 pub use report::{report, Reported};
 
 use crate::pass::{Pass, ProfileOptions, Reading, Settings};
@@ -76,6 +82,9 @@ pub struct Options {
     /// How much work the real-memory estimate may do: outputs that do not
     /// show it ask for the closed form only.
     pub real_memory: Effort,
+    /// The root of OMMX's local registry that image names are found in
+    /// (`None`: `$OMMX_LOCAL_REGISTRY_ROOT`, else OMMX's default).
+    pub registry: Option<std::path::PathBuf>,
 }
 
 impl Options {

@@ -97,6 +97,19 @@ pub struct LimitArgs {
     pub max_element: u64,
 }
 
+/// Where image names are found: `--registry`, on every command that reads
+/// inputs.
+#[derive(Debug, Clone, Args)]
+pub struct RegistryArgs {
+    /// The root of OMMX's local registry, where an input named by image
+    /// reference (name:tag or name@sha256:...) that is not a file is read
+    /// from, OMMX 2.9.3's and 3.0's layouts alike [default:
+    /// $OMMX_LOCAL_REGISTRY_ROOT, else OMMX's: $XDG_DATA_HOME/ommx or
+    /// ~/.local/share/ommx on Linux].
+    #[arg(long, value_name = "DIR")]
+    pub registry: Option<PathBuf>,
+}
+
 impl LimitArgs {
     pub fn limits(&self) -> Limits {
         Limits {
@@ -108,7 +121,8 @@ impl LimitArgs {
 
 #[derive(Debug, Args)]
 pub struct Common {
-    /// Input: .ommx archive, OCI layout directory, raw instance bytes, or '-' for stdin.
+    /// Input: .ommx archive, OCI layout directory, raw instance bytes, an image of OMMX's
+    /// local registry (name:tag, name@sha256:...), or '-' for stdin.
     pub file: PathBuf,
     /// Profile only the N-th instance layer (0-based, manifest order), without a root frame.
     #[arg(long, value_name = "N")]
@@ -118,6 +132,8 @@ pub struct Common {
     pub quiet: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 impl Common {
@@ -127,6 +143,7 @@ impl Common {
             layer: self.layer,
             progress: !self.quiet,
             limits: self.limits.limits(),
+            registry: self.registry.registry.clone(),
             ..Options::default()
         };
         reading.apply(&mut options);
@@ -137,8 +154,9 @@ impl Common {
 /// The inputs of a command that takes several.
 #[derive(Debug, Args)]
 pub struct Inputs {
-    /// Inputs: .ommx archives, OCI layout directories, raw instance bytes, or '-' for
-    /// stdin (also when no input is given). Quoted patterns ('runs/*.ommx') are
+    /// Inputs: .ommx archives, OCI layout directories, raw instance bytes, images of
+    /// OMMX's local registry (name:tag, name@sha256:...), or '-' for stdin (also when
+    /// no input is given). Quoted patterns ('runs/*.ommx') are
     /// expanded. Several inputs are profiled in parallel, each under a root frame
     /// `file[i] (name)`.
     #[arg(value_name = "FILES")]
@@ -151,6 +169,8 @@ pub struct Inputs {
     pub quiet: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 impl Inputs {
@@ -172,6 +192,7 @@ impl Inputs {
             layer: self.layer,
             progress: !self.quiet,
             limits: self.limits.limits(),
+            registry: self.registry.registry.clone(),
             ..Options::default()
         };
         reading.apply(&mut options);
@@ -347,12 +368,19 @@ pub struct AdviseArgs {
 #[derive(Debug, Args)]
 #[command(after_help = super::help::LS)]
 pub struct LsArgs {
-    /// Input: .ommx archive, OCI layout directory, raw instance bytes, or '-' for stdin.
-    pub file: PathBuf,
+    /// Input: .ommx archive, OCI layout directory, raw instance bytes, an image of OMMX's
+    /// local registry (name:tag), or '-' for stdin. None: the local registry's images.
+    pub file: Option<PathBuf>,
     #[arg(short, long, value_parser = LS_FORMATS, default_value = "table")]
     pub format: Format,
+    /// Listing the local registry: profile every instance layer too, for its logical
+    /// bytes (each blob is read and checked against its digest).
+    #[arg(long, conflicts_with = "file")]
+    pub logical: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
     /// Write to FILE instead of stdout ('-' is stdout).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -23,6 +23,8 @@ pub struct CompareCommon {
     pub profile: super::ProfileArgs,
     #[command(flatten)]
     pub limits: super::LimitArgs,
+    #[command(flatten)]
+    pub registry: super::RegistryArgs,
 }
 
 impl CompareCommon {
@@ -34,6 +36,7 @@ impl CompareCommon {
             layer: self.layer,
             progress: !self.quiet,
             limits: self.limits.limits(),
+            registry: self.registry.registry.clone(),
             ..Options::default()
         };
         self.profile.apply(&mut options);

@@ -26,7 +26,8 @@ use crate::render;
     about = "See where the memory of an OMMX optimization problem goes: ommx.v1 and ommx.v2 \
         instances (OMMX 2.x and 3.0), counted as OMMX counts them",
     long_about = "See where the memory of an OMMX optimization problem goes.\n\n\
-        Reads .ommx artifact archives, extracted OCI layout directories and raw \
+        Reads .ommx artifact archives, extracted OCI layout directories, images of \
+        OMMX's local registry by name (name:tag; 2.9.3's and 3.0's layouts) and raw \
         protobuf bytes of ommx.v1.Instance (OMMX 2.x) or ommx.v2.Instance (OMMX 3.0), any \
         of them gzip-compressed ('-' reads stdin; the kind is detected from the content), \
         and reports logical memory exactly as OMMX's Instance.logical_memory_profile() \
@@ -127,7 +128,8 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Render the profile as an SVG flamegraph.
     Flamegraph(FlamegraphArgs),
-    /// List an archive's layers (media type, digest, size, annotations).
+    /// List an archive's layers (media type, digest, size, annotations), or, given
+    /// no input, the images of OMMX's local registry.
     Ls(LsArgs),
     /// Compare two profiles path by path (instances or saved baselines).
     Diff(compare::DiffArgs),
@@ -164,7 +166,7 @@ impl Command {
             Command::Inspect(a) => a.common.files.clone(),
             Command::Flamegraph(a) => a.common.files.clone(),
             Command::Advise(a) => a.common.files.clone(),
-            Command::Ls(a) => vec![a.file.clone()],
+            Command::Ls(a) => a.file.iter().cloned().collect(),
             Command::Top(a) => vec![a.common.file.clone()],
             Command::Explain(a) => vec![a.common.file.clone()],
             Command::Stats(a) => vec![a.common.file.clone()],

@@ -37,6 +37,8 @@ pub struct ReportArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub registry: super::RegistryArgs,
 }
 
 impl ReportArgs {
@@ -47,6 +49,7 @@ impl ReportArgs {
             layer: self.layer,
             progress: !self.quiet,
             limits: self.limits.limits(),
+            registry: self.registry.registry.clone(),
             ..Options::default()
         };
         self.reading.apply(&mut options);

@@ -1,4 +1,4 @@
-//! `memprof ls`: an input's layers.
+//! `memprof ls`: an input's layers, or the local registry's images.
 
 use anyhow::Result;
 
@@ -9,11 +9,16 @@ use crate::render;
 
 pub fn run(args: LsArgs) -> Result<()> {
     let output = Output::from_arg(args.output.as_deref());
-    output.check_not_input(&input_files([args.file.as_path()]))?;
+    output.check_not_input(&input_files(args.file.as_deref()))?;
     let options = Options {
         limits: args.limits.limits(),
+        registry: args.registry.registry,
         ..Options::default()
     };
-    let document = api::layers(&Input::from_path(&args.file), &options)?;
+    let Some(file) = &args.file else {
+        let listing = api::registry(&options, args.logical)?;
+        return output.write_with(|out| render::registry::render(&listing, args.format, out));
+    };
+    let document = api::layers(&Input::from_path(file), &options)?;
     output.write_with(|out| render::layers::render(&document, args.format, out))
 }

@@ -191,6 +191,7 @@ pub fn parse(
         "archive" => Container::Archive,
         "directory" => Container::Directory,
         "artifact" => Container::Artifact,
+        "registry" => Container::Registry,
         other => return Err(malformed(format!("unknown input container {other:?}"))),
     };
     if doc.tree.name != "total" {
@@ -233,6 +234,7 @@ pub fn parse(
             gzip: doc.input.gzip,
             layers: Vec::new(),
             raw_schema: None,
+            registry: None,
         },
         instances,
     };

@@ -5,6 +5,7 @@ use std::io;
 
 use super::archive::ArchiveError;
 use super::limits;
+use super::registry::RegistryError;
 use super::INSTANCE_MEDIA_TYPE;
 use crate::pass::PassError;
 
@@ -38,4 +39,12 @@ pub enum DecodeError {
     LayerOutOfRange { requested: usize, available: usize },
     #[error(transparent)]
     Pass(#[from] PassError),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// An error about one image of a registry listing, naming it.
+    #[error("{image}: {error}")]
+    Image {
+        image: String,
+        error: Box<DecodeError>,
+    },
 }

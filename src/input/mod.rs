@@ -11,6 +11,7 @@ pub mod baseline;
 pub mod error;
 pub mod folded;
 pub mod limits;
+pub mod registry;
 mod rewind;
 pub mod sniff;
 mod text_formats;
@@ -58,6 +59,9 @@ pub enum Input {
         name: String,
         layers: Arc<[archive::ArtifactLayer]>,
     },
+    /// An image of OMMX's local registry, found by its name
+    /// (`api` resolves a name that is not a file into one).
+    Image(Arc<registry::Image>),
 }
 
 impl PartialEq for Input {
@@ -69,6 +73,7 @@ impl PartialEq for Input {
             (Input::Artifact { layers: a, .. }, Input::Artifact { layers: b, .. }) => {
                 Arc::ptr_eq(a, b)
             }
+            (Input::Image(a), Input::Image(b)) => a == b,
             _ => false,
         }
     }
@@ -120,7 +125,7 @@ impl Input {
     /// The file to open, for inputs that are files (or directories).
     pub fn path(&self) -> Option<&std::path::Path> {
         match self {
-            Input::Stdin | Input::Artifact { .. } => None,
+            Input::Stdin | Input::Artifact { .. } | Input::Image(_) => None,
             Input::Path(path) => Some(path),
             Input::Bytes { file, .. } => Some(file),
         }
@@ -158,6 +163,7 @@ impl Input {
             Input::Stdin => "<stdin>".to_string(),
             Input::Path(p) => p.display().to_string(),
             Input::Bytes { name, .. } | Input::Artifact { name, .. } => name.clone(),
+            Input::Image(image) => image.given.clone(),
         }
     }
 }
@@ -229,6 +235,7 @@ pub fn read_with(
             Input::Artifact { layers, .. } => {
                 archive::read_artifact(layers, name, selection, pass, progress)
             }
+            Input::Image(image) => registry::read(image, selection, pass, progress),
             _ => read_stream(io::stdin(), name, selection, limits, pass, progress),
         },
     }
@@ -497,6 +504,7 @@ fn read_raw<R: BufRead + Send>(
         gzip,
         layers: Vec::new(),
         raw_schema: Some(forced.unwrap_or(Schema::V1)),
+        registry: None,
     };
     // Only an uncompressed file's size bounds the instance's length.
     let total = if gzip { None } else { file_bytes };

@@ -89,14 +89,22 @@ impl<R: Read> Read for Tee<R> {
 }
 
 /// Whether reading an input again gives the same bytes: a regular file or
-/// a directory, bytes or an artifact handed over; not standard input, a
+/// a directory, bytes, an artifact handed over or an image of the local
+/// registry (a name that is no file reads as one); not standard input, a
 /// pipe or a FIFO, which the first reading used up.
 impl super::Input {
     pub fn rereadable(&self) -> bool {
         match self {
             super::Input::Stdin => false,
-            super::Input::Path(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file() || m.is_dir()),
-            super::Input::Bytes { .. } | super::Input::Artifact { .. } => true,
+            super::Input::Path(p) => match std::fs::metadata(p) {
+                Ok(m) => m.is_file() || m.is_dir(),
+                Err(_) => p
+                    .to_str()
+                    .is_some_and(|t| super::registry::Reference::parse(t).is_some()),
+            },
+            super::Input::Bytes { .. } | super::Input::Artifact { .. } | super::Input::Image(_) => {
+                true
+            }
         }
     }
 }

@@ -109,7 +109,7 @@ pub fn read(input: &Input, accept: Accept, job: &mut Job<'_, '_>) -> Result<Cont
                 from_stream(file, &name, accept, job)
             }
         }
-        None if matches!(input, Input::Artifact { .. }) => {
+        None if matches!(input, Input::Artifact { .. } | Input::Image(_)) => {
             instance(input, job).map(Content::Instance)
         }
         None => from_stream(io::stdin(), &name, accept, job),

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use super::style;
+use crate::report::registry::Origin;
 use crate::report::{Account, Profile};
 use crate::units;
 
@@ -18,6 +19,9 @@ pub fn write_summary(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Res
     let s = profile.summary();
     let doc = &profile.report.document;
     writeln!(out, "{}{}", style::label("file:", 13), doc.name)?;
+    if let Some(origin) = &doc.registry {
+        line(out, "registry:", &registry_line(origin))?;
+    }
     writeln!(
         out,
         "{}{}",
@@ -44,6 +48,22 @@ pub fn write_summary(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Res
     };
     writeln!(out, "{}{bytes}", style::label("file bytes:", 13))?;
     write_total(profile, out)
+}
+
+/// Where an image named by reference was read: which OMMX's local
+/// registry, at which root, under which name, from where.
+pub fn registry_line(origin: &Origin) -> String {
+    let digest = origin
+        .manifest_digest
+        .as_deref()
+        .map_or(String::new(), |d| format!(", manifest {d}"));
+    format!(
+        "{} at {}: {} ({}{digest})",
+        origin.layout.describe(),
+        origin.root,
+        origin.image,
+        origin.path
+    )
 }
 
 /// The header line naming the total and what it counts.

@@ -12,6 +12,7 @@ use crate::input::{Container, InstanceSummary, Report};
 use crate::profile::Aggregate;
 use crate::report::envelope::Envelope;
 use crate::report::real::RealMemory;
+use crate::report::registry::Origin;
 
 #[derive(Debug, Serialize)]
 pub struct Document {
@@ -33,6 +34,9 @@ pub struct InputInfo {
     pub container: Container,
     pub gzip: bool,
     pub file_bytes: Option<u64>,
+    /// Where in OMMX's local registry an image named by reference was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry: Option<Origin>,
 }
 
 #[derive(Debug, Serialize)]
@@ -81,6 +85,7 @@ pub fn input_info(report: &Report) -> InputInfo {
         container: doc.container,
         gzip: doc.gzip,
         file_bytes: doc.file_bytes,
+        registry: doc.registry.as_deref().cloned(),
     }
 }
 

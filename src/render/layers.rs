@@ -10,6 +10,7 @@ use super::format::{unsupported, Format};
 use crate::input::{Container, Document, Schema};
 use crate::render::width::Give;
 use crate::report::envelope::Envelope;
+use crate::report::registry::Origin;
 use crate::units::human_exact;
 
 /// The listing of `doc` in `format`.
@@ -33,6 +34,7 @@ fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
         Container::Archive => "OMMX artifact archive (OCI image layout in tar)",
         Container::Directory => "OMMX artifact directory (OCI image layout)",
         Container::Artifact => "OMMX artifact (its layers, handed over by OMMX)",
+        Container::Registry => "an image of OMMX's local registry",
     };
     let title = format!(
         "{}: {kind}{}",
@@ -40,6 +42,10 @@ fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
         if doc.gzip { ", gzip-compressed" } else { "" }
     );
     writeln!(out, "{}", crate::render::width::wrap(&title, "  "))?;
+    if let Some(origin) = &doc.registry {
+        let from = format!("  {}", super::header::registry_line(origin));
+        writeln!(out, "{}", crate::render::width::wrap(&from, "    "))?;
+    }
     if doc.layers.is_empty() {
         return Ok(());
     }
@@ -99,6 +105,9 @@ fn render_data(doc: &Document, yaml: bool, out: &mut dyn Write) -> Result<()> {
         /// Raw input read as ommx.v2 (absent otherwise, as before v2).
         #[serde(skip_serializing_if = "Option::is_none")]
         schema: Option<Schema>,
+        /// Where in OMMX's local registry an image named by reference was read.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        registry: Option<&'a Origin>,
         layers: &'a [crate::input::LayerInfo],
     }
     let listing = Listing {
@@ -107,6 +116,7 @@ fn render_data(doc: &Document, yaml: bool, out: &mut dyn Write) -> Result<()> {
         gzip: doc.gzip,
         file_bytes: doc.file_bytes,
         schema: doc.raw_schema.filter(|s| *s == Schema::V2),
+        registry: doc.registry.as_deref(),
         layers: &doc.layers,
     };
     Envelope::untooled(listing).write(yaml, out)

@@ -8,6 +8,7 @@ pub mod files;
 pub mod gathered;
 pub mod loaded;
 pub mod real;
+pub mod registry;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -93,6 +94,9 @@ pub enum Container {
     /// An artifact's layers handed over by OMMX itself (a notebook's
     /// `ommx.artifact.Artifact`).
     Artifact,
+    /// An image of OMMX's local registry, read by its name (where from:
+    /// [`Document::registry`]).
+    Registry,
 }
 
 /// One layer of an archive's manifest.
@@ -130,6 +134,9 @@ pub struct Document {
     /// The schema raw input was read with (`None` for archives and
     /// directories, whose layers name theirs by media type).
     pub raw_schema: Option<Schema>,
+    /// Where in OMMX's local registry the input was read from, for an image
+    /// named by reference.
+    pub registry: Option<Box<registry::Origin>>,
 }
 
 /// The profile of one instance.

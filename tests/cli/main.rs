@@ -23,6 +23,7 @@ mod hardening;
 mod matrix;
 mod parallel;
 mod readme;
+mod registry;
 mod report;
 mod sources;
 mod usability;

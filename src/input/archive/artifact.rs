@@ -92,6 +92,7 @@ pub(crate) fn read_artifact(
         gzip: false,
         layers: Vec::new(),
         raw_schema: None,
+        registry: None,
     };
     profile_layers(
         &mut Blobs(blobs),

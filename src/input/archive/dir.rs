@@ -103,10 +103,22 @@ pub(crate) fn read_directory(
         gzip: false,
         layers: Vec::new(),
         raw_schema: None,
+        registry: None,
     };
-    let mut store = DirStore { root };
-    check_oci_layout(&mut store)?;
-    read_layout(&mut store, document, selection, pass, progress)
+    read_layout_in(&mut DirStore { root }, document, selection, pass, progress)
+}
+
+/// Reads an OCI image-layout directory whose files `store` opens (an
+/// extracted layout, or an image directory of OMMX 2.9.3's local registry).
+pub(crate) fn read_layout_in(
+    store: &mut dyn Store,
+    document: Document,
+    selection: Selection,
+    pass: &mut Pass<'_>,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
+    check_oci_layout(store)?;
+    read_layout(store, document, selection, pass, progress)
 }
 
 /// `oci-layout` in a directory's layout, as OMMX reads it.

@@ -39,7 +39,7 @@ mod tarball;
 
 pub(crate) use artifact::read_artifact;
 pub use artifact::{ArtifactLayer, HandedLayer};
-pub(crate) use dir::read_directory;
+pub(crate) use dir::{read_directory, read_layout_in};
 pub(crate) use tarball::{read_tar, TarSource};
 
 /// Caps on the small JSON documents read whole.
@@ -238,10 +238,12 @@ impl<'de> serde::Deserialize<'de> for Digest {
 }
 
 /// A file of the layout opened for reading, with its size.
-type Opened<'a> = Option<(Box<dyn Read + Send + 'a>, u64)>;
+pub(crate) type Opened<'a> = Option<(Box<dyn Read + Send + 'a>, u64)>;
 
-/// Where the layout's files are.
-trait Store {
+/// Where the layout's files are: a tar's entries, a directory, an
+/// artifact's handed-over blobs, or an image of OMMX's local registry
+/// (`input/registry/`).
+pub(crate) trait Store {
     /// Opens the file at `name` (relative to the layout root), if present.
     fn open(&mut self, name: &str) -> Result<Opened<'_>, DecodeError>;
 
@@ -380,6 +382,30 @@ fn profile_layers(
     })
 }
 
+/// Profiles the layers of `manifest` (the bytes of an image manifest kept
+/// apart from the layout, as OMMX 3.0's registry index keeps it, named
+/// `what`), their blobs read from `store`.
+pub(crate) fn read_manifest_bytes(
+    store: &mut dyn Store,
+    manifest: &[u8],
+    what: &str,
+    document: Document,
+    selection: Selection,
+    pass: &mut Pass<'_>,
+    progress: &ProgressBar,
+) -> Result<Report, DecodeError> {
+    if manifest.len() as u64 > MANIFEST_CAP {
+        return Err(ArchiveError::TooLarge {
+            what: what.to_string(),
+            size: manifest.len() as u64,
+            cap: MANIFEST_CAP,
+        }
+        .into());
+    }
+    let descriptors = parse_manifest(manifest, what)?.layers;
+    profile_layers(store, descriptors, document, selection, pass, progress)
+}
+
 /// The manifest the index names first (OMMX reads no other), within the
 /// caps, of OMMX's artifact type.
 fn read_manifest(store: &mut dyn Store) -> Result<Manifest, DecodeError> {
@@ -399,7 +425,13 @@ fn read_manifest(store: &mut dyn Store) -> Result<Manifest, DecodeError> {
     }
     let mut bytes = Vec::new();
     reader.take(MANIFEST_CAP).read_to_end(&mut bytes)?;
-    let manifest: Manifest = parse_json(&bytes, &what)?;
+    parse_manifest(&bytes, &what)
+}
+
+/// A manifest's bytes as OMMX reads them: of OMMX's artifact type, within
+/// the cap on layers.
+fn parse_manifest(bytes: &[u8], what: &str) -> Result<Manifest, DecodeError> {
+    let manifest: Manifest = parse_json(bytes, what)?;
     match manifest.artifact_type.as_deref() {
         Some(ARTIFACT_TYPE) => {}
         found => {

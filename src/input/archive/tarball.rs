@@ -370,6 +370,7 @@ pub(crate) fn read_tar(
         gzip,
         layers: Vec::new(),
         raw_schema: None,
+        registry: None,
     };
     read_layout(&mut store, document, selection, pass, progress)
 }

@@ -253,6 +253,7 @@ mod tests {
                 gzip: false,
                 layers: Vec::new(),
                 raw_schema: None,
+                registry: None,
             },
             instances: vec![ProfiledInstance {
                 instance_index: None,
