@@ -83,12 +83,14 @@ impl Chunks {
         units << BIN_BITS | bin_bits(chunk.state)
     }
 
+    #[inline]
     pub(super) fn get(&self, addr: &u64) -> Option<Chunk> {
         let v = self.slot(*addr);
         (v != 0).then(|| self.unpack(*addr, v))
     }
 
     /// The size of the chunk at `addr`, which must be one.
+    #[inline]
     pub(super) fn size(&self, addr: u64) -> u64 {
         self.get(&addr).expect("a chunk at that address").size
     }
