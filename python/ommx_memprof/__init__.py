@@ -199,6 +199,12 @@ class Profile:
         """``memprof inspect --format yaml``."""
         return self._native.render("yaml")
 
+    def to_speedscope(self) -> str:
+        """``memprof inspect --format speedscope``: speedscope's JSON file
+        (speedscope.app opens it), one sample per line of ``folded()``,
+        weighed in bytes."""
+        return self._native.render("speedscope")
+
     def to_dict(self) -> dict:
         """The JSON document (``schema_version``, ``total_bytes``, ``tree``, ...)
         as Python data."""

@@ -39,7 +39,7 @@ pub fn render(view: &AdviceView<'_>, format: Format, out: &mut dyn Write) -> Res
         Format::Table => render_table(view, out)?,
         Format::Json => Envelope::new(document(view)).write(false, out)?,
         Format::Yaml => Envelope::new(document(view)).write(true, out)?,
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
             return Err(unsupported(format, "advise"))
         }
     }
@@ -91,7 +91,7 @@ fn render_views(views: &[AdviceView<'_>], format: Format, out: &mut dyn Write) -
         }
         Format::Json => many().write(false, out)?,
         Format::Yaml => many().write(true, out)?,
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
             return Err(unsupported(format, "advise"))
         }
     }

@@ -133,7 +133,7 @@ fn render_stats(
         Format::Table => None,
         Format::Json => Some(false),
         Format::Yaml => Some(true),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
             return Err(unsupported(format, "stats"))
         }
     };

@@ -57,7 +57,7 @@ fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) ->
         Format::Table => None,
         Format::Json => Some(false),
         Format::Yaml => Some(true),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
             return Err(unsupported(format, "top"))
         }
     };

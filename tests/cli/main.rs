@@ -28,6 +28,7 @@ mod sources;
 mod usability;
 mod v2;
 mod v2_drill;
+mod viewers;
 
 pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")

@@ -92,6 +92,12 @@ fn inspect_in_every_format() {
     );
     // What `memprof inspect FILE` shows: a screenful.
     insta::assert_snapshot!("inspect_default_tree", run(&["inspect", MULTI]));
+    // speedscope's file, one line of JSON as written (tests/cli/viewers.rs
+    // reads it back).
+    insta::assert_snapshot!(
+        "inspect_speedscope",
+        run(&["inspect", KITCHEN, "--format", "speedscope"])
+    );
 }
 
 #[test]

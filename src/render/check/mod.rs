@@ -21,7 +21,9 @@ pub fn render(report: &CheckReport, format: Format, out: &mut dyn Write) -> Resu
         Format::Yaml => json::render(report, true, out)?,
         Format::Markdown => markdown::render(report, out)?,
         Format::Junit => junit::render(report, out)?,
-        Format::Folded | Format::Tree => return Err(unsupported(format, "check")),
+        Format::Folded | Format::Tree | Format::Speedscope => {
+            return Err(unsupported(format, "check"))
+        }
     }
     Ok(())
 }
