@@ -4,6 +4,11 @@
 
 /// `memprof inspect`.
 pub const INSPECT: &str = "\
+A leaf is one figure OMMX's leaf-only visitor reports: a path with bytes of its own, typically \
+one field of one entity (a variable's DecisionVariable.id, 8 B); only leaves carry bytes. A \
+folded line is the sum of one path's leaves, the leaves columns count them, a node's inclusive \
+bytes are its leaves' and those below it, its own bytes its leaves' alone.
+
 A baseline saved with --format json (as `memprof check --update-baseline` writes it) is shown \
 as the profile it holds, in any format.
 

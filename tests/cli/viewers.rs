@@ -129,3 +129,12 @@ fn speedscope_is_offered_by_inspect_alone() {
     let help = ok(&["inspect", "--help"]);
     assert!(help.contains("speedscope"), "{help}");
 }
+
+#[test]
+fn inspect_help_defines_a_leaf() {
+    let help = ok(&["inspect", "--help"]);
+    assert!(
+        help.contains("A leaf is one figure OMMX's leaf-only visitor reports"),
+        "{help}"
+    );
+}
