@@ -295,9 +295,15 @@ class Profile:
         title: Optional[str] = None,
         inverted: bool = False,
         min_width: Optional[float] = None,
+        reverse: bool = False,
     ) -> str:
-        """``memprof flamegraph``: the interactive SVG, as text."""
-        return self._native.flamegraph(title=title, inverted=inverted, min_width=min_width)
+        """``memprof flamegraph``: the interactive SVG, as text. ``inverted``
+        draws it upside down (an icicle graph); ``reverse`` draws it leaves
+        first (``--reverse``: the frames holding bytes at the root, their
+        callers above)."""
+        return self._native.flamegraph(
+            title=title, inverted=inverted, reverse=reverse, min_width=min_width
+        )
 
     def html(self, top: int = 100) -> str:
         """``memprof report``: one self-contained HTML page (an interactive

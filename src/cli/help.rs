@@ -20,8 +20,14 @@ Examples:
 
 /// `memprof flamegraph`.
 pub const FLAMEGRAPH: &str = "\
+Two ways to turn the graph: --inverted draws it upside down (an icicle graph: the root at the \
+top, every path still running from the root to its leaf); --reverse turns every path around \
+(leaves first: the frames holding bytes at the root, their callers above them), so that a kind \
+of data spread over many places (the terms of every function) is one wide frame. They combine.
+
 Examples:
   memprof flamegraph problem.ommx -o problem.svg
+  memprof flamegraph problem.ommx --reverse -o leaves.svg
   memprof flamegraph problem.ommx --view wire -o wire.svg
   memprof inspect problem.ommx --format folded | memprof flamegraph -o problem.svg";
 

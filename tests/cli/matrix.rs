@@ -105,6 +105,10 @@ fn flamegraph_svg() {
     let svg = run(&["flamegraph", KITCHEN, "-o", "-"]);
     assert!(svg.starts_with("<?xml"), "{}", &svg[..svg.len().min(200)]);
     insta::assert_snapshot!("flamegraph_svg", svg);
+    insta::assert_snapshot!(
+        "flamegraph_reverse_svg",
+        run(&["flamegraph", KITCHEN, "--reverse", "-o", "-"])
+    );
 }
 
 #[test]

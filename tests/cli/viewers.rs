@@ -1,5 +1,8 @@
 //! The viewers people already use: speedscope's file (`inspect --format
-//! speedscope`), read back and held to the folded lines it is made of.
+//! speedscope`) and inferno's leaves-first graph (`flamegraph --reverse`),
+//! each read back and held to the folded lines it is made of.
+
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
@@ -137,4 +140,100 @@ fn inspect_help_defines_a_leaf() {
         help.contains("A leaf is one figure OMMX's leaf-only visitor reports"),
         "{help}"
     );
+}
+
+/// The frames of an inferno SVG: (name, y, bytes).
+fn svg_frames(svg: &str) -> Vec<(String, u64, u64)> {
+    svg.split("<g><title>")
+        .skip(1)
+        .map(|g| {
+            let name = &g[..g.find(" (").unwrap()];
+            let attr = |key: &str| -> u64 {
+                let at = g.find(&format!(" {key}=\"")).unwrap() + key.len() + 3;
+                g[at..at + g[at..].find('"').unwrap()].parse().unwrap()
+            };
+            let name = name
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&");
+            (name, attr("y"), attr("fg:w"))
+        })
+        .collect()
+}
+
+/// Bytes of the frames in the row next to the root, summed by name.
+fn next_to_root(svg: &str, inverted: bool) -> BTreeMap<String, u64> {
+    let frames = svg_frames(svg);
+    let root_y = frames.iter().map(|f| f.1);
+    let root_y = if inverted {
+        root_y.min().unwrap()
+    } else {
+        root_y.max().unwrap()
+    };
+    let row = if inverted { root_y + 16 } else { root_y - 16 };
+    let mut sums = BTreeMap::new();
+    for (name, y, bytes) in frames {
+        if y == row {
+            *sums.entry(name).or_default() += bytes;
+        }
+    }
+    sums
+}
+
+#[test]
+fn flamegraph_reverse_stands_the_leaves_on_the_root() {
+    let kitchen = oracle("kitchen_sink.pb");
+    let lines = folded(&["inspect", &kitchen]);
+    let mut by_leaf: BTreeMap<String, u64> = BTreeMap::new();
+    let mut by_top: BTreeMap<String, u64> = BTreeMap::new();
+    for (path, bytes) in &lines {
+        *by_leaf
+            .entry(path.rsplit(';').next().unwrap().to_string())
+            .or_default() += bytes;
+        *by_top
+            .entry(path.split(';').next().unwrap().to_string())
+            .or_default() += bytes;
+    }
+    let graph = |extra: &[&str]| {
+        let mut args = vec![
+            "flamegraph",
+            kitchen.as_str(),
+            "--min-width",
+            "0",
+            "-o",
+            "-",
+        ];
+        args.extend(extra);
+        ok(&args)
+    };
+    let plain = graph(&[]);
+    assert_eq!(next_to_root(&plain, false), by_top);
+    let reversed = graph(&["--reverse"]);
+    assert_eq!(next_to_root(&reversed, false), by_leaf);
+    assert!(by_leaf.contains_key("PolynomialBase.terms"));
+    assert!(reversed.contains("leaves first"), "the subtitle says so");
+    assert!(
+        reversed.contains("kitchen_sink.pb: 4.2 KiB"),
+        "the root's name"
+    );
+    assert_eq!(reversed, graph(&["--reverse"]), "deterministic");
+    // Upside down as well: the root on top, the leaves under it.
+    let both = graph(&["--reverse", "--inverted"]);
+    assert_eq!(next_to_root(&both, true), by_leaf);
+    // Folded stacks as input turn the same way.
+    let out = memprof()
+        .args(["flamegraph", "--reverse", "--min-width", "0", "-o", "-"])
+        .write_stdin(ok(&["inspect", &kitchen, "-f", "folded"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let from_folded = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(next_to_root(&from_folded, false), by_leaf);
+}
+
+#[test]
+fn flamegraph_help_tells_inverted_from_reverse() {
+    let help = ok(&["flamegraph", "--help"]);
+    assert!(help.contains("--reverse"), "{help}");
+    assert!(help.contains("--inverted draws it upside down"), "{help}");
 }
