@@ -94,12 +94,10 @@ fn table(rows: &[Stats], families: bool, limit: usize) -> Grid {
         table.add_row(row);
     }
     if rows.len() > limit {
-        let mut row = vec![String::new(); if families { 7 } else { 6 }];
-        row[0] = format!(
+        table.add_note(format!(
             "({} more families; raise --top to see them)",
             rows.len() - limit
-        );
-        table.add_row(row);
+        ));
     }
     let first = if families { 2 } else { 1 };
     for col in first..first + 4 {

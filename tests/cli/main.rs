@@ -18,6 +18,7 @@ mod differential;
 mod drill;
 mod edges;
 mod errors;
+mod everyday;
 mod floors;
 mod hardening;
 mod matrix;
