@@ -1,5 +1,9 @@
 //! Issue 45's smaller things, each as a reader meets it.
 
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
 use super::{memprof, ok, oracle};
 
 fn at_width(args: &[&str], columns: &str) -> String {
@@ -62,4 +66,86 @@ fn a_sentence_in_a_narrowed_table_wraps_and_keeps_its_start() {
         }
         assert!(narrowed > 0, "{args:?} never narrowed");
     }
+}
+
+/// The `sample:` lines of each recommendation in `advise`'s table, the
+/// label taken off.
+fn sample_lines(text: &str) -> Vec<Vec<String>> {
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    let mut in_samples = false;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("    sample:") {
+            in_samples = true;
+            groups.push(vec![rest.trim().to_string()]);
+        } else if in_samples && line.starts_with("                ") {
+            groups.last_mut().unwrap().push(line.trim().to_string());
+        } else {
+            in_samples = false;
+        }
+    }
+    groups
+}
+
+/// A sample line without its ids: what two entities alike share.
+fn without_ids(line: &str) -> String {
+    let (head, detail) = line.split_once(": ").unwrap();
+    let head: String = head
+        .split(' ')
+        .filter(|w| !w.trim_end_matches(',').chars().all(|c| c.is_ascii_digit()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let head = head.split(" (").next().unwrap().to_string();
+    format!("{head}: {detail}")
+}
+
+#[test]
+fn advise_shows_samples_alike_once_and_only_paths_the_instance_has() {
+    let file = oracle("var_kinds.pb");
+    let text = ok(&["advise", &file]);
+    assert!(
+        sample_lines(&text).contains(&vec![
+            "variable 1, 2, 3 (3 alike): 153 B in OMMX 2.9.3, 25 B in OMMX 3.0".to_string()
+        ]),
+        "{text}"
+    );
+    // No two lines of a recommendation alike once their ids are taken out.
+    let moderate = ok(&["advise", &oracle("moderate.pb")]);
+    for text in [&text, &moderate] {
+        for lines in sample_lines(text) {
+            let shapes: BTreeSet<String> = lines.iter().map(|l| without_ids(l)).collect();
+            assert_eq!(shapes.len(), lines.len(), "{lines:#?}");
+        }
+    }
+    assert!(
+        moderate.contains("constraint 1, 3, 4 \"c\" (3 alike): Linear with 9 terms"),
+        "{moderate}"
+    );
+    // The JSON keeps every sample, as data.
+    let doc: Value = serde_json::from_str(&ok(&["advise", &file, "-f", "json"])).unwrap();
+    let recommendations = doc["layers"][0]["recommendations"].as_array().unwrap();
+    let migration = recommendations
+        .iter()
+        .find(|r| r["rule"] == "ommx-3-layout")
+        .expect("ommx-3-layout");
+    assert_eq!(migration["sample"].as_array().unwrap().len(), 3);
+    // Its paths are the instance's: the top-level frames of its profile.
+    let profile: BTreeSet<String> = ok(&["inspect", &file, "-f", "folded"])
+        .lines()
+        .map(|line| line.split([';', ' ']).next().unwrap().to_string())
+        .collect();
+    let paths: Vec<&str> = migration["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(!paths.is_empty());
+    for path in &paths {
+        assert!(profile.contains(*path), "{path} is not in {profile:?}");
+    }
+    // 3.0's own collections are in its details, with their bytes.
+    let per_path = migration["details"]["per_path"].as_array().unwrap();
+    assert!(per_path
+        .iter()
+        .any(|p| p["path"] == "Instance.constraint_collection" && p["ommx29_bytes"] == 0));
 }
