@@ -149,3 +149,37 @@ fn advise_shows_samples_alike_once_and_only_paths_the_instance_has() {
         .iter()
         .any(|p| p["path"] == "Instance.constraint_collection" && p["ommx29_bytes"] == 0));
 }
+
+#[test]
+fn top_speaks_of_ties_only_where_they_decided_the_cut() {
+    let kitchen = oracle("kitchen_sink.pb");
+    let doc: Value =
+        serde_json::from_str(&ok(&["top", &kitchen, "-n", "100", "-f", "json"])).unwrap();
+    let bytes: Vec<u64> = doc["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["bytes"].as_u64().unwrap())
+        .collect();
+    let mut tied = 0;
+    for n in 1..bytes.len() {
+        let text = ok(&["top", &kitchen, "-n", &n.to_string()]);
+        let left_out = bytes[n..].iter().filter(|&&b| b == bytes[n - 1]).count();
+        if left_out == 0 {
+            assert!(!text.contains("ties are listed"), "-n {n}:\n{text}");
+        } else {
+            tied += 1;
+            let entities = if left_out == 1 {
+                "entity ties"
+            } else {
+                "entities tie"
+            };
+            assert!(
+                text.contains(&format!("{left_out} more {entities} with the last row at ")),
+                "-n {n}:\n{text}"
+            );
+            assert!(text.contains("ties are listed by id"), "-n {n}:\n{text}");
+        }
+    }
+    assert!(tied > 0 && tied < bytes.len() - 1, "{bytes:?}");
+}
