@@ -150,6 +150,80 @@ fn advise_shows_samples_alike_once_and_only_paths_the_instance_has() {
         .any(|p| p["path"] == "Instance.constraint_collection" && p["ommx29_bytes"] == 0));
 }
 
+/// The rows of a tree under `parent` (a row's label, its frame's name).
+fn tree_children(text: &str, parent: usize) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let indent = |line: &str| line.find(|c: char| c.is_alphanumeric() || c == '(');
+    let depth = indent(lines[parent]).unwrap();
+    let mut children = Vec::new();
+    for line in &lines[parent + 1..] {
+        let Some(at) = indent(line) else { break };
+        if at <= depth {
+            break;
+        }
+        if at == depth + 3 {
+            let name = line[at..].split("  ").next().unwrap();
+            children.push(name.to_string());
+        }
+    }
+    children
+}
+
+#[test]
+fn a_tree_never_folds_one_child_or_an_only_row_into_others() {
+    let files = [
+        oracle("kitchen_sink.pb"),
+        oracle("moderate.pb"),
+        oracle("multi.ommx"),
+    ];
+    let mut singles = 0;
+    for file in &files {
+        for cut in [
+            vec![],
+            vec!["--depth", "2", "--min-percent", "5"],
+            vec!["--min-percent", "10"],
+            vec!["--group-by", "name"],
+            vec!["--depth", "4", "--min-percent", "1"],
+        ] {
+            let mut args = vec!["inspect", file.as_str()];
+            args.extend(&cut);
+            let text = ok(&args);
+            assert!(!text.contains("(1 other)"), "{args:?}:\n{text}");
+            let start = text.lines().position(|l| l.starts_with("total")).unwrap();
+            for (i, line) in text.lines().enumerate().skip(start) {
+                let children = tree_children(&text, i);
+                if let [only] = children.as_slice() {
+                    assert!(!only.starts_with('('), "{args:?}: {line}\n{text}");
+                    singles += 1;
+                }
+            }
+        }
+    }
+    assert!(singles > 0, "some node shows one child");
+    // Instance.description's 7 small children are not one "(7 others)" row.
+    let text = ok(&[
+        "inspect",
+        &oracle("kitchen_sink.pb"),
+        "--depth",
+        "2",
+        "--min-percent",
+        "5",
+    ]);
+    let row = text
+        .lines()
+        .position(|l| l.contains("Instance.description"))
+        .unwrap();
+    assert!(tree_children(&text, row).is_empty(), "{text}");
+    // Where one child is too small to open, it is shown by its name.
+    let text = ok(&["inspect", &oracle("kitchen_sink.pb"), "--group-by", "name"]);
+    assert!(
+        text.contains(
+            "│  └─ BTreeMap[stack]                            24 B    0.6%          1 leaf"
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn top_speaks_of_ties_only_where_they_decided_the_cut() {
     let kitchen = oracle("kitchen_sink.pb");
