@@ -257,3 +257,22 @@ fn top_speaks_of_ties_only_where_they_decided_the_cut() {
     }
     assert!(tied > 0 && tied < bytes.len() - 1, "{bytes:?}");
 }
+
+#[test]
+fn a_file_no_rule_applies_to_says_so_instead_of_an_empty_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let kitchen = oracle("kitchen_sink.pb");
+    let baselines = dir.path().to_str().unwrap();
+    let table = ok(&["check", &kitchen, "--baseline", baselines]);
+    assert!(
+        table.contains(
+            "(added: no baseline yet): PASS\n  no rules: each rule of this check compares with \
+             a baseline, and this file has none yet\n"
+        ),
+        "{table}"
+    );
+    assert!(!table.contains('┌'), "no empty table:\n{table}");
+    let markdown = ok(&["check", &kitchen, "--baseline", baselines, "-f", "markdown"]);
+    assert!(markdown.contains("\nNo rules: each rule"), "{markdown}");
+    assert!(!markdown.contains("| rule |"), "{markdown}");
+}

@@ -58,6 +58,17 @@ pub fn rule_name(result: &LimitResult) -> String {
     )
 }
 
+/// What a file that no rule applies to gets instead of an empty table:
+/// every rule of the check compares with a baseline, and an added file has
+/// none yet.
+pub fn no_rules(file: &FileReport) -> &'static str {
+    if file.added {
+        "no rules: each rule of this check compares with a baseline, and this file has none yet"
+    } else {
+        "no rules apply to this file"
+    }
+}
+
 /// "file (against baseline)" for headings.
 pub fn file_title(file: &FileReport) -> String {
     match &file.baseline {
