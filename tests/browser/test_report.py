@@ -267,6 +267,16 @@ def test_leaves_first_stands_the_frames_holding_bytes_on_the_root(browser, page,
     assert top == {c["name"]: c["bytes"] for c in root["children"]}
 
 
+def test_an_estimate_of_nothing_is_zero_bytes(browser, tmp_path, memprof):
+    # obj_linear's load fits in the heap the interpreter holds: no new pages.
+    path = tmp_path / "small.html"
+    memprof("report", ORACLE / "obj_linear.pb", "-o", path, "-q")
+    assert page_data(path)["inputs"][0]["real_memory"]["resident_bytes"] == 0
+    open_page(browser, path)
+    text = browser.find_element(By.CSS_SELECTOR, ".real-memory").text
+    assert text.startswith("0 B resident, ~8.6 KiB peak"), text
+
+
 def test_the_wire_view_sizes_frames_by_encoded_bytes(browser, page):
     open_page(browser, page)
     browser.find_element(By.CSS_SELECTOR, "button.view[data-view=wire]").click()

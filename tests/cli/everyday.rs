@@ -276,3 +276,24 @@ fn a_file_no_rule_applies_to_says_so_instead_of_an_empty_table() {
     assert!(markdown.contains("\nNo rules: each rule"), "{markdown}");
     assert!(!markdown.contains("| rule |"), "{markdown}");
 }
+
+#[test]
+fn an_estimate_of_nothing_is_zero_bytes_not_about_zero() {
+    let small = ok(&["inspect", &oracle("obj_linear.pb")]);
+    assert!(
+        small.contains("\nreal memory: 0 B resident, ~8.6 KiB peak to load in OMMX 2.9.3"),
+        "{small}"
+    );
+    let doc: Value =
+        serde_json::from_str(&ok(&["inspect", &oracle("obj_linear.pb"), "-f", "json"])).unwrap();
+    assert_eq!(doc["layers"][0]["real_memory"]["resident_bytes"], 0);
+    let larger = ok(&["inspect", &oracle("kitchen_sink.pb")]);
+    assert!(
+        larger.contains("real memory: ~20.7 KiB resident"),
+        "{larger}"
+    );
+    for file in super::pb_files("oracle") {
+        let text = ok(&["inspect", file.to_str().unwrap(), "--depth", "1"]);
+        assert!(!text.contains("~0 B"), "{}:\n{text}", file.display());
+    }
+}

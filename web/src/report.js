@@ -4,7 +4,7 @@
 
 import { select } from "d3-selection";
 import { diverging, Graph, pathOf, treeOf, UNCHANGED } from "./flame.js";
-import { bytesExact, change, human, percent, plural, signedHuman, thousands } from "./format.js";
+import { about, bytesExact, change, human, percent, plural, signedHuman, thousands } from "./format.js";
 import { sortableTable } from "./table.js";
 import "./report.css";
 
@@ -79,7 +79,7 @@ function header() {
         .append("dd")
         .attr("class", "real-memory")
         .text(
-          `~${human(real.resident_bytes)} resident, ~${human(real.load_peak_bytes)} peak to load in ${real.runtime}, estimated`,
+          `${about(real.resident_bytes)} resident, ~${human(real.load_peak_bytes)} peak to load in ${real.runtime}, estimated`,
         );
       const held = real.held_bytes;
       const owners = [
