@@ -211,6 +211,12 @@ class Profile:
         """``memprof inspect --format yaml``."""
         return self._native.render("yaml")
 
+    def to_speedscope(self) -> str:
+        """``memprof inspect --format speedscope``: speedscope's JSON file
+        (speedscope.app opens it), one sample per line of ``folded()``,
+        weighed in bytes."""
+        return self._native.render("speedscope")
+
     def to_dict(self) -> dict:
         """The JSON document (``schema_version``, ``total_bytes``, ``tree``, ...)
         as Python data."""
@@ -301,9 +307,15 @@ class Profile:
         title: Optional[str] = None,
         inverted: bool = False,
         min_width: Optional[float] = None,
+        reverse: bool = False,
     ) -> str:
-        """``memprof flamegraph``: the interactive SVG, as text."""
-        return self._native.flamegraph(title=title, inverted=inverted, min_width=min_width)
+        """``memprof flamegraph``: the interactive SVG, as text. ``inverted``
+        draws it upside down (an icicle graph); ``reverse`` draws it leaves
+        first (``--reverse``: the frames holding bytes at the root, their
+        callers above)."""
+        return self._native.flamegraph(
+            title=title, inverted=inverted, reverse=reverse, min_width=min_width
+        )
 
     def html(self, top: int = 100) -> str:
         """``memprof report``: one self-contained HTML page (an interactive

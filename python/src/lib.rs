@@ -247,12 +247,13 @@ impl NativeProfile {
     }
 
     /// `memprof flamegraph -o -`: the SVG.
-    #[pyo3(signature = (title=None, inverted=false, min_width=None))]
+    #[pyo3(signature = (title=None, inverted=false, reverse=false, min_width=None))]
     fn flamegraph(
         &self,
         py: Python<'_>,
         title: Option<String>,
         inverted: bool,
+        reverse: bool,
         min_width: Option<f64>,
     ) -> PyResult<String> {
         py.detach(|| {
@@ -260,6 +261,7 @@ impl NativeProfile {
                 let options = SvgOptions {
                     title,
                     inverted,
+                    reverse,
                     min_width,
                 };
                 text(|out| render::svg::render(&self.loaded.profile(), &options, out))

@@ -183,6 +183,24 @@ def test_flamegraph_and_notebook_views(kitchen_sink):
     assert str(p) == p.tree()
 
 
+def test_speedscope_and_leaves_first_are_the_command_s(kitchen_sink):
+    p = ommx_memprof.profile(kitchen_sink)
+    text = p.to_speedscope()
+    assert text == run_memprof("inspect", kitchen_sink, "--format", "speedscope").stdout
+    file = json.loads(text)
+    frames = [f["name"] for f in file["shared"]["frames"]]
+    (profile,) = file["profiles"]
+    assert profile["unit"] == "bytes" and profile["endValue"] == p.total
+    lines = [
+        f"{';'.join(frames[i] for i in sample)} {weight}"
+        for sample, weight in zip(profile["samples"], profile["weights"])
+    ]
+    assert "\n".join(lines) == p.folded()
+    svg = p.flamegraph(reverse=True)
+    assert svg == run_memprof("flamegraph", kitchen_sink, "--reverse", "-o", "-").stdout
+    assert "leaves first" in svg and svg != p.flamegraph()
+
+
 def test_report_page_and_notebook_view(tmp_path, kitchen_sink):
     p = ommx_memprof.profile(kitchen_sink)
     page = p.html()

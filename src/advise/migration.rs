@@ -8,7 +8,8 @@
 //! (the migration view, `memprof diff FILE --accounting 2.9,3.0`): its
 //! saving is the difference of the two totals, which is the migration
 //! diff summed over the paths it lists (every top-level path whose bytes
-//! differ). When 3.0 takes more, it says so and saves nothing. Its samples
+//! differ; its paths are those of them the instance has, the others are in
+//! its details). When 3.0 takes more, it says so and saves nothing. Its samples
 //! are the first variables and constraints, with what each costs in both
 //! (as `top` counts them under each accounting).
 
@@ -252,7 +253,13 @@ pub fn finding(
         title,
         bytes_concerned: changed.iter().map(|(_, a, _)| a).sum(),
         saving_bytes: saving,
-        paths: changed.iter().map(|(p, _, _)| p.to_string()).collect(),
+        // The paths of this instance: those 3.0 alone has (its
+        // collections) are in `per_path`, not here.
+        paths: changed
+            .iter()
+            .filter(|(_, old, _)| *old > 0)
+            .map(|(p, _, _)| p.to_string())
+            .collect(),
         sample,
         suggestion,
         details: details([

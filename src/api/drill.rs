@@ -23,6 +23,9 @@ pub struct Top {
     pub n: usize,
     /// Largest first.
     pub entities: Vec<TopEntity>,
+    /// Entities left out with the bytes of the last one listed: ties that
+    /// the ranking's order (by id, then kind) decided at the cut.
+    pub ties_left_out: u64,
 }
 
 impl Top {
@@ -45,6 +48,7 @@ pub fn top(input: &Input, options: &Options, n: usize, kind: KindFilter) -> Resu
         report,
         kind,
         n,
+        ties_left_out: largest.ties_left_out(),
         entities: largest.into_sorted(),
     })
 }

@@ -338,9 +338,15 @@ pub struct FlamegraphArgs {
     /// Title of the graph (default: memprof, the file and the layer).
     #[arg(long)]
     pub title: Option<String>,
-    /// Icicle graph: roots at the top.
+    /// Icicle graph: the graph upside down, its root at the top; each path
+    /// still runs from the root to its leaf (unlike --reverse).
     #[arg(long)]
     pub inverted: bool,
+    /// Leaves first: every path turned around, the frames holding bytes at
+    /// the root and their callers above them (inferno's --reverse; unlike
+    /// --inverted, it changes what the graph shows, and the two combine).
+    #[arg(long)]
+    pub reverse: bool,
     /// Omit frames narrower than this many pixels of the 1180-pixel frame area
     /// [default: 0.1, inferno's; 0 keeps every frame].
     #[arg(long, value_name = "PIXELS")]

@@ -78,6 +78,11 @@ pub const INSPECT_FORMATS: Choices<Format> = Choices(&[
     choice(Format::Table, "The largest paths as a table"),
     choice(Format::Json, "The tree as JSON (the baseline format)"),
     choice(Format::Yaml, "The tree as YAML"),
+    choice(
+        Format::Speedscope,
+        "speedscope's JSON file (speedscope.app opens it): one sample per folded \
+         line, weighed in bytes",
+    ),
 ]);
 
 /// `top`, `stats` and `explain`.

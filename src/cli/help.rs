@@ -4,6 +4,11 @@
 
 /// `memprof inspect`.
 pub const INSPECT: &str = "\
+A leaf is one figure OMMX's leaf-only visitor reports: a path with bytes of its own, typically \
+one field of one entity (a variable's DecisionVariable.id, 8 B); only leaves carry bytes. A \
+folded line is the sum of one path's leaves, the leaves columns count them, a node's inclusive \
+bytes are its leaves' and those below it, its own bytes its leaves' alone.
+
 A baseline saved with --format json (as `memprof check --update-baseline` writes it) is shown \
 as the profile it holds, in any format.
 
@@ -15,8 +20,14 @@ Examples:
 
 /// `memprof flamegraph`.
 pub const FLAMEGRAPH: &str = "\
+Two ways to turn the graph: --inverted draws it upside down (an icicle graph: the root at the \
+top, every path still running from the root to its leaf); --reverse turns every path around \
+(leaves first: the frames holding bytes at the root, their callers above them), so that a kind \
+of data spread over many places (the terms of every function) is one wide frame. They combine.
+
 Examples:
   memprof flamegraph problem.ommx -o problem.svg
+  memprof flamegraph problem.ommx --reverse -o leaves.svg
   memprof flamegraph problem.ommx --view wire -o wire.svg
   memprof inspect problem.ommx --format folded | memprof flamegraph -o problem.svg";
 

@@ -16,6 +16,7 @@ pub(super) fn run(args: FlamegraphArgs) -> Result<()> {
     let svg = SvgOptions {
         title: args.title,
         inverted: args.inverted,
+        reverse: args.reverse,
         min_width: args.min_width,
     };
     let mut options = args.common.options(&args.profile.reading);

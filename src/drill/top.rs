@@ -69,6 +69,9 @@ pub struct Largest {
     /// The kept entities, smallest on top.
     heap: BinaryHeap<Reverse<Ranked>>,
     layer: Option<usize>,
+    /// The most bytes of an admitted entity left out (never kept, or pushed
+    /// out), and how many left out have as many.
+    left_out: Option<(u64, u64)>,
 }
 
 impl Largest {
@@ -78,6 +81,7 @@ impl Largest {
             kinds,
             heap: BinaryHeap::with_capacity(n.min(1 << 16) + 1),
             layer: None,
+            left_out: None,
         }
     }
 
@@ -86,10 +90,13 @@ impl Largest {
             return;
         }
         if !self.would_keep(&rank(cost.bytes, self.layer, &e)) {
+            self.leave_out(cost.bytes);
             return;
         }
         if self.heap.len() >= self.n {
-            self.heap.pop();
+            if let Some(Reverse(out)) = self.heap.pop() {
+                self.leave_out(out.0.bytes);
+            }
         }
         self.heap.push(Reverse(Ranked(TopEntity {
             entity: EntityRef::new(self.layer, &e),
@@ -97,6 +104,24 @@ impl Largest {
             bytes: cost.bytes,
             wire_bytes: cost.wire_bytes,
         })));
+    }
+
+    /// Counts an entity of `bytes` left out of the ranking.
+    fn leave_out(&mut self, bytes: u64) {
+        self.left_out = match self.left_out {
+            Some((most, n)) if most == bytes => Some((most, n + 1)),
+            Some((most, n)) if most > bytes => Some((most, n)),
+            _ => Some((bytes, 1)),
+        };
+    }
+
+    /// How many entities left out have the bytes of the last one kept: the
+    /// ties the ranking's order (by id, then kind) decided at the cut.
+    pub fn ties_left_out(&self) -> u64 {
+        match (self.left_out, self.heap.peek()) {
+            (Some((most, n)), Some(Reverse(last))) if most == last.0.bytes => n,
+            _ => 0,
+        }
     }
 
     /// Whether an entity ranked `key` would enter the heap.
@@ -125,6 +150,9 @@ impl Largest {
         let bytes = bytes();
         // Encoded (a copy of its ids) only when it would be kept.
         if !self.would_keep(&rank(bytes, self.layer, &view)) {
+            if self.n > 0 {
+                self.leave_out(bytes);
+            }
             return;
         }
         let cost = Cost {
@@ -178,6 +206,7 @@ impl EntityObserver for Largest {
     }
     fn abandon(&mut self) {
         self.heap.clear();
+        self.left_out = None;
     }
 }
 
@@ -219,8 +248,15 @@ mod tests {
         for (id, bytes, wire) in offered {
             top.offer(view(EntityKind::Constraint, id), cost(bytes, wire));
         }
+        // 3 (20 B) kept, 6 (20 B) left out: one tie at the cut.
+        assert_eq!(top.ties_left_out(), 1);
         let ids: Vec<_> = top.into_sorted().iter().map(|e| e.entity.id).collect();
         assert_eq!(ids, [Some(2), Some(4), Some(3)]);
+        let mut apart = Largest::new(2, KindFilter::All);
+        for (id, bytes) in [(1, 50), (2, 20), (3, 20), (4, 30)] {
+            apart.offer(view(EntityKind::Constraint, id), cost(bytes, 1));
+        }
+        assert_eq!(apart.ties_left_out(), 0, "20 B ties below the cut at 30 B");
         let mut none = Largest::new(0, KindFilter::All);
         none.offer(view(EntityKind::Constraint, 1), Cost::default());
         assert!(none.into_sorted().is_empty());

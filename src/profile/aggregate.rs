@@ -351,6 +351,15 @@ impl Aggregate {
     /// Every node that holds bytes of its own, with its `;`-joined path,
     /// sorted as whole strings (the order of OMMX's folded output).
     pub fn folded_lines(&self) -> Vec<(String, u64)> {
+        self.folded_nodes()
+            .into_iter()
+            .map(|(id, path)| (path, self.nodes[id].own_bytes))
+            .collect()
+    }
+
+    /// The nodes of [`Aggregate::folded_lines`], in its order, each with its
+    /// `;`-joined path.
+    pub fn folded_nodes(&self) -> Vec<(NodeId, String)> {
         let mut lines = Vec::new();
         let mut stack: Vec<(NodeId, String)> = self.nodes[Self::ROOT]
             .children
@@ -363,10 +372,10 @@ impl Aggregate {
                 stack.push((c, format!("{path};{}", self.nodes[c].name)));
             }
             if node.own_bytes > 0 {
-                lines.push((path, node.own_bytes));
+                lines.push((id, path));
             }
         }
-        lines.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        lines.sort_unstable_by(|a, b| a.1.as_bytes().cmp(b.1.as_bytes()));
         lines
     }
 }

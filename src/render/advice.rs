@@ -39,7 +39,7 @@ pub fn render(view: &AdviceView<'_>, format: Format, out: &mut dyn Write) -> Res
         Format::Table => render_table(view, out)?,
         Format::Json => Envelope::new(document(view)).write(false, out)?,
         Format::Yaml => Envelope::new(document(view)).write(true, out)?,
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
             return Err(unsupported(format, "advise"))
         }
     }
@@ -91,7 +91,7 @@ fn render_views(views: &[AdviceView<'_>], format: Format, out: &mut dyn Write) -
         }
         Format::Json => many().write(false, out)?,
         Format::Yaml => many().write(true, out)?,
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
             return Err(unsupported(format, "advise"))
         }
     }
@@ -196,6 +196,46 @@ fn sample_text(s: &Sample) -> String {
         text.push_str(&format!(" {name:?}"));
     }
     format!("{text}: {}", s.detail)
+}
+
+/// The samples, those alike (the same kind of entity, name and detail: they
+/// differ by id alone) together, in the order of the first of each.
+fn alike_samples(samples: &[Sample]) -> Vec<Vec<&Sample>> {
+    let mut groups: Vec<Vec<&Sample>> = Vec::new();
+    for s in samples {
+        let same = |g: &&mut Vec<&Sample>| {
+            let first = g[0];
+            (first.entity, &first.name, &first.detail) == (s.entity, &s.name, &s.detail)
+        };
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(group) => group.push(s),
+            None => groups.push(vec![s]),
+        }
+    }
+    groups
+}
+
+/// One sample, or several alike once, with their ids and count:
+/// `variable 1, 2, 3 (3 alike): 153 B in OMMX 2.9.3, 25 B in OMMX 3.0`.
+fn samples_text(alike: &[&Sample]) -> String {
+    let [first, ..] = alike else {
+        return String::new();
+    };
+    if alike.len() == 1 {
+        return sample_text(first);
+    }
+    let mut text = first.entity.to_string();
+    let ids: Vec<String> = alike
+        .iter()
+        .filter_map(|s| s.id.map(|id| id.to_string()))
+        .collect();
+    if !ids.is_empty() {
+        text.push_str(&format!(" {}", ids.join(", ")));
+    }
+    if let Some(name) = &first.name {
+        text.push_str(&format!(" {name:?}"));
+    }
+    format!("{text} ({} alike): {}", alike.len(), first.detail)
 }
 
 fn share(r: &Recommendation) -> String {
@@ -399,9 +439,9 @@ fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<(
                     writeln!(out, "      {path}")?;
                 }
             }
-            for (j, s) in r.sample.iter().enumerate() {
+            for (j, alike) in alike_samples(&r.sample).iter().enumerate() {
                 let label = if j == 0 { "sample:" } else { "" };
-                writeln!(out, "{}", prose(label, &sample_text(s)))?;
+                writeln!(out, "{}", prose(label, &samples_text(alike)))?;
             }
             writeln!(out, "{}", prose("suggestion:", &r.suggestion))?;
         }

@@ -39,7 +39,7 @@ fn render_explanations(
         Format::Table => None,
         Format::Json => Some(false),
         Format::Yaml => Some(true),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
             return Err(unsupported(format, "explain"))
         }
     };

@@ -21,13 +21,17 @@ pub enum Format {
     Markdown,
     /// JUnit XML for CI test reports.
     Junit,
+    /// speedscope's JSON file format: one sample per folded line, weighed
+    /// in bytes.
+    Speedscope,
 }
 
 impl Format {
     /// Whether a profile in this format shows the real-memory estimate
-    /// (folded stacks do not: they are OMMX's own lines).
+    /// (folded stacks do not: they are OMMX's own lines; nor does
+    /// speedscope's file, made of the same lines).
     pub fn shows_real_memory(self) -> bool {
-        self != Format::Folded
+        !matches!(self, Format::Folded | Format::Speedscope)
     }
 
     /// The name `--format` takes.
@@ -40,6 +44,7 @@ impl Format {
             Format::Yaml => "yaml",
             Format::Markdown => "markdown",
             Format::Junit => "junit",
+            Format::Speedscope => "speedscope",
         }
     }
 }
@@ -53,6 +58,7 @@ impl Named for Format {
         Format::Yaml,
         Format::Markdown,
         Format::Junit,
+        Format::Speedscope,
     ];
     fn name(self) -> &'static str {
         Format::name(self)

@@ -96,10 +96,19 @@ pub fn write_real_memory(profile: &Profile<'_>, out: &mut dyn Write) -> std::io:
         return Ok(());
     };
     let text = format!(
-        "~{} resident, ~{} peak to load in {}, estimated",
-        units::human(real.resident_bytes),
+        "{} resident, ~{} peak to load in {}, estimated",
+        about(real.resident_bytes),
         units::human(real.load_peak_bytes),
         real.runtime
     );
     line(out, "real memory:", &text)
+}
+
+/// An estimated figure, `~20.7 KiB`; nothing as it is, `0 B` (the process
+/// holds no more once the load has returned than before it), never `~0 B`.
+fn about(bytes: u64) -> String {
+    match bytes {
+        0 => units::human(0),
+        _ => format!("~{}", units::human(bytes)),
+    }
 }

@@ -19,7 +19,7 @@ pub fn render(doc: &Document, format: Format, out: &mut dyn Write) -> Result<()>
         Format::Table => render_table(doc, out),
         Format::Json => render_data(doc, false, out),
         Format::Yaml => render_data(doc, true, out),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
             Err(unsupported(format, "ls"))
         }
     }

@@ -15,6 +15,7 @@ pub mod json;
 pub mod layers;
 pub mod registry;
 pub mod side_by_side;
+pub mod speedscope;
 pub mod stats;
 pub mod style;
 pub mod svg;
@@ -72,6 +73,7 @@ pub fn profile(
         }
         Format::Json => json::render(profile, per_file, false, out)?,
         Format::Yaml => json::render(profile, per_file, true, out)?,
+        Format::Speedscope => speedscope::render(profile, out)?,
         Format::Markdown | Format::Junit => return Err(format::unsupported(format, "inspect")),
     }
     Ok(())

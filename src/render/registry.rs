@@ -20,7 +20,7 @@ pub fn render(listing: &Listing, format: Format, out: &mut dyn Write) -> Result<
         Format::Table => render_table(listing, out),
         Format::Json => Envelope::untooled(listing).write(false, out),
         Format::Yaml => Envelope::untooled(listing).write(true, out),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
             Err(unsupported(format, "ls"))
         }
     }

@@ -72,19 +72,14 @@ pub fn render(
         table.add_row(vec![path.clone(), human(*m), human(*w), ratio(*m, *w)]);
     }
     if rows.len() > options.top {
-        table.add_row(vec![
-            format!(
-                "({} not shown; raise --top to see them)",
-                crate::units::count(
-                    (rows.len() - options.top) as u64,
-                    "smaller path",
-                    "smaller paths"
-                )
-            ),
-            String::new(),
-            String::new(),
-            String::new(),
-        ]);
+        table.add_note(format!(
+            "({} not shown; raise --top to see them)",
+            crate::units::count(
+                (rows.len() - options.top) as u64,
+                "smaller path",
+                "smaller paths"
+            )
+        ));
     }
     let (m, w) = (
         memory.totals[Aggregate::ROOT].bytes,

@@ -94,12 +94,10 @@ fn table(rows: &[StatsLine], families: bool, limit: usize) -> Grid {
         table.add_row(row);
     }
     if rows.len() > limit {
-        let mut row = vec![String::new(); if families { 7 } else { 6 }];
-        row[0] = format!(
+        table.add_note(format!(
             "({} more families; raise --top to see them)",
             rows.len() - limit
-        );
-        table.add_row(row);
+        ));
     }
     let first = if families { 2 } else { 1 };
     for col in first..first + 4 {
@@ -133,7 +131,7 @@ fn render_stats(
         Format::Table => None,
         Format::Json => Some(false),
         Format::Yaml => Some(true),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
             return Err(unsupported(format, "stats"))
         }
     };

@@ -11,7 +11,11 @@ use super::Profile;
 #[derive(Debug, Clone, Default)]
 pub struct SvgOptions {
     pub title: Option<String>,
+    /// Upside down (an icicle graph): roots at the top.
     pub inverted: bool,
+    /// Leaves first: each stack turned around, its last frame at the root
+    /// (inferno's `reverse_stack_order`).
+    pub reverse: bool,
     pub min_width: Option<f64>,
 }
 
@@ -86,26 +90,34 @@ pub const MAX_DRAWN_DEPTH: usize = 1024;
 pub const CUT_FRAME: &str = "[deeper frames not drawn]";
 
 /// `lines` (`stack count`) with each stack cut to [`MAX_DRAWN_DEPTH`]
-/// frames, and how many were cut.
-fn bounded(lines: &[String]) -> (Vec<std::borrow::Cow<'_, str>>, usize) {
+/// frames, and how many were cut. A stack drawn leaves first (`reverse`)
+/// keeps its last frames instead, the frames nearest its root standing for
+/// the cut ones, so that the graph's root row still holds the leaves.
+fn bounded(lines: &[String], reverse: bool) -> (Vec<std::borrow::Cow<'_, str>>, usize) {
     let mut cut = 0;
     let lines = lines
         .iter()
         .map(|line| {
             // More than the most frames: at least as many `;` as frames drawn.
-            let deeper = line.match_indices(';').nth(MAX_DRAWN_DEPTH - 1).is_some();
-            (line, deeper)
+            if line.match_indices(';').nth(MAX_DRAWN_DEPTH - 1).is_none() {
+                return line.as_str().into();
+            }
+            cut += 1;
+            let (stack, count) = line.rsplit_once(' ').expect("a folded line");
+            if reverse {
+                let (at, _) = stack
+                    .rmatch_indices(';')
+                    .nth(MAX_DRAWN_DEPTH - 2)
+                    .expect("a stack deeper than the bound");
+                format!("{CUT_FRAME};{} {count}", &stack[at + 1..]).into()
+            } else {
+                let (at, _) = stack
+                    .match_indices(';')
+                    .nth(MAX_DRAWN_DEPTH - 2)
+                    .expect("a stack deeper than the bound");
+                format!("{};{CUT_FRAME} {count}", &stack[..at]).into()
+            }
         })
-        .map(
-            |(line, deeper)| match line.match_indices(';').nth(MAX_DRAWN_DEPTH - 2) {
-                Some((at, _)) if deeper => {
-                    cut += 1;
-                    let (_, count) = line.rsplit_once(' ').expect("a folded line");
-                    format!("{};{CUT_FRAME} {count}", &line[..at]).into()
-                }
-                _ => line.as_str().into(),
-            },
-        )
         .collect();
     (lines, cut)
 }
@@ -122,7 +134,7 @@ fn draw(
     options: &SvgOptions,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let (lines, cut) = bounded(lines);
+    let (lines, cut) = bounded(lines, options.reverse);
     let human = crate::units::human_exact(total);
     let mut opts = flamegraph::Options::default();
     opts.title = options.title.clone().unwrap_or(default_title);
@@ -135,8 +147,13 @@ fn draw(
             crate::units::thousands(MAX_DRAWN_DEPTH as u64)
         ),
     };
+    let order = if options.reverse {
+        "leaves first, callers above; "
+    } else {
+        ""
+    };
     opts.subtitle = Some(svg_frames::middle(
-        &format!("{cut}{what}; total {human}"),
+        &format!("{cut}{order}{what}; total {human}"),
         svg_frames::SUBTITLE_CHARS,
     ));
     opts.image_width = Some(svg_frames::IMAGE_WIDTH);
@@ -149,6 +166,7 @@ fn draw(
     if options.inverted {
         opts.direction = Direction::Inverted;
     }
+    opts.reverse_stack_order = options.reverse;
     // inferno 0.12 reads `min_width` as a percentage of the total width, though
     // its documentation says pixels; memprof's flag means pixels.
     let pixels = options.min_width.unwrap_or(DEFAULT_MIN_WIDTH);
@@ -183,7 +201,7 @@ mod tests {
             format!("{} 7", frames(MAX_DRAWN_DEPTH + 1)),
             format!("{} 9", frames(1_000_000)),
         ];
-        let (drawn, cut) = bounded(&lines);
+        let (drawn, cut) = bounded(&lines, false);
         assert_eq!(cut, 2);
         assert_eq!(drawn[0], lines[0]);
         for (line, count) in drawn[1..].iter().zip(["7", "9"]) {
@@ -196,6 +214,22 @@ mod tests {
                 format!("f{}", MAX_DRAWN_DEPTH - 2)
             );
             assert_eq!(stack[MAX_DRAWN_DEPTH - 1], CUT_FRAME);
+        }
+        // Leaves first, a stack keeps its leaf end.
+        let (drawn, cut) = bounded(&lines, true);
+        assert_eq!(cut, 2);
+        assert_eq!(drawn[0], lines[0]);
+        for (line, (count, depth)) in drawn[1..]
+            .iter()
+            .zip([("7", MAX_DRAWN_DEPTH + 1), ("9", 1_000_000)])
+        {
+            let (stack, c) = line.rsplit_once(' ').unwrap();
+            assert_eq!(c, count);
+            let stack: Vec<&str> = stack.split(';').collect();
+            assert_eq!(stack.len(), MAX_DRAWN_DEPTH);
+            assert_eq!(stack[0], CUT_FRAME);
+            assert_eq!(stack[1], format!("f{}", depth - MAX_DRAWN_DEPTH + 1));
+            assert_eq!(stack[MAX_DRAWN_DEPTH - 1], format!("f{}", depth - 1));
         }
     }
 }

@@ -41,20 +41,14 @@ pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write)
         ]);
     }
     if ids.len() > options.top {
-        table.add_row(vec![
-            format!(
-                "({} not shown; raise --top to see them)",
-                crate::units::count(
-                    (ids.len() - options.top) as u64,
-                    "smaller path",
-                    "smaller paths"
-                )
-            ),
-            String::new(),
-            String::new(),
-            String::new(),
-            String::new(),
-        ]);
+        table.add_note(format!(
+            "({} not shown; raise --top to see them)",
+            crate::units::count(
+                (ids.len() - options.top) as u64,
+                "smaller path",
+                "smaller paths"
+            )
+        ));
     }
     let root = profile.totals[Aggregate::ROOT];
     table.add_row(vec![

@@ -27,8 +27,8 @@ struct TopDocument<'a> {
     entities: &'a [TopEntity],
 }
 
-/// How the table is ordered, below it.
-const TIES: &str = "Ties (equal bytes) are listed by id, smaller first, then by kind.";
+/// How ties are ordered, below the table when they decided its cut.
+const TIES: &str = "ties are listed by id, smaller first, then by kind";
 
 /// What `top` found, and what it was asked.
 struct TopReport<'a> {
@@ -36,6 +36,8 @@ struct TopReport<'a> {
     kind: &'a str,
     n: usize,
     entities: &'a [TopEntity],
+    /// Entities left out with the bytes of the last row.
+    ties_left_out: u64,
 }
 
 /// `top`'s document in `format`.
@@ -46,6 +48,7 @@ pub fn render(top: &crate::api::Top, format: Format, out: &mut dyn Write) -> Res
         kind: top.kind.name(),
         n: top.n,
         entities: &top.entities,
+        ties_left_out: top.ties_left_out,
     };
     render_report(&report, format, out)
 }
@@ -57,7 +60,7 @@ fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) ->
         Format::Table => None,
         Format::Json => Some(false),
         Format::Yaml => Some(true),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit => {
+        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
             return Err(unsupported(format, "top"))
         }
     };
@@ -136,8 +139,19 @@ fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) ->
     writeln!(out, "{table}")?;
     if report.entities.is_empty() {
         writeln!(out, "(no {} entities)", report.kind)?;
-    } else {
-        writeln!(out, "{TIES}")?;
+    }
+    if let (Some(last), n @ 1..) = (report.entities.last(), report.ties_left_out) {
+        let (tie, is) = if n == 1 {
+            ("ties", "is")
+        } else {
+            ("tie", "are")
+        };
+        let tie = format!(
+            "{} {tie} with the last row at {} and {is} not listed ({TIES})",
+            crate::units::count(n, "more entity", "more entities"),
+            human_exact(last.bytes),
+        );
+        writeln!(out, "{}", crate::render::width::wrap(&tie, ""))?;
     }
     Ok(())
 }

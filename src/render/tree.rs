@@ -1,7 +1,9 @@
 //! An indented tree of inclusive bytes. `--depth` and `--min-percent` fold
 //! what they cut into an "(N others)" row, and a node that holds bytes of its
 //! own next to shown children gets a "(self)" row, so every level sums to its
-//! parent.
+//! parent. A row never stands for one child (the child is shown instead,
+//! not opened), and a node whose children would all fold shows none, as a
+//! node at the depth cut does: "(N others)" alone would only repeat it.
 
 use std::io::{self, Write};
 
@@ -29,41 +31,44 @@ fn collect(
     }
     let total = profile.total_bytes();
     let threshold = options.min_percent / 100.0 * total as f64;
-    let mut shown = Vec::new();
-    let (mut other_bytes, mut other_leaves, mut others) = (0, 0, 0);
-    for child in profile.sorted_children(id) {
-        let t = profile.totals[child];
-        if (t.bytes as f64) < threshold {
-            other_bytes += t.bytes;
-            other_leaves += t.leaves;
-            others += 1;
-        } else {
-            shown.push(child);
-        }
-    }
+    let (shown, folded): (Vec<usize>, Vec<usize>) = profile
+        .sorted_children(id)
+        .into_iter()
+        .partition(|&c| profile.totals[c].bytes as f64 >= threshold);
     let node = profile.aggregate.node(id);
+    let row = |c: usize| {
+        let t = profile.totals[c];
+        let name = profile.aggregate.node(c).name.to_string();
+        (t.bytes, t.leaves, name)
+    };
+    // (the child to open, if any; the row's name, bytes and leaves)
     let mut entries: Vec<(Option<usize>, String, u64, u64)> = shown
         .iter()
         .map(|&c| {
-            let t = profile.totals[c];
-            (
-                Some(c),
-                profile.aggregate.node(c).name.to_string(),
-                t.bytes,
-                t.leaves,
-            )
+            let (bytes, leaves, name) = row(c);
+            (Some(c), name, bytes, leaves)
         })
         .collect();
-    if node.own_bytes > 0 && (!entries.is_empty() || others > 0) {
+    let alone = entries.is_empty() && node.own_bytes == 0;
+    if alone && folded.len() > 1 {
+        return;
+    }
+    // One child too small to open is shown by its name, with its siblings.
+    if let &[one] = folded.as_slice() {
+        let (bytes, leaves, name) = row(one);
+        entries.push((None, name, bytes, leaves));
+    }
+    if node.own_bytes > 0 && (!entries.is_empty() || !folded.is_empty()) {
         entries.push((None, "(self)".to_string(), node.own_bytes, node.own_leaves));
     }
-    if others > 0 {
-        entries.push((
-            None,
-            format!("({})", units::count(others, "other", "others")),
-            other_bytes,
-            other_leaves,
-        ));
+    match folded.as_slice() {
+        [] | [_] => {}
+        many => {
+            let bytes = many.iter().map(|&c| profile.totals[c].bytes).sum();
+            let leaves = many.iter().map(|&c| profile.totals[c].leaves).sum();
+            let others = units::count(many.len() as u64, "other", "others");
+            entries.push((None, format!("({others})"), bytes, leaves));
+        }
     }
     let count = entries.len();
     for (i, (child, name, bytes, leaves)) in entries.into_iter().enumerate() {

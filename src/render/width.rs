@@ -106,6 +106,8 @@ impl Column {
 pub struct Grid {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
+    /// Whether each row is a note ([`Grid::add_note`]).
+    notes: Vec<bool>,
     columns: Vec<Column>,
 }
 
@@ -144,7 +146,41 @@ impl Grid {
         let row: Vec<String> = cells.into_iter().map(|c| c.to_string()).collect();
         self.widen(row.len());
         self.rows.push(row);
+        self.notes.push(false);
         self
+    }
+
+    /// A sentence about the table (what was left out, why it is empty) in
+    /// the first column, the others empty. Where the table must narrow, a
+    /// note wraps between words, whatever its column does to its values: a
+    /// sentence cut like a path would lose its start.
+    pub fn add_note(&mut self, text: impl ToString) -> &mut Self {
+        let mut row = vec![String::new(); self.columns.len().max(1)];
+        row[0] = text.to_string();
+        self.add_row(row);
+        *self.notes.last_mut().expect("the row just added") = true;
+        self
+    }
+
+    /// The rows that hold values, not notes.
+    fn values(&self) -> impl Iterator<Item = &Vec<String>> {
+        self.rows
+            .iter()
+            .zip(&self.notes)
+            .filter(|(_, &note)| !note)
+            .map(|(row, _)| row)
+    }
+
+    /// The longest word of the notes: the narrowest the first column may be.
+    fn longest_note_word(&self) -> usize {
+        self.rows
+            .iter()
+            .zip(&self.notes)
+            .filter(|(_, &note)| note)
+            .flat_map(|(row, _)| row[0].split_whitespace())
+            .map(console::measure_text_width)
+            .max()
+            .unwrap_or(0)
     }
 
     pub fn column_mut(&mut self, index: usize) -> Option<&mut Column> {
@@ -165,35 +201,38 @@ impl Grid {
             .collect()
     }
 
-    /// The narrowest each column may become.
-    fn least_widths(&self, natural: &[usize]) -> Vec<usize> {
-        natural
-            .iter()
-            .zip(&self.columns)
-            .enumerate()
-            .map(|(i, (&width, column))| {
+    /// The narrowest each column may become (notes wrap, in any column).
+    fn least_widths(&self) -> Vec<usize> {
+        (0..self.columns.len())
+            .map(|i| {
+                let column = &self.columns[i];
+                let width = self
+                    .values()
+                    .filter_map(|row| row.get(i))
+                    .map(|cell| text_width(cell))
+                    .max()
+                    .unwrap_or(0);
                 let header = self.header.get(i).map_or(0, |h| text_width(h));
                 let least = match column.give {
                     Give::None => width,
                     Give::KeepEnd | Give::KeepStart => width.min(MIN_CUT),
                     Give::Wrap => self
-                        .rows
-                        .iter()
+                        .values()
                         .filter_map(|row| row.get(i))
                         .flat_map(|cell| cell.split_whitespace())
                         .map(console::measure_text_width)
                         .max()
                         .unwrap_or(0),
                     Give::Stack => self
-                        .rows
-                        .iter()
+                        .values()
                         .filter_map(|row| row.get(i))
                         .flat_map(|cell| cell.lines().flat_map(stacked))
                         .map(console::measure_text_width)
                         .max()
                         .unwrap_or(0),
                 };
-                least.max(header)
+                let note = if i == 0 { self.longest_note_word() } else { 0 };
+                least.max(header).max(note)
             })
             .collect()
     }
@@ -202,7 +241,7 @@ impl Grid {
     /// way first; `None` when even their least widths do not fit.
     fn fitted_widths(&self, limit: usize) -> Option<Vec<usize>> {
         let mut widths = self.natural_widths();
-        let least = self.least_widths(&widths);
+        let least = self.least_widths();
         // Each column takes its content plus a border and two spaces.
         let frame = 3 * widths.len() + 1;
         let mut total: usize = widths.iter().sum::<usize>() + frame;
@@ -239,10 +278,11 @@ impl Grid {
         let mut table = Table::new();
         table.load_style(UTF8_FULL_CONDENSED);
         table.set_content_arrangement(ContentArrangement::Disabled);
-        let fit = |row: &Vec<String>| -> Vec<String> {
+        let fit = |row: &Vec<String>, note: bool| -> Vec<String> {
             row.iter()
                 .enumerate()
                 .map(|(i, cell)| match widths {
+                    Some(w) if note => Self::fit_cell(cell, w[i], Give::Wrap),
                     Some(w) => Self::fit_cell(cell, w[i], self.columns[i].give),
                     None => cell.clone(),
                 })
@@ -251,8 +291,8 @@ impl Grid {
         if !self.header.is_empty() {
             table.set_header(self.header.clone());
         }
-        for row in &self.rows {
-            table.add_row(fit(row));
+        for (row, &note) in self.rows.iter().zip(&self.notes) {
+            table.add_row(fit(row, note));
         }
         for (i, column) in self.columns.iter().enumerate() {
             if let Some(c) = table.column_mut(i) {
@@ -269,7 +309,12 @@ impl Grid {
         let indent = " ".repeat(key_width + 2);
         let value_width = limit.saturating_sub(key_width + 2).max(MIN_CUT);
         let mut blocks = Vec::new();
-        for row in &self.rows {
+        for (row, &note) in self.rows.iter().zip(&self.notes) {
+            if note {
+                // A sentence reads as itself, under no column's name.
+                blocks.push(textwrap::fill(&row[0], between_words(limit)));
+                continue;
+            }
             let mut lines = Vec::new();
             for (i, cell) in row.iter().enumerate() {
                 if cell.is_empty() {
@@ -390,6 +435,31 @@ mod tests {
         );
         assert!(text.contains("bytes: 12,345,678"), "{text}");
         assert!(text.contains("\n\npath:  total\nbytes: 99"), "{text}");
+    }
+
+    #[test]
+    fn a_note_wraps_where_its_column_would_cut_a_path() {
+        let mut grid = grid();
+        grid.add_note("(12 smaller changes not shown; raise --top to see them)");
+        for limit in [80, 60, 50] {
+            let widths = grid.fitted_widths(limit).expect("fits");
+            let text = grid.comfy(Some(&widths)).to_string();
+            assert!(text.contains("…r;PolynomialBase.terms") || text.contains("terms "));
+            for word in ["(12", "smaller", "changes", "shown;", "--top", "them)"] {
+                assert!(
+                    text.lines()
+                        .any(|line| line.split_whitespace().any(|w| w == word)),
+                    "{limit}: {word} cut:\n{text}"
+                );
+            }
+            assert!(!text.contains("…er changes"), "{text}");
+        }
+        // As records, the note stands alone, not under the column's name.
+        let text = grid.as_records(30);
+        assert!(
+            text.ends_with("\n\n(12 smaller changes not shown;\nraise --top to see them)"),
+            "{text}"
+        );
     }
 
     #[test]

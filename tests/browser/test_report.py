@@ -211,6 +211,72 @@ def test_a_table_sorts_by_the_clicked_column(browser, page, shots):
     assert len(column(browser, "top-table", 1)) == len(ranks)
 
 
+def own_by_leaf(node, into=None):
+    """Bytes of the frames holding bytes of their own, summed by name: what
+    the leaves-first graph stands on its root."""
+    into = {} if into is None else into
+    own = node["bytes"] - sum(c["bytes"] for c in node["children"])
+    if own > 0 and node["name"] != "total":
+        into[node["name"]] = into.get(node["name"], 0) + own
+    for c in node["children"]:
+        own_by_leaf(c, into)
+    return into
+
+
+# The drawn tree's root children (name, bytes), and the callers of one.
+ROOT_CHILDREN = """
+const root = document.querySelector('#chart svg g.frame').__data__;
+return root.children.map(c => [c.data.name, c.data.value]);
+"""
+CALLERS = """
+const root = document.querySelector('#chart svg g.frame').__data__;
+const leaf = root.children.find(c => c.data.name === arguments[0]);
+return (leaf.children || []).map(c => [c.data.name, c.data.value]);
+"""
+
+
+def test_leaves_first_stands_the_frames_holding_bytes_on_the_root(browser, page, shots):
+    open_page(browser, page)
+    browser.find_element(By.XPATH, "//button[.='Leaves first']").click()
+    time.sleep(0.6)
+    assert console_errors(browser) == []
+    root = tree(page_data(page)["views"][0])
+    want = own_by_leaf(root)
+    got = dict(browser.execute_script(ROOT_CHILDREN))
+    assert got == want
+    assert sum(got.values()) == root["bytes"]
+    # Largest first, and the terms of every function are one frame.
+    values = [v for _, v in browser.execute_script(ROOT_CHILDREN)]
+    assert values == sorted(values, reverse=True)
+    assert "PolynomialBase.terms" in got
+    # Above the terms: the kinds of function that hold them, adding up.
+    callers = dict(browser.execute_script(CALLERS, "PolynomialBase.terms"))
+    assert set(callers) <= {"Linear", "Quadratic", "Polynomial"} and callers
+    assert sum(callers.values()) == got["PolynomialBase.terms"]
+    note = browser.find_element(By.CSS_SELECTOR, "#graph .view-note").text
+    assert "Leaves first" in note
+    browser.save_screenshot(str(shots / "report-leaves-first.png"))
+    # A frame's tooltip path reads from the frame to its callers.
+    frame = browser.execute_script(FRAME, "Linear")
+    ActionChains(browser).move_to_element(frame).click().perform()
+    time.sleep(0.6)
+    assert "Zoomed into Linear ← PolynomialBase.terms: " in status(browser)
+    browser.find_element(By.XPATH, "//button[.='Root first']").click()
+    time.sleep(0.6)
+    top = dict(browser.execute_script(ROOT_CHILDREN))
+    assert top == {c["name"]: c["bytes"] for c in root["children"]}
+
+
+def test_an_estimate_of_nothing_is_zero_bytes(browser, tmp_path, memprof):
+    # obj_linear's load fits in the heap the interpreter holds: no new pages.
+    path = tmp_path / "small.html"
+    memprof("report", ORACLE / "obj_linear.pb", "-o", path, "-q")
+    assert page_data(path)["inputs"][0]["real_memory"]["resident_bytes"] == 0
+    open_page(browser, path)
+    text = browser.find_element(By.CSS_SELECTOR, ".real-memory").text
+    assert text.startswith("0 B resident, ~8.6 KiB peak"), text
+
+
 def test_the_wire_view_sizes_frames_by_encoded_bytes(browser, page):
     open_page(browser, page)
     browser.find_element(By.CSS_SELECTOR, "button.view[data-view=wire]").click()
@@ -259,6 +325,17 @@ def test_a_diff_colours_growth_and_shrinkage_apart(browser, diff_page, shots):
     width, full = browser.execute_script(WIDTHS, frame)
     assert width / full == pytest.approx(variables["old"] / root["old"], abs=0.01)
     assert variables["old"] > variables["bytes"]
+    # Leaves first, both sides turn: each adds up to its total.
+    browser.find_element(By.XPATH, "//button[.='Leaves first']").click()
+    time.sleep(0.6)
+    assert console_errors(browser) == []
+    sides = browser.execute_script(
+        "const r = document.querySelector('#chart svg g.frame').__data__;"
+        "return [r.children.reduce((s, c) => s + c.data.value, 0),"
+        " r.children.reduce((s, c) => s + c.data.old, 0)];"
+    )
+    assert sides == [root["bytes"], root["old"]]
+    browser.save_screenshot(str(shots / "report-diff-leaves-first.png"))
 
 
 def test_a_page_of_many_frames_stays_small_and_is_drawn(browser, tmp_path, memprof, memprof_gen, shots):

@@ -149,8 +149,10 @@ fn moving_to_ommx_3_saves_what_ommx_3_measures() {
             smaller += 1;
             assert!(!suggestion.starts_with("Stay"), "{suggestion}");
         }
-        // Its paths are where the migration view differs, and the view's
-        // deltas over them add up to the saving (or the growth).
+        // Its paths are where the migration view differs among the
+        // instance's own (3.0's collections are in its details), and the
+        // view's deltas over every path it differs at, as the details list
+        // them, add up to the saving (or the growth).
         let diff: Value = serde_json::from_str(&ok(&[
             "diff",
             p,
@@ -162,14 +164,22 @@ fn moving_to_ommx_3_saves_what_ommx_3_measures() {
             "100000",
         ]))
         .unwrap();
-        let deltas: BTreeMap<&str, i64> = diff["paths"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|d| !d["path"].as_str().unwrap().contains(';'))
+        let top_level = || {
+            diff["paths"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| !d["path"].as_str().unwrap().contains(';'))
+                .filter(|d| d["delta"].as_i64().unwrap() != 0)
+        };
+        let deltas: BTreeMap<&str, i64> = top_level()
             .map(|d| (d["path"].as_str().unwrap(), d["delta"].as_i64().unwrap()))
-            .filter(|(_, delta)| *delta != 0)
             .collect();
+        let mut own: Vec<&str> = top_level()
+            .filter(|d| d["old_bytes"].as_u64().unwrap() > 0)
+            .map(|d| d["path"].as_str().unwrap())
+            .collect();
+        own.sort();
         let paths: Vec<&str> = r["paths"]
             .as_array()
             .unwrap()
@@ -178,8 +188,17 @@ fn moving_to_ommx_3_saves_what_ommx_3_measures() {
             .collect();
         let mut sorted = paths.clone();
         sorted.sort();
-        assert_eq!(sorted, deltas.keys().copied().collect::<Vec<_>>(), "{name}");
-        let sum: i64 = paths.iter().map(|p| deltas[p]).sum();
+        assert_eq!(sorted, own, "{name}");
+        let listed: Vec<&str> = r["details"]["per_path"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["path"].as_str().unwrap())
+            .collect();
+        let mut all = listed.clone();
+        all.sort();
+        assert_eq!(all, deltas.keys().copied().collect::<Vec<_>>(), "{name}");
+        let sum: i64 = listed.iter().map(|p| deltas[p]).sum();
         assert_eq!(sum, v30 as i64 - v29 as i64, "{name}");
     }
     assert!(

@@ -415,11 +415,21 @@ fn top_ranks_entities_by_bytes_then_id() {
         .collect();
     assert_eq!(vars, [(0, 162), (1, 162), (2, 162)]);
 
-    let table = ok(&["top", &file, "-n", "2"]);
+    // The tie rule is said where it decided the cut: five more variables of
+    // 162 B are left out after x[2]; nothing ties at the cut of the two
+    // largest entities.
+    let ties = ok(&["top", &file, "-n", "3", "--kind", "variable"]);
     assert!(
-        table.ends_with("\nTies (equal bytes) are listed by id, smaller first, then by kind.\n"),
-        "{table}"
+        ties.ends_with(
+            "\n5 more entities tie with the last row at 162 B and are not listed \
+             (ties are listed by id, smaller first, then by kind)\n"
+        ),
+        "{ties}"
     );
+    let table = ok(&["top", &file, "-n", "2"]);
+    assert_ne!(want[1].1, want[2].1, "no tie at the cut");
+    assert!(!table.contains("ties are listed"), "{table}");
+    assert!(table.ends_with("┘\n"), "{table}");
     let total = doc["total_bytes"].as_u64().unwrap();
     let share = format!("{:.1}%", want[0].1 as f64 * 100.0 / total as f64);
     assert!(table.contains(&share), "{table}");

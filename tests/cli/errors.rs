@@ -124,7 +124,7 @@ For more information, try '--help'.
     assert_eq!(
         stderr,
         "memprof: error: invalid value 'nope' for '--format <FORMAT>'
-  [possible values: folded, tree, table, json, yaml]
+  [possible values: folded, tree, table, json, yaml, speedscope]
 
 For more information, try '--help'.
 "

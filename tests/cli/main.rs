@@ -18,6 +18,7 @@ mod differential;
 mod drill;
 mod edges;
 mod errors;
+mod everyday;
 mod floors;
 mod hardening;
 mod matrix;
@@ -29,6 +30,7 @@ mod sources;
 mod usability;
 mod v2;
 mod v2_drill;
+mod viewers;
 
 pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")

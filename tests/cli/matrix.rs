@@ -92,6 +92,12 @@ fn inspect_in_every_format() {
     );
     // What `memprof inspect FILE` shows: a screenful.
     insta::assert_snapshot!("inspect_default_tree", run(&["inspect", MULTI]));
+    // speedscope's file, one line of JSON as written (tests/cli/viewers.rs
+    // reads it back).
+    insta::assert_snapshot!(
+        "inspect_speedscope",
+        run(&["inspect", KITCHEN, "--format", "speedscope"])
+    );
 }
 
 #[test]
@@ -99,6 +105,10 @@ fn flamegraph_svg() {
     let svg = run(&["flamegraph", KITCHEN, "-o", "-"]);
     assert!(svg.starts_with("<?xml"), "{}", &svg[..svg.len().min(200)]);
     insta::assert_snapshot!("flamegraph_svg", svg);
+    insta::assert_snapshot!(
+        "flamegraph_reverse_svg",
+        run(&["flamegraph", KITCHEN, "--reverse", "-o", "-"])
+    );
 }
 
 #[test]

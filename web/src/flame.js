@@ -34,6 +34,57 @@ export function treeOf(view, rootLabel) {
   return { root: nodes[0], diff };
 }
 
+// The tree drawn leaves first (inferno's --reverse, memray's inverted flame
+// graph): each frame's own figures (its own less its children's) stacked
+// from that frame down to its top-level one, so that the root's children
+// are the frames holding bytes, each as wide as it is wherever it sits,
+// with its callers above it. Children largest first, as the page's trees.
+const FIGURES = ["value", "leaves", "old", "oldLeaves"];
+export function leavesFirst(tree) {
+  const figures = FIGURES.filter((key) => tree.root[key] != null);
+  const blank = (name) => Object.fromEntries([["name", name], ...figures.map((key) => [key, 0])]);
+  const root = { ...blank(tree.root.name), label: tree.root.label };
+  for (const key of figures) root[key] = tree.root[key];
+  const kids = new Map();
+  const child = (parent, name) => {
+    let byName = kids.get(parent);
+    if (!byName) kids.set(parent, (byName = new Map()));
+    let node = byName.get(name);
+    if (!node) {
+      node = blank(name);
+      byName.set(name, node);
+      (parent.children ??= []).push(node);
+    }
+    return node;
+  };
+  // Depth first, with the path from the root's child down to each node.
+  const path = [];
+  const todo = (tree.root.children ?? []).map((node) => [node, 0]).reverse();
+  while (todo.length) {
+    const [node, depth] = todo.pop();
+    path.length = depth;
+    path.push(node);
+    const own = figures.map((key) => node[key] - (node.children ?? []).reduce((sum, c) => sum + c[key], 0));
+    if (own.some((x) => x > 0)) {
+      let at = root;
+      for (let i = path.length - 1; i >= 0; i--) {
+        at = child(at, path[i].name);
+        figures.forEach((key, k) => (at[key] += own[k]));
+      }
+    }
+    for (const c of [...(node.children ?? [])].reverse()) todo.push([c, depth + 1]);
+  }
+  const size = (n) => Math.max(n.value, n.old ?? 0);
+  const order = [root];
+  while (order.length) {
+    const n = order.pop();
+    if (!n.children) continue;
+    n.children.sort((a, b) => size(b) - size(a) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    order.push(...n.children);
+  }
+  return { root, diff: tree.diff, leavesFirst: true };
+}
+
 // Growth red, shrinkage blue, by the ratio of the two sides on a square-root
 // scale, so that modest changes show: a path that grew by a tenth is a
 // quarter of the way to the darkest red, one that doubled more than
@@ -102,13 +153,15 @@ export function labelFor(name, px) {
   return textWidth(`${short.slice(0, 3)}…`) <= room ? short : "";
 }
 
-function pathOf(node) {
-  return node
+// A frame's path, frames joined by ';'; drawn leaves first, the frame and
+// its callers above it, each held by the next: `terms ← Linear ← function`.
+export function pathOf(node, leavesFirst = false) {
+  const frames = node
     .ancestors()
     .reverse()
     .slice(1)
-    .map((a) => a.data.name)
-    .join(";");
+    .map((a) => a.data.name);
+  return leavesFirst ? frames.reverse().join(" ← ") : frames.join(";");
 }
 
 export class Graph {
@@ -117,16 +170,20 @@ export class Graph {
     this.container = container;
     this.hooks = hooks;
     this.icicle = true;
+    this.leavesFirst = false;
     this.widths = "new";
     this.term = "";
     this.chart = null;
     new ResizeObserver(() => this.fit()).observe(container);
   }
 
-  // Draws `tree` (from treeOf), replacing what was drawn.
-  show(tree) {
+  // Draws `source` (from treeOf), or its leaves-first tree, replacing what
+  // was drawn.
+  show(source) {
     if (this.chart) this.chart.destroy();
     select(this.container).selectAll("*").remove();
+    this.source = source;
+    const tree = this.leavesFirst ? (source.reversed ??= leavesFirst(source)) : source;
     this.tree = tree;
     this.total = tree.root.value;
     const tip = tooltip.defaultFlamegraphTooltip().text((d) => this.describe(d));
@@ -165,12 +222,17 @@ export class Graph {
 
   setIcicle(on) {
     this.icicle = on;
-    if (this.tree) this.show(this.tree);
+    if (this.source) this.show(this.source);
+  }
+
+  setLeavesFirst(on) {
+    this.leavesFirst = on;
+    if (this.source) this.show(this.source);
   }
 
   setWidths(side) {
     this.widths = side;
-    if (this.tree) this.show(this.tree);
+    if (this.source) this.show(this.source);
   }
 
   resetZoom() {
@@ -214,7 +276,7 @@ export class Graph {
   describe(d) {
     const data = d.data;
     const lines = [d.depth === 0 ? data.label : data.name];
-    if (d.depth > 1) lines.push(pathOf(d));
+    if (d.depth > 1) lines.push(pathOf(d, this.leavesFirst));
     if (!this.tree.diff) {
       const parent = d.parent ? `, ${percent(data.value, d.parent.data.value)} of its parent` : "";
       lines.push(bytesExact(data.value));

@@ -53,3 +53,9 @@ export function change(oldBytes, newBytes, status) {
 export function plural(n, one, many) {
   return `${thousands(n)} ${n === 1 ? one : many}`;
 }
+
+// An estimated figure, `~20.7 KiB`; nothing as it is, `0 B`, never `~0 B`
+// (src/render/header.rs says the same).
+export function about(bytes) {
+  return bytes === 0 ? human(0) : `~${human(bytes)}`;
+}

@@ -3,8 +3,8 @@
 // tables. Everything is in the page; nothing is fetched.
 
 import { select } from "d3-selection";
-import { diverging, Graph, treeOf, UNCHANGED } from "./flame.js";
-import { bytesExact, change, human, percent, plural, signedHuman, thousands } from "./format.js";
+import { diverging, Graph, pathOf, treeOf, UNCHANGED } from "./flame.js";
+import { about, bytesExact, change, human, percent, plural, signedHuman, thousands } from "./format.js";
 import { sortableTable } from "./table.js";
 import "./report.css";
 
@@ -79,7 +79,7 @@ function header() {
         .append("dd")
         .attr("class", "real-memory")
         .text(
-          `~${human(real.resident_bytes)} resident, ~${human(real.load_peak_bytes)} peak to load in ${real.runtime}, estimated`,
+          `${about(real.resident_bytes)} resident, ~${human(real.load_peak_bytes)} peak to load in ${real.runtime}, estimated`,
         );
       const held = real.held_bytes;
       const owners = [
@@ -131,7 +131,7 @@ function graph() {
         zoomed.text("Click a frame to zoom into it; click the first frame or Reset to zoom out. ");
         return;
       }
-      const path = d.ancestors().reverse().slice(1).map((a) => a.data.name).join(";");
+      const path = pathOf(d, g.leavesFirst);
       const size =
         d.data.old == null
           ? `${human(d.data.value)}, ${percent(d.data.value, g.total)} of the total`
@@ -177,6 +177,24 @@ function graph() {
       g.setIcicle(d[1]);
       shape.selectAll("button").classed("on", (e) => e[1] === d[1]);
     });
+  const order = group("order");
+  order.append("span").attr("class", "label").text("Stacks");
+  const setOrder = (leaves) => {
+    order.selectAll("button").classed("on", (e) => e[1] === leaves);
+    g.setLeavesFirst(leaves);
+    describeView();
+  };
+  order
+    .selectAll("button")
+    .data([
+      ["Root first", false],
+      ["Leaves first", true],
+    ])
+    .join("button")
+    .attr("class", "order")
+    .classed("on", (d) => d[1] === g.leavesFirst)
+    .text((d) => d[0])
+    .on("click", (_, d) => setOrder(d[1]));
   if (views[0].tree.old_bytes) {
     const w = group("widths");
     w.append("span").attr("class", "label").text("Widths");
@@ -211,19 +229,27 @@ function graph() {
 
   if (views[0].tree.old_bytes) legend(s);
 
-  function showView(i) {
-    current = i;
-    bar.selectAll("button.view").classed("on", (d) => d === views[current]);
+  function describeView() {
     const view = views[current];
     const folded = view.tree.folded
       ? ` Frames under ${human(view.tree.min_bytes)} are folded into "(N others)" frames (${plural(view.tree.folded, "frame", "frames")}).`
       : "";
     const side = view.tree.old_bytes ? " (new or old, as the widths say)" : "";
-    note.text(`Frames are as wide as their ${view.note}${side}.${folded}`);
+    const leaves = g.leavesFirst
+      ? " Leaves first: the frames holding bytes stand on the root, each as wide as all its places together, their callers beyond them."
+      : "";
+    note.text(`Frames are as wide as their ${view.note}${side}.${leaves}${folded}`);
+  }
+
+  function showView(i) {
+    current = i;
+    bar.selectAll("button.view").classed("on", (d) => d === views[current]);
+    describeView();
     g.show(treeAt(current));
   }
   showView(0);
   zoomGraphTo = (path) => {
+    if (g.leavesFirst) setOrder(false);
     if (current !== 0) showView(0);
     const ok = g.zoomToPath(path);
     chartBox.node().scrollIntoView({ block: "nearest" });

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::{file_title, rule_name, verdict};
+use super::{file_title, no_rules, rule_name, verdict};
 use crate::check::{exceeding, holding, CheckReport};
 use crate::render::diff::markdown::{code, COMMENT_LIMIT};
 use crate::units;
@@ -19,6 +19,10 @@ fn file_section(file: &crate::check::FileReport) -> String {
     let mut s = String::new();
     let mark = if file.pass { "✅" } else { "❌" };
     let _ = writeln!(s, "#### {mark} {}\n", code(&file_title(file)));
+    if file.results.is_empty() {
+        let _ = writeln!(s, "{}\n", upper_first(no_rules(file)));
+        return s;
+    }
     s.push_str("| rule | limit | worst path | measured | verdict |\n|---|---|---|---:|---|\n");
     for r in &file.results {
         let worst = r.worst.as_ref();
@@ -52,6 +56,14 @@ fn file_section(file: &crate::check::FileReport) -> String {
     }
     s.push('\n');
     s
+}
+
+/// `text` with its first letter a capital, to start a paragraph.
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>() + "."
+    })
 }
 
 pub fn render(report: &CheckReport, out: &mut dyn Write) -> Result<()> {

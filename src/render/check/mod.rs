@@ -21,7 +21,9 @@ pub fn render(report: &CheckReport, format: Format, out: &mut dyn Write) -> Resu
         Format::Yaml => json::render(report, true, out)?,
         Format::Markdown => markdown::render(report, out)?,
         Format::Junit => junit::render(report, out)?,
-        Format::Folded | Format::Tree => return Err(unsupported(format, "check")),
+        Format::Folded | Format::Tree | Format::Speedscope => {
+            return Err(unsupported(format, "check"))
+        }
     }
     Ok(())
 }
@@ -54,6 +56,17 @@ pub fn rule_name(result: &LimitResult) -> String {
         result.limit.key(),
         result.limit_text
     )
+}
+
+/// What a file that no rule applies to gets instead of an empty table:
+/// every rule of the check compares with a baseline, and an added file has
+/// none yet.
+pub fn no_rules(file: &FileReport) -> &'static str {
+    if file.added {
+        "no rules: each rule of this check compares with a baseline, and this file has none yet"
+    } else {
+        "no rules apply to this file"
+    }
 }
 
 /// "file (against baseline)" for headings.

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::{file_title, rule_name, verdict};
+use super::{file_title, no_rules, rule_name, verdict};
 use crate::check::{exceeding, holding, CheckReport};
 use crate::render::width::Give;
 use crate::units::thousands;
@@ -24,6 +24,11 @@ pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
             crate::render::style::verdict(file.pass, if file.pass { "PASS" } else { "FAIL" })
         );
         writeln!(out, "{}", crate::render::width::wrap(&title, "  "))?;
+        if file.results.is_empty() {
+            let line = format!("  {}", no_rules(file));
+            writeln!(out, "{}", crate::render::width::wrap(&line, "  "))?;
+            continue;
+        }
         let mut table = crate::render::width::table();
         table.set_header(vec![
             "rule",

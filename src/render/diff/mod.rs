@@ -29,7 +29,7 @@ pub fn render(
         Format::Yaml => json::render(view, true, out)?,
         Format::Markdown => markdown::render(view, options, out)?,
         Format::Folded => folded::render(view, out)?,
-        Format::Junit => return Err(unsupported(format, "diff")),
+        Format::Junit | Format::Speedscope => return Err(unsupported(format, "diff")),
     }
     Ok(())
 }

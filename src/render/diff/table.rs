@@ -59,34 +59,25 @@ pub fn render(
             change_text(n),
         ]);
     }
-    let note = |text: String| {
-        vec![
-            text,
-            String::new(),
-            String::new(),
-            String::new(),
-            String::new(),
-        ]
-    };
     if changed.is_empty() {
-        table.add_row(note("(no path changed)".to_string()));
+        table.add_note("(no path changed)");
     }
     if changed.len() > top {
-        table.add_row(note(format!(
+        table.add_note(format!(
             "({} not shown; raise --top to see them)",
             count(
                 (changed.len() - top) as u64,
                 "smaller change",
                 "smaller changes"
             )
-        )));
+        ));
     }
     let unchanged = view.unchanged_count();
     if unchanged > 0 {
-        table.add_row(note(format!(
+        table.add_note(format!(
             "({} not shown)",
             count(unchanged as u64, "unchanged path", "unchanged paths")
-        )));
+        ));
     }
     let root = diff.root();
     table.add_row(vec![
