@@ -30,18 +30,22 @@ pub enum Phase {
     Aggregate,
     /// Cross-entity checks in stream order, singular fields, merging.
     Check,
+    /// The real-memory estimate, after the pass (OMMX's load simulated
+    /// or its closed form).
+    Estimate,
     /// Writing the output.
     Render,
 }
 
 impl Phase {
-    pub const ALL: [Phase; 7] = [
+    pub const ALL: [Phase; 8] = [
         Phase::Read,
         Phase::Decompress,
         Phase::Decode,
         Phase::Normalize,
         Phase::Aggregate,
         Phase::Check,
+        Phase::Estimate,
         Phase::Render,
     ];
 
@@ -53,6 +57,7 @@ impl Phase {
             Phase::Normalize => "normalize",
             Phase::Aggregate => "aggregate",
             Phase::Check => "check",
+            Phase::Estimate => "estimate",
             Phase::Render => "render",
         }
     }
@@ -131,7 +136,7 @@ struct PhaseTotals {
 
 struct Recorder {
     start: Instant,
-    totals: Mutex<[PhaseTotals; 7]>,
+    totals: Mutex<[PhaseTotals; Phase::ALL.len()]>,
     events: Mutex<Vec<Event>>,
     threads: AtomicU64,
 }
@@ -140,7 +145,7 @@ fn recorder() -> &'static Recorder {
     static RECORDER: OnceLock<Recorder> = OnceLock::new();
     RECORDER.get_or_init(|| Recorder {
         start: Instant::now(),
-        totals: Mutex::new([PhaseTotals::default(); 7]),
+        totals: Mutex::new([PhaseTotals::default(); Phase::ALL.len()]),
         events: Mutex::new(Vec::new()),
         threads: AtomicU64::new(0),
     })
@@ -238,7 +243,7 @@ impl Drop for Span {
 pub struct Laps {
     start: Option<Instant>,
     last: Option<Instant>,
-    sums: [Duration; 7],
+    sums: [Duration; Phase::ALL.len()],
 }
 
 impl Laps {
@@ -247,7 +252,7 @@ impl Laps {
         Self {
             start: now,
             last: now,
-            sums: [Duration::ZERO; 7],
+            sums: [Duration::ZERO; Phase::ALL.len()],
         }
     }
 

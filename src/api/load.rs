@@ -31,6 +31,7 @@ pub(super) fn read_one(
     let input = super::resolve::resolve(input, options)?;
     let mut content = sniff::read(&input, accept, &mut job)?;
     if let Content::Instance(report) | Content::Baseline(report, _) = &mut content {
+        let _span = crate::trace::span(crate::trace::Phase::Estimate);
         crate::real_memory::estimate_each(&mut report.instances, options.real_memory);
     }
     Ok(content)
