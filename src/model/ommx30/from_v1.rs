@@ -16,6 +16,7 @@ use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
 
 use super::{build, Func, Instance, Row, V2Error};
+use crate::model::entities::{bound_holds_in_ommx30, Kind};
 use crate::model::Function;
 
 fn label(
@@ -47,6 +48,13 @@ pub enum ConversionError {
     DependentUsed(u64),
     #[error("a coefficient is not finite after summing duplicate terms ({0})")]
     NonFinite(String),
+    #[error("decision variable {id} is {kind} with bound [{lower}, {upper}], which holds no value of that kind in OMMX 3.0 (its ends rounded only within the tolerance)")]
+    BoundInconsistentToKind {
+        id: u64,
+        kind: &'static str,
+        lower: f64,
+        upper: f64,
+    },
     #[error(transparent)]
     Model(#[from] V2Error),
 }
@@ -96,6 +104,7 @@ pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
         annotations,
         format_version: _,
     } = v1;
+    bounds_hold(&decision_variables)?;
     let message = pb::Instance {
         description,
         decision_variables: Some(variable_table(decision_variables)),
@@ -112,6 +121,28 @@ pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
     no_dependent_variable_used(&instance)?;
     every_coefficient_finite(&instance)?;
     Ok(instance)
+}
+
+/// 3.0's rule for an integer or binary variable's bound, stricter than
+/// 2.9.3's (which the v1 pass applied already).
+fn bounds_hold(variables: &[pb1::DecisionVariable]) -> Result<(), ConversionError> {
+    for v in variables {
+        let (Some(kind @ (Kind::Binary | Kind::Integer)), Some(bound)) =
+            (Kind::from_wire(v.id, v.kind).ok(), &v.bound)
+        else {
+            // An absent bound reads as [0, 0] in both, which holds 0.
+            continue;
+        };
+        if !bound_holds_in_ommx30(kind, bound.lower, bound.upper) {
+            return Err(ConversionError::BoundInconsistentToKind {
+                id: v.id,
+                kind: kind.name(),
+                lower: bound.lower,
+                upper: bound.upper,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Variables move to 3.0's table: kind and bound, a label, a fixed value.
