@@ -300,6 +300,8 @@ def diff_page(tmp_path_factory, memprof, memprof_gen):
 
 
 def rgb(fill: str):
+    if fill.startswith("#"):
+        return [int(fill[i : i + 2], 16) for i in (1, 3, 5)]
     return [int(x) for x in fill[fill.index("(") + 1 : -1].split(",")]
 
 
@@ -353,3 +355,85 @@ def test_a_page_of_many_frames_stays_small_and_is_drawn(browser, tmp_path, mempr
     folded = browser.find_element(By.CSS_SELECTOR, "#graph .view-note").text
     assert "(N others)" in folded
     browser.save_screenshot(str(shots / "report-many.png"))
+
+
+# --- The graph drawn whole at once, and a diff palette in which a tenth shows
+# (issue 45).
+
+
+# What the graph shows: every frame's place, width and label, the root's
+# width, the graph's and its box's.
+SHOWN = """
+const frames = [...document.querySelectorAll('#chart g.frame')].map(g =>
+  [g.getAttribute('transform'), g.querySelector('rect').getAttribute('width'), g.querySelector('div').textContent]);
+const root = document.querySelector('#chart g.frame rect');
+return [frames, parseFloat(root.getAttribute('width')),
+        parseFloat(document.querySelector('#chart svg').getAttribute('width')),
+        document.getElementById('chart').clientWidth];
+"""
+# The same, on the first animation frame after the one now under way (the
+# first the page, or a resized window's graph, is painted in).
+SHOWN_NEXT = """
+const done = arguments[arguments.length - 1];
+requestAnimationFrame(() => requestAnimationFrame(() => done((() => {""" + SHOWN + """})())));
+"""
+
+
+def test_the_graph_is_drawn_whole_at_once_and_when_resized(browser, page, shots):
+    # No entrance animation: when the page says it is ready, the root spans
+    # the graph and nothing moves; a narrower window redraws it at once too.
+    browser.set_window_size(1280, 1000)
+    browser.get(page.as_uri())
+    # As soon as the page says it is ready (no waiting for every frame's width).
+    wait_for(lambda: browser.execute_script("return window.memprofReady"), timeout=20)
+    for width in [None, 900, 640]:
+        if width:
+            browser.set_window_size(width, 1000)
+        first = browser.execute_async_script(SHOWN_NEXT)
+        time.sleep(0.6)
+        frames, root, svg, box = first
+        assert frames == browser.execute_script(SHOWN)[0], width  # nothing moved since
+        assert all(w for _, w, _ in frames)
+        assert root == pytest.approx(svg) and svg == pytest.approx(max(box, 320), abs=1), (width, root, svg, box)
+    browser.save_screenshot(str(shots / "report-resized.png"))
+
+
+def lab(c):
+    """sRGB [0, 255] to CIELAB (D65)."""
+
+    def lin(v):
+        v /= 255
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = map(lin, c)
+    xyz = [(0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+           (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883]
+    f = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz]
+    return [116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])]
+
+
+def delta_e(a, b):
+    return sum((x - y) ** 2 for x, y in zip(lab(a), lab(b))) ** 0.5
+
+
+def test_a_tenth_more_is_told_from_unchanged_at_a_glance(browser, tmp_path, memprof, memprof_gen, shots):
+    # 330 constraints for 300, the same variables: the constraints grew by
+    # a tenth, the variables did not change.
+    memprof_gen("lp", "--constraints", "300", "--terms", "4", "--variables", "600", "-o", tmp_path / "old.pb")
+    memprof_gen("lp", "--constraints", "330", "--terms", "4", "--variables", "600", "-o", tmp_path / "new.pb")
+    path = tmp_path / "diff.html"
+    memprof("report", tmp_path / "old.pb", tmp_path / "new.pb", "-o", path, "-q")
+    root = tree(page_data(path)["views"][0])
+    parts = {c["name"]: c for c in root["children"]}
+    grew, same = parts["Instance.constraints"], parts["Instance.decision_variables"]
+    assert 1.05 < grew["bytes"] / grew["old"] < 1.15, grew
+    assert same["bytes"] == same["old"]
+    open_page(browser, path)
+    fills = browser.execute_script(FILLS)
+    red, grey = rgb(fills["Instance.constraints"]), rgb(fills["Instance.decision_variables"])
+    # CIE76: about 2 is the least difference seen side by side; 20 is a
+    # different colour, not a tint.
+    assert delta_e(red, grey) > 20, (red, grey)
+    assert red[0] > red[2] + 40, red
+    assert max(grey) - min(grey) < 8, grey  # a grey
+    browser.save_screenshot(str(shots / "report-diff-tenth.png"))

@@ -3,7 +3,7 @@
 // tables. Everything is in the page; nothing is fetched.
 
 import { select } from "d3-selection";
-import { diverging, Graph, pathOf, treeOf, UNCHANGED } from "./flame.js";
+import { CHANGED, diverging, Graph, pathOf, treeOf, UNCHANGED } from "./flame.js";
 import { about, bytesExact, change, human, percent, plural, signedHuman, thousands } from "./format.js";
 import { sortableTable } from "./table.js";
 import "./report.css";
@@ -260,8 +260,11 @@ function graph() {
 function legend(s) {
   const l = s.append("div").attr("class", "legend");
   l.append("span").text("shrank 4× or more, or removed");
+  // The colours a change can take: none paler than CHANGED, grey between.
   const stops = [];
-  for (let i = -10; i <= 10; i++) stops.push(diverging(i / 10));
+  for (let i = 0; i <= 6; i++) stops.push(`${diverging(-1 + ((1 - CHANGED) * i) / 6)} ${(i / 6) * 45}%`);
+  stops.push(`${UNCHANGED} 45%`, `${UNCHANGED} 55%`);
+  for (let i = 0; i <= 6; i++) stops.push(`${diverging(CHANGED + ((1 - CHANGED) * i) / 6)} ${55 + (i / 6) * 45}%`);
   l.append("span").attr("class", "ramp").style("background", `linear-gradient(to right, ${stops.join(", ")})`);
   l.append("span").text("grew 4× or more, or added");
   l.append("span").attr("class", "swatch").style("background", UNCHANGED);
