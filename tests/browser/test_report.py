@@ -178,10 +178,17 @@ def test_search_highlights_the_matches_and_their_share(browser, page, shots):
 
 
 def column(driver, table_id, index):
+    # (A group of alike rows starts with its ▸ button.)
     return [
-        td.text
+        td.text.removeprefix("▸ ")
         for td in driver.find_elements(By.CSS_SELECTOR, f"#{table_id} tbody tr td:nth-child({index})")
     ]
+
+
+def span(text: str) -> list:
+    """A cell's numbers: "13–16" (a group's ranks or ids) is 13 to 16."""
+    low, _, high = text.partition("–")
+    return list(range(int(low), int(high or low) + 1))
 
 
 def test_a_table_sorts_by_the_clicked_column(browser, page, shots):
@@ -191,9 +198,11 @@ def test_a_table_sorts_by_the_clicked_column(browser, page, shots):
     id_col = names.index("id") + 1
     bytes_col = names.index("bytes") + 1
     ranks = column(browser, "top-table", 1)
-    assert ranks == [str(i) for i in range(1, len(ranks) + 1)]
-    # The objective has no id ("-") and sorts below every id.
-    number = lambda x: -1 if x == "-" else int(x)  # noqa: E731
+    every = [n for r in ranks for n in span(r)]
+    assert every == list(range(1, len(every) + 1))
+    # The objective has no id ("-") and sorts below every id; a group by
+    # its first.
+    number = lambda x: -1 if x == "-" else span(x)[0]  # noqa: E731
     headers[id_col - 1].click()
     ids = [number(x) for x in column(browser, "top-table", id_col)]
     assert -1 in ids, "the objective is ranked"
@@ -300,6 +309,8 @@ def diff_page(tmp_path_factory, memprof, memprof_gen):
 
 
 def rgb(fill: str):
+    if fill.startswith("#"):
+        return [int(fill[i : i + 2], 16) for i in (1, 3, 5)]
     return [int(x) for x in fill[fill.index("(") + 1 : -1].split(",")]
 
 
@@ -353,3 +364,239 @@ def test_a_page_of_many_frames_stays_small_and_is_drawn(browser, tmp_path, mempr
     folded = browser.find_element(By.CSS_SELECTOR, "#graph .view-note").text
     assert "(N others)" in folded
     browser.save_screenshot(str(shots / "report-many.png"))
+
+
+# --- The page's layout: grouped rows, no animation, a clear diff palette,
+# whole words at 600 pixels, folding sections (issue 45).
+
+
+@pytest.fixture(scope="module")
+def lp_page(tmp_path_factory, memprof, memprof_gen):
+    # An LP whose constraints all have one shape: its largest entities are
+    # a hundred alike.
+    d = tmp_path_factory.mktemp("lp")
+    memprof_gen("lp", "--constraints", "300", "--terms", "4", "--variables", "600", "-o", d / "lp.pb")
+    path = d / "lp.html"
+    memprof("report", d / "lp.pb", "-o", path, "-q")
+    return path
+
+
+TOP_ROWS = """
+return [...document.querySelectorAll('#top-table tbody tr')].map(tr => [tr.className, tr.cells[1].textContent]);
+"""
+
+
+def test_alike_entities_share_a_row_that_lists_them(browser, lp_page, shots):
+    data = page_data(lp_page)["top"]["rows"]
+    assert len(data) == 100
+    open_page(browser, lp_page, height=1000)
+    rows = browser.execute_script(TOP_ROWS)
+    groups = [r for r in rows if r[0] == "group"]
+    assert groups and len(rows) <= 3, rows
+    # The page's own figures: how many, of what, how large each.
+    # (Their encodings may differ by a byte: the on-disk column gives the range.)
+    first = next(r for r in data if r["kind"] == "constraint")
+    alike = [r for r in data if (r["kind"], r["bytes"], r["terms"]) == (first["kind"], first["bytes"], first["terms"])]
+    assert len(alike) >= 90
+    assert groups[0][1] == f"{len(alike)} constraints of {human(first['bytes'])} each"
+    # Every entity is in a row or a group, once.
+    counted = 0
+    for cls, kind in rows:
+        counted += int(kind.split()[0]) if cls == "group" else 1
+    assert counted == 100
+    browser.execute_script("document.getElementById('top').scrollIntoView()")
+    browser.save_screenshot(str(shots / "report-top-grouped.png"))
+    # ▸ shows the members below their group, ▾ hides them again.
+    button = lambda: browser.find_element(By.CSS_SELECTOR, "#top-table tr.group button.expand")  # noqa: E731
+    button().click()
+    members = browser.find_elements(By.CSS_SELECTOR, "#top-table tbody tr.member")
+    assert len(members) == len(alike)
+    assert button().get_attribute("aria-expanded") == "true"
+    browser.save_screenshot(str(shots / "report-top-expanded.png"))
+    button().click()
+    assert browser.find_elements(By.CSS_SELECTOR, "#top-table tbody tr.member") == []
+    assert console_errors(browser) == []
+
+
+# What the graph shows: every frame's place, width and label, the root's
+# width, the graph's and its box's.
+SHOWN = """
+const frames = [...document.querySelectorAll('#chart g.frame')].map(g =>
+  [g.getAttribute('transform'), g.querySelector('rect').getAttribute('width'), g.querySelector('div').textContent]);
+const root = document.querySelector('#chart g.frame rect');
+return [frames, parseFloat(root.getAttribute('width')),
+        parseFloat(document.querySelector('#chart svg').getAttribute('width')),
+        document.getElementById('chart').clientWidth];
+"""
+# The same, on the first animation frame after the one now under way (the
+# first the page, or a resized window's graph, is painted in).
+SHOWN_NEXT = """
+const done = arguments[arguments.length - 1];
+requestAnimationFrame(() => requestAnimationFrame(() => done((() => {""" + SHOWN + """})())));
+"""
+
+
+def test_the_graph_is_drawn_whole_at_once_and_when_resized(browser, page, shots):
+    # No entrance animation: when the page says it is ready, the root spans
+    # the graph and nothing moves; a narrower window redraws it at once too.
+    browser.set_window_size(1280, 1000)
+    browser.get(page.as_uri())
+    # As soon as the page says it is ready (no waiting for every frame's width).
+    wait_for(lambda: browser.execute_script("return window.memprofReady"), timeout=20)
+    for width in [None, 900, 640]:
+        if width:
+            browser.set_window_size(width, 1000)
+        first = browser.execute_async_script(SHOWN_NEXT)
+        time.sleep(0.6)
+        frames, root, svg, box = first
+        assert frames == browser.execute_script(SHOWN)[0], width  # nothing moved since
+        assert all(w for _, w, _ in frames)
+        assert root == pytest.approx(svg) and svg == pytest.approx(max(box, 320), abs=1), (width, root, svg, box)
+    browser.save_screenshot(str(shots / "report-resized.png"))
+
+
+def lab(c):
+    """sRGB [0, 255] to CIELAB (D65)."""
+
+    def lin(v):
+        v /= 255
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = map(lin, c)
+    xyz = [(0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+           (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883]
+    f = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz]
+    return [116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])]
+
+
+def delta_e(a, b):
+    return sum((x - y) ** 2 for x, y in zip(lab(a), lab(b))) ** 0.5
+
+
+def test_a_tenth_more_is_told_from_unchanged_at_a_glance(browser, tmp_path, memprof, memprof_gen, shots):
+    # 330 constraints for 300, the same variables: the constraints grew by
+    # a tenth, the variables did not change.
+    memprof_gen("lp", "--constraints", "300", "--terms", "4", "--variables", "600", "-o", tmp_path / "old.pb")
+    memprof_gen("lp", "--constraints", "330", "--terms", "4", "--variables", "600", "-o", tmp_path / "new.pb")
+    path = tmp_path / "diff.html"
+    memprof("report", tmp_path / "old.pb", tmp_path / "new.pb", "-o", path, "-q")
+    root = tree(page_data(path)["views"][0])
+    parts = {c["name"]: c for c in root["children"]}
+    grew, same = parts["Instance.constraints"], parts["Instance.decision_variables"]
+    assert 1.05 < grew["bytes"] / grew["old"] < 1.15, grew
+    assert same["bytes"] == same["old"]
+    open_page(browser, path)
+    fills = browser.execute_script(FILLS)
+    red, grey = rgb(fills["Instance.constraints"]), rgb(fills["Instance.decision_variables"])
+    # CIE76: about 2 is the least difference seen side by side; 20 is a
+    # different colour, not a tint.
+    assert delta_e(red, grey) > 20, (red, grey)
+    assert red[0] > red[2] + 40, red
+    assert max(grey) - min(grey) < 8, grey  # a grey
+    browser.save_screenshot(str(shots / "report-diff-tenth.png"))
+
+
+# Every word of the page's text (split at spaces, hyphens, a path's ';' and
+# a file's '/') that the browser broke across lines; the graph's labels
+# aside.
+SPLIT_ANYWHERE = """
+const split = [];
+const walk = document.createTreeWalker(document.getElementById('memprof-report'), NodeFilter.SHOW_TEXT);
+for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+  if (node.parentElement.closest('#chart')) continue;
+  const text = node.textContent;
+  for (const m of text.matchAll(/[^\\s\\-;\\/]+/g)) {
+    const range = document.createRange();
+    range.setStart(node, m.index);
+    range.setEnd(node, m.index + m[0].length);
+    const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+    if (tops.size > 1) split.push(m[0]);
+  }
+}
+return split;
+"""
+# Tables wider than the page scroll in their own box; the page itself not.
+WIDE = """
+const boxes = [...document.querySelectorAll('.table-box')];
+return [document.documentElement.scrollWidth, window.innerWidth,
+        boxes.filter(b => b.scrollWidth > b.clientWidth + 1).length,
+        boxes.every(b => getComputedStyle(b).overflowX === 'auto'),
+        [...document.querySelectorAll('#memprof-report td, #memprof-report th')]
+          .filter(c => getComputedStyle(c).wordBreak !== 'normal' || getComputedStyle(c).overflowWrap === 'anywhere').length];
+"""
+
+
+@pytest.mark.parametrize("which", ["page", "diff_page"])
+def test_no_word_breaks_inside_at_600_pixels(browser, request, which, shots):
+    path = request.getfixturevalue(which)
+    open_page(browser, path, height=1000)
+    # Shown at the top level, every section is open.
+    assert browser.execute_script("return [...document.querySelectorAll('section > details')].every(d => d.open)")
+    for width in [1280, 900, 600]:
+        browser.set_window_size(width, 1000)
+        time.sleep(0.3)
+        assert browser.execute_script(SPLIT_ANYWHERE) == [], width
+        page_width, window, scrolling, boxed, breaking = browser.execute_script(WIDE)
+        assert page_width <= window, (width, page_width, window)
+        assert boxed and breaking == 0
+    assert scrolling >= 1  # at 600 pixels some table is wider than the page
+    if which == "diff_page":
+        # The path column keeps its frames whole: it breaks after a ';' only.
+        cells = browser.find_elements(By.CSS_SELECTOR, "#changes-table td.path")
+        assert cells and min(c.rect["width"] for c in cells) >= 150
+        browser.execute_script("document.getElementById('changes').scrollIntoView()")
+    else:
+        browser.execute_script("document.getElementById('families').scrollIntoView()")
+    browser.save_screenshot(str(shots / f"report-600-{which}.png"))
+
+
+def test_in_a_notebook_frame_the_sections_below_the_graph_start_folded(browser, page, tmp_path, shots):
+    # The page in a frame as ommx_memprof's _repr_html_ puts it in a cell.
+    import html
+
+    outer = tmp_path / "cell.html"
+    outer.write_text(
+        "<!doctype html><meta charset=utf-8><body style='margin:0'><p>before</p>"
+        '<iframe class="ommx-memprof-report" title="memprof report" '
+        f'srcdoc="{html.escape(page.read_text(encoding="utf-8"), quote=True)}" '
+        'style="display:block;width:100%;height:720px;border:0"></iframe><p>after</p>',
+        encoding="utf-8",
+    )
+    browser.set_window_size(1280, 1000)
+    browser.get(outer.as_uri())
+    frame = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "iframe.ommx-memprof-report"))[0]
+    browser.switch_to.frame(frame)
+    try:
+        wait_for(lambda: browser.execute_script("return window.memprofReady"))
+        opened = browser.execute_script(
+            "return Object.fromEntries([...document.querySelectorAll('section > details')]"
+            ".map(d => [d.parentElement.id, d.open]))"
+        )
+        assert opened.pop("graph") is True
+        assert set(opened) >= {"advice", "top", "families", "kinds"}
+        assert not any(opened.values()), opened
+        body = lambda: browser.execute_script("return Math.ceil(document.body.getBoundingClientRect().height)")  # noqa: E731
+        browser.switch_to.default_content()
+        time.sleep(0.3)
+        short = frame.rect["height"]
+        browser.switch_to.frame(frame)
+        assert abs(short - body()) <= 2 and short < 1100, short
+        browser.switch_to.default_content()
+        browser.save_screenshot(str(shots / "notebook-folded.png"))
+        # A click on a title opens its section; the frame grows, and shrinks
+        # back when it folds again.
+        browser.switch_to.frame(frame)
+        summary = browser.find_element(By.CSS_SELECTOR, "#families > details > summary")
+        summary.click()
+        assert browser.execute_script("return document.querySelector('#families > details').open")
+        browser.switch_to.default_content()
+        time.sleep(0.3)
+        assert frame.rect["height"] > short + 50
+        browser.switch_to.frame(frame)
+        browser.find_element(By.CSS_SELECTOR, "#families > details > summary").click()
+        browser.switch_to.default_content()
+        time.sleep(0.3)
+        assert abs(frame.rect["height"] - short) <= 2
+    finally:
+        browser.switch_to.default_content()
+    assert console_errors(browser) == []

@@ -6,6 +6,7 @@ import { hsl } from "d3-color";
 import flamegraph, { tooltip } from "d3-flame-graph";
 import { interpolateRdBu, schemeSet3 } from "d3-scale-chromatic";
 import { select } from "d3-selection";
+import { timerFlush } from "d3-timer";
 import { bytesExact, change, human, percent, plural, signedHuman, thousands } from "./format.js";
 
 // The tree of a view, rebuilt from its columns (see src/render/html/flame.rs):
@@ -86,11 +87,13 @@ export function leavesFirst(tree) {
 }
 
 // Growth red, shrinkage blue, by the ratio of the two sides on a square-root
-// scale, so that modest changes show: a path that grew by a tenth is a
-// quarter of the way to the darkest red, one that doubled more than
-// two-thirds, one that grew fourfold or was added is the darkest; any change
-// at all is visibly tinted; unchanged paths are grey.
-export const UNCHANGED = "#d9d9d9";
+// scale that starts at a clear tint, so that a change of a tenth is told
+// from none at a glance: any change is at least CHANGED of the way to the
+// darkest red or blue, a path that grew by a tenth about 0.55, one that
+// doubled 0.8, one that grew fourfold or was added the darkest (still
+// light enough for a black label); unchanged paths are a light grey.
+export const UNCHANGED = "#e3e3e3";
+export const CHANGED = 0.4;
 export function diverging(t) {
   return interpolateRdBu(0.5 - 0.36 * t);
 }
@@ -103,7 +106,7 @@ export function diffColor(data) {
   else if (after === 0) t = -1;
   else {
     const r = Math.min(1, Math.abs(Math.log2(after / before)) / 2);
-    t = Math.sign(after - before) * Math.max(0.2, Math.sqrt(r));
+    t = Math.sign(after - before) * (CHANGED + (1 - CHANGED) * Math.sqrt(r));
   }
   return diverging(t);
 }
@@ -188,7 +191,7 @@ export class Graph {
     this.total = tree.root.value;
     const tip = tooltip.defaultFlamegraphTooltip().text((d) => this.describe(d));
     // Drawn at once (no entrance transition: thousands of frames would
-    // animate for a second); zooms then animate.
+    // animate for a second, see settle()); zooms then animate.
     const chart = flamegraph()
       .width(Math.max(this.container.clientWidth, 320))
       .cellHeight(18)
@@ -208,16 +211,38 @@ export class Graph {
     chart.setColorMapper((d, original) => (d.highlight ? original : color(d)));
     this.chart = chart;
     select(this.container).datum(tree.root).call(chart);
+    this.settle();
     chart.transitionDuration(250);
     this.hooks.onZoom(null);
     if (this.term) this.search(this.term);
   }
 
-  // The width follows the container (a resized window, a notebook cell).
+  // The width follows the container (a resized window, a notebook cell, a
+  // scroll bar that came with the page's tables), at once: the graph is
+  // never caught half-drawn, as it would be between a transition's ends.
   fit() {
     if (!this.chart) return;
     const width = Math.max(this.container.clientWidth, 320);
-    if (Math.abs(width - this.chart.width()) >= 1) this.chart.width(width).update();
+    if (Math.abs(width - this.chart.width()) < 1) return;
+    this.chart.transitionDuration(0).width(width).update();
+    this.settle();
+    this.chart.transitionDuration(250);
+  }
+
+  // Ends a redraw at once, so that the graph is whole before it is painted
+  // (a screenshot or a print never catches the root narrower than its
+  // children): d3's transitions start on the next animation frame even
+  // when of no duration, so they are run now; and d3-flame-graph grows each
+  // new frame from nothing over d3's default 250 ms whatever its duration,
+  // so that growth is stopped and the frame given its width, which its
+  // group holds.
+  settle() {
+    timerFlush();
+    select(this.container)
+      .selectAll("g.frame")
+      .each(function () {
+        select(this).select("rect").interrupt().attr("width", this.getAttribute("width"));
+      });
   }
 
   setIcicle(on) {

@@ -3,7 +3,7 @@
 // tables. Everything is in the page; nothing is fetched.
 
 import { select } from "d3-selection";
-import { diverging, Graph, pathOf, treeOf, UNCHANGED } from "./flame.js";
+import { CHANGED, diverging, Graph, pathOf, treeOf, UNCHANGED } from "./flame.js";
 import { about, bytesExact, change, human, percent, plural, signedHuman, thousands } from "./format.js";
 import { sortableTable } from "./table.js";
 import "./report.css";
@@ -12,14 +12,27 @@ const page = JSON.parse(document.getElementById("memprof-data").textContent);
 const main = select("#memprof-report");
 main.selectAll("noscript").remove();
 
+// In a frame (a notebook's output), the page starts short: its sections
+// below the graph folded, each opened by a click on its title.
+const embedded = window.parent !== window;
 const sections = [];
 // Zooms the graph to a path (set once the graph is drawn).
 let zoomGraphTo = () => false;
+// A section folds: its title is the summary of a <details> holding the rest.
 function section(id, title) {
   sections.push({ id, title });
-  const s = main.append("section").attr("id", id);
-  s.append("h2").text(title);
-  return s;
+  const details = main
+    .append("section")
+    .attr("id", id)
+    .append("details")
+    .property("open", !embedded || id === "graph");
+  details.append("summary").append("h2").text(title);
+  return details;
+}
+// Opens the section holding `element`, if it is folded.
+function unfold(element) {
+  const details = element?.closest("section")?.querySelector(":scope > details");
+  if (details) details.open = true;
 }
 
 header();
@@ -251,6 +264,7 @@ function graph() {
   zoomGraphTo = (path) => {
     if (g.leavesFirst) setOrder(false);
     if (current !== 0) showView(0);
+    unfold(chartBox.node());
     const ok = g.zoomToPath(path);
     chartBox.node().scrollIntoView({ block: "nearest" });
     return ok;
@@ -260,8 +274,11 @@ function graph() {
 function legend(s) {
   const l = s.append("div").attr("class", "legend");
   l.append("span").text("shrank 4× or more, or removed");
+  // The colours a change can take: none paler than CHANGED, grey between.
   const stops = [];
-  for (let i = -10; i <= 10; i++) stops.push(diverging(i / 10));
+  for (let i = 0; i <= 6; i++) stops.push(`${diverging(-1 + ((1 - CHANGED) * i) / 6)} ${(i / 6) * 45}%`);
+  stops.push(`${UNCHANGED} 45%`, `${UNCHANGED} 55%`);
+  for (let i = 0; i <= 6; i++) stops.push(`${diverging(CHANGED + ((1 - CHANGED) * i) / 6)} ${55 + (i / 6) * 45}%`);
   l.append("span").attr("class", "ramp").style("background", `linear-gradient(to right, ${stops.join(", ")})`);
   l.append("span").text("grew 4× or more, or added");
   l.append("span").attr("class", "swatch").style("background", UNCHANGED);
@@ -292,7 +309,7 @@ function changes(c) {
   const t = sortableTable(
     s,
     [
-      { label: "path", value: (r) => r.path },
+      { label: "path", value: (r) => r.path, path: true },
       { label: "status", value: (r) => r.status },
       { label: "old", value: (r) => r.old, text: (r) => human(r.old), numeric: true },
       { label: "new", value: (r) => r.new, text: (r) => human(r.new), numeric: true },
@@ -452,19 +469,79 @@ function top(t) {
   );
   if (!t.rows.length) return;
   const columns = [
-    { label: "#", value: (r) => r.rank, numeric: true },
+    { label: "#", value: (r) => r.rank, text: (r) => r.rankText ?? r.rank, numeric: true },
     ...(layered ? [{ label: "layer", value: (r) => r.layer ?? -1, text: (r) => r.layer ?? "", numeric: true }] : []),
-    { label: "kind", value: (r) => r.kind },
+    { label: "kind", value: (r) => r.kind, text: (r) => r.kindText ?? r.kind },
     // The objective has no id.
-    { label: "id", value: (r) => r.id ?? -1, text: (r) => (r.id == null ? "-" : r.id), numeric: true },
+    { label: "id", value: (r) => r.id ?? -1, text: (r) => r.idText ?? (r.id == null ? "-" : r.id), numeric: true },
     { label: "name", value: (r) => r.name },
     { label: "terms", value: (r) => r.terms ?? -1, text: (r) => (r.terms == null ? "-" : thousands(r.terms)), numeric: true },
     { label: "bytes", value: (r) => r.bytes, text: (r) => human(r.bytes), numeric: true },
     { label: "% of total", value: (r) => r.bytes, text: (r) => percent(r.bytes, logicalTotal()), numeric: true },
-    { label: "on disk", value: (r) => r.wire_bytes, text: (r) => human(r.wire_bytes), numeric: true },
+    { label: "on disk", value: (r) => r.wire_bytes, text: (r) => r.wireText ?? human(r.wire_bytes), numeric: true },
   ];
-  const rows = t.rows.map((r, i) => ({ ...r, rank: i + 1 }));
+  const rows = grouped(t.rows.map((r, i) => ({ ...r, rank: i + 1 })));
+  if (rows.some((r) => r.members)) {
+    s.append("p")
+      .attr("class", "note")
+      .text("Three or more entities alike in kind, terms and bytes share a row; ▸ lists them.");
+  }
   sortableTable(s, columns, rows).attr("id", "top-table");
+}
+
+// Three or more entities alike in all but their id and name (an LP's
+// constraints of one shape) as one row, "100 constraints of 1.4 KiB each",
+// whose members keep their own rows. The group stands where its first
+// member ranked. (The page is drawn before a module constant would be set.)
+function grouped(rows) {
+  const GROUPED = 3;
+  const key = (r) => [r.layer, r.kind, r.terms, r.bytes].join(" ");
+  const byKey = new Map();
+  for (const r of rows) {
+    const k = key(r);
+    if (!byKey.has(k)) byKey.set(k, []);
+    byKey.get(k).push(r);
+  }
+  const out = [];
+  for (const r of rows) {
+    const members = byKey.get(key(r));
+    if (members.length < GROUPED) out.push(r);
+    else if (members[0] === r) {
+      const ids = members.map((m) => m.id).filter((id) => id != null);
+      const names = new Set(members.map((m) => m.name));
+      const wire = members.map((m) => m.wire_bytes);
+      const [low, high] = [Math.min(...wire), Math.max(...wire)];
+      const group = {
+        ...r,
+        members,
+        kindText: `${thousands(members.length)} ${nounOf(r.kind, true)} of ${human(r.bytes)} each`,
+        // Ties of other kinds may stand between them.
+        rankText: members.at(-1).rank - r.rank === members.length - 1 ? `${r.rank}–${members.at(-1).rank}` : r.rank,
+        idText: ids.length ? `${Math.min(...ids)}–${Math.max(...ids)}` : "-",
+        name: names.size === 1 ? r.name : "",
+        wireText: low === high ? human(low) : `${human(low)}–${human(high)}`,
+      };
+      for (const m of members) m.groupedIn = group;
+      out.push(group);
+    }
+  }
+  return out;
+}
+
+// A kind (its label, src/model/kind.rs) in prose.
+function nounOf(kind, many) {
+  const noun =
+    {
+      removed: "removed constraint",
+      "named-function": "named function",
+      indicator: "indicator constraint",
+      "removed-indicator": "removed indicator constraint",
+      "one-hot": "one-hot constraint",
+      "removed-one-hot": "removed one-hot constraint",
+      sos1: "SOS1 constraint",
+      "removed-sos1": "removed SOS1 constraint",
+    }[kind] ?? kind;
+  return many ? `${noun}s` : noun;
 }
 
 function logicalTotal() {
@@ -510,7 +587,8 @@ function nav() {
     .data(sections)
     .join("a")
     .attr("href", (d) => `#${d.id}`)
-    .text((d) => d.title);
+    .text((d) => d.title)
+    .on("click", (_, d) => unfold(document.getElementById(d.id)?.firstElementChild));
 }
 
 // In a notebook the page sits in an iframe of the cell's width: the frame
@@ -523,8 +601,10 @@ function followHeight() {
     return;
   }
   if (!frame) return;
+  // The body's own height, which shrinks when a section folds (the
+  // document's scroll height never falls below the frame's).
   const fit = () => {
-    frame.style.height = `${document.documentElement.scrollHeight}px`;
+    frame.style.height = `${Math.ceil(document.body.getBoundingClientRect().height)}px`;
   };
   new ResizeObserver(fit).observe(document.body);
   fit();
