@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(report) = read_file(file, "fuzz".into(), Selection::All, &limits, &mut pass, &bar) {
         // Profiling succeeded: every instance layer has a profile.
         let instance_layers = report
-            .document
+            .input
             .layers
             .iter()
             .filter(|l| l.instance_index.is_some())

@@ -13,14 +13,15 @@ use memprof::pass::ProfileOptions;
 use memprof::profile::family::GroupBy;
 
 /// Families and the wire view on, so their code paths are fuzzed too.
-fn run(data: &[u8], total: Option<u64>) -> Result<(memprof::report::InstanceSummary, Accounts), String> {
+fn run(data: &[u8], total: Option<u64>) -> Result<(memprof::report::InstanceCounts, Accounts), String> {
     let options = ProfileOptions {
         group_by: GroupBy::Name,
         wire: true,
+        table_order: true,
     };
     let mut accounts = Accounts::new(options);
     profile_instance(data, total, &mut accounts, &mut ())
-        .map(|summary| (summary, accounts))
+        .map(|counts| (counts, accounts))
         .map_err(|e| e.to_string())
 }
 

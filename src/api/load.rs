@@ -7,7 +7,7 @@ use super::batch::run_all;
 use super::{Input, Options};
 use crate::input::folded::FoldedLine;
 use crate::input::sniff::{self, Accept, Content, Job};
-use crate::input::{Document, Selection};
+use crate::input::{InputInfo, Selection};
 use crate::pass::EntityObserver;
 use crate::report::files::{FileRun, FileSummary};
 use crate::report::{Account, Accounting, Loaded, Profile, Report};
@@ -84,10 +84,10 @@ pub struct Profiled {
 impl Profiled {
     fn new(runs: Vec<FileRun<Report>>) -> Self {
         let combined = (runs.len() > 1).then(|| Report {
-            document: Document {
+            input: InputInfo {
                 name: format!("{} files", runs.len()),
-                file_bytes: runs.iter().map(|r| r.value.document.file_bytes).sum(),
-                container: runs[0].value.document.container,
+                file_bytes: runs.iter().map(|r| r.value.input.file_bytes).sum(),
+                container: runs[0].value.input.container,
                 gzip: false,
                 layers: Vec::new(),
                 raw_schema: None,
@@ -250,7 +250,7 @@ pub fn migration(input: &Input, options: &Options) -> Result<(Loaded, Loaded)> {
 
 /// The layers of an input without profiling them (`ls`): an archive's
 /// manifest, or what raw bytes are.
-pub fn layers(input: &Input, options: &Options) -> Result<Document> {
+pub fn layers(input: &Input, options: &Options) -> Result<InputInfo> {
     let listing = Options {
         layer: None,
         ..options.clone()
@@ -264,5 +264,5 @@ pub fn layers(input: &Input, options: &Options) -> Result<Document> {
         quiet: true,
     };
     let input = super::resolve::resolve(input, options)?;
-    Ok(sniff::instance(&input, &mut job)?.document)
+    Ok(sniff::instance(&input, &mut job)?.input)
 }

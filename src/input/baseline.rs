@@ -20,7 +20,8 @@ use crate::profile::{Aggregate, Frame, NodeId};
 use crate::report::envelope::SCHEMA_VERSION;
 pub use crate::report::loaded::BaselineInfo;
 use crate::report::{
-    layer_frame, Accounting, Container, Document, InstanceSummary, ProfiledInstance, Report, Schema,
+    layer_frame, Accounting, Container, InputInfo, InstanceSummary, ProfiledInstance, Report,
+    Schema,
 };
 
 /// Largest baseline file read: a baseline takes about four times its size
@@ -227,7 +228,7 @@ pub fn parse(
         }
     };
     let report = Report {
-        document: Document {
+        input: InputInfo {
             name,
             file_bytes: doc.input.file_bytes,
             container,

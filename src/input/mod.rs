@@ -29,7 +29,7 @@ use sniff::{hint, is_empty_tar, is_gzip, is_tar, looks_like};
 
 pub use crate::report::{Accounting, Schema};
 pub use crate::report::{
-    Container, Document, InstanceSummary, LayerInfo, ProfiledInstance, Report,
+    Container, InputInfo, InstanceSummary, LayerInfo, ProfiledInstance, Report,
 };
 pub use archive::ArchiveError;
 pub use error::DecodeError;
@@ -299,7 +299,7 @@ pub(crate) fn read_stream<R: Read + Send>(
             let mut copy = tempfile::tempfile()?;
             io::copy(&mut unread(head, stream), &mut copy)?;
             let mut report = read_file(copy, name, selection, limits, pass, progress)?;
-            report.document.file_bytes = None;
+            report.input.file_bytes = None;
             Ok(report)
         } else if pass.raw_schema().is_some() {
             let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), stream));
@@ -497,7 +497,7 @@ fn read_raw<R: BufRead + Send>(
         return Err(DecodeError::Empty);
     }
     let forced = pass.raw_schema();
-    let mut document = Document {
+    let mut document = InputInfo {
         name,
         file_bytes,
         container: Container::Raw,
@@ -547,7 +547,7 @@ fn read_raw<R: BufRead + Send>(
         }
     }
     Ok(Report {
-        document,
+        input: document,
         instances,
     })
 }

@@ -73,7 +73,7 @@ fn render_views(views: &[AdviceView<'_>], format: Format, out: &mut dyn Write) -
     }
     #[derive(Serialize)]
     struct Many<'a> {
-        files: Vec<Envelope<Document<'a>>>,
+        files: Vec<Envelope<AdviceJson<'a>>>,
     }
     let many = || {
         Envelope::untooled(Many {
@@ -106,17 +106,17 @@ struct Thresholds {
 }
 
 #[derive(Serialize)]
-struct Document<'a> {
+struct AdviceJson<'a> {
     accounting: &'static str,
     input: InputInfo,
     min_severity: Severity,
     /// Lower bounds of each severity: the saving in percent of the total.
     severity_thresholds_percent: Thresholds,
-    layers: Vec<LayerDocument<'a>>,
+    layers: Vec<LayerJson<'a>>,
 }
 
 #[derive(Serialize)]
-struct LayerDocument<'a> {
+struct LayerJson<'a> {
     /// A layer's own accounting, when it is not the document's.
     #[serde(skip_serializing_if = "Option::is_none")]
     accounting: Option<&'static str>,
@@ -150,7 +150,7 @@ fn accounting(view: &AdviceView<'_>) -> Accounting {
     }
 }
 
-fn document<'a>(view: &'a AdviceView<'a>) -> Document<'a> {
+fn document<'a>(view: &'a AdviceView<'a>) -> AdviceJson<'a> {
     let threshold = |s: Severity| {
         Severity::THRESHOLDS
             .iter()
@@ -158,7 +158,7 @@ fn document<'a>(view: &'a AdviceView<'a>) -> Document<'a> {
             .map_or(0.0, |(_, p)| *p)
     };
     let accounting = accounting(view);
-    Document {
+    AdviceJson {
         accounting: accounting.describe(),
         input: input_info(view.profile.report),
         min_severity: view.min_severity,
@@ -170,7 +170,7 @@ fn document<'a>(view: &'a AdviceView<'a>) -> Document<'a> {
         layers: view
             .layers
             .iter()
-            .map(|l| LayerDocument {
+            .map(|l| LayerJson {
                 accounting: (l.accounting != accounting).then(|| l.accounting.describe()),
                 index: l.index,
                 title: l.title.as_deref(),

@@ -14,7 +14,7 @@ use crate::drill::explain::{thousands, Explanation};
 use crate::units::{human_exact, percent};
 
 #[derive(Debug, Serialize)]
-struct ExplainDocument<'a> {
+struct ExplainJson<'a> {
     accounting: &'static str,
     input: InputInfo,
     explanations: &'a [Explanation],
@@ -44,7 +44,7 @@ fn render_explanations(
         }
     };
     if let Some(yaml) = yaml {
-        let doc = ExplainDocument {
+        let doc = ExplainJson {
             accounting: profile.account.describe(),
             input: input_info(profile.report),
             explanations,

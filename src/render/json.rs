@@ -15,7 +15,7 @@ use crate::report::real::RealMemory;
 use crate::report::registry::Origin;
 
 #[derive(Debug, Serialize)]
-pub struct Document {
+pub struct ProfileJson {
     pub accounting: &'static str,
     pub input: InputInfo,
     /// The instance layers profiled (`null` index for raw input).
@@ -79,7 +79,7 @@ fn node(profile: &Profile<'_>, id: usize) -> TreeNode {
 
 /// The input part of every JSON document.
 pub fn input_info(report: &Report) -> InputInfo {
-    let doc = &report.document;
+    let doc = &report.input;
     InputInfo {
         name: doc.name.clone(),
         container: doc.container,
@@ -103,8 +103,8 @@ pub fn layer_refs(report: &Report) -> Vec<LayerRef> {
         .collect()
 }
 
-fn document(profile: &Profile<'_>) -> Document {
-    Document {
+fn document(profile: &Profile<'_>) -> ProfileJson {
+    ProfileJson {
         accounting: profile.accounting_describe(),
         input: input_info(profile.report),
         layers: layer_refs(profile.report),
@@ -123,7 +123,7 @@ pub fn render(
     yaml: bool,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let document = Document {
+    let document = ProfileJson {
         files: files.map(<[FileSummary]>::to_vec),
         ..document(profile)
     };

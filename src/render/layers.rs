@@ -7,14 +7,14 @@ use anyhow::Result;
 
 use super::escape_control;
 use super::format::{unsupported, Format};
-use crate::input::{Container, Document, Schema};
+use crate::input::{Container, InputInfo, Schema};
 use crate::render::width::Give;
 use crate::report::envelope::Envelope;
 use crate::report::registry::Origin;
 use crate::units::human_exact;
 
 /// The listing of `doc` in `format`.
-pub fn render(doc: &Document, format: Format, out: &mut dyn Write) -> Result<()> {
+pub fn render(doc: &InputInfo, format: Format, out: &mut dyn Write) -> Result<()> {
     match format {
         Format::Table => render_table(doc, out),
         Format::Json => render_data(doc, false, out),
@@ -25,7 +25,7 @@ pub fn render(doc: &Document, format: Format, out: &mut dyn Write) -> Result<()>
     }
 }
 
-fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
+fn render_table(doc: &InputInfo, out: &mut dyn Write) -> Result<()> {
     let kind = match doc.container {
         Container::Raw if doc.raw_schema == Some(Schema::V2) => {
             "raw ommx.v2.Instance bytes (OMMX 3.0; no layers)"
@@ -86,16 +86,16 @@ fn render_table(doc: &Document, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-pub fn render_json(doc: &Document, out: &mut dyn Write) -> Result<()> {
+pub fn render_json(doc: &InputInfo, out: &mut dyn Write) -> Result<()> {
     render_data(doc, false, out)
 }
 
 /// The same listing as YAML.
-pub fn render_yaml(doc: &Document, out: &mut dyn Write) -> Result<()> {
+pub fn render_yaml(doc: &InputInfo, out: &mut dyn Write) -> Result<()> {
     render_data(doc, true, out)
 }
 
-fn render_data(doc: &Document, yaml: bool, out: &mut dyn Write) -> Result<()> {
+fn render_data(doc: &InputInfo, yaml: bool, out: &mut dyn Write) -> Result<()> {
     #[derive(serde::Serialize)]
     struct Listing<'a> {
         name: &'a str,

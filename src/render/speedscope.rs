@@ -83,7 +83,7 @@ pub fn file(profile: &Profile<'_>) -> File {
         samples.push(stack);
         weights.push(aggregate.node(id).own_bytes);
     }
-    let name = &profile.report.document.name;
+    let name = &profile.report.input.name;
     let what = match profile.account {
         super::Account::Memory => {
             format!("logical bytes as {} counts them", profile.accounting_name())

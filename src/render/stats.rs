@@ -25,7 +25,7 @@ pub const METHOD: &str =
     at most 0.78% below the true value; see each distribution's `exact`)";
 
 #[derive(Debug, Serialize)]
-struct StatsDocument<'a> {
+struct StatsJson<'a> {
     accounting: &'static str,
     input: InputInfo,
     layers: Vec<LayerRef>,
@@ -136,7 +136,7 @@ fn render_stats(
         }
     };
     if let Some(yaml) = yaml {
-        let doc = StatsDocument {
+        let doc = StatsJson {
             accounting: profile.account.describe(),
             input: input_info(profile.report),
             layers: layer_refs(profile.report),

@@ -26,7 +26,7 @@ pub fn render(profile: &Profile<'_>, options: &SvgOptions, out: &mut dyn Write) 
         .into_iter()
         .map(|(path, bytes)| format!("{path} {bytes}"))
         .collect();
-    let name = &profile.report.document.name;
+    let name = &profile.report.input.name;
     let title = svg_frames::title("memprof: ", &[name], &profile.layer_label());
     let what = match profile.account {
         super::Account::Memory => {

@@ -16,7 +16,7 @@ use crate::render::width::Give;
 use crate::units::{human_exact, percent, thousands};
 
 #[derive(Debug, Serialize)]
-struct TopDocument<'a> {
+struct TopJson<'a> {
     accounting: &'static str,
     input: InputInfo,
     layers: Vec<LayerRef>,
@@ -65,7 +65,7 @@ fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) ->
         }
     };
     if let Some(yaml) = yaml {
-        let doc = TopDocument {
+        let doc = TopJson {
             accounting: profile.account.describe(),
             input: input_info(profile.report),
             layers: layer_refs(profile.report),

@@ -41,7 +41,7 @@ impl FileSummary {
             variables: summary.variables,
             constraints: summary.constraints,
             terms: summary.terms,
-            file_bytes: run.value.document.file_bytes,
+            file_bytes: run.value.input.file_bytes,
             logical_bytes: profile.total_bytes(),
             seconds: run.elapsed.as_secs_f64(),
         }

@@ -20,7 +20,7 @@ impl Loaded {
 
     /// The file as given on the command line.
     pub fn name(&self) -> &str {
-        &self.report.document.name
+        &self.report.input.name
     }
 
     /// "baseline of X" or the instance's layer label.

@@ -95,7 +95,7 @@ pub enum Container {
     /// `ommx.artifact.Artifact`).
     Artifact,
     /// An image of OMMX's local registry, read by its name (where from:
-    /// [`Document::registry`]).
+    /// [`InputInfo::registry`]).
     Registry,
 }
 
@@ -124,7 +124,7 @@ impl LayerInfo {
 
 /// What the input turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Document {
+pub struct InputInfo {
     pub name: String,
     /// Size of the input as stored (compressed, when it is), when known.
     pub file_bytes: Option<u64>,
@@ -168,6 +168,7 @@ pub struct ProfiledInstance {
 
 #[derive(Debug, Clone)]
 pub struct Report {
-    pub document: Document,
+    /// What the input turned out to be: its name, container, layers.
+    pub input: InputInfo,
     pub instances: Vec<ProfiledInstance>,
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use indicatif::ProgressBar;
 
 use super::{profile_layers, ArchiveError, Descriptor, Digest, Opened, Store};
-use crate::input::{Container, DecodeError, Document, Report, Selection};
+use crate::input::{Container, DecodeError, InputInfo, Report, Selection};
 use crate::pass::Pass;
 
 /// One layer of an artifact: its descriptor, and for an instance layer
@@ -85,7 +85,7 @@ pub(crate) fn read_artifact(
             data: None,
         });
     }
-    let document = Document {
+    let document = InputInfo {
         name,
         file_bytes: None,
         container: Container::Artifact,

@@ -3,7 +3,7 @@
 use super::{parse_json, read_capped, read_layout, ArchiveError, Opened, Store, INDEX_CAP};
 use crate::input::Container;
 use crate::input::DecodeError;
-use crate::input::Document;
+use crate::input::InputInfo;
 use crate::input::Report;
 use crate::input::Selection;
 use crate::pass::Pass;
@@ -96,7 +96,7 @@ pub(crate) fn read_directory(
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
-    let document = Document {
+    let document = InputInfo {
         name,
         file_bytes: None,
         container: Container::Directory,
@@ -112,7 +112,7 @@ pub(crate) fn read_directory(
 /// extracted layout, or an image directory of OMMX 2.9.3's local registry).
 pub(crate) fn read_layout_in(
     store: &mut dyn Store,
-    document: Document,
+    document: InputInfo,
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,

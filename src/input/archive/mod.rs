@@ -31,7 +31,7 @@ use indicatif::ProgressBar;
 
 use crate::pass::{Pass, Payload};
 
-use super::{DecodeError, Document, LayerInfo, Report, Schema, Selection, BUF_SIZE};
+use super::{DecodeError, InputInfo, LayerInfo, Report, Schema, Selection, BUF_SIZE};
 
 mod artifact;
 mod dir;
@@ -328,7 +328,7 @@ fn not_profiled_reason(media_type: &str) -> String {
 /// Reads the layout in `store`: index, manifest, then each layer.
 fn read_layout(
     store: &mut dyn Store,
-    document: Document,
+    document: InputInfo,
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
@@ -342,7 +342,7 @@ fn read_layout(
 fn profile_layers(
     store: &mut dyn Store,
     descriptors: Vec<Descriptor>,
-    mut document: Document,
+    mut document: InputInfo,
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
@@ -377,7 +377,7 @@ fn profile_layers(
         })
         .collect();
     Ok(Report {
-        document,
+        input: document,
         instances,
     })
 }
@@ -389,7 +389,7 @@ pub(crate) fn read_manifest_bytes(
     store: &mut dyn Store,
     manifest: &[u8],
     what: &str,
-    document: Document,
+    document: InputInfo,
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
@@ -450,7 +450,7 @@ fn parse_manifest(bytes: &[u8], what: &str) -> Result<Manifest, DecodeError> {
 
 /// Lists every layer in the document, numbering the instance layers;
 /// returns how many there are.
-fn list_layers(descriptors: &[Descriptor], document: &mut Document) -> usize {
+fn list_layers(descriptors: &[Descriptor], document: &mut InputInfo) -> usize {
     let mut instance_count = 0;
     for (index, d) in descriptors.iter().enumerate() {
         let is_instance = Schema::of_media_type(&d.media_type).is_some();

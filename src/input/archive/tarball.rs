@@ -8,7 +8,7 @@ use super::{
 use crate::input::limits::Capped;
 use crate::input::Container;
 use crate::input::DecodeError;
-use crate::input::Document;
+use crate::input::InputInfo;
 use crate::input::Report;
 use crate::input::Selection;
 use crate::input::BUF_SIZE;
@@ -363,7 +363,7 @@ pub(crate) fn read_tar(
 ) -> Result<Report, DecodeError> {
     let gzip = source.gzip.is_some();
     let mut store = TarStore::scan(source)?;
-    let document = Document {
+    let document = InputInfo {
         name,
         file_bytes: Some(file_bytes),
         container: Container::Archive,

@@ -27,7 +27,7 @@ use std::time::SystemTime;
 use indicatif::ProgressBar;
 
 use super::archive::{read_layout_in, read_manifest_bytes};
-use super::{Container, DecodeError, Document, Report, Selection};
+use super::{Container, DecodeError, InputInfo, Report, Selection};
 use crate::pass::Pass;
 use crate::report::registry::{Layout, ListedImage, ListedLayer, Origin};
 use confined::Root;
@@ -180,7 +180,7 @@ pub fn read(
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
 ) -> Result<Report, DecodeError> {
-    let document = Document {
+    let document = InputInfo {
         name: image.given.clone(),
         file_bytes: None,
         container: Container::Registry,
@@ -289,7 +289,7 @@ fn listed(
             error: Box::new(e),
         }
     })?;
-    let layers = report.document.layers;
+    let layers = report.input.layers;
     let instances: Vec<ListedLayer> = layers
         .iter()
         .filter(|l| l.instance_index.is_some())

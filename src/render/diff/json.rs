@@ -13,7 +13,7 @@ use crate::report::envelope::Envelope;
 use crate::report::Loaded;
 
 #[derive(Serialize)]
-struct Document<'a> {
+struct DiffJson<'a> {
     old: Side<'a>,
     new: Side<'a>,
     counts: &'a [Count],
@@ -65,7 +65,7 @@ fn row<'a>(path: &'a str, node: &DiffNode) -> Row<'a> {
 /// The diff as JSON or (`yaml`) YAML.
 pub fn render(view: &DiffView<'_>, yaml: bool, out: &mut dyn Write) -> Result<()> {
     let diff = &view.diff;
-    let doc = Document {
+    let doc = DiffJson {
         old: side(view.old),
         new: side(view.new),
         counts: &view.counts,

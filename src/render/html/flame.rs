@@ -232,7 +232,7 @@ fn visit(shape: &impl Shape, id: usize, at: usize, b: &mut Builder) {
 mod tests {
     use super::*;
     use crate::profile::Frame;
-    use crate::report::{Account, Accounting, Container, Document, ProfiledInstance, Report};
+    use crate::report::{Account, Accounting, Container, InputInfo, ProfiledInstance, Report};
 
     fn aggregate(leaves: &[(&[&'static str], u64)]) -> Aggregate {
         let mut a = Aggregate::new();
@@ -246,7 +246,7 @@ mod tests {
 
     fn report(aggregate: Aggregate) -> Report {
         Report {
-            document: Document {
+            input: InputInfo {
                 name: "x.pb".into(),
                 file_bytes: None,
                 container: Container::Raw,

@@ -321,7 +321,7 @@ fn wire_profile(report: &Report) -> Option<Profile<'_>> {
 }
 
 fn facts(role: &'static str, source: &Loaded, profile: &Profile<'_>) -> InputFacts {
-    let doc = &source.report.document;
+    let doc = &source.report.input;
     InputFacts {
         role,
         name: escape_control(&doc.name).into_owned(),
