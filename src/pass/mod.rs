@@ -164,10 +164,14 @@ impl Pass<'_> {
         profile_payload(&mut self.plain(&mut nothing), payload)
     }
 
-    /// This pass's reading with no analysis riding on it.
+    /// This pass's reading with no analysis riding on it, gathering nothing
+    /// for the real-memory estimate (a probe's profile is never estimated).
     fn plain<'n>(&self, nothing: &'n mut ()) -> Pass<'n> {
         Pass {
-            options: ProfileOptions::default(),
+            options: ProfileOptions {
+                table_order: false,
+                ..ProfileOptions::default()
+            },
             reading: self.reading,
             settings: self.settings,
             max_element: self.max_element,
