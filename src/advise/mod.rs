@@ -138,6 +138,9 @@ impl EntityObserver for Advisor {
     fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
         self.v3.entity(e, cost);
     }
+    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        self.v3.variables_used(used);
+    }
 }
 
 impl Advisor {
@@ -319,6 +322,9 @@ impl EntityObserver for Advisors {
     }
     fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
         self.current().entity(e, cost);
+    }
+    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        self.current().variables_used(used);
     }
     /// Raw input read again as another schema: its advisor starts over.
     fn abandon(&mut self) {

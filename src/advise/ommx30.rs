@@ -67,6 +67,18 @@ pub struct Ommx30Tally {
     removed_samples: Samples,
     /// Containers holding removed rows, for the finding's paths.
     removed_paths: BTreeSet<&'static str>,
+    /// Variables shown before the pass knew whether they are used (v1
+    /// input streams), in stream order, until it tells.
+    undecided: Vec<Undecided>,
+}
+
+/// A variable whose use is not known yet: what the rule would count and
+/// sample of it.
+#[derive(Debug, Clone)]
+struct Undecided {
+    id: u64,
+    bytes: u64,
+    name: Option<String>,
 }
 
 /// Where a removed row's bytes are.
@@ -105,11 +117,14 @@ impl Ommx30Tally {
     pub fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
         if e.kind == EntityKind::Variable {
             self.variables += 1;
-            if e.used == Some(false) {
-                self.unused += 1;
-                self.unused_bytes += cost.bytes;
-                self.unused_samples
-                    .offer(|| sample("variable", e, crate::units::exact(cost.bytes)));
+            match e.used {
+                Some(false) => self.unused_variable(e, cost.bytes),
+                Some(true) => {}
+                None => self.undecided.push(Undecided {
+                    id: e.id,
+                    bytes: cost.bytes,
+                    name: e.name.map(quote),
+                }),
             }
         } else if let Some(paths) = removed_paths(e.kind) {
             self.removed += 1;
@@ -117,6 +132,31 @@ impl Ommx30Tally {
             self.removed_paths.extend(paths);
             self.removed_samples
                 .offer(|| sample(e.kind.noun(), e, crate::units::exact(cost.bytes)));
+        }
+    }
+
+    fn unused_variable(&mut self, e: &EntityView<'_>, bytes: u64) {
+        self.unused += 1;
+        self.unused_bytes += bytes;
+        self.unused_samples
+            .offer(|| sample("variable", e, crate::units::exact(bytes)));
+    }
+
+    /// Which of the variables shown undecided are used, once the pass
+    /// knows.
+    pub fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        for v in std::mem::take(&mut self.undecided) {
+            if used(v.id) {
+                continue;
+            }
+            self.unused += 1;
+            self.unused_bytes += v.bytes;
+            self.unused_samples.offer(|| Sample {
+                entity: "variable",
+                id: Some(v.id),
+                name: v.name,
+                detail: crate::units::exact(v.bytes),
+            });
         }
     }
 

@@ -1,7 +1,7 @@
 //! The analyses riding on the pass: what they see of each accepted entity
 //! and of the instance-wide parts.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::model::{
     ommx30, AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable,
@@ -127,14 +127,16 @@ impl<'a> EntityView<'a> {
 
     /// An entity of an OMMX 3.0 instance; `used` holds the variables
     /// something refers to.
-    pub fn ommx30(e: &ommx30::Entity<'a>, used: &BTreeSet<u64>) -> Self {
+    /// An entity under OMMX 3.0's accounting; `used`: whether a variable is
+    /// used elsewhere, when the pass knows (`None` while v1 input streams).
+    pub fn ommx30(e: &ommx30::Entity<'a>, used: Option<bool>) -> Self {
         Self {
             kind: e.kind,
             id: e.id,
             name: e.name(),
             subscripts: e.subscripts(),
             terms: e.function().map(|f| f.stored_terms() as u64),
-            used: (e.kind == EntityKind::Variable).then(|| used.contains(&e.id)),
+            used,
         }
     }
 }
@@ -159,10 +161,19 @@ pub trait EntityObserver {
     /// Called once, after every entity, when the whole instance is accepted.
     fn finish(&mut self, _singular: &Singular<'_>) {}
     /// An entity of an instance counted with OMMX 3.0's accounting (the v1
-    /// methods above are not called for those), once the instance is
-    /// accepted, in profile order: variables, each collection's rows, named
-    /// functions.
+    /// methods above are not called for those): for v1 input, in stream
+    /// order as each is accepted (a variable's `used` not yet known); for
+    /// v2 input, once the instance is accepted, in profile order (variables,
+    /// each collection's rows, named functions).
     fn entity(&mut self, _entity: &EntityView<'_>, _cost: Cost) {}
+    /// Once the stream of v1 input counted with OMMX 3.0's accounting has
+    /// ended and the instance is accepted (before
+    /// [`EntityObserver::objective`]): whether a variable is used by
+    /// anything but its own table (the objective, a row, a named function,
+    /// the dependency), for the variables [`EntityObserver::entity`] showed
+    /// with `used: None`. Not called for an observer that [counts
+    /// only](EntityObserver::counts_only).
+    fn variables_used(&mut self, _used: &dyn Fn(u64) -> bool) {}
     /// For an analysis that needs the leaves themselves (with their rules)
     /// of instances counted with OMMX 3.0's accounting: the visitor they are
     /// shown to, with the profile's paths (family frames included), after
@@ -180,9 +191,10 @@ pub trait EntityObserver {
         false
     }
     /// False when the observer looks at no entity of an `ommx.v1` instance
-    /// (`variable`, `constraint`, ... do nothing): the pass may then count
-    /// variables and constraints on the wire without building them, and
-    /// does not call those methods.
+    /// (`variable`, `constraint`, ... and, under OMMX 3.0's accounting,
+    /// `entity` do nothing): the pass may then count variables and
+    /// constraints on the wire without building them, and does not call
+    /// those methods.
     fn sees_entities(&self) -> bool {
         true
     }

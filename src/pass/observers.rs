@@ -40,6 +40,9 @@ impl EntityObserver for Observers<'_> {
     fn entity(&mut self, entity: &EntityView<'_>, cost: Cost) {
         self.0.iter_mut().for_each(|o| o.entity(entity, cost));
     }
+    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        self.0.iter_mut().for_each(|o| o.variables_used(used));
+    }
     /// The pass shows the leaves to one visitor: several observers that
     /// each want them cannot share a pass, which the first call refuses.
     fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
