@@ -34,7 +34,7 @@ mod resolve;
 use std::path::{Path, PathBuf};
 
 pub use crate::advise::Severity;
-pub use crate::check::budget::Budget;
+pub use crate::check::budget::{Budget, BudgetValue};
 pub use crate::check::{exceeding, BudgetExceeded, CheckReport};
 pub use crate::drill::KindFilter;
 pub use crate::input::archive::HandedLayer;
