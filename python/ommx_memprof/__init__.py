@@ -111,12 +111,6 @@ def _bytes_of(x: Any, method: str) -> bytes:
     return data
 
 
-_INSTANCE_MEDIA_TYPES = (
-    "application/org.ommx.v1.instance",
-    "application/org.ommx.v2.instance",
-)
-
-
 def _is_artifact(x: Any) -> bool:
     """An OMMX artifact (2.x's or 3.0's ``ommx.artifact.Artifact``): layer
     descriptors and their blobs."""
@@ -128,7 +122,7 @@ def _artifact_layers(artifact: Any) -> list:
     annotations, blob); only instance layers carry their bytes."""
     layers = []
     for d in artifact.layers:
-        blob = artifact.get_blob(d.digest) if d.media_type in _INSTANCE_MEDIA_TYPES else None
+        blob = artifact.get_blob(d.digest) if _native.is_instance_layer(d.media_type) else None
         layers.append((d.media_type, d.digest, d.size, dict(d.annotations), blob))
     return layers
 

@@ -105,6 +105,7 @@ def profile_bytes(
     view: str = "memory",
     group_by: Optional[str] = None,
 ) -> Profile: ...
+def is_instance_layer(media_type: str) -> bool: ...
 def profile_layers(
     layers: Sequence[tuple[str, str, int, dict[str, str], Optional[bytes]]],
     name: str,

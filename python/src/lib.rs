@@ -162,6 +162,13 @@ type PyLayer<'py> = (
     Option<Bound<'py, pyo3::types::PyBytes>>,
 );
 
+/// Whether a layer of this media type holds an instance (of either schema),
+/// whose blob `profile_layers` needs.
+#[pyfunction]
+fn is_instance_layer(media_type: &str) -> bool {
+    api::Schema::of_media_type(media_type).is_some()
+}
+
 /// Profiles an artifact handed over as its layers (`ommx.artifact.Artifact`'s
 /// descriptors and instance blobs), naming it `name`.
 #[pyfunction]
@@ -672,6 +679,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_path, m)?)?;
     m.add_function(wrap_pyfunction!(profile_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(profile_layers, m)?)?;
+    m.add_function(wrap_pyfunction!(is_instance_layer, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
