@@ -35,6 +35,7 @@ mod shards;
 pub mod terms;
 #[cfg(test)]
 mod tests;
+mod v2_file;
 mod validate;
 
 use std::collections::BTreeMap;

@@ -22,6 +22,7 @@ use crate::profile::{Frame, Path};
 
 use super::accounts::{Families, Summing};
 use super::reading::{self, Stop};
+use super::v2_file;
 use super::{Accounts, Cost, EntityView, Pass};
 use super::{PassError, Payload, V2PassError};
 use crate::model::ommx30::V2Error;
@@ -35,9 +36,55 @@ pub(crate) fn profile(
     payload: Payload<'_>,
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, PassError> {
+    if let Some(done) = in_file(&payload, pass) {
+        return Ok(done);
+    }
     let (read, rest) = split(payload);
     let (bytes, model) = read_model(read).map_err(|stopped| stopped.error)?;
     account(pass, rest, bytes, model)
+}
+
+/// A payload in a regular file whose entities no analysis looks at, read a
+/// table entry at a time ([`v2_file`]); `None`: read it whole.
+fn in_file(payload: &Payload<'_>, pass: &mut Pass<'_>) -> Option<ProfiledInstance> {
+    let (Some(file), Some(total)) = (&payload.in_file, payload.total) else {
+        return None;
+    };
+    let plain = !pass.options.wire
+        && pass.options.group_by == GroupBy::None
+        && !pass.observer.sees_entities()
+        && pass.observer.counts_only();
+    if !plain {
+        return None;
+    }
+    let settings = pass.settings;
+    let machine = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = settings.threads.unwrap_or(machine.min(super::MAX_THREADS));
+    let threads = settings.cap.map_or(threads, |cap| threads.min(cap.max(1)));
+    let mut accounts = Accounts::new(pass.options);
+    let annotations = payload.layer_annotations;
+    let read = v2_file::profile(
+        file.file,
+        (file.start, total),
+        threads,
+        annotations,
+        &mut accounts.memory,
+    )?;
+    pass.observer.begin(payload.instance_index);
+    let cost = Cost {
+        bytes: read.objective_bytes,
+        wire_bytes: read.objective_wire_bytes,
+        waste: FileWaste::default(),
+    };
+    let view = EntityView::objective(read.objective_terms);
+    pass.observer.objective(&view, cost);
+    let counts = InstanceCounts {
+        summary: read.summary,
+        gathered: Default::default(),
+    };
+    let index = payload.instance_index;
+    let title = payload.title.clone();
+    Some(accounts.profiled(index, title, counts, Schema::V2, Accounting::Ommx30))
 }
 
 /// Reads raw bytes that ommx.v1 refused (`v1`) as ommx.v2 (the payload's
@@ -48,6 +95,9 @@ pub(crate) fn reread(
     pass: &mut Pass<'_>,
     v1: PassError,
 ) -> Result<ProfiledInstance, PassError> {
+    if let Some(done) = in_file(&payload, pass) {
+        return Ok(done);
+    }
     let (read, rest) = split(payload);
     match read_model(read) {
         Ok((bytes, model)) => account(pass, rest, bytes, model),

@@ -406,54 +406,99 @@ impl KeyedLeaves for CountedConstraint<'_, '_> {
     }
 }
 
-impl LogicalMemoryProfile for Entity<'_> {
-    /// Its leaves relative to its container.
+/// The leaves of one map entry of an entity's container (relative to the
+/// container): what an `ommx.v2` message holds in one entry of one of its
+/// tables. An entity's leaves are its pieces' ([`Entity`]); a v2 payload
+/// read a table entry at a time visits each piece as its entry goes by.
+#[derive(Debug, Clone, Copy)]
+pub enum Piece<'a> {
+    /// A variable's row in `DecisionVariableTable.entries`.
+    VariableRow,
+    /// Its label's entries in the label store.
+    VariableLabel(&'a Label),
+    /// Its fixed value.
+    FixedValue,
+    /// A row of a collection, active or removed (its key and row).
+    Row {
+        names: &'static Names,
+        row: &'a Row,
+        removed: bool,
+    },
+    /// A removed row's reason.
+    Reason {
+        names: &'static Names,
+        reason: &'a Reason,
+    },
+    /// A row's context: its label, and the length of its provenance chain
+    /// (0: none stored).
+    Context {
+        names: &'static Names,
+        label: Option<&'a Label>,
+        provenance: usize,
+    },
+    /// A named function's entry.
+    NamedFunction(&'a Func),
+    /// Its label's entries.
+    NamedLabel(&'a Label),
+}
+
+impl LogicalMemoryProfile for Piece<'_> {
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
-        match self.part {
-            Part::Variable { fixed } => {
-                let label = self.label.map(Label::fields);
-                variable(path, visitor, label, fixed);
+        match *self {
+            Piece::VariableRow => variable(
+                path,
+                visitor,
+                None::<LabelFields<'_, NoParameters<'_>>>,
+                false,
+            ),
+            Piece::VariableLabel(l) => {
+                label(&mut path.with(VARIABLE_LABELS), visitor, "VariableID.0", l);
             }
-            Part::NamedFunction(function) => {
-                let id = "NamedFunctionID.0";
-                let mut e = path.with(FUNCTION_ENTRIES);
-                key_frame(&mut e, visitor, "BTreeMap[key]", id);
-                function.visit_logical_memory(&mut e.with("NamedFunction.function"), visitor);
-                drop(e);
-                if let Some(l) = self.label {
-                    label(&mut path.with(FUNCTION_LABELS), visitor, id, l);
-                }
+            Piece::FixedValue => {
+                let [columns, values] = FIXED_VALUES;
+                let mut f = path.with(columns);
+                let mut f = f.with(values);
+                key_frame(&mut f, visitor, "BTreeMap[key]", "VariableID.0");
+                leaf(&f, visitor, &SCALAR_8);
             }
-            Part::Row {
+            Piece::Row {
                 names,
                 row: r,
-                reason,
+                removed: false,
+            } => {
+                let mut p = path.with(names.active);
+                key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+                row(&mut p, visitor, names, r);
+            }
+            Piece::Row {
+                names,
+                row: r,
+                removed: true,
+            } => {
+                let mut p = path.with(names.removed);
+                key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+                row(&mut p.with("Tuple.0"), visitor, names, r);
+            }
+            Piece::Reason { names, reason } => {
+                let mut p = path.with(names.removed);
+                let mut t = p.with("Tuple.1");
+                string(&t.with("RemovedReason.reason"), visitor, &reason.reason);
+                string_map(
+                    &mut t.with("RemovedReason.parameters"),
+                    visitor,
+                    MapKind::FnvHashMap,
+                    reason
+                        .parameters
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str())),
+                );
+            }
+            Piece::Context {
+                names,
+                label: l,
                 provenance,
             } => {
-                match reason {
-                    None => {
-                        let mut p = path.with(names.active);
-                        key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
-                        row(&mut p, visitor, names, r);
-                    }
-                    Some(reason) => {
-                        let mut p = path.with(names.removed);
-                        key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
-                        row(&mut p.with("Tuple.0"), visitor, names, r);
-                        let mut t = p.with("Tuple.1");
-                        string(&t.with("RemovedReason.reason"), visitor, &reason.reason);
-                        string_map(
-                            &mut t.with("RemovedReason.parameters"),
-                            visitor,
-                            MapKind::FnvHashMap,
-                            reason
-                                .parameters
-                                .iter()
-                                .map(|(k, v)| (k.as_str(), v.as_str())),
-                        );
-                    }
-                }
-                if let Some(l) = self.label {
+                if let Some(l) = l {
                     let [context, labels] = CONTEXT_LABELS;
                     label(&mut path.with(context).with(labels), visitor, names.id, l);
                 }
@@ -468,12 +513,65 @@ impl LogicalMemoryProfile for Entity<'_> {
                     }
                 }
             }
+            Piece::NamedFunction(function) => {
+                let mut e = path.with(FUNCTION_ENTRIES);
+                key_frame(&mut e, visitor, "BTreeMap[key]", "NamedFunctionID.0");
+                function.visit_logical_memory(&mut e.with("NamedFunction.function"), visitor);
+            }
+            Piece::NamedLabel(l) => {
+                label(
+                    &mut path.with(FUNCTION_LABELS),
+                    visitor,
+                    "NamedFunctionID.0",
+                    l,
+                );
+            }
+        }
+    }
+}
+
+impl LogicalMemoryProfile for Entity<'_> {
+    /// Its leaves relative to its container: its pieces'.
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let label = self.label;
+        let pieces: [Option<Piece<'_>>; 3] = match self.part {
+            Part::Variable { fixed } => [
+                Some(Piece::VariableRow),
+                label.map(Piece::VariableLabel),
+                fixed.then_some(Piece::FixedValue),
+            ],
+            Part::NamedFunction(f) => [
+                Some(Piece::NamedFunction(f)),
+                label.map(Piece::NamedLabel),
+                None,
+            ],
+            Part::Row {
+                names,
+                row,
+                reason,
+                provenance,
+            } => [
+                Some(Piece::Row {
+                    names,
+                    row,
+                    removed: reason.is_some(),
+                }),
+                reason.map(|reason| Piece::Reason { names, reason }),
+                (label.is_some() || provenance > 0).then_some(Piece::Context {
+                    names,
+                    label,
+                    provenance,
+                }),
+            ],
+        };
+        for piece in pieces.into_iter().flatten() {
+            piece.visit_logical_memory(path, visitor);
         }
     }
 }
 
 /// The container frame and kinds (active, removed) of each collection.
-pub(super) const COLLECTIONS: [(&str, &Names, EntityKind, EntityKind); 4] = [
+pub const COLLECTIONS: [(&str, &Names, EntityKind, EntityKind); 4] = [
     (
         "Instance.constraint_collection",
         &REGULAR,
