@@ -67,9 +67,29 @@ pub struct EntityView<'a> {
     /// (variables, one-hot and SOS1 constraints).
     pub terms: Option<u64>,
     /// For a variable of an OMMX 3.0 instance, whether anything outside its
-    /// table refers to it (see `model::ommx30::Instance::used_variables`);
-    /// `None` otherwise (the v1 stream shows variables before their users).
+    /// table refers to it (see `model::ommx30::Instance::used_variables`),
+    /// when the pass knows it as it shows the variable; `None` otherwise (the
+    /// v1 stream, and a 3.0 stream, show variables before their users:
+    /// analyses work it out from the functions and rows they see, and from
+    /// [`Singular30`]).
     pub used: Option<bool>,
+    /// The entity itself, for an entity of an OMMX 3.0 instance: its label,
+    /// its row or function, its removed reason (the analyses that need more
+    /// than the fields above read them here).
+    pub ommx30: Option<ommx30::Entity<'a>>,
+}
+
+/// The instance-wide functions and labels of an OMMX 3.0 instance, shown
+/// once after its entities ([`EntityObserver::ommx30_singular`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Singular30<'a> {
+    /// `None` for an instance without one (3.0 holds `Zero`).
+    pub objective: Option<&'a ommx30::Func>,
+    pub output_objective: Option<&'a ommx30::Func>,
+    /// `decision_variable_dependency`: assigned variable, its function.
+    pub assignments: &'a BTreeMap<u64, ommx30::Func>,
+    pub description: Option<&'a crate::ommx_v1::instance::Description>,
+    pub annotations: &'a BTreeMap<String, String>,
 }
 
 impl<'a> EntityView<'a> {
@@ -81,6 +101,7 @@ impl<'a> EntityView<'a> {
             subscripts: &v.subscripts,
             terms: None,
             used: None,
+            ommx30: None,
         }
     }
 
@@ -92,6 +113,7 @@ impl<'a> EntityView<'a> {
             subscripts: &c.subscripts,
             terms: Some(c.function.stored_terms() as u64),
             used: None,
+            ommx30: None,
         }
     }
 
@@ -110,6 +132,7 @@ impl<'a> EntityView<'a> {
             subscripts: &n.subscripts,
             terms: Some(n.function.stored_terms() as u64),
             used: None,
+            ommx30: None,
         }
     }
 
@@ -122,6 +145,7 @@ impl<'a> EntityView<'a> {
             subscripts: &[],
             terms: Some(terms),
             used: None,
+            ommx30: None,
         }
     }
 
@@ -135,6 +159,7 @@ impl<'a> EntityView<'a> {
             subscripts: e.subscripts(),
             terms: e.function().map(|f| f.stored_terms() as u64),
             used: (e.kind == EntityKind::Variable).then(|| used.contains(&e.id)),
+            ommx30: Some(*e),
         }
     }
 }
@@ -163,6 +188,9 @@ pub trait EntityObserver {
     /// accepted, in profile order: variables, each collection's rows, named
     /// functions.
     fn entity(&mut self, _entity: &EntityView<'_>, _cost: Cost) {}
+    /// OMMX 3.0's instance-wide functions and labels, after its entities and
+    /// its objective, once the instance is accepted.
+    fn ommx30_singular(&mut self, _singular: &Singular30<'_>) {}
     /// For an analysis that needs the leaves themselves (with their rules)
     /// of instances counted with OMMX 3.0's accounting: the visitor they are
     /// shown to, with the profile's paths (family frames included), after
