@@ -410,6 +410,7 @@ impl Ommx30Tally {
         let paths = self.removed_paths.iter().map(|p| p.to_string()).collect();
         let findings: Vec<Finding> = [
             unused_finding(
+                false,
                 users,
                 self.vars.len() as u64,
                 unused,
@@ -417,6 +418,7 @@ impl Ommx30Tally {
                 &unused_samples,
             ),
             removed_finding(
+                false,
                 self.removed,
                 self.removed_bytes,
                 paths,
@@ -525,6 +527,7 @@ impl Ommx30Tally {
 
 #[cfg(test)]
 mod tests {
+    use super::super::functions::WASTED;
     use super::*;
     use crate::model::ommx30::{decode, Instance};
     use crate::profile::bytes_of;
@@ -619,5 +622,45 @@ mod tests {
         assert_eq!(variants.saving_bytes, 8);
         assert_eq!(variants.details["objective_judged"], true);
         assert_eq!(combined, 8);
+    }
+
+    /// What the pass measures a function's file spends on dropped terms is
+    /// the wasted-file-bytes rule's, with 3.0's paths.
+    #[test]
+    fn file_waste_comes_from_the_cost() {
+        use crate::model::FileWaste;
+        let inst = decode(
+            &std::fs::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/fixtures/v2/oracle/indicator.pb"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let mut tally = Ommx30Tally::default();
+        let used = inst.used_variables();
+        let waste = FileWaste {
+            zero_terms: 1,
+            merged_terms: 1,
+            bytes: 11,
+            written: 40,
+        };
+        let mut rows = 0;
+        for e in inst.entities() {
+            let cost = Cost {
+                waste,
+                ..Cost::default()
+            };
+            rows += u64::from(e.function().is_some());
+            tally.entity(&EntityView::ommx30(&e, &used), cost);
+        }
+        let (findings, _) = tally.findings(1000);
+        let wasted = findings.iter().find(|f| f.rule == WASTED).unwrap();
+        assert_eq!(wasted.saving_bytes, 11 * rows);
+        assert!(wasted.paths.iter().all(|p| p.starts_with("Instance.")));
+        assert!(wasted
+            .paths
+            .iter()
+            .any(|p| p.contains("indicator_constraint_collection")));
     }
 }
