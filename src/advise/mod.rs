@@ -152,6 +152,9 @@ impl EntityObserver for Advisor {
     fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
         Some(self.v3.leaves())
     }
+    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        self.v3.variables_used(used);
+    }
 }
 
 impl Advisor {
@@ -343,6 +346,9 @@ impl EntityObserver for Advisors {
     }
     fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
         self.current().leaves()
+    }
+    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        self.current().variables_used(used);
     }
     /// Raw input read again as another schema: its advisor starts over.
     fn abandon(&mut self) {

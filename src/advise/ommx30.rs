@@ -7,9 +7,10 @@
 //!   row, label entries, removed reason, provenance and fixed value). A
 //!   variable is used when a row of any collection (active or removed), a
 //!   named function, the objective, the output objective or the dependency
-//!   mentions it: worked out from the rows and functions seen, and from
-//!   [`Singular30`] once the pass shows it (or from [`EntityView::used`],
-//!   where the pass knows it as it shows the variable).
+//!   mentions it: from [`EntityView::used`] where the pass knows it as it
+//!   shows the variable (v2 input), from `variables_used` once it knows
+//!   (v1 input streams its variables first), and from the rows and
+//!   functions seen and [`Singular30`] when the pass shows it.
 //! - `metadata-overhead`: 3.0 stores a label field only when it is set, in
 //!   per-instance label stores; leaving the labels out saves their entries,
 //!   what removal reasons hold beyond an empty reason, the description's
@@ -373,9 +374,19 @@ impl Ommx30Tally {
         self.strings.instance_v3(s.description, s.annotations);
     }
 
-    /// The visitor of the instance's leaves.
+    /// Which of the variables shown are used, once the pass knows (v1
+    /// input streams its variables before their users).
+    pub fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        for v in &self.vars {
+            if used(v.id) {
+                self.used.insert(v.id);
+            }
+        }
+    }
+
+    /// The visitor of the instance's leaves (the pass may show them an
+    /// entity at a time, then the instance-wide parts: they add up).
     pub fn leaves(&mut self) -> &mut dyn LogicalMemoryVisitor {
-        self.instance = InstanceLeaves::default();
         &mut self.instance
     }
 
@@ -537,15 +548,10 @@ mod tests {
     /// instance-wide functions after them).
     fn shown(inst: &Instance, stream: bool) -> Ommx30Tally {
         let mut tally = Ommx30Tally::default();
-        let used = match stream {
-            true => Default::default(),
-            false => inst.used_variables(),
-        };
+        let used = inst.used_variables();
         for e in inst.entities() {
-            let mut view = EntityView::ommx30(&e, &used);
-            if stream {
-                view.used = None;
-            }
+            let known = (e.kind == EntityKind::Variable).then(|| used.contains(&e.id));
+            let view = EntityView::ommx30(&e, if stream { None } else { known });
             let cost = Cost {
                 bytes: bytes_of(&e),
                 ..Cost::default()
@@ -652,7 +658,8 @@ mod tests {
                 ..Cost::default()
             };
             rows += u64::from(e.function().is_some());
-            tally.entity(&EntityView::ommx30(&e, &used), cost);
+            let known = (e.kind == EntityKind::Variable).then(|| used.contains(&e.id));
+            tally.entity(&EntityView::ommx30(&e, known), cost);
         }
         let (findings, _) = tally.findings(1000);
         let wasted = findings.iter().find(|f| f.rule == WASTED).unwrap();

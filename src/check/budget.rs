@@ -14,7 +14,9 @@ use std::path::Path;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+mod given;
 mod text;
+pub use given::BudgetValue;
 use text::{flow_depth, rule_lines};
 
 /// Longest accepted number, in digits: keeps every comparison within u128.

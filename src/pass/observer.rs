@@ -1,7 +1,7 @@
 //! The analyses riding on the pass: what they see of each accepted entity
 //! and of the instance-wide parts.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::model::{
     ommx30, AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable,
@@ -69,8 +69,9 @@ pub struct EntityView<'a> {
     /// For a variable of an OMMX 3.0 instance, whether anything outside its
     /// table refers to it (see `model::ommx30::Instance::used_variables`),
     /// when the pass knows it as it shows the variable; `None` otherwise (the
-    /// v1 stream, and a 3.0 stream, show variables before their users:
-    /// analyses work it out from the functions and rows they see, and from
+    /// v1 stream, and a 3.0 stream, show variables before their users: the
+    /// pass tells at the end, [`EntityObserver::variables_used`], and
+    /// analyses may work it out from the rows and functions they see and
     /// [`Singular30`]).
     pub used: Option<bool>,
     /// The entity itself, for an entity of an OMMX 3.0 instance: its label,
@@ -149,16 +150,16 @@ impl<'a> EntityView<'a> {
         }
     }
 
-    /// An entity of an OMMX 3.0 instance; `used` holds the variables
-    /// something refers to.
-    pub fn ommx30(e: &ommx30::Entity<'a>, used: &BTreeSet<u64>) -> Self {
+    /// An entity under OMMX 3.0's accounting; `used`: whether a variable is
+    /// used elsewhere, when the pass knows (`None` while v1 input streams).
+    pub fn ommx30(e: &ommx30::Entity<'a>, used: Option<bool>) -> Self {
         Self {
             kind: e.kind,
             id: e.id,
             name: e.name(),
             subscripts: e.subscripts(),
             terms: e.function().map(|f| f.stored_terms() as u64),
-            used: (e.kind == EntityKind::Variable).then(|| used.contains(&e.id)),
+            used,
             ommx30: Some(*e),
         }
     }
@@ -184,10 +185,19 @@ pub trait EntityObserver {
     /// Called once, after every entity, when the whole instance is accepted.
     fn finish(&mut self, _singular: &Singular<'_>) {}
     /// An entity of an instance counted with OMMX 3.0's accounting (the v1
-    /// methods above are not called for those), once the instance is
-    /// accepted, in profile order: variables, each collection's rows, named
-    /// functions.
+    /// methods above are not called for those): for v1 input, in stream
+    /// order as each is accepted (a variable's `used` not yet known); for
+    /// v2 input, once the instance is accepted, in profile order (variables,
+    /// each collection's rows, named functions).
     fn entity(&mut self, _entity: &EntityView<'_>, _cost: Cost) {}
+    /// Once the stream of v1 input counted with OMMX 3.0's accounting has
+    /// ended and the instance is accepted (before
+    /// [`EntityObserver::objective`]): whether a variable is used by
+    /// anything but its own table (the objective, a row, a named function,
+    /// the dependency), for the variables [`EntityObserver::entity`] showed
+    /// with `used: None`. Not called for an observer that [counts
+    /// only](EntityObserver::counts_only).
+    fn variables_used(&mut self, _used: &dyn Fn(u64) -> bool) {}
     /// OMMX 3.0's instance-wide functions and labels, after its entities and
     /// its objective, once the instance is accepted.
     fn ommx30_singular(&mut self, _singular: &Singular30<'_>) {}
@@ -208,9 +218,10 @@ pub trait EntityObserver {
         false
     }
     /// False when the observer looks at no entity of an `ommx.v1` instance
-    /// (`variable`, `constraint`, ... do nothing): the pass may then count
-    /// variables and constraints on the wire without building them, and
-    /// does not call those methods.
+    /// (`variable`, `constraint`, ... and, under OMMX 3.0's accounting,
+    /// `entity` do nothing): the pass may then count variables and
+    /// constraints on the wire without building them, and does not call
+    /// those methods.
     fn sees_entities(&self) -> bool {
         true
     }

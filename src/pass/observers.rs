@@ -43,6 +43,9 @@ impl EntityObserver for Observers<'_> {
     fn ommx30_singular(&mut self, singular: &Singular30<'_>) {
         self.0.iter_mut().for_each(|o| o.ommx30_singular(singular));
     }
+    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        self.0.iter_mut().for_each(|o| o.variables_used(used));
+    }
     /// The pass shows the leaves to one visitor: several observers that
     /// each want them cannot share a pass, which the first call refuses.
     fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {

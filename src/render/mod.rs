@@ -13,6 +13,7 @@ pub mod header;
 pub mod html;
 pub mod json;
 pub mod layers;
+pub mod records;
 pub mod registry;
 pub mod side_by_side;
 pub mod speedscope;

@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::leaves::{ConstraintLeaves, KeyedLeaves, NoParameters, VariableLeaves};
 use crate::model::EntityKind;
 use crate::profile::collections::{
     leaf, string, string_map, MapKind, BTREE_SET, ENUM, FNV_HASHMAP, SCALAR_8, VEC,
@@ -212,44 +213,85 @@ pub(super) fn label_stacks<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &m
 
 /// One row's entries in a `ModelingLabelStore` at `path`: one per field set.
 fn label<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, id: &'static str, l: &Label) {
+    label_fields(path, visitor, id, l.fields());
+}
+
+impl Label {
+    /// Its fields, borrowed.
+    pub fn fields(&self) -> LabelFields<'_, impl Iterator<Item = (&str, &str)> + '_> {
+        LabelFields {
+            name: self.name.as_deref(),
+            subscripts: self.subscripts.len(),
+            parameters: self
+                .parameters
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+            description: self.description.as_deref(),
+        }
+    }
+}
+
+/// A label's fields, borrowed: from a [`Label`], or from a v1 entity read
+/// on the wire.
+pub struct LabelFields<'a, P> {
+    pub name: Option<&'a str>,
+    /// Number of subscripts.
+    pub subscripts: usize,
+    /// `(key, value)` pairs.
+    pub parameters: P,
+    pub description: Option<&'a str>,
+}
+
+/// [`label`]'s entries from borrowed fields.
+fn label_fields<'a, V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    id: &'static str,
+    l: LabelFields<'a, impl Iterator<Item = (&'a str, &'a str)>>,
+) {
     let [description, name, parameters, subscripts] = LABEL_FIELDS;
-    if let Some(d) = l.description.as_deref() {
+    let mut parameters_given = l.parameters.peekable();
+    if let Some(d) = l.description {
         let mut p = path.with(description);
         key_frame(&mut p, visitor, "FnvHashMap[key]", id);
         string(&p, visitor, d);
     }
-    if let Some(n) = l.name.as_deref() {
+    if let Some(n) = l.name {
         let mut p = path.with(name);
         key_frame(&mut p, visitor, "FnvHashMap[key]", id);
         string(&p, visitor, n);
     }
-    if !l.parameters.is_empty() {
+    if parameters_given.peek().is_some() {
         let mut p = path.with(parameters);
         key_frame(&mut p, visitor, "FnvHashMap[key]", id);
-        string_map(
-            &mut p,
-            visitor,
-            MapKind::FnvHashMap,
-            l.parameters.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        );
+        string_map(&mut p, visitor, MapKind::FnvHashMap, parameters_given);
     }
-    if !l.subscripts.is_empty() {
+    if l.subscripts > 0 {
         let mut p = path.with(subscripts);
         key_frame(&mut p, visitor, "FnvHashMap[key]", id);
         leaf(&p.with("Vec[stack]"), visitor, &VEC);
-        for _ in &l.subscripts {
+        for _ in 0..l.subscripts {
             leaf(&p, visitor, &SCALAR_8);
         }
     }
 }
 
+/// A regular row's fields: its equality and its function.
+fn regular_row<F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    names: &Names,
+    function: &F,
+) {
+    let [equality, stage, _] = names.fields;
+    leaf(&path.with(equality), visitor, &ENUM);
+    function.visit_logical_memory(&mut path.with(stage).with("CreatedData.function"), visitor);
+}
+
 fn row<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, names: &Names, row: &Row) {
     let [equality, stage, third] = names.fields;
     match row {
-        Row::Regular(f) => {
-            leaf(&path.with(equality), visitor, &ENUM);
-            f.visit_logical_memory(&mut path.with(stage).with("CreatedData.function"), visitor);
-        }
+        Row::Regular(f) => regular_row(path, visitor, names, f),
         Row::Indicator(_, f) => {
             leaf(&path.with(equality), visitor, &ENUM);
             leaf(&path.with(third).with("VariableID.0"), visitor, &SCALAR_8);
@@ -265,30 +307,112 @@ fn row<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, names: &Names,
     }
 }
 
+/// A variable's leaves relative to its container.
+fn variable<'a, V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    label: Option<LabelFields<'a, impl Iterator<Item = (&'a str, &'a str)>>>,
+    fixed: bool,
+) {
+    let id = "VariableID.0";
+    let mut e = path.with(VARIABLE_ENTRIES);
+    key_frame(&mut e, visitor, "BTreeMap[key]", id);
+    leaf(&e.with("DecisionVariable.kind"), visitor, &ENUM);
+    let mut b = e.with("DecisionVariable.bound");
+    leaf(&b.with("Bound.lower"), visitor, &SCALAR_8);
+    leaf(&b.with("Bound.upper"), visitor, &SCALAR_8);
+    drop(b);
+    drop(e);
+    if let Some(l) = label {
+        label_fields(&mut path.with(VARIABLE_LABELS), visitor, id, l);
+    }
+    if fixed {
+        let [columns, values] = FIXED_VALUES;
+        let mut f = path.with(columns);
+        let mut f = f.with(values);
+        key_frame(&mut f, visitor, "BTreeMap[key]", id);
+        leaf(&f, visitor, &SCALAR_8);
+    }
+}
+
+/// An active regular row's leaves (its function any that counts like
+/// one) relative to its collection.
+fn active_regular<'a, F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    function: &F,
+    label: Option<LabelFields<'a, impl Iterator<Item = (&'a str, &'a str)>>>,
+) {
+    let names = &REGULAR;
+    let mut p = path.with(names.active);
+    key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+    regular_row(&mut p, visitor, names, function);
+    drop(p);
+    if let Some(l) = label {
+        let [context, labels] = CONTEXT_LABELS;
+        label_fields(&mut path.with(context).with(labels), visitor, names.id, l);
+    }
+}
+
+/// A label's fields as a v1 entity counted on the wire gives them (no
+/// parameters: an entity with some is built), `None` when none is set, as
+/// 3.0 stores no label then.
+fn counted_label<'a>(
+    name: Option<&'a str>,
+    subscripts: usize,
+    description: Option<&'a str>,
+) -> Option<LabelFields<'a, NoParameters<'a>>> {
+    (name.is_some() || subscripts > 0 || description.is_some()).then_some(LabelFields {
+        name,
+        subscripts,
+        parameters: std::iter::empty(),
+        description,
+    })
+}
+
+/// A v1 decision variable counted on the wire, as OMMX 3.0 holds it after
+/// `from_v1_bytes`: its leaves relative to [`VARIABLES`].
+pub struct CountedVariable<'a, 'b>(pub &'b VariableLeaves<'a, NoParameters<'a>>);
+
+impl LogicalMemoryProfile for CountedVariable<'_, '_> {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let v = self.0;
+        let label = counted_label(v.name, v.subscripts, v.description);
+        variable(path, visitor, label, v.substituted_value.is_some());
+    }
+}
+
+impl KeyedLeaves for CountedVariable<'_, '_> {
+    fn key(&self) -> Option<u128> {
+        self.0.key()
+    }
+}
+
+/// A v1 constraint counted on the wire, as OMMX 3.0 holds it after
+/// `from_v1_bytes`: its leaves relative to the regular collection.
+pub struct CountedConstraint<'a, 'b>(pub &'b ConstraintLeaves<'a, NoParameters<'a>>);
+
+impl LogicalMemoryProfile for CountedConstraint<'_, '_> {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let c = self.0;
+        let label = counted_label(c.name, c.subscripts, c.description);
+        active_regular(path, visitor, &c.function, label);
+    }
+}
+
+impl KeyedLeaves for CountedConstraint<'_, '_> {
+    fn key(&self) -> Option<u128> {
+        self.0.key()
+    }
+}
+
 impl LogicalMemoryProfile for Entity<'_> {
     /// Its leaves relative to its container.
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
         match self.part {
             Part::Variable { fixed } => {
-                let id = "VariableID.0";
-                let mut e = path.with(VARIABLE_ENTRIES);
-                key_frame(&mut e, visitor, "BTreeMap[key]", id);
-                leaf(&e.with("DecisionVariable.kind"), visitor, &ENUM);
-                let mut b = e.with("DecisionVariable.bound");
-                leaf(&b.with("Bound.lower"), visitor, &SCALAR_8);
-                leaf(&b.with("Bound.upper"), visitor, &SCALAR_8);
-                drop(b);
-                drop(e);
-                if let Some(l) = self.label {
-                    label(&mut path.with(VARIABLE_LABELS), visitor, id, l);
-                }
-                if fixed {
-                    let [columns, values] = FIXED_VALUES;
-                    let mut f = path.with(columns);
-                    let mut f = f.with(values);
-                    key_frame(&mut f, visitor, "BTreeMap[key]", id);
-                    leaf(&f, visitor, &SCALAR_8);
-                }
+                let label = self.label.map(Label::fields);
+                variable(path, visitor, label, fixed);
             }
             Part::NamedFunction(function) => {
                 let id = "NamedFunctionID.0";

@@ -29,10 +29,13 @@ use crate::ommx_v2 as pb;
 use super::ModelError;
 
 pub use entity::Names;
-pub use entity::{Entity, Part, WireSizes};
+pub use entity::{CountedConstraint, CountedVariable, Entity, LabelFields, Part, WireSizes};
+pub use entity::{NAMED_FUNCTIONS, VARIABLES};
 pub use expression::{Func, Instruction};
-pub use from_v1::from_v1;
+pub use from_v1::REGULAR_COLLECTION;
+pub use from_v1::{check_bound, check_finite, function, ConversionError, Converted, EntityRefusal};
 pub use layer::fold_layer_annotations;
+pub use profile::OBJECTIVE;
 mod build;
 pub use build::{decode, dependency, from_wire};
 
