@@ -67,9 +67,30 @@ pub struct EntityView<'a> {
     /// (variables, one-hot and SOS1 constraints).
     pub terms: Option<u64>,
     /// For a variable of an OMMX 3.0 instance, whether anything outside its
-    /// table refers to it (see `model::ommx30::Instance::used_variables`);
-    /// `None` otherwise (the v1 stream shows variables before their users).
+    /// table refers to it (see `model::ommx30::Instance::used_variables`),
+    /// when the pass knows it as it shows the variable; `None` otherwise (the
+    /// v1 stream, and a 3.0 stream, show variables before their users: the
+    /// pass tells at the end, [`EntityObserver::variables_used`], and
+    /// analyses may work it out from the rows and functions they see and
+    /// [`Singular30`]).
     pub used: Option<bool>,
+    /// The entity itself, for an entity of an OMMX 3.0 instance: its label,
+    /// its row or function, its removed reason (the analyses that need more
+    /// than the fields above read them here).
+    pub ommx30: Option<ommx30::Entity<'a>>,
+}
+
+/// The instance-wide functions and labels of an OMMX 3.0 instance, shown
+/// once after its entities ([`EntityObserver::ommx30_singular`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Singular30<'a> {
+    /// `None` for an instance without one (3.0 holds `Zero`).
+    pub objective: Option<&'a ommx30::Func>,
+    pub output_objective: Option<&'a ommx30::Func>,
+    /// `decision_variable_dependency`: assigned variable, its function.
+    pub assignments: &'a BTreeMap<u64, ommx30::Func>,
+    pub description: Option<&'a crate::ommx_v1::instance::Description>,
+    pub annotations: &'a BTreeMap<String, String>,
 }
 
 impl<'a> EntityView<'a> {
@@ -81,6 +102,7 @@ impl<'a> EntityView<'a> {
             subscripts: &v.subscripts,
             terms: None,
             used: None,
+            ommx30: None,
         }
     }
 
@@ -92,6 +114,7 @@ impl<'a> EntityView<'a> {
             subscripts: &c.subscripts,
             terms: Some(c.function.stored_terms() as u64),
             used: None,
+            ommx30: None,
         }
     }
 
@@ -110,6 +133,7 @@ impl<'a> EntityView<'a> {
             subscripts: &n.subscripts,
             terms: Some(n.function.stored_terms() as u64),
             used: None,
+            ommx30: None,
         }
     }
 
@@ -122,11 +146,10 @@ impl<'a> EntityView<'a> {
             subscripts: &[],
             terms: Some(terms),
             used: None,
+            ommx30: None,
         }
     }
 
-    /// An entity of an OMMX 3.0 instance; `used` holds the variables
-    /// something refers to.
     /// An entity under OMMX 3.0's accounting; `used`: whether a variable is
     /// used elsewhere, when the pass knows (`None` while v1 input streams).
     pub fn ommx30(e: &ommx30::Entity<'a>, used: Option<bool>) -> Self {
@@ -137,6 +160,7 @@ impl<'a> EntityView<'a> {
             subscripts: e.subscripts(),
             terms: e.function().map(|f| f.stored_terms() as u64),
             used,
+            ommx30: Some(*e),
         }
     }
 }
@@ -174,6 +198,9 @@ pub trait EntityObserver {
     /// with `used: None`. Not called for an observer that [counts
     /// only](EntityObserver::counts_only).
     fn variables_used(&mut self, _used: &dyn Fn(u64) -> bool) {}
+    /// OMMX 3.0's instance-wide functions and labels, after its entities and
+    /// its objective, once the instance is accepted.
+    fn ommx30_singular(&mut self, _singular: &Singular30<'_>) {}
     /// For an analysis that needs the leaves themselves (with their rules)
     /// of instances counted with OMMX 3.0's accounting: the visitor they are
     /// shown to, with the profile's paths (family frames included), after
