@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::accounts::{visit_instance_parts, visit_parts, Accounts};
 use super::convert;
-use super::observer::{Cost, EntityView, Singular};
+use super::observer::{Cost, EntityView, Singular, Singular30};
 use super::validate::{build_function, from_prost, State, User};
 use super::EntityObserver;
 use crate::model::function::Shape;
@@ -570,6 +570,16 @@ fn finish_ommx30<O: EntityObserver + ?Sized>(
         waste: FileWaste::default(),
     };
     observer.objective(&EntityView::objective(terms as u64), cost);
+    observer.ommx30_singular(&Singular30 {
+        objective: match &objective {
+            Ommx30Objective::Built(f) => Some(f),
+            Ommx30Objective::Counted(_) => None,
+        },
+        output_objective: None,
+        assignments: &instance.dependency.assignments,
+        description: instance.description.as_ref(),
+        annotations: &instance.annotations,
+    });
     Ok(state.counts)
 }
 

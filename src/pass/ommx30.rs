@@ -23,7 +23,7 @@ use crate::profile::{Frame, Path};
 use super::accounts::{Families, Summing};
 use super::reading::{self, Stop};
 use super::v2_file;
-use super::{Accounts, Cost, EntityView, Pass};
+use super::{Accounts, Cost, EntityView, Pass, Singular30};
 use super::{PassError, Payload, V2PassError};
 use crate::model::ommx30::V2Error;
 use crate::model::{EntityKind, FileWaste};
@@ -276,6 +276,13 @@ fn account(
     };
     let terms = objective.stored_terms() as u64;
     pass.observer.objective(&EntityView::objective(terms), cost);
+    pass.observer.ommx30_singular(&Singular30 {
+        objective: model.objective.as_ref(),
+        output_objective: model.output_objective.as_ref().map(|o| &o.function),
+        assignments: &model.dependency.assignments,
+        description: model.description.as_ref(),
+        annotations: &model.annotations,
+    });
     if let Some(mut leaves) = pass.observer.leaves() {
         model.visit_parts(&mut Path::new(), &mut leaves);
         for e in model.entities() {
