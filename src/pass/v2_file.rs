@@ -584,3 +584,42 @@ fn entry_key(bytes: &[u8]) -> Option<u64> {
     }
     (pos == bytes.len()).then_some(key_value)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every raw v2 fixture that the fast path reads gives ommx 3.0.0b7's
+    /// profile byte for byte, and most of them are read by it (a fast path
+    /// that always gave up would pass the CLI's tests unseen).
+    #[test]
+    fn v2_fixtures_read_entry_by_entry_match_ommx_3() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/v2");
+        let (mut read, mut left) = (0, Vec::new());
+        for dir in ["oracle", "from_v1"] {
+            for entry in std::fs::read_dir(format!("{root}/{dir}")).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_none_or(|e| e != "pb") {
+                    continue;
+                }
+                let file = File::open(&path).unwrap();
+                let len = file.metadata().unwrap().len();
+                let mut aggregate = Aggregate::new();
+                let Some(done) = profile(&file, (0, len), 2, None, &mut aggregate) else {
+                    left.push(path.display().to_string());
+                    continue;
+                };
+                let lines: Vec<String> = aggregate
+                    .folded_lines()
+                    .into_iter()
+                    .map(|(path, bytes)| format!("{path} {bytes}"))
+                    .collect();
+                let expected = std::fs::read_to_string(path.with_extension("folded")).unwrap();
+                assert_eq!(lines.join("\n"), expected, "{}", path.display());
+                assert_eq!(done.summary.wire_bytes, len);
+                read += 1;
+            }
+        }
+        assert!(read >= 40, "read {read}, left to the whole reading: {left:?}");
+    }
+}
