@@ -29,14 +29,18 @@ use prost::encoding::{btree_map, message, uint64, DecodeContext};
 use prost::Message;
 
 use super::terms;
+use super::terms::entities::RepeatCheck;
 use crate::ids::IdSet;
+use crate::model::function::Shape;
 use crate::model::ommx30::{self, Func, Has, Label, Names, Piece, Reason, Row};
 use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
 use crate::profile::{Aggregate, LogicalMemoryProfile, Path};
 use crate::report::InstanceSummary;
+use crate::wire::fields::v2::regular;
 use crate::wire::fields::v2::{collection, instance, named_function_table, variable_table};
 use crate::wire::{key, varint, WireType};
+use crate::wire::{Fields, Value};
 
 /// Bytes read at a time.
 const WINDOW: usize = 1 << 20;
@@ -444,7 +448,62 @@ struct Rows<'a> {
     free: &'a (dyn Fn(u64) -> bool + Sync),
 }
 
+/// A regular row counted on the wire.
+enum Counted {
+    Shape(Shape),
+    /// 3.0 refuses it (the whole reading says why).
+    Refused,
+}
+
 impl Rows<'_> {
+    /// A regular row's function counted on the wire, as the v1 pass counts
+    /// a constraint's ([`terms::entities::count_function`]), its equality
+    /// and its variables checked; `None` where the wire reader leaves it to
+    /// prost (an expression, a row given twice), which then builds it.
+    fn counted_regular(
+        &self,
+        entry: &[u8],
+        active: bool,
+        seen: &mut RepeatCheck,
+        ids: &mut Vec<u64>,
+    ) -> Option<Counted> {
+        if self.number != instance::REGULAR_CONSTRAINTS {
+            return None;
+        }
+        let value = single_value(entry)?;
+        let mut equality = 0;
+        let mut pieces = Vec::new();
+        let mut fields = Fields::new(value);
+        while let Some(field) = fields.next_field().ok()? {
+            match field {
+                // An enum field reads as prost reads an int32.
+                (regular::EQUALITY, Value::Varint(v, _)) => equality = v as i32,
+                (regular::FUNCTION, Value::Len(body)) => pieces.push(body),
+                (regular::EQUALITY | regular::FUNCTION, _) => return None,
+                _ => {}
+            }
+        }
+        if !(1..=2).contains(&equality) || pieces.is_empty() {
+            return Some(Counted::Refused);
+        }
+        ids.clear();
+        let shape = match terms::entities::count_function(&pieces, seen, ids).ok()? {
+            Ok(shape) => shape,
+            Err(_) => return Some(Counted::Refused),
+        };
+        let ok = ids.iter().all(|&id| {
+            if active {
+                (self.free)(id)
+            } else {
+                self.vars.has(id)
+            }
+        });
+        Some(match ok {
+            true => Counted::Shape(shape),
+            false => Counted::Refused,
+        })
+    }
+
     /// A row of the collection, checked as 3.0 checks it (references
     /// against the variables, active or removed alike).
     fn row(&self, id: u64, bytes: &[u8], active: bool) -> Option<Row> {
@@ -516,6 +575,7 @@ impl Rows<'_> {
             Some(())
         })?;
         let (mut active, mut removed) = (IdSet::default(), Vec::new());
+        let (mut seen, mut ids) = (RepeatCheck::default(), Vec::new());
         w.each(table, |number, bytes| {
             let removing = match number {
                 collection::ACTIVE => false,
@@ -523,17 +583,26 @@ impl Rows<'_> {
                 _ => return Some(()),
             };
             let id = entry_key(bytes)?;
-            let row = self.row(id, bytes, !removing)?;
-            Piece::Row {
-                names,
-                row: &row,
-                removed: removing,
+            match self.counted_regular(bytes, !removing, &mut seen, &mut ids) {
+                Some(Counted::Shape(shape)) => {
+                    ommx30::regular_row_leaves(root, aggregate, names, &shape, removing);
+                    summary.terms += shape.stored_terms as u64;
+                }
+                Some(Counted::Refused) => return None,
+                None => {
+                    let row = self.row(id, bytes, !removing)?;
+                    Piece::Row {
+                        names,
+                        row: &row,
+                        removed: removing,
+                    }
+                    .visit_logical_memory(root, aggregate);
+                    summary.terms += match &row {
+                        Row::Regular(f) | Row::Indicator(_, f) => f.stored_terms() as u64,
+                        Row::Set(_) => 0,
+                    };
+                }
             }
-            .visit_logical_memory(root, aggregate);
-            summary.terms += match &row {
-                Row::Regular(f) | Row::Indicator(_, f) => f.stored_terms() as u64,
-                Row::Set(_) => 0,
-            };
             match removing {
                 false => {
                     active.insert(id).then_some(())?;
@@ -556,6 +625,22 @@ impl Rows<'_> {
         let known = |id: &u64| active.has(*id) || removed.binary_search(id).is_ok();
         contexts.iter().all(known).then_some(())
     }
+}
+
+/// A map entry's value (field 2) when the entry holds it once.
+fn single_value(entry: &[u8]) -> Option<&[u8]> {
+    let mut pos = 0;
+    varint(entry, &mut pos)?;
+    let mut fields = Fields::new(&entry[pos..]);
+    let mut value = None;
+    while let Some(field) = fields.next_field().ok()? {
+        match field {
+            (2, Value::Len(body)) => value.replace(body).is_none().then_some(())?,
+            (2, _) => return None,
+            _ => {}
+        }
+    }
+    value
 }
 
 /// A map entry's key (field 1), as prost reads it: the last one, 0 when
@@ -620,6 +705,9 @@ mod tests {
                 read += 1;
             }
         }
-        assert!(read >= 40, "read {read}, left to the whole reading: {left:?}");
+        assert!(
+            read >= 40,
+            "read {read}, left to the whole reading: {left:?}"
+        );
     }
 }

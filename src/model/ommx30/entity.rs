@@ -354,6 +354,30 @@ fn active_regular<'a, F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
     }
 }
 
+/// A regular row's leaves relative to its collection, its function any
+/// that counts like one (a shape counted on the wire): those of
+/// [`Piece::Row`] for a row holding that function.
+pub fn regular_row_leaves<F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    names: &Names,
+    function: &F,
+    removed: bool,
+) {
+    match removed {
+        false => {
+            let mut p = path.with(names.active);
+            key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+            regular_row(&mut p, visitor, names, function);
+        }
+        true => {
+            let mut p = path.with(names.removed);
+            key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+            regular_row(&mut p.with("Tuple.0"), visitor, names, function);
+        }
+    }
+}
+
 /// A label's fields as a v1 entity counted on the wire gives them (no
 /// parameters: an entity with some is built), `None` when none is set, as
 /// 3.0 stores no label then.
@@ -461,6 +485,11 @@ impl LogicalMemoryProfile for Piece<'_> {
                 key_frame(&mut f, visitor, "BTreeMap[key]", "VariableID.0");
                 leaf(&f, visitor, &SCALAR_8);
             }
+            Piece::Row {
+                names,
+                row: Row::Regular(f),
+                removed,
+            } => regular_row_leaves(path, visitor, names, f, removed),
             Piece::Row {
                 names,
                 row: r,

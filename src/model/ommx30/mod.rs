@@ -29,7 +29,7 @@ use crate::ommx_v2 as pb;
 use super::ModelError;
 
 pub use entity::Names;
-pub use entity::COLLECTIONS;
+pub use entity::{regular_row_leaves, COLLECTIONS};
 pub use entity::{CountedConstraint, CountedVariable, Entity, LabelFields, Part, Piece, WireSizes};
 pub use entity::{NAMED_FUNCTIONS, VARIABLES};
 pub use expression::{Func, Instruction};
