@@ -48,11 +48,11 @@ pub fn run(args: DiffArgs) -> Result<()> {
     } else {
         api::diff(&old_input, &Input::from_path(new_arg), &options)?
     };
-    let view = DiffView::new(&old, &new);
     let view_options = DiffViewOptions {
         top: args.top,
         depth: args.depth,
     };
+    let view = DiffView::new(&old, &new, view_options);
     // Render the graphs before writing anything, so a failure leaves no file.
     let rendered = match &graphs {
         None => None,
@@ -76,7 +76,7 @@ pub fn run(args: DiffArgs) -> Result<()> {
             Some((new_svg, old_svg))
         }
     };
-    output.write_with(|out| render::diff::render(&view, &view_options, args.format, out))?;
+    output.write_with(|out| render::write(&view, args.format, out))?;
     if let (Some((new_graph, old_graph, _)), Some((new_svg, old_svg))) = (graphs, rendered) {
         new_graph.write_with(|out| Ok(out.write_all(&new_svg)?))?;
         old_graph.write_with(|out| Ok(out.write_all(&old_svg)?))?;

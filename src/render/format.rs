@@ -1,8 +1,8 @@
-//! The one list of output formats. Each command accepts some of them (the
-//! command line says which); each renderer matches on all of them, so a new
-//! format is a compile error wherever it is not handled yet.
+//! The one list of output formats. Each document offers some of them
+//! ([`super::Document::FORMATS`]); [`super::write`] matches on all of them,
+//! so a new format is a compile error until it is handled there.
 
-use crate::names::Named;
+use crate::names::{choice, Choice, Named};
 
 /// An output format (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -65,8 +65,9 @@ impl Named for Format {
     }
 }
 
-/// The error of a renderer asked for a format its command does not offer
-/// (the command line keeps that from happening).
-pub fn unsupported(format: Format, what: &str) -> anyhow::Error {
-    anyhow::anyhow!("{what} has no {} format", format.name())
-}
+/// What `top`, `stats` and `explain` offer: the one table and its data.
+pub const DATA: &[Choice<Format>] = &[
+    choice(Format::Table, "A table for people"),
+    choice(Format::Json, "JSON, integers only, fixed key order"),
+    choice(Format::Yaml, "The same document as YAML"),
+];

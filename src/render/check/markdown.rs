@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::{file_title, no_rules, rule_name, verdict};
 use crate::check::{exceeding, holding, CheckReport};
-use crate::render::diff::markdown::{code, COMMENT_LIMIT};
+use crate::render::diff::{code, COMMENT_LIMIT};
 use crate::units;
 
 const FOOTER_ROOM: usize = 600;

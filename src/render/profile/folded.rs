@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::Profile;
+use crate::report::Profile;
 
 pub fn render(profile: &Profile<'_>, out: &mut dyn Write) -> io::Result<()> {
     for (path, bytes) in profile.aggregate.folded_lines() {

@@ -8,9 +8,10 @@ use std::io::{self, Write};
 
 use comfy_table::CellAlignment;
 
-use super::{Profile, ViewOptions};
+use super::ViewOptions;
 use crate::profile::Aggregate;
 use crate::render::width::Give;
+use crate::report::Profile;
 use crate::units::human;
 
 /// In-memory bytes per on-disk byte, `-` when there are no disk bytes.

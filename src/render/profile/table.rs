@@ -6,9 +6,10 @@ use std::io::{self, Write};
 
 use comfy_table::CellAlignment;
 
-use super::{Profile, ViewOptions};
+use super::ViewOptions;
 use crate::profile::Aggregate;
 use crate::render::width::Give;
+use crate::report::Profile;
 use crate::units::{human, percent};
 
 pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write) -> io::Result<()> {

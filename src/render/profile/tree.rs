@@ -7,8 +7,9 @@
 
 use std::io::{self, Write};
 
-use super::{Profile, ViewOptions};
+use super::ViewOptions;
 use crate::profile::Aggregate;
+use crate::report::Profile;
 use crate::units::{self, human, percent};
 
 struct Row {

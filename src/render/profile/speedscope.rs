@@ -17,7 +17,7 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::Profile;
+use crate::report::Profile;
 
 /// The schema speedscope reads the file by.
 pub const SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
@@ -85,10 +85,10 @@ pub fn file(profile: &Profile<'_>) -> File {
     }
     let name = &profile.report.input.name;
     let what = match profile.account {
-        super::Account::Memory => {
+        crate::report::Account::Memory => {
             format!("logical bytes as {} counts them", profile.accounting_name())
         }
-        super::Account::Wire => "encoded protobuf bytes".to_string(),
+        crate::report::Account::Wire => "encoded protobuf bytes".to_string(),
     };
     File {
         schema: SCHEMA,
