@@ -89,3 +89,38 @@ fn not_written(what: &str, format: Format) -> Result<()> {
         format.name()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::names::bare;
+
+    /// A document offering a table and its data, writing only the table.
+    struct Toy;
+
+    impl Document for Toy {
+        const NAME: &'static str = "toy";
+        const FORMATS: &'static [Choice<Format>] = &[bare(Format::Table), bare(Format::Json)];
+
+        fn table(&self, out: &mut dyn Write) -> Result<()> {
+            Ok(out.write_all(b"a table\n")?)
+        }
+    }
+
+    fn written(format: Format) -> Result<String> {
+        let mut out = Vec::new();
+        write(&Toy, format, &mut out)?;
+        Ok(String::from_utf8(out)?)
+    }
+
+    #[test]
+    fn a_document_is_written_in_the_formats_it_offers_only() {
+        assert_eq!(written(Format::Table).unwrap(), "a table\n");
+        assert!(offers::<Toy>(Format::Json) && !offers::<Toy>(Format::Yaml));
+        let refused = written(Format::Yaml).unwrap_err().to_string();
+        assert_eq!(refused, "toy has no yaml format");
+        // Offered but not written: a bug, said as one.
+        let missing = written(Format::Json).unwrap_err().to_string();
+        assert!(missing.contains("(a bug in memprof)"), "{missing}");
+    }
+}
