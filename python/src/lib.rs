@@ -24,11 +24,13 @@ use memprof::api::{
     self, from_name, BudgetValue, GroupBy, Input, KindFilter, Loaded, Options, Severity,
 };
 use memprof::render::advice::AdviceView;
+use memprof::render::diff::svg::{DiffGraph, Widths};
 use memprof::render::diff::{DiffView, DiffViewOptions};
 use memprof::render::html::Page;
 use memprof::render::records::{self, Table, TableAt, Value};
 use memprof::render::stats::StatsView;
-use memprof::render::{self, svg::SvgOptions, Document, Format, ProfileView, ViewOptions};
+use memprof::render::svg::{Flamegraph, Stacks, SvgOptions};
+use memprof::render::{self, Document, Format, ProfileView, ViewOptions};
 
 // As in the binary: decoding allocates and frees many small values, which
 // mimalloc does markedly faster. Only Rust's allocations use it.
@@ -284,7 +286,12 @@ impl NativeProfile {
                     reverse,
                     min_width,
                 };
-                text(|out| render::svg::render(&self.loaded.profile(), &options, out))
+                let profile = self.loaded.profile();
+                let graph = Flamegraph {
+                    stacks: Stacks::Profile(&profile),
+                    options,
+                };
+                text(|out| render::write(&graph, Format::Svg, out))
             })
         })
     }
@@ -389,12 +396,17 @@ impl NativeProfile {
         py.detach(|| {
             guarded(|| {
                 let widths = match widths {
-                    "new" => render::diff::svg::Widths::New,
-                    "old" => render::diff::svg::Widths::Old,
+                    "new" => Widths::New,
+                    "old" => Widths::Old,
                     other => anyhow::bail!("widths must be \"new\" or \"old\", not {other:?}"),
                 };
                 let view = DiffView::new(&self.loaded, &new.loaded, DiffViewOptions::default());
-                text(|out| render::diff::svg::render(&view, widths, companion, out))
+                let graph = DiffGraph {
+                    view: &view,
+                    widths,
+                    companion,
+                };
+                text(|out| render::write(&graph, Format::Svg, out))
             })
         })
     }
@@ -414,7 +426,7 @@ impl NativeProfile {
                 let old = old.map(|o| &o.loaded);
                 let reported =
                     api::report_loaded(&self.loaded, &self.input, old, &self.options, top)?;
-                text(|out| render::html::render(&Page::of(&reported), out))
+                text(|out| render::write(&Page::of(&reported), Format::Html, out))
             })
         })
     }

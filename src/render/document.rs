@@ -51,6 +51,14 @@ pub trait Document {
     fn speedscope(&self, _out: &mut dyn Write) -> Result<()> {
         not_written(Self::NAME, Format::Speedscope)
     }
+    /// A flamegraph.
+    fn svg(&self, _out: &mut dyn Write) -> Result<()> {
+        not_written(Self::NAME, Format::Svg)
+    }
+    /// A page.
+    fn html(&self, _out: &mut dyn Write) -> Result<()> {
+        not_written(Self::NAME, Format::Html)
+    }
 }
 
 /// Whether `D` is written in `format`.
@@ -72,6 +80,8 @@ pub fn write<D: Document>(document: &D, format: Format, out: &mut dyn Write) -> 
         Format::Markdown => document.markdown(out),
         Format::Junit => document.junit(out),
         Format::Speedscope => document.speedscope(out),
+        Format::Svg => document.svg(out),
+        Format::Html => document.html(out),
     }
 }
 

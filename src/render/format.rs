@@ -24,14 +24,19 @@ pub enum Format {
     /// speedscope's JSON file format: one sample per folded line, weighed
     /// in bytes.
     Speedscope,
+    /// A flamegraph's SVG (`flamegraph`, `diff --flamegraph`): a picture's
+    /// one form, which its command chooses, not `--format`.
+    Svg,
+    /// The report page's HTML (`report`), likewise.
+    Html,
 }
 
 impl Format {
     /// Whether a profile in this format shows the real-memory estimate
-    /// (folded stacks do not: they are OMMX's own lines; nor does
-    /// speedscope's file, made of the same lines).
+    /// (folded stacks do not: they are OMMX's own lines; nor do speedscope's
+    /// file and the flamegraph, made of the same lines).
     pub fn shows_real_memory(self) -> bool {
-        !matches!(self, Format::Folded | Format::Speedscope)
+        !matches!(self, Format::Folded | Format::Speedscope | Format::Svg)
     }
 
     /// The name `--format` takes.
@@ -45,10 +50,14 @@ impl Format {
             Format::Markdown => "markdown",
             Format::Junit => "junit",
             Format::Speedscope => "speedscope",
+            Format::Svg => "svg",
+            Format::Html => "html",
         }
     }
 }
 
+/// The formats users name (`--format`, the wheel's `format=`); the
+/// pictures' forms, `svg` and `html`, are their commands' own.
 impl Named for Format {
     const ALL: &'static [Self] = &[
         Format::Folded,

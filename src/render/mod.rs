@@ -1,9 +1,9 @@
 //! The renderers: every document the commands show, each a module (a
 //! folder with a file per format where its formats are long) implementing
 //! the one contract, [`Document`]: which formats it offers, and how it
-//! writes itself in each. Beside them, the two pictures, written in their
-//! one form only (the flamegraphs' SVG, `svg.rs` and `diff/svg.rs`; the
-//! report page's HTML, `html/`), and what renderers share (`header`,
+//! writes itself in each. The pictures are documents too, of one format
+//! each (the flamegraphs' SVG, `svg.rs` and `diff/svg.rs`; the report
+//! page's HTML, `html/`). Beside them, what renderers share (`header`,
 //! `data`, `style`, `width`, `svg_frames`).
 
 pub mod advice;

@@ -66,7 +66,7 @@ fn upper_first(text: &str) -> String {
     })
 }
 
-pub fn render(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
+pub(super) fn write(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
     let mut text = String::new();
     if report.pass {
         let _ = writeln!(

@@ -34,19 +34,19 @@ impl Document for CheckReport {
     ];
 
     fn table(&self, out: &mut dyn Write) -> Result<()> {
-        Ok(table::render(self, out)?)
+        Ok(table::write(self, out)?)
     }
 
     fn data(&self, yaml: bool, out: &mut dyn Write) -> Result<()> {
-        json::render(self, yaml, out)
+        json::write(self, yaml, out)
     }
 
     fn markdown(&self, out: &mut dyn Write) -> Result<()> {
-        markdown::render(self, out)
+        markdown::write(self, out)
     }
 
     fn junit(&self, out: &mut dyn Write) -> Result<()> {
-        junit::render(self, out)
+        junit::write(self, out)
     }
 }
 

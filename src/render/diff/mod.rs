@@ -63,23 +63,23 @@ impl Document for DiffView<'_> {
     ];
 
     fn table(&self, out: &mut dyn Write) -> anyhow::Result<()> {
-        Ok(table::render(self, &self.options, out)?)
+        Ok(table::write(self, out)?)
     }
 
     fn tree(&self, out: &mut dyn Write) -> anyhow::Result<()> {
-        Ok(tree::render(self, &self.options, out)?)
+        Ok(tree::write(self, out)?)
     }
 
     fn data(&self, yaml: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-        json::render(self, yaml, out)
+        json::write(self, yaml, out)
     }
 
     fn markdown(&self, out: &mut dyn Write) -> anyhow::Result<()> {
-        markdown::render(self, &self.options, out)
+        markdown::write(self, out)
     }
 
     fn folded(&self, out: &mut dyn Write) -> anyhow::Result<()> {
-        Ok(folded::render(self, out)?)
+        Ok(folded::write(self, out)?)
     }
 }
 

@@ -9,7 +9,7 @@ use crate::render::width::Give;
 use crate::report::files::FileSummary;
 use crate::units::human;
 
-pub fn render_table(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()> {
     let mut table = crate::render::width::table();
     table.set_header(vec![
         "file",

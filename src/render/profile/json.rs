@@ -6,6 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
+use super::ProfileView;
 use crate::input::InstanceSummary;
 use crate::profile::Aggregate;
 use crate::render::data::{input_json, layer_refs, InputJson, LayerRef};
@@ -69,15 +70,10 @@ fn document(profile: &Profile<'_>) -> ProfileJson {
 
 /// The profile as JSON or (`yaml`) YAML, with a row per input when
 /// several were profiled together: the baseline format.
-pub fn render(
-    profile: &Profile<'_>,
-    files: Option<&[FileSummary]>,
-    yaml: bool,
-    out: &mut dyn Write,
-) -> Result<()> {
+pub(super) fn write(view: &ProfileView<'_>, yaml: bool, out: &mut dyn Write) -> Result<()> {
     let document = ProfileJson {
-        files: files.map(<[FileSummary]>::to_vec),
-        ..document(profile)
+        files: view.files.map(<[FileSummary]>::to_vec),
+        ..document(view.profile)
     };
     Envelope::new(document).write(yaml, out)
 }

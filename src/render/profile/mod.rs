@@ -125,30 +125,30 @@ impl Document for ProfileView<'_> {
     ];
 
     fn folded(&self, out: &mut dyn Write) -> Result<()> {
-        Ok(folded::render(self.profile, out)?)
+        Ok(folded::write(self, out)?)
     }
 
     fn tree(&self, out: &mut dyn Write) -> Result<()> {
-        Ok(tree::render(self.profile, &self.options, out)?)
+        Ok(tree::write(self, out)?)
     }
 
     fn table(&self, out: &mut dyn Write) -> Result<()> {
         match self.wire {
-            Some(wire) => side_by_side::render(self.profile, wire, &self.options, out)?,
-            None => table::render(self.profile, &self.options, out)?,
+            Some(wire) => side_by_side::write(self, wire, out)?,
+            None => table::write(self, out)?,
         }
         if let Some(files) = self.files {
             writeln!(out)?;
-            files::render_table(files, out)?;
+            files::write(files, out)?;
         }
         Ok(())
     }
 
     fn data(&self, yaml: bool, out: &mut dyn Write) -> Result<()> {
-        json::render(self.profile, self.files, yaml, out)
+        json::write(self, yaml, out)
     }
 
     fn speedscope(&self, out: &mut dyn Write) -> Result<()> {
-        speedscope::render(self.profile, out)
+        speedscope::write(self, out)
     }
 }

@@ -17,6 +17,7 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
+use super::ProfileView;
 use crate::report::Profile;
 
 /// The schema speedscope reads the file by.
@@ -109,8 +110,8 @@ pub fn file(profile: &Profile<'_>) -> File {
 }
 
 /// The profile as speedscope's JSON, on one line and a newline.
-pub fn render(profile: &Profile<'_>, out: &mut dyn Write) -> Result<()> {
-    serde_json::to_writer(&mut *out, &file(profile))?;
+pub(super) fn write(view: &ProfileView<'_>, out: &mut dyn Write) -> Result<()> {
+    serde_json::to_writer(&mut *out, &file(view.profile))?;
     writeln!(out)?;
     Ok(())
 }
