@@ -23,11 +23,14 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, P
 use memprof::api::{
     self, from_name, BudgetValue, GroupBy, Input, KindFilter, Loaded, Options, Severity,
 };
-use memprof::render::advice;
-use memprof::render::diff::{self as diff_render, DiffView, DiffViewOptions};
-use memprof::render::html::{self, Page};
+use memprof::render::advice::AdviceView;
+use memprof::render::diff::svg::{DiffGraph, Widths};
+use memprof::render::diff::{DiffView, DiffViewOptions};
+use memprof::render::html::Page;
 use memprof::render::records::{self, Table, TableAt, Value};
-use memprof::render::{self, svg::SvgOptions, Format, ViewOptions};
+use memprof::render::stats::StatsView;
+use memprof::render::svg::{Flamegraph, Stacks, SvgOptions};
+use memprof::render::{self, Document, Format, ProfileView, ViewOptions};
 
 // As in the binary: decoding allocates and frees many small values, which
 // mimalloc does markedly faster. Only Rust's allocations use it.
@@ -260,7 +263,7 @@ impl NativeProfile {
                 let format = value::<Format>("format", format)?;
                 let profile = self.loaded.profile();
                 let view = ViewOptions::asked(depth, min_percent, all, top);
-                text(|out| render::profile(&profile, None, &view, format, out))
+                text(|out| render::write(&ProfileView::new(&profile, view), format, out))
             })
         })
     }
@@ -283,7 +286,12 @@ impl NativeProfile {
                     reverse,
                     min_width,
                 };
-                text(|out| render::svg::render(&self.loaded.profile(), &options, out))
+                let profile = self.loaded.profile();
+                let graph = Flamegraph {
+                    stacks: Stacks::Profile(&profile),
+                    options,
+                };
+                text(|out| render::write(&graph, Format::Svg, out))
             })
         })
     }
@@ -295,9 +303,7 @@ impl NativeProfile {
             guarded(|| {
                 let kind: KindFilter = value("kind", kind)?;
                 let top = api::top(&self.input, &self.options, n, kind)?;
-                Rendered::of(records::TOP, |format, out| {
-                    render::top::render(&top, format, out)
-                })
+                Rendered::of(records::TOP, &top)
             })
         })
     }
@@ -309,9 +315,7 @@ impl NativeProfile {
             guarded(|| {
                 let kind: KindFilter = value("kind", kind)?;
                 let stats = api::stats(&self.input, &self.options, kind)?;
-                Rendered::of(records::STATS, |format, out| {
-                    render::stats::render(&stats, top, format, out)
-                })
+                Rendered::of(records::STATS, &StatsView { stats: &stats, top })
             })
         })
     }
@@ -323,9 +327,11 @@ impl NativeProfile {
             guarded(|| {
                 let min_severity: Severity = value("min_severity", min_severity)?;
                 let advice = api::advise(std::slice::from_ref(&self.input), &self.options)?;
-                Rendered::of(records::ADVICE, |format, out| {
-                    advice::render_many(&advice, min_severity, format, out)
-                })
+                let view = AdviceView {
+                    advice: &advice,
+                    min_severity,
+                };
+                Rendered::of(records::ADVICE, &view)
             })
         })
     }
@@ -335,9 +341,7 @@ impl NativeProfile {
         py.detach(|| {
             guarded(|| {
                 let explained = api::explain(&self.input, &self.options, &paths)?;
-                Rendered::of(records::EXPLAIN, |format, out| {
-                    render::explain::render(&explained, format, out)
-                })
+                Rendered::of(records::EXPLAIN, &explained)
             })
         })
     }
@@ -355,9 +359,9 @@ impl NativeProfile {
         py.detach(|| {
             guarded(|| {
                 let format = value::<Format>("format", format)?;
-                let view = DiffView::new(&self.loaded, &new.loaded);
                 let options = DiffViewOptions { top, depth };
-                text(|out| diff_render::render(&view, &options, format, out))
+                let view = DiffView::new(&self.loaded, &new.loaded, options);
+                text(|out| render::write(&view, format, out))
             })
         })
     }
@@ -371,9 +375,8 @@ impl NativeProfile {
     ) -> PyResult<Bound<'py, PyList>> {
         let tables = py.detach(|| {
             guarded(|| {
-                let view = DiffView::new(&self.loaded, &new.loaded);
-                let options = DiffViewOptions::default();
-                let json = text(|out| diff_render::render(&view, &options, Format::Json, out))?;
+                let view = DiffView::new(&self.loaded, &new.loaded, DiffViewOptions::default());
+                let json = text(|out| render::write(&view, Format::Json, out))?;
                 records::tables(&json, records::DIFF)
             })
         })?;
@@ -393,12 +396,17 @@ impl NativeProfile {
         py.detach(|| {
             guarded(|| {
                 let widths = match widths {
-                    "new" => diff_render::svg::Widths::New,
-                    "old" => diff_render::svg::Widths::Old,
+                    "new" => Widths::New,
+                    "old" => Widths::Old,
                     other => anyhow::bail!("widths must be \"new\" or \"old\", not {other:?}"),
                 };
-                let view = DiffView::new(&self.loaded, &new.loaded);
-                text(|out| diff_render::svg::render(&view, widths, companion, out))
+                let view = DiffView::new(&self.loaded, &new.loaded, DiffViewOptions::default());
+                let graph = DiffGraph {
+                    view: &view,
+                    widths,
+                    companion,
+                };
+                text(|out| render::write(&graph, Format::Svg, out))
             })
         })
     }
@@ -418,7 +426,7 @@ impl NativeProfile {
                 let old = old.map(|o| &o.loaded);
                 let reported =
                     api::report_loaded(&self.loaded, &self.input, old, &self.options, top)?;
-                text(|out| html::render(&Page::of(&reported), out))
+                text(|out| render::write(&Page::of(&reported), Format::Html, out))
             })
         })
     }
@@ -452,10 +460,7 @@ impl NativeProfile {
                     budget_file.as_deref(),
                     baseline.map(|b| &b.loaded),
                 )?;
-                let report = Rendered::of(records::CHECK, |format, out| match format {
-                    Format::Json => render::check::json::render(&outcome.report, false, out),
-                    _ => Ok(render::check::table::render(&outcome.report, out)?),
-                })?;
+                let report = Rendered::of(records::CHECK, &outcome.report)?;
                 Ok((outcome, report))
             })
         })?;
@@ -478,10 +483,10 @@ struct Rendered {
 }
 
 impl Rendered {
-    fn of(at: &[TableAt], render: impl Fn(Format, &mut dyn Write) -> Result<()>) -> Result<Self> {
-        let json = text(|out| render(Format::Json, out))?;
+    fn of(at: &[TableAt], document: &impl Document) -> Result<Self> {
+        let json = text(|out| render::write(document, Format::Json, out))?;
         Ok(Self {
-            text: text(|out| render(Format::Table, out))?,
+            text: text(|out| render::write(document, Format::Table, out))?,
             tables: records::tables(&json, at)?,
             json,
         })

@@ -1,9 +1,10 @@
 //! A budget given as values rather than as a file: what a notebook's
 //! `check(budget=...)` hands over. A size for the total (`"64 MiB"`, or a
-//! whole number of bytes), or a mapping from path (an exact path, a pattern
-//! or `total`) to a size or to a rule's limits (`{"max_growth": 5,
-//! "min_delta": "1 MiB"}`). Where a limit is a size, a whole number is
-//! bytes; where it is a growth, a number is percent; every other value is
+//! number of bytes), or a mapping from path (an exact path, a pattern or
+//! `total`) to a size or to a rule's limits (`{"max_growth": 5,
+//! "min_delta": "1 MiB"}`). Where a limit is a size, a number is bytes (as
+//! [`crate::units::Size`] reads a number alone; a whole one is spelled
+//! `N B`); where it is a growth, a number is percent; every other value is
 //! spelled as in the budget file.
 //!
 //! The values become the budget file's text and go through
