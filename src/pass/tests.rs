@@ -274,8 +274,20 @@ fn run_on(
     spool_above: u64,
     threads: usize,
 ) -> Run {
+    run_as(bytes, observer, spool_above, threads, Accounting::Ommx29)
+}
+
+/// [`run_on`] under `accounting`.
+fn run_as(
+    bytes: &[u8],
+    observer: &mut dyn EntityObserver,
+    spool_above: u64,
+    threads: usize,
+    accounting: Accounting,
+) -> Run {
     let mut accounts = Accounts::new(ProfileOptions::default());
     accounts.spool_above = spool_above;
+    accounts.accounting = accounting;
     let total = Some(bytes.len() as u64);
     let threads = Some(threads);
     let summary = profile_instance_within(bytes, total, None, threads, &mut accounts, observer)
@@ -304,13 +316,7 @@ fn counting_entities_on_the_wire_gives_what_building_them_gives() {
 
 /// [`run_on`] under OMMX 3.0's accounting of v1 input.
 fn run_ommx30(bytes: &[u8], observer: &mut dyn EntityObserver, threads: usize) -> Run {
-    let mut accounts = Accounts::new(ProfileOptions::default());
-    accounts.accounting = Accounting::Ommx30;
-    let total = Some(bytes.len() as u64);
-    let threads = Some(threads);
-    let summary = profile_instance_within(bytes, total, None, threads, &mut accounts, observer)
-        .map_err(|e| e.to_string())?;
-    Ok((accounts.memory.own_lines(), format!("{summary:?}")))
+    run_as(bytes, observer, u64::MAX, threads, Accounting::Ommx30)
 }
 
 /// Under OMMX 3.0's accounting, v1 input read with its entities counted on
