@@ -20,9 +20,7 @@ use crate::report::layer_frame;
 use crate::report::InstanceSummary;
 use crate::report::Loaded;
 use crate::units::Size;
-use crate::units::{
-    count as count_of, human_exact as exact, signed_human, signed_percent, thousands,
-};
+use crate::units::{self, signed_human, signed_percent, thousands};
 use budget::{BudgetRule, Percent};
 
 /// What one limit of a rule measures.
@@ -304,7 +302,7 @@ pub fn evaluate_by_layer(
                     let bytes = n.new_bytes();
                     (
                         max.holds(bytes),
-                        exact(bytes),
+                        units::human_exact(bytes),
                         ratio(bytes as f64, max.bytes() as f64),
                     )
                 }),
@@ -458,7 +456,7 @@ fn per_entity(n: &DiffNode, size: &Size, count: u64, noun: &str) -> (bool, Strin
         format!(
             "{per:.1} B per {noun} ({} B over {})",
             thousands(bytes),
-            count_of(count, noun, &format!("{noun}s"))
+            units::count(count, noun, &format!("{noun}s"))
         ),
         ratio(per, size.bytes().max(1) as f64),
     )
@@ -469,7 +467,7 @@ pub fn exceeding(failed: usize, files: usize) -> String {
     format!(
         "{} of {} {} a budget",
         thousands(failed as u64),
-        count_of(files as u64, "file", "files"),
+        units::count(files as u64, "file", "files"),
         if failed == 1 { "exceeds" } else { "exceed" }
     )
 }
@@ -478,7 +476,7 @@ pub fn exceeding(failed: usize, files: usize) -> String {
 pub fn holding(files: usize) -> String {
     format!(
         "every budget holds in {}",
-        count_of(files as u64, "file", "files")
+        units::count(files as u64, "file", "files")
     )
 }
 

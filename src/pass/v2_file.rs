@@ -323,7 +323,7 @@ pub(super) fn profile(
         }
         None => {
             let wire = pb1::Function::decode(body.as_slice()).ok()?;
-            let f = ommx30::build_function(Some(&wire), || "the objective".into()).ok()?;
+            let f = ommx30::read_function(Some(&wire), || "the objective".into()).ok()?;
             all_free(&f, &free)?;
             f.visit_logical_memory(&mut objective_path, aggregate);
             (crate::profile::bytes_of(&f), f.stored_terms() as u64)
@@ -388,7 +388,7 @@ pub(super) fn profile(
         None => None,
         Some(o) => {
             (1..=2).contains(&o.sense).then_some(())?;
-            let f = ommx30::build_function(o.function.as_ref(), || "the output objective".into())
+            let f = ommx30::read_function(o.function.as_ref(), || "the output objective".into())
                 .ok()?;
             let mut defined = true;
             f.for_each_variable(|id| defined &= vars.has(id));

@@ -15,7 +15,10 @@ pub fn decode(bytes: &[u8]) -> Result<Instance, V2Error> {
     from_wire(message)
 }
 
-pub fn function(f: Option<&pb1::Function>, what: impl Fn() -> String) -> Result<Func, V2Error> {
+pub fn read_function(
+    f: Option<&pb1::Function>,
+    what: impl Fn() -> String,
+) -> Result<Func, V2Error> {
     match f {
         None => Err(V2Error::MissingFunction { what: what() }),
         Some(f) => Func::from_wire(f, &what),
@@ -190,7 +193,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         .collect();
     add_variables(&mut inst, table, strict)?;
     let vars = inst.variables.clone();
-    let objective = function(objective.as_ref(), || "the objective".into())?;
+    let objective = read_function(objective.as_ref(), || "the objective".into())?;
     uses_defined(&objective, Some(&vars), || "the objective".into())?;
     inst.objective = Some(objective);
     add_rows(
@@ -212,7 +215,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         if !(1..=2).contains(&o.sense) {
             return Err(V2Error::UnknownSense(o.sense));
         }
-        let f = function(o.function.as_ref(), || "the output objective".into())?;
+        let f = read_function(o.function.as_ref(), || "the output objective".into())?;
         uses_defined(&f, Some(&vars), || "the output objective".into())?;
         inst.output_objective = Some(OutputObjective { function: f });
     }
@@ -240,7 +243,7 @@ fn add_variables(
     strict: bool,
 ) -> Result<(), V2Error> {
     for (&id, v) in &table.entries {
-        variable(id, v, table.fixed_values.get(&id).copied(), strict)?;
+        check_variable(id, v, table.fixed_values.get(&id).copied(), strict)?;
         inst.variables.insert(id);
     }
     let undefined = |what: &'static str, id: u64| V2Error::UndefinedRow {
@@ -267,7 +270,7 @@ fn add_variables(
 /// One entry of the decision variable table, with its fixed value: its
 /// kind, its bound (required when `strict`) and the fixed value checked as
 /// 2.9.3 checks a v1 variable (3.0 shares those rules).
-pub fn variable(
+pub fn check_variable(
     id: u64,
     v: &pb::DecisionVariable,
     fixed: Option<f64>,
@@ -300,7 +303,7 @@ pub fn regular_row(
 ) -> Result<Row, V2Error> {
     let what = || format!("constraint {id}");
     equality(c.equality, what)?;
-    let f = function(c.function.as_ref(), what)?;
+    let f = read_function(c.function.as_ref(), what)?;
     uses_defined(&f, vars, what)?;
     Ok(Row::Regular(f))
 }
@@ -316,7 +319,7 @@ pub fn indicator_row(
     let what = || format!("indicator constraint {id}");
     equality(c.equality, what)?;
     binary_variable(&what, c.indicator_variable, vars, binary)?;
-    let f = function(c.function.as_ref(), what)?;
+    let f = read_function(c.function.as_ref(), what)?;
     uses_defined(&f, vars, what)?;
     Ok(Row::Indicator(c.indicator_variable, f))
 }
@@ -324,7 +327,7 @@ pub fn indicator_row(
 /// A named function's entry, over defined variables.
 pub fn named_function(id: u64, nf: &pb::NamedFunction, vars: &dyn Has) -> Result<Func, V2Error> {
     let what = || format!("named function {id}");
-    let f = function(nf.function.as_ref(), what)?;
+    let f = read_function(nf.function.as_ref(), what)?;
     uses_defined(&f, Some(vars), what)?;
     Ok(f)
 }
@@ -510,7 +513,7 @@ pub fn assignments(
         if fixed.has(*id) {
             return Err(V2Error::FixedAndDependent(*id));
         }
-        let f = function(Some(f), what)?;
+        let f = read_function(Some(f), what)?;
         uses_defined(&f, strict.then_some(vars), what)?;
         assignments.insert(*id, f);
     }

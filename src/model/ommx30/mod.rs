@@ -38,12 +38,8 @@ pub use from_v1::{check_bound, check_finite, function, ConversionError, Converte
 pub use layer::fold_layer_annotations;
 pub use profile::OBJECTIVE;
 mod build;
-pub use build::{
-    assignments, check_header, decode, dependency, from_wire, function as build_function,
-};
-pub use build::{
-    indicator_row, named_function, regular_row, set_row, variable as check_variable, Has,
-};
+pub use build::{assignments, check_header, check_variable, decode, dependency, from_wire};
+pub use build::{indicator_row, named_function, read_function, regular_row, set_row, Has};
 
 /// Why a v2 instance cannot be profiled.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

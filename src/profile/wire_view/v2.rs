@@ -434,7 +434,7 @@ static INSTANCE: Schema = Schema {
 /// `path`: fields the schema does not know to `Wire[unknown fields]`. With
 /// `families` (`--group-by name`), each entity's entries go under its family
 /// frame right under the container, as its logical bytes do.
-pub fn visit_instance<V: LogicalMemoryVisitor>(
+pub fn visit_v2_instance<V: LogicalMemoryVisitor>(
     payload: &[u8],
     families: Option<Families<'_>>,
     path: &mut Path,
@@ -464,7 +464,7 @@ mod tests {
                 }
                 let bytes = std::fs::read(&path).unwrap();
                 let mut wire = Aggregate::new();
-                visit_instance(&bytes, None, &mut Path::new(), &mut wire);
+                visit_v2_instance(&bytes, None, &mut Path::new(), &mut wire);
                 let lines = wire.folded_lines();
                 let total: u64 = lines.iter().map(|l| l.1).sum();
                 assert_eq!(total, bytes.len() as u64, "{}", path.display());
