@@ -592,7 +592,9 @@ function nav() {
 }
 
 // In a notebook the page sits in an iframe of the cell's width: the frame
-// takes the page's height whenever it changes.
+// takes the page's height whenever it changes, and the static summary
+// beside it (src/render/html/notebook.rs), for notebooks where this script
+// cannot run, is hidden.
 function followHeight() {
   let frame = null;
   try {
@@ -601,6 +603,9 @@ function followHeight() {
     return;
   }
   if (!frame) return;
+  // Nothing scrolls inside: the frame is as tall as the page, and a wheel
+  // over it scrolls the notebook from the first notch.
+  document.documentElement.style.overflow = "hidden";
   // The body's own height, which shrinks when a section folds (the
   // document's scroll height never falls below the frame's).
   const fit = () => {
@@ -608,4 +613,6 @@ function followHeight() {
   };
   new ResizeObserver(fit).observe(document.body);
   fit();
+  const summary = frame.parentElement?.querySelector(":scope > .ommx-memprof-summary");
+  if (summary) summary.hidden = true;
 }

@@ -9,6 +9,7 @@
 //! the committed files are what the lock file builds.
 
 pub mod flame;
+pub mod notebook;
 pub mod page;
 
 use std::io::Write;
