@@ -20,6 +20,7 @@ use std::io::Write;
 use anyhow::Result;
 use flate2::{write::GzEncoder, Compression};
 
+use super::html_text;
 use super::page::{Changes, FlameView, InputFacts, Page};
 use crate::diff::Status;
 use crate::units::{human, human_exact, percent, signed_human, thousands};
@@ -59,7 +60,7 @@ document.open(); document.write(text); document.close();\
 })";
 
 /// The static summary: what the page says first, readable without it.
-pub fn summary(page: &Page) -> String {
+fn summary(page: &Page) -> String {
     let mut s = String::from("<div class=\"ommx-memprof-summary\">\n");
     match &page.changes {
         None => profile_summary(&mut s, &page.inputs[0], &page.views[0]),
@@ -79,17 +80,17 @@ fn profile_summary(s: &mut String, input: &InputFacts, view: &FlameView) {
         s,
         "<p><strong>memprof</strong>: <code>{name}</code> holds <strong>{total}</strong>, \
          {accounting} ({layers}).{real}</p>",
-        name = text(&input.name),
+        name = html_text(&input.name),
         total = human_exact(input.logical_bytes),
-        accounting = text(&input.accounting),
-        layers = text(&input.layers),
+        accounting = html_text(&input.accounting),
+        layers = html_text(&input.layers),
         real = input
             .real_memory
             .as_ref()
             .map_or(String::new(), |r| format!(
                 " Loading it takes ~{} at its peak in {}, estimated.",
                 human(r.load_peak_bytes),
-                text(&r.runtime)
+                html_text(&r.runtime)
             )),
     );
     let total = input.logical_bytes;
@@ -131,12 +132,12 @@ fn diff_summary(s: &mut String, inputs: &[InputFacts], changes: &Changes) {
         s,
         "<p><strong>memprof diff</strong>: <code>{}</code> → <code>{}</code>: \
          <strong>{} → {}</strong> ({}, {}).</p>",
-        text(&old.name),
-        text(&new.name),
+        html_text(&old.name),
+        html_text(&new.name),
         human(old.logical_bytes),
         human(new.logical_bytes),
         signed_human(delta),
-        text(&new.accounting),
+        html_text(&new.accounting),
     );
     table_head(s, "the largest changes", &["old", "new", "change"]);
     for r in changes.rows.iter().take(SUMMARY_ROWS) {
@@ -237,19 +238,12 @@ fn row(s: &mut String, first: &str, rest: &[String]) {
 
 /// A path in monospace that breaks only after a `;`.
 fn path_cell(path: &str) -> String {
-    format!("<code>{}</code>", text(path).replace(';', ";<wbr>"))
-}
-
-/// Text as HTML element content.
-fn text(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    format!("<code>{}</code>", html_text(path).replace(';', ";<wbr>"))
 }
 
 /// Text as a double-quoted attribute's value.
 fn attribute(s: &str) -> String {
-    text(s).replace('"', "&quot;")
+    html_text(s).replace('"', "&quot;")
 }
 
 /// Standard base64 with padding.
