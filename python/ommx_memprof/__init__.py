@@ -316,10 +316,12 @@ class Profile:
         return f"<ommx_memprof.Profile {self.name!r}: {self.total:,} bytes>"
 
     def _repr_html_(self) -> str:
-        return _page_frame(self.html(), self.name)
-
-    def _repr_svg_(self) -> str:
-        return self.flamegraph()
+        # A static summary, then the page in a frame (html::notebook): what
+        # a notebook shows, trusted or not. No SVG beside it: the page holds
+        # the graph, and an untrusted notebook shows the summary.
+        if "notebook" not in self._pages:
+            self._pages["notebook"] = self._native.report_html(notebook=True)
+        return self._pages["notebook"]
 
 
 class Diff:
@@ -388,10 +390,8 @@ class Diff:
         )
 
     def _repr_html_(self) -> str:
-        return _page_frame(self.html(), f"{self.old.name} -> {self.new.name}")
-
-    def _repr_svg_(self) -> str:
-        return self.flamegraph()
+        # As a Profile's (see Profile._repr_html_).
+        return self.new._native.report_html(old=self.old._native, notebook=True)
 
 
 class Report:
@@ -497,17 +497,3 @@ def assert_within(
 def _write_text(path: Union[str, os.PathLike], text: str) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
-
-
-def _page_frame(page: str, name: str) -> str:
-    """The report page in a frame of its own (its script and styles stay
-    apart from the notebook's, and from other reports on the same page), as
-    wide as the output cell. The page sets the frame's height to its own
-    whenever it changes, so nothing scrolls inside; the height given here
-    holds only where a notebook forbids that."""
-    title = html.escape(f"memprof report: {name}", quote=True)
-    return (
-        f'<iframe class="ommx-memprof-report" title="{title}" '
-        f'srcdoc="{html.escape(page, quote=True)}" '
-        'style="display:block;width:100%;height:720px;border:0"></iframe>'
-    )

@@ -83,7 +83,9 @@ class Profile:
     def diff_flamegraph(
         self, new: Profile, widths: str = "new", companion: str = "the other graph"
     ) -> str: ...
-    def report_html(self, old: Optional[Profile] = None, top: int = 100) -> str: ...
+    def report_html(
+        self, old: Optional[Profile] = None, top: int = 100, notebook: bool = False
+    ) -> str: ...
     def check(
         self,
         budget: Any = None,

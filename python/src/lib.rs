@@ -414,19 +414,26 @@ impl NativeProfile {
     /// `memprof report`: the HTML page of this profile, compared with `old`
     /// when given. An instance is read again with the page's analyses; a
     /// baseline, which holds no entities, gets the page without its tables.
-    #[pyo3(signature = (old=None, top=100))]
+    /// `notebook`: the page as a notebook cell's output (a static summary,
+    /// then the page compressed in a frame: `html::notebook`).
+    #[pyo3(signature = (old=None, top=100, notebook=false))]
     fn report_html(
         &self,
         py: Python<'_>,
         old: Option<&NativeProfile>,
         top: usize,
+        notebook: bool,
     ) -> PyResult<String> {
         py.detach(|| {
             guarded(|| {
                 let old = old.map(|o| &o.loaded);
                 let reported =
                     api::report_loaded(&self.loaded, &self.input, old, &self.options, top)?;
-                text(|out| render::write(&Page::of(&reported), Format::Html, out))
+                let page = Page::of(&reported);
+                match notebook {
+                    false => text(|out| render::write(&page, Format::Html, out)),
+                    true => text(|out| render::html::notebook::render(&page, out)),
+                }
             })
         })
     }

@@ -1,8 +1,11 @@
 """profile(): equality with ommx 2.9.3's own logical_memory_profile(), and
 every view the same as the `memprof` command prints."""
 
+import base64
+import gzip
 import html
 import json
+import re
 
 import pytest
 from ommx.v1 import Instance
@@ -157,13 +160,17 @@ def test_diff(kitchen_sink):
     assert data["total"]["new_bytes"] == diff.new.total
     assert str(diff) == run_memprof("diff", ORACLE / "obj_linear.pb", ORACLE / "obj_linear_constant.pb").stdout
     assert diff.folded().splitlines()[0].count(" ") >= 2
-    svg = diff._repr_svg_()
+    svg = diff.flamegraph()
     assert svg.startswith("<?xml") and "</svg>" in svg
     cli = run_memprof("report", ORACLE / "obj_linear.pb", ORACLE / "obj_linear_constant.pb", "-o", "-")
     assert diff.html() == cli.stdout
-    frame = diff._repr_html_()
-    assert frame.count("<iframe") == 1 and "width:100%" in frame
-    assert "&quot;changes&quot;:" in frame
+    output = diff._repr_html_()
+    assert output.count("<iframe") == 1 and "width:100%" in output
+    assert notebook_page(output) == diff.html()
+    summary = notebook_summary(output)
+    assert "memprof diff" in summary and "the largest changes" in summary
+    assert "1.1 KiB → 971 B" in summary and "-153 B" in summary
+    assert not hasattr(diff, "_repr_svg_")
 
 
 def test_diff_with_a_saved_baseline(tmp_path, kitchen_sink):
@@ -178,7 +185,9 @@ def test_flamegraph_and_notebook_views(kitchen_sink):
     p = ommx_memprof.profile(kitchen_sink)
     svg = p.flamegraph()
     assert svg == run_memprof("flamegraph", kitchen_sink, "-o", "-").stdout
-    assert p._repr_svg_() == svg
+    # The notebook shows the report page (which holds the graph), not the
+    # SVG besides: an output carries the page once.
+    assert not hasattr(p, "_repr_svg_")
     assert "my title" in p.flamegraph(title="my title")
     assert str(p) == p.tree()
 
@@ -209,11 +218,36 @@ def test_report_page_and_notebook_view(tmp_path, kitchen_sink):
     assert p.html() is page  # read once, kept
     p.save_html(tmp_path / "page.html")
     assert (tmp_path / "page.html").read_text(encoding="utf-8") == page
-    # In a notebook: the page in a frame as wide as the cell.
-    frame = p._repr_html_()
-    assert frame.startswith('<iframe class="ommx-memprof-report"')
-    assert "width:100%" in frame and "300px" not in frame
-    assert html.unescape(frame.split('srcdoc="', 1)[1].split('"', 1)[0]) == page
+    # In a notebook: a static summary, then the page, compressed, in a
+    # frame as wide as the cell.
+    output = p._repr_html_()
+    assert output.startswith('<div class="ommx-memprof">\n<div class="ommx-memprof-summary">')
+    assert output.count('<iframe class="ommx-memprof-report"') == 1 and "width:100%" in output
+    assert notebook_page(output) == page
+    assert p._repr_html_() is output  # made once, kept
+    # At most half the page's size: compressed, and no SVG besides.
+    assert len(output) < len(page) / 2, (len(output), len(page))
+    summary = notebook_summary(output)
+    assert "holds <strong>4.2 KiB (4,298 B)</strong>" in summary
+    # Its largest paths add up to the total with the row of the others.
+    rows = re.findall(r"<tr><td[^>]*>(.*?)</td><td[^>]*>([^<]*)</td>", summary)
+    assert rows[0] == ("<code>Instance.constraints;<wbr>Constraint.function;<wbr>Linear;<wbr>PolynomialBase.terms</code>", "312 B")
+    assert rows[-2][0] == "(69 other paths)" and rows[-1] == ("<strong>total</strong>", "4.2 KiB")
+    assert "jupyter trust" in summary
+    # Nothing a sanitizer removes: no script, style, frame or attribute
+    # but the table cells' alignment.
+    assert not re.search(r"<(script|style|iframe|svg)|on\w+=", summary)
+
+
+def notebook_summary(output: str) -> str:
+    return output.split("<iframe", 1)[0]
+
+
+def notebook_page(output: str) -> str:
+    """The page a notebook output's frame writes into itself."""
+    loader = html.unescape(re.search(r'srcdoc="([^"]*)"', output).group(1))
+    packed = re.findall(r'\("([A-Za-z0-9+/=]+)"\)', loader)[-1]
+    return gzip.decompress(base64.b64decode(packed)).decode("utf-8")
 
 
 def test_report_page_of_a_baseline_has_no_tables(tmp_path, kitchen_sink):

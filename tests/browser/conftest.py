@@ -80,8 +80,9 @@ def browser():
         f"--user-data-dir={profile}",
         f"--window-size={WIDTH},900",
         "--hide-scrollbars",
-        # Offline: a page that tried to fetch anything would fail to.
-        "--host-resolver-rules=MAP * ~NOTFOUND",
+        # Offline: a page that tried to fetch anything would fail to, but
+        # for the local JupyterLab server (test_jupyterlab.py).
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
     ]:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -166,3 +167,44 @@ def human(n: int) -> str:
     while value >= 1024 and unit + 1 < len(units):
         value, unit = value / 1024, unit + 1
     return f"{value:.1f} {units[unit]}"
+
+
+# A notebook as a user would write it: an OMMX Artifact's profile (what OMMX
+# users mostly hold) and a Diff as cells' last expressions.
+NOTEBOOK_CELLS = [
+    "import ommx_memprof\n"
+    "from ommx.artifact import Artifact\n"
+    f"artifact = Artifact.load_archive({str(ORACLE / 'multi.ommx')!r})",
+    "ommx_memprof.profile(artifact)",
+    f"ommx_memprof.profile({str(ORACLE / 'obj_linear.pb')!r}).diff({str(ORACLE / 'obj_linear_constant.pb')!r})",
+]
+
+
+class Executed:
+    """A notebook executed by nbconvert (as CI runs one: its outputs are not
+    trusted), the folder it was run in, and the Jupyter path holding the
+    kernel it ran on."""
+
+    def __init__(self, notebook, dir: Path, jupyter_path: Path):
+        self.notebook, self.dir, self.jupyter_path = notebook, dir, jupyter_path
+
+
+@pytest.fixture(scope="session")
+def executed_notebook(tmp_path_factory) -> Executed:
+    import sys
+
+    import nbformat
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    d = tmp_path_factory.mktemp("notebook")
+    # A kernel of this very interpreter (which has the wheel), whatever
+    # kernels the machine has.
+    spec = d / "jupyter" / "kernels" / "memprof-tests"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "memprof tests", "language": "python"}))
+    os.environ["JUPYTER_PATH"] = str(d / "jupyter")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in NOTEBOOK_CELLS]
+    ExecutePreprocessor(timeout=120, kernel_name="memprof-tests").preprocess(nb, {"metadata": {"path": str(d)}})
+    return Executed(nb, d, d / "jupyter")

@@ -4,27 +4,16 @@ users mostly hold) and a `Diff` as cells' last expressions show the report page 
 as tall as its page. Needs the ommx-memprof wheel, ommx, nbconvert and
 ipykernel installed beside this pytest."""
 
-import json
-import os
-import sys
 import time
 
 import pytest
 from selenium.webdriver.common.by import By
 
-from conftest import ORACLE, WIDTH, wait_for
+from conftest import WIDTH, wait_for
 
-nbformat = pytest.importorskip("nbformat")
-nbconvert = pytest.importorskip("nbconvert")
+pytest.importorskip("nbformat")
+pytest.importorskip("nbconvert")
 pytest.importorskip("ommx_memprof")
-
-CELLS = [
-    "import ommx_memprof\n"
-    "from ommx.artifact import Artifact\n"
-    f"artifact = Artifact.load_archive({str(ORACLE / 'multi.ommx')!r})",
-    "ommx_memprof.profile(artifact)",
-    f"ommx_memprof.profile({str(ORACLE / 'obj_linear.pb')!r}).diff({str(ORACLE / 'obj_linear_constant.pb')!r})",
-]
 
 # The frame's page: its graph's width and its own height.
 INSIDE = """
@@ -35,23 +24,11 @@ return [window.memprofReady || 0, svg ? svg.getBoundingClientRect().width : 0,
 
 
 @pytest.fixture(scope="module")
-def notebook_html(tmp_path_factory):
+def notebook_html(executed_notebook):
     from nbconvert import HTMLExporter
-    from nbconvert.preprocessors import ExecutePreprocessor
 
-    d = tmp_path_factory.mktemp("notebook")
-    # A kernel of this very interpreter (which has the wheel), whatever
-    # kernels the machine has.
-    spec = d / "jupyter" / "kernels" / "memprof-tests"
-    spec.mkdir(parents=True)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "memprof tests", "language": "python"}))
-    os.environ["JUPYTER_PATH"] = str(d / "jupyter")
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    ExecutePreprocessor(timeout=120, kernel_name="memprof-tests").preprocess(nb, {"metadata": {"path": str(d)}})
-    body, _ = HTMLExporter().from_notebook_node(nb)
-    path = d / "notebook.html"
+    body, _ = HTMLExporter().from_notebook_node(executed_notebook.notebook)
+    path = executed_notebook.dir / "notebook.html"
     path.write_text(body, encoding="utf-8")
     return path
 
@@ -76,6 +53,10 @@ def test_the_report_fills_the_cell_width_in_a_1280_pixel_window(browser, noteboo
         assert frame.rect["width"] >= 800, frame.rect
         time.sleep(0.3)
         assert abs(frame.rect["height"] - page_height) <= 2, (frame.rect, page_height)
+        # The static summary beside the frame, for notebooks that run no
+        # script, is hidden once the page is drawn.
+        summary = frame.find_element(By.XPATH, "preceding-sibling::div[@class='ommx-memprof-summary']")
+        assert not summary.is_displayed()
     # The artifact is said to be one, with all three of its instance layers.
     assert kinds[0] == "OMMX artifact (its layers, handed over by OMMX)", kinds
     browser.execute_script("arguments[0].scrollIntoView()", frames[0])

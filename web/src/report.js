@@ -592,7 +592,9 @@ function nav() {
 }
 
 // In a notebook the page sits in an iframe of the cell's width: the frame
-// takes the page's height whenever it changes.
+// takes the page's height whenever it changes, and the static summary
+// beside it (src/render/html/notebook.rs), for notebooks where this script
+// cannot run, is hidden.
 function followHeight() {
   let frame = null;
   try {
@@ -601,11 +603,22 @@ function followHeight() {
     return;
   }
   if (!frame) return;
+  // Nothing scrolls up or down inside: the frame is as tall as the page,
+  // and a wheel over it scrolls the notebook from the first notch. A frame
+  // narrower than the page is laid out for (600 pixels) scrolls sideways.
+  const root = document.documentElement;
+  root.style.overflowY = "hidden";
+  root.style.overflowX = "auto";
   // The body's own height, which shrinks when a section folds (the
-  // document's scroll height never falls below the frame's).
+  // document's scroll height never falls below the frame's), and a
+  // sideways scrollbar's, if any.
   const fit = () => {
-    frame.style.height = `${Math.ceil(document.body.getBoundingClientRect().height)}px`;
+    const bar = window.innerHeight - root.clientHeight;
+    frame.style.height = `${Math.ceil(document.body.getBoundingClientRect().height) + bar}px`;
   };
   new ResizeObserver(fit).observe(document.body);
+  window.addEventListener("resize", fit);
   fit();
+  const summary = frame.parentElement?.querySelector(":scope > .ommx-memprof-summary");
+  if (summary) summary.hidden = true;
 }

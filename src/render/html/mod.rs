@@ -9,6 +9,7 @@
 //! the committed files are what the lock file builds.
 
 pub mod flame;
+pub mod notebook;
 pub mod page;
 
 use std::io::Write;
@@ -36,7 +37,8 @@ impl Document for Page {
     }
 }
 
-fn write_page(page: &Page, out: &mut dyn Write) -> Result<()> {
+/// The page's HTML (what `report` writes, and a notebook output packs).
+pub(super) fn write_page(page: &Page, out: &mut dyn Write) -> Result<()> {
     let data = script_json(&serde_json::to_string(page)?);
     write!(
         out,
