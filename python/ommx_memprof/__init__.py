@@ -153,6 +153,9 @@ class RealMemory(NamedTuple):
     by owner: ``decision_variables``, ``objective``, ``constraints``,
     ``removed_constraints``, ``instance``. The rest of the resident is heap
     the allocator kept from the load."""
+    first_load_extra_bytes: int = 0
+    """What a fresh process's first load holds beyond ``resident_bytes``, once
+    (the runtime's own set-up; measured by bench/real_memory.py)."""
 
 
 class Profile:
@@ -181,8 +184,8 @@ class Profile:
         real = self._native.real_memory
         if real is None:
             return None
-        runtime, resident, peak, held = real
-        return RealMemory(runtime, resident, peak, dict(held))
+        runtime, resident, peak, held, first_load_extra = real
+        return RealMemory(runtime, resident, peak, dict(held), first_load_extra)
 
     def folded(self) -> str:
         """OMMX's folded text, identical to ``Instance.logical_memory_profile()``:

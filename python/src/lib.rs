@@ -204,16 +204,18 @@ impl NativeProfile {
 
     /// The real-memory estimate of the instances: (runtime, resident bytes,
     /// load-peak bytes, the instance's own part by owner as (owner, bytes)
-    /// pairs in JSON's order), or `None` (a baseline saved without one).
+    /// pairs in JSON's order, a fresh process's first load's extra bytes),
+    /// or `None` (a baseline saved without one).
     #[getter]
     #[allow(clippy::type_complexity)]
-    fn real_memory(&self) -> Option<(String, u64, u64, Vec<(&'static str, u64)>)> {
+    fn real_memory(&self) -> Option<(String, u64, u64, Vec<(&'static str, u64)>, u64)> {
         self.loaded.profile().real_memory().map(|r| {
             (
                 r.runtime.to_string(),
                 r.resident_bytes,
                 r.load_peak_bytes,
                 r.held_bytes.parts().to_vec(),
+                r.first_load_extra_bytes,
             )
         })
     }
