@@ -23,3 +23,24 @@ pub fn from_name<T: Named>(what: &str, text: &str) -> Result<T, String> {
             format!("{what} must be one of {}, not {text:?}", allowed.join(", "))
         })
 }
+
+/// A value offered to users, with what it means (none: listed bare, by
+/// name only).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Choice<T> {
+    pub value: T,
+    pub help: Option<&'static str>,
+}
+
+/// `value`, with what it means.
+pub const fn choice<T>(value: T, help: &'static str) -> Choice<T> {
+    Choice {
+        value,
+        help: Some(help),
+    }
+}
+
+/// `value`, by its name only.
+pub const fn bare<T>(value: T) -> Choice<T> {
+    Choice { value, help: None }
+}

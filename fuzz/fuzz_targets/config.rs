@@ -17,7 +17,7 @@ use memprof::input::baseline;
 use memprof::input::Selection;
 use memprof::diff::Diff;
 use memprof::profile::Aggregate;
-use memprof::render::{json, Account, Profile};
+use memprof::render::{self, Account, Format, Profile, ProfileView, ViewOptions};
 
 fuzz_target!(|data: &[u8]| {
     let (budget, baseline) = match data.iter().position(|&b| b == 0) {
@@ -32,7 +32,8 @@ fuzz_target!(|data: &[u8]| {
 
     // Round trip: what memprof writes, memprof reads back unchanged.
     let mut rendered = Vec::new();
-    json::render(&profile, None, false, &mut rendered).expect("rendering to memory");
+    render::write(&ProfileView::new(&profile, ViewOptions::default()), Format::Json, &mut rendered)
+        .expect("rendering to memory");
     let (again, _) = baseline::parse(&rendered, "fuzz".into(), Selection::All)
         .unwrap_or_else(|e| panic!("a rendered baseline is refused: {e}"));
     let again = Profile::of(&again, Account::Memory);

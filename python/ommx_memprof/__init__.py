@@ -111,12 +111,6 @@ def _bytes_of(x: Any, method: str) -> bytes:
     return data
 
 
-_INSTANCE_MEDIA_TYPES = (
-    "application/org.ommx.v1.instance",
-    "application/org.ommx.v2.instance",
-)
-
-
 def _is_artifact(x: Any) -> bool:
     """An OMMX artifact (2.x's or 3.0's ``ommx.artifact.Artifact``): layer
     descriptors and their blobs."""
@@ -128,7 +122,7 @@ def _artifact_layers(artifact: Any) -> list:
     annotations, blob); only instance layers carry their bytes."""
     layers = []
     for d in artifact.layers:
-        blob = artifact.get_blob(d.digest) if d.media_type in _INSTANCE_MEDIA_TYPES else None
+        blob = artifact.get_blob(d.digest) if _native.is_instance_layer(d.media_type) else None
         layers.append((d.media_type, d.digest, d.size, dict(d.annotations), blob))
     return layers
 
@@ -184,8 +178,13 @@ class Profile:
         real = self._native.real_memory
         if real is None:
             return None
-        runtime, resident, peak, held, first_load_extra = real
-        return RealMemory(runtime, resident, peak, dict(held), first_load_extra)
+        return RealMemory(
+            runtime=real.runtime,
+            resident_bytes=real.resident_bytes,
+            load_peak_bytes=real.load_peak_bytes,
+            held_bytes=real.held_bytes,
+            first_load_extra_bytes=real.first_load_extra_bytes,
+        )
 
     def folded(self) -> str:
         """OMMX's folded text, identical to ``Instance.logical_memory_profile()``:
@@ -228,11 +227,7 @@ class Profile:
     def records(self) -> list:
         """One record per path of the profile (``path``: frames joined by
         ``;``, ``bytes``: its own bytes), as ``folded()`` lists them."""
-        rows = []
-        for line in self.folded().splitlines():
-            path, _, count = line.rpartition(" ")
-            rows.append({"path": path, "bytes": int(count)})
-        return rows
+        return self._native.records()
 
     def to_pandas(self) -> Any:
         """``records()`` as a ``pandas.DataFrame`` (pandas comes with ommx)."""
@@ -249,35 +244,20 @@ class Profile:
         ``sos1`` (the constraint hints) or ``all``; OMMX 3.0 adds ``indicator``,
         ``removed-indicator``, ``removed-one-hot``, ``removed-sos1``). Ties are
         listed by id, smaller first; the objective has none (``id`` is ``None``)."""
-        return Report(*self._native.top(n, kind), tables={"entities": lambda d: d["entities"]})
+        return Report(self._native.top(n, kind))
 
     def stats(self, kind: str = "all", top: int = 25) -> "Report":
         """``memprof stats``: size distributions per entity kind and family."""
-        return Report(
-            *self._native.stats(kind, top),
-            tables={"kinds": lambda d: d["kinds"], "families": lambda d: d["families"]},
-        )
+        return Report(self._native.stats(kind, top))
 
     def advise(self, min_severity: str = "info") -> "Report":
         """``memprof advise``: what would make the instance smaller."""
-        return Report(
-            *self._native.advise(min_severity),
-            tables={
-                "recommendations": lambda d: [
-                    {"layer": layer.get("index"), **r}
-                    for layer in d.get("layers", [])
-                    for r in layer["recommendations"]
-                ]
-            },
-        )
+        return Report(self._native.advise(min_severity))
 
     def explain(self, *paths: str) -> "Report":
         """``memprof explain``: how each path's bytes were computed (the rule,
         the counts, the arithmetic). Paths as ``folded()`` prints them."""
-        return Report(
-            *self._native.explain(list(paths)),
-            tables={"explanations": lambda d: d["explanations"]},
-        )
+        return Report(self._native.explain(list(paths)))
 
     def diff(self, new: Any) -> "Diff":
         """``memprof diff SELF NEW``: ``self`` is the old side; ``new`` is a
@@ -296,14 +276,14 @@ class Profile:
         ``profile()`` takes, e.g. a saved JSON). With a baseline and no budget
         the rule is that of ``memprof check --baseline``: the total may not grow."""
         base = None if baseline is None else profile(baseline)
-        passed, text, data, notes = self._native.check(
-            budget=None if budget is None else _budget_text(budget),
+        outcome = self._native.check(
+            budget=budget,
             budget_file=None if budget_file is None else os.fsdecode(budget_file),
             baseline=None if base is None else base._native,
         )
-        for note in notes:
+        for note in outcome.warnings:
             warnings.warn(f"memprof: {note}", stacklevel=2)
-        return CheckResult(passed, text, data)
+        return CheckResult(outcome.passed, outcome.report)
 
     def flamegraph(
         self,
@@ -380,7 +360,7 @@ class Diff:
         """One record per path: ``path``, ``status`` (added, removed, changed,
         unchanged), old and new bytes and leaves, ``delta`` and
         ``delta_percent``, largest change first."""
-        return [_flatten(row) for row in self.to_dict()["paths"]]
+        return self.old._native.diff_records(self.new._native)
 
     def to_pandas(self) -> Any:
         """``records()`` as a ``pandas.DataFrame`` (pandas comes with ommx)."""
@@ -423,26 +403,35 @@ class Report:
     data (``records()``, ``to_pandas()``), its whole JSON document
     (``to_dict()``), and ``str()``, the table the command prints."""
 
-    def __init__(self, text: str, data: str, tables: Optional[Mapping[str, Any]] = None) -> None:
-        self.text = text
-        self._data = data
-        self._tables = dict(tables or {})
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @property
+    def text(self) -> str:
+        """The table the command prints."""
+        return self._native.text
+
+    @property
+    def tables(self) -> list:
+        """The names of the report's tables of rows, the default first."""
+        return list(self._native.table_names)
 
     def to_dict(self) -> dict:
-        return json.loads(self._data)
+        return json.loads(self._native.json)
 
     def records(self, table: Optional[str] = None) -> list:
         """The report's rows, one dict each, nested fields flattened with
         ``.`` (``bytes.p50``, ``largest.name``). ``table`` picks one when the
         report has several (``stats``: ``"kinds"``, the default, or
         ``"families"``)."""
-        if not self._tables:
+        tables = self.tables
+        if not tables:
             raise ValueError("this report has no table of rows")
         if table is None:
-            table = next(iter(self._tables))
-        if table not in self._tables:
-            raise ValueError(f"table must be one of {list(self._tables)}, not {table!r}")
-        return [_flatten(row) for row in self._tables[table](self.to_dict())]
+            table = tables[0]
+        if table not in tables:
+            raise ValueError(f"table must be one of {tables}, not {table!r}")
+        return self._native.records(table)
 
     def to_pandas(self, table: Optional[str] = None) -> Any:
         """``records(table)`` as a ``pandas.DataFrame`` (pandas comes with ommx)."""
@@ -456,19 +445,6 @@ class Report:
 
     def _repr_html_(self) -> str:
         return f"<pre>{html.escape(self.text)}</pre>"
-
-
-def _flatten(row: Mapping[str, Any], prefix: str = "") -> dict:
-    """A nested record as one level: ``{"bytes": {"p50": 1}}`` becomes
-    ``{"bytes.p50": 1}``; lists stay as they are."""
-    flat: dict = {}
-    for key, value in row.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{name}."))
-        else:
-            flat[name] = value
-    return flat
 
 
 def _frame(records: list) -> Any:
@@ -494,18 +470,8 @@ class CheckResult(Report):
     """The verdict of ``check``: true when every budget holds; ``str()`` is
     the check table."""
 
-    def __init__(self, passed: bool, text: str, data: str) -> None:
-        super().__init__(
-            text,
-            data,
-            tables={
-                "results": lambda d: [
-                    {"file": f["file"], "baseline": f.get("baseline"), **r}
-                    for f in d["files"]
-                    for r in f["results"]
-                ]
-            },
-        )
+    def __init__(self, passed: bool, native: Any) -> None:
+        super().__init__(native)
         self.passed = passed
 
     def __bool__(self) -> bool:
@@ -530,37 +496,6 @@ def assert_within(
     if not result.passed:
         raise AssertionError(result.text)
     return p
-
-
-_SIZE_KEYS = ("max", "min_delta", "max_per_variable", "max_per_constraint", "max_per_term")
-
-
-def _size(value: Any) -> Any:
-    # Whole bytes given as a number; strings go to memprof's own parser.
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value} B"
-    return value
-
-
-def _budget_text(budget: Budget) -> str:
-    """The budget as the budget file's schema (JSON, which memprof reads as YAML)."""
-    if isinstance(budget, Mapping):
-        rules = []
-        for path, limit in budget.items():
-            if isinstance(limit, Mapping):
-                rule = {"path": path}
-                for key, value in limit.items():
-                    if key in _SIZE_KEYS:
-                        value = _size(value)
-                    elif key == "max_growth" and isinstance(value, (int, float)):
-                        value = f"{value}%"
-                    rule[key] = value
-                rules.append(rule)
-            else:
-                rules.append({"path": path, "max": _size(limit)})
-    else:
-        rules = [{"path": "total", "max": _size(budget)}]
-    return json.dumps({"rules": rules})
 
 
 def _write_text(path: Union[str, os.PathLike], text: str) -> None:

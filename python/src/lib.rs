@@ -2,23 +2,35 @@
 //!
 //! Deliberately thin. Every number and every text comes from the memprof
 //! library, through the same functions the CLI calls: this file only turns
-//! Python arguments into library options, runs the work with the GIL
-//! released, and turns errors into Python exceptions (`ValueError` with the
-//! line `memprof: error:` would print; a panic, which would be a bug, into
-//! `RuntimeError` instead of a crashed interpreter). The Python package
-//! (`python/ommx_memprof/`) builds the friendly API on top.
+//! Python arguments into library options (a budget's Python values into
+//! `BudgetValue`s, which memprof reads), runs the work with the GIL
+//! released, hands results back as typed classes (`Rendered`,
+//! `CheckOutcome`, `RealMemory`; the rows of their tables are
+//! `render::records`'), and turns errors into Python exceptions
+//! (`ValueError` with the line `memprof: error:` would print; a panic,
+//! which would be a bug, into `RuntimeError` instead of a crashed
+//! interpreter). The Python package (`python/ommx_memprof/`) builds the
+//! friendly API on top; `ommx_memprof/_native.pyi` holds the types.
 
 use std::io::Write;
 use std::panic::{self, AssertUnwindSafe};
 
 use anyhow::{Context, Result};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 
-use memprof::api::{self, from_name, GroupBy, Input, KindFilter, Loaded, Options, Severity};
-use memprof::render::advice;
-use memprof::render::diff::{self as diff_render, DiffView, DiffViewOptions};
-use memprof::render::{self, svg::SvgOptions, Format, ViewOptions};
+use memprof::api::{
+    self, from_name, BudgetValue, GroupBy, Input, KindFilter, Loaded, Options, Severity,
+};
+use memprof::render::advice::AdviceView;
+use memprof::render::diff::svg::{DiffGraph, Widths};
+use memprof::render::diff::{DiffView, DiffViewOptions};
+use memprof::render::html::Page;
+use memprof::render::records::{self, Table, TableAt, Value};
+use memprof::render::stats::StatsView;
+use memprof::render::svg::{Flamegraph, Stacks, SvgOptions};
+use memprof::render::{self, Document, Format, ProfileView, ViewOptions};
 
 // As in the binary: decoding allocates and frees many small values, which
 // mimalloc does markedly faster. Only Rust's allocations use it.
@@ -153,6 +165,13 @@ type PyLayer<'py> = (
     Option<Bound<'py, pyo3::types::PyBytes>>,
 );
 
+/// Whether a layer of this media type holds an instance (of either schema),
+/// whose blob `profile_layers` needs.
+#[pyfunction]
+fn is_instance_layer(media_type: &str) -> bool {
+    api::Schema::of_media_type(media_type).is_some()
+}
+
 /// Profiles an artifact handed over as its layers (`ommx.artifact.Artifact`'s
 /// descriptors and instance blobs), naming it `name`.
 #[pyfunction]
@@ -202,22 +221,24 @@ impl NativeProfile {
         self.loaded.profile().total_bytes()
     }
 
-    /// The real-memory estimate of the instances: (runtime, resident bytes,
-    /// load-peak bytes, the instance's own part by owner as (owner, bytes)
-    /// pairs in JSON's order, a fresh process's first load's extra bytes),
-    /// or `None` (a baseline saved without one).
+    /// The real-memory estimate of the instances, or `None` (a baseline
+    /// saved without one).
     #[getter]
-    #[allow(clippy::type_complexity)]
-    fn real_memory(&self) -> Option<(String, u64, u64, Vec<(&'static str, u64)>, u64)> {
-        self.loaded.profile().real_memory().map(|r| {
-            (
-                r.runtime.to_string(),
-                r.resident_bytes,
-                r.load_peak_bytes,
-                r.held_bytes.parts().to_vec(),
-                r.first_load_extra_bytes,
-            )
+    fn real_memory(&self) -> Option<RealMemory> {
+        self.loaded.profile().real_memory().map(|r| RealMemory {
+            runtime: r.runtime.to_string(),
+            resident_bytes: r.resident_bytes,
+            load_peak_bytes: r.load_peak_bytes,
+            held_bytes: r.held_bytes.parts().to_vec(),
+            first_load_extra_bytes: r.first_load_extra_bytes,
         })
+    }
+
+    /// One record per path holding bytes (`path`, `bytes`: its own), as
+    /// the folded format lists them.
+    fn records<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let table = py.detach(|| records::profile(&self.loaded.profile()));
+        rows_to_py(py, &table)
     }
 
     /// Whether the profile was read from a saved baseline JSON.
@@ -243,7 +264,7 @@ impl NativeProfile {
                 let format = value::<Format>("format", format)?;
                 let profile = self.loaded.profile();
                 let view = ViewOptions::asked(depth, min_percent, all, top);
-                text(|out| render::profile(&profile, None, &view, format, out))
+                text(|out| render::write(&ProfileView::new(&profile, view), format, out))
             })
         })
     }
@@ -266,53 +287,62 @@ impl NativeProfile {
                     reverse,
                     min_width,
                 };
-                text(|out| render::svg::render(&self.loaded.profile(), &options, out))
+                let profile = self.loaded.profile();
+                let graph = Flamegraph {
+                    stacks: Stacks::Profile(&profile),
+                    options,
+                };
+                text(|out| render::write(&graph, Format::Svg, out))
             })
         })
     }
 
-    /// `memprof top`: (table, JSON).
+    /// `memprof top`.
     #[pyo3(signature = (n=10, kind="all"))]
-    fn top(&self, py: Python<'_>, n: usize, kind: &str) -> PyResult<(String, String)> {
+    fn top(&self, py: Python<'_>, n: usize, kind: &str) -> PyResult<Rendered> {
         py.detach(|| {
             guarded(|| {
                 let kind: KindFilter = value("kind", kind)?;
                 let top = api::top(&self.input, &self.options, n, kind)?;
-                both(|format, out| render::top::render(&top, format, out))
+                Rendered::of(records::TOP, &top)
             })
         })
     }
 
-    /// `memprof stats`: (table, JSON).
+    /// `memprof stats`.
     #[pyo3(signature = (kind="all", top=25))]
-    fn stats(&self, py: Python<'_>, kind: &str, top: usize) -> PyResult<(String, String)> {
+    fn stats(&self, py: Python<'_>, kind: &str, top: usize) -> PyResult<Rendered> {
         py.detach(|| {
             guarded(|| {
                 let kind: KindFilter = value("kind", kind)?;
                 let stats = api::stats(&self.input, &self.options, kind)?;
-                both(|format, out| render::stats::render(&stats, top, format, out))
+                Rendered::of(records::STATS, &StatsView { stats: &stats, top })
             })
         })
     }
 
-    /// `memprof advise`: (table, JSON).
+    /// `memprof advise`.
     #[pyo3(signature = (min_severity="info"))]
-    fn advise(&self, py: Python<'_>, min_severity: &str) -> PyResult<(String, String)> {
+    fn advise(&self, py: Python<'_>, min_severity: &str) -> PyResult<Rendered> {
         py.detach(|| {
             guarded(|| {
                 let min_severity: Severity = value("min_severity", min_severity)?;
                 let advice = api::advise(std::slice::from_ref(&self.input), &self.options)?;
-                both(|format, out| advice::render_many(&advice, min_severity, format, out))
+                let view = AdviceView {
+                    advice: &advice,
+                    min_severity,
+                };
+                Rendered::of(records::ADVICE, &view)
             })
         })
     }
 
-    /// `memprof explain PATH...` (with the profile's `--group-by`): (table, JSON).
-    fn explain(&self, py: Python<'_>, paths: Vec<String>) -> PyResult<(String, String)> {
+    /// `memprof explain PATH...` (with the profile's `--group-by`).
+    fn explain(&self, py: Python<'_>, paths: Vec<String>) -> PyResult<Rendered> {
         py.detach(|| {
             guarded(|| {
                 let explained = api::explain(&self.input, &self.options, &paths)?;
-                both(|format, out| render::explain::render(&explained, format, out))
+                Rendered::of(records::EXPLAIN, &explained)
             })
         })
     }
@@ -330,11 +360,28 @@ impl NativeProfile {
         py.detach(|| {
             guarded(|| {
                 let format = value::<Format>("format", format)?;
-                let view = DiffView::new(&self.loaded, &new.loaded);
                 let options = DiffViewOptions { top, depth };
-                text(|out| diff_render::render(&view, &options, format, out))
+                let view = DiffView::new(&self.loaded, &new.loaded, options);
+                text(|out| render::write(&view, format, out))
             })
         })
+    }
+
+    /// The rows of `memprof diff SELF NEW --format json`: every path,
+    /// largest change first.
+    fn diff_records<'py>(
+        &self,
+        py: Python<'py>,
+        new: &NativeProfile,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let tables = py.detach(|| {
+            guarded(|| {
+                let view = DiffView::new(&self.loaded, &new.loaded, DiffViewOptions::default());
+                let json = text(|out| render::write(&view, Format::Json, out))?;
+                records::tables(&json, records::DIFF)
+            })
+        })?;
+        rows_to_py(py, &tables[0])
     }
 
     /// `memprof diff SELF NEW --flamegraph`: the graph with the `widths`
@@ -350,12 +397,17 @@ impl NativeProfile {
         py.detach(|| {
             guarded(|| {
                 let widths = match widths {
-                    "new" => diff_render::svg::Widths::New,
-                    "old" => diff_render::svg::Widths::Old,
+                    "new" => Widths::New,
+                    "old" => Widths::Old,
                     other => anyhow::bail!("widths must be \"new\" or \"old\", not {other:?}"),
                 };
-                let view = DiffView::new(&self.loaded, &new.loaded);
-                text(|out| diff_render::svg::render(&view, widths, companion, out))
+                let view = DiffView::new(&self.loaded, &new.loaded, DiffViewOptions::default());
+                let graph = DiffGraph {
+                    view: &view,
+                    widths,
+                    companion,
+                };
+                text(|out| render::write(&graph, Format::Svg, out))
             })
         })
     }
@@ -372,35 +424,31 @@ impl NativeProfile {
     ) -> PyResult<String> {
         py.detach(|| {
             guarded(|| {
-                use memprof::render::html::{Analyses, Page};
                 let old = old.map(|o| &o.loaded);
-                let page = if self.loaded.baseline.is_some() {
-                    Page::build(&self.loaded, old, &Analyses::default())
-                } else {
-                    let reported = api::report(&self.input, None, &self.options, top)?;
-                    Page::build(&reported.loaded, old, &Analyses::of(&reported))
-                };
-                text(|out| render::html::render(&page, out))
+                let reported =
+                    api::report_loaded(&self.loaded, &self.input, old, &self.options, top)?;
+                text(|out| render::write(&Page::of(&reported), Format::Html, out))
             })
         })
     }
 
     /// `memprof check SELF [--baseline B] [--budget FILE]`, the budget given
-    /// as a file or as text in the budget file's schema (YAML, or JSON,
-    /// which is YAML too). Returns (pass, table, JSON, warnings).
+    /// as values (a size for the total, or a mapping from path to a size or
+    /// to a rule's limits: `BudgetValue`) or as a budget file.
     #[pyo3(signature = (budget=None, budget_file=None, baseline=None))]
     fn check(
         &self,
         py: Python<'_>,
-        budget: Option<&str>,
+        budget: Option<&Bound<'_, PyAny>>,
         budget_file: Option<String>,
         baseline: Option<&NativeProfile>,
-    ) -> PyResult<(bool, String, String, Vec<String>)> {
-        py.detach(|| {
+    ) -> PyResult<CheckOutcome> {
+        let budget = budget.map(budget_value).transpose()?;
+        let (outcome, report) = py.detach(|| {
             guarded(|| {
-                let budget = match (budget, &budget_file) {
+                let budget = match (&budget, &budget_file) {
                     (Some(_), Some(_)) => anyhow::bail!("give a budget or a budget file, not both"),
-                    (Some(text), None) => Some(api::Budget::parse(text).context("budget")?),
+                    (Some(given), None) => Some(api::Budget::given(given).context("budget")?),
                     (None, Some(path)) => Some(
                         api::Budget::load(std::path::Path::new(path))
                             .with_context(|| path.clone())?,
@@ -413,25 +461,210 @@ impl NativeProfile {
                     budget_file.as_deref(),
                     baseline.map(|b| &b.loaded),
                 )?;
-                let report = outcome.report;
-                let warnings = outcome.warnings;
-                Ok((
-                    report.pass,
-                    text(|out| Ok(render::check::table::render(&report, out)?))?,
-                    text(|out| render::check::json::render(&report, false, out))?,
-                    warnings,
-                ))
+                let report = Rendered::of(records::CHECK, &outcome.report)?;
+                Ok((outcome, report))
             })
+        })?;
+        Ok(CheckOutcome {
+            passed: outcome.report.pass,
+            warnings: outcome.warnings,
+            report: Py::new(py, report)?,
         })
     }
 }
 
-/// A drill-down report as a table and as JSON.
-fn both(render: impl Fn(Format, &mut dyn Write) -> Result<()>) -> Result<(String, String)> {
-    Ok((
-        text(|out| render(Format::Table, out))?,
-        text(|out| render(Format::Json, out))?,
-    ))
+/// A report of `top`, `stats`, `advise`, `explain` or `check`: the table
+/// the command prints, its JSON document, and the tables of rows it holds
+/// (`records::TOP`, ...), made without the GIL.
+#[pyclass(frozen, name = "Rendered", module = "ommx_memprof._native")]
+struct Rendered {
+    text: String,
+    json: String,
+    tables: Vec<Table>,
+}
+
+impl Rendered {
+    fn of(at: &[TableAt], document: &impl Document) -> Result<Self> {
+        let json = text(|out| render::write(document, Format::Json, out))?;
+        Ok(Self {
+            text: text(|out| render::write(document, Format::Table, out))?,
+            tables: records::tables(&json, at)?,
+            json,
+        })
+    }
+}
+
+#[pymethods]
+impl Rendered {
+    #[getter]
+    fn text(&self) -> &str {
+        &self.text
+    }
+
+    #[getter]
+    fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// The names of its tables, the main one first.
+    #[getter]
+    fn table_names(&self) -> Vec<&'static str> {
+        self.tables.iter().map(|t| t.name).collect()
+    }
+
+    /// The rows of the table `name`, each a dict whose nested fields are
+    /// named by their path (`bytes.p50`); new objects at every call.
+    fn records<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
+        match self.tables.iter().find(|t| t.name == name) {
+            Some(table) => rows_to_py(py, table),
+            None => Err(PyValueError::new_err(format!("no table {name:?}"))),
+        }
+    }
+}
+
+/// What `check` found: the verdict, the warnings (rules that matched no
+/// path), and the report (its table `results`).
+#[pyclass(frozen, name = "CheckOutcome", module = "ommx_memprof._native")]
+struct CheckOutcome {
+    #[pyo3(get)]
+    passed: bool,
+    #[pyo3(get)]
+    warnings: Vec<String>,
+    #[pyo3(get)]
+    report: Py<Rendered>,
+}
+
+/// The real-memory estimate of a profile's instances.
+#[pyclass(frozen, name = "RealMemory", module = "ommx_memprof._native")]
+struct RealMemory {
+    runtime: String,
+    resident_bytes: u64,
+    load_peak_bytes: u64,
+    held_bytes: Vec<(&'static str, u64)>,
+    first_load_extra_bytes: u64,
+}
+
+#[pymethods]
+impl RealMemory {
+    /// The runtime estimated, e.g. `OMMX 2.9.3 (Python)`.
+    #[getter]
+    fn runtime(&self) -> &str {
+        &self.runtime
+    }
+
+    #[getter]
+    fn resident_bytes(&self) -> u64 {
+        self.resident_bytes
+    }
+
+    #[getter]
+    fn load_peak_bytes(&self) -> u64 {
+        self.load_peak_bytes
+    }
+
+    /// What a fresh process's first load holds beyond the resident, once
+    /// (measured: `bench/real_memory.py first-loads`).
+    #[getter]
+    fn first_load_extra_bytes(&self) -> u64 {
+        self.first_load_extra_bytes
+    }
+
+    /// The instance's own part of the resident by owner, in JSON's order.
+    #[getter]
+    fn held_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let held = PyDict::new(py);
+        for (owner, bytes) in &self.held_bytes {
+            held.set_item(owner, bytes)?;
+        }
+        Ok(held)
+    }
+}
+
+/// A table's rows as a list of dicts.
+fn rows_to_py<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyList>> {
+    let rows = table
+        .rows
+        .iter()
+        .map(|row| {
+            let dict = PyDict::new(py);
+            for (key, value) in row {
+                dict.set_item(key, json_to_py(py, value)?)?;
+            }
+            Ok(dict)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, rows)
+}
+
+/// A JSON value as Python's `json.loads` gives it.
+fn json_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u.into_pyobject(py)?.into_any(),
+            (None, Some(i)) => i.into_pyobject(py)?.into_any(),
+            (None, None) => PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any(),
+        },
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let items = items
+                .iter()
+                .map(|v| json_to_py(py, v))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        Value::Object(fields) => {
+            let dict = PyDict::new(py);
+            for (key, value) in fields {
+                dict.set_item(key, json_to_py(py, value)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// A budget given in Python, as memprof reads it: `str`, `int`, `float`,
+/// `bool`, `None`, lists, tuples and mappings, the values `json.dumps`
+/// takes; a number keeps Python's spelling (`5.0`).
+fn budget_value(value: &Bound<'_, PyAny>) -> PyResult<BudgetValue> {
+    let py = value.py();
+    Ok(if value.is_none() {
+        BudgetValue::Null
+    } else if let Ok(b) = value.cast::<PyBool>() {
+        BudgetValue::Bool(b.is_true())
+    } else if value.cast::<PyInt>().is_ok() {
+        // As json.dumps writes a subclass of int: int(x).
+        let whole = py.get_type::<PyInt>().call1((value,))?;
+        BudgetValue::Integer(whole.str()?.to_string())
+    } else if value.cast::<PyFloat>().is_ok() {
+        let number: f64 = value.extract()?;
+        BudgetValue::Float {
+            value: number,
+            text: PyFloat::new(py, number).repr()?.to_string(),
+        }
+    } else if value.cast::<PyString>().is_ok() {
+        BudgetValue::Text(value.extract()?)
+    } else if value.cast::<PyList>().is_ok() || value.cast::<PyTuple>().is_ok() {
+        BudgetValue::List(
+            value
+                .try_iter()?
+                .map(|item| budget_value(&item?))
+                .collect::<PyResult<_>>()?,
+        )
+    } else if let Ok(mapping) = value.cast::<PyMapping>() {
+        let mut entries = Vec::new();
+        for item in mapping.items()?.iter() {
+            let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+            entries.push((budget_value(&key)?, budget_value(&value)?));
+        }
+        BudgetValue::Map(entries)
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "Object of type {} is not JSON serializable",
+            value.get_type().name()?
+        )));
+    })
 }
 
 /// The `memprof` command, in this process: `argv` as `sys.argv` (its first
@@ -454,9 +687,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // terminal the interpreter runs in (`memprof` commands decide their own).
     memprof::render::width::set_fit(false);
     m.add_class::<NativeProfile>()?;
+    m.add_class::<Rendered>()?;
+    m.add_class::<CheckOutcome>()?;
+    m.add_class::<RealMemory>()?;
     m.add_function(wrap_pyfunction!(profile_path, m)?)?;
     m.add_function(wrap_pyfunction!(profile_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(profile_layers, m)?)?;
+    m.add_function(wrap_pyfunction!(is_instance_layer, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -81,3 +81,25 @@ def test_budget_errors(kitchen_sink):
         p.check({"total": {"max_growth": "5%"}})
     with pytest.warns(UserWarning, match=r'rule 1 \(path "Instance.nothing"\) matches no path'):
         assert p.check({"Instance.nothing": "1 B"})
+
+
+def test_numbers_are_read_as_the_budget_file_s_limits(tmp_path, kitchen_sink):
+    # What a number is (bytes for a size, percent for a growth) is memprof's
+    # reading of the budget, as from a budget file.
+    budget = tmp_path / "budget.yaml"
+    budget.write_text(
+        "rules:\n  - path: total\n    max_growth: 2.5%\n    min_delta: 100 B\n"
+        "  - path: Instance.decision_variables\n    max_per_variable: 200 B\n"
+    )
+    base = ORACLE / "obj_linear.pb"
+    cli = run_memprof("check", kitchen_sink, "--budget", budget, "--baseline", base)
+    given = ommx_memprof.profile(kitchen_sink).check(
+        {"total": {"max_growth": 2.5, "min_delta": 100}, "Instance.decision_variables": {"max_per_variable": 200}},
+        baseline=base,
+    )
+    assert cli.returncode == 1 and not given
+    assert cli.stdout == f"budget: {budget}\n\n" + str(given)
+    # A number alone is bytes, a float too, as in a budget file.
+    assert not ommx_memprof.profile(kitchen_sink).check(5.0)
+    with pytest.raises(ValueError, match=r'^budget: invalid budget: rules\[0\]\.max: "-5 B" is not a size'):
+        ommx_memprof.profile(kitchen_sink).check(-5)

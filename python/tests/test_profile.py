@@ -389,3 +389,20 @@ def test_real_memory_is_the_estimate_inspect_prints(kitchen_sink, tmp_path):
     del doc["layers"][0]["real_memory"]
     saved.write_text(json.dumps(doc))
     assert ommx_memprof.profile(saved).real_memory is None
+
+
+def test_an_ommx_3_instance_gets_every_rule_on_3_0s_layout():
+    # Issue 47: the advice under OMMX 3.0 is the command's, every rule but
+    # the move to 3.0 itself computed on 3.0's layout.
+    payload = REPO / "fixtures" / "v2" / "oracle" / "removed_constraints.pb"
+    advice = ommx_memprof.profile(payload).advise()
+    assert str(advice) == run_memprof("advise", payload).stdout
+    doc = advice.to_dict()
+    assert doc == json.loads(run_memprof("advise", payload, "--format", "json").stdout)
+    assert [n["rule"] for n in doc["layers"][0]["not_computed"]] == ["ommx-3-layout"]
+    rules = {r["rule"] for r in advice.records()}
+    assert {"removed-constraints", "metadata-overhead", "representation-csr"} <= rules
+    # The same instance as ommx.v1, counted as 3.0 holds it: the same rules.
+    v1 = ORACLE / "removed_constraints.pb"
+    cli = json.loads(run_memprof("advise", v1, "--accounting", "3.0", "--format", "json").stdout)
+    assert len(cli["layers"][0]["not_computed"]) == 1

@@ -133,12 +133,20 @@ impl EntityTally {
     pub fn unused_finding(&self, unused: &Unused) -> Option<Finding> {
         let users = "objective, constraint, named function, hint or dependency";
         let variables = self.vars.len() as u64;
-        unused_finding(users, variables, unused.count, unused.bytes, &unused.sample)
+        unused_finding(
+            true,
+            users,
+            variables,
+            unused.count,
+            unused.bytes,
+            &unused.sample,
+        )
     }
 
     pub fn removed_finding(&self) -> Option<Finding> {
         let paths = vec!["Instance.removed_constraints".to_string()];
         removed_finding(
+            true,
             self.removed,
             self.removed_bytes,
             paths,
@@ -148,8 +156,10 @@ impl EntityTally {
 }
 
 /// The unused-variables finding: `unused` of `variables` variables, holding
-/// `bytes`, used by none of `users`.
+/// `bytes`, used by none of `users`; `hints`: the instance's OMMX has
+/// constraint hints (2.9.3; 3.0 drops them).
 pub(super) fn unused_finding(
+    hints: bool,
     users: &str,
     variables: u64,
     unused: u64,
@@ -175,17 +185,26 @@ pub(super) fn unused_finding(
         saving_bytes: bytes,
         paths: vec!["Instance.decision_variables".to_string()],
         sample: sample.to_vec(),
-        suggestion: "Leave the unused variables out of the instance (keep them elsewhere if \
-            solutions must report them), and any constraint hint on a removed constraint \
-            that names one: OMMX drops such hints when it loads the instance."
-            .to_string(),
+        suggestion: match hints {
+            true => {
+                "Leave the unused variables out of the instance (keep them elsewhere if \
+                solutions must report them), and any constraint hint on a removed constraint \
+                that names one: OMMX drops such hints when it loads the instance."
+            }
+            false => {
+                "Leave the unused variables out of the instance (keep them elsewhere if \
+                solutions must report them), with their labels and fixed values."
+            }
+        }
+        .to_string(),
         details: details([("variables", json!(variables)), ("unused", json!(unused))]),
     })
 }
 
 /// The removed-constraints finding: `removed` of them, holding `bytes`
-/// under `paths`.
+/// under `paths`; `hints` as for [`unused_finding`].
 pub(super) fn removed_finding(
+    hints: bool,
     removed: u64,
     bytes: u64,
     paths: Vec<String>,
@@ -213,11 +232,20 @@ pub(super) fn removed_finding(
         saving_bytes: bytes,
         paths,
         sample: sample.to_vec(),
-        suggestion: "Write the instance without its removed constraints when they are not \
-            needed again (e.g. after a relaxation is final), or keep them in a separate \
-            layer of the artifact; leave out with them any constraint hint on one (OMMX \
-            drops those hints when it loads the instance)."
-            .to_string(),
+        suggestion: match hints {
+            true => {
+                "Write the instance without its removed constraints when they are not \
+                needed again (e.g. after a relaxation is final), or keep them in a separate \
+                layer of the artifact; leave out with them any constraint hint on one (OMMX \
+                drops those hints when it loads the instance)."
+            }
+            false => {
+                "Write the instance without its removed rows when they are not needed \
+                again (e.g. after a relaxation is final), or keep them in a separate layer of \
+                the artifact."
+            }
+        }
+        .to_string(),
         details: details([("removed_constraints", json!(removed))]),
     })
 }

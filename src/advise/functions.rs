@@ -65,8 +65,8 @@ struct Group {
     members: u64,
     sum: u64,
     min: u64,
-    /// How many are active constraints.
-    active: u64,
+    /// The kinds of entity among the members.
+    kinds: u8,
     first_kind: Owner,
     first_id: u64,
     first_pivot: f64,
@@ -81,10 +81,29 @@ struct Sums {
     other: u64,
 }
 
-/// Function paths by entity kind, for a recommendation's `paths`.
-fn function_path(kind: Owner) -> &'static str {
+/// Function paths by entity kind, for a recommendation's `paths`: OMMX
+/// 2.9.3's, or OMMX 3.0's (`v3`).
+fn function_path(kind: Owner, v3: bool) -> &'static str {
+    if v3 {
+        return match kind {
+            Owner::Instance | Owner::Entity(EntityKind::Objective) => "Instance.objective",
+            Owner::Entity(EntityKind::Removed) => {
+                "Instance.constraint_collection;removed_constraints;Tuple.0;Constraint.stage;CreatedData.function"
+            }
+            Owner::Entity(EntityKind::NamedFunction) => {
+                "Instance.named_functions;NamedFunctionTable.entries;NamedFunction.function"
+            }
+            Owner::Entity(EntityKind::Indicator) => {
+                "Instance.indicator_constraint_collection;indicator_constraints;IndicatorConstraint.stage;CreatedData.function"
+            }
+            Owner::Entity(EntityKind::RemovedIndicator) => {
+                "Instance.indicator_constraint_collection;removed_indicator_constraints;Tuple.0;IndicatorConstraint.stage;CreatedData.function"
+            }
+            // Regular rows; one-hot and SOS1 rows hold no function.
+            _ => "Instance.constraint_collection;constraints;Constraint.stage;CreatedData.function",
+        };
+    }
     match kind {
-        Owner::Entity(EntityKind::Constraint) => "Instance.constraints;Constraint.function",
         Owner::Entity(EntityKind::Removed) => {
             "Instance.removed_constraints;RemovedConstraint.constraint;Constraint.function"
         }
@@ -92,39 +111,29 @@ fn function_path(kind: Owner) -> &'static str {
         Owner::Entity(EntityKind::NamedFunction) => {
             "Instance.named_functions (not counted by OMMX 2.9.3)"
         }
-        Owner::Entity(EntityKind::Variable) => "Instance.decision_variables",
-        // OMMX 3.0's kinds (these rules see ommx.v1 entities only).
-        Owner::Entity(EntityKind::Indicator) => {
-            "Instance.indicator_constraint_collection;indicator_constraints;IndicatorConstraint.stage;CreatedData.function"
-        }
-        Owner::Entity(EntityKind::RemovedIndicator) => {
-            "Instance.indicator_constraint_collection;removed_indicator_constraints;Tuple.0;IndicatorConstraint.stage;CreatedData.function"
-        }
-        Owner::Entity(EntityKind::OneHot | EntityKind::RemovedOneHot) => {
-            "Instance.one_hot_constraint_collection"
-        }
-        Owner::Entity(EntityKind::Sos1 | EntityKind::RemovedSos1) => {
-            "Instance.sos1_constraint_collection"
-        }
+        // OMMX 2.9.3 has no other kind of constraint.
+        _ => "Instance.constraints;Constraint.function",
     }
 }
 
-const KINDS: [Owner; 4] = [
+const KINDS: [Owner; 6] = [
     Owner::Instance,
     Owner::Entity(EntityKind::Constraint),
     Owner::Entity(EntityKind::Removed),
     Owner::Entity(EntityKind::NamedFunction),
+    Owner::Entity(EntityKind::Indicator),
+    Owner::Entity(EntityKind::RemovedIndicator),
 ];
 
 fn kind_bit(kind: Owner) -> u8 {
     1 << KINDS.iter().position(|k| *k == kind).unwrap_or(0)
 }
 
-fn paths(mask: u8) -> Vec<String> {
+fn paths(mask: u8, v3: bool) -> Vec<String> {
     KINDS
         .iter()
         .filter(|k| mask & kind_bit(**k) != 0)
-        .map(|k| function_path(*k).to_string())
+        .map(|k| function_path(*k, v3).to_string())
         .collect()
 }
 
@@ -165,6 +174,11 @@ pub struct FunctionTally {
     /// active constraints and on the objective (removed constraints are
     /// left out before).
     variants_kept: u64,
+    /// Paths and kinds are OMMX 3.0's.
+    v3: bool,
+    /// OMMX 3.0: whether the objective's function was shown (the rule
+    /// judged it).
+    objective_judged: bool,
 }
 
 impl FunctionTally {
@@ -223,13 +237,35 @@ impl FunctionTally {
 
     /// An active or removed constraint's function.
     pub fn constraint(&mut self, kind: Owner, c: &Constraint, waste: FileWaste) {
-        let f = &c.function;
-        let name = c.name.as_deref();
-        let s = shape(f, true);
         let active = kind == Owner::Entity(EntityKind::Constraint);
-        self.waste(kind, Some(c.id), name, waste);
-        let saved = self.variant(kind, Some(c.id), name, f, &s);
-        if active {
+        let name = c.name.as_deref();
+        self.row(kind, c.id, name, &c.function, waste, active);
+    }
+
+    /// For OMMX 3.0's layout: paths and kinds are 3.0's from now on.
+    pub fn new_v3() -> Self {
+        Self {
+            v3: true,
+            ..Self::default()
+        }
+    }
+
+    /// A row's function (a constraint of any kind, active or removed, with
+    /// a function): every rule. `kept`: an active row, which the combined
+    /// saving keeps.
+    pub fn row(
+        &mut self,
+        kind: Owner,
+        id: u64,
+        name: Option<&str>,
+        f: &Function,
+        waste: FileWaste,
+        kept: bool,
+    ) {
+        let s = shape(f, true);
+        self.waste(kind, Some(id), name, waste);
+        let saved = self.variant(kind, Some(id), name, f, &s);
+        if kept {
             self.variants_kept += saved;
         }
         self.matrix.count(kind, s.terms, s.bytes, s.csr);
@@ -237,7 +273,7 @@ impl FunctionTally {
             self.matrix.samples.offer(|| {
                 sample(
                     kind,
-                    Some(c.id),
+                    Some(id),
                     name,
                     format!(
                         "{} with {}: {}, {} in CSR",
@@ -259,9 +295,9 @@ impl FunctionTally {
             members: 0,
             sum: 0,
             min: u64::MAX,
-            active: 0,
+            kinds: 0,
             first_kind: kind,
-            first_id: c.id,
+            first_id: id,
             first_pivot: s.pivot,
             first_exact: s.exact,
         });
@@ -281,12 +317,35 @@ impl FunctionTally {
                 )
             };
             self.identical_samples
-                .offer(|| sample(kind, Some(c.id), name, detail));
+                .offer(|| sample(kind, Some(id), name, detail));
         }
         group.members += 1;
         group.sum += s.bytes;
         group.min = group.min.min(s.bytes);
-        group.active += u64::from(active);
+        group.kinds |= kind_bit(kind);
+    }
+
+    /// OMMX 3.0: a named function (3.0 counts them): its waste and its
+    /// variant, which the combined saving keeps.
+    pub fn named_v3(&mut self, id: u64, name: Option<&str>, f: &Function, waste: FileWaste) {
+        let kind = Owner::Entity(EntityKind::NamedFunction);
+        self.waste(kind, Some(id), name, waste);
+        let s = shape(f, false);
+        self.variants_kept += self.variant(kind, Some(id), name, f, &s);
+    }
+
+    /// OMMX 3.0: the objective's function, when the pass shows it.
+    pub fn objective_v3(&mut self, f: &Function) {
+        let s = shape(f, false);
+        let name = Some("objective");
+        self.objective_judged = true;
+        self.variants_kept += self.variant(Owner::Instance, None, name, f, &s);
+    }
+
+    /// OMMX 3.0: a function's file waste alone (the objective's, shown
+    /// before its function).
+    pub fn waste_v3(&mut self, kind: Owner, id: Option<u64>, name: Option<&str>, w: FileWaste) {
+        self.waste(kind, id, name, w);
     }
 
     pub fn named(&mut self, n: &NamedFunction, waste: FileWaste) {
@@ -316,12 +375,7 @@ impl FunctionTally {
             repeats += g.members - 1;
             concerned += g.sum;
             saving += (g.sum - g.min).saturating_sub(SHARE_HANDLE * (g.members - 1));
-            if g.active > 0 {
-                kinds |= kind_bit(Owner::Entity(EntityKind::Constraint));
-            }
-            if g.members > g.active {
-                kinds |= kind_bit(Owner::Entity(EntityKind::Removed));
-            }
+            kinds |= g.kinds;
         }
         if sets == 0 {
             return None;
@@ -343,7 +397,7 @@ impl FunctionTally {
             ),
             bytes_concerned: concerned,
             saving_bytes: saving,
-            paths: paths(kinds),
+            paths: paths(kinds, self.v3),
             sample: self.identical_samples.0.clone(),
             suggestion: format!(
                 "OMMX stores every constraint's function apart (a layout OMMX does not offer \
@@ -385,7 +439,7 @@ impl FunctionTally {
             ),
             bytes_concerned: m.bytes,
             saving_bytes: m.bytes - m.other,
-            paths: paths(self.matrix.kinds),
+            paths: paths(self.matrix.kinds, self.v3),
             sample: self.matrix.samples.0.clone(),
             suggestion: format!(
                 "OMMX keeps one term map per constraint. Where the constraints are handed on \
@@ -423,7 +477,7 @@ impl FunctionTally {
             ),
             bytes_concerned: v.bytes,
             saving_bytes: v.bytes - v.other,
-            paths: paths(self.variants.kinds),
+            paths: paths(self.variants.kinds, self.v3),
             sample: self.variants.samples.0.clone(),
             suggestion: format!(
                 "Write a lone constant as `constant` ({} B), functions of degree 1 as \
@@ -438,11 +492,19 @@ impl FunctionTally {
                 per_term(Variant::Quadratic),
                 per_term(Variant::Polynomial)
             ),
-            details: details([
-                ("functions", json!(v.functions)),
-                ("stored_terms", json!(v.terms)),
-                ("minimal_bytes", json!(v.other)),
-            ]),
+            details: {
+                let mut d = details([
+                    ("functions", json!(v.functions)),
+                    ("stored_terms", json!(v.terms)),
+                    ("minimal_bytes", json!(v.other)),
+                ]);
+                if self.v3 {
+                    // Under OMMX 3.0 the objective is judged only when the
+                    // pass shows its function.
+                    d.insert("objective_judged".into(), json!(self.objective_judged));
+                }
+                d
+            },
         })
     }
 
@@ -465,7 +527,7 @@ impl FunctionTally {
             ),
             bytes_concerned: w.bytes,
             saving_bytes: w.bytes,
-            paths: paths(self.wasted.kinds),
+            paths: paths(self.wasted.kinds, self.v3),
             sample: self.wasted.samples.0.clone(),
             suggestion: "Drop zero coefficients and sum duplicate terms before writing: the \
                 loaded instance is the same and the file smaller. (Counted as a protobuf \

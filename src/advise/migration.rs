@@ -138,9 +138,6 @@ impl EntityObserver for EntityCosts {
     fn counts_only(&self) -> bool {
         true
     }
-    fn sees_entities(&self) -> bool {
-        false
-    }
 }
 
 /// Bytes under each top-level frame.

@@ -8,9 +8,8 @@
 //! once the objective, hints and dependencies at the end have been seen).
 //! Every number is in OMMX 2.9.3's accounting, asked of `crate::model`,
 //! except the `wasted-file-bytes` rule, which counts encoded bytes of the
-//! file. Instances counted with OMMX 3.0's accounting get the rules that
-//! carry over, with 3.0's numbers, and the others listed as not computed
-//! ([`v3`]).
+//! file. Instances counted with OMMX 3.0's accounting get every rule on
+//! 3.0's layout, with 3.0's numbers ([`ommx30`]).
 //!
 //! Each recommendation says which [`Change`] it is. A change the user can
 //! make in OMMX is measured: `fixtures/advise/measured.py` applies it with
@@ -43,8 +42,9 @@ pub use recommendation::{Change, Measure, NotComputed, Recommendation, Sample, S
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 pub use crate::pass::EntityKind;
 use crate::pass::EntityObserver;
-use crate::pass::{Cost, EntityView, NamedFunction, Singular};
+use crate::pass::{Cost, EntityView, NamedFunction, Singular, Singular30};
 use crate::profile::Aggregate;
+use crate::profile::LogicalMemoryVisitor;
 use crate::report::{Accounting, ProfiledInstance, Report};
 pub use migration::{EntityCosts, Migration};
 
@@ -138,6 +138,23 @@ impl EntityObserver for Advisor {
     fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
         self.v3.entity(e, cost);
     }
+
+    /// Only OMMX 3.0's rules look at it here (2.9.3's see it in `finish`).
+    fn objective(&mut self, _objective: &EntityView<'_>, cost: Cost) {
+        self.v3.objective(cost);
+    }
+
+    fn ommx30_singular(&mut self, singular: &Singular30<'_>) {
+        self.v3.singular(singular);
+    }
+
+    /// OMMX 3.0's instance-wide labels are read off its leaves.
+    fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
+        Some(self.v3.leaves())
+    }
+    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        self.v3.variables_used(used);
+    }
 }
 
 impl Advisor {
@@ -188,15 +205,16 @@ impl Advisor {
         )
     }
 
-    /// The advice for an instance counted with OMMX 3.0's accounting: the
-    /// rules that carry over, with 3.0's numbers ([`v3`]).
+    /// The advice for an instance counted with OMMX 3.0's accounting: every
+    /// rule on 3.0's layout ([`ommx30`]).
     fn advice_v3(self, instance: &ProfiledInstance) -> LayerAdvice {
-        let combined = self.v3.combined();
+        let total = instance.aggregate.totals()[Aggregate::ROOT].bytes;
+        let (findings, combined) = self.v3.findings(total);
         layer_advice(
             instance,
             Accounting::Ommx30,
             ommx30::not_computed(),
-            self.v3.findings(),
+            findings,
             combined,
         )
     }
@@ -319,6 +337,18 @@ impl EntityObserver for Advisors {
     }
     fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
         self.current().entity(e, cost);
+    }
+    fn objective(&mut self, objective: &EntityView<'_>, cost: Cost) {
+        self.current().objective(objective, cost);
+    }
+    fn ommx30_singular(&mut self, singular: &Singular30<'_>) {
+        self.current().ommx30_singular(singular);
+    }
+    fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
+        self.current().leaves()
+    }
+    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        self.current().variables_used(used);
     }
     /// Raw input read again as another schema: its advisor starts over.
     fn abandon(&mut self) {

@@ -321,8 +321,9 @@ const KIND_PATHS: [&[(u8, &str)]; 4] = [
     ],
 ];
 
-/// Where a string is stored; an index into [`ROLE_PATHS`].
-type Role = u8;
+/// Where a string is stored; an index into [`ROLE_PATHS`] (or, for an
+/// OMMX 3.0 instance, [`ROLE_PATHS_30`]).
+pub type Role = u8;
 
 /// The roles of an entity's name, description and parameter keys/values.
 pub struct RoleSet {
@@ -379,3 +380,23 @@ const ROLE_PATHS: [&str; 19] = [
     "Instance.annotations;HashMap[key]",
     "Instance.annotations",
 ];
+
+/// Where OMMX 3.0 stores a string: a label store's, a removed reason's, the
+/// description's or the annotations'. Each collection's labels and reasons
+/// are one role each, in [`crate::model::ommx30::Entity`]'s container order.
+pub const ROLE_PATHS_30: [&str; 12] = [
+    "Instance.decision_variables;DecisionVariableTable.labels",
+    "Instance.constraint_collection;context;ConstraintContextStore.labels",
+    "Instance.indicator_constraint_collection;context;ConstraintContextStore.labels",
+    "Instance.one_hot_constraint_collection;context;ConstraintContextStore.labels",
+    "Instance.sos1_constraint_collection;context;ConstraintContextStore.labels",
+    "Instance.named_functions;NamedFunctionTable.labels",
+    "Instance.constraint_collection;removed_constraints;Tuple.1",
+    "Instance.indicator_constraint_collection;removed_indicator_constraints;Tuple.1",
+    "Instance.one_hot_constraint_collection;removed_one_hot_constraints;Tuple.1",
+    "Instance.sos1_constraint_collection;removed_sos1_constraints;Tuple.1",
+    "Instance.description",
+    "Instance.annotations",
+];
+const ROLE_DESCRIPTION_30: Role = 10;
+const ROLE_ANNOTATIONS_30: Role = 11;

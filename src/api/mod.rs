@@ -20,7 +20,8 @@
 //! - [`diff`] and [`migration`]: two profiles to compare path by path;
 //! - [`check`] and [`check_one`]: budgets and baselines, with a verdict;
 //! - [`report`]: what the report page shows: the profile and those analyses
-//!   from one pass, and an old side to compare with.
+//!   from one pass, and an old side to compare with; [`report_loaded`], the
+//!   same of a profile already loaded (a notebook's).
 
 mod batch;
 mod check;
@@ -34,7 +35,7 @@ mod resolve;
 use std::path::{Path, PathBuf};
 
 pub use crate::advise::Severity;
-pub use crate::check::budget::Budget;
+pub use crate::check::budget::{Budget, BudgetValue};
 pub use crate::check::{exceeding, BudgetExceeded, CheckReport};
 pub use crate::drill::KindFilter;
 pub use crate::input::archive::HandedLayer;
@@ -51,7 +52,7 @@ pub use check::{check, check_one, BaselineSource, CheckOutcome, CheckRequest};
 pub use drill::{advise, explain, stats, top, Advice, Explained, Stats, Top};
 pub use load::{diff, flamegraph, layers, load, migration, profile, Graph, Profiled};
 pub use registry::registry;
-pub use report::{report, Reported};
+pub use report::{report, report_loaded, Findings, Reported};
 
 use crate::pass::{Pass, ProfileOptions, Reading, Settings};
 

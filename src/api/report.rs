@@ -20,6 +20,14 @@ pub struct Reported {
     pub loaded: Loaded,
     /// A comparison's old side: an instance or a baseline, in logical bytes.
     pub old: Option<Loaded>,
+    /// What the analyses found; `None` for a saved baseline, which holds
+    /// no entities to analyse.
+    pub found: Option<Findings>,
+}
+
+/// What the analyses riding on the pass found.
+#[derive(Debug)]
+pub struct Findings {
     /// How many of the largest entities were asked for, and those found,
     /// largest first.
     pub n: usize,
@@ -49,6 +57,42 @@ pub fn report(input: &Input, old: Option<&Input>, options: &Options, n: usize) -
             },
         )?),
     };
+    let (loaded, found) = analysed(input, options, n)?;
+    Ok(Reported {
+        loaded,
+        old,
+        found: Some(found),
+    })
+}
+
+/// [`report`] of a profile already loaded (a notebook's, from `input` with
+/// `options`), compared with `old` when given, another one: an instance is
+/// read again with the page's analyses riding on its pass; a saved
+/// baseline is shown as it is, without them.
+pub fn report_loaded(
+    subject: &Loaded,
+    input: &Input,
+    old: Option<&Loaded>,
+    options: &Options,
+    n: usize,
+) -> Result<Reported> {
+    let (loaded, found) = match subject.baseline {
+        Some(_) => (subject.clone(), None),
+        None => {
+            let (loaded, found) = analysed(input, options, n)?;
+            (loaded, Some(found))
+        }
+    };
+    Ok(Reported {
+        loaded,
+        old: old.cloned(),
+        found,
+    })
+}
+
+/// One pass over `input`, its wire view collected, with the page's
+/// analyses riding on it.
+fn analysed(input: &Input, options: &Options, n: usize) -> Result<(Loaded, Findings)> {
     let mut largest = Largest::new(n, KindFilter::All);
     let mut stats = StatsCollector::new(KindFilter::All);
     let mut advisors = Advisors::default();
@@ -66,17 +110,17 @@ pub fn report(input: &Input, old: Option<&Input>, options: &Options, n: usize) -
     let migrations = super::drill::migrations(input, options, &report, &advisors, options.threads);
     let advice = advisors.advise(&report, migrations);
     let (kinds, families) = stats.report();
-    Ok(Reported {
-        loaded: Loaded {
-            report,
-            account: Account::Memory,
-            baseline: None,
-        },
-        old,
+    let loaded = Loaded {
+        report,
+        account: Account::Memory,
+        baseline: None,
+    };
+    let found = Findings {
         n,
         top: largest.into_sorted(),
         kinds,
         families,
         advice,
-    })
+    };
+    Ok((loaded, found))
 }

@@ -1,8 +1,8 @@
 //! The budget file (`memprof-budget.yaml`): a list of rules, each naming
-//! paths and the limits they must hold. Sizes carry explicit units
-//! (`B`; `kB`, `MB`, `GB`, `TB` are 1000-based; `KiB`, `MiB`, `GiB`, `TiB`
-//! 1024-based), growth is a percentage (`5%`), and unknown keys or units are
-//! errors rather than silently ignored limits.
+//! paths and the limits they must hold. Sizes are [`crate::units::Size`]s, as
+//! every surface reads them (`1.5 MiB`, `500MB`, a number alone is bytes),
+//! growth is a percentage (`5%`), and unknown keys or units are errors
+//! rather than silently ignored limits.
 //!
 //! Limits are exact decimals, compared with integer arithmetic, so a budget
 //! passes exactly at its boundary and fails one byte past it.
@@ -14,115 +14,15 @@ use std::path::Path;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use crate::units::{Decimal, Size};
+
+mod given;
 mod text;
+pub use given::BudgetValue;
 use text::{flow_depth, rule_lines};
 
-/// Longest accepted number, in digits: keeps every comparison within u128.
+/// Longest accepted percentage, in digits: keeps every comparison within u128.
 const MAX_DIGITS: usize = 15;
-
-/// A decimal number `mantissa / 10^scale`, as written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Decimal {
-    mantissa: u128,
-    scale: u32,
-}
-
-impl Decimal {
-    fn parse(text: &str) -> Option<Self> {
-        let (int, frac) = match text.split_once('.') {
-            Some((i, f)) => (i, f),
-            None => (text, ""),
-        };
-        let digits = int.len() + frac.len();
-        if int.is_empty()
-            || digits > MAX_DIGITS
-            || !int.bytes().all(|b| b.is_ascii_digit())
-            || !frac.bytes().all(|b| b.is_ascii_digit())
-            || (text.contains('.') && frac.is_empty())
-        {
-            return None;
-        }
-        let mantissa = format!("{int}{frac}").parse().ok()?;
-        Some(Self {
-            mantissa,
-            scale: frac.len() as u32,
-        })
-    }
-}
-
-/// A byte size: `value / 10^scale` bytes, exactly.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Size {
-    /// Bytes times 10^scale.
-    scaled: u128,
-    scale: u32,
-    /// As written in the budget file.
-    pub text: String,
-}
-
-const UNITS: [(&str, u128); 9] = [
-    ("B", 1),
-    ("kB", 1000),
-    ("MB", 1_000_000),
-    ("GB", 1_000_000_000),
-    ("TB", 1_000_000_000_000),
-    ("KiB", 1 << 10),
-    ("MiB", 1 << 20),
-    ("GiB", 1 << 30),
-    ("TiB", 1 << 40),
-];
-
-const UNIT_HELP: &str = "use B, kB, MB, GB, TB (1000-based) or KiB, MiB, GiB, TiB (1024-based)";
-
-impl Size {
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let trimmed = text.trim();
-        let split = trimmed
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(trimmed.len());
-        let (number, unit) = (&trimmed[..split], trimmed[split..].trim_start());
-        let decimal = Decimal::parse(number).ok_or_else(|| {
-            format!("{text:?} is not a size: expected a number and a unit, such as \"200 B\" or \"1.5 MiB\"")
-        })?;
-        if unit.is_empty() {
-            return Err(format!("{text:?} has no unit ({UNIT_HELP})"));
-        }
-        let factor = UNITS
-            .iter()
-            .find(|(name, _)| *name == unit)
-            .map(|(_, f)| *f)
-            .ok_or_else(|| format!("unknown unit {unit:?} in {text:?} ({UNIT_HELP})"))?;
-        Ok(Self {
-            scaled: decimal.mantissa * factor,
-            scale: decimal.scale,
-            text: trimmed.to_string(),
-        })
-    }
-
-    fn pow(&self) -> u128 {
-        10u128.pow(self.scale)
-    }
-
-    /// Whether `bytes` is at most this size.
-    pub fn holds(&self, bytes: u64) -> bool {
-        u128::from(bytes).saturating_mul(self.pow()) <= self.scaled
-    }
-
-    /// Whether `bytes / count` is at most this size (`count` > 0).
-    pub fn holds_per(&self, bytes: u64, count: u64) -> bool {
-        u128::from(bytes).saturating_mul(self.pow()) <= self.scaled.saturating_mul(count.into())
-    }
-
-    /// Whether `bytes` reaches this size.
-    pub fn reached_by(&self, bytes: u64) -> bool {
-        u128::from(bytes).saturating_mul(self.pow()) >= self.scaled
-    }
-
-    /// The size in bytes (rounded down), for display.
-    pub fn bytes(&self) -> u64 {
-        u64::try_from(self.scaled / self.pow()).unwrap_or(u64::MAX)
-    }
-}
 
 /// A growth limit in percent, exactly.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,7 +39,7 @@ impl Percent {
                 "{text:?} is not a percentage: write it with a % sign, such as \"5%\""
             ));
         };
-        let value = Decimal::parse(number.trim_end()).ok_or_else(|| {
+        let value = Decimal::parse(number.trim_end(), MAX_DIGITS).ok_or_else(|| {
             format!("{text:?} is not a percentage: expected a number such as \"5%\" or \"2.5%\"")
         })?;
         Ok(Self {
@@ -352,7 +252,7 @@ macro_rules! string_visitor {
     };
 }
 
-string_visitor!(Size, "a size with a unit, such as \"200 B\" or \"50 MiB\"");
+string_visitor!(Size, "a size, such as \"200 B\" or \"50 MiB\"");
 string_visitor!(Percent, "a percentage, such as \"5%\"");
 string_visitor!(
     PathPattern,
@@ -544,19 +444,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_are_exact_in_both_unit_families() {
-        assert_eq!(Size::parse("50 MiB").unwrap().bytes(), 50 << 20);
-        assert_eq!(Size::parse("1.5kB").unwrap().bytes(), 1500);
-        assert_eq!(Size::parse("200 B").unwrap().bytes(), 200);
-        let half = Size::parse("0.5 B").unwrap();
-        assert!(half.holds_per(1, 2) && !half.holds_per(2, 3));
-        assert!(Size::parse("1024").unwrap_err().contains("no unit"));
-        assert!(Size::parse("5 KB")
-            .unwrap_err()
-            .contains("unknown unit \"KB\""));
-        assert!(Size::parse("5 mib").is_err());
-        assert!(Size::parse("-5 B").is_err());
-        assert!(Size::parse("1. B").is_err());
+    fn sizes_are_read_as_every_surface_reads_them() {
+        let max = |text: &str| Budget::parse(text).unwrap().rules[0].max.clone().unwrap();
+        assert_eq!(
+            max("rules:\n  - {path: total, max: 1.5 MiB}\n").bytes(),
+            3 << 19
+        );
+        assert_eq!(max("rules:\n  - {path: total, max: 5 kb}\n").bytes(), 5000);
+        // A number alone is bytes, in YAML and in JSON (as the wheel writes ints).
+        let five = max("rules:\n  - path: total\n    max: 5\n");
+        assert_eq!((five.bytes(), five.text.as_str()), (5, "5 B"));
+        assert_eq!(
+            max("{\"rules\": [{\"path\": \"total\", \"max\": 5}]}"),
+            five
+        );
+        let err = Budget::parse("rules:\n  - {path: total, max: 5 KiBs}\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("unknown unit \"KiBs\" in \"5 KiBs\""),
+            "{err}"
+        );
     }
 
     #[test]
@@ -692,8 +599,8 @@ mod tests {
         assert!(err.to_string().contains("unknown field `maxx`"), "{err}");
         let err = Budget::parse("rules:\n  - path: total\n").unwrap_err();
         assert!(err.to_string().contains("sets no limit"), "{err}");
-        let err = Budget::parse("rules:\n  - path: total\n    max: 5\n").unwrap_err();
-        assert!(err.to_string().contains("\"5\" has no unit"), "{err}");
+        let err = Budget::parse("rules:\n  - path: total\n    max: 5 B B\n").unwrap_err();
+        assert!(err.to_string().contains("unknown unit \"B B\""), "{err}");
         let err = Budget::parse("rules:\n  - path: total\n    max: 5 B\n    min_delta: 1 B\n")
             .unwrap_err();
         assert!(

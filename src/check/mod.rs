@@ -19,10 +19,11 @@ use crate::profile::Aggregate;
 use crate::report::layer_frame;
 use crate::report::InstanceSummary;
 use crate::report::Loaded;
+use crate::units::Size;
 use crate::units::{
     count as count_of, human_exact as exact, signed_human, signed_percent, thousands,
 };
-use budget::{BudgetRule, Percent, Size};
+use budget::{BudgetRule, Percent};
 
 /// What one limit of a rule measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -1,33 +1,21 @@
 //! The values the command line offers for the library's plain enums
-//! (formats, views, grouping, entity kinds, severities): their names and
-//! help live here, so the library below knows nothing of argument parsing.
-//! A parser built from a table behaves as a derived `ValueEnum` would: the
-//! same help, the same error for an unknown value.
+//! (formats, views, grouping, entity kinds, severities), so the library
+//! below knows nothing of argument parsing. A parser built from a table
+//! behaves as a derived `ValueEnum` would: the same help, the same error
+//! for an unknown value. Each command's formats are its document's own
+//! ([`Document::FORMATS`]), read here, never restated.
 
 use std::ffi::OsStr;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
-use crate::api::{EntityKind, GroupBy, KindFilter, Named, Severity};
-use crate::render::{Format, View};
-
-/// One value the command line offers and its help (none: listed briefly
-/// as `[possible values: ...]`); its name is the type's own ([`Named`]).
-pub struct Choice<T> {
-    pub value: T,
-    pub help: Option<&'static str>,
-}
-
-const fn choice<T>(value: T, help: &'static str) -> Choice<T> {
-    Choice {
-        value,
-        help: Some(help),
-    }
-}
-
-const fn bare<T>(value: T) -> Choice<T> {
-    Choice { value, help: None }
-}
+use crate::api::{CheckReport, EntityKind, GroupBy, KindFilter, Named, Severity};
+use crate::names::{bare, choice, Choice};
+use crate::render::advice::AdviceView;
+use crate::render::diff::DiffView;
+use crate::render::format::DATA;
+use crate::render::layers::LS;
+use crate::render::{Document, Format, ProfileView, View};
 
 /// A value parser over a table of [`Choice`]s.
 #[derive(Clone, Copy)]
@@ -68,79 +56,18 @@ impl<T: Named + Send + Sync> TypedValueParser for Choices<T> {
     }
 }
 
-pub const INSPECT_FORMATS: Choices<Format> = Choices(&[
-    choice(
-        Format::Folded,
-        "OMMX's folded stacks: `frame;frame;... BYTES`, exactly as \
-         `Instance.logical_memory_profile()` prints them",
-    ),
-    choice(Format::Tree, "An indented tree of inclusive bytes"),
-    choice(Format::Table, "The largest paths as a table"),
-    choice(Format::Json, "The tree as JSON (the baseline format)"),
-    choice(Format::Yaml, "The tree as YAML"),
-    choice(
-        Format::Speedscope,
-        "speedscope's JSON file (speedscope.app opens it): one sample per folded \
-         line, weighed in bytes",
-    ),
-]);
+pub const INSPECT_FORMATS: Choices<Format> = Choices(ProfileView::FORMATS);
 
 /// `top`, `stats` and `explain`.
-pub const DATA_FORMATS: Choices<Format> = Choices(&[
-    choice(Format::Table, "A table for people"),
-    choice(Format::Json, "JSON, integers only, fixed key order"),
-    choice(Format::Yaml, "The same document as YAML"),
-]);
+pub const DATA_FORMATS: Choices<Format> = Choices(DATA);
 
-pub const ADVISE_FORMATS: Choices<Format> = Choices(&[
-    choice(
-        Format::Table,
-        "A table, largest saving first, then each recommendation's details",
-    ),
-    bare(Format::Json),
-    bare(Format::Yaml),
-]);
+pub const ADVISE_FORMATS: Choices<Format> = Choices(AdviceView::FORMATS);
 
-pub const LS_FORMATS: Choices<Format> =
-    Choices(&[bare(Format::Table), bare(Format::Json), bare(Format::Yaml)]);
+pub const LS_FORMATS: Choices<Format> = Choices(LS);
 
-pub const DIFF_FORMATS: Choices<Format> = Choices(&[
-    choice(
-        Format::Table,
-        "Changed paths as a table, largest change first, with the counts",
-    ),
-    choice(
-        Format::Tree,
-        "The changed part of the tree, every level summing to its parent",
-    ),
-    choice(Format::Json, "Every path with old and new bytes as data"),
-    choice(Format::Yaml, "The same document as YAML"),
-    choice(
-        Format::Markdown,
-        "A pull-request comment (under 65,536 characters)",
-    ),
-    choice(
-        Format::Folded,
-        "`path OLD NEW` lines of own bytes: inferno's differential input",
-    ),
-]);
+pub const DIFF_FORMATS: Choices<Format> = Choices(DiffView::FORMATS);
 
-pub const CHECK_FORMATS: Choices<Format> = Choices(&[
-    choice(
-        Format::Table,
-        "Every rule with its measured value, limit and verdict",
-    ),
-    choice(Format::Json, "The same as data"),
-    choice(Format::Yaml, "The same document as YAML"),
-    choice(
-        Format::Markdown,
-        "A job summary or pull-request comment (under 65,536 characters)",
-    ),
-    choice(
-        Format::Junit,
-        "JUnit XML: one test case per limit of each rule, one suite per file",
-    ),
-]);
+pub const CHECK_FORMATS: Choices<Format> = Choices(CheckReport::FORMATS);
 
 pub const VIEWS: Choices<View> = Choices(&[
     choice(View::Memory, "OMMX 2.9.3's logical in-memory bytes"),

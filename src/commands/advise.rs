@@ -5,7 +5,7 @@ use anyhow::Result;
 use crate::api;
 use crate::cli::AdviseArgs;
 use crate::output::{input_files, Output};
-use crate::render;
+use crate::render::{self, advice::AdviceView};
 
 pub fn run(args: AdviseArgs) -> Result<()> {
     let output = Output::from_arg(args.output.as_deref());
@@ -13,6 +13,9 @@ pub fn run(args: AdviseArgs) -> Result<()> {
     output.check_not_input(&input_files(files.iter().map(|f| f.as_path())))?;
     let options = args.common.options(&args.reading);
     let advice = api::advise(&api::inputs(&files), &options)?;
-    output
-        .write_with(|out| render::advice::render_many(&advice, args.min_severity, args.format, out))
+    let view = AdviceView {
+        advice: &advice,
+        min_severity: args.min_severity,
+    };
+    output.write_with(|out| render::write(&view, args.format, out))
 }

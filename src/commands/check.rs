@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use crate::api::{self, Account, BaselineSource, Budget, BudgetExceeded, CheckRequest, Profile};
 use crate::cli::compare::CheckArgs;
 use crate::output::{input_files, Output};
-use crate::render;
+use crate::render::{self, Format, ProfileView, ViewOptions};
 
 /// `words`: the command line as given (after the program name), from which
 /// the update suggested after a failed check is made.
@@ -50,7 +50,7 @@ pub fn run(args: CheckArgs, words: &[OsString]) -> Result<()> {
     };
     let outcome = api::check(&request, &options)?;
     let report = &outcome.report;
-    output.write_with(|out| render::check::render(report, args.format, out))?;
+    output.write_with(|out| render::write(report, args.format, out))?;
     append_job_summary(report)?;
     let mut stderr = std::io::stderr();
     for w in &outcome.warnings {
@@ -138,7 +138,7 @@ fn append_job_summary(report: &api::CheckReport) -> Result<()> {
     };
     let path = PathBuf::from(summary);
     let mut text = Vec::new();
-    render::check::markdown::render(report, &mut text)?;
+    render::write(report, Format::Markdown, &mut text)?;
     OpenOptions::new()
         .create(true)
         .append(true)
@@ -157,8 +157,13 @@ fn append_job_summary(report: &api::CheckReport) -> Result<()> {
 fn save_baselines(outcome: &api::CheckOutcome, files: &[api::Input]) -> Result<()> {
     for ((target, new), file) in outcome.updates.iter().zip(files) {
         let profile = Profile::of(&new.report, Account::Memory);
-        Output::File(target.clone())
-            .write_with(|out| crate::render::json::render(&profile, None, false, out))?;
+        Output::File(target.clone()).write_with(|out| {
+            render::write(
+                &ProfileView::new(&profile, ViewOptions::default()),
+                Format::Json,
+                out,
+            )
+        })?;
         let _ = writeln!(
             std::io::stderr(),
             "memprof: {}: baseline of {} updated",

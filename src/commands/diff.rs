@@ -9,8 +9,9 @@ use crate::api::{self, Input};
 use crate::cli::compare::DiffArgs;
 use crate::cli::AccountingArg;
 use crate::output::{input_files, Output};
-use crate::render;
+use crate::render::diff::svg::{DiffGraph, Widths};
 use crate::render::diff::{DiffView, DiffViewOptions};
+use crate::render::{self, Format};
 
 pub fn run(args: DiffArgs) -> Result<()> {
     let migration = args.common.profile.reading.accounting == Some(AccountingArg::Both);
@@ -48,35 +49,34 @@ pub fn run(args: DiffArgs) -> Result<()> {
     } else {
         api::diff(&old_input, &Input::from_path(new_arg), &options)?
     };
-    let view = DiffView::new(&old, &new);
     let view_options = DiffViewOptions {
         top: args.top,
         depth: args.depth,
     };
+    let view = DiffView::new(&old, &new, view_options);
     // Render the graphs before writing anything, so a failure leaves no file.
     let rendered = match &graphs {
         None => None,
         Some((_, _, old_path)) => {
             let new_name = args.flamegraph.as_ref().expect("set").display().to_string();
             let old_name = old_path.display().to_string();
-            let mut new_svg = Vec::new();
-            render::diff::svg::render(
-                &view,
-                render::diff::svg::Widths::New,
-                &old_name,
-                &mut new_svg,
-            )?;
-            let mut old_svg = Vec::new();
-            render::diff::svg::render(
-                &view,
-                render::diff::svg::Widths::Old,
-                &new_name,
-                &mut old_svg,
-            )?;
-            Some((new_svg, old_svg))
+            let graph = |widths, companion| -> Result<Vec<u8>> {
+                let mut svg = Vec::new();
+                let graph = DiffGraph {
+                    view: &view,
+                    widths,
+                    companion,
+                };
+                render::write(&graph, Format::Svg, &mut svg)?;
+                Ok(svg)
+            };
+            Some((
+                graph(Widths::New, &old_name)?,
+                graph(Widths::Old, &new_name)?,
+            ))
         }
     };
-    output.write_with(|out| render::diff::render(&view, &view_options, args.format, out))?;
+    output.write_with(|out| render::write(&view, args.format, out))?;
     if let (Some((new_graph, old_graph, _)), Some((new_svg, old_svg))) = (graphs, rendered) {
         new_graph.write_with(|out| Ok(out.write_all(&new_svg)?))?;
         old_graph.write_with(|out| Ok(out.write_all(&old_svg)?))?;

@@ -14,5 +14,5 @@ pub fn run(args: ExplainArgs) -> Result<()> {
     options.group_by = args.group_by;
     let input = Input::from_path(&args.common.file);
     let explained = api::explain(&input, &options, &args.paths)?;
-    output.write_with(|out| render::explain::render(&explained, args.format, out))
+    output.write_with(|out| render::write(&explained, args.format, out))
 }

@@ -6,7 +6,8 @@ use anyhow::Result;
 use crate::api::{self, Graph};
 use crate::cli::FlamegraphArgs;
 use crate::output::{input_files, Output};
-use crate::render::{self, svg::SvgOptions};
+use crate::render::svg::{Flamegraph, Stacks, SvgOptions};
+use crate::render::{self, Format};
 
 pub(super) fn run(args: FlamegraphArgs) -> Result<()> {
     let output = Output::from_arg(Some(&args.output));
@@ -21,13 +22,18 @@ pub(super) fn run(args: FlamegraphArgs) -> Result<()> {
     };
     let mut options = args.common.options(&args.profile.reading);
     args.profile.apply(&mut options);
-    match api::flamegraph(&api::inputs(&files), &options)? {
-        Graph::Folded { name, lines } => {
-            output.write_with(|out| render::svg::render_folded(&name, &lines, &svg, out))
-        }
+    let graph = api::flamegraph(&api::inputs(&files), &options)?;
+    let profile;
+    let stacks = match &graph {
+        Graph::Folded { name, lines } => Stacks::Folded { name, lines },
         Graph::Profile(profiled) => {
-            let profile = profiled.profile(account);
-            output.write_with(|out| render::svg::render(&profile, &svg, out))
+            profile = profiled.profile(account);
+            Stacks::Profile(&profile)
         }
-    }
+    };
+    let flamegraph = Flamegraph {
+        stacks,
+        options: svg,
+    };
+    output.write_with(|out| render::write(&flamegraph, Format::Svg, out))
 }

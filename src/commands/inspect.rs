@@ -5,7 +5,7 @@ use anyhow::Result;
 use crate::api::{self, Account};
 use crate::cli::InspectArgs;
 use crate::output::{input_files, Output};
-use crate::render::{self, Format, View, ViewOptions};
+use crate::render::{self, Format, ProfileView, View, ViewOptions};
 
 pub fn run(args: InspectArgs) -> Result<()> {
     let output = Output::from_arg(args.output.as_deref());
@@ -30,16 +30,11 @@ pub fn run(args: InspectArgs) -> Result<()> {
     let profiled = api::profile(&api::inputs(&files), &options)?;
     let profile = profiled.profile(account);
     let per_file = profiled.files();
-    if both {
-        let wire = profiled.profile(Account::Wire);
-        return output.write_with(|out| {
-            render::side_by_side::render(&profile, &wire, &view, out)?;
-            if let Some(files) = &per_file {
-                writeln!(out)?;
-                render::files::render_table(files, out)?;
-            }
-            Ok(())
-        });
-    }
-    output.write_with(|out| render::profile(&profile, per_file.as_deref(), &view, format, out))
+    let wire = both.then(|| profiled.profile(Account::Wire));
+    let shown = ProfileView {
+        wire: wire.as_ref(),
+        files: per_file.as_deref(),
+        ..ProfileView::new(&profile, view)
+    };
+    output.write_with(|out| render::write(&shown, format, out))
 }

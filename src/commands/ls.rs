@@ -17,8 +17,8 @@ pub fn run(args: LsArgs) -> Result<()> {
     };
     let Some(file) = &args.file else {
         let listing = api::registry(&options, args.logical)?;
-        return output.write_with(|out| render::registry::render(&listing, args.format, out));
+        return output.write_with(|out| render::write(&listing, args.format, out));
     };
     let document = api::layers(&Input::from_path(file), &options)?;
-    output.write_with(|out| render::layers::render(&document, args.format, out))
+    output.write_with(|out| render::write(&document, args.format, out))
 }

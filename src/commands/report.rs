@@ -10,7 +10,8 @@ use anyhow::Result;
 use crate::api::{self, Input};
 use crate::cli::report::ReportArgs;
 use crate::output::{input_files, Output};
-use crate::render::html::{self, Page};
+use crate::render::html::Page;
+use crate::render::{self, Format};
 
 pub fn run(args: ReportArgs) -> Result<()> {
     let (old, new): (Option<&Path>, &Path) = match &args.file2 {
@@ -25,5 +26,5 @@ pub fn run(args: ReportArgs) -> Result<()> {
         &args.options(),
         args.top,
     )?;
-    output.write_with(|out| html::render(&Page::of(&reported), out))
+    output.write_with(|out| render::write(&Page::of(&reported), Format::Html, out))
 }

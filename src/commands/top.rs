@@ -17,5 +17,5 @@ pub fn run(args: TopArgs) -> Result<()> {
         args.n,
         args.kind,
     )?;
-    output.write_with(|out| render::top::render(&top, args.format, out))
+    output.write_with(|out| render::write(&top, args.format, out))
 }

@@ -146,6 +146,7 @@ impl Largest {
             subscripts: &[],
             terms: None,
             used: None,
+            ommx30: None,
         };
         let bytes = bytes();
         // Encoded (a copy of its ids) only when it would be kept.
@@ -222,6 +223,7 @@ mod tests {
             subscripts: &[],
             terms: Some(id),
             used: None,
+            ommx30: None,
         }
     }
 

@@ -577,6 +577,7 @@ fn detect<R: Read + Send>(
     };
     let mut reader = reader;
     let first = payload(&mut reader, forced.unwrap_or(Schema::V1), in_file);
+    // The second reading may read the file where it lies too.
     let first = match probe {
         true => pass.probe(first),
         false => pass.profile(first),
@@ -588,5 +589,5 @@ fn detect<R: Read + Send>(
     let v1 = first.expect_err("a v1 refusal");
     let mut again = BufReader::with_capacity(BUF_SIZE, rewind()?);
     // Read again through the rewound reader (the second reading is a stream).
-    Ok(pass.reread_as_v2(payload(&mut again, Schema::V2, None), v1, probe)?)
+    Ok(pass.reread_as_v2(payload(&mut again, Schema::V2, in_file), v1, probe)?)
 }

@@ -209,8 +209,13 @@ fn from_text(
         Guess::Json => match from_baseline(bytes, name, job) {
             Err(json) if is_not_json(&json) => {
                 // Not JSON after all: perhaps an instance whose bytes start
-                // like it. If it is not one either, the JSON error says more.
-                instance(job).map(Content::Instance).map_err(|_| json)
+                // like it. If it is not one either, the JSON error says more
+                // of text; of bytes that are no UTF-8 text (which JSON is),
+                // the instance's.
+                let text = is_utf8(bytes);
+                instance(job)
+                    .map(Content::Instance)
+                    .map_err(|instance| if text { json } else { instance })
             }
             read => read,
         },
@@ -229,6 +234,14 @@ fn from_baseline(bytes: &[u8], name: &str, job: &Job<'_, '_>) -> Result<Content>
     let (report, info) = baseline::parse(&bytes, name.to_string(), job.selection)
         .with_context(|| name.to_string())?;
     Ok(Content::Baseline(report, info))
+}
+
+/// Whether `bytes` are UTF-8 text (a character cut at the end allowed).
+fn is_utf8(bytes: &[u8]) -> bool {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
+    }
 }
 
 fn is_not_json(err: &anyhow::Error) -> bool {

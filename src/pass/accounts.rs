@@ -157,6 +157,19 @@ pub(super) fn account_counted(
     });
 }
 
+/// [`account_counted`] for leaves that hold their own map key (OMMX 3.0's).
+pub(super) fn account_counted_as_is(
+    frame: &'static str,
+    leaves: &impl KeyedLeaves,
+    tally: &mut Tally,
+    memory: &mut Aggregate,
+    path: &mut Path,
+) {
+    tally.count(leaves.key(), memory, |visitor| {
+        leaves.visit_logical_memory(&mut path.with(frame), &mut { visitor })
+    });
+}
+
 /// The distinct names seen so far, when grouping by name.
 pub(super) struct Families {
     names: Option<HashSet<Box<str>>>,
@@ -216,6 +229,11 @@ pub struct Accounts {
     /// Whether a quadratic objective's table order is gathered
     /// ([`ProfileOptions::table_order`]).
     pub(super) table_order: bool,
+    /// Whose layout the leaves follow: OMMX 2.9.3's, or 3.0's for v1 input
+    /// counted as 3.0 converts it.
+    pub(super) accounting: Accounting,
+    /// The archive layer's annotations, which 3.0 folds into the instance.
+    pub(super) layer_annotations: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// What counting entities without building them keeps per thread.
@@ -236,6 +254,8 @@ impl Accounts {
             spool_above: crate::pass::objective::SPOOL_ABOVE,
             in_place_above: crate::pass::objective::IN_PLACE_ABOVE,
             table_order: options.table_order,
+            accounting: Accounting::Ommx29,
+            layer_annotations: None,
         }
     }
 
@@ -292,6 +312,7 @@ impl Accounts {
             counting: self.counting.as_ref().map(|_| Counting::default()),
             spool_above: self.spool_above,
             in_place_above: self.in_place_above,
+            accounting: self.accounting,
             ..Self::new(ProfileOptions {
                 group_by: self.group_by,
                 wire: self.wire.is_some(),

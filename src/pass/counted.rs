@@ -5,16 +5,18 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::accounts::{account_counted, Accounts};
+use super::accounts::{account_counted, account_counted_as_is, Accounts};
 use super::item::Item;
 use crate::model::function::{Shape, Variant};
 use crate::model::leaves::{ConstraintLeaves, VariableLeaves};
+use crate::model::ommx30;
 use crate::model::{DecisionVariable, Equality, ModelError};
 use crate::pass::terms::entities;
 use crate::pass::terms::spooled::SpooledFunction;
 use crate::pass::InstanceError;
 use crate::profile::replay::Tally;
 use crate::profile::{Aggregate, Path};
+use crate::report::Accounting;
 use crate::trace::{Laps, Phase};
 use crate::wire::fields::instance;
 
@@ -37,6 +39,12 @@ pub(super) fn count_entity(
             if let Err(e) = DecisionVariable::check(v.id, v.kind, v.bound, v.substituted_value) {
                 return Some(Err(e.into()));
             }
+            let ommx30 = accounts.accounting == Accounting::Ommx30;
+            if ommx30 {
+                if let Err(e) = ommx30::check_bound(v.id, v.kind, v.bound) {
+                    return Some(Err(InstanceError::Ommx30(Box::new(e))));
+                }
+            }
             laps.lap(Phase::Normalize);
             let leaves = VariableLeaves {
                 substituted_value: v.substituted_value,
@@ -46,9 +54,24 @@ pub(super) fn count_entity(
                 description: v.description,
             };
             let (frame, tally) = ("Instance.decision_variables", &mut counting.variables);
-            account_counted(frame, &leaves, tally, &mut accounts.memory, path);
+            match ommx30 {
+                false => account_counted(frame, &leaves, tally, &mut accounts.memory, path),
+                true => {
+                    let leaves = ommx30::CountedVariable(&leaves);
+                    account_counted_as_is(
+                        ommx30::VARIABLES,
+                        &leaves,
+                        tally,
+                        &mut accounts.memory,
+                        path,
+                    )
+                }
+            }
             laps.lap(Phase::Aggregate);
-            Some(Ok(Item::CountedVariable(v.id)))
+            Some(Ok(Item::CountedVariable {
+                id: v.id,
+                fixed: v.substituted_value.is_some(),
+            }))
         }
         instance::CONSTRAINTS => {
             let c = entities::constraint(bytes).ok()?;
@@ -67,8 +90,10 @@ pub(super) fn count_entity(
             laps.lap(Phase::Decode);
             let head = (c.id, c.equality, c.name, c.subscripts, c.description);
             let tally = &mut counting.constraints;
+            let accounting = accounts.accounting;
+            let memory = &mut accounts.memory;
             Some(
-                account_constraint(head, function, tally, &mut accounts.memory, path, laps).map(
+                account_constraint(head, function, accounting, tally, memory, path, laps).map(
                     |shape| Item::CountedConstraint {
                         id: c.id,
                         ids,
@@ -91,6 +116,7 @@ type ConstraintHead<'a> = (u64, i32, Option<&'a str>, usize, Option<&'a str>);
 fn account_constraint(
     (id, equality, name, subscripts, description): ConstraintHead<'_>,
     function: Option<Result<Shape, ModelError>>,
+    accounting: Accounting,
     tally: &mut Tally,
     memory: &mut Aggregate,
     path: &mut Path,
@@ -110,7 +136,14 @@ fn account_constraint(
         parameters: std::iter::empty(),
         description,
     };
-    account_counted("Instance.constraints", &leaves, tally, memory, path);
+    match accounting {
+        Accounting::Ommx29 => account_counted("Instance.constraints", &leaves, tally, memory, path),
+        Accounting::Ommx30 => {
+            let leaves = ommx30::CountedConstraint(&leaves);
+            let frame = ommx30::REGULAR_COLLECTION;
+            account_counted_as_is(frame, &leaves, tally, memory, path)
+        }
+    }
     laps.lap(Phase::Aggregate);
     Ok(shape)
 }
@@ -151,7 +184,8 @@ pub(super) fn count_spooled_constraint(
             c.description.as_deref(),
         );
         let tally = &mut counting.constraints;
-        let shape = account_constraint(head, function, tally, &mut accounts.memory, path, laps);
+        let (accounting, memory) = (accounts.accounting, &mut accounts.memory);
+        let shape = account_constraint(head, function, accounting, tally, memory, path, laps);
         return Some(shape.map(|shape| Item::SpooledConstraint {
             id: c.id,
             offset,

@@ -5,6 +5,7 @@
 use prost::Message;
 
 use super::accounts::{account_entity, Accounts};
+use super::convert;
 use super::counted::{count_entity, count_spooled_constraint};
 use super::framing::{RawBatch, RawElement};
 use super::item::{Batch, Item};
@@ -19,6 +20,7 @@ use crate::model::{
 use crate::ommx_v1 as pb;
 use crate::profile::wire_view::{self, TopLevelField};
 use crate::profile::{LogicalMemoryVisitor, Path};
+use crate::report::Accounting;
 use crate::trace::{Laps, Phase};
 use crate::wire::fields::instance;
 
@@ -126,6 +128,9 @@ pub(super) fn decode_entity(
     let bytes = element.body.unwrap_or_default();
     if let Some(counted) = count_entity(element.number, bytes, path, accounts, laps) {
         return counted;
+    }
+    if accounts.accounting == Accounting::Ommx30 {
+        return convert::decode_entity(element, offset, path, accounts, laps);
     }
     Ok(match element.number {
         instance::DECISION_VARIABLES => {

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use crate::model::ommx30::V2Error;
+use crate::model::ommx30::{ConversionError, V2Error};
 use crate::model::ModelError;
 use crate::report::Schema;
 use crate::wire::{WireError, WireType};
@@ -65,6 +65,10 @@ pub enum InstanceError {
     TooManyFamilies,
     #[error("cannot read back the temporary copy of the objective: {0}")]
     Spool(io::Error),
+    /// v1 input that 2.9.3 accepts and OMMX 3.0's `from_v1_bytes` refuses
+    /// (reported as [`V2PassError::Conversion`]).
+    #[error("{0}")]
+    Ommx30(Box<ConversionError>),
 }
 
 /// Why the pass could not profile one payload. The input puts the file's

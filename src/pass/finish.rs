@@ -7,10 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::accounts::{visit_instance_parts, visit_parts, Accounts};
-use super::observer::{Cost, EntityView, Singular};
+use super::convert;
+use super::observer::{Cost, EntityView, Singular, Singular30};
 use super::validate::{build_function, from_prost, State, User};
 use super::EntityObserver;
 use crate::model::function::Shape;
+use crate::model::ommx30::{self, ConversionError, Func, V2Error};
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Function, ModelError,
     OneHot, Parameters, Sos1,
@@ -20,18 +22,24 @@ use crate::pass::objective::{Singulars, SingularsError, WireObjective};
 use crate::pass::terms;
 use crate::pass::InstanceError;
 use crate::profile::Aggregate;
+use crate::profile::{LogicalMemoryProfile, Path};
+use crate::report::Accounting;
 use crate::report::{Growth, InstanceCounts};
 use crate::trace::{self, Phase};
 use crate::wire::Wire;
 
 /// How an instance's end is read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct Finish {
     /// Threads a large objective is counted on.
     pub(super) threads: usize,
     /// Whether a quadratic objective's table order is made, as the
     /// real-memory estimate simulates it ([`terms::growths`]).
     pub(super) growths: bool,
+    /// Whose layout the instance-wide parts follow.
+    pub(super) accounting: Accounting,
+    /// The archive layer's annotations (OMMX 3.0 folds them in).
+    pub(super) layer_annotations: Option<BTreeMap<String, String>>,
 }
 
 impl Finish {
@@ -41,7 +49,9 @@ impl Finish {
     pub(super) fn new(accounts: &Accounts, threads: usize) -> Self {
         Finish {
             threads,
-            growths: accounts.table_order,
+            growths: accounts.table_order && accounts.accounting == Accounting::Ommx29,
+            accounting: accounts.accounting,
+            layer_annotations: accounts.layer_annotations.clone(),
         }
     }
 }
@@ -54,10 +64,16 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     mut state: State,
     mut rest: Singulars,
     end: u64,
-    Finish { threads, growths }: Finish,
+    finish: Finish,
     aggregate: &mut Aggregate,
     observer: &mut O,
 ) -> Result<InstanceCounts, InstanceError> {
+    let Finish {
+        threads,
+        growths,
+        accounting,
+        layer_annotations,
+    } = finish;
     let _span = trace::span(Phase::Check);
     state.counts.summary.wire_bytes = end;
     let objective_wire_bytes = rest.objective_wire_bytes();
@@ -80,12 +96,27 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     if format_version > 0 {
         return Err(ModelError::FormatVersion(format_version).into());
     }
+    if accounting == Accounting::Ommx30 {
+        let singular = pb::Instance {
+            description,
+            parameters,
+            decision_variable_dependency,
+            annotations,
+            ..pb::Instance::default()
+        };
+        let objective = (objective, objective_wire_bytes);
+        let layer = layer_annotations.as_ref();
+        return finish_ommx30(
+            state, singular, objective, end, threads, layer, aggregate, observer,
+        );
+    }
     let reading = ObjectiveReading {
         threads,
         counts_only: observer.counts_only(),
         growths,
     };
-    let (objective, growths) = read_objective(objective, &state, end, reading)?;
+    let defined = |id| state.defines(id);
+    let (objective, growths) = read_objective(objective, &defined, end, reading)?;
     drop(rest);
     match &objective {
         Objective::Built(f, _) => {
@@ -178,9 +209,9 @@ struct ObjectiveReading {
 /// the count can be exact, else built; with a quadratic one's table order
 /// when asked for and its pieces were read on the wire (not where prost
 /// decoded it), its terms each once (none merged or cancelled).
-fn read_objective(
+fn read_objective<D: Fn(u64) -> bool + Sync>(
     objective: WireObjective<'_>,
-    state: &State,
+    defined: &D,
     end: u64,
     reading: ObjectiveReading,
 ) -> Result<(Objective, Option<Vec<Growth>>), InstanceError> {
@@ -189,7 +220,6 @@ fn read_objective(
         counts_only,
         growths,
     } = reading;
-    let defined = |id| state.defines(id);
     // An error reading the order leaves it to the estimate's even spread.
     let order = |made: Wire<Option<Vec<Growth>>>| made.ok().flatten();
     Ok(match objective {
@@ -200,7 +230,7 @@ fn read_objective(
         }
         // Checked in full by `rest.decode`.
         WireObjective::Pieces { arm, pieces } => {
-            let objective = match counts_only.then(|| terms::count(arm.as_ref(), &defined, threads))
+            let objective = match counts_only.then(|| terms::count(arm.as_ref(), defined, threads))
             {
                 Some(Ok(Some(shape))) => Objective::Counted(shape),
                 _ => build_objective(&pieces, end)?,
@@ -209,7 +239,7 @@ fn read_objective(
             (objective, made.and_then(order))
         }
         WireObjective::Spooled(spooled) => {
-            let objective = match counts_only.then(|| spooled.count(&defined, threads)) {
+            let objective = match counts_only.then(|| spooled.count(defined, threads)) {
                 Some(Ok(Some(shape))) => Objective::Counted(shape),
                 _ => {
                     let bytes = spooled.load().map_err(InstanceError::Spool)?;
@@ -386,4 +416,176 @@ fn check_dependency(
         nodes: nodes.len(),
         edges,
     })
+}
+
+/// [`finish_instance`] for v1 input counted with OMMX 3.0's accounting: the
+/// objective (an expression one too), 2.9.3's checks of what needs the
+/// whole stream (hints aside: 3.0 drops them unread), then 3.0's own
+/// (fixed and dependent variables), and 3.0's instance-wide parts visited,
+/// the archive layer's annotations folded in.
+#[allow(clippy::too_many_arguments)]
+fn finish_ommx30<O: EntityObserver + ?Sized>(
+    mut state: State,
+    singular: pb::Instance,
+    (objective, objective_wire_bytes): (WireObjective<'_>, u64),
+    end: u64,
+    threads: usize,
+    layer_annotations: Option<&BTreeMap<String, String>>,
+    aggregate: &mut Aggregate,
+    observer: &mut O,
+) -> Result<InstanceCounts, InstanceError> {
+    let refused = |e: ConversionError| InstanceError::Ommx30(Box::new(e));
+    let mut uses = state.ommx30.take().unwrap_or_default();
+    let pb::Instance {
+        description,
+        parameters,
+        decision_variable_dependency: dependency,
+        annotations,
+        ..
+    } = singular;
+    // A variable the objective may not use: fixed, or assigned.
+    let substituted = |id: u64| uses.fixed.contains(&id) || dependency.contains_key(&id);
+    let reading = ObjectiveReading {
+        threads,
+        counts_only: observer.counts_only(),
+        growths: false,
+    };
+    // Counted only when it uses none of them, else built for 3.0's error.
+    let defined = |id| state.defines(id) && !substituted(id);
+    let objective = match objective {
+        WireObjective::Decoded(wire) => {
+            let what = || "the objective".to_string();
+            Ommx30Objective::Built(ommx30::function(&wire, &what).map_err(convert::refused)?)
+        }
+        other => match read_objective(other, &defined, end, reading)?.0 {
+            Objective::Built(f, _) => {
+                let f = Func::Compact(f);
+                ommx30::check_finite(&f).map_err(refused)?;
+                Ommx30Objective::Built(f)
+            }
+            Objective::Counted(shape) => Ommx30Objective::Counted(shape),
+        },
+    };
+    if let Ommx30Objective::Built(f) = &objective {
+        let mut ids = Vec::new();
+        f.for_each_variable(|id| ids.push(id));
+        state.uses_ids(User::Objective, &mut ids, false)?;
+        state.counts.add_objective_terms(convert::terms_of(f));
+    } else if let Ommx30Objective::Counted(shape) = &objective {
+        state.counts.add_objective_terms(shape.terms());
+    }
+    state.check_pending()?;
+    // 2.9.3's dependency rules, with an expression taken as a constant.
+    let constant = |f: &pb::Function| match &f.function {
+        Some(pb::FunctionArm::Expression(_)) => pb::Function {
+            function: Some(pb::FunctionArm::Constant(0.0)),
+        },
+        _ => f.clone(),
+    };
+    let copy = dependency.iter().map(|(&k, f)| (k, constant(f))).collect();
+    check_dependency(copy, &state)?;
+    let _ = Annotations::from_wire(annotations.clone())?;
+    // 3.0's: an assigned variable is not fixed, and neither kind is used by
+    // the objective or an active constraint.
+    let mut assignments = BTreeMap::new();
+    for (&id, f) in &dependency {
+        if uses.fixed.contains(&id) {
+            return Err(refused(V2Error::FixedAndDependent(id).into()));
+        }
+        let what = || format!("the assignment of variable {id}");
+        assignments.insert(id, ommx30::function(f, &what).map_err(convert::refused)?);
+    }
+    let in_use = |id: u64| match (uses.fixed.contains(&id), dependency.contains_key(&id)) {
+        (true, _) => Some(V2Error::FixedUsed(id)),
+        (false, true) => Some(V2Error::DependentUsed(id)),
+        (false, false) => None,
+    };
+    if let Ommx30Objective::Built(f) = &objective {
+        let mut first = None;
+        f.for_each_variable(|id| {
+            if first.is_none() {
+                first = in_use(id);
+            }
+        });
+        if let Some(e) = first {
+            return Err(refused(e.into()));
+        }
+    }
+    // The active constraints' uses: the smallest such variable.
+    let listed = uses.fixed_ids.iter().chain(dependency.keys());
+    if let Some(&id) = listed.filter(|id| uses.used.contains(id)).min() {
+        return Err(refused(in_use(id).expect("fixed or assigned").into()));
+    }
+    let dependency = ommx30::dependency(assignments).map_err(|e| refused(e.into()))?;
+    if !observer.counts_only() {
+        // The objective is built for such an observer.
+        let referenced = &mut uses.referenced;
+        let functions = dependency.assignments.values();
+        if let Ommx30Objective::Built(f) = &objective {
+            f.for_each_variable(|id| _ = referenced.insert(id));
+        }
+        for f in functions {
+            f.for_each_variable(|id| _ = referenced.insert(id));
+        }
+        dependency
+            .assignments
+            .keys()
+            .for_each(|&id| _ = referenced.insert(id));
+        observer.variables_used(&|id| uses.used.contains(&id) || uses.referenced.contains(&id));
+    }
+
+    let mut instance = ommx30::Instance {
+        description,
+        parameters: parameters.map(|p| p.entries),
+        annotations,
+        dependency,
+        ..ommx30::Instance::default()
+    };
+    if let Some(layer) = layer_annotations {
+        ommx30::fold_layer_annotations(&mut instance, layer);
+    }
+    instance.visit_parts_but_objective(&mut Path::new(), aggregate);
+    let mut objective_path = Path::new();
+    let mut objective_path = objective_path.with(ommx30::OBJECTIVE);
+    let (bytes, terms) = match &objective {
+        Ommx30Objective::Built(f) => {
+            f.visit_logical_memory(&mut objective_path, aggregate);
+            (crate::profile::bytes_of(f), f.stored_terms())
+        }
+        Ommx30Objective::Counted(shape) => {
+            shape.visit_logical_memory(&mut objective_path, aggregate);
+            (shape.bytes() as u64, shape.stored_terms)
+        }
+    };
+    if let Some(mut leaves) = observer.leaves() {
+        instance.visit_parts_but_objective(&mut Path::new(), &mut leaves);
+        match &objective {
+            Ommx30Objective::Built(f) => f.visit_logical_memory(&mut objective_path, &mut leaves),
+            Ommx30Objective::Counted(s) => s.visit_logical_memory(&mut objective_path, &mut leaves),
+        }
+    }
+    let cost = Cost {
+        bytes,
+        wire_bytes: objective_wire_bytes,
+        waste: FileWaste::default(),
+    };
+    observer.objective(&EntityView::objective(terms as u64), cost);
+    observer.ommx30_singular(&Singular30 {
+        objective: match &objective {
+            Ommx30Objective::Built(f) => Some(f),
+            Ommx30Objective::Counted(_) => None,
+        },
+        output_objective: None,
+        assignments: &instance.dependency.assignments,
+        description: instance.description.as_ref(),
+        annotations: &instance.annotations,
+    });
+    Ok(state.counts)
+}
+
+/// The objective under 3.0's accounting: built (any function 3.0 reads),
+/// or only counted.
+enum Ommx30Objective {
+    Built(Func),
+    Counted(Shape),
 }

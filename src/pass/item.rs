@@ -7,6 +7,7 @@ use super::objective::Part;
 use super::observer::{Cost, NamedFunction};
 use super::terms::spooled::SpooledArm;
 use super::InstanceError;
+use crate::model::ommx30::Converted;
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::report::Terms;
 
@@ -21,8 +22,14 @@ pub(super) enum Item {
     Constraint(Box<Constraint>, Cost),
     Removed(Box<RemovedConstraint>, Cost),
     Named(Box<NamedFunction>, Cost),
-    /// A variable counted on the wire (its id).
-    CountedVariable(u64),
+    /// A variable counted on the wire: its id, and whether it has a
+    /// substituted value (a fixed one, to OMMX 3.0).
+    CountedVariable {
+        id: u64,
+        fixed: bool,
+    },
+    /// An entity of v1 input as OMMX 3.0 converts it (its accounting).
+    Converted(Box<Converted>, Cost),
     /// A constraint counted on the wire: its id, the variables of its
     /// stored terms, each once (in any order for a `linear` function, else
     /// in the order its normalized terms first use them), and the number of

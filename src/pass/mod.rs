@@ -14,6 +14,7 @@
 
 mod accounts;
 mod chain;
+mod convert;
 mod counted;
 mod decode;
 mod error;
@@ -34,6 +35,7 @@ mod shards;
 pub mod terms;
 #[cfg(test)]
 mod tests;
+mod v2_file;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -44,7 +46,7 @@ pub use accounts::{visit_entity_entry, visit_instance_parts, Accounts};
 pub use error::{
     InstanceError, PassError, V2PassError, DEFAULT_MAX_ELEMENT, MAX_FAMILIES, MAX_FAMILY_BYTES,
 };
-pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
+pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular, Singular30};
 pub use observers::Observers;
 pub use pipeline::{profile_instance, profile_instance_within, MAX_THREADS};
 pub use ranges::{InFile, CHUNK};
@@ -208,7 +210,7 @@ fn profile_payload(
     payload: Payload<'_>,
 ) -> Result<ProfiledInstance, PassError> {
     let accounting = pass.accounting(payload.schema);
-    if accounting == Accounting::Ommx30 {
+    if payload.schema == Schema::V2 {
         return ommx30::profile(payload, pass);
     }
     let Payload {
@@ -219,11 +221,21 @@ fn profile_payload(
         instance_index,
         title,
         schema,
-        // 2.9.3 reads the payload alone.
-        layer_annotations: _,
+        layer_annotations,
     } = payload;
-    let mut accounts = Accounts::new(pass.options);
+    // v1 input counted as 3.0 holds it has v1's encoding, whose paths are
+    // not 3.0's: its wire view is refused once it reads as an instance.
+    let wire_refused = pass.options.wire && accounting == Accounting::Ommx30;
+    let mut accounts = Accounts::new(ProfileOptions {
+        wire: pass.options.wire && !wire_refused,
+        ..pass.options
+    });
     accounts.spool_above = pass.settings.spool_above;
+    accounts.accounting = accounting;
+    // 2.9.3 reads the payload alone; 3.0 folds the layer's annotations in.
+    if accounting == Accounting::Ommx30 {
+        accounts.layer_annotations = layer_annotations.cloned();
+    }
     pass.observer.begin(instance_index);
     let source = pipeline::Source {
         // Read ahead by the pass's own field reader.
@@ -234,9 +246,22 @@ fn profile_payload(
     };
     let counts =
         pipeline::profile_source(source, pass.settings, &mut accounts, &mut *pass.observer)
-            .map_err(|source| PassError::Instance {
-                layer: instance_index,
-                source,
+            .map_err(|source| match source {
+                // Read as v1 and refused by 3.0 only: no question of schemas.
+                InstanceError::Ommx30(e) => PassError::V2 {
+                    layer: instance_index,
+                    source: V2PassError::Conversion(e.to_string()),
+                },
+                source => PassError::Instance {
+                    layer: instance_index,
+                    source,
+                },
             })?;
+    if wire_refused {
+        return Err(PassError::V2 {
+            layer: instance_index,
+            source: V2PassError::WireView,
+        });
+    }
     Ok(accounts.profiled(instance_index, title, counts, schema, accounting))
 }

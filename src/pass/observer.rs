@@ -1,7 +1,7 @@
 //! The analyses riding on the pass: what they see of each accepted entity
 //! and of the instance-wide parts.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::model::{
     ommx30, AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable,
@@ -67,9 +67,30 @@ pub struct EntityView<'a> {
     /// (variables, one-hot and SOS1 constraints).
     pub terms: Option<u64>,
     /// For a variable of an OMMX 3.0 instance, whether anything outside its
-    /// table refers to it (see `model::ommx30::Instance::used_variables`);
-    /// `None` otherwise (the v1 stream shows variables before their users).
+    /// table refers to it (see `model::ommx30::Instance::used_variables`),
+    /// when the pass knows it as it shows the variable; `None` otherwise (the
+    /// v1 stream, and a 3.0 stream, show variables before their users: the
+    /// pass tells at the end, [`EntityObserver::variables_used`], and
+    /// analyses may work it out from the rows and functions they see and
+    /// [`Singular30`]).
     pub used: Option<bool>,
+    /// The entity itself, for an entity of an OMMX 3.0 instance: its label,
+    /// its row or function, its removed reason (the analyses that need more
+    /// than the fields above read them here).
+    pub ommx30: Option<ommx30::Entity<'a>>,
+}
+
+/// The instance-wide functions and labels of an OMMX 3.0 instance, shown
+/// once after its entities ([`EntityObserver::ommx30_singular`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Singular30<'a> {
+    /// `None` for an instance without one (3.0 holds `Zero`).
+    pub objective: Option<&'a ommx30::Func>,
+    pub output_objective: Option<&'a ommx30::Func>,
+    /// `decision_variable_dependency`: assigned variable, its function.
+    pub assignments: &'a BTreeMap<u64, ommx30::Func>,
+    pub description: Option<&'a crate::ommx_v1::instance::Description>,
+    pub annotations: &'a BTreeMap<String, String>,
 }
 
 impl<'a> EntityView<'a> {
@@ -81,6 +102,7 @@ impl<'a> EntityView<'a> {
             subscripts: &v.subscripts,
             terms: None,
             used: None,
+            ommx30: None,
         }
     }
 
@@ -92,6 +114,7 @@ impl<'a> EntityView<'a> {
             subscripts: &c.subscripts,
             terms: Some(c.function.stored_terms() as u64),
             used: None,
+            ommx30: None,
         }
     }
 
@@ -110,6 +133,7 @@ impl<'a> EntityView<'a> {
             subscripts: &n.subscripts,
             terms: Some(n.function.stored_terms() as u64),
             used: None,
+            ommx30: None,
         }
     }
 
@@ -122,19 +146,21 @@ impl<'a> EntityView<'a> {
             subscripts: &[],
             terms: Some(terms),
             used: None,
+            ommx30: None,
         }
     }
 
-    /// An entity of an OMMX 3.0 instance; `used` holds the variables
-    /// something refers to.
-    pub fn ommx30(e: &ommx30::Entity<'a>, used: &BTreeSet<u64>) -> Self {
+    /// An entity under OMMX 3.0's accounting; `used`: whether a variable is
+    /// used elsewhere, when the pass knows (`None` while v1 input streams).
+    pub fn ommx30(e: &ommx30::Entity<'a>, used: Option<bool>) -> Self {
         Self {
             kind: e.kind,
             id: e.id,
             name: e.name(),
             subscripts: e.subscripts(),
             terms: e.function().map(|f| f.stored_terms() as u64),
-            used: (e.kind == EntityKind::Variable).then(|| used.contains(&e.id)),
+            used,
+            ommx30: Some(*e),
         }
     }
 }
@@ -159,10 +185,22 @@ pub trait EntityObserver {
     /// Called once, after every entity, when the whole instance is accepted.
     fn finish(&mut self, _singular: &Singular<'_>) {}
     /// An entity of an instance counted with OMMX 3.0's accounting (the v1
-    /// methods above are not called for those), once the instance is
-    /// accepted, in profile order: variables, each collection's rows, named
-    /// functions.
+    /// methods above are not called for those): for v1 input, in stream
+    /// order as each is accepted (a variable's `used` not yet known); for
+    /// v2 input, once the instance is accepted, in profile order (variables,
+    /// each collection's rows, named functions).
     fn entity(&mut self, _entity: &EntityView<'_>, _cost: Cost) {}
+    /// Once the stream of v1 input counted with OMMX 3.0's accounting has
+    /// ended and the instance is accepted (before
+    /// [`EntityObserver::objective`]): whether a variable is used by
+    /// anything but its own table (the objective, a row, a named function,
+    /// the dependency), for the variables [`EntityObserver::entity`] showed
+    /// with `used: None`. Not called for an observer that [counts
+    /// only](EntityObserver::counts_only).
+    fn variables_used(&mut self, _used: &dyn Fn(u64) -> bool) {}
+    /// OMMX 3.0's instance-wide functions and labels, after its entities and
+    /// its objective, once the instance is accepted.
+    fn ommx30_singular(&mut self, _singular: &Singular30<'_>) {}
     /// For an analysis that needs the leaves themselves (with their rules)
     /// of instances counted with OMMX 3.0's accounting: the visitor they are
     /// shown to, with the profile's paths (family frames included), after
@@ -180,9 +218,10 @@ pub trait EntityObserver {
         false
     }
     /// False when the observer looks at no entity of an `ommx.v1` instance
-    /// (`variable`, `constraint`, ... do nothing): the pass may then count
-    /// variables and constraints on the wire without building them, and
-    /// does not call those methods.
+    /// (`variable`, `constraint`, ... and, under OMMX 3.0's accounting,
+    /// `entity` do nothing): the pass may then count variables and
+    /// constraints on the wire without building them, and does not call
+    /// those methods.
     fn sees_entities(&self) -> bool {
         true
     }

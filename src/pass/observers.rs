@@ -2,7 +2,7 @@
 //! each of them in turn, so a page that holds the top entities, the
 //! distributions and the advice reads its input once.
 
-use super::observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular};
+use super::observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular, Singular30};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::profile::LogicalMemoryVisitor;
 
@@ -39,6 +39,12 @@ impl EntityObserver for Observers<'_> {
     }
     fn entity(&mut self, entity: &EntityView<'_>, cost: Cost) {
         self.0.iter_mut().for_each(|o| o.entity(entity, cost));
+    }
+    fn ommx30_singular(&mut self, singular: &Singular30<'_>) {
+        self.0.iter_mut().for_each(|o| o.ommx30_singular(singular));
+    }
+    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        self.0.iter_mut().for_each(|o| o.variables_used(used));
     }
     /// The pass shows the leaves to one visitor: several observers that
     /// each want them cannot share a pass, which the first call refuses.
@@ -98,6 +104,7 @@ mod tests {
             subscripts: &[],
             terms: Some(1),
             used: None,
+            ommx30: None,
         }
     }
 

@@ -14,7 +14,6 @@
 use std::io::Read;
 
 use crate::model::ommx30;
-use crate::ommx_v1::{Function, FunctionArm};
 use crate::profile::family::GroupBy;
 use std::collections::HashMap;
 
@@ -23,11 +22,11 @@ use crate::profile::{Frame, Path};
 
 use super::accounts::{Families, Summing};
 use super::reading::{self, Stop};
-use super::{profile_instance, Accounts, Cost, EntityView, Pass};
-use super::{EntityObserver, NamedFunction};
-use super::{InstanceError, PassError, Payload, V2PassError};
+use super::v2_file;
+use super::{Accounts, Cost, EntityView, Pass, Singular30};
+use super::{PassError, Payload, V2PassError};
 use crate::model::ommx30::V2Error;
-use crate::model::{Constraint, DecisionVariable, EntityKind, FileWaste, RemovedConstraint};
+use crate::model::{EntityKind, FileWaste};
 use crate::report::ProfiledInstance;
 use crate::report::{Accounting, Schema};
 use crate::report::{InstanceCounts, InstanceSummary};
@@ -37,9 +36,55 @@ pub(crate) fn profile(
     payload: Payload<'_>,
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, PassError> {
+    if let Some(done) = in_file(&payload, pass) {
+        return Ok(done);
+    }
     let (read, rest) = split(payload);
     let (bytes, model) = read_model(read).map_err(|stopped| stopped.error)?;
     account(pass, rest, bytes, model)
+}
+
+/// A payload in a regular file whose entities no analysis looks at, read a
+/// table entry at a time ([`v2_file`]); `None`: read it whole.
+fn in_file(payload: &Payload<'_>, pass: &mut Pass<'_>) -> Option<ProfiledInstance> {
+    let (Some(file), Some(total)) = (&payload.in_file, payload.total) else {
+        return None;
+    };
+    let plain = !pass.options.wire
+        && pass.options.group_by == GroupBy::None
+        && !pass.observer.sees_entities()
+        && pass.observer.counts_only();
+    if !plain {
+        return None;
+    }
+    let settings = pass.settings;
+    let machine = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = settings.threads.unwrap_or(machine.min(super::MAX_THREADS));
+    let threads = settings.cap.map_or(threads, |cap| threads.min(cap.max(1)));
+    let mut accounts = Accounts::new(pass.options);
+    let annotations = payload.layer_annotations;
+    let read = v2_file::profile(
+        file.file,
+        (file.start, total),
+        threads,
+        annotations,
+        &mut accounts.memory,
+    )?;
+    pass.observer.begin(payload.instance_index);
+    let cost = Cost {
+        bytes: read.objective_bytes,
+        wire_bytes: read.objective_wire_bytes,
+        waste: FileWaste::default(),
+    };
+    let view = EntityView::objective(read.objective_terms);
+    pass.observer.objective(&view, cost);
+    let counts = InstanceCounts {
+        summary: read.summary,
+        gathered: Default::default(),
+    };
+    let index = payload.instance_index;
+    let title = payload.title.clone();
+    Some(accounts.profiled(index, title, counts, Schema::V2, Accounting::Ommx30))
 }
 
 /// Reads raw bytes that ommx.v1 refused (`v1`) as ommx.v2 (the payload's
@@ -50,6 +95,9 @@ pub(crate) fn reread(
     pass: &mut Pass<'_>,
     v1: PassError,
 ) -> Result<ProfiledInstance, PassError> {
+    if let Some(done) = in_file(&payload, pass) {
+        return Ok(done);
+    }
     let (read, rest) = split(payload);
     match read_model(read) {
         Ok((bytes, model)) => account(pass, rest, bytes, model),
@@ -125,8 +173,8 @@ struct Stopped {
     reached: usize,
 }
 
-/// Reads the payload and builds 3.0's model of it: a v2 payload a field at
-/// a time ([`reading::read_fields`]), a v1 payload whole, then converted.
+/// Reads the v2 payload a field at a time ([`reading::read_fields`]) and
+/// builds 3.0's model of it.
 fn read_model(read: ToRead<'_>) -> Result<(Vec<u8>, ommx30::Instance), Stopped> {
     let ToRead {
         reader,
@@ -137,20 +185,16 @@ fn read_model(read: ToRead<'_>) -> Result<(Vec<u8>, ommx30::Instance), Stopped> 
     } = read;
     let fail = |source| PassError::V2 { layer, source };
     // A payload of unknown length is one element under `--max-element`.
-    let (bytes, model) = match schema {
-        Schema::V2 => {
-            let read = reading::read_fields(reader, total, max_element).map_err(stopped(layer))?;
-            (
-                read.bytes,
-                ommx30::from_wire(read.message).map_err(|e| fail(e.into())),
-            )
-        }
-        Schema::V1 => {
-            let read = read_whole(reader, total, max_element).map_err(stopped(layer))?;
-            let model = from_v1(&read.bytes, layer);
-            (read.bytes, model)
-        }
-    };
+    debug_assert_eq!(
+        schema,
+        Schema::V2,
+        "v1 input is streamed through the v1 pass"
+    );
+    let read = reading::read_fields(reader, total, max_element).map_err(stopped(layer))?;
+    let (bytes, model) = (
+        read.bytes,
+        ommx30::from_wire(read.message).map_err(|e| fail(e.into())),
+    );
     match model {
         Ok(model) => Ok((bytes, model)),
         Err(error) => Err(Stopped {
@@ -180,28 +224,6 @@ fn stopped<M>(layer: Option<usize>) -> impl Fn((reading::Fields<M>, Stop)) -> St
     }
 }
 
-/// A v1 payload read whole (the v1 pass reads it again from memory).
-fn read_whole(
-    reader: &mut dyn Read,
-    total: Option<u64>,
-    max_element: Option<u64>,
-) -> Result<reading::Fields<()>, (reading::Fields<()>, Stop)> {
-    let mut read = reading::Fields {
-        bytes: Vec::with_capacity(total.unwrap_or(0).min(1 << 26) as usize),
-        message: (),
-        reached: 0,
-    };
-    let cap = max_element.map_or(u64::MAX, |m| m.saturating_add(1));
-    if let Err(e) = reader.take(cap).read_to_end(&mut read.bytes) {
-        return Err((read, Stop::Io(e)));
-    }
-    if let Some(limit) = max_element.filter(|&m| read.bytes.len() as u64 > m) {
-        return Err((read, Stop::TooLarge(limit)));
-    }
-    read.reached = read.bytes.len();
-    Ok(read)
-}
-
 /// Profiles the model of a payload (`bytes`) into the pass's accounts.
 fn account(
     pass: &mut Pass<'_>,
@@ -215,17 +237,8 @@ fn account(
         schema,
         layer_annotations,
     } = rest;
-    let fail = |source| PassError::V2 {
-        layer: instance_index,
-        source,
-    };
     if let Some(annotations) = layer_annotations {
         ommx30::fold_layer_annotations(&mut model, annotations);
-    }
-    // Refused only once the payload reads as one: v1 input counted as 3.0
-    // holds it has v1's encoding, whose paths are not 3.0's.
-    if pass.options.wire && schema == Schema::V1 {
-        return Err(fail(V2PassError::WireView));
     }
     let group_by = pass.options.group_by;
     let mut families = Families::new(group_by);
@@ -251,7 +264,8 @@ fn account(
             wire_bytes: model.wire.get(&(e.kind, e.id)).copied().unwrap_or(0),
             waste: FileWaste::default(),
         };
-        pass.observer.entity(&EntityView::ommx30(&e, &used), cost);
+        let used = (e.kind == EntityKind::Variable).then(|| used.contains(&e.id));
+        pass.observer.entity(&EntityView::ommx30(&e, used), cost);
     }
     let zero = ommx30::Func::default();
     let objective = model.objective.as_ref().unwrap_or(&zero);
@@ -262,6 +276,13 @@ fn account(
     };
     let terms = objective.stored_terms() as u64;
     pass.observer.objective(&EntityView::objective(terms), cost);
+    pass.observer.ommx30_singular(&Singular30 {
+        objective: model.objective.as_ref(),
+        output_objective: model.output_objective.as_ref().map(|o| &o.function),
+        assignments: &model.dependency.assignments,
+        description: model.description.as_ref(),
+        annotations: &model.annotations,
+    });
     if let Some(mut leaves) = pass.observer.leaves() {
         model.visit_parts(&mut Path::new(), &mut leaves);
         for e in model.entities() {
@@ -312,151 +333,4 @@ fn table(kind: EntityKind) -> Option<Table> {
         EntityKind::NamedFunction => Table::NamedFunctions,
         EntityKind::Objective => return None,
     })
-}
-
-/// An `ommx.v1` payload as OMMX 3.0 loads it: first accepted by the v1 pass
-/// (2.9.3's validation, which 3.0's reader applies too), then converted.
-/// 3.0 reads two things 2.9.3 refuses: expression functions, which the
-/// conversion validates, and constraint hints whatever they name (it drops
-/// them unread). An instance the v1 pass refuses is read again without
-/// them ([`without_what_3_0_reads_alone`]). Each entity's wire bytes are
-/// those of its element in the v1 file (as the v1 pass measures them;
-/// re-encoded when the copy had to be checked).
-fn from_v1(bytes: &[u8], layer: Option<usize>) -> Result<ommx30::Instance, PassError> {
-    let mut elements = Elements::default();
-    let message = match v1_pass(bytes, layer, &mut elements) {
-        Ok(()) => decode_v1(bytes, layer)?,
-        Err(
-            refused @ PassError::Instance {
-                source: InstanceError::Rejected(_),
-                ..
-            },
-        ) => {
-            let message = decode_v1(bytes, layer)?;
-            let Some(copy) = without_what_3_0_reads_alone(&message) else {
-                return Err(refused);
-            };
-            v1_pass(&copy, layer, &mut Elements::default())?;
-            elements = Elements::encoded(&message);
-            message
-        }
-        Err(e) => return Err(e),
-    };
-    let mut model = ommx30::from_v1(message).map_err(|e| PassError::V2 {
-        layer,
-        source: V2PassError::Conversion(e.to_string()),
-    })?;
-    model.wire = elements.sizes;
-    Ok(model)
-}
-
-/// Checks `bytes` with 2.9.3's rules (the v1 pass), recording each
-/// element's size in `sizes`.
-fn v1_pass(bytes: &[u8], layer: Option<usize>, sizes: &mut Elements) -> Result<(), PassError> {
-    let mut scratch = Accounts::new(Default::default());
-    profile_instance(bytes, Some(bytes.len() as u64), &mut scratch, sizes)
-        .map(|_| ())
-        .map_err(|source| PassError::Instance { layer, source })
-}
-
-fn decode_v1(bytes: &[u8], layer: Option<usize>) -> Result<crate::ommx_v1::Instance, PassError> {
-    use prost::Message;
-    crate::ommx_v1::Instance::decode(bytes).map_err(|e| PassError::Instance {
-        layer,
-        source: InstanceError::Decode {
-            field: "Instance",
-            offset: bytes.len() as u64,
-            source: e,
-        },
-    })
-}
-
-/// `message` encoded without what 3.0 reads by rules of its own: expression
-/// functions (each a constant 0 in the copy) and constraint hints (3.0's
-/// `from_v1_bytes` drops them, dangling or repeated references and all).
-/// `None` when it has neither, so 2.9.3's verdict is 3.0's.
-fn without_what_3_0_reads_alone(message: &crate::ommx_v1::Instance) -> Option<Vec<u8>> {
-    use prost::Message;
-    let mut copy = message.clone();
-    copy.constraint_hints = None;
-    for_each_function(&mut copy, &mut |f| {
-        if let Some(FunctionArm::Expression(_)) = f.function {
-            f.function = Some(FunctionArm::Constant(0.0));
-        }
-    });
-    (copy != *message).then(|| copy.encode_to_vec())
-}
-
-/// The encoded size of each v1 entity, keyed as its OMMX 3.0 entity.
-#[derive(Default)]
-struct Elements {
-    sizes: ommx30::WireSizes,
-}
-
-impl Elements {
-    /// Sizes of `m`'s entities as prost encodes them.
-    fn encoded(m: &crate::ommx_v1::Instance) -> Self {
-        use prost::encoding::message::encoded_len;
-        let mut sizes = ommx30::WireSizes::new();
-        for v in &m.decision_variables {
-            sizes.insert((EntityKind::Variable, v.id), encoded_len(2, v) as u64);
-        }
-        for c in &m.constraints {
-            sizes.insert((EntityKind::Constraint, c.id), encoded_len(4, c) as u64);
-        }
-        for r in &m.removed_constraints {
-            let id = r.constraint.as_ref().map_or(0, |c| c.id);
-            sizes.insert((EntityKind::Removed, id), encoded_len(8, r) as u64);
-        }
-        for n in &m.named_functions {
-            sizes.insert((EntityKind::NamedFunction, n.id), encoded_len(10, n) as u64);
-        }
-        if let Some(o) = &m.objective {
-            sizes.insert(OBJECTIVE, encoded_len(3, o) as u64);
-        }
-        Self { sizes }
-    }
-}
-
-/// Records what the v1 pass measured of each element.
-impl EntityObserver for Elements {
-    fn counts_only(&self) -> bool {
-        true
-    }
-    fn variable(&mut self, v: &DecisionVariable, cost: Cost) {
-        self.sizes
-            .insert((EntityKind::Variable, v.id), cost.wire_bytes);
-    }
-    fn constraint(&mut self, c: &Constraint, cost: Cost) {
-        self.sizes
-            .insert((EntityKind::Constraint, c.id), cost.wire_bytes);
-    }
-    fn removed_constraint(&mut self, r: &RemovedConstraint, cost: Cost) {
-        self.sizes
-            .insert((EntityKind::Removed, r.constraint.id), cost.wire_bytes);
-    }
-    fn named_function(&mut self, n: &NamedFunction, cost: Cost) {
-        self.sizes
-            .insert((EntityKind::NamedFunction, n.id), cost.wire_bytes);
-    }
-    fn objective(&mut self, _objective: &EntityView<'_>, cost: Cost) {
-        self.sizes.insert(OBJECTIVE, cost.wire_bytes);
-    }
-}
-
-/// Every function of a v1 instance.
-fn for_each_function(i: &mut crate::ommx_v1::Instance, f: &mut dyn FnMut(&mut Function)) {
-    i.objective.iter_mut().for_each(&mut *f);
-    for c in &mut i.constraints {
-        c.function.iter_mut().for_each(&mut *f);
-    }
-    for r in &mut i.removed_constraints {
-        for c in r.constraint.iter_mut() {
-            c.function.iter_mut().for_each(&mut *f);
-        }
-    }
-    for n in &mut i.named_functions {
-        n.function.iter_mut().for_each(&mut *f);
-    }
-    i.decision_variable_dependency.values_mut().for_each(f);
 }

@@ -343,6 +343,7 @@ fn consume<O: EntityObserver + ?Sized>(
     aggregate: &mut Aggregate,
     observer: &mut O,
 ) -> Result<InstanceCounts, InstanceError> {
-    let (state, rest, end) = check_stream(batches, max_element, group_by, observer)?;
+    let (state, rest, end) =
+        check_stream(batches, max_element, group_by, finish.accounting, observer)?;
     finish_instance(state, rest, end, finish, aggregate, observer)
 }

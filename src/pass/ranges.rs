@@ -92,7 +92,8 @@ pub(super) fn profile_file<O: EntityObserver + ?Sized>(
     accounts: &mut Accounts,
     observer: &mut O,
 ) -> Option<Result<InstanceCounts, InstanceError>> {
-    let plan = Plan::new(source, (total, chunk), threads, spooling);
+    let shared = Shared::new(accounts.accounting);
+    let plan = Plan::new(source, (total, chunk), threads, spooling, shared);
     let group_by = accounts.group_by;
     let workers: Vec<_> = (0..plan.threads)
         .map(|_| (accounts.for_worker(), Shard::new(group_by)))
@@ -167,6 +168,7 @@ impl<'a> Plan<'a> {
         (total, chunk): (u64, u64),
         threads: usize,
         spooling: Spooling,
+        shared: Shared,
     ) -> Self {
         // Offsets within a chunk are held in 32 bits.
         let chunk = chunk.clamp(1, u32::MAX.into());
@@ -180,7 +182,7 @@ impl<'a> Plan<'a> {
             threads,
             spooling,
             chain: Chain::new(threads),
-            shared: Shared::default(),
+            shared,
         }
     }
 

@@ -18,12 +18,16 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use super::accounts::Families;
+use super::convert;
 use super::item::{Batch, Item};
 use super::objective::{Part, Singulars};
 use super::terms::spooled::SpooledArm;
-use super::validate::{State, MAX_PENDING};
+use super::validate::{Ommx30Uses, State, MAX_PENDING};
 use crate::ids::{BuildIdHasher, IdSet, SharedIdSet};
+use crate::model::ommx30::Converted;
+use crate::model::EntityKind;
 use crate::profile::family::GroupBy;
+use crate::report::Accounting;
 use crate::report::InstanceCounts;
 use crate::report::Terms;
 
@@ -36,6 +40,26 @@ pub(super) struct Shared {
     constraints: SharedIdSet,
     removed: SharedIdSet,
     named_functions: Mutex<IdSet>,
+    /// What OMMX 3.0's rules need, under its accounting.
+    ommx30: Option<Ommx30Shared>,
+}
+
+/// [`Ommx30Uses`] filled from several threads.
+#[derive(Default)]
+struct Ommx30Shared {
+    fixed: SharedIdSet,
+    used: SharedIdSet,
+    referenced: SharedIdSet,
+}
+
+impl Shared {
+    /// The sets for a pass under `accounting`.
+    pub(super) fn new(accounting: Accounting) -> Self {
+        Self {
+            ommx30: (accounting == Accounting::Ommx30).then(Ommx30Shared::default),
+            ..Self::default()
+        }
+    }
 }
 
 /// Where a chunk's elements use variables and define them: the stream
@@ -73,6 +97,8 @@ pub(super) struct Shard {
     uses: Vec<ChunkUses>,
     /// Where the stream ended, for the thread whose chunk reached it.
     end: Option<u64>,
+    /// The fixed variables it defined (OMMX 3.0's accounting).
+    fixed_ids: Vec<u64>,
 }
 
 impl Shard {
@@ -86,6 +112,7 @@ impl Shard {
             parts: Vec::new(),
             uses: Vec::new(),
             end: None,
+            fixed_ids: Vec::new(),
         }
     }
 
@@ -105,7 +132,12 @@ impl Shard {
                     self.define(v.id, shared)?;
                     self.families.see(v.name.as_deref()).map_err(|_| Recheck)?;
                 }
-                Item::CountedVariable(id) => self.define(id, shared)?,
+                Item::CountedVariable { id, fixed } => {
+                    self.define(id, shared)?;
+                    if fixed {
+                        self.fix(id, shared);
+                    }
+                }
                 Item::Constraint(c, _) => {
                     self.add_constraint(c.id, c.function.shape().terms(), shared)?;
                     c.function.for_each_variable(|id| {
@@ -119,6 +151,9 @@ impl Shard {
                     uses += ids.len() as u64;
                     for id in ids {
                         self.used(id, shared);
+                        if let Some(o) = &shared.ommx30 {
+                            o.used.insert(id);
+                        }
                     }
                 }
                 Item::SpooledConstraint {
@@ -132,6 +167,14 @@ impl Shard {
                     // Every stored id is below `ids_below`: a bound on how
                     // many distinct variables it may leave pending.
                     uses += ids_below;
+                    if let (Some(o), Some(function)) = (&shared.ommx30, &function) {
+                        // Unread, the stream is read again on one thread.
+                        let note = |id| {
+                            o.used.insert(id);
+                            true
+                        };
+                        function.all_defined(&note).map_err(|_| Recheck)?;
+                    }
                     if let Some(function) = function {
                         self.spooled.push((function, ids_below));
                     }
@@ -164,6 +207,7 @@ impl Shard {
                         self.used(id, shared);
                     });
                 }
+                Item::Converted(c, _) => uses += self.converted(&c, shared)?,
                 Item::Rest(part) => parts.push(part),
                 Item::End(offset) => self.end = Some(offset),
             }
@@ -181,6 +225,71 @@ impl Shard {
     /// elements hold.
     pub(super) fn chunk_done(&mut self, layout: Layout, uses: u64) {
         self.uses.push(ChunkUses { layout, uses });
+    }
+
+    /// An entity as OMMX 3.0 converts it: checked as its v1 element is;
+    /// how many variable references it holds.
+    fn converted(&mut self, c: &Converted, shared: &Shared) -> Result<u64, Recheck> {
+        let Some(o) = &shared.ommx30 else {
+            unreachable!("converted only under OMMX 3.0's accounting")
+        };
+        let entity = c.entity();
+        let ids = convert::variables_of(c);
+        let terms = || entity.function().map(convert::terms_of).unwrap_or_default();
+        let mut uses = 0;
+        match c.kind {
+            EntityKind::Variable => {
+                self.define(c.id, shared)?;
+                if c.fixed() {
+                    self.fix(c.id, shared);
+                }
+            }
+            EntityKind::Constraint => {
+                self.add_constraint(c.id, terms(), shared)?;
+                for &id in &ids {
+                    uses += 1;
+                    self.used(id, shared);
+                    o.used.insert(id);
+                }
+            }
+            EntityKind::Removed => {
+                if !shared.constraint_ids.insert(c.id) {
+                    return Err(Recheck);
+                }
+                shared.removed.insert(c.id);
+                self.counts.summary.removed_constraints += 1;
+                self.counts.add_removed_terms(terms());
+                ids.iter().for_each(|&id| _ = o.referenced.insert(id));
+            }
+            _ => {
+                let fresh = shared
+                    .named_functions
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(c.id);
+                if !fresh {
+                    return Err(Recheck);
+                }
+                self.counts.summary.named_functions += 1;
+                for &id in &ids {
+                    uses += 1;
+                    self.used(id, shared);
+                    o.referenced.insert(id);
+                }
+            }
+        }
+        if c.kind != EntityKind::NamedFunction {
+            self.families.see(entity.name()).map_err(|_| Recheck)?;
+        }
+        Ok(uses)
+    }
+
+    /// Notes a fixed variable (OMMX 3.0's accounting).
+    fn fix(&mut self, id: u64, shared: &Shared) {
+        if let Some(o) = &shared.ommx30 {
+            o.fixed.insert(id);
+            self.fixed_ids.push(id);
+        }
     }
 
     fn define(&mut self, id: u64, shared: &Shared) -> Result<(), Recheck> {
@@ -228,6 +337,7 @@ pub(super) fn settle(
     let mut uses = Vec::new();
     let mut deferred = Vec::new();
     let mut spooled = Vec::new();
+    let mut fixed_ids = Vec::new();
     for shard in shards {
         let Shard {
             counts: c,
@@ -238,7 +348,9 @@ pub(super) fn settle(
             parts: p,
             uses: u,
             end: e,
+            fixed_ids: f_ids,
         } = shard;
+        fixed_ids.extend(f_ids);
         counts.absorb(c);
         families.absorb(f).map_err(|_| Recheck)?;
         variables_below = variables_below.max(below);
@@ -258,6 +370,7 @@ pub(super) fn settle(
         constraints,
         removed,
         named_functions,
+        ommx30,
     } = shared;
     let variables = variables.into_set();
     if !deferred.iter().all(|id| variables.contains(id)) {
@@ -285,13 +398,21 @@ pub(super) fn settle(
     let named_functions = named_functions
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
-    let state = State::checked(
+    let mut state = State::checked(
         variables,
         constraints.into_set(),
         removed.into_set(),
         named_functions,
         counts,
     );
+    state.ommx30 = ommx30.map(|o| {
+        Box::new(Ommx30Uses {
+            fixed: o.fixed.into_set(),
+            fixed_ids,
+            used: o.used.into_set(),
+            referenced: o.referenced.into_set(),
+        })
+    });
     Ok((state, rest, end))
 }
 

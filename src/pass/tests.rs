@@ -8,6 +8,7 @@ use prost::Message;
 use super::{profile_instance_within, Accounts, EntityObserver, ProfileOptions};
 use crate::ids::SplitMix64;
 use crate::ommx_v1 as pb;
+use crate::report::Accounting;
 
 /// Sees every entity, so that the pass builds them; looks at no objective,
 /// as the plain profile does not.
@@ -301,6 +302,45 @@ fn counting_entities_on_the_wire_gives_what_building_them_gives() {
     assert!(accepted > 800 && refused > 1_000, "{accepted} / {refused}");
 }
 
+/// [`run_on`] under OMMX 3.0's accounting of v1 input.
+fn run_ommx30(bytes: &[u8], observer: &mut dyn EntityObserver, threads: usize) -> Run {
+    let mut accounts = Accounts::new(ProfileOptions::default());
+    accounts.accounting = Accounting::Ommx30;
+    let total = Some(bytes.len() as u64);
+    let threads = Some(threads);
+    let summary = profile_instance_within(bytes, total, None, threads, &mut accounts, observer)
+        .map_err(|e| e.to_string())?;
+    Ok((accounts.memory.own_lines(), format!("{summary:?}")))
+}
+
+/// Under OMMX 3.0's accounting, v1 input read with its entities counted on
+/// the wire, built, on several threads and in chunks of a file gives one
+/// profile and one verdict.
+#[test]
+fn ommx30_accounting_reads_alike_counted_built_and_in_chunks() {
+    let mut rng = Rng(SplitMix64(0x5eed_0043), false);
+    let (mut accepted, mut refused, mut chunked) = (0, 0, 0);
+    for _ in 0..3_000 {
+        let mut bytes = instance(&mut rng);
+        damage(&mut rng, &mut bytes);
+        let counted = run_ommx30(&bytes, &mut (), 1);
+        assert_eq!(counted, run_ommx30(&bytes, &mut Sees, 1), "{bytes:02x?}");
+        assert_eq!(counted, run_ommx30(&bytes, &mut (), 3), "{bytes:02x?}");
+        if let Some(in_chunks) = run_in_place_as(&bytes, u64::MAX, 3, Accounting::Ommx30) {
+            assert_eq!(counted, in_chunks, "{bytes:02x?}");
+            chunked += 1;
+        }
+        match counted {
+            Ok(_) => accepted += 1,
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(
+        accepted > 400 && refused > 500 && chunked > 400,
+        "{accepted} / {refused} / {chunked}"
+    );
+}
+
 /// A large function: a linear, quadratic or polynomial one of up to a few
 /// hundred terms, its ids sorted, shuffled or repeated, over variables
 /// 0..40.
@@ -398,6 +438,16 @@ fn spooled_as_held(rng: &mut Rng, mut bytes: Vec<u8>) -> (bool, bool) {
 /// than `above` read in place; `None` where it gives up (and one thread
 /// reads it again).
 fn run_in_place(bytes: &[u8], above: u64, threads: usize) -> Option<Run> {
+    run_in_place_as(bytes, above, threads, Accounting::Ommx29)
+}
+
+/// [`run_in_place`] under `accounting`.
+fn run_in_place_as(
+    bytes: &[u8],
+    above: u64,
+    threads: usize,
+    accounting: Accounting,
+) -> Option<Run> {
     use super::framing::Spooling;
     use super::ranges::{profile_file, InFile};
     use std::io::Write;
@@ -406,6 +456,7 @@ fn run_in_place(bytes: &[u8], above: u64, threads: usize) -> Option<Run> {
     file.write_all(bytes).unwrap();
     let mut accounts = Accounts::new(ProfileOptions::default());
     accounts.spool_above = u64::MAX;
+    accounts.accounting = accounting;
     accounts.count_when_unseen(false);
     let spooling = Spooling::of(&accounts, &()).in_file(above);
     let source = InFile {

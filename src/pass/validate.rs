@@ -6,9 +6,13 @@
 use prost::Message;
 
 use super::accounts::Families;
+use super::convert;
 use super::item::{Batch, Item};
+use super::observer::{Cost, EntityView};
 use super::EntityObserver;
 use crate::ids::IdSet;
+use crate::model::ommx30::Converted;
+use crate::model::EntityKind;
 use crate::model::{FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
 use crate::pass::objective::Singulars;
@@ -16,6 +20,8 @@ use crate::pass::terms;
 use crate::pass::terms::spooled::SpooledArm;
 use crate::pass::InstanceError;
 use crate::profile::family::GroupBy;
+use crate::profile::Path;
+use crate::report::Accounting;
 use crate::report::InstanceCounts;
 use crate::report::Terms;
 use crate::trace::{self, Phase};
@@ -27,9 +33,13 @@ pub(super) fn check_stream<O: EntityObserver + ?Sized>(
     batches: impl Iterator<Item = Batch>,
     max_element: Option<u64>,
     group_by: GroupBy,
+    accounting: Accounting,
     observer: &mut O,
 ) -> Result<(State, Singulars, u64), InstanceError> {
     let mut stream = Stream::new(group_by, max_element);
+    if accounting == Accounting::Ommx30 {
+        stream.state.ommx30 = Some(Box::default());
+    }
     let end = stream.check_batches(batches, observer)?;
     let Stream { state, rest, .. } = stream;
     Ok((state, rest, end))
@@ -39,6 +49,7 @@ pub(super) fn check_stream<O: EntityObserver + ?Sized>(
 /// in stream order, the singular fields kept for the end.
 struct Stream {
     state: State,
+    group_by: GroupBy,
     families: Families,
     // The singular fields and maps, re-encoded in stream order: decoded at the
     // end as an Instance whose entity lists are empty, prost applying
@@ -51,6 +62,7 @@ impl Stream {
     fn new(group_by: GroupBy, max_element: Option<u64>) -> Self {
         Self {
             state: State::default(),
+            group_by,
             families: Families::new(group_by),
             rest: Singulars::default(),
             max_element,
@@ -99,7 +111,12 @@ impl Stream {
                 self.families.see(c.name.as_deref())?;
                 observer.constraint(&c, cost);
             }
-            Item::CountedVariable(id) => state.define(id)?,
+            Item::CountedVariable { id, fixed } => {
+                state.define(id)?;
+                if let Some(uses) = state.ommx30.as_mut().filter(|_| fixed) {
+                    uses.fix(id);
+                }
+            }
             Item::CountedConstraint {
                 id,
                 mut ids,
@@ -108,6 +125,12 @@ impl Stream {
             } => {
                 state.add_constraint(id, terms)?;
                 state.uses_ids(User::Constraint(id), &mut ids, linear)?;
+                if let Some(uses) = &mut state.ommx30 {
+                    ids.iter().for_each(|&id| _ = uses.used.insert(id));
+                }
+            }
+            Item::Converted(c, cost) => {
+                self.converted(&c, cost, observer)?;
             }
             Item::SpooledConstraint {
                 id,
@@ -117,6 +140,15 @@ impl Stream {
                 terms,
             } => {
                 state.add_constraint(id, terms)?;
+                if let (Some(uses), Some(function)) = (&mut state.ommx30, &function) {
+                    let uses = std::cell::RefCell::new(&mut **uses);
+                    let note = |id| {
+                        uses.borrow_mut().used.insert(id);
+                        true
+                    };
+                    // Unread, it leaves them to the check below, which builds it.
+                    let _ = function.all_defined(&note);
+                }
                 // With variables 0..n defined, ids below n need no look-up.
                 if let Some(function) = function.filter(|_| !state.dense_below(ids_below)) {
                     state.uses_spooled(User::Constraint(id), &function, offset)?;
@@ -146,6 +178,63 @@ impl Stream {
             Item::End(offset) => return Ok(Some(offset)),
         }
         Ok(None)
+    }
+}
+
+impl Stream {
+    /// Checks an entity of v1 input as OMMX 3.0 converts it, and shows it
+    /// to the observer as 3.0 holds it.
+    fn converted<O: EntityObserver + ?Sized>(
+        &mut self,
+        c: &Converted,
+        cost: Cost,
+        observer: &mut O,
+    ) -> Result<(), InstanceError> {
+        let state = &mut self.state;
+        let entity = c.entity();
+        let terms = || entity.function().map(convert::terms_of).unwrap_or_default();
+        match c.kind {
+            EntityKind::Variable => {
+                state.define(c.id)?;
+                if let Some(uses) = state.ommx30.as_mut().filter(|_| c.fixed()) {
+                    uses.fix(c.id);
+                }
+            }
+            EntityKind::Constraint => {
+                state.add_constraint(c.id, terms())?;
+                let mut ids = convert::variables_of(c);
+                state.uses_ids(User::Constraint(c.id), &mut ids, false)?;
+                if let Some(uses) = &mut state.ommx30 {
+                    ids.iter().for_each(|&id| _ = uses.used.insert(id));
+                }
+            }
+            // 2.9.3 does not check the variables of removed constraints.
+            EntityKind::Removed => {
+                state.add_removed(c.id, terms())?;
+                if let Some(uses) = &mut state.ommx30 {
+                    convert::variables_of(c)
+                        .into_iter()
+                        .for_each(|id| _ = uses.referenced.insert(id));
+                }
+            }
+            _ => {
+                state.add_named(c.id)?;
+                let mut ids = convert::variables_of(c);
+                state.uses_ids(User::NamedFunction(c.id), &mut ids, false)?;
+                if let Some(uses) = &mut state.ommx30 {
+                    ids.iter().for_each(|&id| _ = uses.referenced.insert(id));
+                }
+            }
+        }
+        if c.kind != EntityKind::NamedFunction {
+            self.families.see(entity.name())?;
+        }
+        observer.entity(&EntityView::ommx30(&entity, None), cost);
+        if let Some(mut leaves) = observer.leaves() {
+            let family = (self.group_by == GroupBy::Name).then(|| entity.family());
+            entity.visit_under(&mut Path::new(), family, &mut leaves);
+        }
+        Ok(())
     }
 }
 
@@ -215,6 +304,7 @@ impl State {
             // Read only while the stream is checked.
             variables_below: 0,
             counts,
+            ommx30: None,
         }
     }
 
@@ -239,7 +329,7 @@ impl State {
     /// variables of its stored terms, in its normalized order or, for a
     /// linear function (`ascending`), in any order, as its normalized order
     /// is ascending. Order matters only when some are not defined yet.
-    fn uses_ids(
+    pub(super) fn uses_ids(
         &mut self,
         user: User,
         ids: &mut [u64],
@@ -388,4 +478,29 @@ pub(super) struct State {
     /// One more than the largest variable id defined (0: none).
     variables_below: u64,
     pub(super) counts: InstanceCounts,
+    /// For OMMX 3.0's accounting of v1 input only.
+    pub(super) ommx30: Option<Box<Ommx30Uses>>,
+}
+
+/// What OMMX 3.0's cross-entity rules need of v1 input: the variables with
+/// a fixed value, and those the objective or an active constraint uses.
+#[derive(Default)]
+pub(super) struct Ommx30Uses {
+    pub(super) fixed: IdSet,
+    /// The same, in stream order.
+    pub(super) fixed_ids: Vec<u64>,
+    /// Used by an active constraint.
+    pub(super) used: IdSet,
+    /// Used by a removed row or a named function, or (added by
+    /// `finish.rs`) the objective or the dependency: with `used`, what the
+    /// analyses call used.
+    pub(super) referenced: IdSet,
+}
+
+impl Ommx30Uses {
+    fn fix(&mut self, id: u64) {
+        if self.fixed.insert(id) {
+            self.fixed_ids.push(id);
+        }
+    }
 }

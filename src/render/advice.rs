@@ -8,23 +8,90 @@ use anyhow::Result;
 use comfy_table::CellAlignment;
 use serde::Serialize;
 
-use super::format::{unsupported, Format};
-use super::json::{input_info, InputInfo};
-use super::Profile;
+use super::data::{input_json, InputJson};
+use super::format::Format;
+use super::Document;
 use crate::advise::{Change, LayerAdvice, Measure, NotComputed, Recommendation, Sample, Severity};
 use crate::api::{Advice, FileRun};
+use crate::names::{bare, choice, Choice};
 use crate::report::envelope::Envelope;
 use crate::report::Accounting;
+use crate::report::Profile;
 use crate::units::{count, exact, exact_share, human, thousands};
 
-/// What is shown: the advice of each layer and the severity floor.
+/// `advise`'s document: the advice of each input, shown from
+/// `min_severity` up; its tables one input after another, or as data one
+/// input's document, or, for several, one holding each input's in argument
+/// order.
 pub struct AdviceView<'a> {
-    pub profile: &'a Profile<'a>,
-    pub layers: &'a [LayerAdvice],
+    pub advice: &'a [FileRun<Advice>],
     pub min_severity: Severity,
 }
 
 impl AdviceView<'_> {
+    /// `write` given each input's advice as shown.
+    fn with_files<R>(&self, write: impl FnOnce(&[FileAdvice<'_>]) -> R) -> R {
+        let profiles: Vec<Profile<'_>> =
+            self.advice.iter().map(|run| run.value.profile()).collect();
+        let files: Vec<FileAdvice<'_>> = profiles
+            .iter()
+            .zip(self.advice)
+            .map(|(profile, run)| FileAdvice {
+                profile,
+                layers: &run.value.layers,
+                min_severity: self.min_severity,
+            })
+            .collect();
+        write(&files)
+    }
+}
+
+impl Document for AdviceView<'_> {
+    const NAME: &'static str = "advise";
+    const FORMATS: &'static [Choice<Format>] = &[
+        choice(
+            Format::Table,
+            "A table, largest saving first, then each recommendation's details",
+        ),
+        bare(Format::Json),
+        bare(Format::Yaml),
+    ];
+
+    fn table(&self, out: &mut dyn Write) -> Result<()> {
+        self.with_files(|files| {
+            for (i, file) in files.iter().enumerate() {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                render_table(file, out)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn data(&self, yaml: bool, out: &mut dyn Write) -> Result<()> {
+        #[derive(Serialize)]
+        struct Many<'a> {
+            files: Vec<Envelope<AdviceJson<'a>>>,
+        }
+        self.with_files(|files| match files {
+            [one] => Envelope::new(document(one)).write(yaml, out),
+            _ => Envelope::untooled(Many {
+                files: files.iter().map(|f| Envelope::new(document(f))).collect(),
+            })
+            .write(yaml, out),
+        })
+    }
+}
+
+/// One input's advice as shown: each layer's, and the severity floor.
+struct FileAdvice<'a> {
+    profile: &'a Profile<'a>,
+    layers: &'a [LayerAdvice],
+    min_severity: Severity,
+}
+
+impl FileAdvice<'_> {
     fn shown<'l>(&self, layer: &'l LayerAdvice) -> Vec<&'l Recommendation> {
         layer
             .recommendations
@@ -32,70 +99,6 @@ impl AdviceView<'_> {
             .filter(|r| r.severity >= self.min_severity)
             .collect()
     }
-}
-
-pub fn render(view: &AdviceView<'_>, format: Format, out: &mut dyn Write) -> Result<()> {
-    match format {
-        Format::Table => render_table(view, out)?,
-        Format::Json => Envelope::new(document(view)).write(false, out)?,
-        Format::Yaml => Envelope::new(document(view)).write(true, out)?,
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
-            return Err(unsupported(format, "advise"))
-        }
-    }
-    Ok(())
-}
-
-/// The advice of several inputs: tables one after another, or one JSON/YAML
-/// document holding each input's document in argument order.
-pub fn render_many(
-    advice: &[FileRun<Advice>],
-    min_severity: Severity,
-    format: Format,
-    out: &mut dyn Write,
-) -> Result<()> {
-    let profiles: Vec<Profile<'_>> = advice.iter().map(|run| run.value.profile()).collect();
-    let views: Vec<AdviceView<'_>> = profiles
-        .iter()
-        .zip(advice)
-        .map(|(profile, run)| AdviceView {
-            profile,
-            layers: &run.value.layers,
-            min_severity,
-        })
-        .collect();
-    render_views(&views, format, out)
-}
-
-fn render_views(views: &[AdviceView<'_>], format: Format, out: &mut dyn Write) -> Result<()> {
-    if let [one] = views {
-        return render(one, format, out);
-    }
-    #[derive(Serialize)]
-    struct Many<'a> {
-        files: Vec<Envelope<AdviceJson<'a>>>,
-    }
-    let many = || {
-        Envelope::untooled(Many {
-            files: views.iter().map(|v| Envelope::new(document(v))).collect(),
-        })
-    };
-    match format {
-        Format::Table => {
-            for (i, view) in views.iter().enumerate() {
-                if i > 0 {
-                    writeln!(out)?;
-                }
-                render_table(view, out)?;
-            }
-        }
-        Format::Json => many().write(false, out)?,
-        Format::Yaml => many().write(true, out)?,
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
-            return Err(unsupported(format, "advise"))
-        }
-    }
-    Ok(())
 }
 
 #[derive(Serialize)]
@@ -108,7 +111,7 @@ struct Thresholds {
 #[derive(Serialize)]
 struct AdviceJson<'a> {
     accounting: &'static str,
-    input: InputInfo,
+    input: InputJson,
     min_severity: Severity,
     /// Lower bounds of each severity: the saving in percent of the total.
     severity_thresholds_percent: Thresholds,
@@ -137,7 +140,7 @@ struct LayerJson<'a> {
 
 /// The document's accounting: OMMX 3.0's when every layer is counted so,
 /// else OMMX 2.9.3's (layers counted otherwise say theirs).
-fn accounting(view: &AdviceView<'_>) -> Accounting {
+fn accounting(view: &FileAdvice<'_>) -> Accounting {
     let all_30 = !view.layers.is_empty()
         && view
             .layers
@@ -150,7 +153,7 @@ fn accounting(view: &AdviceView<'_>) -> Accounting {
     }
 }
 
-fn document<'a>(view: &'a AdviceView<'a>) -> AdviceJson<'a> {
+fn document<'a>(view: &'a FileAdvice<'a>) -> AdviceJson<'a> {
     let threshold = |s: Severity| {
         Severity::THRESHOLDS
             .iter()
@@ -160,7 +163,7 @@ fn document<'a>(view: &'a AdviceView<'a>) -> AdviceJson<'a> {
     let accounting = accounting(view);
     AdviceJson {
         accounting: accounting.describe(),
-        input: input_info(view.profile.report),
+        input: input_json(view.profile.report),
         min_severity: view.min_severity,
         severity_thresholds_percent: Thresholds {
             high: threshold(Severity::High),
@@ -330,7 +333,7 @@ fn saving_text(r: &Recommendation) -> String {
     }
 }
 
-fn render_table(view: &AdviceView<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+fn render_table(view: &FileAdvice<'_>, out: &mut dyn Write) -> std::io::Result<()> {
     crate::render::header::write_summary(view.profile, out)?;
     for layer in view.layers {
         writeln!(out)?;

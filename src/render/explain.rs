@@ -7,50 +7,46 @@ use serde::Serialize;
 
 use crate::report::envelope::Envelope;
 
-use super::format::{unsupported, Format};
-use super::json::{input_info, InputInfo};
-use super::Profile;
+use super::data::{input_json, InputJson};
+use super::format::{Format, DATA};
+use super::Document;
+use crate::api::Explained;
 use crate::drill::explain::{thousands, Explanation};
+use crate::names::Choice;
+use crate::report::Profile;
 use crate::units::{human_exact, percent};
 
 #[derive(Debug, Serialize)]
 struct ExplainJson<'a> {
     accounting: &'static str,
-    input: InputInfo,
+    input: InputJson,
     explanations: &'a [Explanation],
 }
 
-/// `explain`'s document in `format`.
-pub fn render(
-    explained: &crate::api::Explained,
-    format: Format,
-    out: &mut dyn Write,
-) -> Result<()> {
-    render_explanations(&explained.profile(), &explained.explanations, format, out)
-}
+impl Document for Explained {
+    const NAME: &'static str = "explain";
+    const FORMATS: &'static [Choice<Format>] = DATA;
 
-fn render_explanations(
-    profile: &Profile<'_>,
-    explanations: &[Explanation],
-    format: Format,
-    out: &mut dyn Write,
-) -> Result<()> {
-    let yaml = match format {
-        Format::Table => None,
-        Format::Json => Some(false),
-        Format::Yaml => Some(true),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
-            return Err(unsupported(format, "explain"))
-        }
-    };
-    if let Some(yaml) = yaml {
+    fn table(&self, out: &mut dyn Write) -> Result<()> {
+        write_table(&self.profile(), &self.explanations, out)
+    }
+
+    fn data(&self, yaml: bool, out: &mut dyn Write) -> Result<()> {
+        let profile = self.profile();
         let doc = ExplainJson {
             accounting: profile.account.describe(),
-            input: input_info(profile.report),
-            explanations,
+            input: input_json(profile.report),
+            explanations: &self.explanations,
         };
-        return Envelope::new(doc).write(yaml, out);
+        Envelope::new(doc).write(yaml, out)
     }
+}
+
+fn write_table(
+    profile: &Profile<'_>,
+    explanations: &[Explanation],
+    out: &mut dyn Write,
+) -> Result<()> {
     for (i, x) in explanations.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;

@@ -1,8 +1,8 @@
-//! The one list of output formats. Each command accepts some of them (the
-//! command line says which); each renderer matches on all of them, so a new
-//! format is a compile error wherever it is not handled yet.
+//! The one list of output formats. Each document offers some of them
+//! ([`super::Document::FORMATS`]); [`super::write`] matches on all of them,
+//! so a new format is a compile error until it is handled there.
 
-use crate::names::Named;
+use crate::names::{choice, Choice, Named};
 
 /// An output format (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,14 +24,19 @@ pub enum Format {
     /// speedscope's JSON file format: one sample per folded line, weighed
     /// in bytes.
     Speedscope,
+    /// A flamegraph's SVG (`flamegraph`, `diff --flamegraph`): a picture's
+    /// one form, which its command chooses, not `--format`.
+    Svg,
+    /// The report page's HTML (`report`), likewise.
+    Html,
 }
 
 impl Format {
     /// Whether a profile in this format shows the real-memory estimate
-    /// (folded stacks do not: they are OMMX's own lines; nor does
-    /// speedscope's file, made of the same lines).
+    /// (folded stacks do not: they are OMMX's own lines; nor do speedscope's
+    /// file and the flamegraph, made of the same lines).
     pub fn shows_real_memory(self) -> bool {
-        !matches!(self, Format::Folded | Format::Speedscope)
+        !matches!(self, Format::Folded | Format::Speedscope | Format::Svg)
     }
 
     /// The name `--format` takes.
@@ -45,10 +50,14 @@ impl Format {
             Format::Markdown => "markdown",
             Format::Junit => "junit",
             Format::Speedscope => "speedscope",
+            Format::Svg => "svg",
+            Format::Html => "html",
         }
     }
 }
 
+/// The formats users name (`--format`, the wheel's `format=`); the
+/// pictures' forms, `svg` and `html`, are their commands' own.
 impl Named for Format {
     const ALL: &'static [Self] = &[
         Format::Folded,
@@ -65,8 +74,9 @@ impl Named for Format {
     }
 }
 
-/// The error of a renderer asked for a format its command does not offer
-/// (the command line keeps that from happening).
-pub fn unsupported(format: Format, what: &str) -> anyhow::Error {
-    anyhow::anyhow!("{what} has no {} format", format.name())
-}
+/// What `top`, `stats` and `explain` offer: the one table and its data.
+pub const DATA: &[Choice<Format>] = &[
+    choice(Format::Table, "A table for people"),
+    choice(Format::Json, "JSON, integers only, fixed key order"),
+    choice(Format::Yaml, "The same document as YAML"),
+];

@@ -6,22 +6,29 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::escape_control;
-use super::format::{unsupported, Format};
+use super::format::Format;
+use super::Document;
 use crate::input::{Container, InputInfo, Schema};
+use crate::names::{bare, Choice};
 use crate::render::width::Give;
 use crate::report::envelope::Envelope;
 use crate::report::registry::Origin;
 use crate::units::human_exact;
 
-/// The listing of `doc` in `format`.
-pub fn render(doc: &InputInfo, format: Format, out: &mut dyn Write) -> Result<()> {
-    match format {
-        Format::Table => render_table(doc, out),
-        Format::Json => render_data(doc, false, out),
-        Format::Yaml => render_data(doc, true, out),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
-            Err(unsupported(format, "ls"))
-        }
+/// What `ls` offers, for an input's layers and the registry's images alike.
+pub const LS: &[Choice<Format>] = &[bare(Format::Table), bare(Format::Json), bare(Format::Yaml)];
+
+/// An input's layers (`ls FILE`).
+impl Document for InputInfo {
+    const NAME: &'static str = "ls";
+    const FORMATS: &'static [Choice<Format>] = LS;
+
+    fn table(&self, out: &mut dyn Write) -> Result<()> {
+        render_table(self, out)
+    }
+
+    fn data(&self, yaml: bool, out: &mut dyn Write) -> Result<()> {
+        render_data(self, yaml, out)
     }
 }
 
@@ -84,15 +91,6 @@ fn render_table(doc: &InputInfo, out: &mut dyn Write) -> Result<()> {
     }
     writeln!(out, "{table}")?;
     Ok(())
-}
-
-pub fn render_json(doc: &InputInfo, out: &mut dyn Write) -> Result<()> {
-    render_data(doc, false, out)
-}
-
-/// The same listing as YAML.
-pub fn render_yaml(doc: &InputInfo, out: &mut dyn Write) -> Result<()> {
-    render_data(doc, true, out)
 }
 
 fn render_data(doc: &InputInfo, yaml: bool, out: &mut dyn Write) -> Result<()> {

@@ -8,21 +8,26 @@ use anyhow::Result;
 use comfy_table::CellAlignment;
 
 use super::escape_control;
-use super::format::{unsupported, Format};
+use super::format::Format;
+use super::layers::LS;
+use super::Document;
+use crate::names::Choice;
 use crate::render::width::Give;
 use crate::report::envelope::Envelope;
 use crate::report::registry::{Layout, ListedImage, Listing};
 use crate::units::human;
 
-/// The listing in `format`.
-pub fn render(listing: &Listing, format: Format, out: &mut dyn Write) -> Result<()> {
-    match format {
-        Format::Table => render_table(listing, out),
-        Format::Json => Envelope::untooled(listing).write(false, out),
-        Format::Yaml => Envelope::untooled(listing).write(true, out),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
-            Err(unsupported(format, "ls"))
-        }
+/// The registry's images (`ls` without an input).
+impl Document for Listing {
+    const NAME: &'static str = "ls";
+    const FORMATS: &'static [Choice<Format>] = LS;
+
+    fn table(&self, out: &mut dyn Write) -> Result<()> {
+        render_table(self, out)
+    }
+
+    fn data(&self, yaml: bool, out: &mut dyn Write) -> Result<()> {
+        Envelope::untooled(self).write(yaml, out)
     }
 }
 

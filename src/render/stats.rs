@@ -10,11 +10,13 @@ use serde::Serialize;
 
 use crate::report::envelope::Envelope;
 
-use super::format::{unsupported, Format};
-use super::json::{input_info, layer_refs, InputInfo, LayerRef};
-use super::Profile;
+use super::data::{input_json, layer_refs, InputJson, LayerRef};
+use super::format::{Format, DATA};
+use super::Document;
+use crate::api::Stats;
 use crate::drill::stats::{Distribution, StatsLine};
 use crate::drill::EntityRef;
+use crate::names::Choice;
 use crate::profile::family::UNNAMED;
 use crate::units::{human, thousands};
 
@@ -27,7 +29,7 @@ pub const METHOD: &str =
 #[derive(Debug, Serialize)]
 struct StatsJson<'a> {
     accounting: &'static str,
-    input: InputInfo,
+    input: InputJson,
     layers: Vec<LayerRef>,
     total_bytes: u64,
     percentiles: &'static str,
@@ -108,45 +110,39 @@ fn table(rows: &[StatsLine], families: bool, limit: usize) -> Grid {
     table
 }
 
-/// `stats`'s document in `format`, the table with at most `top` family rows.
-pub fn render(
-    stats: &crate::api::Stats,
-    top: usize,
-    format: Format,
-    out: &mut dyn Write,
-) -> Result<()> {
-    let profile = stats.profile();
-    render_stats(&profile, &stats.kinds, &stats.families, top, format, out)
+/// `stats`'s document: the distributions, with at most `top` family rows
+/// in the table.
+pub struct StatsView<'a> {
+    pub stats: &'a Stats,
+    pub top: usize,
 }
 
-fn render_stats(
-    profile: &Profile<'_>,
-    kinds: &[StatsLine],
-    families: &[StatsLine],
-    top: usize,
-    format: Format,
-    out: &mut dyn Write,
-) -> Result<()> {
-    let yaml = match format {
-        Format::Table => None,
-        Format::Json => Some(false),
-        Format::Yaml => Some(true),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
-            return Err(unsupported(format, "stats"))
-        }
-    };
-    if let Some(yaml) = yaml {
+impl Document for StatsView<'_> {
+    const NAME: &'static str = "stats";
+    const FORMATS: &'static [Choice<Format>] = DATA;
+
+    fn table(&self, out: &mut dyn Write) -> Result<()> {
+        write_table(self, out)
+    }
+
+    fn data(&self, yaml: bool, out: &mut dyn Write) -> Result<()> {
+        let profile = self.stats.profile();
         let doc = StatsJson {
             accounting: profile.account.describe(),
-            input: input_info(profile.report),
+            input: input_json(profile.report),
             layers: layer_refs(profile.report),
             total_bytes: profile.total_bytes(),
             percentiles: METHOD,
-            kinds,
-            families,
+            kinds: &self.stats.kinds,
+            families: &self.stats.families,
         };
-        return Envelope::new(doc).write(yaml, out);
+        Envelope::new(doc).write(yaml, out)
     }
+}
+
+fn write_table(view: &StatsView<'_>, out: &mut dyn Write) -> Result<()> {
+    let profile = &view.stats.profile();
+    let (kinds, families, top) = (&view.stats.kinds, &view.stats.families, view.top);
     crate::render::header::write_summary(profile, out)?;
     writeln!(
         out,

@@ -1,4 +1,5 @@
-//! The flamegraph, rendered in-process by inferno from the folded lines.
+//! `flamegraph`'s document, [`Flamegraph`], drawn in-process by inferno
+//! from the folded lines: of a profile, or of folded stacks read as input.
 
 use std::io::Write;
 
@@ -6,7 +7,8 @@ use anyhow::{Context, Result};
 use inferno::flamegraph::{self, color::BasicPalette, Direction, Palette, TextTruncateDirection};
 
 use super::svg_frames::{self, Finish};
-use super::Profile;
+use super::{Document, Format, Profile};
+use crate::names::{bare, Choice};
 
 #[derive(Debug, Clone, Default)]
 pub struct SvgOptions {
@@ -19,7 +21,37 @@ pub struct SvgOptions {
     pub min_width: Option<f64>,
 }
 
-pub fn render(profile: &Profile<'_>, options: &SvgOptions, out: &mut dyn Write) -> Result<()> {
+/// `flamegraph`'s document: the stacks drawn, and how.
+pub struct Flamegraph<'a> {
+    pub stacks: Stacks<'a>,
+    pub options: SvgOptions,
+}
+
+/// What a flamegraph draws.
+pub enum Stacks<'a> {
+    /// A profile's folded lines.
+    Profile(&'a Profile<'a>),
+    /// Folded stacks read as input (`memprof inspect --format folded |
+    /// memprof flamegraph`), from the input `name`.
+    Folded {
+        name: &'a str,
+        lines: &'a [(String, u64)],
+    },
+}
+
+impl Document for Flamegraph<'_> {
+    const NAME: &'static str = "flamegraph";
+    const FORMATS: &'static [Choice<Format>] = &[bare(Format::Svg)];
+
+    fn svg(&self, out: &mut dyn Write) -> Result<()> {
+        match self.stacks {
+            Stacks::Profile(profile) => of_profile(profile, &self.options, out),
+            Stacks::Folded { name, lines } => of_folded(name, lines, &self.options, out),
+        }
+    }
+}
+
+fn of_profile(profile: &Profile<'_>, options: &SvgOptions, out: &mut dyn Write) -> Result<()> {
     let lines: Vec<String> = profile
         .aggregate
         .folded_lines()
@@ -45,9 +77,7 @@ pub fn render(profile: &Profile<'_>, options: &SvgOptions, out: &mut dyn Write) 
     )
 }
 
-/// The flamegraph of folded stacks read as input (`memprof inspect --format
-/// folded | memprof flamegraph`), from the input `name`.
-pub fn render_folded(
+fn of_folded(
     name: &str,
     lines: &[(String, u64)],
     options: &SvgOptions,

@@ -8,17 +8,19 @@ use serde::Serialize;
 
 use crate::report::envelope::Envelope;
 
-use super::format::{unsupported, Format};
-use super::json::{input_info, layer_refs, InputInfo, LayerRef};
-use super::Profile;
+use super::data::{input_json, layer_refs, InputJson, LayerRef};
+use super::format::{Format, DATA};
+use super::Document;
+use crate::api::Top;
 use crate::drill::top::TopEntity;
+use crate::names::Choice;
 use crate::render::width::Give;
 use crate::units::{human_exact, percent, thousands};
 
 #[derive(Debug, Serialize)]
 struct TopJson<'a> {
     accounting: &'static str,
-    input: InputInfo,
+    input: InputJson,
     layers: Vec<LayerRef>,
     total_bytes: u64,
     kind: &'a str,
@@ -30,52 +32,33 @@ struct TopJson<'a> {
 /// How ties are ordered, below the table when they decided its cut.
 const TIES: &str = "ties are listed by id, smaller first, then by kind";
 
-/// What `top` found, and what it was asked.
-struct TopReport<'a> {
-    profile: &'a Profile<'a>,
-    kind: &'a str,
-    n: usize,
-    entities: &'a [TopEntity],
-    /// Entities left out with the bytes of the last row.
-    ties_left_out: u64,
-}
+impl Document for Top {
+    const NAME: &'static str = "top";
+    const FORMATS: &'static [Choice<Format>] = DATA;
 
-/// `top`'s document in `format`.
-pub fn render(top: &crate::api::Top, format: Format, out: &mut dyn Write) -> Result<()> {
-    let profile = top.profile();
-    let report = TopReport {
-        profile: &profile,
-        kind: top.kind.name(),
-        n: top.n,
-        entities: &top.entities,
-        ties_left_out: top.ties_left_out,
-    };
-    render_report(&report, format, out)
-}
+    fn table(&self, out: &mut dyn Write) -> Result<()> {
+        write_table(self, out)
+    }
 
-fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) -> Result<()> {
-    let profile = report.profile;
-    let total = profile.total_bytes();
-    let yaml = match format {
-        Format::Table => None,
-        Format::Json => Some(false),
-        Format::Yaml => Some(true),
-        Format::Folded | Format::Tree | Format::Markdown | Format::Junit | Format::Speedscope => {
-            return Err(unsupported(format, "top"))
-        }
-    };
-    if let Some(yaml) = yaml {
+    fn data(&self, yaml: bool, out: &mut dyn Write) -> Result<()> {
+        let profile = self.profile();
         let doc = TopJson {
             accounting: profile.account.describe(),
-            input: input_info(profile.report),
+            input: input_json(profile.report),
             layers: layer_refs(profile.report),
-            total_bytes: total,
-            kind: report.kind,
-            n: report.n,
-            entities: report.entities,
+            total_bytes: profile.total_bytes(),
+            kind: self.kind.name(),
+            n: self.n,
+            entities: &self.entities,
         };
-        return Envelope::new(doc).write(yaml, out);
+        Envelope::new(doc).write(yaml, out)
     }
+}
+
+fn write_table(top: &Top, out: &mut dyn Write) -> Result<()> {
+    let profile = &top.profile();
+    let total = profile.total_bytes();
+    let kind = top.kind.name();
     crate::render::header::write_summary(profile, out)?;
     writeln!(out)?;
     let several_layers = profile.report.instances.len() > 1;
@@ -99,7 +82,7 @@ fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) ->
         .column_mut(name)
         .expect("a column")
         .give(Give::KeepStart);
-    for (rank, e) in report.entities.iter().enumerate() {
+    for (rank, e) in top.entities.iter().enumerate() {
         let mut row = vec![
             (rank + 1).to_string(),
             e.entity.kind.label().to_string(),
@@ -137,10 +120,10 @@ fn render_report(report: &TopReport<'_>, format: Format, out: &mut dyn Write) ->
         }
     }
     writeln!(out, "{table}")?;
-    if report.entities.is_empty() {
-        writeln!(out, "(no {} entities)", report.kind)?;
+    if top.entities.is_empty() {
+        writeln!(out, "(no {} entities)", kind)?;
     }
-    if let (Some(last), n @ 1..) = (report.entities.last(), report.ties_left_out) {
+    if let (Some(last), n @ 1..) = (top.entities.last(), top.ties_left_out) {
         let (tie, is) = if n == 1 {
             ("ties", "is")
         } else {

@@ -734,14 +734,17 @@ fn check_exit_codes_and_clear_errors() {
     assert!(err.contains("none.yaml: cannot read"), "{err}");
     for (text, needle) in [
         (
-            "rules:\n  - path: total\n    max: 5 KB\n",
-            "unknown unit \"KB\"",
+            "rules:\n  - path: total\n    max: 5 kilobytes\n",
+            "unknown unit \"kilobytes\"",
         ),
         (
             "rules:\n  - path: total\n    maximum: 5 B\n",
             "unknown field `maximum`",
         ),
-        ("rules:\n  - path: total\n    max: 5\n", "has no unit"),
+        (
+            "rules:\n  - path: total\n    max: lots\n",
+            "\"lots\" is not a size",
+        ),
         (
             "rules:\n  - path: total\n    max_growth: 5\n",
             "with a % sign",

@@ -117,6 +117,30 @@ fn the_page_holds_what_the_other_commands_say() {
     assert_eq!(page, ok(&["report", &ks, "-o", "-"]));
 }
 
+/// Issue 47: an ommx.v2 instance's page shows the advice `advise` gives under
+/// OMMX 3.0, rule for rule, with the one rule that has no 3.0 meaning.
+#[test]
+fn a_3_0_page_holds_3_0s_advice() {
+    let v2 = crate::fixtures().join("v2/oracle/removed_constraints.pb");
+    let v2 = v2.to_str().unwrap();
+    let doc = document(&ok(&["report", v2, "-o", "-"]));
+    let advise = json(&["advise", v2, "--format", "json"]);
+    let (page, cli) = (&doc["advice"]["layers"][0], &advise["layers"][0]);
+    let rules = |layer: &Value| -> Vec<String> {
+        let recs = layer["recommendations"].as_array().unwrap();
+        recs.iter().map(|r| r["rule"].to_string()).collect()
+    };
+    assert_eq!(rules(page), rules(cli));
+    assert!(rules(page).len() >= 3, "{page}");
+    assert_eq!(
+        page["estimated_saving_bytes"],
+        cli["estimated_saving_bytes"]
+    );
+    assert_eq!(page["not_computed"], cli["not_computed"]);
+    assert_eq!(page["not_computed"][0]["rule"], "ommx-3-layout");
+    assert_eq!(page["accounting"], "OMMX 3.0.0b7");
+}
+
 #[test]
 fn a_diff_page_lists_what_diff_lists() {
     let (old, new) = (oracle("obj_linear.pb"), oracle("obj_linear_constant.pb"));

@@ -615,7 +615,7 @@ fn users() -> Vec<u8> {
 }
 
 #[test]
-fn v2_advice_counts_3_0s_bytes_and_names_the_rules_it_leaves_out() {
+fn v2_advice_counts_3_0s_bytes_on_3_0s_layout() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("users.pb");
     std::fs::write(&file, users()).unwrap();
@@ -649,20 +649,26 @@ fn v2_advice_counts_3_0s_bytes_and_names_the_rules_it_leaves_out() {
         layer["estimated_saving_bytes"],
         spare + top[&("removed".to_string(), Some(10))].0
     );
-    // 2.9.3's rules are named, not computed with 2.9.3's numbers.
+    // Every rule is computed on 3.0's layout but the move to 3.0 itself.
     let left_out: Vec<&str> = layer["not_computed"]
         .as_array()
         .unwrap()
         .iter()
         .map(|n| n["rule"].as_str().unwrap())
         .collect();
-    for r in ["ommx-3-layout", "metadata-overhead", "identical-functions"] {
-        assert!(left_out.contains(&r), "{left_out:?}");
-    }
-    assert_eq!(layer["recommendations"].as_array().unwrap().len(), 2);
+    assert_eq!(left_out, ["ommx-3-layout"]);
+    // Labels: variable 8's name (its key, 8 B, and its string, 24 + 5 B)
+    // and the removal reason's text (7 B; the empty `String` stays).
+    let labels = rule("metadata-overhead");
+    assert_eq!(labels["saving_bytes"], 8 + 24 + 5 + 7);
+    assert_eq!(labels["details"]["per_kind"]["variable"], 8 + 24 + 5);
+    assert_eq!(labels["details"]["per_kind"]["removed constraint"], 7);
+    // Dropped with the variable and the row, the labels add nothing more.
     let table = ok(&["advise", file]);
     assert!(
-        table.contains("Not computed:\n  metadata-overhead: OMMX 3.0 stores"),
+        table.contains(
+            "Not computed:\n  ommx-3-layout: the instance is counted as OMMX 3.0 holds it already"
+        ),
         "{table}"
     );
 
@@ -685,5 +691,39 @@ fn v2_advice_counts_3_0s_bytes_and_names_the_rules_it_leaves_out() {
             .find(|r| r["rule"] == "removed-constraints")
             .map_or(0, |r| r["saving_bytes"].as_u64().unwrap());
         assert_eq!(got, removed, "{file}");
+        // At most one rule is not computed: the move to OMMX 3.0.
+        let left_out = doc["layers"][0]["not_computed"].as_array().unwrap().len();
+        assert!(left_out <= 1, "{file}: {doc}");
     }
+}
+
+/// Issue 47: on every bundled v1 fixture that OMMX 3.0 accepts, advise under
+/// 3.0's accounting computes every rule but the move to 3.0 itself.
+#[test]
+fn v1_fixtures_under_3_0_leave_one_rule_out_at_most() {
+    let refused = std::fs::read_to_string(fixtures().join("v2/from_v1/refused.txt")).unwrap();
+    let refused: Vec<&str> = refused
+        .lines()
+        .filter_map(|l| l.split('\t').next())
+        .collect();
+    let mut checked = 0;
+    for e in std::fs::read_dir(fixtures().join("oracle")).unwrap() {
+        let path = e.unwrap().path();
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+        if path.extension().is_none_or(|e| e != "pb") || refused.contains(&stem.as_str()) {
+            continue;
+        }
+        let file = path.to_str().unwrap();
+        let doc = json(&["advise", file, "--accounting", "3.0", "-f", "json"]);
+        for layer in doc["layers"].as_array().unwrap() {
+            let left_out: Vec<&str> = layer["not_computed"]
+                .as_array()
+                .map(|a| a.iter().map(|n| n["rule"].as_str().unwrap()).collect())
+                .unwrap_or_default();
+            assert!(left_out.len() <= 1, "{file}: {left_out:?}");
+            assert!(left_out.iter().all(|r| *r == "ommx-3-layout"), "{file}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 40, "{checked}");
 }

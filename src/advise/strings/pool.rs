@@ -2,9 +2,9 @@
 //! duplicate-strings rule.
 
 use super::{
-    Role, RoleSet, DUPLICATES, REMOVED_ROLES, ROLE_ANNOTATION_KEY, ROLE_ANNOTATION_VALUE,
-    ROLE_AUTHOR, ROLE_DESCRIPTION, ROLE_PATHS, ROLE_REASON, ROLE_REASON_KEY, ROLE_REASON_VALUE,
-    VARIABLE_ROLES,
+    Role, RoleSet, DUPLICATES, REMOVED_ROLES, ROLE_ANNOTATIONS_30, ROLE_ANNOTATION_KEY,
+    ROLE_ANNOTATION_VALUE, ROLE_AUTHOR, ROLE_DESCRIPTION, ROLE_DESCRIPTION_30, ROLE_PATHS,
+    ROLE_PATHS_30, ROLE_REASON, ROLE_REASON_KEY, ROLE_REASON_VALUE, VARIABLE_ROLES,
 };
 use crate::advise::details;
 use crate::advise::hash::bytes128;
@@ -17,6 +17,7 @@ use crate::advise::Sample;
 use crate::advise::SAMPLES;
 use crate::ids::BuildIdHasher;
 use crate::model::labels;
+use crate::model::ommx30::{Label, Reason};
 use crate::model::Constraint;
 use crate::model::DecisionVariable;
 use crate::model::RemovedConstraint;
@@ -43,6 +44,8 @@ struct Entry {
 #[derive(Debug, Default, Clone)]
 pub struct StringPool {
     entries: HashMap<u128, Entry, BuildIdHasher>,
+    /// Roles index OMMX 3.0's paths ([`ROLE_PATHS_30`]), not 2.9.3's.
+    v3: bool,
 }
 
 impl StringPool {
@@ -122,6 +125,55 @@ impl StringPool {
         }
     }
 
+    /// For OMMX 3.0's layout: roles index [`ROLE_PATHS_30`].
+    pub fn new_v3() -> Self {
+        Self {
+            v3: true,
+            ..Self::default()
+        }
+    }
+
+    /// OMMX 3.0: a label's strings, stored where `role` says.
+    pub fn label_v3(&mut self, label: &Label, role: Role, kind: Owner, id: u64) {
+        let id = Some(id);
+        for text in [&label.name, &label.description].into_iter().flatten() {
+            self.add(text, role, kind, id);
+        }
+        for (key, value) in &label.parameters {
+            self.add(key, role, kind, id);
+            self.add(value, role, kind, id);
+        }
+    }
+
+    /// OMMX 3.0: a removed row's reason and its parameters.
+    pub fn reason_v3(&mut self, reason: &Reason, role: Role, kind: Owner, id: u64) {
+        let id = Some(id);
+        self.add(&reason.reason, role, kind, id);
+        for (key, value) in &reason.parameters {
+            self.add(key, role, kind, id);
+            self.add(value, role, kind, id);
+        }
+    }
+
+    /// OMMX 3.0: the instance's description and annotations.
+    pub fn instance_v3(
+        &mut self,
+        description: Option<&crate::ommx_v1::instance::Description>,
+        annotations: &BTreeMap<String, String>,
+    ) {
+        let kind = Owner::Instance;
+        if let Some(d) = description {
+            let texts = [&d.name, &d.description, &d.created_by];
+            for text in texts.into_iter().flatten().chain(&d.authors) {
+                self.add(text, ROLE_DESCRIPTION_30, kind, None);
+            }
+        }
+        for (key, value) in annotations {
+            self.add(key, ROLE_ANNOTATIONS_30, kind, None);
+            self.add(value, ROLE_ANNOTATIONS_30, kind, None);
+        }
+    }
+
     pub fn instance(&mut self, singular: &Singular<'_>) {
         let kind = Owner::Instance;
         if let Some(d) = &singular.description.0 {
@@ -184,9 +236,10 @@ impl StringPool {
                 }
             })
             .collect();
-        let paths = (0..ROLE_PATHS.len())
+        let table: &[&str] = if self.v3 { &ROLE_PATHS_30 } else { &ROLE_PATHS };
+        let paths = (0..table.len())
             .filter(|r| roles & (1 << r) != 0)
-            .map(|r| ROLE_PATHS[r].to_string())
+            .map(|r| table[r].to_string())
             .collect();
         Some(Finding {
             rule: DUPLICATES,

@@ -15,7 +15,7 @@ pub fn decode(bytes: &[u8]) -> Result<Instance, V2Error> {
     from_wire(message)
 }
 
-fn function(f: Option<&pb1::Function>, what: impl Fn() -> String) -> Result<Func, V2Error> {
+pub fn function(f: Option<&pb1::Function>, what: impl Fn() -> String) -> Result<Func, V2Error> {
     match f {
         None => Err(V2Error::MissingFunction { what: what() }),
         Some(f) => Func::from_wire(f, &what),
@@ -32,11 +32,29 @@ fn equality(value: i32, what: impl Fn() -> String) -> Result<(), V2Error> {
     }
 }
 
+/// A set of ids, as the checks ask it: a whole message's (`BTreeSet`), or
+/// one filled as a v2 payload streams (`IdSet`).
+pub trait Has {
+    fn has(&self, id: u64) -> bool;
+}
+
+impl Has for BTreeSet<u64> {
+    fn has(&self, id: u64) -> bool {
+        self.contains(&id)
+    }
+}
+
+impl Has for crate::ids::IdSet {
+    fn has(&self, id: u64) -> bool {
+        self.contains(&id)
+    }
+}
+
 /// Checks every variable `f` uses is defined (`vars` is `None` where the
 /// reader does not check).
 fn uses_defined(
     f: &Func,
-    vars: Option<&BTreeSet<u64>>,
+    vars: Option<&dyn Has>,
     owner: impl Fn() -> String,
 ) -> Result<(), V2Error> {
     let Some(vars) = vars else {
@@ -44,7 +62,7 @@ fn uses_defined(
     };
     let mut missing = None;
     f.for_each_variable(|id| {
-        if missing.is_none() && !vars.contains(&id) {
+        if missing.is_none() && !vars.has(id) {
             missing = Some(id);
         }
     });
@@ -69,7 +87,7 @@ fn collection<R>(
     what: &'static str,
     vars: &BTreeSet<u64>,
     strict: bool,
-    mut row: impl FnMut(u64, R, Option<&BTreeSet<u64>>) -> Result<Row, V2Error>,
+    mut row: impl FnMut(u64, R, Option<&dyn Has>) -> Result<Row, V2Error>,
 ) -> Result<Collection, V2Error> {
     let Parts {
         active,
@@ -203,7 +221,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
 
 /// The features the payload requires (all four known ones) and its sense
 /// (v1's unspecified sense is read as minimize, by 2.9.3 and 3.0 alike).
-fn check_header(required_features: &[i32], sense: i32, strict: bool) -> Result<(), V2Error> {
+pub fn check_header(required_features: &[i32], sense: i32, strict: bool) -> Result<(), V2Error> {
     if let Some(&f) = required_features.iter().find(|&&f| !(1..=4).contains(&f)) {
         return Err(V2Error::UnknownFeature(f));
     }
@@ -222,22 +240,7 @@ fn add_variables(
     strict: bool,
 ) -> Result<(), V2Error> {
     for (&id, v) in &table.entries {
-        if !(1..=5).contains(&v.kind) {
-            return Err(V2Error::UnknownKind { id, kind: v.kind });
-        }
-        // v1's bound is optional (its kind's default then); v2's is not.
-        if strict && v.bound.is_none() {
-            return Err(V2Error::MissingBound(id));
-        }
-        let as_v1 = pb1::DecisionVariable {
-            id,
-            kind: v.kind,
-            bound: v.bound,
-            substituted_value: table.fixed_values.get(&id).copied(),
-            ..Default::default()
-        };
-        crate::model::DecisionVariable::from_wire(as_v1)
-            .map_err(|source| V2Error::Variable { id, source })?;
+        variable(id, v, table.fixed_values.get(&id).copied(), strict)?;
         inst.variables.insert(id);
     }
     let undefined = |what: &'static str, id: u64| V2Error::UndefinedRow {
@@ -259,6 +262,71 @@ fn add_variables(
         .collect();
     inst.fixed_values = table.fixed_values.keys().copied().collect();
     Ok(())
+}
+
+/// One entry of the decision variable table, with its fixed value: its
+/// kind, its bound (required when `strict`) and the fixed value checked as
+/// 2.9.3 checks a v1 variable (3.0 shares those rules).
+pub fn variable(
+    id: u64,
+    v: &pb::DecisionVariable,
+    fixed: Option<f64>,
+    strict: bool,
+) -> Result<(), V2Error> {
+    if !(1..=5).contains(&v.kind) {
+        return Err(V2Error::UnknownKind { id, kind: v.kind });
+    }
+    // v1's bound is optional (its kind's default then); v2's is not.
+    if strict && v.bound.is_none() {
+        return Err(V2Error::MissingBound(id));
+    }
+    let as_v1 = pb1::DecisionVariable {
+        id,
+        kind: v.kind,
+        bound: v.bound,
+        substituted_value: fixed,
+        ..Default::default()
+    };
+    crate::model::DecisionVariable::from_wire(as_v1)
+        .map_err(|source| V2Error::Variable { id, source })?;
+    Ok(())
+}
+
+/// A regular row; its references checked against `vars` when given.
+pub fn regular_row(
+    id: u64,
+    c: &pb::RegularConstraint,
+    vars: Option<&dyn Has>,
+) -> Result<Row, V2Error> {
+    let what = || format!("constraint {id}");
+    equality(c.equality, what)?;
+    let f = function(c.function.as_ref(), what)?;
+    uses_defined(&f, vars, what)?;
+    Ok(Row::Regular(f))
+}
+
+/// An indicator row; its references checked against `vars` when given, its
+/// indicator against the binary variables.
+pub fn indicator_row(
+    id: u64,
+    c: &pb::IndicatorConstraint,
+    vars: Option<&dyn Has>,
+    binary: &dyn Has,
+) -> Result<Row, V2Error> {
+    let what = || format!("indicator constraint {id}");
+    equality(c.equality, what)?;
+    binary_variable(&what, c.indicator_variable, vars, binary)?;
+    let f = function(c.function.as_ref(), what)?;
+    uses_defined(&f, vars, what)?;
+    Ok(Row::Indicator(c.indicator_variable, f))
+}
+
+/// A named function's entry, over defined variables.
+pub fn named_function(id: u64, nf: &pb::NamedFunction, vars: &dyn Has) -> Result<Func, V2Error> {
+    let what = || format!("named function {id}");
+    let f = function(nf.function.as_ref(), what)?;
+    uses_defined(&f, Some(vars), what)?;
+    Ok(f)
 }
 
 /// The four constraint collections, as the message holds them.
@@ -294,13 +362,7 @@ fn add_rows(
         "constraint",
         vars,
         strict,
-        |id, c, vars| {
-            let what = || format!("constraint {id}");
-            equality(c.equality, what)?;
-            let f = function(c.function.as_ref(), what)?;
-            uses_defined(&f, vars, what)?;
-            Ok(Row::Regular(f))
-        },
+        |id, c, vars| regular_row(id, &c, vars),
     )?;
     inst.indicator = collection(
         Parts {
@@ -312,14 +374,7 @@ fn add_rows(
         "indicator constraint",
         vars,
         strict,
-        |id, c, vars| {
-            let what = || format!("indicator constraint {id}");
-            equality(c.equality, what)?;
-            binary_variable(&what, c.indicator_variable, vars, binary)?;
-            let f = function(c.function.as_ref(), what)?;
-            uses_defined(&f, vars, what)?;
-            Ok(Row::Indicator(c.indicator_variable, f))
-        },
+        |id, c, vars| indicator_row(id, &c, vars, binary),
     )?;
     let one_hot_sets = |m: BTreeMap<u64, pb::OneHotConstraint>| {
         m.into_iter().map(|(k, c)| (k, c.variables)).collect()
@@ -357,10 +412,10 @@ fn add_rows(
 /// The row of a set constraint (one-hot, SOS1): at least one variable, none
 /// twice, each defined, and each binary when `binary` lists the binary ones
 /// (one-hot).
-fn set_row<'b>(
+pub fn set_row<'b>(
     kind: &'static str,
-    binary: Option<&'b BTreeSet<u64>>,
-) -> impl Fn(u64, Vec<u64>, Option<&BTreeSet<u64>>) -> Result<Row, V2Error> + 'b {
+    binary: Option<&'b dyn Has>,
+) -> impl Fn(u64, Vec<u64>, Option<&dyn Has>) -> Result<Row, V2Error> + 'b {
     move |id, variables, vars| {
         let owner = || format!("{kind} {id}");
         if variables.is_empty() {
@@ -376,7 +431,7 @@ fn set_row<'b>(
             }
             match binary {
                 Some(binary) => binary_variable(&owner, v, vars, binary)?,
-                None if vars.is_some_and(|vars| !vars.contains(&v)) => {
+                None if vars.is_some_and(|vars| !vars.has(v)) => {
                     return Err(V2Error::UndefinedVariable {
                         owner: owner(),
                         id: v,
@@ -394,12 +449,12 @@ fn set_row<'b>(
 fn binary_variable(
     owner: &dyn Fn() -> String,
     id: u64,
-    vars: Option<&BTreeSet<u64>>,
-    binary: &BTreeSet<u64>,
+    vars: Option<&dyn Has>,
+    binary: &dyn Has,
 ) -> Result<(), V2Error> {
     match vars {
-        Some(vars) if !vars.contains(&id) => Err(V2Error::UndefinedVariable { owner: owner(), id }),
-        Some(_) if !binary.contains(&id) => Err(V2Error::NotBinary { owner: owner(), id }),
+        Some(vars) if !vars.has(id) => Err(V2Error::UndefinedVariable { owner: owner(), id }),
+        Some(_) if !binary.has(id) => Err(V2Error::NotBinary { owner: owner(), id }),
         _ => Ok(()),
     }
 }
@@ -412,9 +467,7 @@ fn add_named_functions(
     vars: &BTreeSet<u64>,
 ) -> Result<(), V2Error> {
     for (id, nf) in named.entries {
-        let what = || format!("named function {id}");
-        let f = function(nf.function.as_ref(), what)?;
-        uses_defined(&f, Some(vars), what)?;
+        let f = named_function(id, &nf, vars)?;
         inst.named_functions.insert(id, f);
     }
     if let Some(&id) = named
@@ -438,23 +491,23 @@ fn add_named_functions(
 
 /// The assignments `x = f(...)`: each of a defined variable that is not
 /// fixed, as a graph without cycles.
-fn assignments(
+pub fn assignments(
     given: &BTreeMap<u64, pb1::Function>,
-    vars: &BTreeSet<u64>,
-    fixed: &BTreeSet<u64>,
+    vars: &dyn Has,
+    fixed: &dyn Has,
     strict: bool,
 ) -> Result<Dependency, V2Error> {
     let mut assignments = BTreeMap::new();
     for (id, f) in given {
         let what = || format!("the assignment of variable {id}");
-        if !vars.contains(id) {
+        if !vars.has(*id) {
             return Err(V2Error::UndefinedRow {
                 what: "decision_variable_dependency",
                 kind: "decision variable",
                 id: *id,
             });
         }
-        if fixed.contains(id) {
+        if fixed.has(*id) {
             return Err(V2Error::FixedAndDependent(*id));
         }
         let f = function(Some(f), what)?;

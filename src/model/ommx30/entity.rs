@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::leaves::{ConstraintLeaves, KeyedLeaves, NoParameters, VariableLeaves};
 use crate::model::EntityKind;
 use crate::profile::collections::{
     leaf, string, string_map, MapKind, BTREE_SET, ENUM, FNV_HASHMAP, SCALAR_8, VEC,
@@ -212,44 +213,85 @@ pub(super) fn label_stacks<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &m
 
 /// One row's entries in a `ModelingLabelStore` at `path`: one per field set.
 fn label<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, id: &'static str, l: &Label) {
+    label_fields(path, visitor, id, l.fields());
+}
+
+impl Label {
+    /// Its fields, borrowed.
+    pub fn fields(&self) -> LabelFields<'_, impl Iterator<Item = (&str, &str)> + '_> {
+        LabelFields {
+            name: self.name.as_deref(),
+            subscripts: self.subscripts.len(),
+            parameters: self
+                .parameters
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+            description: self.description.as_deref(),
+        }
+    }
+}
+
+/// A label's fields, borrowed: from a [`Label`], or from a v1 entity read
+/// on the wire.
+pub struct LabelFields<'a, P> {
+    pub name: Option<&'a str>,
+    /// Number of subscripts.
+    pub subscripts: usize,
+    /// `(key, value)` pairs.
+    pub parameters: P,
+    pub description: Option<&'a str>,
+}
+
+/// [`label`]'s entries from borrowed fields.
+fn label_fields<'a, V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    id: &'static str,
+    l: LabelFields<'a, impl Iterator<Item = (&'a str, &'a str)>>,
+) {
     let [description, name, parameters, subscripts] = LABEL_FIELDS;
-    if let Some(d) = l.description.as_deref() {
+    let mut parameters_given = l.parameters.peekable();
+    if let Some(d) = l.description {
         let mut p = path.with(description);
         key_frame(&mut p, visitor, "FnvHashMap[key]", id);
         string(&p, visitor, d);
     }
-    if let Some(n) = l.name.as_deref() {
+    if let Some(n) = l.name {
         let mut p = path.with(name);
         key_frame(&mut p, visitor, "FnvHashMap[key]", id);
         string(&p, visitor, n);
     }
-    if !l.parameters.is_empty() {
+    if parameters_given.peek().is_some() {
         let mut p = path.with(parameters);
         key_frame(&mut p, visitor, "FnvHashMap[key]", id);
-        string_map(
-            &mut p,
-            visitor,
-            MapKind::FnvHashMap,
-            l.parameters.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        );
+        string_map(&mut p, visitor, MapKind::FnvHashMap, parameters_given);
     }
-    if !l.subscripts.is_empty() {
+    if l.subscripts > 0 {
         let mut p = path.with(subscripts);
         key_frame(&mut p, visitor, "FnvHashMap[key]", id);
         leaf(&p.with("Vec[stack]"), visitor, &VEC);
-        for _ in &l.subscripts {
+        for _ in 0..l.subscripts {
             leaf(&p, visitor, &SCALAR_8);
         }
     }
 }
 
+/// A regular row's fields: its equality and its function.
+fn regular_row<F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    names: &Names,
+    function: &F,
+) {
+    let [equality, stage, _] = names.fields;
+    leaf(&path.with(equality), visitor, &ENUM);
+    function.visit_logical_memory(&mut path.with(stage).with("CreatedData.function"), visitor);
+}
+
 fn row<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, names: &Names, row: &Row) {
     let [equality, stage, third] = names.fields;
     match row {
-        Row::Regular(f) => {
-            leaf(&path.with(equality), visitor, &ENUM);
-            f.visit_logical_memory(&mut path.with(stage).with("CreatedData.function"), visitor);
-        }
+        Row::Regular(f) => regular_row(path, visitor, names, f),
         Row::Indicator(_, f) => {
             leaf(&path.with(equality), visitor, &ENUM);
             leaf(&path.with(third).with("VariableID.0"), visitor, &SCALAR_8);
@@ -265,71 +307,227 @@ fn row<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, names: &Names,
     }
 }
 
-impl LogicalMemoryProfile for Entity<'_> {
-    /// Its leaves relative to its container.
+/// A variable's leaves relative to its container.
+fn variable<'a, V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    label: Option<LabelFields<'a, impl Iterator<Item = (&'a str, &'a str)>>>,
+    fixed: bool,
+) {
+    let id = "VariableID.0";
+    let mut e = path.with(VARIABLE_ENTRIES);
+    key_frame(&mut e, visitor, "BTreeMap[key]", id);
+    leaf(&e.with("DecisionVariable.kind"), visitor, &ENUM);
+    let mut b = e.with("DecisionVariable.bound");
+    leaf(&b.with("Bound.lower"), visitor, &SCALAR_8);
+    leaf(&b.with("Bound.upper"), visitor, &SCALAR_8);
+    drop(b);
+    drop(e);
+    if let Some(l) = label {
+        label_fields(&mut path.with(VARIABLE_LABELS), visitor, id, l);
+    }
+    if fixed {
+        let [columns, values] = FIXED_VALUES;
+        let mut f = path.with(columns);
+        let mut f = f.with(values);
+        key_frame(&mut f, visitor, "BTreeMap[key]", id);
+        leaf(&f, visitor, &SCALAR_8);
+    }
+}
+
+/// An active regular row's leaves (its function any that counts like
+/// one) relative to its collection.
+fn active_regular<'a, F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    function: &F,
+    label: Option<LabelFields<'a, impl Iterator<Item = (&'a str, &'a str)>>>,
+) {
+    let names = &REGULAR;
+    let mut p = path.with(names.active);
+    key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+    regular_row(&mut p, visitor, names, function);
+    drop(p);
+    if let Some(l) = label {
+        let [context, labels] = CONTEXT_LABELS;
+        label_fields(&mut path.with(context).with(labels), visitor, names.id, l);
+    }
+}
+
+/// A regular row's leaves relative to its collection, its function any
+/// that counts like one (a shape counted on the wire): those of
+/// [`Piece::Row`] for a row holding that function.
+pub fn regular_row_leaves<F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    names: &Names,
+    function: &F,
+    removed: bool,
+) {
+    match removed {
+        false => {
+            let mut p = path.with(names.active);
+            key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+            regular_row(&mut p, visitor, names, function);
+        }
+        true => {
+            let mut p = path.with(names.removed);
+            key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+            regular_row(&mut p.with("Tuple.0"), visitor, names, function);
+        }
+    }
+}
+
+/// A label's fields as a v1 entity counted on the wire gives them (no
+/// parameters: an entity with some is built), `None` when none is set, as
+/// 3.0 stores no label then.
+fn counted_label<'a>(
+    name: Option<&'a str>,
+    subscripts: usize,
+    description: Option<&'a str>,
+) -> Option<LabelFields<'a, NoParameters<'a>>> {
+    (name.is_some() || subscripts > 0 || description.is_some()).then_some(LabelFields {
+        name,
+        subscripts,
+        parameters: std::iter::empty(),
+        description,
+    })
+}
+
+/// A v1 decision variable counted on the wire, as OMMX 3.0 holds it after
+/// `from_v1_bytes`: its leaves relative to [`VARIABLES`].
+pub struct CountedVariable<'a, 'b>(pub &'b VariableLeaves<'a, NoParameters<'a>>);
+
+impl LogicalMemoryProfile for CountedVariable<'_, '_> {
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
-        match self.part {
-            Part::Variable { fixed } => {
-                let id = "VariableID.0";
-                let mut e = path.with(VARIABLE_ENTRIES);
-                key_frame(&mut e, visitor, "BTreeMap[key]", id);
-                leaf(&e.with("DecisionVariable.kind"), visitor, &ENUM);
-                let mut b = e.with("DecisionVariable.bound");
-                leaf(&b.with("Bound.lower"), visitor, &SCALAR_8);
-                leaf(&b.with("Bound.upper"), visitor, &SCALAR_8);
-                drop(b);
-                drop(e);
-                if let Some(l) = self.label {
-                    label(&mut path.with(VARIABLE_LABELS), visitor, id, l);
-                }
-                if fixed {
-                    let [columns, values] = FIXED_VALUES;
-                    let mut f = path.with(columns);
-                    let mut f = f.with(values);
-                    key_frame(&mut f, visitor, "BTreeMap[key]", id);
-                    leaf(&f, visitor, &SCALAR_8);
-                }
+        let v = self.0;
+        let label = counted_label(v.name, v.subscripts, v.description);
+        variable(path, visitor, label, v.substituted_value.is_some());
+    }
+}
+
+impl KeyedLeaves for CountedVariable<'_, '_> {
+    fn key(&self) -> Option<u128> {
+        self.0.key()
+    }
+}
+
+/// A v1 constraint counted on the wire, as OMMX 3.0 holds it after
+/// `from_v1_bytes`: its leaves relative to the regular collection.
+pub struct CountedConstraint<'a, 'b>(pub &'b ConstraintLeaves<'a, NoParameters<'a>>);
+
+impl LogicalMemoryProfile for CountedConstraint<'_, '_> {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let c = self.0;
+        let label = counted_label(c.name, c.subscripts, c.description);
+        active_regular(path, visitor, &c.function, label);
+    }
+}
+
+impl KeyedLeaves for CountedConstraint<'_, '_> {
+    fn key(&self) -> Option<u128> {
+        self.0.key()
+    }
+}
+
+/// The leaves of one map entry of an entity's container (relative to the
+/// container): what an `ommx.v2` message holds in one entry of one of its
+/// tables. An entity's leaves are its pieces' ([`Entity`]); a v2 payload
+/// read a table entry at a time visits each piece as its entry goes by.
+#[derive(Debug, Clone, Copy)]
+pub enum Piece<'a> {
+    /// A variable's row in `DecisionVariableTable.entries`.
+    VariableRow,
+    /// Its label's entries in the label store.
+    VariableLabel(&'a Label),
+    /// Its fixed value.
+    FixedValue,
+    /// A row of a collection, active or removed (its key and row).
+    Row {
+        names: &'static Names,
+        row: &'a Row,
+        removed: bool,
+    },
+    /// A removed row's reason.
+    Reason {
+        names: &'static Names,
+        reason: &'a Reason,
+    },
+    /// A row's context: its label, and the length of its provenance chain
+    /// (0: none stored).
+    Context {
+        names: &'static Names,
+        label: Option<&'a Label>,
+        provenance: usize,
+    },
+    /// A named function's entry.
+    NamedFunction(&'a Func),
+    /// Its label's entries.
+    NamedLabel(&'a Label),
+}
+
+impl LogicalMemoryProfile for Piece<'_> {
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        match *self {
+            Piece::VariableRow => variable(
+                path,
+                visitor,
+                None::<LabelFields<'_, NoParameters<'_>>>,
+                false,
+            ),
+            Piece::VariableLabel(l) => {
+                label(&mut path.with(VARIABLE_LABELS), visitor, "VariableID.0", l);
             }
-            Part::NamedFunction(function) => {
-                let id = "NamedFunctionID.0";
-                let mut e = path.with(FUNCTION_ENTRIES);
-                key_frame(&mut e, visitor, "BTreeMap[key]", id);
-                function.visit_logical_memory(&mut e.with("NamedFunction.function"), visitor);
-                drop(e);
-                if let Some(l) = self.label {
-                    label(&mut path.with(FUNCTION_LABELS), visitor, id, l);
-                }
+            Piece::FixedValue => {
+                let [columns, values] = FIXED_VALUES;
+                let mut f = path.with(columns);
+                let mut f = f.with(values);
+                key_frame(&mut f, visitor, "BTreeMap[key]", "VariableID.0");
+                leaf(&f, visitor, &SCALAR_8);
             }
-            Part::Row {
+            Piece::Row {
+                names,
+                row: Row::Regular(f),
+                removed,
+            } => regular_row_leaves(path, visitor, names, f, removed),
+            Piece::Row {
                 names,
                 row: r,
-                reason,
+                removed: false,
+            } => {
+                let mut p = path.with(names.active);
+                key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+                row(&mut p, visitor, names, r);
+            }
+            Piece::Row {
+                names,
+                row: r,
+                removed: true,
+            } => {
+                let mut p = path.with(names.removed);
+                key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
+                row(&mut p.with("Tuple.0"), visitor, names, r);
+            }
+            Piece::Reason { names, reason } => {
+                let mut p = path.with(names.removed);
+                let mut t = p.with("Tuple.1");
+                string(&t.with("RemovedReason.reason"), visitor, &reason.reason);
+                string_map(
+                    &mut t.with("RemovedReason.parameters"),
+                    visitor,
+                    MapKind::FnvHashMap,
+                    reason
+                        .parameters
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str())),
+                );
+            }
+            Piece::Context {
+                names,
+                label: l,
                 provenance,
             } => {
-                match reason {
-                    None => {
-                        let mut p = path.with(names.active);
-                        key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
-                        row(&mut p, visitor, names, r);
-                    }
-                    Some(reason) => {
-                        let mut p = path.with(names.removed);
-                        key_frame(&mut p, visitor, "BTreeMap[key]", names.id);
-                        row(&mut p.with("Tuple.0"), visitor, names, r);
-                        let mut t = p.with("Tuple.1");
-                        string(&t.with("RemovedReason.reason"), visitor, &reason.reason);
-                        string_map(
-                            &mut t.with("RemovedReason.parameters"),
-                            visitor,
-                            MapKind::FnvHashMap,
-                            reason
-                                .parameters
-                                .iter()
-                                .map(|(k, v)| (k.as_str(), v.as_str())),
-                        );
-                    }
-                }
-                if let Some(l) = self.label {
+                if let Some(l) = l {
                     let [context, labels] = CONTEXT_LABELS;
                     label(&mut path.with(context).with(labels), visitor, names.id, l);
                 }
@@ -344,12 +542,65 @@ impl LogicalMemoryProfile for Entity<'_> {
                     }
                 }
             }
+            Piece::NamedFunction(function) => {
+                let mut e = path.with(FUNCTION_ENTRIES);
+                key_frame(&mut e, visitor, "BTreeMap[key]", "NamedFunctionID.0");
+                function.visit_logical_memory(&mut e.with("NamedFunction.function"), visitor);
+            }
+            Piece::NamedLabel(l) => {
+                label(
+                    &mut path.with(FUNCTION_LABELS),
+                    visitor,
+                    "NamedFunctionID.0",
+                    l,
+                );
+            }
+        }
+    }
+}
+
+impl LogicalMemoryProfile for Entity<'_> {
+    /// Its leaves relative to its container: its pieces'.
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        let label = self.label;
+        let pieces: [Option<Piece<'_>>; 3] = match self.part {
+            Part::Variable { fixed } => [
+                Some(Piece::VariableRow),
+                label.map(Piece::VariableLabel),
+                fixed.then_some(Piece::FixedValue),
+            ],
+            Part::NamedFunction(f) => [
+                Some(Piece::NamedFunction(f)),
+                label.map(Piece::NamedLabel),
+                None,
+            ],
+            Part::Row {
+                names,
+                row,
+                reason,
+                provenance,
+            } => [
+                Some(Piece::Row {
+                    names,
+                    row,
+                    removed: reason.is_some(),
+                }),
+                reason.map(|reason| Piece::Reason { names, reason }),
+                (label.is_some() || provenance > 0).then_some(Piece::Context {
+                    names,
+                    label,
+                    provenance,
+                }),
+            ],
+        };
+        for piece in pieces.into_iter().flatten() {
+            piece.visit_logical_memory(path, visitor);
         }
     }
 }
 
 /// The container frame and kinds (active, removed) of each collection.
-pub(super) const COLLECTIONS: [(&str, &Names, EntityKind, EntityKind); 4] = [
+pub const COLLECTIONS: [(&str, &Names, EntityKind, EntityKind); 4] = [
     (
         "Instance.constraint_collection",
         &REGULAR,

@@ -1,45 +1,33 @@
-//! An `ommx.v1` instance as OMMX 3.0's `from_v1_bytes` converts it (for the
-//! migration view), given one that OMMX 2.9.3 accepts.
+//! `ommx.v1` entities as OMMX 3.0's `from_v1_bytes` converts them, one at a
+//! time, so that a v1 instance is counted under 3.0's accounting as the
+//! stream goes by, never held whole.
 //!
 //! Entity fields move to 3.0's side tables: names, subscripts, parameters and
 //! descriptions become labels, `substituted_value` becomes a fixed value,
 //! removed constraints keep their reason. Constraint hints are dropped unread
 //! (3.0 has first-class one-hot and SOS1 constraints instead), so a hint
 //! naming an undefined row or variable, or one twice, is no error. 3.0
-//! refuses more than 2.9.3: a dependent variable used by the objective or a
+//! reads expression functions, which 2.9.3 refuses, and refuses more than
+//! 2.9.3: a binary or integer variable whose bound holds no value of its
+//! kind, a fixed or dependent variable used by the objective or an active
 //! constraint, a variable both fixed and dependent, and a coefficient that
-//! summing duplicate terms made infinite.
+//! summing duplicate terms made infinite. The per-entity rules are here;
+//! the cross-entity ones need the whole stream and are the pass's
+//! (`pass/finish.rs`).
 
 use std::collections::BTreeMap;
 
-use crate::ommx_v1 as pb1;
-use crate::ommx_v2 as pb;
-
-use super::{build, Func, Instance, Row, V2Error};
 use crate::model::entities::{bound_holds_in_ommx30, Kind};
-use crate::model::Function;
+use crate::model::{
+    Constraint, DecisionVariable, EntityKind, Function, ModelError, RemovedConstraint,
+};
+use crate::ommx_v1 as pb1;
 
-fn label(
-    name: Option<String>,
-    subscripts: Vec<i64>,
-    parameters: BTreeMap<String, String>,
-    description: Option<String>,
-) -> Option<pb::ModelingLabel> {
-    let label = pb::ModelingLabel {
-        name,
-        subscripts,
-        parameters,
-        description,
-    };
-    (label != pb::ModelingLabel::default()).then_some(label)
-}
+use super::entity::{Part, REGULAR};
+use super::{Entity, Func, Label, Reason, Row, V2Error};
 
-fn context(label: Option<pb::ModelingLabel>) -> Option<pb::ConstraintContext> {
-    label.map(|label| pb::ConstraintContext {
-        label: Some(label),
-        provenance: Vec::new(),
-    })
-}
+/// The container of 3.0's regular constraint collection.
+pub const REGULAR_COLLECTION: &str = "Instance.constraint_collection";
 
 /// Why 3.0 refuses what 2.9.3 accepts.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -59,176 +47,238 @@ pub enum ConversionError {
     Model(#[from] V2Error),
 }
 
-fn finite(f: &Func, what: &str) -> Result<(), ConversionError> {
-    // v1 input holds no expression (2.9.3 refuses them before this).
+/// Why one v1 entity cannot be converted: 2.9.3 refuses it already
+/// (`Model`), or only 3.0 does (`Ommx30`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntityRefusal {
+    Model(ModelError),
+    Ommx30(ConversionError),
+}
+
+impl From<ModelError> for EntityRefusal {
+    fn from(e: ModelError) -> Self {
+        EntityRefusal::Model(e)
+    }
+}
+
+impl From<ConversionError> for EntityRefusal {
+    fn from(e: ConversionError) -> Self {
+        EntityRefusal::Ommx30(e)
+    }
+}
+
+/// 3.0's rule for an integer or binary variable's bound (as the file
+/// gives it), stricter than 2.9.3's.
+pub fn check_bound(id: u64, kind: i32, bound: Option<(f64, f64)>) -> Result<(), ConversionError> {
+    let (Some(kind @ (Kind::Binary | Kind::Integer)), Some((lower, upper))) =
+        (Kind::from_wire(id, kind).ok(), bound)
+    else {
+        // An absent bound reads as [0, 0] in both, which holds 0.
+        return Ok(());
+    };
+    match bound_holds_in_ommx30(kind, lower, upper) {
+        true => Ok(()),
+        false => Err(ConversionError::BoundInconsistentToKind {
+            id,
+            kind: kind.name(),
+            lower,
+            upper,
+        }),
+    }
+}
+
+/// 3.0 refuses a coefficient that summing duplicate terms made infinite.
+pub fn check_finite(f: &Func) -> Result<(), ConversionError> {
     let Some(f) = f.compact() else {
         return Ok(());
     };
-    let coefficients: Vec<f64> = match f {
-        Function::Zero => Vec::new(),
-        Function::Constant(c) => vec![*c],
+    let mut coefficients: Box<dyn Iterator<Item = f64>> = match f {
+        Function::Zero => Box::new(std::iter::empty()),
+        Function::Constant(c) => Box::new(std::iter::once(*c)),
         Function::Linear { terms, constant } => {
-            terms.iter().map(|t| t.1).chain([*constant]).collect()
+            Box::new(terms.iter().map(|t| t.1).chain([*constant]))
         }
         Function::Quadratic {
             quadratic,
             linear,
             constant,
-        } => quadratic
-            .iter()
-            .map(|t| t.1)
-            .chain(linear.iter().map(|t| t.1))
-            .chain([*constant])
-            .collect(),
-        Function::Polynomial { terms } => terms.iter().map(|t| t.1).collect(),
+        } => Box::new(
+            quadratic
+                .iter()
+                .map(|t| t.1)
+                .chain(linear.iter().map(|t| t.1))
+                .chain([*constant]),
+        ),
+        Function::Polynomial { terms } => Box::new(terms.iter().map(|t| t.1)),
     };
-    match coefficients.iter().all(|c| c.is_finite()) {
+    match coefficients.all(f64::is_finite) {
         true => Ok(()),
-        false => Err(ConversionError::NonFinite(what.to_string())),
+        false => Err(ConversionError::NonFinite("a function".to_string())),
     }
 }
 
-/// Converts a v1 instance (already accepted by 2.9.3's rules, hints aside).
-pub fn from_v1(v1: pb1::Instance) -> Result<Instance, ConversionError> {
-    let pb1::Instance {
-        description,
-        decision_variables,
-        objective,
-        constraints,
-        sense,
-        parameters,
-        constraint_hints: _,
-        removed_constraints,
-        decision_variable_dependency,
-        named_functions,
-        annotations,
-        format_version: _,
-    } = v1;
-    bounds_hold(&decision_variables)?;
-    let message = pb::Instance {
-        description,
-        decision_variables: Some(variable_table(decision_variables)),
-        objective,
-        regular_constraints: Some(regular_collection(constraints, removed_constraints)),
-        sense,
-        parameters,
-        decision_variable_dependency,
-        named_functions: Some(named_table(named_functions)),
-        annotations,
-        ..pb::Instance::default()
-    };
-    let instance = build::build(message, false)?;
-    no_dependent_variable_used(&instance)?;
-    every_coefficient_finite(&instance)?;
-    Ok(instance)
-}
-
-/// 3.0's rule for an integer or binary variable's bound, stricter than
-/// 2.9.3's (which the v1 pass applied already).
-fn bounds_hold(variables: &[pb1::DecisionVariable]) -> Result<(), ConversionError> {
-    for v in variables {
-        let (Some(kind @ (Kind::Binary | Kind::Integer)), Some(bound)) =
-            (Kind::from_wire(v.id, v.kind).ok(), &v.bound)
-        else {
-            // An absent bound reads as [0, 0] in both, which holds 0.
-            continue;
-        };
-        if !bound_holds_in_ommx30(kind, bound.lower, bound.upper) {
-            return Err(ConversionError::BoundInconsistentToKind {
-                id: v.id,
-                kind: kind.name(),
-                lower: bound.lower,
-                upper: bound.upper,
-            });
+/// A function as 3.0 reads it from v1: a compact one by 2.9.3's rules (and
+/// its errors), an expression by 3.0's own; `what` names it.
+pub fn function(f: &pb1::Function, what: &dyn Fn() -> String) -> Result<Func, EntityRefusal> {
+    let func = match &f.function {
+        Some(pb1::FunctionArm::Expression(_)) => {
+            Func::from_wire(f, what).map_err(ConversionError::Model)?
         }
-    }
-    Ok(())
+        _ => Func::Compact(Function::from_wire(f)?),
+    };
+    check_finite(&func)?;
+    Ok(func)
 }
 
-/// Variables move to 3.0's table: kind and bound, a label, a fixed value.
-fn variable_table(variables: Vec<pb1::DecisionVariable>) -> pb::DecisionVariableTable {
-    let mut table = pb::DecisionVariableTable::default();
-    for v in variables {
-        let pb1::DecisionVariable {
+/// Whether `f` is an expression function, which 2.9.3 refuses.
+fn is_expression(f: Option<&pb1::Function>) -> bool {
+    matches!(
+        f.and_then(|f| f.function.as_ref()),
+        Some(pb1::FunctionArm::Expression(_))
+    )
+}
+
+fn label(
+    name: Option<String>,
+    subscripts: Vec<i64>,
+    parameters: BTreeMap<String, String>,
+    description: Option<String>,
+) -> Option<Label> {
+    let label = Label {
+        name,
+        subscripts,
+        parameters,
+        description,
+    };
+    (label != Label::default()).then_some(label)
+}
+
+/// What 3.0 holds of one entity, besides its label.
+#[derive(Debug, Clone, PartialEq)]
+enum Held {
+    Variable { fixed: bool },
+    Row { row: Row, reason: Option<Reason> },
+    Named(Func),
+}
+
+/// One v1 entity as 3.0 holds it after `from_v1_bytes`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Converted {
+    pub kind: EntityKind,
+    pub id: u64,
+    label: Option<Label>,
+    held: Held,
+}
+
+impl Converted {
+    /// A decision variable, checked by 2.9.3's rules and then 3.0's bound
+    /// rule.
+    pub fn variable(v: pb1::DecisionVariable) -> Result<Self, EntityRefusal> {
+        let bound = v.bound.as_ref().map(|b| (b.lower, b.upper));
+        let (id, kind) = (v.id, v.kind);
+        let v = DecisionVariable::from_wire(v)?;
+        check_bound(id, kind, bound)?;
+        let DecisionVariable {
             id,
-            kind,
-            bound,
+            substituted_value,
             name,
             subscripts,
             parameters,
             description,
-            substituted_value,
+            ..
         } = v;
-        table
-            .entries
-            .insert(id, pb::DecisionVariable { kind, bound });
-        if let Some(l) = label(name, subscripts, parameters, description) {
-            table.labels.insert(id, l);
-        }
-        if let Some(value) = substituted_value {
-            table.fixed_values.insert(id, value);
-        }
+        Ok(Self {
+            kind: EntityKind::Variable,
+            id,
+            label: label(name, subscripts, parameters, description),
+            held: Held::Variable {
+                fixed: substituted_value.is_some(),
+            },
+        })
     }
-    table
-}
 
-/// A v1 constraint as a regular row, with its id and its context.
-fn split(c: pb1::Constraint) -> (u64, pb::RegularConstraint, Option<pb::ConstraintContext>) {
-    let pb1::Constraint {
-        id,
-        equality,
-        function,
-        parameters,
-        name,
-        description,
-        subscripts,
-    } = c;
-    let row = pb::RegularConstraint { equality, function };
-    (
-        id,
-        row,
-        context(label(name, subscripts, parameters, description)),
-    )
-}
-
-/// Active and removed constraints as 3.0's regular collection: removed rows
-/// keep their reason, labels move to the rows' contexts.
-fn regular_collection(
-    constraints: Vec<pb1::Constraint>,
-    removed_constraints: Vec<pb1::RemovedConstraint>,
-) -> pb::RegularConstraintCollection {
-    let mut regular = pb::RegularConstraintCollection::default();
-    let mut contexts = BTreeMap::new();
-    for c in constraints {
-        let (id, row, ctx) = split(c);
-        regular.active.insert(id, row);
-        contexts.extend(ctx.map(|c| (id, c)));
+    /// An active constraint as a row of 3.0's regular collection.
+    pub fn constraint(c: pb1::Constraint) -> Result<Self, EntityRefusal> {
+        let (c, func) = checked_constraint(c)?;
+        let Constraint {
+            id,
+            name,
+            subscripts,
+            parameters,
+            description,
+            ..
+        } = c;
+        Ok(Self {
+            kind: EntityKind::Constraint,
+            id,
+            label: label(name, subscripts, parameters, description),
+            held: Held::Row {
+                row: Row::Regular(func),
+                reason: None,
+            },
+        })
     }
-    for r in removed_constraints {
+
+    /// A removed constraint as a removed row with its reason.
+    pub fn removed(r: pb1::RemovedConstraint) -> Result<Self, EntityRefusal> {
         let pb1::RemovedConstraint {
             constraint,
             removed_reason,
             removed_reason_parameters,
         } = r;
-        let (id, row, ctx) = split(constraint.unwrap_or_default());
-        regular.removed.insert(id, row);
-        regular.removed_reasons.insert(
+        // 2.9.3's checks, with an expression taken as a constant.
+        let expression = constraint
+            .as_ref()
+            .and_then(|c| c.function.clone())
+            .filter(|f| is_expression(Some(f)));
+        let mut copy = pb1::RemovedConstraint {
+            constraint,
+            removed_reason,
+            removed_reason_parameters,
+        };
+        if expression.is_some() {
+            if let Some(c) = &mut copy.constraint {
+                c.function = Some(constant_zero());
+            }
+        }
+        let RemovedConstraint {
+            constraint:
+                Constraint {
+                    id,
+                    function,
+                    name,
+                    subscripts,
+                    parameters,
+                    description,
+                    ..
+                },
+            removed_reason,
+            removed_reason_parameters,
+        } = RemovedConstraint::from_wire(copy)?;
+        let func = match expression {
+            Some(e) => self::function(&e, &|| format!("removed constraint {id}"))?,
+            None => {
+                let func = Func::Compact(function);
+                check_finite(&func)?;
+                func
+            }
+        };
+        Ok(Self {
+            kind: EntityKind::Removed,
             id,
-            pb::RemovedReason {
-                reason: removed_reason,
-                parameters: removed_reason_parameters,
+            label: label(name, subscripts, parameters, description),
+            held: Held::Row {
+                row: Row::Regular(func),
+                reason: Some(Reason {
+                    reason: removed_reason,
+                    parameters: removed_reason_parameters,
+                }),
             },
-        );
-        contexts.extend(ctx.map(|c| (id, c)));
+        })
     }
-    regular.contexts = contexts;
-    regular
-}
 
-/// Named functions move to 3.0's table, their labels beside them.
-fn named_table(functions: Vec<pb1::NamedFunction>) -> pb::NamedFunctionTable {
-    let mut named = pb::NamedFunctionTable::default();
-    for f in functions {
+    /// A named function (2.9.3 checks its function only).
+    pub fn named_function(n: pb1::NamedFunction) -> Result<Self, EntityRefusal> {
         let pb1::NamedFunction {
             id,
             function,
@@ -236,63 +286,77 @@ fn named_table(functions: Vec<pb1::NamedFunction>) -> pb::NamedFunctionTable {
             parameters,
             name,
             description,
-        } = f;
-        named.entries.insert(id, pb::NamedFunction { function });
-        if let Some(l) = label(name, subscripts, parameters, description) {
-            named.labels.insert(id, l);
-        }
+        } = n;
+        let function = function.ok_or_else(|| ModelError::MissingFunction {
+            what: format!("named function {id}"),
+        })?;
+        let func = self::function(&function, &|| format!("named function {id}"))?;
+        Ok(Self {
+            kind: EntityKind::NamedFunction,
+            id,
+            label: label(
+                name,
+                subscripts,
+                parameters.into_iter().collect(),
+                description,
+            ),
+            held: Held::Named(func),
+        })
     }
-    named
-}
 
-/// The functions of the active regular rows.
-fn active_functions(instance: &Instance) -> impl Iterator<Item = &Func> {
-    instance.regular.active.values().filter_map(|r| match r {
-        Row::Regular(f) => Some(f),
-        _ => None,
-    })
-}
-
-/// 3.0 refuses a dependent variable (a key of the dependency) used by the
-/// objective or an active constraint.
-fn no_dependent_variable_used(instance: &Instance) -> Result<(), ConversionError> {
-    let dependent = |f: &Func| {
-        let mut used = None;
-        f.for_each_variable(|v| {
-            if used.is_none() && instance.dependency.assignments.contains_key(&v) {
-                used = Some(v);
+    /// The entity, as the 3.0 profile visits it.
+    pub fn entity(&self) -> Entity<'_> {
+        let (container, part) = match &self.held {
+            Held::Variable { fixed } => {
+                (super::entity::VARIABLES, Part::Variable { fixed: *fixed })
             }
-        });
-        used
-    };
-    for f in instance.objective.iter().chain(active_functions(instance)) {
-        if let Some(v) = dependent(f) {
-            return Err(ConversionError::DependentUsed(v));
+            Held::Row { row, reason } => (
+                REGULAR_COLLECTION,
+                Part::Row {
+                    names: &REGULAR,
+                    row,
+                    reason: reason.as_ref(),
+                    provenance: 0,
+                },
+            ),
+            Held::Named(f) => (super::entity::NAMED_FUNCTIONS, Part::NamedFunction(f)),
+        };
+        Entity {
+            kind: self.kind,
+            id: self.id,
+            label: self.label.as_ref(),
+            container,
+            part,
         }
     }
-    Ok(())
+
+    /// Whether it is a variable with a fixed value.
+    pub fn fixed(&self) -> bool {
+        matches!(self.held, Held::Variable { fixed: true })
+    }
 }
 
-/// 3.0 refuses a coefficient that summing duplicate terms made infinite,
-/// in any function it holds.
-fn every_coefficient_finite(instance: &Instance) -> Result<(), ConversionError> {
-    let removed = instance
-        .regular
-        .removed
-        .values()
-        .filter_map(|(r, _)| match r {
-            Row::Regular(f) => Some(f),
-            _ => None,
-        });
-    let all = instance
-        .objective
-        .iter()
-        .chain(active_functions(instance))
-        .chain(removed)
-        .chain(instance.named_functions.values())
-        .chain(instance.dependency.assignments.values());
-    for f in all {
-        finite(f, "a function")?;
+fn constant_zero() -> pb1::Function {
+    pb1::Function {
+        function: Some(pb1::FunctionArm::Constant(0.0)),
     }
-    Ok(())
+}
+
+/// A constraint checked by 2.9.3's rules (an expression taken as a
+/// constant for them), with its function as 3.0 reads it.
+fn checked_constraint(mut c: pb1::Constraint) -> Result<(Constraint, Func), EntityRefusal> {
+    let expression = c.function.take_if(|f| is_expression(Some(f)));
+    if expression.is_some() {
+        c.function = Some(constant_zero());
+    }
+    let mut c = Constraint::from_wire(c)?;
+    let func = match expression {
+        Some(e) => function(&e, &|| format!("constraint {}", c.id))?,
+        None => {
+            let func = Func::Compact(std::mem::replace(&mut c.function, Function::Zero));
+            check_finite(&func)?;
+            func
+        }
+    };
+    Ok((c, func))
 }

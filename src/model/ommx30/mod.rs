@@ -29,12 +29,21 @@ use crate::ommx_v2 as pb;
 use super::ModelError;
 
 pub use entity::Names;
-pub use entity::{Entity, Part, WireSizes};
+pub use entity::{regular_row_leaves, COLLECTIONS};
+pub use entity::{CountedConstraint, CountedVariable, Entity, LabelFields, Part, Piece, WireSizes};
+pub use entity::{NAMED_FUNCTIONS, VARIABLES};
 pub use expression::{Func, Instruction};
-pub use from_v1::from_v1;
+pub use from_v1::REGULAR_COLLECTION;
+pub use from_v1::{check_bound, check_finite, function, ConversionError, Converted, EntityRefusal};
 pub use layer::fold_layer_annotations;
+pub use profile::OBJECTIVE;
 mod build;
-pub use build::{decode, dependency, from_wire};
+pub use build::{
+    assignments, check_header, decode, dependency, from_wire, function as build_function,
+};
+pub use build::{
+    indicator_row, named_function, regular_row, set_row, variable as check_variable, Has,
+};
 
 /// Why a v2 instance cannot be profiled.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

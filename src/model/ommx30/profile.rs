@@ -20,6 +20,9 @@ use super::{Func, Instance};
 /// description, absent parameters.
 pub use crate::model::entities::{DEPENDENCY_GRAPH, DESCRIPTION_NONE, PARAMETERS_NONE};
 
+/// The objective's frame.
+pub const OBJECTIVE: &str = "Instance.objective";
+
 pub const OUTPUT_OBJECTIVE_NONE: Rule = Rule::fixed(
     "an absent Option<OutputObjective>",
     Noun::new("absent value", "absent values"),
@@ -49,11 +52,26 @@ impl Instance {
     /// instance-wide fields. With every [`Entity`](super::Entity)'s leaves
     /// under its container, they make the whole profile.
     pub fn visit_parts<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        self.visit_parts_but_objective(path, visitor);
+        let zero = Func::default();
+        self.objective
+            .as_ref()
+            .unwrap_or(&zero)
+            .visit_logical_memory(&mut path.with(OBJECTIVE), visitor);
+    }
+
+    /// [`Instance::visit_parts`] but the objective's leaves (under
+    /// [`OBJECTIVE`]), for an objective the pass only counted.
+    pub fn visit_parts_but_objective<V: LogicalMemoryVisitor>(
+        &self,
+        path: &mut Path,
+        visitor: &mut V,
+    ) {
         let Instance {
             variables: _,
             variable_labels: _,
             fixed_values: _,
-            objective,
+            objective: _,
             regular: _,
             indicator: _,
             one_hot: _,
@@ -158,11 +176,6 @@ impl Instance {
             );
             label_stacks(&mut p.with(FUNCTION_LABELS), visitor);
         }
-        let zero = Func::default();
-        objective
-            .as_ref()
-            .unwrap_or(&zero)
-            .visit_logical_memory(&mut path.with("Instance.objective"), visitor);
         {
             let mut p = path.with("Instance.output_objective");
             match output_objective {

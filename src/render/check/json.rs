@@ -9,6 +9,6 @@ use crate::check::CheckReport;
 use crate::report::envelope::Envelope;
 
 /// The report as JSON or (`yaml`) YAML.
-pub fn render(report: &CheckReport, yaml: bool, out: &mut dyn Write) -> Result<()> {
+pub(super) fn write(report: &CheckReport, yaml: bool, out: &mut dyn Write) -> Result<()> {
     Envelope::untooled(report).write(yaml, out)
 }

@@ -26,7 +26,7 @@ fn escape(text: &str) -> String {
     out
 }
 
-pub fn render(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
+pub(super) fn write(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
     let tests: usize = report.files.iter().map(|f| f.results.len()).sum();
     let failures: usize = report
         .files

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::{file_title, no_rules, rule_name, verdict};
 use crate::check::{exceeding, holding, CheckReport};
-use crate::render::diff::markdown::{code, COMMENT_LIMIT};
+use crate::render::diff::{code, COMMENT_LIMIT};
 use crate::units;
 
 const FOOTER_ROOM: usize = 600;
@@ -66,7 +66,7 @@ fn upper_first(text: &str) -> String {
     })
 }
 
-pub fn render(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
+pub(super) fn write(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
     let mut text = String::new();
     if report.pass {
         let _ = writeln!(

@@ -1,31 +1,53 @@
-//! The formats of `memprof check`, each a view of one [`CheckReport`].
+//! `memprof check`'s document, [`CheckReport`], and a file per format.
 
-pub mod json;
-pub mod junit;
-pub mod markdown;
-pub mod table;
+mod json;
+mod junit;
+mod markdown;
+mod table;
 
 use std::io::Write;
 
 use anyhow::Result;
 
-use super::format::{unsupported, Format};
+use super::{Document, Format};
 use crate::check::{CheckReport, FileReport, LimitResult};
+use crate::names::{choice, Choice};
 use crate::units::thousands;
 
-/// `report` in `format`.
-pub fn render(report: &CheckReport, format: Format, out: &mut dyn Write) -> Result<()> {
-    match format {
-        Format::Table => table::render(report, out)?,
-        Format::Json => json::render(report, false, out)?,
-        Format::Yaml => json::render(report, true, out)?,
-        Format::Markdown => markdown::render(report, out)?,
-        Format::Junit => junit::render(report, out)?,
-        Format::Folded | Format::Tree | Format::Speedscope => {
-            return Err(unsupported(format, "check"))
-        }
+impl Document for CheckReport {
+    const NAME: &'static str = "check";
+    const FORMATS: &'static [Choice<Format>] = &[
+        choice(
+            Format::Table,
+            "Every rule with its measured value, limit and verdict",
+        ),
+        choice(Format::Json, "The same as data"),
+        choice(Format::Yaml, "The same document as YAML"),
+        choice(
+            Format::Markdown,
+            "A job summary or pull-request comment (under 65,536 characters)",
+        ),
+        choice(
+            Format::Junit,
+            "JUnit XML: one test case per limit of each rule, one suite per file",
+        ),
+    ];
+
+    fn table(&self, out: &mut dyn Write) -> Result<()> {
+        Ok(table::write(self, out)?)
     }
-    Ok(())
+
+    fn data(&self, yaml: bool, out: &mut dyn Write) -> Result<()> {
+        json::write(self, yaml, out)
+    }
+
+    fn markdown(&self, out: &mut dyn Write) -> Result<()> {
+        markdown::write(self, out)
+    }
+
+    fn junit(&self, out: &mut dyn Write) -> Result<()> {
+        junit::write(self, out)
+    }
 }
 
 /// The verdict cell: `ok`, `ok (12 paths)`, `EXCEEDED`, `EXCEEDED at 2 of 12 paths`.

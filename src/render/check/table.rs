@@ -9,7 +9,7 @@ use crate::check::{exceeding, holding, CheckReport};
 use crate::render::width::Give;
 use crate::units::thousands;
 
-pub fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
     if let Some(budget) = &report.budget {
         writeln!(out, "budget: {budget}")?;
     }

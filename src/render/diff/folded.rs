@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::DiffView;
 
-pub fn render(view: &DiffView<'_>, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write(view: &DiffView<'_>, out: &mut dyn Write) -> io::Result<()> {
     for (path, old, new) in view.diff.folded_lines() {
         writeln!(out, "{path} {old} {new}")?;
     }

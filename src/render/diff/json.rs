@@ -63,7 +63,7 @@ fn row<'a>(path: &'a str, node: &DiffNode) -> Row<'a> {
 }
 
 /// The diff as JSON or (`yaml`) YAML.
-pub fn render(view: &DiffView<'_>, yaml: bool, out: &mut dyn Write) -> Result<()> {
+pub(super) fn write(view: &DiffView<'_>, yaml: bool, out: &mut dyn Write) -> Result<()> {
     let diff = &view.diff;
     let doc = DiffJson {
         old: side(view.old),

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::{change_text, signed_count, DiffView, DiffViewOptions};
+use super::{change_text, signed_count, DiffView};
 use crate::units::{count, human, signed_human, thousands};
 
 /// GitHub's limit on a comment body, in characters.
@@ -31,7 +31,8 @@ pub fn code(text: &str) -> String {
     format!("{fence}{pad}{}{pad}{fence}", text.replace('|', "\\|"))
 }
 
-pub fn render(view: &DiffView<'_>, options: &DiffViewOptions, out: &mut dyn Write) -> Result<()> {
+pub(super) fn write(view: &DiffView<'_>, out: &mut dyn Write) -> Result<()> {
+    let options = &view.options;
     let mut text = String::new();
     let root = view.diff.root();
     text.push_str(&format!(

@@ -1,38 +1,23 @@
-//! The formats of `memprof diff`, each a view of one [`DiffView`]: the two
-//! sources, their profiles and the [`Diff`] of their paths.
+//! `memprof diff`'s document, [`DiffView`] (the two sources, their
+//! profiles and the [`Diff`] of their paths), and a file per format; and
+//! the pair of flamegraphs `--flamegraph` draws of it (`svg.rs`).
 
-pub mod folded;
-pub mod json;
-pub mod markdown;
+mod folded;
+mod json;
+mod markdown;
 pub mod svg;
-pub mod table;
-pub mod tree;
+mod table;
+mod tree;
+
+pub(crate) use markdown::{code, COMMENT_LIMIT};
 
 use std::io::{self, Write};
 
-use super::format::{unsupported, Format};
+use super::{Document, Format};
 use crate::diff::{self, Count, Diff, DiffNode, Status};
+use crate::names::{choice, Choice};
 use crate::report::Loaded;
 use crate::units::{human, signed_human, signed_percent, thousands};
-
-/// `view` in `format`.
-pub fn render(
-    view: &DiffView<'_>,
-    options: &DiffViewOptions,
-    format: Format,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    match format {
-        Format::Table => table::render(view, options, out)?,
-        Format::Tree => tree::render(view, options, out)?,
-        Format::Json => json::render(view, false, out)?,
-        Format::Yaml => json::render(view, true, out)?,
-        Format::Markdown => markdown::render(view, options, out)?,
-        Format::Folded => folded::render(view, out)?,
-        Format::Junit | Format::Speedscope => return Err(unsupported(format, "diff")),
-    }
-    Ok(())
-}
 
 /// Options of the human views.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -43,16 +28,64 @@ pub struct DiffViewOptions {
     pub depth: Option<usize>,
 }
 
-/// What every diff format renders.
+/// `diff`'s document, which every diff format renders: the two sources,
+/// the [`Diff`] of their paths, their counts, and the options of the human
+/// views.
 pub struct DiffView<'a> {
     pub old: &'a Loaded,
     pub new: &'a Loaded,
     pub diff: Diff,
     pub counts: Vec<Count>,
+    pub options: DiffViewOptions,
+}
+
+impl Document for DiffView<'_> {
+    const NAME: &'static str = "diff";
+    const FORMATS: &'static [Choice<Format>] = &[
+        choice(
+            Format::Table,
+            "Changed paths as a table, largest change first, with the counts",
+        ),
+        choice(
+            Format::Tree,
+            "The changed part of the tree, every level summing to its parent",
+        ),
+        choice(Format::Json, "Every path with old and new bytes as data"),
+        choice(Format::Yaml, "The same document as YAML"),
+        choice(
+            Format::Markdown,
+            "A pull-request comment (under 65,536 characters)",
+        ),
+        choice(
+            Format::Folded,
+            "`path OLD NEW` lines of own bytes: inferno's differential input",
+        ),
+    ];
+
+    fn table(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        Ok(table::write(self, out)?)
+    }
+
+    fn tree(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        Ok(tree::write(self, out)?)
+    }
+
+    fn data(&self, yaml: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+        json::write(self, yaml, out)
+    }
+
+    fn markdown(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        markdown::write(self, out)
+    }
+
+    fn folded(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        Ok(folded::write(self, out)?)
+    }
 }
 
 impl<'a> DiffView<'a> {
-    pub fn new(old: &'a Loaded, new: &'a Loaded) -> Self {
+    /// The diff of `old` and `new`, its human views cut by `options`.
+    pub fn new(old: &'a Loaded, new: &'a Loaded, options: DiffViewOptions) -> Self {
         let (old_profile, new_profile) = (old.profile(), new.profile());
         let diff = Diff::of(&old_profile, &new_profile);
         let root = diff.root();
@@ -67,6 +100,7 @@ impl<'a> DiffView<'a> {
             new,
             diff,
             counts,
+            options,
         }
     }
 

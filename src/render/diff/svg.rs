@@ -16,7 +16,9 @@ use anyhow::{Context, Result};
 use inferno::flamegraph::{self, color::BasicPalette, Palette, TextTruncateDirection};
 
 use super::DiffView;
+use crate::names::{bare, Choice};
 use crate::render::svg_frames::{self, Finish};
+use crate::render::{Document, Format};
 use crate::units::{human, human_exact};
 
 /// Which side sets the frame widths.
@@ -38,12 +40,24 @@ pub fn old_graph_path(path: &std::path::Path) -> std::path::PathBuf {
     name.into()
 }
 
-pub fn render(
-    view: &DiffView<'_>,
-    widths: Widths,
-    companion: &str,
-    out: &mut dyn Write,
-) -> Result<()> {
+/// One graph of `diff --flamegraph`'s pair: the diff, with the frame
+/// widths of one side; `companion` names the other side's graph.
+pub struct DiffGraph<'a> {
+    pub view: &'a DiffView<'a>,
+    pub widths: Widths,
+    pub companion: &'a str,
+}
+
+impl Document for DiffGraph<'_> {
+    const NAME: &'static str = "diff --flamegraph";
+    const FORMATS: &'static [Choice<Format>] = &[bare(Format::Svg)];
+
+    fn svg(&self, out: &mut dyn Write) -> Result<()> {
+        draw(self.view, self.widths, self.companion, out)
+    }
+}
+
+fn draw(view: &DiffView<'_>, widths: Widths, companion: &str, out: &mut dyn Write) -> Result<()> {
     let lines: Vec<String> = view
         .diff
         .folded_lines()

@@ -8,7 +8,7 @@ use comfy_table::CellAlignment;
 
 use crate::render::width::Grid;
 
-use super::{change_text, signed_count, DiffView, DiffViewOptions};
+use super::{change_text, signed_count, DiffView};
 use crate::render::width::Give;
 use crate::units::{count, human, signed_human, thousands};
 
@@ -22,11 +22,8 @@ fn right_align(table: &mut Grid, from: usize, to: usize) {
     }
 }
 
-pub fn render(
-    view: &DiffView<'_>,
-    options: &DiffViewOptions,
-    out: &mut dyn Write,
-) -> io::Result<()> {
+pub(super) fn write(view: &DiffView<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let options = &view.options;
     view.write_header(out)?;
     writeln!(out)?;
     let mut counts = crate::render::width::table();

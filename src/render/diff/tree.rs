@@ -93,11 +93,8 @@ fn collect(
     }
 }
 
-pub fn render(
-    view: &DiffView<'_>,
-    options: &DiffViewOptions,
-    out: &mut dyn Write,
-) -> io::Result<()> {
+pub(super) fn write(view: &DiffView<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let options = &view.options;
     view.write_header(out)?;
     writeln!(out)?;
     let diff = &view.diff;

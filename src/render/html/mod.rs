@@ -15,6 +15,8 @@ use std::io::Write;
 
 use anyhow::Result;
 
+use super::{Document, Format};
+use crate::names::{bare, Choice};
 pub use page::{Analyses, Page, TopFound};
 
 /// The bundled page script (d3, d3-flame-graph and the page's own code).
@@ -24,8 +26,17 @@ const STYLE: &str = include_str!("../../../web/dist/report.css");
 /// The licences of the bundled libraries, shown at the foot of the page.
 const LICENSES: &str = include_str!("../../../web/dist/LICENSES.txt");
 
-/// Writes `page` as one HTML file.
-pub fn render(page: &Page, out: &mut dyn Write) -> Result<()> {
+/// `report`'s document: the page, one HTML file.
+impl Document for Page {
+    const NAME: &'static str = "report";
+    const FORMATS: &'static [Choice<Format>] = &[bare(Format::Html)];
+
+    fn html(&self, out: &mut dyn Write) -> Result<()> {
+        write_page(self, out)
+    }
+}
+
+fn write_page(page: &Page, out: &mut dyn Write) -> Result<()> {
     let data = script_json(&serde_json::to_string(page)?);
     write!(
         out,

@@ -229,16 +229,19 @@ pub struct TopFound<'a> {
 }
 
 impl<'a> Analyses<'a> {
-    /// What [`crate::api::report`] found.
+    /// What [`crate::api::report`] found: nothing for a saved baseline.
     pub fn of(reported: &'a Reported) -> Self {
+        let Some(found) = &reported.found else {
+            return Self::default();
+        };
         Self {
             top: Some(TopFound {
                 kind: crate::drill::KindFilter::All.name(),
-                n: reported.n,
-                entities: &reported.top,
+                n: found.n,
+                entities: &found.top,
             }),
-            stats: Some((&reported.kinds, &reported.families)),
-            advice: Some(&reported.advice),
+            stats: Some((&found.kinds, &found.families)),
+            advice: Some(&found.advice),
         }
     }
 }

@@ -239,8 +239,8 @@ pub(super) fn cases() -> Vec<Case> {
         budget_case(
             "budget-invalid",
             "a budget size with a unit memprof does not know",
-            "rules:\n  - path: total\n    max: 5 KB\n",
-            "budget.yaml: invalid budget: rules[0].max: unknown unit \"KB\" in \"5 KB\"",
+            "rules:\n  - path: total\n    max: 5 kilobytes\n",
+            "budget.yaml: invalid budget: rules[0].max: unknown unit \"kilobytes\" in \"5 kilobytes\"",
         ),
         budget_case(
             "budget-invalid",

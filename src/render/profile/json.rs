@@ -6,18 +6,18 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::files::FileSummary;
-use super::Profile;
-use crate::input::{Container, InstanceSummary, Report};
+use super::ProfileView;
+use crate::input::InstanceSummary;
 use crate::profile::Aggregate;
+use crate::render::data::{input_json, layer_refs, InputJson, LayerRef};
 use crate::report::envelope::Envelope;
-use crate::report::real::RealMemory;
-use crate::report::registry::Origin;
+use crate::report::files::FileSummary;
+use crate::report::Profile;
 
 #[derive(Debug, Serialize)]
 pub struct ProfileJson {
     pub accounting: &'static str,
-    pub input: InputInfo,
+    pub input: InputJson,
     /// The instance layers profiled (`null` index for raw input).
     pub layers: Vec<LayerRef>,
     pub summary: InstanceSummary,
@@ -26,27 +26,6 @@ pub struct ProfileJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files: Option<Vec<FileSummary>>,
     pub tree: TreeNode,
-}
-
-#[derive(Debug, Serialize)]
-pub struct InputInfo {
-    pub name: String,
-    pub container: Container,
-    pub gzip: bool,
-    pub file_bytes: Option<u64>,
-    /// Where in OMMX's local registry an image named by reference was read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub registry: Option<Origin>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct LayerRef {
-    pub index: Option<usize>,
-    pub title: Option<String>,
-    pub summary: InstanceSummary,
-    /// The real-memory estimate (absent from a profile read back without one).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub real_memory: Option<RealMemory>,
 }
 
 #[derive(Debug, Serialize)]
@@ -77,36 +56,10 @@ fn node(profile: &Profile<'_>, id: usize) -> TreeNode {
     }
 }
 
-/// The input part of every JSON document.
-pub fn input_info(report: &Report) -> InputInfo {
-    let doc = &report.input;
-    InputInfo {
-        name: doc.name.clone(),
-        container: doc.container,
-        gzip: doc.gzip,
-        file_bytes: doc.file_bytes,
-        registry: doc.registry.as_deref().cloned(),
-    }
-}
-
-/// The instance layers of every JSON document.
-pub fn layer_refs(report: &Report) -> Vec<LayerRef> {
-    report
-        .instances
-        .iter()
-        .map(|i| LayerRef {
-            index: i.instance_index,
-            title: i.title.clone(),
-            summary: i.summary.clone(),
-            real_memory: i.real_memory,
-        })
-        .collect()
-}
-
 fn document(profile: &Profile<'_>) -> ProfileJson {
     ProfileJson {
         accounting: profile.accounting_describe(),
-        input: input_info(profile.report),
+        input: input_json(profile.report),
         layers: layer_refs(profile.report),
         summary: profile.summary(),
         total_bytes: profile.total_bytes(),
@@ -117,15 +70,10 @@ fn document(profile: &Profile<'_>) -> ProfileJson {
 
 /// The profile as JSON or (`yaml`) YAML, with a row per input when
 /// several were profiled together: the baseline format.
-pub fn render(
-    profile: &Profile<'_>,
-    files: Option<&[FileSummary]>,
-    yaml: bool,
-    out: &mut dyn Write,
-) -> Result<()> {
+pub(super) fn write(view: &ProfileView<'_>, yaml: bool, out: &mut dyn Write) -> Result<()> {
     let document = ProfileJson {
-        files: files.map(<[FileSummary]>::to_vec),
-        ..document(profile)
+        files: view.files.map(<[FileSummary]>::to_vec),
+        ..document(view.profile)
     };
     Envelope::new(document).write(yaml, out)
 }

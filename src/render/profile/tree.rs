@@ -7,8 +7,9 @@
 
 use std::io::{self, Write};
 
-use super::{Profile, ViewOptions};
+use super::{ProfileView, ViewOptions};
 use crate::profile::Aggregate;
+use crate::report::Profile;
 use crate::units::{self, human, percent};
 
 struct Row {
@@ -86,7 +87,8 @@ fn collect(
     }
 }
 
-pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write(view: &ProfileView<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let (profile, options) = (view.profile, &view.options);
     crate::render::header::write_summary(profile, out)?;
     crate::render::header::write_real_memory(profile, out)?;
     writeln!(out)?;

@@ -17,7 +17,8 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::Profile;
+use super::ProfileView;
+use crate::report::Profile;
 
 /// The schema speedscope reads the file by.
 pub const SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
@@ -85,10 +86,10 @@ pub fn file(profile: &Profile<'_>) -> File {
     }
     let name = &profile.report.input.name;
     let what = match profile.account {
-        super::Account::Memory => {
+        crate::report::Account::Memory => {
             format!("logical bytes as {} counts them", profile.accounting_name())
         }
-        super::Account::Wire => "encoded protobuf bytes".to_string(),
+        crate::report::Account::Wire => "encoded protobuf bytes".to_string(),
     };
     File {
         schema: SCHEMA,
@@ -109,8 +110,8 @@ pub fn file(profile: &Profile<'_>) -> File {
 }
 
 /// The profile as speedscope's JSON, on one line and a newline.
-pub fn render(profile: &Profile<'_>, out: &mut dyn Write) -> Result<()> {
-    serde_json::to_writer(&mut *out, &file(profile))?;
+pub(super) fn write(view: &ProfileView<'_>, out: &mut dyn Write) -> Result<()> {
+    serde_json::to_writer(&mut *out, &file(view.profile))?;
     writeln!(out)?;
     Ok(())
 }

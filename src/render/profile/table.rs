@@ -6,12 +6,13 @@ use std::io::{self, Write};
 
 use comfy_table::CellAlignment;
 
-use super::{Profile, ViewOptions};
+use super::ProfileView;
 use crate::profile::Aggregate;
 use crate::render::width::Give;
 use crate::units::{human, percent};
 
-pub fn render(profile: &Profile<'_>, options: &ViewOptions, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write(view: &ProfileView<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let (profile, options) = (view.profile, &view.options);
     crate::render::header::write_summary(profile, out)?;
     crate::render::header::write_real_memory(profile, out)?;
     writeln!(out)?;

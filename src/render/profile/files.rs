@@ -6,10 +6,10 @@ use std::io::{self, Write};
 use comfy_table::CellAlignment;
 
 use crate::render::width::Give;
-pub use crate::report::files::FileSummary;
+use crate::report::files::FileSummary;
 use crate::units::human;
 
-pub fn render_table(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()> {
     let mut table = crate::render::width::table();
     table.set_header(vec![
         "file",

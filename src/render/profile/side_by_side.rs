@@ -8,9 +8,10 @@ use std::io::{self, Write};
 
 use comfy_table::CellAlignment;
 
-use super::{Profile, ViewOptions};
+use super::ProfileView;
 use crate::profile::Aggregate;
 use crate::render::width::Give;
+use crate::report::Profile;
 use crate::units::human;
 
 /// In-memory bytes per on-disk byte, `-` when there are no disk bytes.
@@ -54,12 +55,13 @@ pub fn rows(memory: &Profile<'_>, wire: &Profile<'_>) -> Vec<(String, u64, u64)>
     rows
 }
 
-pub fn render(
-    memory: &Profile<'_>,
+/// The table of `view` with its wire side, `wire`, beside it.
+pub(super) fn write(
+    view: &ProfileView<'_>,
     wire: &Profile<'_>,
-    options: &ViewOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    let (memory, options) = (view.profile, &view.options);
     crate::render::header::write_summary(memory, out)?;
     crate::render::header::write_total(wire, out)?;
     crate::render::header::write_real_memory(memory, out)?;

@@ -3,9 +3,10 @@
 
 use std::io::{self, Write};
 
-use super::Profile;
+use super::ProfileView;
 
-pub fn render(profile: &Profile<'_>, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write(view: &ProfileView<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let profile = view.profile;
     for (path, bytes) in profile.aggregate.folded_lines() {
         writeln!(out, "{path} {bytes}")?;
     }
