@@ -251,7 +251,7 @@ fn main() {
                 }
                 let now = sim.resident_heap() + sim.mapped_bytes();
                 if o.floors && base.is_some() {
-                    for (at, chunk) in sim.highest_in_use(3) {
+                    for (at, chunk) in sim.highest_in_use(live.values().copied(), 3) {
                         let (record, made_in, request) =
                             origin.get(&at).copied().unwrap_or((0, u64::MAX, 0));
                         let freed = !live.values().any(|p| !p.is_mapped() && p.offset() == at);

@@ -8,6 +8,13 @@ Usage (bench/real_memory.sh runs all of this in virtualenvs it makes):
   python real_memory.py measure FILE [--runtime 2.9|3.0]
       load FILE in this process as that runtime does and print one JSON line:
       {"resident": ..., "peak": ..., "read": ..., "baseline": ...} (bytes)
+  python real_memory.py first-load [--runtime 2.9|3.0]
+      in this (fresh) process, load a tiny instance twice and print one JSON line:
+      {"cold": ..., "warm": ...} (bytes of RssAnon each load added)
+  python real_memory.py first-loads --py29 PY --py30 PY [--runs N] OUT FILE...
+      `first-load` of each FILE (small instances) in N fresh processes of each runtime;
+      writes OUT (JSON): each runtime's first_load_extra_bytes, the median over files and
+      runs of cold - warm, which memprof reads (src/real_memory/first_load.json)
   python real_memory.py show TABLE
       print TABLE as markdown
   python real_memory.py table --py29 PY --py30 PY --memprof BIN --gen BIN --dir DIR OUT
@@ -130,6 +137,70 @@ def measure(path: str, runtime: str, before_load=None) -> dict[str, int]:
     resident = status()["RssAnon"] - before["RssAnon"]
     del instance
     return {"resident": resident, "peak": peak, "read": read, "baseline": baseline}
+
+
+def first_load(runtime: str, path: str | None = None) -> dict[str, int]:
+    """A fresh process's first load against its second: what each added to RssAnon, the
+    instance (FILE, else the tiny one) kept both times (`measure` subtracts the first: its
+    warm-up)."""
+    if runtime == "2.9":
+        from ommx.v1 import Instance
+
+        load = Instance.from_bytes
+    else:
+        from ommx import Instance
+
+        load = Instance.from_v1_bytes
+    if path:
+        with open(path, "rb") as f:
+            b = f.read()
+    else:
+        b = tiny_instance()
+    gc.collect()
+    added = []
+    kept = []
+    for _ in range(2):
+        before = status()["RssAnon"]
+        kept.append(load(b))
+        gc.collect()
+        added.append(status()["RssAnon"] - before)
+    return {"cold": added[0], "warm": added[1]}
+
+
+def first_loads(args) -> None:
+    """`first-load` in fresh processes of each runtime, in the measuring environment; the
+    extra of a first load is the median of cold - warm."""
+    import subprocess
+
+    out = {}
+    runtimes = (("2.9", "ommx 2.9.3", args.py29), ("3.0", "ommx 3.0.0b7", args.py30))
+    for runtime, name, python in runtimes:
+        extras = []
+        each = {}
+        for path in args.files:
+            runs = []
+            for _ in range(args.runs):
+                done = subprocess.run(
+                    [python, os.path.abspath(__file__), "first-load", os.path.abspath(path)]
+                    + ["--runtime", runtime],
+                    env=measuring_env(),
+                    cwd="/",
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                runs.append(json.loads(done.stdout))
+            extras += [r["cold"] - r["warm"] for r in runs]
+            each[os.path.basename(path)] = {
+                "cold": sorted(r["cold"] for r in runs),
+                "warm": sorted(r["warm"] for r in runs),
+            }
+        extras.sort()
+        out[name] = {"first_load_extra_bytes": extras[len(extras) // 2], "instances": each}
+        print(name, json.dumps(out[name]), file=sys.stderr)
+    with open(args.output, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
 
 
 # ---------------------------------------------------------------------------
@@ -495,8 +566,21 @@ def main() -> None:
     t.add_argument("output")
     w = sub.add_parser("show")
     w.add_argument("table")
+    fl = sub.add_parser("first-load")
+    fl.add_argument("file", nargs="?")
+    fl.add_argument("--runtime", choices=("2.9", "3.0"), default="2.9")
+    fls = sub.add_parser("first-loads")
+    fls.add_argument("--py29", required=True)
+    fls.add_argument("--py30", required=True)
+    fls.add_argument("--runs", type=int, default=3)
+    fls.add_argument("output")
+    fls.add_argument("files", nargs="+")
     args = parser.parse_args()
-    if args.command == "show":
+    if args.command == "first-load":
+        print(json.dumps(first_load(args.runtime, args.file)))
+    elif args.command == "first-loads":
+        first_loads(args)
+    elif args.command == "show":
         show(args.table)
     elif args.command == "gen":
         gen(args.shape, args.output, args.scale, args.seed)

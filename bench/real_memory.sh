@@ -32,3 +32,13 @@ args=(table --py29 "$venvs/ommx29/bin/python" --py30 "$venvs/ommx30/bin/python"
 [ -n "${REAL_MEMORY_REUSE:-}" ] && args+=(--reuse "$REAL_MEMORY_REUSE")
 python3 bench/real_memory.py "${args[@]}" bench/real_memory.json
 python3 bench/real_memory.py show bench/real_memory.json
+# A fresh process's first load against a second (src/real_memory/first_load.json, which memprof
+# reads): small instances of the table, in fresh processes of each runtime.
+first=()
+for name in lp-tiny metadata-500 qubo-500 tiny_constraints-5k; do
+    if [ -s "$venvs/instances/$name.pb" ]; then first+=("$venvs/instances/$name.pb"); fi
+done
+if [ ${#first[@]} -gt 0 ]; then
+    python3 bench/real_memory.py first-loads --py29 "$venvs/ommx29/bin/python" \
+        --py30 "$venvs/ommx30/bin/python" src/real_memory/first_load.json "${first[@]}"
+fi

@@ -3,7 +3,6 @@
 //! is counted and, when asked, recorded in `bench/alloc_trace.c`'s format, so
 //! that a generated load reads like a traced one (`alloc_trace.py --steps`).
 
-use super::links::{Chunk, State};
 use super::MMAP_THRESHOLD_MAX;
 use super::{request, tcache_index, Malloc, Ptr, ALIGN, HEAP_BASE, MINSIZE, PAGE, TCACHE_BINS};
 
@@ -12,7 +11,7 @@ impl Malloc {
     pub fn malloc(&mut self, bytes: u64) -> Ptr {
         self.calls += 1;
         let p = self.serve_malloc(bytes);
-        self.note(MALLOC, p.0, bytes, p);
+        self.note(MALLOC, p.at, bytes, p);
         p
     }
 
@@ -21,7 +20,7 @@ impl Malloc {
     pub fn calloc(&mut self, bytes: u64) -> Ptr {
         self.calls += 1;
         let p = self.serve_calloc(bytes);
-        self.note(CALLOC, p.0, bytes, p);
+        self.note(CALLOC, p.at, bytes, p);
         p
     }
 
@@ -29,14 +28,14 @@ impl Malloc {
     pub fn memalign(&mut self, alignment: u64, bytes: u64) -> Ptr {
         self.calls += 1;
         let p = self.serve_memalign(alignment, bytes);
-        self.note(ALIGNED | alignment << 8, p.0, bytes, p);
+        self.note(ALIGNED | alignment << 8, p.at, bytes, p);
         p
     }
 
     /// `free(p)`.
     pub fn free(&mut self, p: Ptr) {
         self.calls += 1;
-        self.note(FREE, p.0, 0, p);
+        self.note(FREE, p.at, 0, p);
         self.serve_free(p);
         self.fix_break();
     }
@@ -44,9 +43,9 @@ impl Malloc {
     /// `realloc(p, bytes)` for `bytes` > 0.
     pub fn realloc(&mut self, p: Ptr, bytes: u64) -> Ptr {
         self.calls += 1;
-        self.note(FREE, p.0, 1, p);
+        self.note(FREE, p.at, 1, p);
         let q = self.serve_realloc(p, bytes);
-        self.note(REALLOC, q.0, bytes, q);
+        self.note(REALLOC, q.at, bytes, q);
         q
     }
 
@@ -54,7 +53,7 @@ impl Malloc {
     pub fn trim(&mut self, pad: u64) {
         self.calls += 1;
         self.serve_trim(pad);
-        self.note(TRIM, 0, pad, Ptr(0));
+        self.note(TRIM, 0, pad, Ptr { at: 0, size: 0 });
     }
 
     /// Records every call from now on (`bench/alloc_trace.c`'s records:
@@ -83,9 +82,9 @@ impl Malloc {
             return;
         }
         let chunk = match p {
-            Ptr(0) => HEAP_BASE + self.brk(),
-            p if p.is_mapped() => self.mapped.get(&p.0).map_or(0, |&s| s | IS_MAPPED),
-            p => self.chunks.get(&p.0).map_or(0, |c| c.size),
+            Ptr { at: 0, .. } => HEAP_BASE + self.brk(),
+            p if p.is_mapped() => p.size | IS_MAPPED,
+            p => p.size,
         };
         if let Some(log) = &mut self.log {
             log.push([op, ptr, size, chunk]);
@@ -124,9 +123,9 @@ impl Malloc {
         let nb = request(bytes);
         let t = tcache_index(nb);
         if t < TCACHE_BINS {
-            if let Some(c) = self.tcache[t].pop() {
-                self.touch(c, nb);
-                return Ptr(c);
+            if let Some(at) = self.tcache[t].pop() {
+                self.touch(at, nb);
+                return Ptr { at, size: nb };
             }
         }
         let p = self.int_malloc(nb);
@@ -156,7 +155,7 @@ impl Malloc {
         if p.is_mapped() {
             return p;
         }
-        let mut at = p.0;
+        let Ptr { mut at, mut size } = p;
         let mem = at + 16;
         if mem % alignment != 0 {
             let mut aligned = mem.next_multiple_of(alignment) - 16;
@@ -164,27 +163,22 @@ impl Malloc {
                 aligned += alignment;
             }
             let lead = aligned - at;
-            let size = self.chunks.size(at);
-            self.chunks.set_size(at, lead);
-            self.chunks.insert(aligned, Chunk::used(size - lead));
-            self.int_free(at);
+            self.int_free(at, lead);
             at = aligned;
+            size -= lead;
         }
-        let size = self.chunks.size(at);
         if size > nb + MINSIZE {
-            self.chunks.set_size(at, nb);
-            self.chunks.insert(at + nb, Chunk::used(size - nb));
-            self.int_free(at + nb);
+            self.int_free(at + nb, size - nb);
+            size = nb;
         }
-        let size = self.chunks.size(at);
         self.touch(at, size);
-        Ptr(at)
+        Ptr { at, size }
     }
 
     /// `free(p)`.
     fn serve_free(&mut self, p: Ptr) {
         if p.is_mapped() {
-            let size = self.mapped.remove(&p.0).expect("a live mapping");
+            let size = self.mapped.remove(&p.at).expect("a live mapping");
             self.mapped_bytes -= size;
             if size > self.mmap_threshold && size <= MMAP_THRESHOLD_MAX {
                 self.mmap_threshold = size;
@@ -192,7 +186,7 @@ impl Malloc {
             }
             return;
         }
-        self.int_free(p.0);
+        self.int_free(p.at, p.size);
     }
 
     /// `realloc(p, bytes)` for `bytes` > 0.
@@ -200,14 +194,16 @@ impl Malloc {
         let nb = request(bytes);
         if p.is_mapped() {
             // mremap: the mapping resized, wherever it lands.
-            let old = self.mapped.remove(&p.0).expect("a live mapping");
+            let old = self.mapped.remove(&p.at).expect("a live mapping");
             let size = (nb + 8).next_multiple_of(PAGE);
-            self.mapped.insert(p.0, size);
+            self.mapped.insert(p.at, size);
             self.mapped_bytes = self.mapped_bytes - old + size;
-            return p;
+            return Ptr { at: p.at, size };
         }
-        let old = p.0;
-        let oldsize = self.chunks.size(old);
+        let Ptr {
+            at: old,
+            size: oldsize,
+        } = p;
         let mut newsize = oldsize;
         if oldsize < nb {
             let next = old + oldsize;
@@ -215,41 +211,37 @@ impl Malloc {
                 // Grown into the top.
                 self.top_size -= nb - oldsize;
                 self.top = old + nb;
-                self.chunks.set_size(old, nb);
                 self.touch(old, nb);
-                return p;
+                return Ptr { at: old, size: nb };
             }
-            match self.chunks.get(&next) {
-                Some(c) if matches!(c.state, State::Binned(_)) && oldsize + c.size >= nb => {
-                    let nsize = c.size;
-                    self.unlink(next);
-                    self.chunks.remove(&next);
-                    newsize = oldsize + nsize;
-                    self.chunks.set_size(old, newsize);
+            match self.links.get(&next) {
+                Some(f) if oldsize + f.size >= nb => {
+                    newsize = oldsize + self.unlink(next);
                 }
                 _ => {
                     let q = self.int_malloc(nb);
-                    if q.0 != next {
+                    if q.at != next {
                         self.touch_ptr(q);
-                        self.int_free(old);
+                        self.int_free(old, oldsize);
                         return q;
                     }
                     // The new chunk is the one after (the top, grown): one
                     // chunk of both.
-                    newsize = oldsize + self.chunks.remove(&next).unwrap().size;
-                    self.chunks.set_size(old, newsize);
+                    newsize = oldsize + q.size;
                 }
             }
         }
         // Shrink in place (or trim what the neighbour gave): a remainder of
         // a chunk or more is freed, into the tcache if it fits there.
         if newsize - nb >= MINSIZE {
-            self.chunks.set_size(old, nb);
-            self.chunks.insert(old + nb, Chunk::used(newsize - nb));
-            self.int_free(old + nb);
+            self.int_free(old + nb, newsize - nb);
+            newsize = nb;
         }
-        self.touch(old, self.chunks.size(old));
-        p
+        self.touch(old, newsize);
+        Ptr {
+            at: old,
+            size: newsize,
+        }
     }
 
     /// The first `malloc` of a process sets up the tcache: a 640-byte
@@ -263,12 +255,7 @@ impl Malloc {
     /// every binned chunk given back, then the top trimmed to `pad`.
     fn serve_trim(&mut self, pad: u64) {
         self.consolidate();
-        let binned: Vec<(u64, u64)> = self
-            .chunks
-            .iter()
-            .filter(|(_, c)| matches!(c.state, State::Binned(_)))
-            .map(|(a, c)| (a, c.size))
-            .collect();
+        let binned: Vec<(u64, u64)> = self.links.iter().map(|(&a, f)| (a, f.size)).collect();
         for (addr, size) in binned {
             // glibc keeps the chunk's header and links (48 bytes).
             let from = (addr + 48).next_multiple_of(PAGE);

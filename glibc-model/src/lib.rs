@@ -3,7 +3,11 @@
 //! per-thread cache (tcache), fast bins, the unsorted, small and large bins,
 //! the top chunk grown by `sbrk` and trimmed in `free`, the dynamic mmap
 //! threshold, and `malloc_trim`. No bytes are stored: a chunk is an address
-//! and a size, and the heap's resident pages are a bitmap.
+//! and a size, and the heap's resident pages are a bitmap. Only the free
+//! chunks in the bins are kept by address (with their sizes and links); a
+//! chunk handed out is known by its pointer ([`Ptr`] carries its size), and
+//! one in the tcache or a fast bin by its list (each holds one size), so the
+//! model's memory follows the heap's free chunks, not its live ones.
 //!
 //! The rules are glibc's (`malloc/malloc.c`), restated: each place that
 //! decides a placement is named after the step it models. It is checked by
@@ -16,7 +20,6 @@ mod addr;
 use addr::BuildAddrHasher;
 
 mod calls;
-mod chunks;
 pub use calls::record;
 mod links;
 mod pages;
@@ -24,7 +27,7 @@ mod snapshot;
 #[cfg(test)]
 mod tests;
 
-use links::{Chunk, Link, State};
+use links::{Free, Link};
 
 /// glibc's threshold above which a request is served by its own `mmap` at
 /// most: the dynamic threshold starts at [`MMAP_THRESHOLD_MIN`] and rises to
@@ -82,6 +85,16 @@ const fn fast_index(size: u64) -> usize {
     ((size >> 4) - 2) as usize
 }
 
+/// The size of the chunks of fast bin `f` (and of tcache bin `t`: each
+/// holds one size).
+const fn fast_size(f: usize) -> u64 {
+    ((f as u64) + 2) << 4
+}
+
+const fn tcache_size(t: usize) -> u64 {
+    MINSIZE + t as u64 * ALIGN
+}
+
 const fn bin_index(size: u64) -> usize {
     if size < MIN_LARGE {
         (size >> 4) as usize
@@ -100,28 +113,51 @@ const fn bin_index(size: u64) -> usize {
     }
 }
 
-/// A pointer `malloc` returned: a heap chunk's address or a mapped one's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Ptr(u64);
+/// A pointer `malloc` returned: a heap chunk's address or a mapped one's,
+/// with the chunk's size (what glibc reads from the chunk's header when it is
+/// freed or reallocated). Two are equal when they point at the same place.
+#[derive(Debug, Clone, Copy)]
+pub struct Ptr {
+    at: u64,
+    size: u64,
+}
+
+impl PartialEq for Ptr {
+    fn eq(&self, other: &Ptr) -> bool {
+        self.at == other.at
+    }
+}
+
+impl Eq for Ptr {}
+
+impl std::hash::Hash for Ptr {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.at.hash(state);
+    }
+}
 
 impl Ptr {
     /// Its offset from the start of the simulated heap (mapped chunks lie
     /// far above).
     pub fn offset(self) -> u64 {
-        self.0 - HEAP_BASE
+        self.at - HEAP_BASE
     }
 
     pub fn is_mapped(self) -> bool {
-        self.0 >= MAPPED_BASE
+        self.at >= MAPPED_BASE
+    }
+
+    /// The chunk's size (a mapping's, for a mapped one).
+    pub fn size(self) -> u64 {
+        self.size
     }
 }
 
 /// One arena of glibc malloc, single-threaded.
 #[derive(Debug, Clone)]
 pub struct Malloc {
-    chunks: chunks::Chunks,
-    /// Binned chunks' forward and back links.
-    links: HashMap<u64, (Link, Link), BuildAddrHasher>,
+    /// Binned chunks: their sizes, bins and links.
+    links: HashMap<u64, Free, BuildAddrHasher>,
     /// Binned chunks by their end, to find a free chunk before another.
     free_ends: HashMap<u64, u64, BuildAddrHasher>,
     heads: [(Link, Link); NBINS],
@@ -130,6 +166,8 @@ pub struct Malloc {
     sizes: Vec<BTreeMap<u64, u64>>,
     /// Bins that hold chunks (glibc's binmap, kept exact).
     nonempty: u128,
+    /// Fast bins and the tcache: chunks' addresses (each list holds chunks
+    /// of one size).
     fast: [Vec<u64>; 7],
     tcache: Vec<Vec<u64>>,
     top: u64,
@@ -173,7 +211,6 @@ impl Malloc {
             MMAP_THRESHOLD_MIN
         };
         Malloc {
-            chunks: chunks::Chunks::default(),
             links: HashMap::default(),
             free_ends: HashMap::default(),
             heads: std::array::from_fn(|i| (i as u64, i as u64)),
@@ -227,11 +264,7 @@ impl Malloc {
 
     /// The chunk size behind a pointer.
     pub fn size_of(&self, p: Ptr) -> u64 {
-        if p.is_mapped() {
-            self.mapped[&p.0]
-        } else {
-            self.chunks.size(p.0)
-        }
+        p.size
     }
 
     // ---- glibc's steps ------------------------------------------------
@@ -239,6 +272,7 @@ impl Malloc {
     fn int_malloc(&mut self, nb: u64) -> Ptr {
         let t = tcache_index(nb);
         let cacheable = t < TCACHE_BINS;
+        let chunk = |at: u64, size: u64| Ptr { at, size };
         if nb <= MAX_FAST {
             let f = fast_index(nb);
             if let Some(victim) = self.fast[f].pop() {
@@ -248,11 +282,12 @@ impl Malloc {
                         None => break,
                     }
                 }
-                return Ptr(victim);
+                return chunk(victim, nb);
             }
         }
         let mut idx = bin_index(nb);
         if nb < MIN_LARGE {
+            // A small bin holds chunks of one size: `nb`.
             if let Some(victim) = self.tail(idx) {
                 self.unlink(victim);
                 while cacheable && self.tcache[t].len() < TCACHE_COUNT {
@@ -264,7 +299,7 @@ impl Malloc {
                         None => break,
                     }
                 }
-                return Ptr(victim);
+                return chunk(victim, nb);
             }
         } else if self.has_fast() {
             self.consolidate();
@@ -273,27 +308,25 @@ impl Malloc {
             let mut cached = false;
             let mut iters = 0;
             while let Some(victim) = self.tail(UNSORTED) {
-                let size = self.chunks.size(victim);
+                let size = self.links[&victim].size;
                 if nb < MIN_LARGE
                     && self.heads[UNSORTED].0 == victim
                     && victim == self.last_remainder
                     && size > nb + MINSIZE
                 {
                     self.unlink(victim);
-                    let rest = self.split(victim, nb);
+                    let rest = self.split(victim, size, nb);
                     self.last_remainder = rest;
-                    return Ptr(victim);
+                    return chunk(victim, nb);
                 }
                 self.unlink(victim);
                 if size == nb {
                     if cacheable && self.tcache[t].len() < TCACHE_COUNT {
-                        self.mark_used(victim);
                         self.tcache[t].push(victim);
                         cached = true;
                         continue;
                     }
-                    self.mark_used(victim);
-                    return Ptr(victim);
+                    return chunk(victim, nb);
                 }
                 self.place(victim, size);
                 iters += 1;
@@ -302,16 +335,16 @@ impl Malloc {
                 }
             }
             if cached {
-                return Ptr(self.tcache[t].pop().unwrap());
+                return chunk(self.tcache[t].pop().unwrap(), nb);
             }
             if nb >= MIN_LARGE {
                 if let Some(victim) = self.best_fit(idx, nb) {
-                    self.unlink(victim);
-                    let size = self.chunks.size(victim);
+                    let size = self.unlink(victim);
                     if size - nb >= MINSIZE {
-                        self.split(victim, nb);
+                        self.split(victim, size, nb);
+                        return chunk(victim, nb);
                     }
-                    return Ptr(victim);
+                    return chunk(victim, size);
                 }
             }
             // The next bin up that holds anything.
@@ -323,18 +356,18 @@ impl Malloc {
             if above != 0 {
                 let bin = above.trailing_zeros() as usize;
                 let victim = self.tail(bin).expect("a non-empty bin");
-                self.unlink(victim);
-                let size = self.chunks.size(victim);
+                let size = self.unlink(victim);
                 if size - nb >= MINSIZE {
-                    let rest = self.split(victim, nb);
+                    let rest = self.split(victim, size, nb);
                     if nb < MIN_LARGE {
                         self.last_remainder = rest;
                     }
+                    return chunk(victim, nb);
                 }
-                return Ptr(victim);
+                return chunk(victim, size);
             }
             if self.top_size >= nb + MINSIZE {
-                return Ptr(self.carve_top(nb));
+                return chunk(self.carve_top(nb), nb);
             }
             if self.has_fast() {
                 self.consolidate();
@@ -354,23 +387,25 @@ impl Malloc {
             self.next_mapping += size + PAGE;
             self.mapped.insert(at, size);
             self.mapped_bytes += size;
-            return Ptr(at);
+            return Ptr { at, size };
         }
         let grow = (nb + TOP_PAD + MINSIZE - self.top_size).next_multiple_of(PAGE);
         self.top_size += grow;
-        Ptr(self.carve_top(nb))
+        Ptr {
+            at: self.carve_top(nb),
+            size: nb,
+        }
     }
 
     fn carve_top(&mut self, nb: u64) -> u64 {
         let at = self.top;
         self.top += nb;
         self.top_size -= nb;
-        self.chunks.insert(at, Chunk::used(nb));
         at
     }
 
-    fn int_free(&mut self, addr: u64) {
-        let size = self.chunks.size(addr);
+    /// The chunk at `addr` of `size` bytes freed.
+    fn int_free(&mut self, addr: u64, size: u64) {
         let t = tcache_index(size);
         if t < TCACHE_BINS && self.tcache[t].len() < TCACHE_COUNT {
             self.tcache[t].push(addr);
@@ -380,7 +415,7 @@ impl Malloc {
             self.fast[fast_index(size)].push(addr);
             return;
         }
-        let merged = self.merge(addr);
+        let merged = self.merge(addr, size);
         if merged >= CONSOLIDATION_THRESHOLD {
             if self.has_fast() {
                 self.consolidate();
@@ -393,13 +428,11 @@ impl Malloc {
 
     /// A freed chunk merged with free neighbours, into the unsorted bin or
     /// the top. Returns the size of what it became (the top's, if that).
-    fn merge(&mut self, addr: u64) -> u64 {
-        let own = self.chunks.remove(&addr).unwrap().size;
+    fn merge(&mut self, addr: u64, own: u64) -> u64 {
         let next = addr + own;
         let (mut at, mut size) = (addr, own);
         if let Some(&prev) = self.free_ends.get(&addr) {
-            self.unlink(prev);
-            size += self.chunks.remove(&prev).unwrap().size;
+            size += self.unlink(prev);
             at = prev;
         }
         if next == self.top {
@@ -407,14 +440,10 @@ impl Malloc {
             self.top_size += size;
             return self.top_size;
         }
-        if let Some(c) = self.chunks.get(&next) {
-            if matches!(c.state, State::Binned(_)) {
-                self.unlink(next);
-                size += self.chunks.remove(&next).unwrap().size;
-            }
+        if self.links.contains_key(&next) {
+            size += self.unlink(next);
         }
-        self.chunks.insert(at, Chunk::used(size));
-        self.push_head(UNSORTED, at);
+        self.push_head(UNSORTED, at, size);
         size
     }
 
@@ -423,8 +452,9 @@ impl Malloc {
     fn consolidate(&mut self) {
         for f in 0..self.fast.len() {
             let list = std::mem::take(&mut self.fast[f]);
+            let size = fast_size(f);
             for &addr in list.iter().rev() {
-                self.merge(addr);
+                self.merge(addr, size);
             }
         }
     }

@@ -6,8 +6,7 @@ use super::{Malloc, Ptr, HEAP_BASE, PAGE};
 impl Malloc {
     pub(super) fn touch_ptr(&mut self, p: Ptr) {
         if !p.is_mapped() {
-            let size = self.chunks.size(p.0);
-            self.touch(p.0, size);
+            self.touch(p.at, p.size);
         }
     }
 

@@ -12,21 +12,24 @@
 //! `<size>f` (in a bin); then one line per list that holds chunks, in list
 //! order: `bin N`, `tcache N` or `fast N` and the chunks' offsets.
 
-use super::links::{is_head, Chunk, State};
+use super::links::is_head;
 use super::{Malloc, HEAP_BASE, NBINS};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 impl Malloc {
-    /// Its heap, written down (its mappings are left out).
+    /// Its heap, written down (its mappings are left out). The chunks it
+    /// knows are the free ones and the cached ones; what lies between them
+    /// is in use.
     pub fn snapshot(&self) -> String {
-        let cached: HashSet<u64> = self
-            .tcache
+        let mut known: Vec<(u64, u64, char)> = self
+            .links
             .iter()
-            .chain(&self.fast)
-            .flatten()
-            .copied()
+            .map(|(&at, f)| (at, f.size, 'f'))
+            .chain(self.cached().map(|(at, size)| (at, size, 'c')))
+            .filter(|&(at, _, _)| at < self.top)
             .collect();
+        known.sort_unstable();
         let mut out = format!(
             "thresholds {} {} top {} last_remainder {}\n",
             self.mmap_threshold,
@@ -34,24 +37,16 @@ impl Malloc {
             self.top_size,
             self.last_remainder.saturating_sub(HEAP_BASE)
         );
-        let mut run = 0;
-        for (at, c) in self.chunks.iter().take_while(|&(at, _)| at < self.top) {
-            let kind = match c.state {
-                State::InUse if !cached.contains(&at) => {
-                    run += c.size;
-                    continue;
-                }
-                State::InUse => 'c',
-                State::Binned(_) => 'f',
-            };
-            if run > 0 {
-                write!(out, "{run}u ").unwrap();
-                run = 0;
+        let mut at = HEAP_BASE;
+        for (chunk, size, kind) in known {
+            if chunk > at {
+                write!(out, "{}u ", chunk - at).unwrap();
             }
-            write!(out, "{}{kind} ", c.size).unwrap();
+            write!(out, "{size}{kind} ").unwrap();
+            at = chunk + size;
         }
-        if run > 0 {
-            write!(out, "{run}u").unwrap();
+        if self.top > at {
+            write!(out, "{}u", self.top - at).unwrap();
         }
         out.push('\n');
         let mut list = |name: &str, n: usize, chunks: &mut dyn Iterator<Item = u64>| {
@@ -68,7 +63,7 @@ impl Malloc {
                 &mut std::iter::from_fn(|| {
                     (!is_head(at)).then(|| {
                         let this = at;
-                        at = self.links[&this].0;
+                        at = self.links[&this].fd;
                         this
                     })
                 }),
@@ -107,6 +102,7 @@ impl Malloc {
         let mut m = Malloc::after_mapping(mmap_threshold);
         m.trim_threshold = trim_threshold;
         let mut at = HEAP_BASE;
+        let mut sizes = HashMap::new();
         for token in lines
             .next()
             .ok_or_else(|| bad("no chunks"))?
@@ -117,7 +113,7 @@ impl Malloc {
             if size == 0 || size % 16 != 0 || !matches!(kind, "u" | "c" | "f") {
                 return Err(bad(&format!("the chunk {token}")));
             }
-            m.chunks.insert(at, Chunk::used(size));
+            sizes.insert(at, size);
             at += size;
         }
         m.top = at;
@@ -132,7 +128,7 @@ impl Malloc {
             let mut chunks = Vec::new();
             for w in words {
                 let addr = HEAP_BASE + number(Some(w), "a list of no offsets")?;
-                if m.chunks.get(&addr).is_none() {
+                if !sizes.contains_key(&addr) {
                     return Err(bad(&format!("no chunk at {w}")));
                 }
                 chunks.push(addr);
@@ -141,9 +137,10 @@ impl Malloc {
                 Some("bin") if n < NBINS => {
                     for addr in chunks {
                         let tail = m.heads[n].1;
-                        m.link_after(n, tail, addr);
+                        let size = sizes[&addr];
+                        m.link_after(n, tail, addr, size);
                         if n >= 64 {
-                            m.sizes[n].entry(m.chunks.size(addr)).or_insert(addr);
+                            m.sizes[n].entry(size).or_insert(addr);
                         }
                     }
                 }

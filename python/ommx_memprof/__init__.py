@@ -147,6 +147,9 @@ class RealMemory(NamedTuple):
     by owner: ``decision_variables``, ``objective``, ``constraints``,
     ``removed_constraints``, ``instance``. The rest of the resident is heap
     the allocator kept from the load."""
+    first_load_extra_bytes: int = 0
+    """What a fresh process's first load holds beyond ``resident_bytes``, once
+    (the runtime's own set-up; measured by bench/real_memory.py)."""
 
 
 class Profile:
@@ -180,6 +183,7 @@ class Profile:
             resident_bytes=real.resident_bytes,
             load_peak_bytes=real.load_peak_bytes,
             held_bytes=real.held_bytes,
+            first_load_extra_bytes=real.first_load_extra_bytes,
         )
 
     def folded(self) -> str:

@@ -230,6 +230,7 @@ impl NativeProfile {
             resident_bytes: r.resident_bytes,
             load_peak_bytes: r.load_peak_bytes,
             held_bytes: r.held_bytes.parts().to_vec(),
+            first_load_extra_bytes: r.first_load_extra_bytes,
         })
     }
 
@@ -547,6 +548,7 @@ struct RealMemory {
     resident_bytes: u64,
     load_peak_bytes: u64,
     held_bytes: Vec<(&'static str, u64)>,
+    first_load_extra_bytes: u64,
 }
 
 #[pymethods]
@@ -565,6 +567,13 @@ impl RealMemory {
     #[getter]
     fn load_peak_bytes(&self) -> u64 {
         self.load_peak_bytes
+    }
+
+    /// What a fresh process's first load holds beyond the resident, once
+    /// (measured: `bench/real_memory.py first-loads`).
+    #[getter]
+    fn first_load_extra_bytes(&self) -> u64 {
+        self.first_load_extra_bytes
     }
 
     /// The instance's own part of the resident by owner, in JSON's order.

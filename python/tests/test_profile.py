@@ -398,7 +398,11 @@ def test_real_memory_is_the_estimate_inspect_prints(kitchen_sink, tmp_path):
         "resident_bytes": real.resident_bytes,
         "load_peak_bytes": real.load_peak_bytes,
         "held_bytes": real.held_bytes,
+        "first_load_extra_bytes": real.first_load_extra_bytes,
     }
+    # A fresh process's first load adds the measured figure, said in the tree.
+    assert real.first_load_extra_bytes > 0
+    assert "a fresh process's first load adds ~" in p.tree()
     # The instance's own part, by owner, is less than the resident: the rest
     # is heap the allocator kept.
     assert list(real.held_bytes) == [

@@ -177,7 +177,28 @@ pub fn real_memory(
         resident_bytes: estimate.resident,
         load_peak_bytes: estimate.load_peak,
         held_bytes: estimate.held,
+        first_load_extra_bytes: first_load_extra(runtime),
     }
+}
+
+/// What a fresh process's first load holds beyond a later load's resident,
+/// for `runtime`: measured, not derived (`bench/real_memory.py first-loads`
+/// writes `first_load.json`: the median, over small instances and fresh
+/// processes, of a first load's resident less a second's of the same
+/// instance; the runtime's own set-up, the same whatever is loaded).
+pub fn first_load_extra(runtime: Runtime) -> u64 {
+    static MEASURED: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    let measured = MEASURED.get_or_init(|| {
+        serde_json::from_str(include_str!("first_load.json"))
+            .expect("first_load.json, as committed")
+    });
+    let name = match runtime {
+        Runtime::Ommx29Python => "ommx 2.9.3",
+        Runtime::Ommx30Python => "ommx 3.0.0b7",
+    };
+    measured[name]["first_load_extra_bytes"]
+        .as_u64()
+        .expect("a first load's extra for each runtime")
 }
 
 #[cfg(test)]
@@ -226,6 +247,22 @@ mod tests {
             estimate(&f, Accounting::Ommx30, Effort::Simulate),
             estimate(&f, Accounting::Ommx30, Effort::ClosedForm)
         );
+    }
+
+    /// The figure each runtime's first load adds is the one the bench
+    /// measured and wrote down.
+    #[test]
+    fn a_first_loads_extra_is_the_measured_one() {
+        let written: serde_json::Value =
+            serde_json::from_str(include_str!("first_load.json")).unwrap();
+        for (runtime, name) in [
+            (Runtime::Ommx29Python, "ommx 2.9.3"),
+            (Runtime::Ommx30Python, "ommx 3.0.0b7"),
+        ] {
+            let extra = first_load_extra(runtime);
+            assert_eq!(written[name]["first_load_extra_bytes"], extra);
+            assert!(extra > 0 && extra < 64 << 20, "{name}: {extra}");
+        }
     }
 
     #[test]

@@ -95,12 +95,18 @@ pub fn write_real_memory(profile: &Profile<'_>, out: &mut dyn Write) -> std::io:
     let (Account::Memory, Some(real)) = (profile.account, profile.real_memory()) else {
         return Ok(());
     };
-    let text = format!(
+    let mut text = format!(
         "{} resident, ~{} peak to load in {}, estimated",
         about(real.resident_bytes),
         units::human(real.load_peak_bytes),
         real.runtime
     );
+    if real.first_load_extra_bytes > 0 {
+        text += &format!(
+            "; a fresh process's first load adds ~{}",
+            units::human(real.first_load_extra_bytes)
+        );
+    }
     line(out, "real memory:", &text)
 }
 

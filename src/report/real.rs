@@ -30,7 +30,10 @@ impl fmt::Display for Runtime {
 /// loaded and the input bytes freed, `load_peak_bytes` the most held while
 /// loading, the input bytes included; `held_bytes` the part of the resident
 /// that the instance's own allocations take, by the kind of entity that owns
-/// them (the rest of the resident is heap the allocator kept).
+/// them (the rest of the resident is heap the allocator kept). Both figures
+/// are a load's in a process that has loaded an instance before;
+/// `first_load_extra_bytes` is what a fresh process's first load holds
+/// beyond that, once (the runtime's own set-up), as measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RealMemory {
     pub runtime: Runtime,
@@ -39,6 +42,11 @@ pub struct RealMemory {
     /// Absent from a baseline saved before it was estimated.
     #[serde(default)]
     pub held_bytes: Held,
+    /// What a fresh process's first load holds beyond `resident_bytes`
+    /// (`bench/real_memory.py first-loads`); absent from a baseline saved
+    /// before it was measured.
+    #[serde(default)]
+    pub first_load_extra_bytes: u64,
 }
 
 /// The instance's own allocations once loaded, glibc's chunks and mappings
@@ -113,8 +121,8 @@ impl std::ops::Add for Held {
 impl RealMemory {
     /// Several instances loaded one after another in one process (the layers
     /// of an archive, several files): all of them held, and the largest
-    /// load's transient on top of the others held; `None` when any has no
-    /// estimate or their runtimes differ.
+    /// load's transient on top of the others held, and a first load's extra
+    /// once; `None` when any has no estimate or their runtimes differ.
     pub fn combined(each: &[Option<RealMemory>]) -> Option<RealMemory> {
         let first = (*each.first()?)?;
         let mut resident = 0u64;
@@ -134,6 +142,7 @@ impl RealMemory {
             resident_bytes: resident,
             load_peak_bytes: resident + transient,
             held_bytes: held,
+            first_load_extra_bytes: first.first_load_extra_bytes,
         })
     }
 }
@@ -151,6 +160,7 @@ mod tests {
                 constraints: resident_bytes / 2,
                 ..Held::default()
             },
+            first_load_extra_bytes: 7,
         })
     }
 
@@ -161,6 +171,7 @@ mod tests {
         let real: RealMemory = serde_json::from_str(old).unwrap();
         assert_eq!(real.resident_bytes, 9);
         assert_eq!(real.held_bytes, Held::default());
+        assert_eq!(real.first_load_extra_bytes, 0);
     }
 
     /// `parts` names the fields as serde writes them.
@@ -186,6 +197,8 @@ mod tests {
         assert_eq!((both.resident_bytes, both.load_peak_bytes), (110, 190));
         assert_eq!(both.held_bytes.constraints, 55);
         assert_eq!(both.held_bytes.kept_by_allocator(both.resident_bytes), 55);
+        // One process: its first load's extra is paid once.
+        assert_eq!(both.first_load_extra_bytes, 7);
         assert_eq!(RealMemory::combined(&[real(1, 2), None]), None);
         assert_eq!(RealMemory::combined(&[]), None);
     }

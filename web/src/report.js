@@ -92,7 +92,10 @@ function header() {
         .append("dd")
         .attr("class", "real-memory")
         .text(
-          `${about(real.resident_bytes)} resident, ~${human(real.load_peak_bytes)} peak to load in ${real.runtime}, estimated`,
+          `${about(real.resident_bytes)} resident, ~${human(real.load_peak_bytes)} peak to load in ${real.runtime}, estimated` +
+            (real.first_load_extra_bytes > 0
+              ? `; a fresh process's first load adds ~${human(real.first_load_extra_bytes)}`
+              : ""),
         );
       const held = real.held_bytes;
       const owners = [

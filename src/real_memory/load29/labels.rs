@@ -51,6 +51,10 @@ pub(super) enum Entity {
     Constraint,
 }
 
+/// One entity's decoded maps' tables, which the conversion replaces (its
+/// strings and lists are kept by the instance: nothing frees them).
+pub(super) type Tables = [Option<Ptr>; 2];
+
 /// One entity's labels as the message holds them: what its drop frees.
 #[derive(Default)]
 pub(super) struct LabelPtrs {
@@ -123,46 +127,52 @@ impl Labels {
         Some(l)
     }
 
+    /// Whether the entities carry a parameter map (their decoded tables
+    /// are then kept for the conversion).
+    pub(super) fn has_maps(&self) -> bool {
+        self.parameters.is_some() || self.reason_parameters.is_some()
+    }
+
     /// prost's decode of the entity's labels, in its fields' order (a
-    /// constraint's after its function): the strings and lists it keeps,
-    /// the maps' tables, which the conversion replaces.
-    pub(super) fn decode(
-        &self,
-        m: &mut Malloc,
-        entity: Entity,
-        lists: &mut Vec<Pushed>,
-    ) -> LabelPtrs {
-        let mut h = LabelPtrs::default();
-        let string =
-            |m: &mut Malloc, len: Option<u64>| len.filter(|&n| n > 0).map(|n| m.malloc(n.max(8)));
-        let list = |m: &mut Malloc, lists: &mut Vec<Pushed>, k: Option<u64>| {
+    /// constraint's after its function): the strings and lists it keeps
+    /// (the instance's from then on), the maps' tables, which the
+    /// conversion replaces.
+    pub(super) fn decode(&self, m: &mut Malloc, entity: Entity) -> Tables {
+        let mut tables = [None; 2];
+        let mut kept = Vec::new();
+        let string = |m: &mut Malloc, len: Option<u64>| {
+            if let Some(n) = len.filter(|&n| n > 0) {
+                m.malloc(n.max(8));
+            }
+        };
+        let list = |m: &mut Malloc, k: Option<u64>| {
             if let Some(k) = k.filter(|&k| k > 0) {
-                lists.push(Pushed::grown(m, k, 8));
+                Pushed::grown(m, k, 8);
             }
         };
         match entity {
             Entity::Variable => {
-                h.name = string(m, self.name);
-                list(m, lists, self.subscripts);
-                h.tables[0] = decode_map(m, self.parameters, &mut h.parameters);
-                h.description = string(m, self.description);
+                string(m, self.name);
+                list(m, self.subscripts);
+                tables[0] = decode_map(m, self.parameters, &mut kept);
+                string(m, self.description);
             }
             Entity::Constraint => {
-                h.tables[0] = decode_map(m, self.parameters, &mut h.parameters);
-                h.name = string(m, self.name);
-                h.description = string(m, self.description);
-                list(m, lists, self.subscripts);
+                tables[0] = decode_map(m, self.parameters, &mut kept);
+                string(m, self.name);
+                string(m, self.description);
+                list(m, self.subscripts);
             }
         }
-        h.reason = string(m, self.reason);
-        h.tables[1] = decode_map(m, self.reason_parameters, &mut h.reason_parameters);
-        h
+        string(m, self.reason);
+        tables[1] = decode_map(m, self.reason_parameters, &mut kept);
+        tables
     }
 
     /// The conversion: each decoded map made an `FnvHashMap` of its size.
-    pub(super) fn convert(&self, m: &mut Malloc, decoded: LabelPtrs) {
+    pub(super) fn convert(&self, m: &mut Malloc, decoded: Tables) {
         let maps = [self.parameters, self.reason_parameters];
-        for (p, decoded) in maps.iter().zip(decoded.tables) {
+        for (p, decoded) in maps.iter().zip(decoded) {
             if let Some(p) = p {
                 m.malloc(table(p.entries, ENTRY));
             }
@@ -255,4 +265,122 @@ fn clone_map(m: &mut Malloc, p: Option<Parameters>, entries: &mut Vec<Ptr>) -> O
         entries.extend((p.value > 0).then(|| m.malloc(p.value)));
     }
     Some(t)
+}
+
+/// The labels of a group's entities as `to_bytes` holds them, side by side
+/// in one vector: every entity of a group carries the same fields, so each
+/// one's pointers are a run of the same shape (two pointers for a named
+/// variable with a subscript, where a `LabelPtrs` apiece would take 200
+/// bytes).
+#[derive(Default)]
+pub(super) struct LabelRuns {
+    ptrs: Vec<Ptr>,
+    shape: Option<Shape>,
+    count: usize,
+}
+
+/// Which of a `LabelPtrs`' fields are there, and its maps' entries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    present: [bool; 6],
+    entries: [usize; 2],
+}
+
+impl Shape {
+    fn of(h: &LabelPtrs) -> Shape {
+        let [t0, t1] = h.tables;
+        Shape {
+            present: [h.name, h.subscripts, h.description, h.reason, t0, t1].map(|p| p.is_some()),
+            entries: [h.parameters.len(), h.reason_parameters.len()],
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.present.iter().filter(|&&p| p).count() + self.entries[0] + self.entries[1]
+    }
+}
+
+impl LabelRuns {
+    pub(super) fn with_capacity(entities: u64, labels: &Labels) -> LabelRuns {
+        let singles = [
+            labels.name,
+            labels.subscripts,
+            labels.description,
+            labels.reason,
+        ];
+        let each = singles.iter().flatten().count() + 2;
+        LabelRuns {
+            ptrs: Vec::with_capacity(each * entities as usize),
+            shape: None,
+            count: 0,
+        }
+    }
+
+    pub(super) fn push(&mut self, h: LabelPtrs) {
+        let shape = Shape::of(&h);
+        assert!(
+            *self.shape.get_or_insert(shape) == shape,
+            "every entity of a group has the same labels"
+        );
+        let [t0, t1] = h.tables;
+        let singles = [h.name, h.subscripts, h.description, h.reason, t0, t1];
+        self.ptrs.extend(singles.into_iter().flatten());
+        self.ptrs.extend(h.parameters);
+        self.ptrs.extend(h.reason_parameters);
+        self.count += 1;
+    }
+
+    fn len_each(&self) -> usize {
+        self.shape.map_or(0, |s| s.len())
+    }
+
+    /// Entity `i`'s labels.
+    fn get(&self, i: usize) -> LabelPtrs {
+        let Some(shape) = self.shape else {
+            return LabelPtrs::default();
+        };
+        let run = &self.ptrs[i * shape.len()..(i + 1) * shape.len()];
+        let mut next = run.iter().copied();
+        let mut single = shape
+            .present
+            .map(|p| if p { next.next() } else { None })
+            .into_iter();
+        let mut one = || single.next().flatten();
+        let (name, subscripts, description, reason) = (one(), one(), one(), one());
+        let tables = [one(), one()];
+        let parameters = next.by_ref().take(shape.entries[0]).collect();
+        let reason_parameters = next.collect();
+        LabelPtrs {
+            name,
+            subscripts,
+            parameters,
+            description,
+            reason,
+            reason_parameters,
+            tables,
+        }
+    }
+
+    /// Entity `i`'s labels changed by `f` (which keeps their shape).
+    pub(super) fn update(&mut self, i: usize, f: impl FnOnce(&mut LabelPtrs)) {
+        let mut h = self.get(i);
+        f(&mut h);
+        debug_assert!(self.shape == Some(Shape::of(&h)));
+        let [t0, t1] = h.tables;
+        let singles = [h.name, h.subscripts, h.description, h.reason, t0, t1];
+        let new = singles
+            .into_iter()
+            .flatten()
+            .chain(h.parameters)
+            .chain(h.reason_parameters);
+        let each = self.len_each();
+        for (slot, p) in self.ptrs[i * each..(i + 1) * each].iter_mut().zip(new) {
+            *slot = p;
+        }
+    }
+
+    /// Every entity's labels, in order.
+    pub(super) fn into_labels(self) -> impl Iterator<Item = LabelPtrs> {
+        (0..self.count).map(move |i| self.get(i))
+    }
 }

@@ -34,7 +34,7 @@ use crate::model::function::Variant;
 use crate::report::{Growth, Unprofiled};
 use function::{Function, Kind};
 use glibc_model::{Malloc, Ptr};
-use labels::{Entity, Labels};
+use labels::{Entity, LabelRuns, Labels, Tables};
 use parts::{clone_tree, consume_tree, free_all, id_set, Pushed, Tree};
 
 /// The Python object of an `ommx.v1.Instance` (its Rust instance inline).
@@ -234,16 +234,20 @@ struct Parsed {
 
 /// Phase 1: prost's decode, then OMMX's conversion and its checks.
 fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
-    let mut lists = Vec::new();
     // The instance's description comes first; its strings are kept.
     let (count, len) = s.instance_strings;
     for _ in (0..count).filter(|_| len > 0) {
         m.malloc(len.max(8));
     }
     let mut variables = Pushed::new(size::VARIABLE_MESSAGE);
-    let mut variable_labels = Vec::new();
+    // The decoded maps' tables, for the conversion (none without maps).
+    let has_maps = s.variable_labels.has_maps();
+    let mut variable_tables = Vec::with_capacity(if has_maps { s.variables as usize } else { 0 });
     for i in 1..=s.variables {
-        variable_labels.push(s.variable_labels.decode(m, Entity::Variable, &mut lists));
+        let tables = s.variable_labels.decode(m, Entity::Variable);
+        if has_maps {
+            variable_tables.push(tables);
+        }
         variables.push(m, i);
     }
     let objective = s.objective.decode(m);
@@ -252,22 +256,22 @@ fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
         s.constraints,
         (&s.constraint, &s.constraint_labels),
         size::CONSTRAINT_MESSAGE,
-        &mut lists,
     );
     let removed = Decoded::of(
         m,
         s.removed,
         (&s.removed_function, &s.removed_labels),
         size::REMOVED_MESSAGE,
-        &mut lists,
     );
     // The conversion: strings and lists move over, maps are made anew; the
     // variables' map, the objective's table, the ids checked against the
     // variables' set; the constraints, their ids checked; the removed ones
     // (not checked).
     let mut variable_map = tree(size::VARIABLE);
-    for labels in variable_labels {
-        s.variable_labels.convert(m, labels);
+    let mut tables = variable_tables.into_iter();
+    for _ in 0..s.variables {
+        let decoded = tables.next().unwrap_or_default();
+        s.variable_labels.convert(m, decoded);
         variable_map.insert(m);
     }
     variables.free(m);
@@ -298,7 +302,7 @@ fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
 /// The constraints or the removed ones as prost decoded them: each one's
 /// function and labels, and the vector of their messages.
 struct Decoded {
-    entities: Vec<(function::Vectors, labels::LabelPtrs)>,
+    entities: Vec<(function::Vectors, Tables)>,
     messages: Pushed,
 }
 
@@ -310,16 +314,15 @@ impl Decoded {
         count: u64,
         (function, labels): (&Function, &Labels),
         message: u64,
-        lists: &mut Vec<Pushed>,
     ) -> Decoded {
         let mut d = Decoded {
-            entities: Vec::new(),
+            entities: Vec::with_capacity(count as usize),
             messages: Pushed::new(message),
         };
         for i in 1..=count {
             let terms = function.decode(m);
             d.entities
-                .push((terms, labels.decode(m, Entity::Constraint, lists)));
+                .push((terms, labels.decode(m, Entity::Constraint)));
             d.messages.push(m, i);
         }
         d
@@ -385,7 +388,7 @@ fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
         .map(|_| m.malloc(len))
         .collect();
     let mut objective = s.objective.clone_table(m);
-    let mut variable_labels = Vec::new();
+    let mut variable_labels = LabelRuns::with_capacity(s.variables, &s.variable_labels);
     let variables = instance.variables.as_ref().map(|root| {
         let sizes = (btree_leaf(size::VARIABLE), btree_internal(size::VARIABLE));
         clone_tree(m, root, sizes, &mut |m: &mut Malloc| {
@@ -394,14 +397,14 @@ fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     });
     let constraints = Group::cloned(
         m,
-        instance.constraints.as_ref(),
+        (instance.constraints.as_ref(), s.constraints),
         size::CONSTRAINT,
         &s.constraint,
         &s.constraint_labels,
     );
     let removed = Group::cloned(
         m,
-        instance.removed.as_ref(),
+        (instance.removed.as_ref(), s.removed),
         size::REMOVED,
         &s.removed_function,
         &s.removed_labels,
@@ -412,10 +415,10 @@ fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     let variable_message =
         (s.variables > 0).then(|| m.malloc(size::VARIABLE_MESSAGE * s.variables));
     if let Some(root) = variables {
-        let mut labels = variable_labels.iter_mut();
+        let mut i = 0;
         consume_tree(m, root, &mut |m: &mut Malloc| {
-            let held = labels.next().expect("labels per variable");
-            s.variable_labels.consume(m, held);
+            variable_labels.update(i, |held| s.variable_labels.consume(m, held));
+            i += 1;
         });
     }
     let constraints = constraints.into_message(m, size::CONSTRAINT_MESSAGE, s.constraints);
@@ -425,7 +428,7 @@ fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     free_all(m, objective.table);
     let encoded = m.malloc(f.payload);
     free_all(m, description);
-    for held in variable_labels {
+    for held in variable_labels.into_labels() {
         held.drop_message(m, Entity::Variable);
     }
     free_all(m, variable_message);
@@ -444,7 +447,7 @@ struct Group<'a> {
     labels: &'a Labels,
     root: Option<parts::Node>,
     tables: Vec<function::Cloned>,
-    held: Vec<labels::LabelPtrs>,
+    held: LabelRuns,
     terms: Vec<function::Vectors>,
     message: Option<Ptr>,
 }
@@ -453,12 +456,13 @@ impl<'a> Group<'a> {
     /// The map cloned, each entity's table and labels with it.
     fn cloned(
         m: &mut Malloc,
-        root: Option<&parts::Node>,
+        (root, count): (Option<&parts::Node>, u64),
         size: u64,
         function: &'a Function,
         labels: &'a Labels,
     ) -> Group<'a> {
-        let (mut tables, mut held) = (Vec::new(), Vec::new());
+        let mut tables = Vec::with_capacity(count as usize);
+        let mut held = LabelRuns::with_capacity(count, labels);
         let root = root.map(|root| {
             let sizes = (btree_leaf(size), btree_internal(size));
             clone_tree(m, root, sizes, &mut |m: &mut Malloc| {
@@ -472,7 +476,7 @@ impl<'a> Group<'a> {
             root,
             tables,
             held,
-            terms: Vec::new(),
+            terms: Vec::with_capacity(count as usize),
             message: None,
         }
     }
@@ -483,13 +487,15 @@ impl<'a> Group<'a> {
         self.message = (count > 0).then(|| m.malloc(message * count));
         if let Some(root) = self.root.take() {
             let mut tables = std::mem::take(&mut self.tables).into_iter();
-            let mut held = self.held.iter_mut();
+            let held = &mut self.held;
             let (function, labels, terms) = (self.function, self.labels, &mut self.terms);
+            let mut i = 0;
             consume_tree(m, root, &mut |m: &mut Malloc| {
                 let mut cloned = tables.next().expect("a table per entity");
                 terms.push(function.encode(m, &mut cloned, None));
                 free_all(m, cloned.table);
-                labels.consume(m, held.next().expect("labels per entity"));
+                held.update(i, |h| labels.consume(m, h));
+                i += 1;
             });
         }
         self
@@ -498,7 +504,7 @@ impl<'a> Group<'a> {
     /// The message's part dropped: each entity's function, then its labels,
     /// then the vector.
     fn drop_message(self, m: &mut Malloc) {
-        for (terms, held) in self.terms.into_iter().zip(self.held) {
+        for (terms, held) in self.terms.into_iter().zip(self.held.into_labels()) {
             terms.free(m);
             held.drop_message(m, Entity::Constraint);
         }

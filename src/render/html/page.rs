@@ -92,6 +92,8 @@ pub struct RealMemoryFacts {
     pub load_peak_bytes: u64,
     /// The resident's part the instance's own allocations take, by owner.
     pub held_bytes: Held,
+    /// What a fresh process's first load adds, once.
+    pub first_load_extra_bytes: u64,
 }
 
 /// One way of sizing the frames.
@@ -344,6 +346,7 @@ fn facts(role: &'static str, source: &Loaded, profile: &Profile<'_>) -> InputFac
             resident_bytes: r.resident_bytes,
             load_peak_bytes: r.load_peak_bytes,
             held_bytes: r.held_bytes,
+            first_load_extra_bytes: r.first_load_extra_bytes,
         }),
     }
 }
