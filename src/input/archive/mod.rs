@@ -29,7 +29,7 @@ use std::io::{self, BufReader, Read};
 
 use indicatif::ProgressBar;
 
-use crate::pass::{Pass, Payload};
+use crate::pass::{InFile, Pass, Payload};
 
 use super::{DecodeError, InputInfo, LayerInfo, Report, Schema, Selection, BUF_SIZE};
 
@@ -261,6 +261,13 @@ pub(crate) trait Store {
     /// (a gzip archive's tar headers) rather than bytes on disk.
     fn sizes_claimed(&self) -> bool {
         false
+    }
+
+    /// The file holding `name`'s data, stored as is, and where the data
+    /// starts in it, when the data lies whole inside it: the pass may then
+    /// read it where it lies (on every thread, or a table entry at a time).
+    fn where_stored(&self, _name: &str) -> Option<(std::fs::File, u64)> {
+        None
     }
 }
 
@@ -558,13 +565,20 @@ fn profile_blobs(
     let mut profiles = vec![None; reads.len()];
     for r in in_storage_order {
         let d = reads[r].descriptor;
+        let stored = store.where_stored(&d.digest.blob_path());
         let (reader, size) = open_blob(store, d)?;
         let schema = Schema::of_media_type(&d.media_type).expect("an instance layer");
         let mut stream = BufReader::with_capacity(BUF_SIZE, progress.wrap_read(reader));
+        let tick = |n| progress.inc(n);
+        let in_file = stored.as_ref().map(|(file, start)| InFile {
+            file,
+            start: *start,
+            progress: &tick,
+        });
         profiles[r] = Some(pass.profile(Payload {
             reader: &mut stream,
             total: Some(size),
-            in_file: None,
+            in_file,
             max_element: claimed.then_some(pass.max_element),
             instance_index: reads[r].instance_index,
             title: None,

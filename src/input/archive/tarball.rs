@@ -351,6 +351,17 @@ impl Store for TarStore {
     fn sizes_claimed(&self) -> bool {
         self.source.gzip.is_some()
     }
+
+    fn where_stored(&self, name: &str) -> Option<(File, u64)> {
+        if self.source.gzip.is_some() {
+            return None;
+        }
+        let &(offset, size) = self.table.files.get(name)?;
+        let end = offset.checked_add(size)?;
+        let length = self.source.file.metadata().ok()?.len();
+        (end <= length).then_some(())?;
+        Some((self.source.file.try_clone().ok()?, offset))
+    }
 }
 
 pub(crate) fn read_tar(
