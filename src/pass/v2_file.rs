@@ -35,6 +35,7 @@ use crate::model::function::Shape;
 use crate::model::ommx30::{self, Func, Has, Label, Names, Piece, Reason, Row};
 use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
+use crate::profile::replay::Tally;
 use crate::profile::{Aggregate, LogicalMemoryProfile, Path};
 use crate::report::InstanceSummary;
 use crate::wire::fields::v2::regular;
@@ -272,6 +273,8 @@ pub(super) fn profile(
         Some(())
     })?;
     let (mut vars, mut binary) = (IdSet::default(), IdSet::default());
+    // Every variable's row has the same leaves.
+    let mut rows = Tally::default();
     w.each(table, |number, bytes| {
         if number == variable_table::ENTRIES {
             let (id, v) = entry::<pb::DecisionVariable>(bytes)?;
@@ -280,11 +283,14 @@ pub(super) fn profile(
             if v.kind == 1 {
                 binary.insert(id);
             }
-            Piece::VariableRow.visit_logical_memory(&mut root, aggregate);
+            rows.count(Some(0), aggregate, |visitor| {
+                Piece::VariableRow.visit_logical_memory(&mut root, &mut { visitor })
+            });
             summary.variables += 1;
         }
         Some(())
     })?;
+    rows.settle(aggregate);
     distinct(&mut labels)?;
     labels.iter().all(|&id| vars.has(id)).then_some(())?;
     fixed.keys().all(|&id| vars.has(id)).then_some(())?;
@@ -544,8 +550,14 @@ impl Rows<'_> {
     ) -> Option<()> {
         let names = self.names;
         let (mut reasons, mut contexts) = (Vec::new(), Vec::new());
+        let (mut active, mut removed) = (IdSet::default(), Vec::new());
+        let (mut seen, mut ids) = (RepeatCheck::default(), Vec::new());
+        // Rows counted on the wire leave leaves their shape decides.
+        let mut tally = Tally::default();
         w.each(table, |number, bytes| {
-            match number {
+            let removing = match number {
+                collection::ACTIVE => false,
+                collection::REMOVED => true,
                 collection::REMOVED_REASONS => {
                     let (id, r) = entry::<pb::RemovedReason>(bytes)?;
                     let reason = Reason {
@@ -558,6 +570,7 @@ impl Rows<'_> {
                     }
                     .visit_logical_memory(root, aggregate);
                     reasons.push(id);
+                    return Some(());
                 }
                 collection::CONTEXTS => {
                     let (id, c) = entry::<pb::ConstraintContext>(bytes)?;
@@ -569,23 +582,17 @@ impl Rows<'_> {
                     }
                     .visit_logical_memory(root, aggregate);
                     contexts.push(id);
+                    return Some(());
                 }
-                _ => {}
-            }
-            Some(())
-        })?;
-        let (mut active, mut removed) = (IdSet::default(), Vec::new());
-        let (mut seen, mut ids) = (RepeatCheck::default(), Vec::new());
-        w.each(table, |number, bytes| {
-            let removing = match number {
-                collection::ACTIVE => false,
-                collection::REMOVED => true,
                 _ => return Some(()),
             };
             let id = entry_key(bytes)?;
             match self.counted_regular(bytes, !removing, &mut seen, &mut ids) {
                 Some(Counted::Shape(shape)) => {
-                    ommx30::regular_row_leaves(root, aggregate, names, &shape, removing);
+                    let key = shape_key(&shape, removing);
+                    tally.count(key, aggregate, |visitor| {
+                        ommx30::regular_row_leaves(root, &mut { visitor }, names, &shape, removing)
+                    });
                     summary.terms += shape.stored_terms as u64;
                 }
                 Some(Counted::Refused) => return None,
@@ -615,6 +622,7 @@ impl Rows<'_> {
             }
             Some(())
         })?;
+        tally.settle(aggregate);
         // Removed rows: none active too, none twice, each with its reason
         // and every reason a removed row's; every context a row's.
         distinct(&mut removed)?;
@@ -625,6 +633,15 @@ impl Rows<'_> {
         let known = |id: &u64| active.has(*id) || removed.binary_search(id).is_ok();
         contexts.iter().all(known).then_some(())
     }
+}
+
+/// The key of a counted regular row's leaves: its function's shape and
+/// whether it is removed (`None`: too large to pack, visited alone).
+fn shape_key(shape: &Shape, removed: bool) -> Option<u128> {
+    let terms = u128::try_from(shape.stored_terms)
+        .ok()
+        .filter(|&t| t < 1 << 64)?;
+    Some((terms << 8) | ((shape.variant as u128) << 1) | u128::from(removed))
 }
 
 /// A map entry's value (field 2) when the entry holds it once.
