@@ -38,6 +38,7 @@ use crate::ommx_v2 as pb;
 use crate::profile::replay::Tally;
 use crate::profile::{Aggregate, LogicalMemoryProfile, Path};
 use crate::report::InstanceSummary;
+use crate::trace::{self, Phase};
 use crate::wire::fields::v2::regular;
 use crate::wire::fields::v2::{collection, instance, named_function_table, variable_table};
 use crate::wire::{key, varint, WireType};
@@ -242,7 +243,13 @@ pub(super) fn profile(
     aggregate: &mut Aggregate,
 ) -> Option<Read> {
     let mut w = Window::new(file, start, len);
+    // Reading, decoding, checking and visiting go entry by entry: timed as
+    // a whole, where the top-level fields are walked (read) and where the
+    // tables are (decode).
+    let read = trace::span(Phase::Read);
     let layout = layout(&mut w)?;
+    drop(read);
+    let _decode = trace::span(Phase::Decode);
     let rest = pb::Instance::decode(layout.rest.as_slice()).ok()?;
     ommx30::check_header(&rest.required_features, rest.sense, true).ok()?;
     let mut summary = InstanceSummary {
