@@ -72,6 +72,11 @@ impl<'f> Window<'f> {
         }
     }
 
+    /// Another window on the same payload (for another thread).
+    fn again(&self) -> Window<'f> {
+        Window::new(self.file, self.start, self.len)
+    }
+
     /// `len` bytes at payload offset `pos`, or as many as there are up to
     /// `end` when `short` allows fewer; `None` past the end or on an error.
     fn get(&mut self, pos: u64, len: usize, end: u64, short: bool) -> Option<&[u8]> {
@@ -357,15 +362,15 @@ pub(super) fn profile(
         let Some(&table) = layout.tables.get(&number) else {
             continue;
         };
-        let mut root = path.with(container);
         let read = Rows {
             number,
             names,
             vars: &vars,
             binary: &binary,
             free: &free,
+            threads,
         };
-        read.collection(&mut w, table, &mut root, aggregate, &mut summary)?;
+        read.collection(&mut w, table, container, aggregate, &mut summary)?;
     }
 
     // The named functions, then their labels.
@@ -459,6 +464,8 @@ struct Rows<'a> {
     vars: &'a IdSet,
     binary: &'a IdSet,
     free: &'a (dyn Fn(u64) -> bool + Sync),
+    /// Threads a large collection is read on.
+    threads: usize,
 }
 
 /// A regular row counted on the wire.
@@ -547,21 +554,97 @@ impl Rows<'_> {
         Some(row)
     }
 
+    /// Reads the collection in `table`: its rows, reasons and contexts,
+    /// in chunks on up to `threads` threads when it is large.
     fn collection(
         &self,
         w: &mut Window<'_>,
         table: (u64, u64),
-        root: &mut Path,
+        container: &'static str,
         aggregate: &mut Aggregate,
         summary: &mut InstanceSummary,
     ) -> Option<()> {
+        let parts = match self.threads > 1 && table.1 - table.0 > PARALLEL_ABOVE {
+            false => {
+                let mut path = Path::new();
+                let mut root = path.with(container);
+                vec![self.part(w, table, &mut root, aggregate)?]
+            }
+            true => {
+                let cuts = cuts(w, table, self.threads)?;
+                let done: Vec<Option<(Part, Aggregate)>> = std::thread::scope(|scope| {
+                    let workers: Vec<_> = cuts
+                        .windows(2)
+                        .map(|c| {
+                            let mut w = w.again();
+                            let range = (c[0], c[1]);
+                            scope.spawn(move || {
+                                let mut local = Aggregate::new();
+                                let mut path = Path::new();
+                                let mut root = path.with(container);
+                                let part = self.part(&mut w, range, &mut root, &mut local)?;
+                                Some((part, local))
+                            })
+                        })
+                        .collect();
+                    workers
+                        .into_iter()
+                        .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                        .collect()
+                });
+                let mut parts = Vec::new();
+                for one in done {
+                    let (part, local) = one?;
+                    aggregate.merge_under(&[], &local);
+                    parts.push(part);
+                }
+                parts
+            }
+        };
+        let mut all = Part::default();
+        for part in parts {
+            all.absorb(part);
+        }
+        summary.terms += all.terms;
+        summary.constraints += all.active.len() as u64;
+        summary.removed_constraints += all.removed.len() as u64;
+        let Part {
+            mut reasons,
+            mut contexts,
+            active: active_ids,
+            mut removed,
+            terms: _,
+        } = all;
+        let mut active = IdSet::default();
+        for id in active_ids {
+            active.insert(id).then_some(())?;
+        }
+        // Removed rows: none active too, none twice, each with its reason
+        // and every reason a removed row's; every context a row's.
+        distinct(&mut removed)?;
+        distinct(&mut reasons)?;
+        (removed == reasons).then_some(())?;
+        removed.iter().all(|&id| !active.has(id)).then_some(())?;
+        distinct(&mut contexts)?;
+        let known = |id: &u64| active.has(*id) || removed.binary_search(id).is_ok();
+        contexts.iter().all(known).then_some(())
+    }
+
+    /// Reads the collection's fields between `range`'s ends into
+    /// `aggregate`: what the checks across them need.
+    fn part(
+        &self,
+        w: &mut Window<'_>,
+        range: (u64, u64),
+        root: &mut Path,
+        aggregate: &mut Aggregate,
+    ) -> Option<Part> {
         let names = self.names;
-        let (mut reasons, mut contexts) = (Vec::new(), Vec::new());
-        let (mut active, mut removed) = (IdSet::default(), Vec::new());
+        let mut part = Part::default();
         let (mut seen, mut ids) = (RepeatCheck::default(), Vec::new());
         // Rows counted on the wire leave leaves their shape decides.
         let mut tally = Tally::default();
-        w.each(table, |number, bytes| {
+        w.each(range, |number, bytes| {
             let removing = match number {
                 collection::ACTIVE => false,
                 collection::REMOVED => true,
@@ -576,7 +659,7 @@ impl Rows<'_> {
                         reason: &reason,
                     }
                     .visit_logical_memory(root, aggregate);
-                    reasons.push(id);
+                    part.reasons.push(id);
                     return Some(());
                 }
                 collection::CONTEXTS => {
@@ -588,7 +671,7 @@ impl Rows<'_> {
                         provenance: c.provenance.len(),
                     }
                     .visit_logical_memory(root, aggregate);
-                    contexts.push(id);
+                    part.contexts.push(id);
                     return Some(());
                 }
                 _ => return Some(()),
@@ -600,7 +683,7 @@ impl Rows<'_> {
                     tally.count(key, aggregate, |visitor| {
                         ommx30::regular_row_leaves(root, &mut { visitor }, names, &shape, removing)
                     });
-                    summary.terms += shape.stored_terms as u64;
+                    part.terms += shape.stored_terms as u64;
                 }
                 Some(Counted::Refused) => return None,
                 None => {
@@ -611,35 +694,63 @@ impl Rows<'_> {
                         removed: removing,
                     }
                     .visit_logical_memory(root, aggregate);
-                    summary.terms += match &row {
+                    part.terms += match &row {
                         Row::Regular(f) | Row::Indicator(_, f) => f.stored_terms() as u64,
                         Row::Set(_) => 0,
                     };
                 }
             }
             match removing {
-                false => {
-                    active.insert(id).then_some(())?;
-                    summary.constraints += 1;
-                }
-                true => {
-                    removed.push(id);
-                    summary.removed_constraints += 1;
-                }
+                false => part.active.push(id),
+                true => part.removed.push(id),
             }
             Some(())
         })?;
         tally.settle(aggregate);
-        // Removed rows: none active too, none twice, each with its reason
-        // and every reason a removed row's; every context a row's.
-        distinct(&mut removed)?;
-        distinct(&mut reasons)?;
-        (removed == reasons).then_some(())?;
-        removed.iter().all(|&id| !active.has(id)).then_some(())?;
-        distinct(&mut contexts)?;
-        let known = |id: &u64| active.has(*id) || removed.binary_search(id).is_ok();
-        contexts.iter().all(known).then_some(())
+        Some(part)
     }
+}
+
+/// Collections longer than this are read in chunks on several threads (in
+/// tests, every collection, so that the fixtures are read in chunks too).
+const PARALLEL_ABOVE: u64 = if cfg!(test) { 0 } else { 1 << 20 };
+
+/// What one run of a collection's fields holds: the ids the checks across
+/// fields need, and its rows' stored terms.
+#[derive(Default)]
+struct Part {
+    reasons: Vec<u64>,
+    contexts: Vec<u64>,
+    active: Vec<u64>,
+    removed: Vec<u64>,
+    terms: u64,
+}
+
+impl Part {
+    fn absorb(&mut self, other: Part) {
+        self.reasons.extend(other.reasons);
+        self.contexts.extend(other.contexts);
+        self.active.extend(other.active);
+        self.removed.extend(other.removed);
+        self.terms += other.terms;
+    }
+}
+
+/// Where to cut the fields between `table`'s ends into about `n` runs of
+/// whole fields: the runs' ends, first and last included.
+fn cuts(w: &mut Window<'_>, (start, end): (u64, u64), n: usize) -> Option<Vec<u64>> {
+    let step = ((end - start) / n as u64).max(1);
+    let mut cuts = vec![start];
+    let mut pos = start;
+    while pos < end {
+        let (_, _, _, _, stop) = w.field(pos, end)?;
+        pos = stop;
+        if pos - cuts.last().copied().unwrap_or(start) >= step && pos < end {
+            cuts.push(pos);
+        }
+    }
+    cuts.push(end);
+    Some(cuts)
 }
 
 /// The key of a counted regular row's leaves: its function's shape and
@@ -713,20 +824,28 @@ mod tests {
                 }
                 let file = File::open(&path).unwrap();
                 let len = file.metadata().unwrap().len();
-                let mut aggregate = Aggregate::new();
-                let Some(done) = profile(&file, (0, len), 2, None, &mut aggregate) else {
-                    left.push(path.display().to_string());
-                    continue;
-                };
-                let lines: Vec<String> = aggregate
-                    .folded_lines()
-                    .into_iter()
-                    .map(|(path, bytes)| format!("{path} {bytes}"))
-                    .collect();
                 let expected = std::fs::read_to_string(path.with_extension("folded")).unwrap();
-                assert_eq!(lines.join("\n"), expected, "{}", path.display());
-                assert_eq!(done.summary.wire_bytes, len);
-                read += 1;
+                // On one thread, and in chunks on three.
+                let mut summaries = Vec::new();
+                for threads in [1, 3] {
+                    let mut aggregate = Aggregate::new();
+                    let Some(done) = profile(&file, (0, len), threads, None, &mut aggregate) else {
+                        left.push(path.display().to_string());
+                        break;
+                    };
+                    let lines: Vec<String> = aggregate
+                        .folded_lines()
+                        .into_iter()
+                        .map(|(path, bytes)| format!("{path} {bytes}"))
+                        .collect();
+                    assert_eq!(lines.join("\n"), expected, "{}", path.display());
+                    assert_eq!(done.summary.wire_bytes, len);
+                    summaries.push(format!("{:?}", done.summary));
+                }
+                if summaries.len() == 2 {
+                    assert_eq!(summaries[0], summaries[1], "{}", path.display());
+                    read += 1;
+                }
             }
         }
         assert!(
