@@ -547,9 +547,12 @@ impl Rows<'_> {
                 ommx30::set_row("SOS1 constraint", None)(id, c.variables, vars).ok()?
             }
         };
-        // The active problem uses no fixed or dependent variable.
-        if let (true, Row::Regular(f) | Row::Indicator(_, f)) = (active, &row) {
-            all_free(f, self.free)?;
+        // The active problem uses no fixed or dependent variable: no row's
+        // function, indicator or set of variables.
+        if active {
+            let mut ok = true;
+            row.for_each_variable(|id| ok &= (self.free)(id));
+            ok.then_some(())?;
         }
         Some(row)
     }

@@ -524,29 +524,46 @@ pub fn assignments(
 /// problem: 3.0 refuses a payload whose objective or active rows still use
 /// one.
 fn check_substituted_out(inst: &Instance, fixed: &BTreeSet<u64>) -> Result<(), V2Error> {
-    let active = [&inst.regular, &inst.indicator]
+    let check = |v: u64| {
+        if fixed.contains(&v) {
+            Some(V2Error::FixedUsed(v))
+        } else if inst.dependency.assignments.contains_key(&v) {
+            Some(V2Error::DependentUsed(v))
+        } else {
+            None
+        }
+    };
+    let objective = inst.objective.iter().map(RowRef::Function);
+    // Every active row: a function's variables, an indicator's variable, a
+    // one-hot's or an SOS1's variables (3.0 refuses an SOS1 row on a fixed
+    // variable too: the differential's seed 781).
+    let rows = inst
+        .collections()
         .into_iter()
         .flat_map(|c| c.active.values())
-        .filter_map(|r| match r {
-            Row::Regular(f) | Row::Indicator(_, f) => Some(f),
-            Row::Set(_) => None,
-        });
-    for f in inst.objective.iter().chain(active) {
+        .map(RowRef::Row);
+    for r in objective.chain(rows) {
         let mut used = None;
-        f.for_each_variable(|v| {
+        let mut see = |v| {
             if used.is_none() {
-                if fixed.contains(&v) {
-                    used = Some(V2Error::FixedUsed(v));
-                } else if inst.dependency.assignments.contains_key(&v) {
-                    used = Some(V2Error::DependentUsed(v));
-                }
+                used = check(v);
             }
-        });
+        };
+        match r {
+            RowRef::Function(f) => f.for_each_variable(see),
+            RowRef::Row(row) => row.for_each_variable(&mut see),
+        }
         if let Some(e) = used {
             return Err(e);
         }
     }
     Ok(())
+}
+
+/// What the check of substituted variables walks: the objective or a row.
+enum RowRef<'a> {
+    Function(&'a Func),
+    Row(&'a Row),
 }
 
 /// The dependency graph of `x = f(y, ...)` assignments: an edge from every

@@ -209,7 +209,7 @@ impl Instance {
         self.variables.len()
     }
 
-    fn collections(&self) -> [&Collection; 4] {
+    pub(super) fn collections(&self) -> [&Collection; 4] {
         [&self.regular, &self.indicator, &self.one_hot, &self.sos1]
     }
 
