@@ -11,7 +11,6 @@ use super::observer::Cost;
 use super::terms;
 use super::InstanceError;
 use crate::model::ommx30::{Converted, EntityRefusal, Func};
-use crate::model::FileWaste;
 use crate::profile::family::GroupBy;
 use crate::profile::wire_view::TopLevelField;
 use crate::profile::Path;
@@ -69,7 +68,7 @@ pub(super) fn decode_entity(
     let cost = Cost {
         bytes: summing.bytes,
         wire_bytes: element.wire_bytes,
-        waste: FileWaste::default(),
+        waste: converted.waste,
     };
     laps.lap(Phase::Aggregate);
     Ok(Item::Converted(Box::new(converted), cost))

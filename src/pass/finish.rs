@@ -452,15 +452,22 @@ fn finish_ommx30<O: EntityObserver + ?Sized>(
     };
     // Counted only when it uses none of them, else built for 3.0's error.
     let defined = |id| state.defines(id) && !substituted(id);
+    // What normalizing it dropped from the file, as 2.9.3 measures it.
+    let mut objective_waste = FileWaste::default();
     let objective = match objective {
         WireObjective::Decoded(wire) => {
             let what = || "the objective".to_string();
-            Ommx30Objective::Built(ommx30::function(&wire, &what).map_err(convert::refused)?)
+            let f = ommx30::function(&wire, &what).map_err(convert::refused)?;
+            if let Some(normalized) = f.compact() {
+                objective_waste = FileWaste::of(&wire, normalized);
+            }
+            Ommx30Objective::Built(f)
         }
         other => match read_objective(other, &defined, end, reading)?.0 {
-            Objective::Built(f, _) => {
+            Objective::Built(f, waste) => {
                 let f = Func::Compact(f);
                 ommx30::check_finite(&f).map_err(refused)?;
+                objective_waste = waste;
                 Ommx30Objective::Built(f)
             }
             Objective::Counted(shape) => Ommx30Objective::Counted(shape),
@@ -567,7 +574,7 @@ fn finish_ommx30<O: EntityObserver + ?Sized>(
     let cost = Cost {
         bytes,
         wire_bytes: objective_wire_bytes,
-        waste: FileWaste::default(),
+        waste: objective_waste,
     };
     observer.objective(&EntityView::objective(terms as u64), cost);
     observer.ommx30_singular(&Singular30 {

@@ -651,3 +651,39 @@ fn rejected_instances_are_one_line_errors() {
     ]);
     assert!(line.contains("OMMX 2.9.3 rejects this instance"), "{line}");
 }
+
+/// Under OMMX 3.0's accounting a v1 file spends the same bytes on what
+/// normalizing drops as under 2.9.3's (3.0 normalizes compact functions by
+/// the same rules, and measured.py holds 2.9.3's claim to OMMX itself), so
+/// wasted-file-bytes claims the same saving with the same details.
+#[test]
+fn wasted_file_bytes_under_ommx_3_is_2_9_3_s_for_a_v1_file() {
+    let wasted = |doc: &Value| -> Option<(u64, Value)> {
+        let r = layer(doc)["recommendations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["rule"] == "wasted-file-bytes")?;
+        Some((r["saving_bytes"].as_u64().unwrap(), r["details"].clone()))
+    };
+    let mut compared = 0;
+    for name in [
+        "cancelling_terms",
+        "duplicate_terms",
+        "zero_coefficients",
+        "removed_constraints",
+        "obj_quadratic_symmetric",
+        "obj_poly_deg3",
+    ] {
+        let path = oracle(&format!("{name}.pb"));
+        let path = path.as_str();
+        let ommx29: Value = serde_json::from_str(&ok(&["advise", path, "-f", "json"])).unwrap();
+        let ommx30: Value =
+            serde_json::from_str(&ok(&["advise", path, "-f", "json", "--accounting", "3.0"]))
+                .unwrap();
+        let claim = wasted(&ommx29).unwrap_or_else(|| panic!("{name}: no claim under 2.9.3"));
+        assert_eq!(wasted(&ommx30), Some(claim), "{name}");
+        compared += 1;
+    }
+    assert_eq!(compared, 6);
+}

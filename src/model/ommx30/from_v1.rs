@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use crate::model::entities::{bound_holds_in_ommx30, Kind};
 use crate::model::{
-    Constraint, DecisionVariable, EntityKind, Function, ModelError, RemovedConstraint,
+    Constraint, DecisionVariable, EntityKind, FileWaste, Function, ModelError, RemovedConstraint,
 };
 use crate::ommx_v1 as pb1;
 
@@ -168,6 +168,10 @@ pub struct Converted {
     pub id: u64,
     label: Option<Label>,
     held: Held,
+    /// What normalizing its function dropped or merged from the file's
+    /// terms, as 2.9.3 measures it (3.0 normalizes compact functions by the
+    /// same rules); none for an expression.
+    pub waste: FileWaste,
 }
 
 impl Converted {
@@ -194,12 +198,13 @@ impl Converted {
             held: Held::Variable {
                 fixed: substituted_value.is_some(),
             },
+            waste: FileWaste::default(),
         })
     }
 
     /// An active constraint as a row of 3.0's regular collection.
     pub fn constraint(c: pb1::Constraint) -> Result<Self, EntityRefusal> {
-        let (c, func) = checked_constraint(c)?;
+        let (c, func, waste) = checked_constraint(c)?;
         let Constraint {
             id,
             name,
@@ -216,6 +221,7 @@ impl Converted {
                 row: Row::Regular(func),
                 reason: None,
             },
+            waste,
         })
     }
 
@@ -241,6 +247,11 @@ impl Converted {
                 c.function = Some(constant_zero());
             }
         }
+        let (removed, waste) = RemovedConstraint::from_wire_measured(copy)?;
+        let waste = match expression {
+            Some(_) => FileWaste::default(),
+            None => waste,
+        };
         let RemovedConstraint {
             constraint:
                 Constraint {
@@ -254,7 +265,7 @@ impl Converted {
                 },
             removed_reason,
             removed_reason_parameters,
-        } = RemovedConstraint::from_wire(copy)?;
+        } = removed;
         let func = match expression {
             Some(e) => self::function(&e, &|| format!("removed constraint {id}"))?,
             None => {
@@ -274,11 +285,13 @@ impl Converted {
                     parameters: removed_reason_parameters,
                 }),
             },
+            waste,
         })
     }
 
     /// A named function (2.9.3 checks its function only).
     pub fn named_function(n: pb1::NamedFunction) -> Result<Self, EntityRefusal> {
+        let rest = crate::model::waste::named_rest(&n);
         let pb1::NamedFunction {
             id,
             function,
@@ -291,6 +304,14 @@ impl Converted {
             what: format!("named function {id}"),
         })?;
         let func = self::function(&function, &|| format!("named function {id}"))?;
+        let waste = match func.compact() {
+            Some(normalized) => FileWaste::of(&function, normalized),
+            None => FileWaste::default(),
+        };
+        let waste = match waste.bytes > 0 {
+            true => waste.within(rest),
+            false => waste,
+        };
         Ok(Self {
             kind: EntityKind::NamedFunction,
             id,
@@ -301,6 +322,7 @@ impl Converted {
                 description,
             ),
             held: Held::Named(func),
+            waste,
         })
     }
 
@@ -343,20 +365,26 @@ fn constant_zero() -> pb1::Function {
 }
 
 /// A constraint checked by 2.9.3's rules (an expression taken as a
-/// constant for them), with its function as 3.0 reads it.
-fn checked_constraint(mut c: pb1::Constraint) -> Result<(Constraint, Func), EntityRefusal> {
+/// constant for them), with its function as 3.0 reads it and what
+/// normalizing it dropped from the file (none for an expression).
+fn checked_constraint(
+    mut c: pb1::Constraint,
+) -> Result<(Constraint, Func, FileWaste), EntityRefusal> {
     let expression = c.function.take_if(|f| is_expression(Some(f)));
     if expression.is_some() {
         c.function = Some(constant_zero());
     }
-    let mut c = Constraint::from_wire(c)?;
-    let func = match expression {
-        Some(e) => function(&e, &|| format!("constraint {}", c.id))?,
+    let (mut c, waste) = Constraint::from_wire_measured(c)?;
+    let (func, waste) = match expression {
+        Some(e) => (
+            function(&e, &|| format!("constraint {}", c.id))?,
+            FileWaste::default(),
+        ),
         None => {
             let func = Func::Compact(std::mem::replace(&mut c.function, Function::Zero));
             check_finite(&func)?;
-            func
+            (func, waste)
         }
     };
-    Ok((c, func))
+    Ok((c, func, waste))
 }
