@@ -36,7 +36,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use recommendation::{details, quote, sample, share_percent, Finding, Owner, Samples, SAMPLES};
+use recommendation::{
+    details, quote, sample, share_percent, Finding, Owner, Samples, TopSamples, SAMPLES,
+};
 pub use recommendation::{Change, Measure, NotComputed, Recommendation, Sample, Severity};
 
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};

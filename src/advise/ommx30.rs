@@ -37,7 +37,7 @@ use super::entities::{removed_finding, unused_finding, REMOVED, UNUSED};
 use super::functions::{FunctionTally, VARIANTS};
 use super::strings::{StringPool, METADATA};
 use super::{details, migration, quote, Change, Finding, Measure, NotComputed, Owner};
-use super::{Sample, Samples, SAMPLES};
+use super::{Sample, Samples, TopSamples, SAMPLES};
 use crate::ids::IdSet;
 use crate::model::ommx30::{Entity, Func, Part, Row};
 use crate::model::EntityKind;
@@ -214,9 +214,8 @@ pub struct Ommx30Tally {
     entity_metadata: u64,
     /// Roles of [`super::strings::ROLE_PATHS_30`] holding content.
     label_roles: u32,
-    /// The entities with the most label content: (content, arrival, sample).
-    top: Vec<(u64, u64, Sample)>,
-    arrivals: u64,
+    /// The entities with the most label content.
+    top: TopSamples,
     instance: InstanceLeaves,
     strings: StringPool,
     functions: FunctionTally,
@@ -235,8 +234,7 @@ impl Default for Ommx30Tally {
             content: BTreeMap::new(),
             entity_metadata: 0,
             label_roles: 0,
-            top: Vec::new(),
-            arrivals: 0,
+            top: TopSamples::default(),
             instance: InstanceLeaves::default(),
             strings: StringPool::new_v3(),
             functions: FunctionTally::new_v3(),
@@ -325,27 +323,10 @@ impl Ommx30Tally {
     }
 
     fn offer_top(&mut self, e: &EntityView<'_>, content: u64) {
-        self.arrivals += 1;
-        if content == 0 {
-            return;
-        }
-        let make = || {
+        self.top.offer(content, || {
             let detail = format!("{} of labels", exact(content));
             sample(e.kind.noun(), e, detail)
-        };
-        if self.top.len() < SAMPLES {
-            self.top.push((content, self.arrivals, make()));
-            return;
-        }
-        let (weakest, _) = self
-            .top
-            .iter()
-            .enumerate()
-            .min_by(|(_, a), (_, b)| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
-            .expect("full");
-        if content > self.top[weakest].0 {
-            self.top[weakest] = (content, self.arrivals, make());
-        }
+        });
     }
 
     /// The objective as the pass shows it before its function: its waste.
@@ -481,9 +462,7 @@ impl Ommx30Tally {
         if self.instance.annotations > EMPTY_ANNOTATIONS {
             paths.push("Instance.annotations".into());
         }
-        let mut top = self.top.clone();
-        top.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        let mut sample: Vec<Sample> = top.into_iter().map(|(_, _, s)| s).collect();
+        let mut sample = self.top.sorted();
         let instance = self.instance.content();
         if instance > 0 && sample.len() < SAMPLES {
             sample.insert(

@@ -170,6 +170,47 @@ impl Samples {
     }
 }
 
+/// Keeps the [`SAMPLES`] samples of most content offered (of equal
+/// content, the earliest), read largest first.
+#[derive(Debug, Default, Clone)]
+pub(super) struct TopSamples {
+    /// (content, arrival, sample).
+    top: Vec<(u64, u64, Sample)>,
+    arrivals: u64,
+}
+
+impl TopSamples {
+    /// Offers a sample of `content` bytes (none is kept of 0), made only
+    /// when kept.
+    pub(super) fn offer(&mut self, content: u64, make: impl FnOnce() -> Sample) {
+        self.arrivals += 1;
+        if content == 0 {
+            return;
+        }
+        if self.top.len() < SAMPLES {
+            self.top.push((content, self.arrivals, make()));
+            return;
+        }
+        // The weakest kept: least content, latest arrival.
+        let (weakest, _) = self
+            .top
+            .iter()
+            .enumerate()
+            .min_by(|(_, a), (_, b)| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
+            .expect("full");
+        if content > self.top[weakest].0 {
+            self.top[weakest] = (content, self.arrivals, make());
+        }
+    }
+
+    /// The samples kept, most content first (then in arrival order).
+    pub(super) fn sorted(&self) -> Vec<Sample> {
+        let mut top = self.top.clone();
+        top.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        top.into_iter().map(|(_, _, s)| s).collect()
+    }
+}
+
 /// One recommendation, backed by numbers.
 #[derive(Debug, Clone, Serialize)]
 pub struct Recommendation {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{details, sample, Change, EntityKind, Finding, Measure, Owner, Sample, SAMPLES};
+use super::{details, sample, Change, EntityKind, Finding, Measure, Owner, TopSamples};
 use crate::model::labels::{self, LabelBytes};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::pass::{Cost, Singular};
@@ -84,35 +84,13 @@ pub struct MetadataTally {
     constraints: KindTally,
     removed: KindTally,
     instance: KindTally,
-    /// The entities with the most content: (content, arrival, sample).
-    top: Vec<(u64, u64, Sample)>,
-    arrivals: u64,
+    /// The entities with the most content.
+    top: TopSamples,
 }
 
 impl MetadataTally {
-    fn offer_top(&mut self, content: u64, make: impl FnOnce() -> Sample) {
-        self.arrivals += 1;
-        if content == 0 {
-            return;
-        }
-        if self.top.len() < SAMPLES {
-            self.top.push((content, self.arrivals, make()));
-            return;
-        }
-        // The weakest kept: least content, latest arrival.
-        let (weakest, _) = self
-            .top
-            .iter()
-            .enumerate()
-            .min_by(|(_, a), (_, b)| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
-            .expect("full");
-        if content > self.top[weakest].0 {
-            self.top[weakest] = (content, self.arrivals, make());
-        }
-    }
-
     fn offer_entity(&mut self, kind: EntityKind, id: u64, name: Option<&str>, content: u64) {
-        self.offer_top(content, || {
+        self.top.offer(content, || {
             sample(
                 Owner::Entity(kind),
                 Some(id),
@@ -167,7 +145,7 @@ impl MetadataTally {
         let labels = labels::instance(singular.description, singular.annotations);
         // The instance's own bytes are set in `finding`, once the total is known.
         let content = self.instance.add(0, labels, fields);
-        self.offer_top(content, || {
+        self.top.offer(content, || {
             sample(
                 Owner::Instance,
                 None,
@@ -265,8 +243,6 @@ impl MetadataTally {
                 (false, true) => String::new(),
             }
         );
-        let mut top = self.top.clone();
-        top.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         Some(Finding {
             rule: METADATA,
             change: Change::Ommx,
@@ -275,7 +251,7 @@ impl MetadataTally {
             bytes_concerned: metadata,
             saving_bytes: content,
             paths,
-            sample: top.into_iter().map(|(_, _, s)| s).collect(),
+            sample: self.top.sorted(),
             suggestion: "Leave names, subscripts, parameters and descriptions (and removal \
                 reasons, the instance's description and annotations) out of the instance \
                 handed to the solver, keeping them in a side table keyed by id if they are \

@@ -27,31 +27,28 @@ pub(super) fn decode_entity(
     laps: &mut Laps,
 ) -> Result<Item, InstanceError> {
     let bytes = element.body.unwrap_or_default();
-    let decode_error = |field| {
-        move |source| InstanceError::Decode {
-            field,
-            offset,
-            source,
-        }
-    };
     let converted = match element.number {
         instance::DECISION_VARIABLES => {
-            let v = terms::decode_field(bytes).map_err(decode_error("decision_variables"))?;
+            let v = terms::decode_field(bytes)
+                .map_err(InstanceError::decoding("decision_variables", offset))?;
             laps.lap(Phase::Decode);
             Converted::variable(v)
         }
         instance::CONSTRAINTS => {
-            let c = terms::decode_field(bytes).map_err(decode_error("constraints"))?;
+            let c = terms::decode_field(bytes)
+                .map_err(InstanceError::decoding("constraints", offset))?;
             laps.lap(Phase::Decode);
             Converted::constraint(c)
         }
         instance::REMOVED_CONSTRAINTS => {
-            let r = terms::decode_field(bytes).map_err(decode_error("removed_constraints"))?;
+            let r = terms::decode_field(bytes)
+                .map_err(InstanceError::decoding("removed_constraints", offset))?;
             laps.lap(Phase::Decode);
             Converted::removed(r)
         }
         _ => {
-            let n = terms::decode_field(bytes).map_err(decode_error("named_functions"))?;
+            let n = terms::decode_field(bytes)
+                .map_err(InstanceError::decoding("named_functions", offset))?;
             laps.lap(Phase::Decode);
             Converted::named_function(n)
         }

@@ -257,9 +257,5 @@ fn decode<M: Message + Default>(
     bytes: &[u8],
     offset: u64,
 ) -> Result<M, InstanceError> {
-    terms::decode_field(bytes).map_err(|source| InstanceError::Decode {
-        field,
-        offset,
-        source,
-    })
+    terms::decode_field(bytes).map_err(InstanceError::decoding(field, offset))
 }

@@ -71,6 +71,21 @@ pub enum InstanceError {
     Ommx30(Box<ConversionError>),
 }
 
+impl InstanceError {
+    /// prost's error decoding the element of `field` that ends at stream
+    /// `offset`, as the pass reports it.
+    pub(super) fn decoding(
+        field: &'static str,
+        offset: u64,
+    ) -> impl Fn(prost::DecodeError) -> Self {
+        move |source| InstanceError::Decode {
+            field,
+            offset,
+            source,
+        }
+    }
+}
+
 /// Why the pass could not profile one payload. The input puts the file's
 /// name in front; the layer, when the payload is one of an archive's, is
 /// named here.

@@ -491,7 +491,7 @@ fn finish_ommx30<O: EntityObserver + ?Sized>(
     };
     let copy = dependency.iter().map(|(&k, f)| (k, constant(f))).collect();
     check_dependency(copy, &state)?;
-    let _ = Annotations::from_wire(annotations.clone())?;
+    let annotations = Annotations::from_wire(annotations)?.0;
     // 3.0's: an assigned variable is not fixed, and neither kind is used by
     // the objective or an active constraint.
     let mut assignments = BTreeMap::new();

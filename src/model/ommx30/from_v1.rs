@@ -92,26 +92,25 @@ pub fn check_finite(f: &Func) -> Result<(), ConversionError> {
     let Some(f) = f.compact() else {
         return Ok(());
     };
-    let mut coefficients: Box<dyn Iterator<Item = f64>> = match f {
-        Function::Zero => Box::new(std::iter::empty()),
-        Function::Constant(c) => Box::new(std::iter::once(*c)),
+    let finite = |c: &f64| c.is_finite();
+    let all_finite = match f {
+        Function::Zero => true,
+        Function::Constant(c) => finite(c),
         Function::Linear { terms, constant } => {
-            Box::new(terms.iter().map(|t| t.1).chain([*constant]))
+            terms.iter().map(|t| &t.1).all(finite) && finite(constant)
         }
         Function::Quadratic {
             quadratic,
             linear,
             constant,
-        } => Box::new(
-            quadratic
-                .iter()
-                .map(|t| t.1)
-                .chain(linear.iter().map(|t| t.1))
-                .chain([*constant]),
-        ),
-        Function::Polynomial { terms } => Box::new(terms.iter().map(|t| t.1)),
+        } => {
+            quadratic.iter().map(|t| &t.1).all(finite)
+                && linear.iter().map(|t| &t.1).all(finite)
+                && finite(constant)
+        }
+        Function::Polynomial { terms } => terms.iter().map(|t| &t.1).all(finite),
     };
-    match coefficients.all(f64::is_finite) {
+    match all_finite {
         true => Ok(()),
         false => Err(ConversionError::NonFinite("a function".to_string())),
     }
@@ -227,21 +226,12 @@ impl Converted {
 
     /// A removed constraint as a removed row with its reason.
     pub fn removed(r: pb1::RemovedConstraint) -> Result<Self, EntityRefusal> {
-        let pb1::RemovedConstraint {
-            constraint,
-            removed_reason,
-            removed_reason_parameters,
-        } = r;
         // 2.9.3's checks, with an expression taken as a constant.
-        let expression = constraint
-            .as_ref()
-            .and_then(|c| c.function.clone())
-            .filter(|f| is_expression(Some(f)));
-        let mut copy = pb1::RemovedConstraint {
-            constraint,
-            removed_reason,
-            removed_reason_parameters,
-        };
+        let mut copy = r;
+        let expression = copy
+            .constraint
+            .as_mut()
+            .and_then(|c| c.function.take_if(|f| is_expression(Some(f))));
         if expression.is_some() {
             if let Some(c) = &mut copy.constraint {
                 c.function = Some(constant_zero());
