@@ -348,6 +348,13 @@ impl FunctionTally {
         self.waste(kind, id, name, w);
     }
 
+    /// File bytes of length prefixes around several functions' entries
+    /// that their waste shrinks together (an `ommx.v2` collection's): no
+    /// function of their own.
+    pub fn framing_waste(&mut self, bytes: u64) {
+        self.wasted.sums.bytes += bytes;
+    }
+
     pub fn named(&mut self, n: &NamedFunction, waste: FileWaste) {
         self.waste(
             Owner::Entity(EntityKind::NamedFunction),

@@ -352,6 +352,7 @@ impl Ommx30Tally {
         if let Some(Func::Compact(f)) = s.objective {
             self.functions.objective_v3(f);
         }
+        self.functions.framing_waste(s.framing_waste);
         self.strings.instance_v3(s.description, s.annotations);
     }
 
@@ -544,6 +545,7 @@ mod tests {
                 assignments: &inst.dependency.assignments,
                 description: inst.description.as_ref(),
                 annotations: &inst.annotations,
+                framing_waste: inst.waste.framing,
             });
         }
         tally
@@ -600,6 +602,7 @@ mod tests {
             assignments: &BTreeMap::new(),
             description: None,
             annotations: &none,
+            framing_waste: 0,
         });
         let (findings, combined) = tally.findings(2000);
         let variants = findings.iter().find(|f| f.rule == VARIANTS).unwrap();

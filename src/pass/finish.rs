@@ -586,6 +586,7 @@ fn finish_ommx30<O: EntityObserver + ?Sized>(
         assignments: &instance.dependency.assignments,
         description: instance.description.as_ref(),
         annotations: &instance.annotations,
+        framing_waste: 0,
     });
     Ok(state.counts)
 }

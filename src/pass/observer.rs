@@ -91,6 +91,11 @@ pub struct Singular30<'a> {
     pub assignments: &'a BTreeMap<u64, ommx30::Func>,
     pub description: Option<&'a crate::ommx_v1::instance::Description>,
     pub annotations: &'a BTreeMap<String, String>,
+    /// File bytes the top-level fields holding rows and named functions
+    /// spend on length prefixes that shrink once their entries' waste goes
+    /// (an `ommx.v2` payload's collections; 0 for v1 input, whose elements'
+    /// prefixes are in each element's waste).
+    pub framing_waste: u64,
 }
 
 impl<'a> EntityView<'a> {

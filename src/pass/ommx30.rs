@@ -196,7 +196,10 @@ fn read_model(read: ToRead<'_>) -> Result<(Vec<u8>, ommx30::Instance), Stopped> 
         ommx30::from_wire(read.message).map_err(|e| fail(e.into())),
     );
     match model {
-        Ok(model) => Ok((bytes, model)),
+        Ok(mut model) => {
+            model.waste.close(&bytes);
+            Ok((bytes, model))
+        }
         Err(error) => Err(Stopped {
             error,
             reached: bytes.len(),
@@ -262,7 +265,12 @@ fn account(
         let cost = Cost {
             bytes: summing.bytes,
             wire_bytes: model.wire.get(&(e.kind, e.id)).copied().unwrap_or(0),
-            waste: FileWaste::default(),
+            waste: model
+                .waste
+                .entities
+                .get(&(e.kind, e.id))
+                .copied()
+                .unwrap_or_default(),
         };
         let used = (e.kind == EntityKind::Variable).then(|| used.contains(&e.id));
         pass.observer.entity(&EntityView::ommx30(&e, used), cost);
@@ -272,7 +280,12 @@ fn account(
     let cost = Cost {
         bytes: crate::profile::bytes_of(objective),
         wire_bytes: model.wire.get(&OBJECTIVE).copied().unwrap_or(0),
-        waste: FileWaste::default(),
+        waste: model
+            .waste
+            .entities
+            .get(&OBJECTIVE)
+            .copied()
+            .unwrap_or_default(),
     };
     let terms = objective.stored_terms() as u64;
     pass.observer.objective(&EntityView::objective(terms), cost);
@@ -282,6 +295,7 @@ fn account(
         assignments: &model.dependency.assignments,
         description: model.description.as_ref(),
         annotations: &model.annotations,
+        framing_waste: model.waste.framing,
     });
     if let Some(mut leaves) = pass.observer.leaves() {
         model.visit_parts(&mut Path::new(), &mut leaves);

@@ -2,7 +2,9 @@
 //! 3.0's validation (`from_v2_bytes`).
 
 use super::expression::Func;
+use super::file_waste::scalar;
 use super::{Collection, Dependency, Instance, OutputObjective, Reason, Row, V2Error};
+use crate::model::EntityKind;
 use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
 use std::collections::BTreeMap;
@@ -12,7 +14,9 @@ use std::collections::BTreeSet;
 pub fn decode(bytes: &[u8]) -> Result<Instance, V2Error> {
     use prost::Message;
     let message = pb::Instance::decode(bytes).map_err(|e| V2Error::Decode(e.to_string()))?;
-    from_wire(message)
+    let mut inst = from_wire(message)?;
+    inst.waste.close(bytes);
+    Ok(inst)
 }
 
 pub fn read_function(
@@ -193,9 +197,10 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         .collect();
     add_variables(&mut inst, table, strict)?;
     let vars = inst.variables.clone();
-    let objective = read_function(objective.as_ref(), || "the objective".into())?;
-    uses_defined(&objective, Some(&vars), || "the objective".into())?;
-    inst.objective = Some(objective);
+    let read = read_function(objective.as_ref(), || "the objective".into())?;
+    uses_defined(&read, Some(&vars), || "the objective".into())?;
+    inst.waste.objective(objective.as_ref(), &read);
+    inst.objective = Some(read);
     add_rows(
         &mut inst,
         Collections {
@@ -355,6 +360,7 @@ fn add_rows(
         one_hot,
         sos1,
     } = c;
+    let waste = &mut inst.waste;
     inst.regular = collection(
         Parts {
             active: regular.active,
@@ -365,8 +371,18 @@ fn add_rows(
         "constraint",
         vars,
         strict,
-        |id, c, vars| regular_row(id, &c, vars),
+        |id, c, vars| {
+            let row = regular_row(id, &c, vars)?;
+            if let Row::Regular(f) = &row {
+                let rest = scalar(c.equality as u64);
+                let entity = (EntityKind::Constraint, id);
+                waste.entry(entity, c.function.as_ref(), f, rest);
+            }
+            Ok(row)
+        },
     )?;
+    let removed = inst.regular.removed.keys().copied();
+    waste.removed(removed, EntityKind::Constraint, EntityKind::Removed);
     inst.indicator = collection(
         Parts {
             active: indicator.active,
@@ -377,8 +393,18 @@ fn add_rows(
         "indicator constraint",
         vars,
         strict,
-        |id, c, vars| indicator_row(id, &c, vars, binary),
+        |id, c, vars| {
+            let row = indicator_row(id, &c, vars, binary)?;
+            if let Row::Indicator(_, f) = &row {
+                let rest = scalar(c.indicator_variable) + scalar(c.equality as u64);
+                let entity = (EntityKind::Indicator, id);
+                waste.entry(entity, c.function.as_ref(), f, rest);
+            }
+            Ok(row)
+        },
     )?;
+    let removed = inst.indicator.removed.keys().copied();
+    waste.removed(removed, EntityKind::Indicator, EntityKind::RemovedIndicator);
     let one_hot_sets = |m: BTreeMap<u64, pb::OneHotConstraint>| {
         m.into_iter().map(|(k, c)| (k, c.variables)).collect()
     };
@@ -471,6 +497,8 @@ fn add_named_functions(
 ) -> Result<(), V2Error> {
     for (id, nf) in named.entries {
         let f = named_function(id, &nf, vars)?;
+        let entity = (EntityKind::NamedFunction, id);
+        inst.waste.entry(entity, nf.function.as_ref(), &f, 0);
         inst.named_functions.insert(id, f);
     }
     if let Some(&id) = named

@@ -17,6 +17,7 @@
 
 mod entity;
 mod expression;
+mod file_waste;
 mod from_v1;
 mod layer;
 mod profile;
@@ -33,6 +34,7 @@ pub use entity::{regular_row_leaves, COLLECTIONS};
 pub use entity::{CountedConstraint, CountedVariable, Entity, LabelFields, Part, Piece, WireSizes};
 pub use entity::{NAMED_FUNCTIONS, VARIABLES};
 pub use expression::{Func, Instruction};
+pub use file_waste::PayloadWaste;
 pub use from_v1::REGULAR_COLLECTION;
 pub use from_v1::{check_bound, check_finite, function, ConversionError, Converted, EntityRefusal};
 pub use layer::fold_layer_annotations;
@@ -202,6 +204,8 @@ pub struct Instance {
     pub output_objective: Option<OutputObjective>,
     /// What each entity takes in the `ommx.v2` message it was built from.
     pub wire: WireSizes,
+    /// What the message spends on terms 3.0 drops or merges.
+    pub waste: PayloadWaste,
 }
 
 impl Instance {

@@ -84,6 +84,7 @@ impl Instance {
             annotations,
             output_objective,
             wire: _,
+            waste: _,
         } = self;
         string_map(
             &mut path.with("Instance.annotations"),
