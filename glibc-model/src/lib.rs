@@ -5,10 +5,10 @@
 //! threshold, and `malloc_trim`. No bytes are stored: a chunk is an address
 //! and a size, and the heap's resident pages are a bitmap. Only the free
 //! chunks in the bins are kept (in a slab, with their sizes and links, found
-//! by address through the maps of their starts and ends); a
-//! chunk handed out is known by its pointer ([`Ptr`] carries its size), and
-//! one in the tcache or a fast bin by its list (each holds one size), so the
-//! model's memory follows the heap's free chunks, not its live ones.
+//! by address through the maps of their starts and ends); a chunk handed
+//! out is known by its pointer ([`Ptr`] carries its size), and one in the
+//! tcache or a fast bin by its list (each holds one size), so the model's
+//! memory follows the heap's free chunks, not its live ones.
 //!
 //! The rules are glibc's (`malloc/malloc.c`), restated: each place that
 //! decides a placement is named after the step it models. It is checked by
