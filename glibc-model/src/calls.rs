@@ -214,9 +214,9 @@ impl Malloc {
                 self.touch(old, nb);
                 return Ptr { at: old, size: nb };
             }
-            match self.links.get(&next) {
-                Some(f) if oldsize + f.size >= nb => {
-                    newsize = oldsize + self.unlink(next);
+            match self.binned_at(next) {
+                Some(s) if oldsize + self.slot(s).size >= nb => {
+                    newsize = oldsize + self.unlink(s).1;
                 }
                 _ => {
                     let q = self.int_malloc(nb);
@@ -255,7 +255,7 @@ impl Malloc {
     /// every binned chunk given back, then the top trimmed to `pad`.
     fn serve_trim(&mut self, pad: u64) {
         self.consolidate();
-        let binned: Vec<(u64, u64)> = self.links.iter().map(|(&a, f)| (a, f.size)).collect();
+        let binned: Vec<(u64, u64)> = self.binned().collect();
         for (addr, size) in binned {
             // glibc keeps the chunk's header and links (48 bytes).
             let from = (addr + 48).next_multiple_of(PAGE);

@@ -4,10 +4,11 @@
 //! the top chunk grown by `sbrk` and trimmed in `free`, the dynamic mmap
 //! threshold, and `malloc_trim`. No bytes are stored: a chunk is an address
 //! and a size, and the heap's resident pages are a bitmap. Only the free
-//! chunks in the bins are kept by address (with their sizes and links); a
-//! chunk handed out is known by its pointer ([`Ptr`] carries its size), and
-//! one in the tcache or a fast bin by its list (each holds one size), so the
-//! model's memory follows the heap's free chunks, not its live ones.
+//! chunks in the bins are kept (in a slab, with their sizes and links, found
+//! by address through the maps of their starts and ends); a chunk handed
+//! out is known by its pointer ([`Ptr`] carries its size), and one in the
+//! tcache or a fast bin by its list (each holds one size), so the model's
+//! memory follows the heap's free chunks, not its live ones.
 //!
 //! The rules are glibc's (`malloc/malloc.c`), restated: each place that
 //! decides a placement is named after the step it models. It is checked by
@@ -23,11 +24,12 @@ mod calls;
 pub use calls::record;
 mod links;
 mod pages;
+mod repeat;
 mod snapshot;
 #[cfg(test)]
 mod tests;
 
-use links::{Free, Link};
+use links::{Free, Slot};
 
 /// glibc's threshold above which a request is served by its own `mmap` at
 /// most: the dynamic threshold starts at [`MMAP_THRESHOLD_MIN`] and rises to
@@ -156,14 +158,18 @@ impl Ptr {
 /// One arena of glibc malloc, single-threaded.
 #[derive(Debug, Clone)]
 pub struct Malloc {
-    /// Binned chunks: their sizes, bins and links.
-    links: HashMap<u64, Free, BuildAddrHasher>,
-    /// Binned chunks by their end, to find a free chunk before another.
-    free_ends: HashMap<u64, u64, BuildAddrHasher>,
-    heads: [(Link, Link); NBINS],
+    /// The bins' heads (the first [`NBINS`] slots), then binned chunks:
+    /// their addresses, sizes, bins and links; slots of chunks no longer
+    /// binned are reused (`spare`).
+    slots: Vec<Free>,
+    spare: Vec<Slot>,
+    /// Binned chunks by their start, to find a free chunk after another,
+    /// and by their end, to find one before.
+    starts: HashMap<u64, Slot, BuildAddrHasher>,
+    ends: HashMap<u64, Slot, BuildAddrHasher>,
     /// For each large bin, its sizes and the first chunk of each (glibc's
     /// `fd_nextsize` list).
-    sizes: Vec<BTreeMap<u64, u64>>,
+    sizes: Vec<BTreeMap<u64, Slot>>,
     /// Bins that hold chunks (glibc's binmap, kept exact).
     nonempty: u128,
     /// Fast bins and the tcache: chunks' addresses (each list holds chunks
@@ -211,9 +217,10 @@ impl Malloc {
             MMAP_THRESHOLD_MIN
         };
         Malloc {
-            links: HashMap::default(),
-            free_ends: HashMap::default(),
-            heads: std::array::from_fn(|i| (i as u64, i as u64)),
+            slots: links::heads(),
+            spare: Vec::new(),
+            starts: HashMap::default(),
+            ends: HashMap::default(),
             sizes: vec![BTreeMap::new(); NBINS],
             nonempty: 0,
             fast: Default::default(),
@@ -289,17 +296,17 @@ impl Malloc {
         if nb < MIN_LARGE {
             // A small bin holds chunks of one size: `nb`.
             if let Some(victim) = self.tail(idx) {
-                self.unlink(victim);
+                let (at, _) = self.unlink(victim);
                 while cacheable && self.tcache[t].len() < TCACHE_COUNT {
                     match self.tail(idx) {
                         Some(c) => {
-                            self.unlink(c);
+                            let (c, _) = self.unlink(c);
                             self.tcache[t].push(c);
                         }
                         None => break,
                     }
                 }
-                return chunk(victim, nb);
+                return chunk(at, nb);
             }
         } else if self.has_fast() {
             self.consolidate();
@@ -308,27 +315,26 @@ impl Malloc {
             let mut cached = false;
             let mut iters = 0;
             while let Some(victim) = self.tail(UNSORTED) {
-                let size = self.links[&victim].size;
+                let Free { at, size, .. } = *self.slot(victim);
                 if nb < MIN_LARGE
-                    && self.heads[UNSORTED].0 == victim
-                    && victim == self.last_remainder
+                    && self.slots[UNSORTED].fd == victim
+                    && at == self.last_remainder
                     && size > nb + MINSIZE
                 {
-                    self.unlink(victim);
-                    let rest = self.split(victim, size, nb);
+                    let (at, rest) = self.split(victim, nb);
                     self.last_remainder = rest;
-                    return chunk(victim, nb);
+                    return chunk(at, nb);
                 }
-                self.unlink(victim);
                 if size == nb {
+                    self.unlink(victim);
                     if cacheable && self.tcache[t].len() < TCACHE_COUNT {
-                        self.tcache[t].push(victim);
+                        self.tcache[t].push(at);
                         cached = true;
                         continue;
                     }
-                    return chunk(victim, nb);
+                    return chunk(at, nb);
                 }
-                self.place(victim, size);
+                self.place(victim);
                 iters += 1;
                 if iters >= MAX_ITERS {
                     break;
@@ -339,12 +345,11 @@ impl Malloc {
             }
             if nb >= MIN_LARGE {
                 if let Some(victim) = self.best_fit(idx, nb) {
-                    let size = self.unlink(victim);
-                    if size - nb >= MINSIZE {
-                        self.split(victim, size, nb);
-                        return chunk(victim, nb);
+                    if self.slot(victim).size - nb >= MINSIZE {
+                        return chunk(self.split(victim, nb).0, nb);
                     }
-                    return chunk(victim, size);
+                    let (at, size) = self.unlink(victim);
+                    return chunk(at, size);
                 }
             }
             // The next bin up that holds anything.
@@ -356,15 +361,15 @@ impl Malloc {
             if above != 0 {
                 let bin = above.trailing_zeros() as usize;
                 let victim = self.tail(bin).expect("a non-empty bin");
-                let size = self.unlink(victim);
-                if size - nb >= MINSIZE {
-                    let rest = self.split(victim, size, nb);
+                if self.slot(victim).size - nb >= MINSIZE {
+                    let (at, rest) = self.split(victim, nb);
                     if nb < MIN_LARGE {
                         self.last_remainder = rest;
                     }
-                    return chunk(victim, nb);
+                    return chunk(at, nb);
                 }
-                return chunk(victim, size);
+                let (at, size) = self.unlink(victim);
+                return chunk(at, size);
             }
             if self.top_size >= nb + MINSIZE {
                 return chunk(self.carve_top(nb), nb);
@@ -430,21 +435,36 @@ impl Malloc {
     /// the top. Returns the size of what it became (the top's, if that).
     fn merge(&mut self, addr: u64, own: u64) -> u64 {
         let next = addr + own;
-        let (mut at, mut size) = (addr, own);
-        if let Some(&prev) = self.free_ends.get(&addr) {
-            size += self.unlink(prev);
-            at = prev;
-        }
+        let prev = self.ends.get(&addr).copied();
         if next == self.top {
+            let (at, size) = match prev {
+                Some(prev) => {
+                    let (at, size) = self.unlink(prev);
+                    (at, size + own)
+                }
+                None => (addr, own),
+            };
             self.top = at;
             self.top_size += size;
             return self.top_size;
         }
-        if self.links.contains_key(&next) {
-            size += self.unlink(next);
+        let after = self.binned_at(next);
+        match (prev, after) {
+            (None, None) => {
+                self.push_head(UNSORTED, addr, own);
+                own
+            }
+            (None, Some(after)) => {
+                self.detach(after);
+                self.merge_into(after, addr, own)
+            }
+            (Some(prev), after) => {
+                // Unlinked in glibc's order: the chunk before, then after.
+                self.detach(prev);
+                let more = after.map_or(0, |after| self.unlink(after).1);
+                self.merge_into(prev, addr, own + more)
+            }
         }
-        self.push_head(UNSORTED, at, size);
-        size
     }
 
     /// glibc's `malloc_consolidate`: every fast-bin chunk, most recently

@@ -1,145 +1,213 @@
-//! The bins' doubly linked lists, as glibc links its free chunks: a chunk's
-//! size, bin and forward and back links, a bin's head, taking a chunk out,
-//! sorting one into its bin and finding the best fit in a large bin.
+//! The bins' doubly linked lists, as glibc links its free chunks: each
+//! binned chunk a slot of a slab (its address, size, bin and forward and
+//! back links, which are slots), the bins' heads its first slots, found by
+//! address through two maps (a chunk's start, for the chunk after a freed
+//! one, and its end, for the one before). Taking a chunk out, sorting one
+//! into its bin and splitting one move it between lists without touching
+//! the maps: only a chunk that becomes free or stops being free does.
 
 use super::{bin_index, tcache_size, Malloc, Ptr, HEAP_BASE, MIN_LARGE, NBINS, UNSORTED};
 
-/// A chunk in a bin: its size, which bin, and its links.
-#[derive(Debug, Clone, Copy)]
+/// A slot of the slab: a bin's head (the first [`NBINS`]) or a chunk in a
+/// bin.
+pub(super) type Slot = u32;
+
+/// A chunk in a bin: its address and size, which bin, and its links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Free {
+    pub(super) at: u64,
     pub(super) size: u64,
-    pub(super) bin: usize,
-    pub(super) fd: Link,
-    pub(super) bk: Link,
+    pub(super) bin: u32,
+    pub(super) fd: Slot,
+    pub(super) bk: Slot,
 }
 
-/// A list link: a chunk's address, or a bin's head (its index, below any
-/// address).
-pub(super) type Link = u64;
+pub(super) fn is_head(slot: Slot) -> bool {
+    (slot as usize) < NBINS
+}
 
-pub(super) fn is_head(link: Link) -> bool {
-    link < NBINS as u64
+/// The slab's first slots: each bin's head, linked to itself.
+pub(super) fn heads() -> Vec<Free> {
+    (0..NBINS as Slot)
+        .map(|bin| Free {
+            at: 0,
+            size: 0,
+            bin,
+            fd: bin,
+            bk: bin,
+        })
+        .collect()
 }
 
 impl Malloc {
-    pub(super) fn tail(&self, bin: usize) -> Option<u64> {
-        let bk = self.heads[bin].1;
+    pub(super) fn tail(&self, bin: usize) -> Option<Slot> {
+        let bk = self.slots[bin].bk;
         (!is_head(bk)).then_some(bk)
     }
 
-    pub(super) fn fd(&self, link: Link) -> Link {
-        if is_head(link) {
-            self.heads[link as usize].0
-        } else {
-            self.links[&link].fd
-        }
+    pub(super) fn slot(&self, slot: Slot) -> &Free {
+        &self.slots[slot as usize]
     }
 
-    pub(super) fn set_fd(&mut self, link: Link, to: Link) {
-        if is_head(link) {
-            self.heads[link as usize].0 = to;
-        } else {
-            self.links.get_mut(&link).expect("a binned chunk").fd = to;
-        }
+    fn slot_mut(&mut self, slot: Slot) -> &mut Free {
+        &mut self.slots[slot as usize]
     }
 
-    pub(super) fn set_bk(&mut self, link: Link, to: Link) {
-        if is_head(link) {
-            self.heads[link as usize].1 = to;
-        } else {
-            self.links.get_mut(&link).expect("a binned chunk").bk = to;
-        }
+    /// The binned chunk that starts at `addr`, if any.
+    pub(super) fn binned_at(&self, addr: u64) -> Option<Slot> {
+        self.starts.get(&addr).copied()
     }
 
-    pub(super) fn push_head(&mut self, bin: usize, addr: u64, size: u64) {
-        self.link_after(bin, bin as u64, addr, size);
+    pub(super) fn push_head(&mut self, bin: usize, addr: u64, size: u64) -> Slot {
+        self.link_after(bin, bin as Slot, addr, size)
     }
 
     /// The free chunk at `addr` of `size` bytes, linked into `bin` after
     /// `after`.
-    pub(super) fn link_after(&mut self, bin: usize, after: Link, addr: u64, size: u64) {
-        let next = self.fd(after);
-        self.links.insert(
-            addr,
-            Free {
-                size,
-                bin,
-                fd: next,
-                bk: after,
-            },
-        );
-        self.set_fd(after, addr);
-        self.set_bk(next, addr);
-        self.free_ends.insert(addr + size, addr);
+    pub(super) fn link_after(&mut self, bin: usize, after: Slot, addr: u64, size: u64) -> Slot {
+        let free = Free {
+            at: addr,
+            size,
+            bin: bin as u32,
+            fd: 0,
+            bk: 0,
+        };
+        let slot = match self.spare.pop() {
+            Some(s) => {
+                self.slots[s as usize] = free;
+                s
+            }
+            None => {
+                self.slots.push(free);
+                (self.slots.len() - 1) as Slot
+            }
+        };
+        self.starts.insert(addr, slot);
+        self.ends.insert(addr + size, slot);
+        self.attach(bin, after, slot);
+        slot
+    }
+
+    /// A chunk taken out of its list put into `bin`'s, after `after`.
+    fn attach(&mut self, bin: usize, after: Slot, slot: Slot) {
+        let next = self.slot(after).fd;
+        let s = self.slot_mut(slot);
+        s.bin = bin as u32;
+        s.fd = next;
+        s.bk = after;
+        self.slot_mut(after).fd = slot;
+        self.slot_mut(next).bk = slot;
         self.nonempty |= 1 << bin;
     }
 
-    /// Takes a chunk out of its bin (its large bin's size list too); returns
-    /// its size.
-    pub(super) fn unlink(&mut self, addr: u64) -> u64 {
-        let Free { size, bin, fd, bk } = self.links.remove(&addr).expect("a binned chunk");
-        if bin >= 64 && self.sizes[bin].get(&size) == Some(&addr) {
-            if !is_head(fd) && self.links[&fd].size == size {
+    /// A chunk taken out of its list (its large bin's size list too), still
+    /// free.
+    pub(super) fn detach(&mut self, slot: Slot) {
+        let Free {
+            size, bin, fd, bk, ..
+        } = *self.slot(slot);
+        let bin = bin as usize;
+        if bin >= 64 && self.sizes[bin].get(&size) == Some(&slot) {
+            if !is_head(fd) && self.slot(fd).size == size {
                 self.sizes[bin].insert(size, fd);
             } else {
                 self.sizes[bin].remove(&size);
             }
         }
-        self.set_fd(bk, fd);
-        self.set_bk(fd, bk);
-        self.free_ends.remove(&(addr + size));
-        if is_head(self.heads[bin].0) {
+        self.slot_mut(bk).fd = fd;
+        self.slot_mut(fd).bk = bk;
+        if is_head(self.slots[bin].fd) {
             self.nonempty &= !(1 << bin);
         }
-        size
     }
 
-    /// Splits `victim` of `size` bytes (already taken out of its bin) at
-    /// `nb`: the rest goes to the head of the unsorted bin. Returns the
-    /// rest's address.
-    pub(super) fn split(&mut self, victim: u64, size: u64, nb: u64) -> u64 {
-        let rest = victim + nb;
-        self.push_head(UNSORTED, rest, size - nb);
-        rest
+    /// The free chunk of `slot`, taken out of its list, grown by the
+    /// `size` bytes at `addr` (just before it or just after it) and put at
+    /// the head of the unsorted bin. Returns its new size.
+    pub(super) fn merge_into(&mut self, slot: Slot, addr: u64, size: u64) -> u64 {
+        let Free { at, size: own, .. } = *self.slot(slot);
+        if addr < at {
+            self.starts.remove(&at);
+            self.starts.insert(addr, slot);
+        } else {
+            self.ends.remove(&(at + own));
+            self.ends.insert(at + own + size, slot);
+        }
+        let s = self.slot_mut(slot);
+        s.at = at.min(addr);
+        s.size = own + size;
+        self.attach(UNSORTED, UNSORTED as Slot, slot);
+        own + size
+    }
+
+    /// Takes a chunk out of its bin: it is no longer free. Returns its
+    /// address and size.
+    pub(super) fn unlink(&mut self, slot: Slot) -> (u64, u64) {
+        self.detach(slot);
+        let Free { at, size, .. } = *self.slot(slot);
+        self.starts.remove(&at);
+        self.ends.remove(&(at + size));
+        self.spare.push(slot);
+        (at, size)
+    }
+
+    /// Splits the chunk of `slot` at `nb`, once taken out of its bin: the
+    /// first `nb` bytes are handed out, the rest goes to the head of the
+    /// unsorted bin (in the same slot: it ends where the chunk did).
+    /// Returns the chunk's address and the rest's.
+    pub(super) fn split(&mut self, slot: Slot, nb: u64) -> (u64, u64) {
+        self.detach(slot);
+        let s = self.slot_mut(slot);
+        let at = s.at;
+        s.at += nb;
+        s.size -= nb;
+        self.starts.remove(&at);
+        self.starts.insert(at + nb, slot);
+        self.attach(UNSORTED, UNSORTED as Slot, slot);
+        (at, at + nb)
     }
 
     /// The smallest chunk of a large bin that holds `nb`, not the first of
     /// its size when another of that size follows it.
-    pub(super) fn best_fit(&self, idx: usize, nb: u64) -> Option<u64> {
+    pub(super) fn best_fit(&self, idx: usize, nb: u64) -> Option<Slot> {
         let (&size, &first) = self.sizes[idx].range(nb..).next()?;
-        let second = self.links[&first].fd;
-        if !is_head(second) && self.links[&second].size == size {
+        let second = self.slot(first).fd;
+        if !is_head(second) && self.slot(second).size == size {
             Some(second)
         } else {
             Some(first)
         }
     }
 
-    /// Sorts a chunk from the unsorted bin into its bin: a small bin at its
-    /// head; a large bin in order of size, largest first, a chunk of a
-    /// size already there right after the first of that size.
-    pub(super) fn place(&mut self, addr: u64, size: u64) {
+    /// Sorts a chunk from the unsorted bin into its bin: a small
+    /// bin at its head; a large bin in order of size, largest first, a
+    /// chunk of a size already there right after the first of that size.
+    pub(super) fn place(&mut self, slot: Slot) {
+        self.detach(slot);
+        let size = self.slot(slot).size;
         let bin = bin_index(size);
         if size < MIN_LARGE {
-            self.push_head(bin, addr, size);
+            self.attach(bin, bin as Slot, slot);
             return;
         }
         if let Some(&first) = self.sizes[bin].get(&size) {
-            self.link_after(bin, first, addr, size);
+            self.attach(bin, first, slot);
         } else {
             // Before the largest chunk smaller than it, or last.
-            match self.sizes[bin].range(..size).next_back() {
-                Some((_, &smaller)) => {
-                    let before = self.links[&smaller].bk;
-                    self.link_after(bin, before, addr, size);
-                }
-                None => {
-                    let last = self.heads[bin].1;
-                    self.link_after(bin, last, addr, size);
-                }
-            }
-            self.sizes[bin].insert(size, addr);
+            let before = match self.sizes[bin].range(..size).next_back() {
+                Some((_, &smaller)) => self.slot(smaller).bk,
+                None => self.slots[bin].bk,
+            };
+            self.attach(bin, before, slot);
+            self.sizes[bin].insert(size, slot);
         }
+    }
+
+    /// Every binned chunk: its address and size, in no order.
+    pub(super) fn binned(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.starts
+            .iter()
+            .map(|(&at, &slot)| (at, self.slot(slot).size))
     }
 
     /// The chunks glibc counts as in use but no caller holds: the tcache's

@@ -23,9 +23,8 @@ impl Malloc {
     /// is in use.
     pub fn snapshot(&self) -> String {
         let mut known: Vec<(u64, u64, char)> = self
-            .links
-            .iter()
-            .map(|(&at, f)| (at, f.size, 'f'))
+            .binned()
+            .map(|(at, size)| (at, size, 'f'))
             .chain(self.cached().map(|(at, size)| (at, size, 'c')))
             .filter(|&(at, _, _)| at < self.top)
             .collect();
@@ -56,15 +55,15 @@ impl Malloc {
             }
         };
         for bin in 0..NBINS {
-            let mut at = self.heads[bin].0;
+            let mut slot = self.slots[bin].fd;
             list(
                 "bin",
                 bin,
                 &mut std::iter::from_fn(|| {
-                    (!is_head(at)).then(|| {
-                        let this = at;
-                        at = self.links[&this].fd;
-                        this
+                    (!is_head(slot)).then(|| {
+                        let this = self.slot(slot);
+                        slot = this.fd;
+                        this.at
                     })
                 }),
             );
@@ -136,11 +135,11 @@ impl Malloc {
             match kind {
                 Some("bin") if n < NBINS => {
                     for addr in chunks {
-                        let tail = m.heads[n].1;
+                        let tail = m.slots[n].bk;
                         let size = sizes[&addr];
-                        m.link_after(n, tail, addr, size);
+                        let slot = m.link_after(n, tail, addr, size);
                         if n >= 64 {
-                            m.sizes[n].entry(size).or_insert(addr);
+                            m.sizes[n].entry(size).or_insert(slot);
                         }
                     }
                 }

@@ -167,3 +167,40 @@ fn a_snapshot_reads_back_as_the_heap_it_wrote() {
     }
     assert!(Malloc::from_snapshot("thresholds 1 2 top x last_remainder 0\n").is_err());
 }
+
+/// `repeat` leaves the model as making every run does: the same heap,
+/// calls and record, however many runs it takes to settle.
+#[test]
+fn repeating_a_run_is_making_it_every_time() {
+    let run = |m: &mut Malloc| {
+        let a = m.malloc(40);
+        let v = m.malloc(100);
+        let v = m.realloc(v, 700);
+        let b = m.malloc(3000);
+        m.free(a);
+        m.free(v);
+        m.free(b);
+    };
+    for times in [0, 1, 2, 3, 7, 100, 1001] {
+        let mut made = Malloc::new();
+        made.record();
+        made.init_tcache();
+        let kept = made.malloc(5000);
+        (0..times).for_each(|_| run(&mut made));
+        let mut repeated = Malloc::new();
+        repeated.record();
+        repeated.init_tcache();
+        assert_eq!(repeated.malloc(5000), kept);
+        let mut runs = 0;
+        repeated.repeat(times, |m| {
+            runs += 1;
+            run(m);
+        });
+        // The heap settles: most runs are counted, not made.
+        assert!(times < 100 || runs < times / 4, "{runs} of {times} made");
+        assert_eq!(repeated.calls(), made.calls());
+        assert_eq!(repeated.records(), made.records());
+        assert_eq!(repeated.snapshot(), made.snapshot());
+        assert_eq!(repeated.resident_heap(), made.resident_heap());
+    }
+}

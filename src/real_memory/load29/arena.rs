@@ -49,7 +49,7 @@ const MONOMIAL: u64 = 48;
 /// The parse; returns the blocks in the order they were made.
 pub(super) fn annotations(s: &Blueprint, m: &mut Malloc) -> Vec<Ptr> {
     let mut a = Arena::default();
-    a.repeated(m, s.variables, |a, m| {
+    a.repeated_alike(m, s.variables, |a, m| {
         a.take(m, VARIABLE);
         labels(a, m, &s.variable_labels);
     });
@@ -58,7 +58,7 @@ pub(super) fn annotations(s: &Blueprint, m: &mut Malloc) -> Vec<Ptr> {
         Kind::Quadratic => QUADRATIC_CONSTRAINT,
         _ => LINEAR_CONSTRAINT,
     };
-    a.repeated(m, s.constraints, |a, m| {
+    a.repeated_alike(m, s.constraints, |a, m| {
         a.take(m, constraint);
         labels(a, m, &s.constraint_labels);
         function(a, m, &s.constraint);
@@ -67,7 +67,7 @@ pub(super) fn annotations(s: &Blueprint, m: &mut Malloc) -> Vec<Ptr> {
         Kind::Quadratic => QUADRATIC_CONSTRAINT,
         _ => LINEAR_CONSTRAINT,
     };
-    a.repeated(m, s.removed, |a, m| {
+    a.repeated_alike(m, s.removed, |a, m| {
         a.take(m, REMOVED + constraint);
         labels(a, m, &s.removed_labels);
         function(a, m, &s.removed_function);
@@ -107,7 +107,7 @@ fn labels(a: &mut Arena, m: &mut Malloc, l: &Labels) {
 fn function(a: &mut Arena, m: &mut Malloc, g: &Function) {
     let term = |a: &mut Arena, m: &mut Malloc| a.take(m, TERM);
     match g.kind {
-        Kind::Linear => a.repeated(m, g.linear_terms, term),
+        Kind::Linear => a.repeated_alike(m, g.linear_terms, term),
         Kind::Quadratic => {
             // Columns and rows are varints, grown as they are read; the
             // values are doubles, whose count the field's length gives: one
@@ -117,7 +117,7 @@ fn function(a: &mut Arena, m: &mut Malloc, g: &Function) {
             if g.pairs > 0 {
                 a.take(m, 8 * g.pairs.next_power_of_two().max(4));
             }
-            a.repeated(m, g.linear_terms, term);
+            a.repeated_alike(m, g.linear_terms, term);
         }
         Kind::Polynomial => {
             let mut i = 0;
@@ -136,11 +136,18 @@ struct Arena {
     blocks: Vec<Ptr>,
     left: u64,
     made: usize,
+    /// When set, what is taken is only written down here (an element's
+    /// takes, read off it once: `repeated_alike`).
+    noted: Option<Vec<u64>>,
 }
 
 impl Arena {
     /// Bump-allocates `bytes`, in a new block when the last has no room.
     fn take(&mut self, m: &mut Malloc, bytes: u64) {
+        if let Some(noted) = &mut self.noted {
+            noted.push(bytes);
+            return;
+        }
         if bytes <= self.left {
             self.left -= bytes;
             return;
@@ -160,6 +167,41 @@ impl Arena {
     fn array(&mut self, m: &mut Malloc, n: u64) {
         for cap in capacities(n) {
             self.take(m, 8 * cap);
+        }
+    }
+
+    /// [`Arena::repeated`] of elements that each take the same bytes in
+    /// the same order, as fast: between two growths of the pointer array,
+    /// as many whole elements as the block has room for are taken at once
+    /// (each of its takes fits when the element's sum does, so none makes
+    /// a block), the one that does not fit take by take.
+    fn repeated_alike(
+        &mut self,
+        m: &mut Malloc,
+        n: u64,
+        mut element: impl FnMut(&mut Arena, &mut Malloc),
+    ) {
+        if self.noted.is_some() {
+            return self.repeated(m, n, element);
+        }
+        self.noted = Some(Vec::new());
+        element(self, m);
+        let takes = self.noted.take().unwrap_or_default();
+        let sum: u64 = takes.iter().sum();
+        let (mut cap, mut i) = (0, 0);
+        while i < n {
+            if i == cap {
+                cap = (2 * cap).max(4);
+                self.take(m, 8 * cap);
+            }
+            let whole = self.left.checked_div(sum).unwrap_or(u64::MAX);
+            let at_once = whole.min(cap.min(n) - i);
+            self.left -= at_once * sum;
+            i += at_once;
+            if i < cap.min(n) {
+                takes.iter().for_each(|&bytes| self.take(m, bytes));
+                i += 1;
+            }
         }
     }
 

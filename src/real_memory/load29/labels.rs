@@ -361,6 +361,71 @@ impl LabelRuns {
         }
     }
 
+    /// `labels.clone_into(m)`, pushed. Labels without a map are cloned
+    /// straight into the run (they are made in the run's order).
+    pub(super) fn push_clone(&mut self, m: &mut Malloc, labels: &Labels) {
+        if labels.has_maps() {
+            return self.push(labels.clone_into(m));
+        }
+        let lengths = [
+            labels.name,
+            labels.subscripts.map(|k| 8 * k),
+            labels.description,
+            labels.reason,
+        ];
+        let lengths = lengths.map(|n| n.filter(|&n| n > 0));
+        let [name, subscripts, description, reason] = lengths.map(|n| n.is_some());
+        let shape = Shape {
+            present: [name, subscripts, description, reason, false, false],
+            entries: [0, 0],
+        };
+        assert!(
+            *self.shape.get_or_insert(shape) == shape,
+            "every entity of a group has the same labels"
+        );
+        self.ptrs
+            .extend(lengths.into_iter().flatten().map(|n| m.malloc(n)));
+        self.count += 1;
+    }
+
+    /// Entity `i`'s labels consumed into the message
+    /// (`Labels::consume`: nothing to do without a map).
+    pub(super) fn consume(&mut self, i: usize, m: &mut Malloc, labels: &Labels) {
+        if labels.has_maps() {
+            self.update(i, |held| labels.consume(m, held));
+        }
+    }
+
+    /// Entity `i`'s part of the message dropped
+    /// (`LabelPtrs::drop_message`). Without a map, a run holds the name,
+    /// the subscripts, the description and the reason, in that order, each
+    /// if present: a variable's drop frees them in that order, a
+    /// constraint's the subscripts first.
+    pub(super) fn drop_message(&self, i: usize, m: &mut Malloc, entity: Entity) {
+        let Some(shape) = self.shape else {
+            return;
+        };
+        if shape.entries != [0, 0] || shape.present[4] || shape.present[5] {
+            return self.get(i).drop_message(m, entity);
+        }
+        let each = shape.len();
+        let run = &self.ptrs[i * each..(i + 1) * each];
+        let [name, subscripts, ..] = shape.present;
+        if entity == Entity::Constraint && subscripts {
+            let at = usize::from(name);
+            m.free(run[at]);
+            let others = run[..at].iter().chain(&run[at + 1..]);
+            others.for_each(|&p| m.free(p));
+        } else {
+            run.iter().for_each(|&p| m.free(p));
+        }
+    }
+
+    /// How many entities' labels it holds.
+    pub(super) fn len(&self) -> usize {
+        self.count
+    }
+
     /// Entity `i`'s labels changed by `f` (which keeps their shape).
     pub(super) fn update(&mut self, i: usize, f: impl FnOnce(&mut LabelPtrs)) {
         let mut h = self.get(i);
@@ -377,10 +442,5 @@ impl LabelRuns {
         for (slot, p) in self.ptrs[i * each..(i + 1) * each].iter_mut().zip(new) {
             *slot = p;
         }
-    }
-
-    /// Every entity's labels, in order.
-    pub(super) fn into_labels(self) -> impl Iterator<Item = LabelPtrs> {
-        (0..self.count).map(move |i| self.get(i))
     }
 }

@@ -286,10 +286,12 @@ fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
     let constraint_map =
         constraints.convert(m, (&s.constraint, &s.constraint_labels), size::CONSTRAINT);
     let transients = s.constraint.transients(None);
-    for _ in 0..s.constraints {
+    // Every constraint's check is alike and frees what it makes: once the
+    // heap comes back to where it was, the model counts the rest.
+    m.repeat(s.constraints, |m| {
         // A constraint's constant is no id.
         check_ids(m, (s.constraint.ids(1), &transients), s.variables, false);
-    }
+    });
     let removed_map = removed.convert(m, (&s.removed_function, &s.removed_labels), size::REMOVED);
     free_all(m, defined);
     Parsed {
@@ -392,7 +394,7 @@ fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     let variables = instance.variables.as_ref().map(|root| {
         let sizes = (btree_leaf(size::VARIABLE), btree_internal(size::VARIABLE));
         clone_tree(m, root, sizes, &mut |m: &mut Malloc| {
-            variable_labels.push(s.variable_labels.clone_into(m))
+            variable_labels.push_clone(m, &s.variable_labels)
         })
     });
     let constraints = Group::cloned(
@@ -417,7 +419,7 @@ fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     if let Some(root) = variables {
         let mut i = 0;
         consume_tree(m, root, &mut |m: &mut Malloc| {
-            variable_labels.update(i, |held| s.variable_labels.consume(m, held));
+            variable_labels.consume(i, m, &s.variable_labels);
             i += 1;
         });
     }
@@ -428,8 +430,8 @@ fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     free_all(m, objective.table);
     let encoded = m.malloc(f.payload);
     free_all(m, description);
-    for held in variable_labels.into_labels() {
-        held.drop_message(m, Entity::Variable);
+    for i in 0..variable_labels.len() {
+        variable_labels.drop_message(i, m, Entity::Variable);
     }
     free_all(m, variable_message);
     objective_terms.free(m);
@@ -467,7 +469,7 @@ impl<'a> Group<'a> {
             let sizes = (btree_leaf(size), btree_internal(size));
             clone_tree(m, root, sizes, &mut |m: &mut Malloc| {
                 tables.push(function.clone_table(m));
-                held.push(labels.clone_into(m));
+                held.push_clone(m, labels);
             })
         });
         Group {
@@ -494,7 +496,7 @@ impl<'a> Group<'a> {
                 let mut cloned = tables.next().expect("a table per entity");
                 terms.push(function.encode(m, &mut cloned, None));
                 free_all(m, cloned.table);
-                held.update(i, |h| labels.consume(m, h));
+                held.consume(i, m, labels);
                 i += 1;
             });
         }
@@ -504,9 +506,9 @@ impl<'a> Group<'a> {
     /// The message's part dropped: each entity's function, then its labels,
     /// then the vector.
     fn drop_message(self, m: &mut Malloc) {
-        for (terms, held) in self.terms.into_iter().zip(self.held.into_labels()) {
+        for (i, terms) in self.terms.into_iter().enumerate() {
             terms.free(m);
-            held.drop_message(m, Entity::Constraint);
+            self.held.drop_message(i, m, Entity::Constraint);
         }
         free_all(m, self.message);
     }
