@@ -3,6 +3,7 @@
 Usage: python bench/alloc_trace.py FILE [--top N] [--replay BIN] [--keep PATH] [--steps LINES]
        python bench/alloc_trace.py - --trace PATH [--top N | --steps LINES]
        (a Python with ommx==2.9.3; gcc)
+       python bench/alloc_trace.py FILE --runtime 3.0 [...]   (a Python with ommx==3.0.0b7)
 
 Compiles bench/alloc_trace.c, runs a child interpreter under LD_PRELOAD that loads FILE the
 way `Instance.from_bytes` does, one phase at a time (the Rust parse, the wrapper's
@@ -54,7 +55,23 @@ message = Message.FromString(encoded); lib.rm_mark(3)
 del encoded, message; gc.collect(); lib.rm_stop()
 """
 
+# OMMX 3.0.0b7's load (`--runtime 3.0`): `ommx.Instance.from_v1_bytes`, one call (the prost
+# decode and the conversion into 3.0's instance), then the input `bytes` freed.
+CHILD30 = r"""
+import ctypes, gc, sys
+from ommx import Instance
+lib = ctypes.CDLL(None)
+warm = Instance.from_v1_bytes(bytes.fromhex(sys.argv[3])); del warm; gc.collect()
+b = open(sys.argv[1], "rb").read()
+lib.rm_start(sys.argv[2].encode())
+lib.rm_mark(0)
+instance = Instance.from_v1_bytes(b); lib.rm_mark(1)
+del b; gc.collect(); lib.rm_mark(2)
+lib.rm_stop()
+"""
+
 PHASES = ["parse", "to_bytes", "annotations"]
+PHASES30 = ["from_v1_bytes", "input freed"]
 # Record kinds (bench/alloc_trace.c): malloc, calloc, realloc's new chunk, aligned; a mark.
 ALLOCATIONS = (1, 3, 4, 5)
 MARK = 9
@@ -237,7 +254,15 @@ def main():
         "* mapped), at most LINES runs a phase",
     )
     parser.add_argument("--trace", metavar="PATH", help="read this trace instead of making one")
+    parser.add_argument(
+        "--runtime",
+        choices=("2.9", "3.0"),
+        default="2.9",
+        help="whose load: ommx 2.9.3's phases (a Python with it), or 3.0.0b7's from_v1_bytes",
+    )
     args = parser.parse_args()
+    if args.runtime == "3.0":
+        PHASES[:] = PHASES30
     if args.trace:
         show(args.trace, args)
         return
@@ -252,7 +277,14 @@ def main():
             # From the process's first allocation, so that the replay knows the whole heap.
             env["RM_TRACE_ALL"] = trace
         subprocess.run(
-            [sys.executable, "-c", CHILD, args.file, trace, tiny_instance().hex()],
+            [
+                sys.executable,
+                "-c",
+                CHILD30 if args.runtime == "3.0" else CHILD,
+                args.file,
+                trace,
+                tiny_instance().hex(),
+            ],
             env=env,
             check=True,
         )

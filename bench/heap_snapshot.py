@@ -2,6 +2,8 @@
 for the simulated load to start from (src/real_memory/load29/interpreter.heap).
 
 Usage: python bench/heap_snapshot.py FILE [OUT]   (a Python with ommx==2.9.3; gcc; cargo)
+       python bench/heap_snapshot.py --runtime 3.0 FILE [OUT]   (a Python with ommx==3.0.0b7:
+       src/real_memory/load30/interpreter.heap, the heap 3.0's simulated load starts from)
 
 Runs `measure` on FILE in a child traced from its first allocation (bench/alloc_trace.c with
 RM_TRACE_ALL), marking the load's start, replays the trace through memprof's model of glibc
@@ -28,16 +30,21 @@ import ctypes, sys
 sys.path.insert(0, sys.argv[2])
 import real_memory
 lib = ctypes.CDLL(None)
-real_memory.measure(sys.argv[1], "2.9", before_load=lambda: lib.rm_mark(0))
+real_memory.measure(sys.argv[1], sys.argv[3], before_load=lambda: lib.rm_mark(0))
 lib.rm_stop()
 """
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
+    args = sys.argv[1:]
+    runtime = "2.9"
+    if args[:1] == ["--runtime"] and len(args) > 1:
+        runtime, args = args[1], args[2:]
+    if len(args) not in (1, 2) or runtime not in ("2.9", "3.0"):
         sys.exit(__doc__.splitlines()[2])
-    out = sys.argv[2] if len(sys.argv) == 3 else os.path.join(
-        REPO, "src", "real_memory", "load29", "interpreter.heap"
+    recipe = "load29" if runtime == "2.9" else "load30"
+    out = args[1] if len(args) == 2 else os.path.join(
+        REPO, "src", "real_memory", recipe, "interpreter.heap"
     )
     subprocess.run(
         ["cargo", "build", "--release", "--example", "glibc_replay"], cwd=REPO, check=True
@@ -47,7 +54,7 @@ def main():
         lib = build_tracer(tmp)
         trace = os.path.join(tmp, "trace")
         env = dict(os.environ, LD_PRELOAD=lib, RM_TRACE_ALL=trace)
-        subprocess.run([sys.executable, "-c", CHILD, sys.argv[1], HERE], env=env, check=True)
+        subprocess.run([sys.executable, "-c", CHILD, args[0], HERE, runtime], env=env, check=True)
         subprocess.run([replay, trace, "--check", "--snapshot", out], check=True)
     print(f"heap_snapshot: wrote {out}")
 

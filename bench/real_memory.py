@@ -17,6 +17,12 @@ Usage (bench/real_memory.sh runs all of this in virtualenvs it makes):
       runs of cold - warm, which memprof reads (src/real_memory/first_load.json)
   python real_memory.py show TABLE
       print TABLE as markdown
+  python real_memory.py seeded --py29 PY --py30 PY [--seed S] [--runs N] OUT
+      write the seeded instances python/tests/test_real_memory.py loads (SEEDED_SHAPES, with
+      PY29's ommx), measure each N times under OMMX 3.0.0b7 (PY30) in fresh processes, and
+      write OUT (JSON): per shape its scale, the bytes' SHA-256 and the median resident and
+      peak, which the test holds memprof's --accounting 3.0 estimate to (the wheel's test
+      environment has ommx 2.9.3 only)
   python real_memory.py table --py29 PY --py30 PY --memprof BIN --gen BIN --dir DIR OUT
       generate every instance of INSTANCES into DIR (unless there), measure each in a fresh
       process of each runtime, ask memprof for its estimate, and write the table OUT (JSON)
@@ -198,6 +204,55 @@ def first_loads(args) -> None:
         extras.sort()
         out[name] = {"first_load_extra_bytes": extras[len(extras) // 2], "instances": each}
         print(name, json.dumps(out[name]), file=sys.stderr)
+    with open(args.output, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+
+
+# The seeded instances of python/tests/test_real_memory.py: shape -> its scale's range.
+SEEDED_SHAPES = {
+    "lp": (10_000, 20_000),
+    "sparse_qubo": (8_000, 15_000),
+    "hubo": (10_000, 20_000),
+    "tiny_constraints": (8_000, 15_000),
+    "metadata": (8_000, 15_000),
+    "removed": (8_000, 15_000),
+    "quadratic_constraints": (10_000, 20_000),
+}
+
+
+def seeded_scale(shape: str, seed: int) -> int:
+    """The scale of the seeded instance of `shape` (with `seed`)."""
+    return random.Random(f"{seed}/{shape}").randint(*SEEDED_SHAPES[shape])
+
+
+def seeded(args) -> None:
+    """The seeded instances measured under OMMX 3.0.0b7, for the wheel's test."""
+    import hashlib
+    import subprocess
+    import tempfile
+
+    out = {"seed": args.seed, "runtime": "ommx 3.0.0b7", "runs": args.runs, "instances": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for shape in sorted(SEEDED_SHAPES):
+            scale = seeded_scale(shape, args.seed)
+            path = os.path.join(tmp, f"{shape}.pb")
+            subprocess.run(
+                [args.py29, os.path.abspath(__file__), "gen", shape, path]
+                + ["--scale", str(scale), "--seed", str(args.seed)],
+                check=True,
+            )
+            with open(path, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+            runs = [measure_in(args.py30, path, "3.0") for _ in range(args.runs)]
+            median = lambda key: sorted(r[key] for r in runs)[len(runs) // 2]  # noqa: E731
+            out["instances"][shape] = {
+                "scale": scale,
+                "sha256": digest,
+                "resident": median("resident"),
+                "peak": median("peak"),
+            }
+            print(shape, json.dumps(out["instances"][shape]), file=sys.stderr)
     with open(args.output, "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
@@ -569,6 +624,12 @@ def main() -> None:
     fl = sub.add_parser("first-load")
     fl.add_argument("file", nargs="?")
     fl.add_argument("--runtime", choices=("2.9", "3.0"), default="2.9")
+    sd = sub.add_parser("seeded")
+    sd.add_argument("--py29", required=True)
+    sd.add_argument("--py30", required=True)
+    sd.add_argument("--seed", type=int, default=30)
+    sd.add_argument("--runs", type=int, default=3)
+    sd.add_argument("output")
     fls = sub.add_parser("first-loads")
     fls.add_argument("--py29", required=True)
     fls.add_argument("--py30", required=True)
@@ -580,6 +641,8 @@ def main() -> None:
         print(json.dumps(first_load(args.runtime, args.file)))
     elif args.command == "first-loads":
         first_loads(args)
+    elif args.command == "seeded":
+        seeded(args)
     elif args.command == "show":
         show(args.table)
     elif args.command == "gen":

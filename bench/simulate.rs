@@ -7,6 +7,10 @@
 //! constraints) say so.
 //!
 //! Usage: cargo run --release --example simulate -- [--record TRACE] FILE...
+//!        cargo run --release --example simulate -- --accounting 3.0 FILE...
+//! With `--accounting 3.0`, OMMX 3.0.0b7's load of the same files
+//! (`src/real_memory/load30/`): its resident and load peak simulated, the
+//! calls made and predicted, beside the closed form's.
 //! `--record` writes the first instance's generated load as a trace in
 //! `bench/alloc_trace.c`'s records, for `bench/alloc_trace.py FILE --trace
 //! TRACE --steps N` to print beside a traced load's steps.
@@ -15,7 +19,7 @@
 //! bench/real_memory.json.
 
 use memprof::api::{self, Input, Options};
-use memprof::real_memory::{estimate, load29, Effort, Facts};
+use memprof::real_memory::{estimate, load29, load30, Effort, Facts};
 use memprof::report::Accounting;
 use std::time::Instant;
 
@@ -24,8 +28,17 @@ fn main() {
     let mut failed = false;
     // Read as for the simulation (a quadratic objective's table order is
     // made then); the closed form is printed beside it.
-    let options = Options::default();
+    let mut options = Options::default();
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let ommx30 = args.first().is_some_and(|a| a == "--accounting") && args.len() > 2;
+    if ommx30 {
+        if args[1] != "3.0" {
+            eprintln!("simulate: --accounting takes 3.0 (2.9.3 is the default)");
+            std::process::exit(2);
+        }
+        args.drain(..2);
+        options.accounting = Some(Accounting::Ommx30);
+    }
     let mut record = None;
     if args.first().is_some_and(|a| a == "--record") && args.len() > 1 {
         record = Some(args.remove(1));
@@ -45,7 +58,17 @@ fn main() {
                 let Some(gathered) = &instance.gathered else {
                     continue;
                 };
-                let facts = Facts::of(&instance.aggregate, &instance.summary, gathered);
+                let facts = Facts {
+                    schema: instance.schema,
+                    ..Facts::of(&instance.aggregate, &instance.summary, gathered)
+                };
+                if ommx30 {
+                    if std::env::var_os("SIMULATE_FACTS").is_some() {
+                        eprintln!("{facts:#?}");
+                    }
+                    simulate30(&path, &facts);
+                    continue;
+                }
                 let estimated = estimate(&facts, Accounting::Ommx29, Effort::ClosedForm).resident;
                 if let Some(out) = record.take() {
                     let Some((_, records)) = load29::record(&facts) else {
@@ -90,5 +113,31 @@ fn main() {
     }
     if failed {
         std::process::exit(2);
+    }
+}
+
+/// OMMX 3.0.0b7's load of one instance, simulated, beside the closed form.
+fn simulate30(path: &str, facts: &Facts) {
+    let mib = |b: u64| b as f64 / 1048576.0;
+    let closed = estimate(facts, Accounting::Ommx30, Effort::ClosedForm);
+    let started = Instant::now();
+    let simulated = load30::simulate(facts, u64::MAX);
+    let took = started.elapsed();
+    match simulated {
+        Some(s) => println!(
+            "{path}: 3.0 resident {:.1} MiB, load peak {:.1} MiB simulated ({:.2} s, {} calls, {} predicted); closed form {:.1} / {:.1}",
+            mib(s.resident),
+            mib(s.load_peak),
+            took.as_secs_f64(),
+            s.calls,
+            load30::predicted_calls(facts).unwrap_or(0),
+            mib(closed.resident),
+            mib(closed.load_peak)
+        ),
+        None => println!(
+            "{path}: 3.0 not simulated (a shape the recipe does not make yet); closed form {:.1} / {:.1} MiB",
+            mib(closed.resident),
+            mib(closed.load_peak)
+        ),
     }
 }

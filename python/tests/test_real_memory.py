@@ -1,4 +1,5 @@
-"""The real-memory estimate against OMMX 2.9.3 itself (docs/real-memory.md).
+"""The real-memory estimate against OMMX 2.9.3 itself, and against what OMMX
+3.0.0b7 was measured to take on the same instances (docs/real-memory.md).
 
 Seeded random instances of every shape (bench/real_memory.py writes them with
 ommx's own classes) are each loaded in a fresh Python process, which measures
@@ -24,35 +25,30 @@ real allocations, must place every chunk where glibc did and give the
 resident measured.
 """
 
+import hashlib
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import ommx_memprof
-from conftest import REPO
+from conftest import REPO, run_memprof
 
 SCRIPT = REPO / "bench" / "real_memory.py"
 sys.path.insert(0, str(SCRIPT.parent))
-from real_memory import measure_in  # noqa: E402
+from real_memory import SEEDED_SHAPES as SHAPES  # noqa: E402
+from real_memory import measure_in, seeded_scale  # noqa: E402
 
 SEED = int(os.environ.get("MEMPROF_REAL_SEED", "30"))
 MIB = 1 << 20
-
-# shape -> its size range (the generator's scale).
-SHAPES = {
-    "lp": (10_000, 20_000),
-    "sparse_qubo": (8_000, 15_000),
-    "hubo": (10_000, 20_000),
-    "tiny_constraints": (8_000, 15_000),
-    "metadata": (8_000, 15_000),
-    "removed": (8_000, 15_000),
-    "quadratic_constraints": (10_000, 20_000),
-}
+# The seeded instances measured under OMMX 3.0.0b7, which this environment
+# does not have: `python bench/real_memory.py seeded --py29 PY --py30 PY OUT`
+# wrote them (three fresh processes each, the median).
+MEASURED30 = json.loads((Path(__file__).parent / "real_memory30.json").read_text())
 
 
 def within(estimated: int, measured: int, percent: int) -> bool:
@@ -61,8 +57,7 @@ def within(estimated: int, measured: int, percent: int) -> bool:
 
 def seeded(shape, tmp_path):
     """The seeded instance of `shape`, written with ommx's classes."""
-    rng = random.Random(f"{SEED}/{shape}")
-    scale = rng.randint(*SHAPES[shape])
+    scale = seeded_scale(shape, SEED)
     path = tmp_path / f"{shape}.pb"
     subprocess.run(
         [sys.executable, SCRIPT, "gen", shape, path, "--scale", str(scale), "--seed", str(SEED)],
@@ -89,6 +84,40 @@ def test_the_estimate_is_within_tolerance_of_ommx(shape, tmp_path):
     # The instance's own allocations are resident: the held part is never
     # more than the process was measured to hold (a page or two of noise).
     assert 0 < held <= measured["resident"] + 2 * MIB, report
+
+
+# Removed constraints' load is not simulated under 3.0 yet: the closed form's peak is -18 %.
+NOT_MADE_UNDER_30 = pytest.mark.xfail(
+    strict=True, reason="3.0.0b7's load of removed constraints: the closed form, peak -18 %"
+)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [pytest.param(s, marks=NOT_MADE_UNDER_30) if s == "removed" else s for s in sorted(SHAPES)],
+)
+def test_the_ommx30_estimate_is_within_tolerance_of_ommx30(shape, tmp_path):
+    """The same under OMMX 3.0.0b7 (`--accounting 3.0`, `Instance.from_v1_bytes`),
+    against what it was measured to take on the same bytes."""
+    if SEED != MEASURED30["seed"]:
+        pytest.skip(f"3.0.0b7 was measured on seed {MEASURED30['seed']}, not {SEED}")
+    path, scale = seeded(shape, tmp_path)
+    measured = MEASURED30["instances"][shape]
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == measured["sha256"], (
+        f"{shape}: not the bytes measured; run `bench/real_memory.py seeded` again"
+    )
+    cli = run_memprof("inspect", path, "-f", "json", "-q", "--accounting", "3.0")
+    assert cli.returncode == 0, cli.stderr
+    real = json.loads(cli.stdout)["layers"][0]["real_memory"]
+    report = (
+        f"{shape} (scale {scale}) under 3.0.0b7: "
+        f"resident {measured['resident'] / MIB:.1f} MiB measured, "
+        f"{real['resident_bytes'] / MIB:.1f} estimated; "
+        f"peak {measured['peak'] / MIB:.1f} measured, {real['load_peak_bytes'] / MIB:.1f} estimated"
+    )
+    print(report)
+    assert within(real["load_peak_bytes"], measured["peak"], 15), report
+    assert within(real["resident_bytes"], measured["resident"], 10), report
 
 
 def measure(path) -> dict:

@@ -15,7 +15,7 @@
 
 use crate::model::function::Variant;
 use crate::profile::Aggregate;
-use crate::report::{ByOwner, Gathered, Growth, InstanceSummary};
+use crate::report::{ByOwner, Gathered, Growth, InstanceSummary, Schema};
 
 /// The kind of entity a value belongs to, by the first frame of its path.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -147,10 +147,13 @@ pub struct Facts {
     /// Parameter maps (string to string): how many maps and entries.
     pub parameters: Vec<Group>,
     /// OMMX 3.0's label maps (id to name, subscripts, ...): one map each,
-    /// its entries.
+    /// its entries, the field it holds.
     pub label_maps: Vec<Group>,
     /// Bytes of the encoded instance.
     pub payload: u64,
+    /// The schema the payload was read with, which decides OMMX 3.0's load
+    /// call (`from_v1_bytes` or `from_v2_bytes`); OMMX 2.9.3 reads v1 only.
+    pub schema: Schema,
     /// What the functions' loads take that the profile does not count:
     /// quadratic functions' linear terms (counted with their pairs there),
     /// polynomials' ids (the pass counts both).
@@ -206,18 +209,21 @@ impl Facts {
                     maps.size(above, leaves);
                 }
                 "FnvHashMap[stack]" | "HashMap[stack]" if parent.is_some_and(is_string_map) => {
-                    maps.count(above, leaves)
+                    // 3.0: the label map of parameter maps has its own
+                    // stack part on the same path as theirs.
+                    let own = parent.is_some_and(|p| p.starts_with("ModelingLabelStore."));
+                    maps.count(above, leaves - u64::from(own))
                 }
                 "Vec[stack]" if parent.is_some_and(is_list) => lists.count(above, leaves),
                 // 3.0: a label map's id keys.
                 frame if frame.ends_with("ID.0") && parent == Some("FnvHashMap[key]") => {
                     let store = above.len().checked_sub(2).map(|i| above[i]);
-                    if store.is_some_and(|s| s.starts_with("ModelingLabelStore.")) {
+                    if let Some(field) = store.and_then(|s| s.strip_prefix("ModelingLabelStore.")) {
                         facts.label_maps.push(Group {
                             count: 1,
                             size: leaves,
                             owner,
-                            field: Field::Other,
+                            field: label_field(field),
                         });
                     }
                 }
@@ -231,6 +237,17 @@ impl Facts {
         facts.subscripts = lists.groups();
         facts.parameters = maps.groups();
         facts
+    }
+}
+
+/// Which field a 3.0 label map holds, by its `ModelingLabelStore` field.
+fn label_field(field: &str) -> Field {
+    match field {
+        "name" => Field::Name,
+        "subscripts" => Field::Subscripts,
+        "description" => Field::Description,
+        "parameters" => Field::Parameters(Map::Parameters),
+        _ => Field::Other,
     }
 }
 

@@ -3,9 +3,10 @@
 use serde::Serialize;
 
 /// The schema of one instance payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub enum Schema {
     #[serde(rename = "ommx.v1")]
+    #[default]
     V1,
     #[serde(rename = "ommx.v2")]
     V2,

@@ -79,15 +79,15 @@ fn function(g: &Function, constant: u64, distinct: u64) -> u64 {
 }
 
 /// Calls a pushed vector's growth makes (the first malloc, then reallocs).
-fn pushes(n: u64) -> u64 {
+pub(in crate::real_memory) fn pushes(n: u64) -> u64 {
     capacities(n).count() as u64
 }
 
 /// Tables a grown hashbrown table passes through.
-fn table_sizes(items: u64) -> u64 {
+pub(in crate::real_memory) fn table_sizes(items: u64) -> u64 {
     u64::from(buckets(items).max(4).trailing_zeros() - 1)
 }
 
-fn id_nodes(n: u64) -> u64 {
+pub(in crate::real_memory) fn id_nodes(n: u64) -> u64 {
     n.div_ceil(IDS_PER_NODE)
 }

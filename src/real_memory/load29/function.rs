@@ -23,7 +23,7 @@ const LINEAR_TRANSIENT: u64 = 16;
 const POLYNOMIAL_ENTRY: u64 = 48;
 
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(in crate::real_memory) enum Kind {
     #[default]
     Linear,
     Quadratic,
@@ -36,26 +36,26 @@ pub(super) enum Kind {
 /// its mean length. The pass counts the linear part's terms and the ids,
 /// which the 2.9.3 profile does not.
 #[derive(Clone, Copy, Default)]
-pub(super) struct Function {
-    pub(super) kind: Kind,
+pub(in crate::real_memory) struct Function {
+    pub(in crate::real_memory) kind: Kind,
     /// Every monomial the table stores, a constant included.
-    pub(super) terms: u64,
+    pub(in crate::real_memory) terms: u64,
     /// A quadratic function's pairs and its linear part's stored terms (its
     /// table's); a linear function's terms, or a quadratic one's linear
     /// part's, in the message (its constant is a field of its own).
-    pub(super) pairs: u64,
-    pub(super) linear: u64,
-    pub(super) linear_terms: u64,
+    pub(in crate::real_memory) pairs: u64,
+    pub(in crate::real_memory) linear: u64,
+    pub(in crate::real_memory) linear_terms: u64,
     /// A polynomial's long monomials, and the two groups' lengths.
-    pub(super) long: u64,
-    pub(super) long_len: u64,
-    pub(super) short_len: u64,
+    pub(in crate::real_memory) long: u64,
+    pub(in crate::real_memory) long_len: u64,
+    pub(in crate::real_memory) short_len: u64,
 }
 
 /// A function as prost decodes it (a quadratic one: columns, rows and
 /// values, and its linear part's terms; a polynomial: its monomials and
 /// each one's ids) or as `to_bytes` makes it again.
-pub(super) enum Vectors {
+pub(in crate::real_memory) enum Vectors {
     Linear(Pushed),
     /// Boxed: a load holds one of these per constraint, most of them linear.
     Quadratic(Box<([Pushed; 3], Pushed)>),
@@ -127,7 +127,7 @@ impl Function {
     }
 
     /// A table entry: the monomial and its coefficient.
-    pub(super) fn entry(&self) -> u64 {
+    pub(in crate::real_memory) fn entry(&self) -> u64 {
         match self.kind {
             Kind::Linear => LINEAR_ENTRY,
             Kind::Quadratic => QUADRATIC_ENTRY,
@@ -221,7 +221,7 @@ impl Function {
     /// (a polynomial's monomials' ids are kept: they become its keys).
     /// A quadratic function's linear part is made a linear function first
     /// (its own table, grown, then merged in and freed; traced).
-    pub(super) fn convert(&self, m: &mut Malloc, decoded: Vectors) -> Option<Ptr> {
+    pub(in crate::real_memory) fn convert(&self, m: &mut Malloc, decoded: Vectors) -> Option<Ptr> {
         let table = grown_table(m, self.terms, self.entry());
         match decoded {
             Vectors::Quadratic(parts) => {
@@ -301,7 +301,7 @@ impl Function {
     }
 
     /// Ids a check of it pushes (`less`: its constant, taken as stored).
-    pub(super) fn ids(&self, less: u64) -> u64 {
+    pub(in crate::real_memory) fn ids(&self, less: u64) -> u64 {
         match self.kind {
             Kind::Linear => self.terms.saturating_sub(less),
             Kind::Quadratic => 2 * self.pairs + self.linear.saturating_sub(less),

@@ -27,11 +27,11 @@ use glibc_model::{Malloc, Ptr};
 const ENTRY: u64 = 48;
 
 #[derive(Clone, Copy, Default)]
-pub(super) struct Labels {
-    pub(super) name: Option<u64>,
-    pub(super) subscripts: Option<u64>,
+pub(in crate::real_memory) struct Labels {
+    pub(in crate::real_memory) name: Option<u64>,
+    pub(in crate::real_memory) subscripts: Option<u64>,
     pub(super) parameters: Option<Parameters>,
-    pub(super) description: Option<u64>,
+    pub(in crate::real_memory) description: Option<u64>,
     pub(super) reason: Option<u64>,
     pub(super) reason_parameters: Option<Parameters>,
 }
@@ -53,7 +53,7 @@ pub(super) enum Entity {
 
 /// One entity's decoded maps' tables, which the conversion replaces (its
 /// strings and lists are kept by the instance: nothing frees them).
-pub(super) type Tables = [Option<Ptr>; 2];
+pub(in crate::real_memory) type Tables = [Option<Ptr>; 2];
 
 /// One entity's labels as the message holds them: what its drop frees.
 #[derive(Default)]
@@ -127,9 +127,14 @@ impl Labels {
         Some(l)
     }
 
+    /// The entries of each entity's parameter map, if it has one.
+    pub(in crate::real_memory) fn parameter_entries(&self) -> Option<u64> {
+        self.parameters.map(|p| p.entries)
+    }
+
     /// Whether the entities carry a parameter map (their decoded tables
     /// are then kept for the conversion).
-    pub(super) fn has_maps(&self) -> bool {
+    pub(in crate::real_memory) fn has_maps(&self) -> bool {
         self.parameters.is_some() || self.reason_parameters.is_some()
     }
 
@@ -170,7 +175,7 @@ impl Labels {
     }
 
     /// The conversion: each decoded map made an `FnvHashMap` of its size.
-    pub(super) fn convert(&self, m: &mut Malloc, decoded: Tables) {
+    pub(in crate::real_memory) fn convert(&self, m: &mut Malloc, decoded: Tables) {
         let maps = [self.parameters, self.reason_parameters];
         for (p, decoded) in maps.iter().zip(decoded) {
             if let Some(p) = p {

@@ -22,10 +22,10 @@
 //! beside the closed form and `docs/real-memory.md` has how close it comes.
 
 mod arena;
-mod calls;
-mod function;
-mod labels;
-mod parts;
+pub(in crate::real_memory) mod calls;
+pub(in crate::real_memory) mod function;
+pub(in crate::real_memory) mod labels;
+pub(in crate::real_memory) mod parts;
 
 use super::facts::{Facts, Owner};
 use super::ommx29::size;
@@ -57,27 +57,27 @@ pub struct Simulated {
 
 /// The instance as this generator makes it: each group of entities alike,
 /// of the group's mean size.
-struct Blueprint {
-    variables: u64,
-    constraints: u64,
-    removed: u64,
-    objective: Function,
+pub(in crate::real_memory) struct Blueprint {
+    pub(in crate::real_memory) variables: u64,
+    pub(in crate::real_memory) constraints: u64,
+    pub(in crate::real_memory) removed: u64,
+    pub(in crate::real_memory) objective: Function,
     /// The objective's growths in `to_bytes`, when the pass made them and
     /// they agree with its counts.
     objective_growths: Option<Vec<Growth>>,
     /// Each constraint's and removed constraint's function.
-    constraint: Function,
-    removed_function: Function,
-    variable_labels: Labels,
-    constraint_labels: Labels,
-    removed_labels: Labels,
+    pub(in crate::real_memory) constraint: Function,
+    pub(in crate::real_memory) removed_function: Function,
+    pub(in crate::real_memory) variable_labels: Labels,
+    pub(in crate::real_memory) constraint_labels: Labels,
+    pub(in crate::real_memory) removed_labels: Labels,
     /// The instance's description's strings: how many, and each one's
     /// length.
     instance_strings: (u64, u64),
 }
 
 impl Blueprint {
-    fn of(f: &Facts) -> Option<Blueprint> {
+    pub(in crate::real_memory) fn of(f: &Facts) -> Option<Blueprint> {
         let with_terms = |g: &&super::facts::Functions| {
             matches!(
                 g.variant,
@@ -232,15 +232,26 @@ struct Parsed {
     removed: Option<parts::Node>,
 }
 
-/// Phase 1: prost's decode, then OMMX's conversion and its checks.
-fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
+/// The `ommx.v1.Instance` message as prost decoded it, before OMMX's
+/// conversion (2.9.3's and 3.0's alike: both decode the same message).
+pub(in crate::real_memory) struct Message {
+    /// The variables' messages, and their decoded maps' tables (none
+    /// without maps).
+    pub(in crate::real_memory) variables: Pushed,
+    pub(in crate::real_memory) variable_tables: Vec<Tables>,
+    pub(in crate::real_memory) objective: function::Vectors,
+    pub(in crate::real_memory) constraints: Decoded,
+    pub(in crate::real_memory) removed: Decoded,
+}
+
+/// prost's decode of the whole message, field by field.
+pub(in crate::real_memory) fn decode(s: &Blueprint, m: &mut Malloc) -> Message {
     // The instance's description comes first; its strings are kept.
     let (count, len) = s.instance_strings;
     for _ in (0..count).filter(|_| len > 0) {
         m.malloc(len.max(8));
     }
     let mut variables = Pushed::new(size::VARIABLE_MESSAGE);
-    // The decoded maps' tables, for the conversion (none without maps).
     let has_maps = s.variable_labels.has_maps();
     let mut variable_tables = Vec::with_capacity(if has_maps { s.variables as usize } else { 0 });
     for i in 1..=s.variables {
@@ -263,6 +274,24 @@ fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
         (&s.removed_function, &s.removed_labels),
         size::REMOVED_MESSAGE,
     );
+    Message {
+        variables,
+        variable_tables,
+        objective,
+        constraints,
+        removed,
+    }
+}
+
+/// Phase 1: prost's decode, then OMMX's conversion and its checks.
+fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
+    let Message {
+        variables,
+        variable_tables,
+        objective,
+        constraints,
+        removed,
+    } = decode(s, m);
     // The conversion: strings and lists move over, maps are made anew; the
     // variables' map, the objective's table, the ids checked against the
     // variables' set; the constraints, their ids checked; the removed ones
@@ -303,9 +332,9 @@ fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
 
 /// The constraints or the removed ones as prost decoded them: each one's
 /// function and labels, and the vector of their messages.
-struct Decoded {
-    entities: Vec<(function::Vectors, Tables)>,
-    messages: Pushed,
+pub(in crate::real_memory) struct Decoded {
+    pub(in crate::real_memory) entities: Vec<(function::Vectors, Tables)>,
+    pub(in crate::real_memory) messages: Pushed,
 }
 
 impl Decoded {
@@ -517,7 +546,7 @@ impl<'a> Group<'a> {
 /// Rust's sort of `n` ids: its scratch buffer is half of them or as many
 /// as fit in 8 MB, whichever is more, on the stack up to 4 KiB (traced:
 /// 339,878 ids took 2,719,024 bytes).
-fn sort(m: &mut Malloc, n: u64) {
+pub(in crate::real_memory) fn sort(m: &mut Malloc, n: u64) {
     let scratch = 8 * (n - n / 2).max(n.min(8_000_000 / 8));
     if scratch > 4096 {
         let p = m.malloc(scratch);

@@ -7,14 +7,14 @@ use crate::model::alloc::{buckets, table_of};
 use glibc_model::{Malloc, Ptr};
 
 /// A `Vec` pushed to: 4 elements first, then doubling by `realloc`.
-pub(super) struct Pushed {
+pub(in crate::real_memory) struct Pushed {
     ptr: Option<Ptr>,
     cap: u64,
     elem: u64,
 }
 
 impl Pushed {
-    pub(super) fn new(elem: u64) -> Pushed {
+    pub(in crate::real_memory) fn new(elem: u64) -> Pushed {
         Pushed {
             ptr: None,
             cap: 0,
@@ -23,7 +23,7 @@ impl Pushed {
     }
 
     /// Its `len`-th push (from `len - 1`).
-    pub(super) fn push(&mut self, m: &mut Malloc, len: u64) {
+    pub(in crate::real_memory) fn push(&mut self, m: &mut Malloc, len: u64) {
         if len <= self.cap {
             return;
         }
@@ -36,7 +36,7 @@ impl Pushed {
     }
 
     /// `n` pushes from empty.
-    pub(super) fn grown(m: &mut Malloc, n: u64, elem: u64) -> Pushed {
+    pub(in crate::real_memory) fn grown(m: &mut Malloc, n: u64, elem: u64) -> Pushed {
         let mut v = Pushed::new(elem);
         if n > 0 {
             v.push(m, 1);
@@ -47,7 +47,7 @@ impl Pushed {
         v
     }
 
-    pub(super) fn free(self, m: &mut Malloc) {
+    pub(in crate::real_memory) fn free(self, m: &mut Malloc) {
         if let Some(p) = self.ptr {
             m.free(p);
         }
@@ -85,7 +85,7 @@ pub(super) struct Node {
 /// splits it at its end (6 keys stay, the middle one goes up, 4 go right
 /// beside the new key), the new node made first, then a parent's split,
 /// then a new root.
-pub(super) struct Tree {
+pub(in crate::real_memory) struct Tree {
     /// The rightmost node of each level, leaf first, with its finished
     /// children (the unfinished one is the level below's).
     spine: Vec<Node>,
@@ -94,7 +94,7 @@ pub(super) struct Tree {
 }
 
 impl Tree {
-    pub(super) fn new(leaf: u64, internal: u64) -> Tree {
+    pub(in crate::real_memory) fn new(leaf: u64, internal: u64) -> Tree {
         Tree {
             spine: Vec::new(),
             leaf,
@@ -102,7 +102,7 @@ impl Tree {
         }
     }
 
-    pub(super) fn insert(&mut self, m: &mut Malloc) {
+    pub(in crate::real_memory) fn insert(&mut self, m: &mut Malloc) {
         let Some(leaf) = self.spine.first_mut() else {
             let ptr = m.malloc(self.leaf);
             self.spine.push(Node {
@@ -212,7 +212,7 @@ pub(super) fn consume_tree(m: &mut Malloc, node: Node, entry: &mut impl FnMut(&m
 /// sibling): its nodes in the order its drop frees them, each after all of
 /// its children, the root last. The tcache keeps the last chunks freed of a
 /// size, so the order decides where a later trim stops (traced).
-pub(super) fn id_set(m: &mut Malloc, n: u64) -> Vec<Ptr> {
+pub(in crate::real_memory) fn id_set(m: &mut Malloc, n: u64) -> Vec<Ptr> {
     const LEAF: u64 = 104;
     const INTERNAL: u64 = 200;
     const CAPACITY: u64 = 11;
@@ -293,7 +293,7 @@ fn post_order(node: Node, out: &mut Vec<Ptr>) {
     out.push(node.ptr);
 }
 
-pub(super) fn free_all(m: &mut Malloc, ptrs: impl IntoIterator<Item = Ptr>) {
+pub(in crate::real_memory) fn free_all(m: &mut Malloc, ptrs: impl IntoIterator<Item = Ptr>) {
     for p in ptrs {
         m.free(p);
     }

@@ -1,0 +1,68 @@
+//! How many malloc calls 3.0's load makes, counted from the shape without
+//! running it (as `load29/calls.rs` counts 2.9.3's, with its parts): the
+//! decode, the conversion, the checks of the ids made twice, no
+//! `to_bytes`.
+
+use super::Recipe;
+use crate::real_memory::load29::calls::{id_nodes, pushes, table_sizes};
+use crate::real_memory::load29::function::{Function, Kind};
+use crate::real_memory::load29::labels::Labels;
+
+pub(super) fn predicted(r: &Recipe) -> u64 {
+    let s = &r.blueprint;
+    // Each label map's growths, each made and freed.
+    let maps =
+        |sizes: &[(u64, u64)]| -> u64 { sizes.iter().map(|&(n, _)| 2 * table_sizes(n)).sum() };
+    let per_variable = labels(&s.variable_labels);
+    let per_constraint = labels(&s.constraint_labels) + function(&s.constraint, 1, s.variables);
+    // The maps' nodes (made once), the id sets (made and freed).
+    let nodes = (s.variables + s.constraints) / 5;
+    let sets = 2 * (4 * id_nodes(s.variables) + id_nodes(s.constraints)) + 12;
+    1 + s.variables * per_variable
+        + s.constraints * per_constraint
+        + function(&s.objective, 0, s.variables)
+        + maps(&r.variable_maps)
+        + maps(&r.constraint_maps)
+        + nodes
+        + sets
+}
+
+/// An entity's labels' calls: each string decoded, a list pushed (3.0
+/// moves them into its label maps, which `predicted` counts apart), a
+/// parameter map's keys and values, its table grown, made anew and freed.
+fn labels(l: &Labels) -> u64 {
+    let strings = [l.name, l.description].iter().flatten().count() as u64;
+    let maps = l
+        .parameter_entries()
+        .map_or(0, |n| 2 * n + 2 * table_sizes(n) + 2);
+    strings + l.subscripts.map_or(0, pushes) + maps
+}
+
+/// A function's calls: decoded, converted into its table, its ids checked
+/// twice.
+fn function(g: &Function, constant: u64, distinct: u64) -> u64 {
+    if g.terms == 0 {
+        return 0;
+    }
+    let (decode, part) = match g.kind {
+        Kind::Linear => (pushes(g.linear_terms) + 1, 0),
+        Kind::Quadratic => {
+            let vectors = 3 * (pushes(g.pairs) + 1) + pushes(g.linear_terms) + 1;
+            let part = if g.linear > 0 {
+                2 * table_sizes(g.linear)
+            } else {
+                0
+            };
+            (vectors, part)
+        }
+        Kind::Polynomial => {
+            let short = g.terms - g.long;
+            let ids = g.long * (pushes(g.long_len) + 1) + short * (pushes(g.short_len) + 1);
+            (pushes(g.terms) + 1 + ids, 0)
+        }
+    };
+    let ids = g.ids(constant);
+    let convert = 2 * table_sizes(g.terms) - 1 + part;
+    let check = 2 + pushes(ids) + 1 + 2 * id_nodes(ids.min(distinct));
+    decode + convert + 2 * check
+}
