@@ -378,9 +378,6 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
             (Some(a), Some(b)) => a < b,
             _ => true,
         });
-    if sorted {
-        return Ok(Some(nonzero));
-    }
     if recorded.is_some() {
         let mut repeated = false;
         let mut sets = first.into_iter().filter_map(|s| match s {
@@ -393,6 +390,9 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
             }
         }
         return Ok((!repeated).then_some(nonzero));
+    }
+    if sorted {
+        return Ok(Some(nonzero));
     }
     // Pass 2: a repeated pair, in a bitmap of the triangle of pairs when it
     // is small next to the terms (one per thread when they fit in
@@ -585,8 +585,8 @@ fn scan_pairs<D: Fn(u64) -> bool + Sync>(
     defined: &D,
     seen: &mut Seen<'_>,
 ) -> ChunkScan {
-    if let Seen::Checked(_) = seen {
-        return scan_and_record_pairs(triples, defined, seen);
+    if let Seen::Checked(set) = seen {
+        return scan_and_record_pairs(triples, defined, set);
     }
     let mut s = ChunkScan {
         sorted: true,
@@ -622,37 +622,29 @@ fn scan_pairs<D: Fn(u64) -> bool + Sync>(
     s
 }
 
-/// [`scan_pairs`] of a pass 1 that also records the pairs it has seen.
+/// [`scan_pairs`] of a pass 1 that also records the pairs it has seen in
+/// `set`: their values, variables and repeats checked, their order not
+/// (the bitmaps answer for repeats).
 fn scan_and_record_pairs<D: Fn(u64) -> bool + Sync>(
     triples: impl Iterator<Item = ((u64, u64), f64)>,
     defined: &D,
-    seen: &mut Seen<'_>,
+    set: &mut IdSet,
 ) -> ChunkScan {
-    let mut s = ChunkScan {
-        sorted: true,
-        ..ChunkScan::default()
-    };
+    let mut s = ChunkScan::default();
     for ((r, c), v) in triples {
         if v == 0.0 {
             continue;
         }
-        let key = (r.min(c), r.max(c));
+        let (a, b) = (r.min(c), r.max(c));
         if !v.is_finite()
-            || !defined(key.0)
-            || !defined(key.1)
-            || !triangle(key.0, key.1).is_some_and(|i| seen.insert(i))
+            || !defined(a)
+            || !defined(b)
+            || !triangle(a, b).is_some_and(|i| set.insert(i))
         {
             s.build = true;
             break;
         }
         s.nonzero += 1;
-        s.max = s.max.max(key.1);
-        if let Some(last) = s.last {
-            s.sorted &= last < key;
-        } else {
-            s.first = Some(key);
-        }
-        s.last = Some(key);
     }
     s
 }
