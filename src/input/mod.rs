@@ -576,6 +576,22 @@ fn detect<R: Read + Send>(
         layer_annotations: None,
     };
     let mut reader = reader;
+    if forced.is_none() && !probe {
+        // Read where it lies: the reader is left for the usual reading.
+        let ahead = Payload {
+            reader: &mut std::io::empty(),
+            total,
+            in_file,
+            max_element,
+            instance_index: None,
+            title: None,
+            schema: Schema::V2,
+            layer_annotations: None,
+        };
+        if let Some(done) = pass.profile_v2_first(ahead) {
+            return Ok(done);
+        }
+    }
     let first = payload(&mut reader, forced.unwrap_or(Schema::V1), in_file);
     // The second reading may read the file where it lies too.
     let first = match probe {

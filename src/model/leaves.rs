@@ -76,7 +76,7 @@ pub type NoParameters<'a> = std::iter::Empty<(&'a str, &'a str)>;
 
 /// Packs `parts` (value, bits) into one key, `None` if a value does not
 /// fit its bits.
-fn pack(parts: &[(u64, u32)]) -> Option<u128> {
+pub(crate) fn pack(parts: &[(u64, u32)]) -> Option<u128> {
     let mut key = 0u128;
     let mut shift = 0;
     for &(value, bits) in parts {
@@ -91,7 +91,7 @@ fn pack(parts: &[(u64, u32)]) -> Option<u128> {
 }
 
 /// An optional string's part of a key: 0 when absent, else its length + 1.
-fn option_len(s: Option<&str>) -> u64 {
+pub(crate) fn option_len(s: Option<&str>) -> u64 {
     s.map_or(0, |s| s.len() as u64 + 1)
 }
 

@@ -181,6 +181,22 @@ impl Pass<'_> {
         }
     }
 
+    /// Raw bytes to be read as v1 first, then as v2 (detected, not
+    /// forced), that v1 certainly refuses (a top-level field of a wire type
+    /// its schema does not allow for its number, which every payload 3.0
+    /// writes has) and that v2 reads entry by entry where they lie: their
+    /// profile, as reading them as v1 and then again as v2 gives, without
+    /// the first reading. `None`: read them as usual. Under 3.0's
+    /// accounting of v1, that reading may refuse them for 3.0's reasons
+    /// first, and then no v2 reading follows: not here.
+    pub fn profile_v2_first(&mut self, payload: Payload<'_>) -> Option<ProfiledInstance> {
+        if self.reading.raw_schema.is_some() || self.accounting(Schema::V1) != Accounting::Ommx29 {
+            return None;
+        }
+        debug_assert_eq!(payload.schema, Schema::V2);
+        ommx30::in_file(&payload, self, true)
+    }
+
     /// Reads raw bytes that ommx.v1 refused (`v1`) again, as ommx.v2 (the
     /// payload's schema): their profile, or, when v2 refuses them too, the
     /// refusal of the reading that got further, naming its schema

@@ -36,7 +36,7 @@ pub(crate) fn profile(
     payload: Payload<'_>,
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, PassError> {
-    if let Some(done) = in_file(&payload, pass) {
+    if let Some(done) = in_file(&payload, pass, false) {
         return Ok(done);
     }
     let (read, rest) = split(payload);
@@ -45,8 +45,13 @@ pub(crate) fn profile(
 }
 
 /// A payload in a regular file whose entities no analysis looks at, read a
-/// table entry at a time ([`v2_file`]); `None`: read it whole.
-fn in_file(payload: &Payload<'_>, pass: &mut Pass<'_>) -> Option<ProfiledInstance> {
+/// table entry at a time ([`v2_file`]) (only when v1 certainly refuses it,
+/// if `only_if_v1_refuses`); `None`: read it whole.
+pub(super) fn in_file(
+    payload: &Payload<'_>,
+    pass: &mut Pass<'_>,
+    only_if_v1_refuses: bool,
+) -> Option<ProfiledInstance> {
     let (Some(file), Some(total)) = (&payload.in_file, payload.total) else {
         return None;
     };
@@ -62,14 +67,13 @@ fn in_file(payload: &Payload<'_>, pass: &mut Pass<'_>) -> Option<ProfiledInstanc
     let threads = settings.threads.unwrap_or(machine.min(super::MAX_THREADS));
     let threads = settings.cap.map_or(threads, |cap| threads.min(cap.max(1)));
     let mut accounts = Accounts::new(pass.options);
-    let annotations = payload.layer_annotations;
-    let read = v2_file::profile(
-        file.file,
-        (file.start, total),
+    let ask = v2_file::Ask {
         threads,
-        annotations,
-        &mut accounts.memory,
-    )?;
+        layer_annotations: payload.layer_annotations,
+        only_if_v1_refuses,
+        in_place_above: accounts.in_place_above,
+    };
+    let read = v2_file::profile(file.file, (file.start, total), ask, &mut accounts.memory)?;
     pass.observer.begin(payload.instance_index);
     let cost = Cost {
         bytes: read.objective_bytes,
@@ -95,7 +99,7 @@ pub(crate) fn reread(
     pass: &mut Pass<'_>,
     v1: PassError,
 ) -> Result<ProfiledInstance, PassError> {
-    if let Some(done) = in_file(&payload, pass) {
+    if let Some(done) = in_file(&payload, pass, false) {
         return Ok(done);
     }
     let (read, rest) = split(payload);

@@ -158,7 +158,9 @@ impl LogicalMemoryVisitor for Recording<'_> {
 impl Tally {
     /// Counts one entity: `key`, when given, determines every leaf that
     /// `visit` emits; `visit` is called only for a key not seen before (or
-    /// none).
+    /// none). Inlined where it is called: most entities only add one to
+    /// the count of the previous one's key.
+    #[inline]
     pub fn count(
         &mut self,
         key: Option<u128>,

@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::leaves::{option_len, pack};
 use crate::model::leaves::{ConstraintLeaves, KeyedLeaves, NoParameters, VariableLeaves};
 use crate::model::EntityKind;
 use crate::profile::collections::{
@@ -212,8 +213,55 @@ pub(super) fn label_stacks<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &m
 }
 
 /// One row's entries in a `ModelingLabelStore` at `path`: one per field set.
-fn label<V: LogicalMemoryVisitor>(path: &mut Path, visitor: &mut V, id: &'static str, l: &Label) {
-    label_fields(path, visitor, id, l.fields());
+fn label<V: LogicalMemoryVisitor>(
+    path: &mut Path,
+    visitor: &mut V,
+    id: &'static str,
+    l: LabelRef<'_>,
+) {
+    match l {
+        LabelRef::Built(l) => label_fields(path, visitor, id, l.fields()),
+        LabelRef::Wire(l) => label_fields(path, visitor, id, l.fields()),
+    }
+}
+
+/// A label read on the wire without building it (`ommx.v2`'s
+/// `ModelingLabel`), its parameters left out: a label with some is built.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WireLabel<'a> {
+    pub name: Option<&'a str>,
+    /// Number of subscripts.
+    pub subscripts: usize,
+    pub description: Option<&'a str>,
+}
+
+impl<'a> WireLabel<'a> {
+    fn fields(&self) -> LabelFields<'a, NoParameters<'a>> {
+        LabelFields {
+            name: self.name,
+            subscripts: self.subscripts,
+            parameters: std::iter::empty(),
+            description: self.description,
+        }
+    }
+
+    /// What its leaves depend on, packed after `head`.
+    fn key(&self, head: &[(u64, u32)]) -> Option<u128> {
+        let mut parts = head.to_vec();
+        parts.extend([
+            (option_len(self.name), 32),
+            (self.subscripts as u64, 32),
+            (option_len(self.description), 32),
+        ]);
+        pack(&parts)
+    }
+}
+
+/// A label as a piece holds it: built, or read on the wire.
+#[derive(Debug, Clone, Copy)]
+pub enum LabelRef<'a> {
+    Built(&'a Label),
+    Wire(WireLabel<'a>),
 }
 
 impl Label {
@@ -439,7 +487,7 @@ pub enum Piece<'a> {
     /// A variable's row in `DecisionVariableTable.entries`.
     VariableRow,
     /// Its label's entries in the label store.
-    VariableLabel(&'a Label),
+    VariableLabel(LabelRef<'a>),
     /// Its fixed value.
     FixedValue,
     /// A row of a collection, active or removed (its key and row).
@@ -457,13 +505,39 @@ pub enum Piece<'a> {
     /// (0: none stored).
     Context {
         names: &'static Names,
-        label: Option<&'a Label>,
+        label: Option<LabelRef<'a>>,
         provenance: usize,
     },
     /// A named function's entry.
     NamedFunction(&'a Func),
     /// Its label's entries.
-    NamedLabel(&'a Label),
+    NamedLabel(LabelRef<'a>),
+}
+
+impl Piece<'_> {
+    /// A key that determines every leaf of the piece within its container
+    /// (see `profile::replay::Tally`), for pieces that hold nothing built:
+    /// a variable's row, a fixed value, a label read on the wire, a context
+    /// of one; `None` for the others, or a length too large to pack.
+    pub fn key(&self) -> Option<u128> {
+        match *self {
+            Piece::VariableRow => Some(1),
+            Piece::FixedValue => Some(2),
+            Piece::VariableLabel(LabelRef::Wire(l)) => l.key(&[(3, 4)]),
+            Piece::NamedLabel(LabelRef::Wire(l)) => l.key(&[(4, 4)]),
+            Piece::Context {
+                label: None,
+                provenance,
+                ..
+            } => pack(&[(5, 4), (provenance as u64, 32)]),
+            Piece::Context {
+                label: Some(LabelRef::Wire(l)),
+                provenance,
+                ..
+            } => l.key(&[(6, 4), (provenance as u64, 24)]),
+            _ => None,
+        }
+    }
 }
 
 impl LogicalMemoryProfile for Piece<'_> {
@@ -566,12 +640,12 @@ impl LogicalMemoryProfile for Entity<'_> {
         let pieces: [Option<Piece<'_>>; 3] = match self.part {
             Part::Variable { fixed } => [
                 Some(Piece::VariableRow),
-                label.map(Piece::VariableLabel),
+                label.map(|l| Piece::VariableLabel(LabelRef::Built(l))),
                 fixed.then_some(Piece::FixedValue),
             ],
             Part::NamedFunction(f) => [
                 Some(Piece::NamedFunction(f)),
-                label.map(Piece::NamedLabel),
+                label.map(|l| Piece::NamedLabel(LabelRef::Built(l))),
                 None,
             ],
             Part::Row {
@@ -588,7 +662,7 @@ impl LogicalMemoryProfile for Entity<'_> {
                 reason.map(|reason| Piece::Reason { names, reason }),
                 (label.is_some() || provenance > 0).then_some(Piece::Context {
                     names,
-                    label,
+                    label: label.map(LabelRef::Built),
                     provenance,
                 }),
             ],

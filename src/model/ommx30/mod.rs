@@ -32,6 +32,7 @@ use super::ModelError;
 pub use entity::Names;
 pub use entity::{regular_row_leaves, COLLECTIONS};
 pub use entity::{CountedConstraint, CountedVariable, Entity, LabelFields, Part, Piece, WireSizes};
+pub use entity::{LabelRef, WireLabel};
 pub use entity::{NAMED_FUNCTIONS, VARIABLES};
 pub use expression::{Func, Instruction};
 pub use file_waste::PayloadWaste;

@@ -97,6 +97,19 @@ pub fn count<D: Fn(u64) -> bool + Sync>(
     defined: &D,
     threads: usize,
 ) -> Wire<Option<Shape>> {
+    count_bounded(arm, defined, threads, None)
+}
+
+/// [`count`] where every id `defined` accepts is known to be at most
+/// `max_id`: then the pairs of a quadratic function are recorded as they
+/// are checked, and a function whose pairs are not sorted (OMMX 3.0 writes
+/// them in its hash table's order) is read once, not twice.
+pub fn count_bounded<D: Fn(u64) -> bool + Sync>(
+    arm: Option<&Arm<'_>>,
+    defined: &D,
+    threads: usize,
+    max_id: Option<u64>,
+) -> Wire<Option<Shape>> {
     let Some(arm) = arm else {
         return Ok(None);
     };
@@ -117,7 +130,7 @@ pub fn count<D: Fn(u64) -> bool + Sync>(
                 return Ok(None);
             }
             let linear = q.linear.as_deref().map(InMemory);
-            count_quadratic_arm(&mut &q, linear, defined, threads)
+            count_quadratic_arm(&mut &q, linear, defined, threads, max_id)
         }
         Arm::Polynomial(pieces) => count_polynomial_arm(&mut InMemory(pieces), defined),
     }
@@ -168,6 +181,7 @@ pub(super) fn count_quadratic_arm<D: Fn(u64) -> bool + Sync>(
     linear: Option<impl FieldWindows>,
     defined: &D,
     threads: usize,
+    max_id: Option<u64>,
 ) -> Wire<Option<Shape>> {
     let linear = match linear {
         Some(mut l) => match count_linear(&mut l, defined)? {
@@ -176,14 +190,16 @@ pub(super) fn count_quadratic_arm<D: Fn(u64) -> bool + Sync>(
         },
         None => 0,
     };
-    Ok(count_pairs(pairs, defined, threads)?.map(|n| Shape {
-        variant: Variant::Quadratic,
-        stored_terms: n + linear,
-        unprofiled: Unprofiled {
-            quadratic_linear: linear as u64,
-            ..Unprofiled::default()
-        },
-    }))
+    Ok(
+        count_pairs(pairs, defined, threads, max_id)?.map(|n| Shape {
+            variant: Variant::Quadratic,
+            stored_terms: n + linear,
+            unprofiled: Unprofiled {
+                quadratic_linear: linear as u64,
+                ..Unprofiled::default()
+            },
+        }),
+    )
 }
 
 /// The most stored terms of a quadratic objective whose table order
@@ -331,15 +347,28 @@ pub(super) struct ChunkScan {
     pub(super) build: bool,
 }
 
-/// Stored quadratic terms, `None` when the function must be built.
+/// Stored quadratic terms, `None` when the function must be built; every
+/// id `defined` accepts is at most `max_id`, when given.
 fn count_pairs<D: Fn(u64) -> bool + Sync>(
     windows: &mut impl PairWindows,
     defined: &D,
     threads: usize,
+    max_id: Option<u64>,
 ) -> Wire<Option<usize>> {
-    // Pass 1: values, variables, order, the largest id.
-    let mut unseen: Vec<Seen<'_>> = (0..threads).map(|_| Seen::None).collect();
-    let scans = windows.scan(defined, &mut unseen)?;
+    // Pass 1: values, variables, order, the largest id; and, when every id
+    // is known to be at most `max_id` and a bitmap of the triangle of pairs
+    // up to it fits in OWN_BITMAPS on each thread, the pairs seen, so that
+    // no pass 2 is needed.
+    let recorded = max_id.and_then(|max| triangle(max, max)).filter(|&last| {
+        last < BITMAP_FLOOR && threads as u64 * (last / 8 + 8) <= OWN_BITMAPS as u64
+    });
+    let mut first: Vec<Seen<'_>> = (0..threads)
+        .map(|_| match recorded {
+            Some(last) => Seen::Checked(IdSet::for_ids(last, 0)),
+            None => Seen::None,
+        })
+        .collect();
+    let scans = windows.scan(defined, &mut first)?;
     if scans.iter().any(|s| s.build) {
         return Ok(None);
     }
@@ -349,6 +378,19 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
             (Some(a), Some(b)) => a < b,
             _ => true,
         });
+    if recorded.is_some() {
+        let mut repeated = false;
+        let mut sets = first.into_iter().filter_map(|s| match s {
+            Seen::Checked(set) => Some(set),
+            _ => None,
+        });
+        if let Some(mut all) = sets.next() {
+            for set in sets {
+                repeated |= !all.absorb(set);
+            }
+        }
+        return Ok((!repeated).then_some(nonzero));
+    }
     if sorted {
         return Ok(Some(nonzero));
     }
@@ -402,11 +444,13 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
 const OWN_BITMAPS: usize = 32 << 20;
 
 /// Where a pass over pairs records the ones it has seen: nowhere (pass 1),
-/// a bitmap of the thread's own, or one all threads share.
+/// a bitmap of the thread's own, or one all threads share (pass 2); or,
+/// for a pass 1 that records them too, a bitmap of the thread's own.
 pub(super) enum Seen<'a> {
     None,
     Own(IdSet),
     Shared(SharedBits<'a>),
+    Checked(IdSet),
 }
 
 impl Clone for Seen<'_> {
@@ -424,7 +468,7 @@ impl Seen<'_> {
     fn insert(&mut self, i: u64) -> bool {
         match self {
             Seen::None => true,
-            Seen::Own(set) => set.insert(i),
+            Seen::Own(set) | Seen::Checked(set) => set.insert(i),
             Seen::Shared(bits) => bits.insert(i),
         }
     }
@@ -541,6 +585,9 @@ fn scan_pairs<D: Fn(u64) -> bool + Sync>(
     defined: &D,
     seen: &mut Seen<'_>,
 ) -> ChunkScan {
+    if let Seen::Checked(set) = seen {
+        return scan_and_record_pairs(triples, defined, set);
+    }
     let mut s = ChunkScan {
         sorted: true,
         ..ChunkScan::default()
@@ -571,6 +618,33 @@ fn scan_pairs<D: Fn(u64) -> bool + Sync>(
             }
             s.last = Some(key);
         }
+    }
+    s
+}
+
+/// [`scan_pairs`] of a pass 1 that also records the pairs it has seen in
+/// `set`: their values, variables and repeats checked, their order not
+/// (the bitmaps answer for repeats).
+fn scan_and_record_pairs<D: Fn(u64) -> bool + Sync>(
+    triples: impl Iterator<Item = ((u64, u64), f64)>,
+    defined: &D,
+    set: &mut IdSet,
+) -> ChunkScan {
+    let mut s = ChunkScan::default();
+    for ((r, c), v) in triples {
+        if v == 0.0 {
+            continue;
+        }
+        let (a, b) = (r.min(c), r.max(c));
+        if !v.is_finite()
+            || !defined(a)
+            || !defined(b)
+            || !triangle(a, b).is_some_and(|i| set.insert(i))
+        {
+            s.build = true;
+            break;
+        }
+        s.nonzero += 1;
     }
     s
 }

@@ -31,7 +31,7 @@ mod split;
 pub mod spooled;
 mod windows;
 pub use crate::wire::Unsupported;
-pub use count::{count, growths};
+pub use count::{count, count_bounded, growths};
 
 use crate::wire::fields::{constraint, function, linear, linear_term, monomial, quadratic};
 use crate::wire::packed::{count_checked_on, count_varints, count_varints_on, doubles, Varints};

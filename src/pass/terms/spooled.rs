@@ -302,6 +302,17 @@ impl SpooledArm {
         defined: &D,
         threads: usize,
     ) -> Wire<Option<Shape>> {
+        self.count_bounded(defined, threads, None)
+    }
+
+    /// [`count_bounded`](super::count::count_bounded) for the spooled
+    /// function.
+    pub fn count_bounded<D: Fn(u64) -> bool + Sync>(
+        &self,
+        defined: &D,
+        threads: usize,
+        max_id: Option<u64>,
+    ) -> Wire<Option<Shape>> {
         let file = &self.function.file;
         match &self.arm {
             FileArm::Empty => Ok(None),
@@ -337,7 +348,7 @@ impl SpooledArm {
                 let linear = linear
                     .as_deref()
                     .map(|pieces| FileFieldWindows { file, pieces });
-                count_quadratic_arm(&mut pairs, linear, defined, threads)
+                count_quadratic_arm(&mut pairs, linear, defined, threads, max_id)
             }
         }
     }

@@ -1,0 +1,193 @@
+//! A table of an `ommx.v2` payload (a message of map fields) read a window
+//! of whole fields at a time, on several threads. The windows are cut in
+//! order, under a lock, by whichever thread takes the next one: a
+//! positioned read and a walk of its field headers (a few bytes an entry),
+//! so that the table is read once. Each window's fields are then read by
+//! that thread alone, into a state of its own; the states come back in
+//! window order whatever the threads, so what is merged from them does not
+//! depend on how many there were.
+//!
+//! Memory: a window a thread (more when one field is longer), and the
+//! states.
+
+use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use crate::wire::file::read_exact_at;
+use crate::wire::{key, varint, WireType};
+
+/// Bytes a window holds at most, unless one field is longer (in tests,
+/// a few entries, so that the fixtures span many windows).
+const WINDOW: usize = if cfg!(test) { 64 } else { 1 << 20 };
+
+/// A table: `range` (payload offsets) of the payload at `start` in `file`.
+#[derive(Clone, Copy)]
+pub(super) struct Table<'f> {
+    pub(super) file: &'f File,
+    pub(super) start: u64,
+    pub(super) range: (u64, u64),
+}
+
+/// A field's header: its number, wire type, where its key ends and where
+/// the field ends (a length-delimited field's length prefix and body lie
+/// between the two), relative to where it starts.
+struct Head {
+    number: u32,
+    wire_type: WireType,
+    after_key: usize,
+    end: usize,
+}
+
+/// The header of the field at the start of `bytes` (its end may lie past
+/// them); `Ok(None)` when the header itself does not end within them;
+/// `Err(())` for a group or bytes that are no field.
+fn head(bytes: &[u8]) -> Result<Option<Head>, ()> {
+    // A varint that does not end within the bytes: cut short if they end
+    // within its ten bytes, else no varint.
+    let short = |from: usize| match bytes.len() - from < 10 {
+        true => Ok(None),
+        false => Err(()),
+    };
+    let mut at = 0;
+    let Some(k) = varint(bytes, &mut at) else {
+        return short(0);
+    };
+    let (number, wire_type) = key(k).map_err(|_| ())?;
+    let after_key = at;
+    let end = match wire_type {
+        WireType::Varint => match varint(bytes, &mut at) {
+            Some(_) => at,
+            None => return short(after_key),
+        },
+        WireType::Fixed64 => at + 8,
+        WireType::Fixed32 => at + 4,
+        WireType::Len => match varint(bytes, &mut at) {
+            Some(len) => usize::try_from(len)
+                .ok()
+                .and_then(|len| at.checked_add(len))
+                .ok_or(())?,
+            None => return short(after_key),
+        },
+        WireType::StartGroup | WireType::EndGroup => return Err(()),
+    };
+    Ok(Some(Head {
+        number,
+        wire_type,
+        after_key,
+        end,
+    }))
+}
+
+impl Table<'_> {
+    /// Hands each length-delimited field of the table (its number, and its
+    /// length prefix and body, as prost's map decoding takes an entry) to
+    /// `each`, with the state `new` makes for its window; windows read on
+    /// up to `threads` threads. The states, in window order; `None` as
+    /// soon as a field is no field or `each` says `None`.
+    pub(super) fn read<S: Send>(
+        &self,
+        threads: usize,
+        new: impl Fn() -> S + Sync,
+        each: impl Fn(&mut S, u32, &[u8]) -> Option<()> + Sync,
+    ) -> Option<Vec<S>> {
+        let cursor = Mutex::new((self.range.0, 0));
+        let failed = AtomicBool::new(false);
+        let work = || {
+            let done = self.work(&cursor, &failed, &new, &each);
+            if done.is_none() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            done
+        };
+        let threads = match self.range.1 - self.range.0 > WINDOW as u64 {
+            true => threads.max(1),
+            false => 1,
+        };
+        let done: Vec<Option<Vec<(usize, S)>>> = match threads {
+            1 => vec![work()],
+            _ => std::thread::scope(|scope| {
+                let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+                let mut done = vec![work()];
+                done.extend(
+                    others
+                        .into_iter()
+                        .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+                );
+                done
+            }),
+        };
+        let mut states: Vec<(usize, S)> = done
+            .into_iter()
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
+            .flatten()
+            .collect();
+        states.sort_unstable_by_key(|&(i, _)| i);
+        Some(states.into_iter().map(|(_, s)| s).collect())
+    }
+
+    /// One thread's share: windows taken in turn until the table ends.
+    fn work<S>(
+        &self,
+        cursor: &Mutex<(u64, usize)>,
+        failed: &AtomicBool,
+        new: &impl Fn() -> S,
+        each: &impl Fn(&mut S, u32, &[u8]) -> Option<()>,
+    ) -> Option<Vec<(usize, S)>> {
+        let mut buf = Vec::new();
+        let mut done = Vec::new();
+        while !failed.load(Ordering::Relaxed) {
+            let (index, len) = {
+                let mut next = cursor.lock().unwrap_or_else(|e| e.into_inner());
+                if next.0 >= self.range.1 {
+                    break;
+                }
+                let len = self.cut(next.0, &mut buf)?;
+                next.0 += len as u64;
+                next.1 += 1;
+                (next.1 - 1, len)
+            };
+            let mut state = new();
+            let mut fields = &buf[..len];
+            while !fields.is_empty() {
+                // Whole, as the cut found them.
+                let h = head(fields).ok()??;
+                if h.wire_type == WireType::Len {
+                    each(&mut state, h.number, &fields[h.after_key..h.end])?;
+                }
+                fields = &fields[h.end..];
+            }
+            done.push((index, state));
+        }
+        Some(done)
+    }
+
+    /// Reads the window at `pos` into `buf`: the length of its whole
+    /// fields (at least one: a field longer than a window is read whole).
+    fn cut(&self, pos: u64, buf: &mut Vec<u8>) -> Option<usize> {
+        let left = self.range.1 - pos;
+        let want = (WINDOW as u64).min(left) as usize;
+        buf.resize(want, 0);
+        read_exact_at(self.file, buf, self.start + pos).ok()?;
+        let mut at = 0;
+        while at < buf.len() {
+            let Some(h) = head(&buf[at..]).ok()? else {
+                break;
+            };
+            if at + h.end > buf.len() {
+                if at == 0 {
+                    (h.end as u64 <= left).then_some(())?;
+                    buf.resize(h.end, 0);
+                    read_exact_at(self.file, buf, self.start + pos).ok()?;
+                    return Some(h.end);
+                }
+                break;
+            }
+            at += h.end;
+        }
+        // The table's last field cut short, or no header within a window.
+        let cut_short = at < buf.len() && want as u64 == left;
+        (at > 0 && !cut_short).then_some(at)
+    }
+}
