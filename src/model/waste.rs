@@ -39,6 +39,11 @@ impl FileWaste {
     /// function whose merged terms sum to a coefficient that is not finite
     /// has no waste: that sum cannot be written (OMMX refuses it).
     pub fn of(wire: &pb::Function, normalized: &Function) -> Self {
+        // An expression (OMMX 3.0's, which may hold a single compact
+        // function) is not normalized term by term: nothing to compare.
+        if let Some(FunctionArm::Expression(_)) = &wire.function {
+            return Self::default();
+        }
         let nonzero = |c: f64| u64::from(c != 0.0);
         let in_file = match &wire.function {
             None | Some(FunctionArm::Constant(_) | FunctionArm::Expression(_)) => 0,
@@ -344,6 +349,17 @@ mod tests {
                 constant,
             })),
         }
+    }
+
+    #[test]
+    fn an_expression_has_no_file_waste_whatever_it_holds() {
+        // OMMX 3.0 may read an expression as one compact function: its
+        // terms are not the file's (corpus: issue43_expression_objective_waste).
+        let wire = pb::Function {
+            function: Some(FunctionArm::Expression(Default::default())),
+        };
+        let held = Function::from_wire(&linear_fn(&[(1, 1.0), (2, 2.0)], 0.0)).unwrap();
+        assert_eq!(FileWaste::of(&wire, &held), FileWaste::default());
     }
 
     #[test]

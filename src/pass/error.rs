@@ -46,6 +46,10 @@ pub enum InstanceError {
     },
     #[error("OMMX 2.9.3 rejects this instance: {0}")]
     Rejected(#[from] ModelError),
+    /// The same rule broken by v1 input counted with OMMX 3.0's accounting,
+    /// whose `from_v1_bytes` checks it as 2.9.3 does.
+    #[error("OMMX 3.0.0b7 rejects this instance: {0}")]
+    RejectedBy30(#[source] ModelError),
     #[error(
         "more than {cap} distinct variable ids are used before they are defined, memprof's \
          limit (OMMX writers store the variables first)"

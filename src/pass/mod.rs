@@ -268,6 +268,13 @@ fn profile_payload(
                     layer: instance_index,
                     source: V2PassError::Conversion(e.to_string()),
                 },
+                // A rule 3.0 shares with 2.9.3: 3.0's verdict, named so.
+                InstanceError::Rejected(e) if accounting == Accounting::Ommx30 => {
+                    PassError::Instance {
+                        layer: instance_index,
+                        source: InstanceError::RejectedBy30(e),
+                    }
+                }
                 source => PassError::Instance {
                     layer: instance_index,
                     source,

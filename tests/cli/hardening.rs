@@ -892,6 +892,17 @@ fn cases() -> Vec<Case> {
             &["--accounting", "3.0"],
             Expect::Error("OMMX 3.0.0b7 cannot convert this ommx.v1 instance"),
         ),
+        file_case(
+            "rejected-3.0",
+            "undefined-variable.pb",
+            // A rule 3.0's from_v1_bytes shares with 2.9.3: 3.0's verdict.
+            fs::read(fixtures().join("rejected/undefined_variable_constraint.pb")).unwrap(),
+            &["--accounting", "3.0"],
+            Expect::Error(
+                "OMMX 3.0.0b7 rejects this instance: constraint 1 uses decision variable 99, \
+                 which is not defined",
+            ),
+        ),
         // --- output
         Case {
             kind: Some("output-is-input"),
