@@ -4,9 +4,11 @@
 
 use std::collections::HashSet;
 
+use super::compare::Comparing;
 use super::observer::Singular;
 use super::{Cost, ProfileOptions};
 use crate::model::leaves::KeyedLeaves;
+use crate::model::ommx30::ConversionError;
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Parameters,
 };
@@ -234,6 +236,15 @@ pub struct Accounts {
     pub(super) accounting: Accounting,
     /// The archive layer's annotations, which 3.0 folds into the instance.
     pub(super) layer_annotations: Option<std::collections::BTreeMap<String, String>>,
+    /// v1 input counted under 2.9.3's accounting is counted under 3.0's
+    /// too (`Reading::compare`): entities are built, each checked by 3.0's
+    /// rules as it is read.
+    pub(super) comparing: bool,
+    /// In a comparing pass, 3.0's refusal of the entity read last, which
+    /// its batch hands on before it.
+    pub(super) ommx30_refused: Option<ConversionError>,
+    /// The comparing side of the calling thread's accounts.
+    pub(super) compare: Option<Box<Comparing>>,
 }
 
 /// What counting entities without building them keeps per thread.
@@ -256,6 +267,9 @@ impl Accounts {
             table_order: options.table_order,
             accounting: Accounting::Ommx29,
             layer_annotations: None,
+            comparing: false,
+            ommx30_refused: None,
+            compare: None,
         }
     }
 
@@ -263,7 +277,8 @@ impl Accounts {
     /// them built: no analysis sees them (`entities_seen` false), no wire
     /// view, no family frames.
     pub(super) fn count_when_unseen(&mut self, entities_seen: bool) {
-        if !entities_seen && self.wire.is_none() && self.group_by == GroupBy::None {
+        let plain = self.wire.is_none() && self.group_by == GroupBy::None;
+        if !entities_seen && plain && !self.comparing {
             self.counting = Some(Counting::default());
         }
     }
@@ -283,7 +298,12 @@ impl Accounts {
             wire.release_cache();
         }
         let InstanceCounts { summary, gathered } = counts;
+        let compared = self
+            .compare
+            .map(|c| c.compared(instance_index, title.clone()))
+            .unwrap_or_default();
         ProfiledInstance {
+            compared,
             gathered: Some(gathered),
             real_memory: None,
             instance_index,
@@ -313,6 +333,7 @@ impl Accounts {
             spool_above: self.spool_above,
             in_place_above: self.in_place_above,
             accounting: self.accounting,
+            comparing: self.comparing,
             ..Self::new(ProfileOptions {
                 group_by: self.group_by,
                 wire: self.wire.is_some(),

@@ -14,6 +14,7 @@
 
 mod accounts;
 mod chain;
+mod compare;
 mod convert;
 mod counted;
 mod decode;
@@ -75,6 +76,11 @@ pub struct Payload<'a> {
     /// the instance it reads ([`crate::model::ommx30::fold_layer_annotations`]);
     /// `None` for raw input.
     pub layer_annotations: Option<&'a BTreeMap<String, String>>,
+    /// The annotations of the other archive layers that list the same blob
+    /// and take this payload's profile: a pass that compares the
+    /// accountings (`Reading::compare`) folds each into a 3.0 instance of
+    /// its own, as 3.0 reads each layer.
+    pub sharing_layers: Vec<&'a BTreeMap<String, String>>,
 }
 
 /// What a pass produces besides OMMX's logical profile. By default, what
@@ -110,6 +116,11 @@ pub struct Reading {
     /// `None`: each schema's own (v1: 2.9.3, v2: 3.0). `Some(Ommx30)` counts
     /// v1 input as 3.0 holds it; v2 input has 3.0's accounting only.
     pub accounting: Option<Accounting>,
+    /// Also count v1 input counted under 2.9.3's accounting under 3.0's, in
+    /// the same pass (`ProfiledInstance::compared`), for the commands that
+    /// compare the two: its entities are then built and read in stream
+    /// order.
+    pub compare: bool,
 }
 
 /// How each instance is profiled, and the analysis riding on the pass (it
@@ -174,7 +185,10 @@ impl Pass<'_> {
                 table_order: false,
                 ..ProfileOptions::default()
             },
-            reading: self.reading,
+            reading: Reading {
+                compare: false,
+                ..self.reading
+            },
             settings: self.settings,
             max_element: self.max_element,
             observer: nothing,
@@ -222,6 +236,7 @@ fn profile_payload(
         title,
         schema,
         layer_annotations,
+        sharing_layers,
     } = payload;
     // v1 input counted as 3.0 holds it has v1's encoding, whose paths are
     // not 3.0's: its wire view is refused once it reads as an instance.
@@ -235,6 +250,12 @@ fn profile_payload(
     // 2.9.3 reads the payload alone; 3.0 folds the layer's annotations in.
     if accounting == Accounting::Ommx30 {
         accounts.layer_annotations = layer_annotations.cloned();
+    } else if pass.reading.compare {
+        accounts.comparing = true;
+        let own = std::iter::once(layer_annotations);
+        let layers = own.chain(sharing_layers.into_iter().map(Some));
+        let layers = layers.map(|a| a.cloned()).collect();
+        accounts.compare = Some(Box::new(compare::Comparing::new(layers)));
     }
     pass.observer.begin(instance_index);
     let source = pipeline::Source {
