@@ -17,7 +17,7 @@ use crate::pass::InstanceError;
 use crate::pass::{MAX_FAMILIES, MAX_FAMILY_BYTES};
 use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
 use crate::profile::family::{family_frame, GroupBy};
-use crate::profile::replay::Tally;
+use crate::profile::replay::{Replay, Tally};
 use crate::profile::wire_view::{self, TopLevelField};
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
 use crate::report::{Accounting, InstanceCounts, ProfiledInstance, Schema};
@@ -81,13 +81,14 @@ pub(super) fn visit_parts<F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
     annotations.visit_logical_memory(&mut path.with("Instance.annotations"), visitor);
 }
 
-/// Passes leaves on to the aggregate and counts their bytes.
-pub(super) struct Summing<'a> {
-    pub(super) aggregate: &'a mut Aggregate,
+/// Passes leaves on to the aggregate (or a visitor of it) and counts their
+/// bytes.
+pub(super) struct Summing<'a, V: ?Sized = Aggregate> {
+    pub(super) aggregate: &'a mut V,
     pub(super) bytes: u64,
 }
 
-impl LogicalMemoryVisitor for Summing<'_> {
+impl<V: LogicalMemoryVisitor + ?Sized> LogicalMemoryVisitor for Summing<'_, V> {
     fn visit_leaf(&mut self, path: &Path, bytes: usize) {
         self.bytes += bytes as u64;
         self.aggregate.visit_leaf(path, bytes);
@@ -130,11 +131,19 @@ pub(super) fn account_entity<T: LogicalMemoryProfile>(
     accounts: &mut Accounts,
 ) -> Cost {
     let family = accounts.family(name);
+    // Entities of one kind mostly land on the paths the previous one did.
+    let kind = match frame {
+        "Instance.decision_variables" => 0,
+        "Instance.constraints" => 1,
+        _ => 2,
+    };
+    let [memory, wire_bytes] = &mut accounts.held[kind];
     if let Some(wire) = &mut accounts.wire {
-        wire_view::visit_top_level(element, family.clone(), path, wire);
+        let visitor = &mut wire_bytes.entity(wire);
+        wire_view::visit_top_level(element, family.clone(), path, visitor);
     }
     let mut summing = Summing {
-        aggregate: &mut accounts.memory,
+        aggregate: &mut memory.entity(&mut accounts.memory),
         bytes: 0,
     };
     visit_entity_entry(frame, family, value, path, &mut summing);
@@ -231,6 +240,10 @@ pub struct Accounts {
     /// Whether a quadratic objective's table order is gathered
     /// ([`ProfileOptions::table_order`]).
     pub(super) table_order: bool,
+    /// Where the leaves of the held variables, constraints and removed
+    /// constraints went, each kind's previous one (`profile::replay`), in
+    /// the logical profile and in the wire view.
+    pub(super) held: [[Replay; 2]; 3],
     /// Whose layout the leaves follow: OMMX 2.9.3's, or 3.0's for v1 input
     /// counted as 3.0 converts it.
     pub(super) accounting: Accounting,
@@ -265,6 +278,7 @@ impl Accounts {
             spool_above: crate::pass::objective::SPOOL_ABOVE,
             in_place_above: crate::pass::objective::IN_PLACE_ABOVE,
             table_order: options.table_order,
+            held: Default::default(),
             accounting: Accounting::Ommx29,
             layer_annotations: None,
             comparing: false,

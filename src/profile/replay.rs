@@ -71,13 +71,13 @@ impl Step {
 
 /// What the previous entity of one kind emitted; see the module's text.
 #[derive(Debug, Clone, Default)]
-struct Replay {
+pub struct Replay {
     steps: Vec<Step>,
 }
 
 impl Replay {
     /// A visitor for the next entity's leaves, into `aggregate`.
-    fn entity<'a>(&'a mut self, aggregate: &'a mut Aggregate) -> ReplayVisitor<'a> {
+    pub fn entity<'a>(&'a mut self, aggregate: &'a mut Aggregate) -> ReplayVisitor<'a> {
         ReplayVisitor {
             replay: self,
             aggregate,
@@ -87,7 +87,7 @@ impl Replay {
 }
 
 /// Visits one entity's leaves into an aggregate through a [`Replay`].
-struct ReplayVisitor<'a> {
+pub struct ReplayVisitor<'a> {
     replay: &'a mut Replay,
     aggregate: &'a mut Aggregate,
     at: usize,
