@@ -574,7 +574,6 @@ fn detect<R: Read + Send>(
         title: None,
         schema,
         layer_annotations: None,
-        sharing_layers: Vec::new(),
     };
     let mut reader = reader;
     let first = payload(&mut reader, forced.unwrap_or(Schema::V1), in_file);

@@ -76,11 +76,6 @@ pub struct Payload<'a> {
     /// the instance it reads ([`crate::model::ommx30::fold_layer_annotations`]);
     /// `None` for raw input.
     pub layer_annotations: Option<&'a BTreeMap<String, String>>,
-    /// The annotations of the other archive layers that list the same blob
-    /// and take this payload's profile: a pass that compares the
-    /// accountings (`Reading::compare`) folds each into a 3.0 instance of
-    /// its own, as 3.0 reads each layer.
-    pub sharing_layers: Vec<&'a BTreeMap<String, String>>,
 }
 
 /// What a pass produces besides OMMX's logical profile. By default, what
@@ -167,14 +162,27 @@ impl Pass<'_> {
 
     /// Profiles one payload as the caller asked.
     pub fn profile(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, PassError> {
-        profile_payload(self, payload)
+        profile_payload(self, payload, &[])
+    }
+
+    /// [`Pass::profile`] of an archive layer's payload whose profile other
+    /// layers take too (`sharing`: their annotations): a pass that compares
+    /// the accountings (`Reading::compare`) folds each layer's annotations
+    /// into a 3.0 instance of its own, as 3.0 reads each layer
+    /// (`ProfiledInstance::compared`, the payload's own first).
+    pub fn profile_shared(
+        &mut self,
+        payload: Payload<'_>,
+        sharing: &[&BTreeMap<String, String>],
+    ) -> Result<ProfiledInstance, PassError> {
+        profile_payload(self, payload, sharing)
     }
 
     /// Reads one payload only to learn whether its schema accepts it (`ls`
     /// of raw input): no analysis sees it, nothing but OMMX's count is kept.
     pub fn probe(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, PassError> {
         let mut nothing = ();
-        profile_payload(&mut self.plain(&mut nothing), payload)
+        profile_payload(&mut self.plain(&mut nothing), payload, &[])
     }
 
     /// This pass's reading with no analysis riding on it, gathering nothing
@@ -222,6 +230,7 @@ impl Pass<'_> {
 fn profile_payload(
     pass: &mut Pass<'_>,
     payload: Payload<'_>,
+    sharing: &[&BTreeMap<String, String>],
 ) -> Result<ProfiledInstance, PassError> {
     let accounting = pass.accounting(payload.schema);
     if payload.schema == Schema::V2 {
@@ -236,7 +245,6 @@ fn profile_payload(
         title,
         schema,
         layer_annotations,
-        sharing_layers,
     } = payload;
     // v1 input counted as 3.0 holds it has v1's encoding, whose paths are
     // not 3.0's: its wire view is refused once it reads as an instance.
@@ -253,7 +261,7 @@ fn profile_payload(
     } else if pass.reading.compare {
         accounts.comparing = true;
         let own = std::iter::once(layer_annotations);
-        let layers = own.chain(sharing_layers.into_iter().map(Some));
+        let layers = own.chain(sharing.iter().copied().map(Some));
         let layers = layers.map(|a| a.cloned()).collect();
         accounts.compare = Some(Box::new(compare::Comparing::new(layers)));
     }

@@ -148,7 +148,6 @@ fn split(payload: Payload<'_>) -> (ToRead<'_>, ToAccount<'_>) {
         title,
         schema,
         layer_annotations,
-        sharing_layers: _,
     } = payload;
     let read = ToRead {
         reader,

@@ -586,7 +586,7 @@ fn profile_blobs(
             start: *start,
             progress: &tick,
         });
-        profiles[r] = Some(pass.profile(Payload {
+        let payload = Payload {
             reader: &mut stream,
             total: Some(size),
             in_file,
@@ -595,8 +595,8 @@ fn profile_blobs(
             title: None,
             schema,
             layer_annotations: Some(&d.annotations),
-            sharing_layers: reads[r].sharing.clone(),
-        })?);
+        };
+        profiles[r] = Some(pass.profile_shared(payload, &reads[r].sharing)?);
     }
     Ok(profiles)
 }
