@@ -3,23 +3,24 @@
 //! OMMX 3.0 (3.0.0b7, a pre-release) holds an instance in another layout:
 //! labels in per-instance tables instead of empty fields in every entity,
 //! a collection per constraint kind, named functions counted. The finding
-//! compares the instance's profile under OMMX 2.9.3's accounting with the
-//! same input read again under 3.0's, by the code `--accounting 3.0` runs
-//! (the migration view, `memprof diff FILE --accounting 2.9,3.0`): its
+//! compares the instance's profile under OMMX 2.9.3's accounting with its
+//! profile under 3.0's, counted in the same pass (`pass::Reading::compare`;
+//! the migration view, `memprof diff FILE --accounting 2.9,3.0`): its
 //! saving is the difference of the two totals, which is the migration
 //! diff summed over the paths it lists (every top-level path whose bytes
 //! differ; its paths are those of them the instance has, the others are in
 //! its details). When 3.0 takes more, it says so and saves nothing. Its samples
 //! are the first variables and constraints, with what each costs in both
-//! (as `top` counts them under each accounting).
+//! (as `top` counts them under each accounting; the pass tells the 3.0
+//! cost, `EntityObserver::ommx30_cost`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde_json::json;
 
 use super::{details, quote, Change, Finding, Measure, NotComputed, Sample};
 use crate::model::{Constraint, DecisionVariable, EntityKind};
-use crate::pass::{Cost, EntityObserver, EntityView};
+use crate::pass::Cost;
 use crate::profile::Aggregate;
 use crate::report::ProfiledInstance;
 use crate::units::{exact, exact_share};
@@ -36,25 +37,21 @@ const CONSTRAINTS: usize = 2;
 pub enum Migration {
     /// No comparison: the instance is counted as 3.0 holds it already.
     None,
-    /// The same instance under 3.0's accounting, and what the sampled
-    /// entities cost there.
-    Measured {
-        instance: Box<ProfiledInstance>,
-        costs: HashMap<(EntityKind, u64), u64>,
-    },
+    /// The same instance under 3.0's accounting.
+    Measured { instance: Box<ProfiledInstance> },
     /// 3.0 cannot read it: why.
     Refused(String),
-    /// The input was not read a second time: why.
-    Unread(&'static str),
 }
 
-/// One sampled entity and its cost under OMMX 2.9.3's accounting.
+/// One sampled entity and its cost under OMMX 2.9.3's accounting and, once
+/// the pass has told it, under 3.0's.
 #[derive(Debug, Clone)]
 struct Entity {
     kind: EntityKind,
     id: u64,
     name: Option<String>,
     bytes: u64,
+    ommx30_bytes: Option<u64>,
 }
 
 /// The first variables and constraints of an instance.
@@ -72,6 +69,7 @@ impl Sampled {
                 id: v.id,
                 name: v.name.as_deref().map(quote),
                 bytes: cost.bytes,
+                ommx30_bytes: None,
             });
         }
     }
@@ -83,60 +81,26 @@ impl Sampled {
                 id: c.id,
                 name: c.name.as_deref().map(quote),
                 bytes: cost.bytes,
+                ommx30_bytes: None,
             });
+        }
+    }
+
+    /// What the entity shown last costs under OMMX 3.0's accounting (the
+    /// pass compares them as it reads).
+    pub fn ommx30_cost(&mut self, kind: EntityKind, id: u64, bytes: u64) {
+        let sampled = match kind {
+            EntityKind::Variable => &mut self.variables,
+            EntityKind::Constraint => &mut self.constraints,
+            _ => return,
+        };
+        if let Some(e) = sampled.last_mut().filter(|e| e.id == id) {
+            e.ommx30_bytes = Some(bytes);
         }
     }
 
     fn all(&self) -> impl Iterator<Item = &Entity> {
         self.variables.iter().chain(&self.constraints)
-    }
-
-    /// The sampled entities, as OMMX 3.0's reading names them.
-    pub fn keys(&self) -> Vec<(EntityKind, u64)> {
-        self.all().map(|e| (e.kind, e.id)).collect()
-    }
-}
-
-/// An observer of the OMMX 3.0 reading: what the entities each instance
-/// sampled cost there.
-#[derive(Debug, Default)]
-pub struct EntityCosts {
-    wanted: HashMap<Option<usize>, HashSet<(EntityKind, u64)>>,
-    current: Option<Option<usize>>,
-    found: HashMap<Option<usize>, HashMap<(EntityKind, u64), u64>>,
-}
-
-impl EntityCosts {
-    /// Asks for the costs of `keys` in the instance at `layer`.
-    pub fn want(&mut self, layer: Option<usize>, keys: Vec<(EntityKind, u64)>) {
-        self.wanted.entry(layer).or_default().extend(keys);
-    }
-
-    /// What was found of the instance read at `layer`.
-    pub fn found(&self, layer: Option<usize>) -> HashMap<(EntityKind, u64), u64> {
-        self.found.get(&layer).cloned().unwrap_or_default()
-    }
-}
-
-impl EntityObserver for EntityCosts {
-    fn begin(&mut self, layer: Option<usize>) {
-        self.current = Some(layer);
-        self.found.insert(layer, HashMap::new());
-    }
-    fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
-        let Some(layer) = self.current else { return };
-        let key = (e.kind, e.id);
-        if self.wanted.get(&layer).is_some_and(|w| w.contains(&key)) {
-            self.found.entry(layer).or_default().insert(key, cost.bytes);
-        }
-    }
-    fn abandon(&mut self) {
-        if let Some(layer) = self.current.take() {
-            self.found.remove(&layer);
-        }
-    }
-    fn counts_only(&self) -> bool {
-        true
     }
 }
 
@@ -159,7 +123,7 @@ pub fn finding(
     migration: Migration,
 ) -> Result<Option<Finding>, NotComputed> {
     let not_computed = |reason: String| NotComputed { rule: RULE, reason };
-    let (v3, costs) = match migration {
+    let v3 = match migration {
         Migration::None => return Ok(None),
         Migration::Refused(why) => {
             return Err(not_computed(format!(
@@ -167,8 +131,7 @@ pub fn finding(
                  {VERSION} is a pre-release)"
             )))
         }
-        Migration::Unread(why) => return Err(not_computed(why.to_string())),
-        Migration::Measured { instance, costs } => (instance, costs),
+        Migration::Measured { instance } => instance,
     };
     let old = top_level(&instance.aggregate);
     let new = top_level(&v3.aggregate);
@@ -226,7 +189,7 @@ pub fn finding(
     let sample = sampled
         .all()
         .filter_map(|e| {
-            let v3 = costs.get(&(e.kind, e.id))?;
+            let v3 = e.ommx30_bytes?;
             Some(Sample {
                 entity: e.kind.noun(),
                 id: Some(e.id),
@@ -234,7 +197,7 @@ pub fn finding(
                 detail: format!(
                     "{} in OMMX 2.9.3, {} in OMMX 3.0",
                     exact(e.bytes),
-                    exact(*v3)
+                    exact(v3)
                 ),
             })
         })

@@ -48,7 +48,7 @@ use crate::pass::{Cost, EntityView, NamedFunction, Singular, Singular30};
 use crate::profile::Aggregate;
 use crate::profile::LogicalMemoryVisitor;
 use crate::report::{Accounting, ProfiledInstance, Report};
-pub use migration::{EntityCosts, Migration};
+pub use migration::Migration;
 
 /// The advice for one instance.
 #[derive(Debug, Clone, Serialize)]
@@ -156,6 +156,9 @@ impl EntityObserver for Advisor {
     }
     fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
         self.v3.variables_used(used);
+    }
+    fn ommx30_cost(&mut self, kind: EntityKind, id: u64, bytes: u64) {
+        self.sampled.ommx30_cost(kind, id, bytes);
     }
 }
 
@@ -352,6 +355,9 @@ impl EntityObserver for Advisors {
     fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
         self.current().variables_used(used);
     }
+    fn ommx30_cost(&mut self, kind: EntityKind, id: u64, bytes: u64) {
+        self.current().ommx30_cost(kind, id, bytes);
+    }
     /// Raw input read again as another schema: its advisor starts over.
     fn abandon(&mut self) {
         self.layers.pop();
@@ -365,17 +371,6 @@ impl Advisors {
             .last_mut()
             .expect("begin() comes before every instance's entities")
             .1
-    }
-
-    /// What the OMMX 3.0 reading of the same input should cost, for the
-    /// samples: an observer of that reading, told which entities each
-    /// instance sampled.
-    pub fn entity_costs(&self) -> EntityCosts {
-        let mut costs = EntityCosts::default();
-        for (layer, advisor) in &self.layers {
-            costs.want(*layer, advisor.sampled.keys());
-        }
-        costs
     }
 
     /// The advice for each instance of `report`, in the report's order,

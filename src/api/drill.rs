@@ -2,18 +2,16 @@
 //! its observer riding on the pass, and returns the report it read with
 //! what it found.
 
-use std::collections::HashMap;
-
 use anyhow::Result;
 
-use super::load::{each, observed};
+use super::load::{compared, each, observed};
 use super::{Effort, Input, KindFilter, Options};
 use crate::advise::{Advisors, LayerAdvice, Migration};
 use crate::drill::explain::{Explainer, Explanation};
 use crate::drill::stats::{StatsCollector, StatsLine};
 use crate::drill::top::{Largest, TopEntity};
 use crate::report::files::FileRun;
-use crate::report::{Accounting, Profile, Report};
+use crate::report::{Accounting, Compared, Profile, ProfiledInstance, Report};
 
 /// The largest entities of one input (`top`).
 #[derive(Debug)]
@@ -153,103 +151,31 @@ pub fn advise(inputs: &[Input], options: &Options) -> Result<Vec<FileRun<Advice>
             real_memory: Effort::ClosedForm,
             ..plain(options)
         };
-        let report = observed(input, &advising, &mut advisors, threads, quiet)?;
-        let migrations = migrations(input, options, &report, &advisors, threads);
+        let mut report = compared(input, &advising, &mut advisors, threads, quiet)?;
+        let migrations = migrations(&mut report);
         let layers = advisors.advise(&report, migrations);
         Ok(Advice { report, layers })
     })
 }
 
-/// The most instance layers read one at a time when OMMX 3.0 refuses one
-/// of them.
-const ALONE: usize = 16;
-
 /// What OMMX 3.0 makes of each instance of `report`, for advise's
-/// `ommx-3-layout`: the input read again with 3.0's accounting, as
-/// `--accounting 3.0` (and the migration view) reads it. When 3.0 refuses
-/// one instance of several (up to [`ALONE`]), each is read alone, for its
-/// own verdict.
-pub(super) fn migrations(
-    input: &Input,
-    options: &Options,
-    report: &Report,
-    advisors: &Advisors,
-    threads: Option<usize>,
-) -> Vec<Migration> {
-    let compared = |i: &crate::report::ProfiledInstance| i.accounting == Accounting::Ommx29;
-    if !report.instances.iter().any(compared) {
-        return report.instances.iter().map(|_| Migration::None).collect();
-    }
-    if !input.rereadable() {
-        let why = "a stream is read once, and the comparison with OMMX 3.0 reads the input \
-                   again: give a file";
-        return report
-            .instances
-            .iter()
-            .map(|i| match compared(i) {
-                true => Migration::Unread(why),
-                false => Migration::None,
-            })
-            .collect();
-    }
-    let reading = |layer: Option<usize>| Options {
-        accounting: Some(Accounting::Ommx30),
-        layer: layer.or(options.layer),
-        progress: false,
-        ..plain(options)
+/// `ommx-3-layout`: the comparison its pass made of each v1 instance counted
+/// under 2.9.3's accounting (taken out of the report, which keeps 2.9.3's).
+pub(super) fn migrations(report: &mut Report) -> Vec<Migration> {
+    let migration = |i: &mut ProfiledInstance| match (
+        i.accounting,
+        std::mem::take(&mut i.compared).into_iter().next(),
+    ) {
+        (Accounting::Ommx30, _) => Migration::None,
+        (Accounting::Ommx29, Some(Compared::Measured(instance))) => {
+            Migration::Measured { instance }
+        }
+        (Accounting::Ommx29, Some(Compared::Refused(why))) => Migration::Refused(why),
+        (Accounting::Ommx29, None) => {
+            Migration::Refused("OMMX 3.0.0b7 read no such instance layer".into())
+        }
     };
-    let mut costs = advisors.entity_costs();
-    let mut read = |layer| observed(input, &reading(layer), &mut costs, threads, true);
-    let why = |e: anyhow::Error| Migration::Refused(e.root_cause().to_string());
-    let mut read_ok: Vec<crate::report::ProfiledInstance> = Vec::new();
-    let mut refused: HashMap<Option<usize>, Migration> = HashMap::new();
-    match read(None) {
-        Ok(v3) => read_ok.extend(v3.instances),
-        Err(e) if report.instances.len() == 1 => {
-            refused.insert(report.instances[0].instance_index, why(e));
-        }
-        // Reading each layer alone reads the archive again each time.
-        Err(e) if report.instances.len() > ALONE => {
-            let why = format!(
-                "{} (OMMX 3.0.0b7 refuses one of this archive's {} instance layers, so none \
-                 was compared; `--layer N` compares one)",
-                e.root_cause(),
-                report.instances.len()
-            );
-            for i in report.instances.iter().filter(|i| compared(i)) {
-                refused.insert(i.instance_index, Migration::Refused(why.clone()));
-            }
-        }
-        Err(_) => {
-            for i in report.instances.iter().filter(|i| compared(i)) {
-                match read(i.instance_index) {
-                    Ok(v3) => read_ok.extend(v3.instances),
-                    Err(e) => {
-                        refused.insert(i.instance_index, why(e));
-                    }
-                }
-            }
-        }
-    }
-    let mut outcome = refused;
-    for instance in read_ok {
-        let index = instance.instance_index;
-        let measured = Migration::Measured {
-            costs: costs.found(instance.observed_as),
-            instance: Box::new(instance),
-        };
-        outcome.insert(index, measured);
-    }
-    report
-        .instances
-        .iter()
-        .map(|i| match compared(i) {
-            false => Migration::None,
-            true => outcome.remove(&i.instance_index).unwrap_or_else(|| {
-                Migration::Refused("OMMX 3.0.0b7 read no such instance layer".into())
-            }),
-        })
-        .collect()
+    report.instances.iter_mut().map(migration).collect()
 }
 
 /// The options of an analysis of entities: OMMX's logical profile without

@@ -21,7 +21,18 @@ pub(super) fn read_one(
     threads: Option<usize>,
     quiet: bool,
 ) -> Result<Content> {
-    let mut pass = options.pass(observer, threads);
+    let pass = options.pass(observer, threads);
+    read_with_pass(input, options, accept, pass, quiet)
+}
+
+/// [`read_one`] with the pass made.
+fn read_with_pass(
+    input: &Input,
+    options: &Options,
+    accept: Accept,
+    mut pass: crate::pass::Pass<'_>,
+    quiet: bool,
+) -> Result<Content> {
     let mut job = Job {
         selection: options.selection(),
         limits: options.limits,
@@ -46,6 +57,24 @@ pub(super) fn observed(
     quiet: bool,
 ) -> Result<Report> {
     match read_one(input, options, Accept::default(), observer, threads, quiet)? {
+        Content::Instance(report) => Ok(report),
+        other => unreachable!("only instances were accepted, not {other:?}"),
+    }
+}
+
+/// [`observed`], each v1 instance counted under OMMX 2.9.3's accounting
+/// compared with 3.0's in the same pass (`ProfiledInstance::compared`): the
+/// input is read once, a stream included.
+pub(super) fn compared(
+    input: &Input,
+    options: &Options,
+    observer: &mut dyn EntityObserver,
+    threads: Option<usize>,
+    quiet: bool,
+) -> Result<Report> {
+    let mut pass = options.pass(observer, threads);
+    pass.reading.compare = true;
+    match read_with_pass(input, options, Accept::default(), pass, quiet)? {
         Content::Instance(report) => Ok(report),
         other => unreachable!("only instances were accepted, not {other:?}"),
     }

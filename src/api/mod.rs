@@ -119,6 +119,7 @@ impl Options {
             reading: Reading {
                 raw_schema: self.schema,
                 accounting: self.accounting,
+                compare: false,
             },
             settings: Settings {
                 cap: threads,

@@ -5,7 +5,7 @@
 
 use anyhow::{bail, Result};
 
-use super::load::{load, observed};
+use super::load::{compared, load};
 use super::{Input, KindFilter, Options};
 use crate::advise::{Advisors, LayerAdvice};
 use crate::drill::stats::{StatsCollector, StatsLine};
@@ -100,14 +100,14 @@ fn analysed(input: &Input, options: &Options, n: usize) -> Result<(Loaded, Findi
         wire: true,
         ..options.clone()
     };
-    let report = observed(
+    let mut report = compared(
         input,
         &reading,
         &mut Observers(vec![&mut largest, &mut stats, &mut advisors]),
         options.threads,
         !options.progress,
     )?;
-    let migrations = super::drill::migrations(input, options, &report, &advisors, options.threads);
+    let migrations = super::drill::migrations(&mut report);
     let advice = advisors.advise(&report, migrations);
     let (kinds, families) = stats.report();
     let loaded = Loaded {

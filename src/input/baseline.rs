@@ -331,6 +331,7 @@ fn split_layers(doc: &BaselineDoc) -> Result<Vec<ProfiledInstance>, BaselineErro
         accounting,
         gathered: None,
         real_memory: layer.real_memory,
+        compared: Vec::new(),
     };
     match doc.layers.as_slice() {
         [] => Err(malformed("it lists no instance layer".into())),

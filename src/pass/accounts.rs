@@ -4,9 +4,11 @@
 
 use std::collections::HashSet;
 
+use super::compare::Comparing;
 use super::observer::Singular;
 use super::{Cost, ProfileOptions};
 use crate::model::leaves::KeyedLeaves;
+use crate::model::ommx30::ConversionError;
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Parameters,
 };
@@ -15,7 +17,7 @@ use crate::pass::InstanceError;
 use crate::pass::{MAX_FAMILIES, MAX_FAMILY_BYTES};
 use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
 use crate::profile::family::{family_frame, GroupBy};
-use crate::profile::replay::Tally;
+use crate::profile::replay::{Replay, Tally};
 use crate::profile::wire_view::{self, TopLevelField};
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
 use crate::report::{Accounting, InstanceCounts, ProfiledInstance, Schema};
@@ -79,13 +81,14 @@ pub(super) fn visit_parts<F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
     annotations.visit_logical_memory(&mut path.with("Instance.annotations"), visitor);
 }
 
-/// Passes leaves on to the aggregate and counts their bytes.
-pub(super) struct Summing<'a> {
-    pub(super) aggregate: &'a mut Aggregate,
+/// Passes leaves on to the aggregate (or a visitor of it) and counts their
+/// bytes.
+pub(super) struct Summing<'a, V: ?Sized = Aggregate> {
+    pub(super) aggregate: &'a mut V,
     pub(super) bytes: u64,
 }
 
-impl LogicalMemoryVisitor for Summing<'_> {
+impl<V: LogicalMemoryVisitor + ?Sized> LogicalMemoryVisitor for Summing<'_, V> {
     fn visit_leaf(&mut self, path: &Path, bytes: usize) {
         self.bytes += bytes as u64;
         self.aggregate.visit_leaf(path, bytes);
@@ -128,11 +131,19 @@ pub(super) fn account_entity<T: LogicalMemoryProfile>(
     accounts: &mut Accounts,
 ) -> Cost {
     let family = accounts.family(name);
+    // Entities of one kind mostly land on the paths the previous one did.
+    let kind = match frame {
+        "Instance.decision_variables" => 0,
+        "Instance.constraints" => 1,
+        _ => 2,
+    };
+    let [memory, wire_bytes] = &mut accounts.held[kind];
     if let Some(wire) = &mut accounts.wire {
-        wire_view::visit_top_level(element, family.clone(), path, wire);
+        let visitor = &mut wire_bytes.entity(wire);
+        wire_view::visit_top_level(element, family.clone(), path, visitor);
     }
     let mut summing = Summing {
-        aggregate: &mut accounts.memory,
+        aggregate: &mut memory.entity(&mut accounts.memory),
         bytes: 0,
     };
     visit_entity_entry(frame, family, value, path, &mut summing);
@@ -229,11 +240,24 @@ pub struct Accounts {
     /// Whether a quadratic objective's table order is gathered
     /// ([`ProfileOptions::table_order`]).
     pub(super) table_order: bool,
+    /// Where the leaves of the held variables, constraints and removed
+    /// constraints went, each kind's previous one (`profile::replay`), in
+    /// the logical profile and in the wire view.
+    pub(super) held: [[Replay; 2]; 3],
     /// Whose layout the leaves follow: OMMX 2.9.3's, or 3.0's for v1 input
     /// counted as 3.0 converts it.
     pub(super) accounting: Accounting,
     /// The archive layer's annotations, which 3.0 folds into the instance.
     pub(super) layer_annotations: Option<std::collections::BTreeMap<String, String>>,
+    /// v1 input counted under 2.9.3's accounting is counted under 3.0's
+    /// too (`Reading::compare`): entities are built, each checked by 3.0's
+    /// rules as it is read.
+    pub(super) comparing: bool,
+    /// In a comparing pass, 3.0's refusal of the entity read last, which
+    /// its batch hands on before it.
+    pub(super) ommx30_refused: Option<ConversionError>,
+    /// The comparing side of the calling thread's accounts.
+    pub(super) compare: Option<Box<Comparing>>,
 }
 
 /// What counting entities without building them keeps per thread.
@@ -254,8 +278,12 @@ impl Accounts {
             spool_above: crate::pass::objective::SPOOL_ABOVE,
             in_place_above: crate::pass::objective::IN_PLACE_ABOVE,
             table_order: options.table_order,
+            held: Default::default(),
             accounting: Accounting::Ommx29,
             layer_annotations: None,
+            comparing: false,
+            ommx30_refused: None,
+            compare: None,
         }
     }
 
@@ -263,7 +291,8 @@ impl Accounts {
     /// them built: no analysis sees them (`entities_seen` false), no wire
     /// view, no family frames.
     pub(super) fn count_when_unseen(&mut self, entities_seen: bool) {
-        if !entities_seen && self.wire.is_none() && self.group_by == GroupBy::None {
+        let plain = self.wire.is_none() && self.group_by == GroupBy::None;
+        if !entities_seen && plain && !self.comparing {
             self.counting = Some(Counting::default());
         }
     }
@@ -283,7 +312,12 @@ impl Accounts {
             wire.release_cache();
         }
         let InstanceCounts { summary, gathered } = counts;
+        let compared = self
+            .compare
+            .map(|c| c.compared(instance_index, title.clone()))
+            .unwrap_or_default();
         ProfiledInstance {
+            compared,
             gathered: Some(gathered),
             real_memory: None,
             instance_index,
@@ -313,6 +347,7 @@ impl Accounts {
             spool_above: self.spool_above,
             in_place_above: self.in_place_above,
             accounting: self.accounting,
+            comparing: self.comparing,
             ..Self::new(ProfileOptions {
                 group_by: self.group_by,
                 wire: self.wire.is_some(),

@@ -14,6 +14,7 @@ use super::observer::{Cost, NamedFunction};
 use super::terms;
 use super::terms::spooled::SpooledFunction;
 use super::InstanceError;
+use crate::model::ommx30;
 use crate::model::{
     Constraint, DecisionVariable, FileWaste, Function, ModelError, RemovedConstraint,
 };
@@ -100,6 +101,9 @@ pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch
                 &mut laps,
             ),
         };
+        if let Some(e) = accounts.ommx30_refused.take() {
+            items.push(Ok(Item::Ommx30Refusal(Box::new(e))));
+        }
         let failed = item.is_err();
         items.push(item);
         if failed {
@@ -134,9 +138,13 @@ pub(super) fn decode_entity(
     }
     Ok(match element.number {
         instance::DECISION_VARIABLES => {
-            let v = decode("decision_variables", bytes, offset)?;
+            let v: pb::DecisionVariable = decode("decision_variables", bytes, offset)?;
             laps.lap(Phase::Decode);
+            let file = (v.id, v.kind, v.bound.as_ref().map(|b| (b.lower, b.upper)));
             let v = DecisionVariable::from_wire(v)?;
+            if accounts.comparing {
+                accounts.ommx30_refused = ommx30::check_bound(file.0, file.1, file.2).err();
+            }
             laps.lap(Phase::Normalize);
             let frame = "Instance.decision_variables";
             let cost = account_entity(frame, v.name.as_deref(), &v, element, path, accounts);
@@ -158,6 +166,9 @@ pub(super) fn decode_entity(
                     Constraint::from_wire_measured(c)?
                 }
             };
+            if accounts.comparing {
+                accounts.ommx30_refused = ommx30::check_finite_compact(&c.function).err();
+            }
             laps.lap(Phase::Normalize);
             let frame = "Instance.constraints";
             let cost = account_entity(frame, c.name.as_deref(), &c, element, path, accounts);
@@ -168,6 +179,10 @@ pub(super) fn decode_entity(
             let r = decode("removed_constraints", bytes, offset)?;
             laps.lap(Phase::Decode);
             let (r, waste) = RemovedConstraint::from_wire_measured(r)?;
+            if accounts.comparing {
+                let function = &r.constraint.function;
+                accounts.ommx30_refused = ommx30::check_finite_compact(function).err();
+            }
             laps.lap(Phase::Normalize);
             let frame = "Instance.removed_constraints";
             let name = r.constraint.name.as_deref();
@@ -185,6 +200,9 @@ pub(super) fn decode_entity(
                     what: format!("named function {}", wire.id),
                 })?;
             let normalized = Function::from_wire(&function)?;
+            if accounts.comparing {
+                accounts.ommx30_refused = ommx30::check_finite_compact(&normalized).err();
+            }
             let mut waste = FileWaste::of(&function, &normalized);
             if waste.bytes > 0 {
                 waste = waste.within(crate::model::waste::named_rest(&wire));

@@ -7,12 +7,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::accounts::{visit_instance_parts, visit_parts, Accounts};
+use super::compare::{ommx30_rules, Comparing};
 use super::convert;
 use super::observer::{Cost, EntityView, Singular, Singular30};
 use super::validate::{build_function, from_prost, State, User};
 use super::EntityObserver;
 use crate::model::function::Shape;
-use crate::model::ommx30::{self, ConversionError, Func, V2Error};
+use crate::model::ommx30::{self, ConversionError, Func};
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Function, ModelError,
     OneHot, Parameters, Sos1,
@@ -60,11 +61,14 @@ impl Finish {
 /// checked (`state`): the singular fields decoded, the objective counted
 /// or built and checked, the variables still pending, the hints and the
 /// dependency checked, and the instance-wide parts visited.
+/// With `compare`, 3.0's accounting of the same instance is finished too
+/// ([`Comparing::finish`]), once 2.9.3's accepts it.
 pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     mut state: State,
     mut rest: Singulars,
     end: u64,
     finish: Finish,
+    compare: Option<&mut Comparing>,
     aggregate: &mut Aggregate,
     observer: &mut O,
 ) -> Result<InstanceCounts, InstanceError> {
@@ -112,7 +116,8 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     }
     let reading = ObjectiveReading {
         threads,
-        counts_only: observer.counts_only(),
+        // 3.0's rules look at the objective's variables.
+        counts_only: observer.counts_only() && compare.is_none(),
         growths,
     };
     let defined = |id| state.defines(id);
@@ -129,6 +134,9 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     state.counts.gathered.objective_growths = growths;
     state.check_pending()?;
     let hints = check_hints(constraint_hints.unwrap_or_default(), &state)?;
+    let file_dependency = compare
+        .as_ref()
+        .map(|_| decision_variable_dependency.clone());
     let dependency = check_dependency(decision_variable_dependency, &state)?;
     let parameters = Parameters(parameters.map(|p| p.entries));
     let description = Description(description);
@@ -157,8 +165,12 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
                 cost,
             );
             observer.finish(&singular);
+            if let (Some(compare), Some(file)) = (compare, &file_dependency) {
+                compare.finish(&objective, &singular, file, &state.counts);
+            }
         }
         Objective::Counted(shape) => {
+            debug_assert!(compare.is_none(), "a comparing pass builds the objective");
             visit_parts(
                 &shape,
                 &hints,
@@ -492,38 +504,16 @@ fn finish_ommx30<O: EntityObserver + ?Sized>(
     let copy = dependency.iter().map(|(&k, f)| (k, constant(f))).collect();
     check_dependency(copy, &state)?;
     let annotations = Annotations::from_wire(annotations)?.0;
-    // 3.0's: an assigned variable is not fixed, and neither kind is used by
-    // the objective or an active constraint.
-    let mut assignments = BTreeMap::new();
-    for (&id, f) in &dependency {
-        if uses.fixed.contains(&id) {
-            return Err(refused(V2Error::FixedAndDependent(id).into()));
-        }
-        let what = || format!("the assignment of variable {id}");
-        assignments.insert(id, ommx30::function(f, &what).map_err(convert::refused)?);
-    }
-    let in_use = |id: u64| match (uses.fixed.contains(&id), dependency.contains_key(&id)) {
-        (true, _) => Some(V2Error::FixedUsed(id)),
-        (false, true) => Some(V2Error::DependentUsed(id)),
-        (false, false) => None,
+    let built = match &objective {
+        Ommx30Objective::Built(f) => Some(f),
+        Ommx30Objective::Counted(_) => None,
     };
-    if let Ommx30Objective::Built(f) = &objective {
-        let mut first = None;
-        f.for_each_variable(|id| {
-            if first.is_none() {
-                first = in_use(id);
-            }
-        });
-        if let Some(e) = first {
-            return Err(refused(e.into()));
+    let variables = |note: &mut dyn FnMut(u64)| {
+        if let Some(f) = built {
+            f.for_each_variable(note);
         }
-    }
-    // The active constraints' uses: the smallest such variable.
-    let listed = uses.fixed_ids.iter().chain(dependency.keys());
-    if let Some(&id) = listed.filter(|id| uses.used.contains(id)).min() {
-        return Err(refused(in_use(id).expect("fixed or assigned").into()));
-    }
-    let dependency = ommx30::dependency(assignments).map_err(|e| refused(e.into()))?;
+    };
+    let dependency = ommx30_rules(&uses, &dependency, &variables).map_err(convert::refused)?;
     if !observer.counts_only() {
         // The objective is built for such an observer.
         let referenced = &mut uses.referenced;

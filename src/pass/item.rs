@@ -7,7 +7,7 @@ use super::objective::Part;
 use super::observer::{Cost, NamedFunction};
 use super::terms::spooled::SpooledArm;
 use super::InstanceError;
-use crate::model::ommx30::Converted;
+use crate::model::ommx30::{ConversionError, Converted};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::report::Terms;
 
@@ -51,6 +51,9 @@ pub(super) enum Item {
         ids_below: u64,
         terms: Terms,
     },
+    /// In a pass that compares the accountings: OMMX 3.0 refuses the
+    /// entity that follows, which 2.9.3 may accept (`compare.rs`).
+    Ommx30Refusal(Box<ConversionError>),
     /// A singular field or map entry.
     Rest(Part),
     /// The end of the stream, at this offset.

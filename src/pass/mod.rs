@@ -14,6 +14,7 @@
 
 mod accounts;
 mod chain;
+mod compare;
 mod convert;
 mod counted;
 mod decode;
@@ -110,6 +111,11 @@ pub struct Reading {
     /// `None`: each schema's own (v1: 2.9.3, v2: 3.0). `Some(Ommx30)` counts
     /// v1 input as 3.0 holds it; v2 input has 3.0's accounting only.
     pub accounting: Option<Accounting>,
+    /// Also count v1 input counted under 2.9.3's accounting under 3.0's, in
+    /// the same pass (`ProfiledInstance::compared`), for the commands that
+    /// compare the two: its entities are then built and read in stream
+    /// order.
+    pub compare: bool,
 }
 
 /// How each instance is profiled, and the analysis riding on the pass (it
@@ -156,14 +162,27 @@ impl Pass<'_> {
 
     /// Profiles one payload as the caller asked.
     pub fn profile(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, PassError> {
-        profile_payload(self, payload)
+        profile_payload(self, payload, &[])
+    }
+
+    /// [`Pass::profile`] of an archive layer's payload whose profile other
+    /// layers take too (`sharing`: their annotations): a pass that compares
+    /// the accountings (`Reading::compare`) folds each layer's annotations
+    /// into a 3.0 instance of its own, as 3.0 reads each layer
+    /// (`ProfiledInstance::compared`, the payload's own first).
+    pub fn profile_shared(
+        &mut self,
+        payload: Payload<'_>,
+        sharing: &[&BTreeMap<String, String>],
+    ) -> Result<ProfiledInstance, PassError> {
+        profile_payload(self, payload, sharing)
     }
 
     /// Reads one payload only to learn whether its schema accepts it (`ls`
     /// of raw input): no analysis sees it, nothing but OMMX's count is kept.
     pub fn probe(&mut self, payload: Payload<'_>) -> Result<ProfiledInstance, PassError> {
         let mut nothing = ();
-        profile_payload(&mut self.plain(&mut nothing), payload)
+        profile_payload(&mut self.plain(&mut nothing), payload, &[])
     }
 
     /// This pass's reading with no analysis riding on it, gathering nothing
@@ -174,7 +193,10 @@ impl Pass<'_> {
                 table_order: false,
                 ..ProfileOptions::default()
             },
-            reading: self.reading,
+            reading: Reading {
+                compare: false,
+                ..self.reading
+            },
             settings: self.settings,
             max_element: self.max_element,
             observer: nothing,
@@ -224,6 +246,7 @@ impl Pass<'_> {
 fn profile_payload(
     pass: &mut Pass<'_>,
     payload: Payload<'_>,
+    sharing: &[&BTreeMap<String, String>],
 ) -> Result<ProfiledInstance, PassError> {
     let accounting = pass.accounting(payload.schema);
     if payload.schema == Schema::V2 {
@@ -251,6 +274,12 @@ fn profile_payload(
     // 2.9.3 reads the payload alone; 3.0 folds the layer's annotations in.
     if accounting == Accounting::Ommx30 {
         accounts.layer_annotations = layer_annotations.cloned();
+    } else if pass.reading.compare {
+        accounts.comparing = true;
+        let own = std::iter::once(layer_annotations);
+        let layers = own.chain(sharing.iter().copied().map(Some));
+        let layers = layers.map(|a| a.cloned()).collect();
+        accounts.compare = Some(Box::new(compare::Comparing::new(layers)));
     }
     pass.observer.begin(instance_index);
     let source = pipeline::Source {

@@ -203,6 +203,11 @@ pub trait EntityObserver {
     /// with `used: None`. Not called for an observer that [counts
     /// only](EntityObserver::counts_only).
     fn variables_used(&mut self, _used: &dyn Fn(u64) -> bool) {}
+    /// In a pass that compares the accountings (`Reading::compare`): what
+    /// the v1 entity shown last (`variable`, `constraint`, ...) costs under
+    /// OMMX 3.0's accounting, as [`Cost::bytes`] counts it there. Not called
+    /// once 3.0 has refused the instance.
+    fn ommx30_cost(&mut self, _kind: EntityKind, _id: u64, _bytes: u64) {}
     /// OMMX 3.0's instance-wide functions and labels, after its entities and
     /// its objective, once the instance is accepted.
     fn ommx30_singular(&mut self, _singular: &Singular30<'_>) {}

@@ -3,7 +3,7 @@
 //! distributions and the advice reads its input once.
 
 use super::observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular, Singular30};
-use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
+use crate::model::{Constraint, DecisionVariable, EntityKind, RemovedConstraint};
 use crate::profile::LogicalMemoryVisitor;
 
 /// Every observer sees every call, in the order given.
@@ -40,6 +40,11 @@ impl EntityObserver for Observers<'_> {
     fn entity(&mut self, entity: &EntityView<'_>, cost: Cost) {
         self.0.iter_mut().for_each(|o| o.entity(entity, cost));
     }
+    fn ommx30_cost(&mut self, kind: EntityKind, id: u64, bytes: u64) {
+        self.0
+            .iter_mut()
+            .for_each(|o| o.ommx30_cost(kind, id, bytes));
+    }
     fn ommx30_singular(&mut self, singular: &Singular30<'_>) {
         self.0.iter_mut().for_each(|o| o.ommx30_singular(singular));
     }
@@ -71,7 +76,6 @@ impl EntityObserver for Observers<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::EntityKind;
 
     /// Counts what it is shown; `entities` says whether it looks at them.
     #[derive(Default)]

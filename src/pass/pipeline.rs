@@ -9,6 +9,7 @@ use std::io::Read;
 use std::sync::{mpsc, Mutex};
 
 use super::accounts::Accounts;
+use super::compare::Comparing;
 use super::decode::decode_batch;
 use super::finish::{finish_instance, Finish};
 use super::framing::{frame_batch, LargeToken, Spooling};
@@ -120,9 +121,10 @@ pub(super) fn profile_source<R: Read + Send, O: EntityObserver + ?Sized>(
     accounts.count_when_unseen(observer.sees_entities());
     let spooling = Spooling::of(accounts, observer);
     // Entities shown to an observer go in stream order: the stream's way.
-    let whole_file = in_file
-        .zip(total)
-        .filter(|_| threads > 1 && max_element.is_none() && !observer.sees_entities());
+    let whole_file = in_file.zip(total).filter(|_| {
+        let in_order = observer.sees_entities() || accounts.comparing;
+        threads > 1 && max_element.is_none() && !in_order
+    });
     if let Some((file, total)) = whole_file {
         // `None`: read again below, on one thread, for the exact error.
         let size = (total, settings.chunk_bytes);
@@ -158,6 +160,7 @@ fn sequential<R: Read, O: EntityObserver + ?Sized>(
     let mut fields = FieldReader::new(reader, total).with_max_len(max_element);
     let group_by = accounts.group_by;
     let finish = Finish::new(accounts, 1);
+    let mut compare = accounts.compare.take();
     let mut raw = spooling.batch();
     // The previous batch has been checked when the next is asked for.
     let mut large: Option<LargeToken> = None;
@@ -175,9 +178,12 @@ fn sequential<R: Read, O: EntityObserver + ?Sized>(
         finish,
         max_element,
         group_by,
+        compare.as_deref_mut(),
         &mut singular,
         observer,
-    )?;
+    );
+    accounts.compare = compare;
+    let summary = summary?;
     accounts.settle();
     accounts.memory.merge_under(&[], &singular);
     Ok(summary)
@@ -250,6 +256,7 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
             finish,
             max_element,
             group_by,
+            accounts.compare.as_deref_mut(),
             &mut accounts.memory,
             observer,
         );
@@ -340,10 +347,19 @@ fn consume<O: EntityObserver + ?Sized>(
     finish: Finish,
     max_element: Option<u64>,
     group_by: GroupBy,
+    mut compare: Option<&mut Comparing>,
     aggregate: &mut Aggregate,
     observer: &mut O,
 ) -> Result<InstanceCounts, InstanceError> {
-    let (state, rest, end) =
-        check_stream(batches, max_element, group_by, finish.accounting, observer)?;
-    finish_instance(state, rest, end, finish, aggregate, observer)
+    let accounting = finish.accounting;
+    let checked = check_stream(
+        batches,
+        max_element,
+        group_by,
+        accounting,
+        compare.as_deref_mut(),
+        observer,
+    );
+    let (state, rest, end) = checked?;
+    finish_instance(state, rest, end, finish, compare, aggregate, observer)
 }

@@ -126,6 +126,7 @@ pub(super) fn profile_file<O: EntityObserver + ?Sized>(
         rest,
         end,
         finish,
+        None,
         &mut accounts.memory,
         observer,
     ))

@@ -18,11 +18,12 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use super::accounts::Families;
+use super::compare::Ommx30Uses;
 use super::convert;
 use super::item::{Batch, Item};
 use super::objective::{Part, Singulars};
 use super::terms::spooled::SpooledArm;
-use super::validate::{Ommx30Uses, State, MAX_PENDING};
+use super::validate::{State, MAX_PENDING};
 use crate::ids::{BuildIdHasher, IdSet, SharedIdSet};
 use crate::model::ommx30::Converted;
 use crate::model::EntityKind;
@@ -208,6 +209,7 @@ impl Shard {
                     });
                 }
                 Item::Converted(c, _) => uses += self.converted(&c, shared)?,
+                Item::Ommx30Refusal(_) => unreachable!("a comparing pass reads in order"),
                 Item::Rest(part) => parts.push(part),
                 Item::End(offset) => self.end = Some(offset),
             }

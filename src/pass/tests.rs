@@ -592,3 +592,113 @@ fn spooling_constraints_gives_what_holding_them_gives() {
         "{cases} / {refused} / {in_place}"
     );
 }
+
+/// Sees every entity and notes what each costs under OMMX 3.0's
+/// accounting: as the comparing pass tells it, or as the 3.0 reading shows
+/// it.
+#[derive(Default)]
+struct Costs30(Vec<(crate::model::EntityKind, u64, u64)>);
+
+impl EntityObserver for Costs30 {
+    fn entity(&mut self, e: &super::EntityView<'_>, cost: super::Cost) {
+        self.0.push((e.kind, e.id, cost.bytes));
+    }
+    fn ommx30_cost(&mut self, kind: crate::model::EntityKind, id: u64, bytes: u64) {
+        self.0.push((kind, id, bytes));
+    }
+}
+
+/// 2.9.3's reading that compares with 3.0's (`Reading::compare`): 2.9.3's
+/// run, and 3.0's as the comparison gives it (its refusal as the message
+/// `--accounting 3.0` ends with), with the 3.0 costs it told.
+fn run_compared(bytes: &[u8]) -> (Run, Option<Run>, Vec<(crate::model::EntityKind, u64, u64)>) {
+    let mut accounts = Accounts::new(ProfileOptions::default());
+    accounts.comparing = true;
+    accounts.compare = Some(Box::new(super::compare::Comparing::new(vec![None])));
+    let mut costs = Costs30::default();
+    let total = Some(bytes.len() as u64);
+    let counts = profile_instance_within(bytes, total, None, Some(2), &mut accounts, &mut costs);
+    let v29 = match counts {
+        Ok(counts) => Ok((accounts.memory.own_lines(), format!("{counts:?}"))),
+        Err(e) => return (Err(e.to_string()), None, costs.0),
+    };
+    let compared = accounts.compare.take().map(|c| c.compared(None, None));
+    let v30 = compared
+        .and_then(|c| c.into_iter().next())
+        .map(|c| match c {
+            crate::report::Compared::Measured(i) => {
+                let counts = crate::report::InstanceCounts {
+                    summary: i.summary,
+                    gathered: i.gathered.expect("gathered"),
+                };
+                Ok((i.aggregate.own_lines(), format!("{counts:?}")))
+            }
+            crate::report::Compared::Refused(why) => Err(why),
+        });
+    (v29, v30, costs.0)
+}
+
+/// The 3.0 reading's verdict as the comparison words it: a refusal 3.0
+/// alone makes, as `--accounting 3.0` reports it at its root.
+fn as_compared(run: Run, bytes: &[u8]) -> Run {
+    run.map_err(|e| {
+        let mut accounts = Accounts::new(ProfileOptions::default());
+        accounts.accounting = Accounting::Ommx30;
+        let total = Some(bytes.len() as u64);
+        match profile_instance_within(bytes, total, None, Some(1), &mut accounts, &mut ()) {
+            Err(super::InstanceError::Ommx30(e)) => {
+                super::V2PassError::Conversion(e.to_string()).to_string()
+            }
+            _ => e,
+        }
+    })
+}
+
+/// Every v1 instance 2.9.3 accepts: the comparison made in its pass is
+/// what reading it again under 3.0's accounting gives (profile, summary,
+/// verdict and message, and each entity's 3.0 cost), on random instances,
+/// the oracle's fixtures and the 3.0 differential corpus's v1 cases.
+#[test]
+fn comparing_in_one_pass_gives_what_reading_again_under_ommx30_gives() {
+    let mut inputs: Vec<Vec<u8>> = Vec::new();
+    let mut rng = Rng(SplitMix64(0x5eed_0c30), false);
+    for _ in 0..3_000 {
+        let mut bytes = instance(&mut rng);
+        damage(&mut rng, &mut bytes);
+        inputs.push(bytes);
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    for entry in std::fs::read_dir(root.join("oracle")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "pb") {
+            inputs.push(std::fs::read(path).unwrap());
+        }
+    }
+    let corpus = std::fs::read_to_string(root.join("v2/corpus.jsonl")).unwrap();
+    for line in corpus.lines() {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        let hex = case["input_hex"].as_str().unwrap_or_default();
+        if case["kind"] == "migration" && !hex.is_empty() {
+            inputs.push(hex::decode(hex).unwrap());
+        }
+    }
+    let (mut measured, mut refused) = (0, 0);
+    for bytes in &inputs {
+        let (v29, v30, costs) = run_compared(bytes);
+        assert_eq!(v29, run_on(bytes, &mut Sees, u64::MAX, 2), "{bytes:02x?}");
+        let Some(v30) = v30.filter(|_| v29.is_ok()) else {
+            continue;
+        };
+        let mut seen = Costs30::default();
+        let again = as_compared(run_ommx30(bytes, &mut seen, 1), bytes);
+        assert_eq!(v30, again, "{bytes:02x?}");
+        match v30 {
+            Ok(_) => {
+                assert_eq!(costs, seen.0, "{bytes:02x?}");
+                measured += 1;
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(measured > 500 && refused > 20, "{measured} / {refused}");
+}

@@ -6,6 +6,7 @@
 use prost::Message;
 
 use super::accounts::Families;
+use super::compare::{Comparing, Ommx30Uses};
 use super::convert;
 use super::item::{Batch, Item};
 use super::observer::{Cost, EntityView};
@@ -29,14 +30,17 @@ use crate::trace::{self, Phase};
 /// Checks the batches of one instance in stream order: the state the
 /// checks reached, the singular fields kept for the end (`finish.rs`) and
 /// where the stream ended.
+/// With `compare`, each entity is counted under OMMX 3.0's accounting too,
+/// and its cost there shown to the observer ([`EntityObserver::ommx30_cost`]).
 pub(super) fn check_stream<O: EntityObserver + ?Sized>(
     batches: impl Iterator<Item = Batch>,
     max_element: Option<u64>,
     group_by: GroupBy,
     accounting: Accounting,
+    compare: Option<&mut Comparing>,
     observer: &mut O,
 ) -> Result<(State, Singulars, u64), InstanceError> {
-    let mut stream = Stream::new(group_by, max_element);
+    let mut stream = Stream::new(group_by, max_element, compare);
     if accounting == Accounting::Ommx30 {
         stream.state.ommx30 = Some(Box::default());
     }
@@ -47,8 +51,10 @@ pub(super) fn check_stream<O: EntityObserver + ?Sized>(
 
 /// The checking side of the stream: OMMX's rules applied to each element
 /// in stream order, the singular fields kept for the end.
-struct Stream {
+struct Stream<'c> {
     state: State,
+    /// 3.0's accounting of the same entities, when comparing.
+    compare: Option<&'c mut Comparing>,
     group_by: GroupBy,
     families: Families,
     // The singular fields and maps, re-encoded in stream order: decoded at the
@@ -58,10 +64,15 @@ struct Stream {
     max_element: Option<u64>,
 }
 
-impl Stream {
-    fn new(group_by: GroupBy, max_element: Option<u64>) -> Self {
+impl<'c> Stream<'c> {
+    fn new(
+        group_by: GroupBy,
+        max_element: Option<u64>,
+        compare: Option<&'c mut Comparing>,
+    ) -> Self {
         Self {
             state: State::default(),
+            compare,
             group_by,
             families: Families::new(group_by),
             rest: Singulars::default(),
@@ -104,12 +115,23 @@ impl Stream {
                 state.define(v.id)?;
                 self.families.see(v.name.as_deref())?;
                 observer.variable(&v, cost);
+                if let Some(bytes) = self.compare.as_mut().and_then(|c| c.variable(&v)) {
+                    observer.ommx30_cost(EntityKind::Variable, v.id, bytes);
+                }
             }
             Item::Constraint(c, cost) => {
                 state.add_constraint(c.id, c.function.shape().terms())?;
                 state.uses(User::Constraint(c.id), &c.function)?;
                 self.families.see(c.name.as_deref())?;
                 observer.constraint(&c, cost);
+                if let Some(bytes) = self.compare.as_mut().and_then(|m| m.constraint(&c)) {
+                    observer.ommx30_cost(EntityKind::Constraint, c.id, bytes);
+                }
+            }
+            Item::Ommx30Refusal(e) => {
+                if let Some(compare) = &mut self.compare {
+                    compare.refuse(*e);
+                }
             }
             Item::CountedVariable { id, fixed } => {
                 state.define(id)?;
@@ -159,11 +181,17 @@ impl Stream {
                 // 2.9.3 does not check the variables of removed constraints.
                 self.families.see(r.constraint.name.as_deref())?;
                 observer.removed_constraint(&r, cost);
+                if let Some(bytes) = self.compare.as_mut().and_then(|m| m.removed(&r)) {
+                    observer.ommx30_cost(EntityKind::Removed, r.constraint.id, bytes);
+                }
             }
             Item::Named(n, cost) => {
                 state.add_named(n.id)?;
                 state.uses(User::NamedFunction(n.id), &n.function)?;
                 observer.named_function(&n, cost);
+                if let Some(bytes) = self.compare.as_mut().and_then(|m| m.named(&n)) {
+                    observer.ommx30_cost(EntityKind::NamedFunction, n.id, bytes);
+                }
             }
             Item::Rest(part) => {
                 // Merged, they are decoded as one message: one element.
@@ -181,7 +209,7 @@ impl Stream {
     }
 }
 
-impl Stream {
+impl Stream<'_> {
     /// Checks an entity of v1 input as OMMX 3.0 converts it, and shows it
     /// to the observer as 3.0 holds it.
     fn converted<O: EntityObserver + ?Sized>(
@@ -480,27 +508,4 @@ pub(super) struct State {
     pub(super) counts: InstanceCounts,
     /// For OMMX 3.0's accounting of v1 input only.
     pub(super) ommx30: Option<Box<Ommx30Uses>>,
-}
-
-/// What OMMX 3.0's cross-entity rules need of v1 input: the variables with
-/// a fixed value, and those the objective or an active constraint uses.
-#[derive(Default)]
-pub(super) struct Ommx30Uses {
-    pub(super) fixed: IdSet,
-    /// The same, in stream order.
-    pub(super) fixed_ids: Vec<u64>,
-    /// Used by an active constraint.
-    pub(super) used: IdSet,
-    /// Used by a removed row or a named function, or (added by
-    /// `finish.rs`) the objective or the dependency: with `used`, what the
-    /// analyses call used.
-    pub(super) referenced: IdSet,
-}
-
-impl Ommx30Uses {
-    fn fix(&mut self, id: u64) {
-        if self.fixed.insert(id) {
-            self.fixed_ids.push(id);
-        }
-    }
 }

@@ -71,13 +71,13 @@ impl Step {
 
 /// What the previous entity of one kind emitted; see the module's text.
 #[derive(Debug, Clone, Default)]
-struct Replay {
+pub struct Replay {
     steps: Vec<Step>,
 }
 
 impl Replay {
     /// A visitor for the next entity's leaves, into `aggregate`.
-    fn entity<'a>(&'a mut self, aggregate: &'a mut Aggregate) -> ReplayVisitor<'a> {
+    pub fn entity<'a>(&'a mut self, aggregate: &'a mut Aggregate) -> ReplayVisitor<'a> {
         ReplayVisitor {
             replay: self,
             aggregate,
@@ -87,7 +87,7 @@ impl Replay {
 }
 
 /// Visits one entity's leaves into an aggregate through a [`Replay`].
-struct ReplayVisitor<'a> {
+pub struct ReplayVisitor<'a> {
     replay: &'a mut Replay,
     aggregate: &'a mut Aggregate,
     at: usize,
@@ -155,6 +155,19 @@ impl LogicalMemoryVisitor for Recording<'_> {
     }
 }
 
+/// Passes leaves on and sums their bytes.
+struct Summed<'a> {
+    inner: &'a mut dyn LogicalMemoryVisitor,
+    bytes: u64,
+}
+
+impl LogicalMemoryVisitor for Summed<'_> {
+    fn visit_leaf(&mut self, path: &Path, bytes: usize) {
+        self.bytes += bytes as u64;
+        self.inner.visit_leaf(path, bytes);
+    }
+}
+
 impl Tally {
     /// Counts one entity: `key`, when given, determines every leaf that
     /// `visit` emits; `visit` is called only for a key not seen before (or
@@ -193,6 +206,26 @@ impl Tally {
         };
         self.keys[at].1 += 1;
         self.last = Some((key, at));
+    }
+
+    /// [`Tally::count`], returning the bytes of the entity's leaves.
+    pub fn count_summed(
+        &mut self,
+        key: Option<u128>,
+        aggregate: &mut Aggregate,
+        visit: impl FnOnce(&mut dyn LogicalMemoryVisitor),
+    ) -> u64 {
+        let mut visited = None;
+        self.count(key, aggregate, |inner| {
+            let mut summing = Summed { inner, bytes: 0 };
+            visit(&mut summing);
+            visited = Some(summing.bytes);
+        });
+        match (visited, self.last) {
+            (Some(bytes), _) => bytes,
+            (None, Some((_, at))) => self.keys[at].0.iter().map(|&(_, bytes)| bytes).sum(),
+            (None, None) => unreachable!("an entity not visited was counted by its key"),
+        }
     }
 
     /// Adds the leaves of every entity counted by key to `aggregate` (the

@@ -164,6 +164,23 @@ pub struct ProfiledInstance {
     /// estimate, `real_memory`, made by `api` after the pass); `None` for a
     /// profile read back from JSON that had none.
     pub real_memory: Option<real::RealMemory>,
+    /// What OMMX 3.0's accounting makes of the same v1 instance, counted in
+    /// the same pass when it was asked to compare (`pass::Reading::compare`):
+    /// one per archive layer the pass was told lists its blob (3.0 folds
+    /// each layer's annotations into an instance of its own), the
+    /// instance's own first; empty otherwise.
+    pub compared: Vec<Compared>,
+}
+
+/// The comparison of a v1 instance counted under OMMX 2.9.3's accounting
+/// with OMMX 3.0's, made in the same pass.
+#[derive(Debug, Clone)]
+pub enum Compared {
+    /// The instance under 3.0's accounting.
+    Measured(Box<ProfiledInstance>),
+    /// 3.0 refuses what 2.9.3 accepts: its message, as `--accounting 3.0`
+    /// gives it.
+    Refused(String),
 }
 
 #[derive(Debug, Clone)]

@@ -371,13 +371,16 @@ fn profile_layers(
     let instances = layers
         .iter()
         .zip(read_of_layer)
-        .map(|(&(_, layer), r)| {
+        .map(|(&(_, layer), (r, k))| {
             reads[r].uses -= 1;
             let mut profiled = if reads[r].uses == 0 {
                 profiles[r].take().expect("profiled")
             } else {
                 profiles[r].clone().expect("profiled")
             };
+            // The comparison made for this layer's annotations.
+            let compared = std::mem::take(&mut profiled.compared).into_iter().nth(k);
+            profiled.compared = compared.into_iter().collect();
             profiled.instance_index = layer.instance_index;
             profiled.title = layer.title().map(str::to_string);
             profiled
@@ -510,18 +513,22 @@ struct BlobRead<'d> {
     instance_index: Option<usize>,
     /// How many selected layers it serves.
     uses: usize,
+    /// The annotations of those after the first, whose 3.0 comparisons
+    /// ([`crate::report::ProfiledInstance::compared`]) the reading makes too.
+    sharing: Vec<&'d BTreeMap<String, String>>,
     /// Where its blob is stored, to read the blobs in storage order.
     position: Option<u64>,
 }
 
 /// Each distinct read the selected layers need (a layer listed twice
 /// shares its blob's profile, where nothing of its own is folded into it),
-/// and which read each layer takes its profile from.
+/// and which read each layer takes its profile from (and which of its layers
+/// it is there, the first being 0).
 fn plan_reads<'d>(
     store: &dyn Store,
     pass: &Pass<'_>,
     layers: &[(&'d Descriptor, &LayerInfo)],
-) -> (Vec<BlobRead<'d>>, Vec<usize>) {
+) -> (Vec<BlobRead<'d>>, Vec<(usize, usize)>) {
     let mut reads: Vec<BlobRead<'d>> = Vec::new();
     let mut index: HashMap<ReadKey<'d>, usize> = HashMap::new();
     let mut read_of_layer = Vec::with_capacity(layers.len());
@@ -534,12 +541,16 @@ fn plan_reads<'d>(
                 descriptor: d,
                 instance_index: layer.instance_index,
                 uses: 0,
+                sharing: Vec::new(),
                 position: store.position(&d.digest.blob_path()),
             });
             reads.len() - 1
         });
+        if reads[r].uses > 0 {
+            reads[r].sharing.push(&d.annotations);
+        }
+        read_of_layer.push((r, reads[r].uses));
         reads[r].uses += 1;
-        read_of_layer.push(r);
     }
     (reads, read_of_layer)
 }
@@ -575,7 +586,7 @@ fn profile_blobs(
             start: *start,
             progress: &tick,
         });
-        profiles[r] = Some(pass.profile(Payload {
+        let payload = Payload {
             reader: &mut stream,
             total: Some(size),
             in_file,
@@ -584,7 +595,8 @@ fn profile_blobs(
             title: None,
             schema,
             layer_annotations: Some(&d.annotations),
-        })?);
+        };
+        profiles[r] = Some(pass.profile_shared(payload, &reads[r].sharing)?);
     }
     Ok(profiles)
 }

@@ -89,9 +89,14 @@ pub fn check_bound(id: u64, kind: i32, bound: Option<(f64, f64)>) -> Result<(), 
 
 /// 3.0 refuses a coefficient that summing duplicate terms made infinite.
 pub fn check_finite(f: &Func) -> Result<(), ConversionError> {
-    let Some(f) = f.compact() else {
-        return Ok(());
-    };
+    match f.compact() {
+        Some(f) => check_finite_compact(f),
+        None => Ok(()),
+    }
+}
+
+/// [`check_finite`] of a compact function.
+pub fn check_finite_compact(f: &Function) -> Result<(), ConversionError> {
     let finite = |c: &f64| c.is_finite();
     let all_finite = match f {
         Function::Zero => true,
@@ -150,6 +155,25 @@ fn label(
         description,
     };
     (label != Label::default()).then_some(label)
+}
+
+/// [`label`] of borrowed fields.
+fn label_of(
+    name: &Option<String>,
+    subscripts: &[i64],
+    parameters: &BTreeMap<String, String>,
+    description: &Option<String>,
+) -> Option<Label> {
+    let empty = name.is_none() && subscripts.is_empty() && parameters.is_empty();
+    match empty && description.is_none() {
+        true => None,
+        false => label(
+            name.clone(),
+            subscripts.to_vec(),
+            parameters.clone(),
+            description.clone(),
+        ),
+    }
 }
 
 /// What 3.0 holds of one entity, besides its label.
@@ -314,6 +338,75 @@ impl Converted {
             held: Held::Named(func),
             waste,
         })
+    }
+
+    /// A variable as 2.9.3 holds it (accepted), as 3.0 holds it; 3.0's
+    /// bound rule is the caller's, on the bound the file gave
+    /// ([`check_bound`]), which 2.9.3 adjusts to the kind.
+    pub fn of_variable(v: &DecisionVariable) -> Self {
+        Self {
+            kind: EntityKind::Variable,
+            id: v.id,
+            label: label_of(&v.name, &v.subscripts, &v.parameters, &v.description),
+            held: Held::Variable {
+                fixed: v.substituted_value.is_some(),
+            },
+            waste: FileWaste::default(),
+        }
+    }
+
+    /// An active constraint as 2.9.3 holds it (accepted), as 3.0 holds it;
+    /// its function's finiteness ([`check_finite`]) is the caller's.
+    pub fn of_constraint(c: &Constraint) -> Self {
+        Self {
+            kind: EntityKind::Constraint,
+            id: c.id,
+            label: label_of(&c.name, &c.subscripts, &c.parameters, &c.description),
+            held: Held::Row {
+                row: Row::Regular(Func::Compact(c.function.clone())),
+                reason: None,
+            },
+            waste: FileWaste::default(),
+        }
+    }
+
+    /// A removed constraint as 2.9.3 holds it (accepted), as 3.0 holds it;
+    /// its function's finiteness is the caller's.
+    pub fn of_removed(r: &RemovedConstraint) -> Self {
+        let c = &r.constraint;
+        Self {
+            kind: EntityKind::Removed,
+            id: c.id,
+            label: label_of(&c.name, &c.subscripts, &c.parameters, &c.description),
+            held: Held::Row {
+                row: Row::Regular(Func::Compact(c.function.clone())),
+                reason: Some(Reason {
+                    reason: r.removed_reason.clone(),
+                    parameters: r.removed_reason_parameters.clone(),
+                }),
+            },
+            waste: FileWaste::default(),
+        }
+    }
+
+    /// A named function as 2.9.3 reads it (accepted: `function`
+    /// normalized), as 3.0 holds it; its function's finiteness is the
+    /// caller's.
+    pub fn of_named(
+        id: u64,
+        function: &Function,
+        name: &Option<String>,
+        subscripts: &[i64],
+        parameters: &BTreeMap<String, String>,
+        description: &Option<String>,
+    ) -> Self {
+        Self {
+            kind: EntityKind::NamedFunction,
+            id,
+            label: label_of(name, subscripts, parameters, description),
+            held: Held::Named(Func::Compact(function.clone())),
+            waste: FileWaste::default(),
+        }
     }
 
     /// The entity, as the 3.0 profile visits it.

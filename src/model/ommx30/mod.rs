@@ -37,7 +37,10 @@ pub use entity::{NAMED_FUNCTIONS, VARIABLES};
 pub use expression::{Func, Instruction};
 pub use file_waste::PayloadWaste;
 pub use from_v1::REGULAR_COLLECTION;
-pub use from_v1::{check_bound, check_finite, function, ConversionError, Converted, EntityRefusal};
+pub use from_v1::{
+    check_bound, check_finite, check_finite_compact, function, ConversionError, Converted,
+    EntityRefusal,
+};
 pub use layer::fold_layer_annotations;
 pub use profile::OBJECTIVE;
 mod build;

@@ -266,6 +266,7 @@ mod tests {
                 accounting: Accounting::Ommx29,
                 gathered: None,
                 real_memory: None,
+                compared: Vec::new(),
             }],
         }
     }

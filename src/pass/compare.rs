@@ -1,0 +1,334 @@
+//! The comparison of the two accountings in one pass (`Reading::compare`):
+//! v1 input counted under OMMX 2.9.3's accounting is counted under 3.0's
+//! as well, from the entities 2.9.3's reading builds, so that a command
+//! showing both (`report`, `advise`'s `ommx-3-layout`) reads its input
+//! once, a stream included. What 3.0's `from_v1_bytes` makes of an entity
+//! 2.9.3 accepts differs only in its leaves and in the rules 3.0 adds: its
+//! bound rule and the finiteness of functions (checked by the read step on
+//! every thread, a refusal handed on as [`super::item::Item::Ommx30Refusal`]),
+//! the fixed and dependent variables in use (the ids kept here, in stream
+//! order, on the checking side) and the instance-wide parts (`finish.rs`).
+//! Once 3.0 refuses, nothing more is counted for it; 2.9.3's reading goes
+//! on.
+
+use std::collections::BTreeMap;
+
+use super::error::InstanceError;
+use super::observer::{NamedFunction, Singular};
+use crate::ids::IdSet;
+use crate::model::leaves::{ConstraintLeaves, KeyedLeaves, VariableLeaves};
+use crate::model::ommx30::{self, ConversionError, Converted, EntityRefusal, V2Error};
+use crate::model::{Constraint, DecisionVariable, Function, RemovedConstraint};
+use crate::ommx_v1 as pb;
+use crate::profile::replay::Tally;
+use crate::profile::{Aggregate, LogicalMemoryProfile, Path};
+use crate::report::{Accounting, Compared, InstanceCounts, ProfiledInstance, Schema};
+
+/// What 3.0's accounting has made of the instance so far.
+#[derive(Debug, Default)]
+pub(super) struct Comparing {
+    /// 3.0's refusal, the first in its order; nothing is counted after it.
+    refused: Option<String>,
+    pub(super) uses: Ommx30Uses,
+    /// The entities' leaves under 3.0's accounting, then the instance-wide
+    /// parts.
+    memory: Aggregate,
+    variables: Tally,
+    constraints: Tally,
+    entities: Tally,
+    /// The annotations of each archive layer that lists the instance's blob
+    /// (`None` for raw input), which 3.0 folds into an instance of its own.
+    layers: Vec<Option<BTreeMap<String, String>>>,
+    /// 3.0's instance-wide parts but the objective, unfolded, once
+    /// finished and accepted.
+    instance: Option<ommx30::Instance>,
+    /// The instance's counts, once finished.
+    counts: Option<InstanceCounts>,
+}
+
+impl Comparing {
+    /// Nothing counted yet, of an instance that the archive layers with
+    /// `layers`' annotations list (`[None]` for raw input).
+    pub(super) fn new(layers: Vec<Option<BTreeMap<String, String>>>) -> Self {
+        Self {
+            layers,
+            ..Self::default()
+        }
+    }
+
+    /// Notes 3.0's refusal of the entity read next (or of what the end of
+    /// the stream holds), unless an earlier one was noted.
+    pub(super) fn refuse(&mut self, e: ConversionError) {
+        self.refuse_with(super::error::V2PassError::Conversion(e.to_string()).to_string());
+    }
+
+    fn refuse_with(&mut self, why: String) {
+        if self.refused.is_none() {
+            self.refused = Some(why);
+        }
+    }
+
+    fn open(&self) -> bool {
+        self.refused.is_none()
+    }
+
+    /// Counts a variable 2.9.3 accepted: its bytes under 3.0's accounting,
+    /// `None` once 3.0 has refused.
+    pub(super) fn variable(&mut self, v: &DecisionVariable) -> Option<u64> {
+        if !self.open() {
+            return None;
+        }
+        if v.substituted_value.is_some() {
+            self.uses.fix(v.id);
+        }
+        if !v.parameters.is_empty() {
+            return Some(self.converted(&Converted::of_variable(v)));
+        }
+        let leaves = VariableLeaves {
+            substituted_value: v.substituted_value,
+            name: v.name.as_deref(),
+            subscripts: v.subscripts.len(),
+            parameters: std::iter::empty(),
+            description: v.description.as_deref(),
+        };
+        let leaves = ommx30::CountedVariable(&leaves);
+        let (tally, memory) = (&mut self.variables, &mut self.memory);
+        Some(account_counted_summed(
+            ommx30::VARIABLES,
+            &leaves,
+            tally,
+            memory,
+        ))
+    }
+
+    /// Counts an active constraint 2.9.3 accepted (see [`Comparing::variable`]).
+    pub(super) fn constraint(&mut self, c: &Constraint) -> Option<u64> {
+        if !self.open() {
+            return None;
+        }
+        let used = &mut self.uses.used;
+        c.function.for_each_variable(|id| _ = used.insert(id));
+        if !c.parameters.is_empty() {
+            return Some(self.converted(&Converted::of_constraint(c)));
+        }
+        let leaves = ConstraintLeaves {
+            function: c.function.shape(),
+            name: c.name.as_deref(),
+            subscripts: c.subscripts.len(),
+            parameters: std::iter::empty(),
+            description: c.description.as_deref(),
+        };
+        let leaves = ommx30::CountedConstraint(&leaves);
+        let (tally, memory) = (&mut self.constraints, &mut self.memory);
+        let frame = ommx30::REGULAR_COLLECTION;
+        Some(account_counted_summed(frame, &leaves, tally, memory))
+    }
+
+    /// Counts a removed constraint 2.9.3 accepted.
+    pub(super) fn removed(&mut self, r: &RemovedConstraint) -> Option<u64> {
+        self.open()
+            .then(|| self.converted(&Converted::of_removed(r)))
+    }
+
+    /// Counts a named function 2.9.3 accepted.
+    pub(super) fn named(&mut self, n: &NamedFunction) -> Option<u64> {
+        let NamedFunction {
+            id,
+            function,
+            name,
+            subscripts,
+            parameters,
+            description,
+        } = n;
+        self.open().then(|| {
+            let converted =
+                Converted::of_named(*id, function, name, subscripts, parameters, description);
+            self.converted(&converted)
+        })
+    }
+
+    /// An entity's leaves as 3.0 holds it, built whole; its bytes.
+    fn converted(&mut self, c: &Converted) -> u64 {
+        let entity = c.entity();
+        self.entities
+            .count_summed(None, &mut self.memory, |visitor| {
+                entity.visit_under(&mut Path::new(), None, &mut { visitor })
+            })
+    }
+
+    /// The end of an instance 2.9.3 accepted (its `objective`, its other
+    /// instance-wide parts in `singular`, its `dependency` as the file gave
+    /// it, its `counts`): 3.0's rules on what needs the whole stream, and
+    /// 3.0's instance-wide parts, as `finish.rs`'s `finish_ommx30` applies
+    /// and visits them.
+    pub(super) fn finish(
+        &mut self,
+        objective: &Function,
+        singular: &Singular<'_>,
+        dependency: &BTreeMap<u64, pb::Function>,
+        counts: &InstanceCounts,
+    ) {
+        self.counts = Some(InstanceCounts {
+            summary: counts.summary.clone(),
+            gathered: crate::report::Gathered {
+                objective_growths: None,
+                ..counts.gathered.clone()
+            },
+        });
+        if !self.open() {
+            return;
+        }
+        if let Err(e) = ommx30::check_finite_compact(objective) {
+            return self.refuse(e);
+        }
+        let variables = |note: &mut dyn FnMut(u64)| objective.for_each_variable(note);
+        let dependency = match ommx30_rules(&self.uses, dependency, &variables) {
+            Ok(dependency) => dependency,
+            Err(EntityRefusal::Ommx30(e)) => return self.refuse(e),
+            // 2.9.3 read every assignment already; as the pass would say it.
+            Err(EntityRefusal::Model(e)) => {
+                return self.refuse_with(InstanceError::from(e).to_string())
+            }
+        };
+        self.instance = Some(ommx30::Instance {
+            description: singular.description.0.clone(),
+            parameters: singular.parameters.0.clone(),
+            annotations: singular.annotations.0.clone(),
+            dependency,
+            ..ommx30::Instance::default()
+        });
+        let mut path = Path::new();
+        objective.visit_logical_memory(&mut path.with(ommx30::OBJECTIVE), &mut self.memory);
+    }
+
+    /// The comparison, once the instance is finished, for each of its
+    /// layers (in the order given to [`Comparing::new`]): the instance under
+    /// 3.0's accounting, the layer's annotations folded in (`instance_index`
+    /// and `title` as 2.9.3's), or 3.0's refusal.
+    pub(super) fn compared(
+        mut self,
+        instance_index: Option<usize>,
+        title: Option<String>,
+    ) -> Vec<Compared> {
+        let instance = match (self.refused, self.instance) {
+            (Some(why), _) => return vec![Compared::Refused(why); self.layers.len()],
+            (None, Some(instance)) => instance,
+            (None, None) => unreachable!("compared before the instance was finished"),
+        };
+        self.variables.settle(&mut self.memory);
+        self.constraints.settle(&mut self.memory);
+        self.entities.settle(&mut self.memory);
+        let InstanceCounts { summary, gathered } = self.counts.unwrap_or_default();
+        let measured = |layer: &Option<BTreeMap<String, String>>, mut memory: Aggregate| {
+            let mut instance = instance.clone();
+            if let Some(layer) = layer {
+                ommx30::fold_layer_annotations(&mut instance, layer);
+            }
+            instance.visit_parts_but_objective(&mut Path::new(), &mut memory);
+            memory.release_cache();
+            Compared::Measured(Box::new(ProfiledInstance {
+                instance_index,
+                observed_as: instance_index,
+                title: title.clone(),
+                summary: summary.clone(),
+                aggregate: memory,
+                wire: None,
+                schema: Schema::V1,
+                accounting: Accounting::Ommx30,
+                gathered: Some(gathered.clone()),
+                real_memory: None,
+                compared: Vec::new(),
+            }))
+        };
+        let Some((last, others)) = self.layers.split_last() else {
+            return Vec::new();
+        };
+        let mut all: Vec<Compared> = others
+            .iter()
+            .map(|layer| measured(layer, self.memory.clone()))
+            .collect();
+        all.push(measured(last, self.memory));
+        all
+    }
+}
+
+/// Counts one entity of leaves that hold their own map key (3.0's) under
+/// its container `frame` in the tally of its kind; its bytes.
+fn account_counted_summed(
+    frame: &'static str,
+    leaves: &impl KeyedLeaves,
+    tally: &mut Tally,
+    memory: &mut Aggregate,
+) -> u64 {
+    tally.count_summed(leaves.key(), memory, |visitor| {
+        leaves.visit_logical_memory(&mut Path::new().with(frame), &mut { visitor })
+    })
+}
+
+/// Shows a function's variables, in its order, to the function given.
+pub(super) type Walker<'a> = dyn Fn(&mut dyn FnMut(u64)) + 'a;
+
+/// OMMX 3.0's own rules on what needs the whole stream of v1 input, in its
+/// order, once 2.9.3's hold: an assigned variable is not fixed, and
+/// neither kind is used by the objective (`objective_variables` shows its
+/// variables in its order; none when it was only counted, which it is only
+/// when it uses neither) or an active constraint; the assignments are
+/// read as 3.0 reads them and form no cycle. 3.0's dependency.
+pub(super) fn ommx30_rules(
+    uses: &Ommx30Uses,
+    dependency: &BTreeMap<u64, pb::Function>,
+    objective_variables: &Walker<'_>,
+) -> Result<ommx30::Dependency, EntityRefusal> {
+    let mut assignments = BTreeMap::new();
+    for (&id, f) in dependency {
+        if uses.fixed.contains(&id) {
+            return Err(ConversionError::from(V2Error::FixedAndDependent(id)).into());
+        }
+        let what = || format!("the assignment of variable {id}");
+        assignments.insert(id, ommx30::function(f, &what)?);
+    }
+    let in_use = |id: u64| match (uses.fixed.contains(&id), dependency.contains_key(&id)) {
+        (true, _) => Some(V2Error::FixedUsed(id)),
+        (false, true) => Some(V2Error::DependentUsed(id)),
+        (false, false) => None,
+    };
+    let mut first = None;
+    objective_variables(&mut |id| {
+        if first.is_none() {
+            first = in_use(id);
+        }
+    });
+    if let Some(e) = first {
+        return Err(ConversionError::from(e).into());
+    }
+    // The active constraints' uses: the smallest such variable.
+    let listed = uses.fixed_ids.iter().chain(dependency.keys());
+    if let Some(&id) = listed.filter(|id| uses.used.contains(id)).min() {
+        let e = in_use(id).expect("fixed or assigned");
+        return Err(ConversionError::from(e).into());
+    }
+    ommx30::dependency(assignments).map_err(|e| ConversionError::from(e).into())
+}
+
+/// What OMMX 3.0's cross-entity rules need of v1 input: the variables with
+/// a fixed value, and those the objective or an active constraint uses.
+#[derive(Debug, Default)]
+pub(super) struct Ommx30Uses {
+    pub(super) fixed: IdSet,
+    /// The same, in stream order.
+    pub(super) fixed_ids: Vec<u64>,
+    /// Used by an active constraint.
+    pub(super) used: IdSet,
+    /// Used by a removed row or a named function, or (added by
+    /// `finish.rs`) the objective or the dependency: with `used`, what the
+    /// analyses call used.
+    pub(super) referenced: IdSet,
+}
+
+impl Ommx30Uses {
+    pub(super) fn fix(&mut self, id: u64) {
+        if self.fixed.insert(id) {
+            self.fixed_ids.push(id);
+        }
+    }
+}
