@@ -19,8 +19,8 @@
 //! bench/real_memory.json.
 
 use memprof::api::{self, Input, Options};
+use memprof::profiled::Accounting;
 use memprof::real_memory::{estimate, load29, load30, Effort, Facts};
-use memprof::report::Accounting;
 use std::time::Instant;
 
 fn main() {
@@ -54,7 +54,7 @@ fn main() {
             }
         };
         {
-            for instance in &loaded.report.instances {
+            for instance in &loaded.profiled.instances {
                 let Some(gathered) = &instance.gathered else {
                     continue;
                 };

@@ -37,14 +37,14 @@ fuzz_target!(|data: &[u8]| {
     let bar = indicatif::ProgressBar::hidden();
     let mut nothing = ();
     let mut pass = Pass::new(&mut nothing);
-    if let Ok(report) = read_file(file, "fuzz".into(), Selection::All, &limits, &mut pass, &bar) {
+    if let Ok(profiled) = read_file(file, "fuzz".into(), Selection::All, &limits, &mut pass, &bar) {
         // Profiling succeeded: every instance layer has a profile.
-        let instance_layers = report
+        let instance_layers = profiled
             .input
             .layers
             .iter()
             .filter(|l| l.instance_index.is_some())
             .count();
-        assert_eq!(report.instances.len(), instance_layers.max(1));
+        assert_eq!(profiled.instances.len(), instance_layers.max(1));
     }
 });

@@ -25,10 +25,10 @@ fuzz_target!(|data: &[u8]| {
         None => (data, data),
     };
     let budget = std::str::from_utf8(budget).ok().and_then(|t| Budget::parse(t).ok());
-    let Ok((report, _)) = baseline::parse(baseline, "fuzz".into(), Selection::All) else {
+    let Ok((profiled, _)) = baseline::parse(baseline, "fuzz".into(), Selection::All) else {
         return;
     };
-    let profile = Profile::of(&report, Account::Memory);
+    let profile = Profile::of(&profiled, Account::Memory);
 
     // Round trip: what memprof writes, memprof reads back unchanged.
     let mut rendered = Vec::new();

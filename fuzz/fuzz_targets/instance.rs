@@ -13,7 +13,7 @@ use memprof::pass::ProfileOptions;
 use memprof::profile::family::GroupBy;
 
 /// Families and the wire view on, so their code paths are fuzzed too.
-fn run(data: &[u8], total: Option<u64>) -> Result<(memprof::report::InstanceCounts, Accounts), String> {
+fn run(data: &[u8], total: Option<u64>) -> Result<(memprof::profiled::InstanceCounts, Accounts), String> {
     let options = ProfileOptions {
         group_by: GroupBy::Name,
         wire: true,

@@ -24,9 +24,9 @@ from . import _native
 __all__ = [
     "CheckResult",
     "Diff",
+    "Document",
     "Profile",
     "RealMemory",
-    "Report",
     "assert_within",
     "profile",
 ]
@@ -238,26 +238,26 @@ class Profile:
         with open(path, "w", encoding="utf-8") as f:
             f.write(self.to_json())
 
-    def top(self, n: int = 10, kind: str = "all") -> "Report":
+    def top(self, n: int = 10, kind: str = "all") -> "Document":
         """``memprof top``: the ``n`` largest entities (``kind``: ``objective``,
         ``constraint``, ``removed``, ``variable``, ``named-function``, ``one-hot``,
         ``sos1`` (the constraint hints) or ``all``; OMMX 3.0 adds ``indicator``,
         ``removed-indicator``, ``removed-one-hot``, ``removed-sos1``). Ties are
         listed by id, smaller first; the objective has none (``id`` is ``None``)."""
-        return Report(self._native.top(n, kind))
+        return Document(self._native.top(n, kind))
 
-    def stats(self, kind: str = "all", top: int = 25) -> "Report":
+    def stats(self, kind: str = "all", top: int = 25) -> "Document":
         """``memprof stats``: size distributions per entity kind and family."""
-        return Report(self._native.stats(kind, top))
+        return Document(self._native.stats(kind, top))
 
-    def advise(self, min_severity: str = "info") -> "Report":
+    def advise(self, min_severity: str = "info") -> "Document":
         """``memprof advise``: what would make the instance smaller."""
-        return Report(self._native.advise(min_severity))
+        return Document(self._native.advise(min_severity))
 
-    def explain(self, *paths: str) -> "Report":
+    def explain(self, *paths: str) -> "Document":
         """``memprof explain``: how each path's bytes were computed (the rule,
         the counts, the arithmetic). Paths as ``folded()`` prints them."""
-        return Report(self._native.explain(list(paths)))
+        return Document(self._native.explain(list(paths)))
 
     def diff(self, new: Any) -> "Diff":
         """``memprof diff SELF NEW``: ``self`` is the old side; ``new`` is a
@@ -283,7 +283,7 @@ class Profile:
         )
         for note in outcome.warnings:
             warnings.warn(f"memprof: {note}", stacklevel=2)
-        return CheckResult(outcome.passed, outcome.report)
+        return CheckResult(outcome.passed, outcome.document)
 
     def flamegraph(
         self,
@@ -398,9 +398,9 @@ class Diff:
         return self.new._native.report_html(old=self.old._native, notebook=True)
 
 
-class Report:
-    """A report of ``top``, ``stats``, ``advise`` or ``explain``: its rows as
-    data (``records()``, ``to_pandas()``), its whole JSON document
+class Document:
+    """What ``top``, ``stats``, ``advise``, ``explain`` or ``check`` found: its
+    rows as data (``records()``, ``to_pandas()``), its whole JSON document
     (``to_dict()``), and ``str()``, the table the command prints."""
 
     def __init__(self, native: Any) -> None:
@@ -413,20 +413,20 @@ class Report:
 
     @property
     def tables(self) -> list:
-        """The names of the report's tables of rows, the default first."""
+        """The names of the document's tables of rows, the default first."""
         return list(self._native.table_names)
 
     def to_dict(self) -> dict:
         return json.loads(self._native.json)
 
     def records(self, table: Optional[str] = None) -> list:
-        """The report's rows, one dict each, nested fields flattened with
+        """The document's rows, one dict each, nested fields flattened with
         ``.`` (``bytes.p50``, ``largest.name``). ``table`` picks one when the
-        report has several (``stats``: ``"kinds"``, the default, or
+        document has several (``stats``: ``"kinds"``, the default, or
         ``"families"``)."""
         tables = self.tables
         if not tables:
-            raise ValueError("this report has no table of rows")
+            raise ValueError("this document has no table of rows")
         if table is None:
             table = tables[0]
         if table not in tables:
@@ -466,7 +466,7 @@ def _frame(records: list) -> Any:
     return frame
 
 
-class CheckResult(Report):
+class CheckResult(Document):
     """The verdict of ``check``: true when every budget holds; ``str()`` is
     the check table."""
 
@@ -501,3 +501,16 @@ def assert_within(
 def _write_text(path: Union[str, os.PathLike], text: str) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def __getattr__(name: str) -> Any:
+    # `Report`, the name `Document` had before 0.2: still importable, with a
+    # warning, so that code written against it keeps working for a release.
+    if name == "Report":
+        warnings.warn(
+            "ommx_memprof.Report is now ommx_memprof.Document",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return Document
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -451,7 +451,7 @@ impl NativeProfile {
         baseline: Option<&NativeProfile>,
     ) -> PyResult<CheckOutcome> {
         let budget = budget.map(budget_value).transpose()?;
-        let (outcome, report) = py.detach(|| {
+        let (outcome, document) = py.detach(|| {
             guarded(|| {
                 let budget = match (&budget, &budget_file) {
                     (Some(_), Some(_)) => anyhow::bail!("give a budget or a budget file, not both"),
@@ -468,14 +468,14 @@ impl NativeProfile {
                     budget_file.as_deref(),
                     baseline.map(|b| &b.loaded),
                 )?;
-                let report = Rendered::of(records::CHECK, &outcome.report)?;
-                Ok((outcome, report))
+                let document = Rendered::of(records::CHECK, &outcome.verdicts)?;
+                Ok((outcome, document))
             })
         })?;
         Ok(CheckOutcome {
-            passed: outcome.report.pass,
+            passed: outcome.verdicts.pass,
             warnings: outcome.warnings,
-            report: Py::new(py, report)?,
+            document: Py::new(py, document)?,
         })
     }
 }
@@ -530,7 +530,7 @@ impl Rendered {
 }
 
 /// What `check` found: the verdict, the warnings (rules that matched no
-/// path), and the report (its table `results`).
+/// path), and the document (its table `results`).
 #[pyclass(frozen, name = "CheckOutcome", module = "ommx_memprof._native")]
 struct CheckOutcome {
     #[pyo3(get)]
@@ -538,7 +538,7 @@ struct CheckOutcome {
     #[pyo3(get)]
     warnings: Vec<String>,
     #[pyo3(get)]
-    report: Py<Rendered>,
+    document: Py<Rendered>,
 }
 
 /// The real-memory estimate of a profile's instances.

@@ -66,7 +66,7 @@ def test_results_are_typed(kitchen_sink, tmp_path):
         assert report.records(tables[-1]) is not report.records(tables[-1])
     outcome = p._native.check(budget="1 KiB")
     assert isinstance(outcome, _native.CheckOutcome) and not outcome.passed
-    assert outcome.report.table_names == ["results"]
+    assert outcome.document.table_names == ["results"]
 
 
 def test_rows_lead_with_their_group(kitchen_sink):

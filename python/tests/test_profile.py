@@ -125,12 +125,21 @@ def test_wire_view_totals_the_file(kitchen_sink):
     ],
 )
 def test_drill_downs_are_the_commands_output(kitchen_sink, method, command):
-    report = method(ommx_memprof.profile(kitchen_sink))
+    document = method(ommx_memprof.profile(kitchen_sink))
+    assert isinstance(document, ommx_memprof.Document)
     cli = run_memprof(command[0], kitchen_sink, *command[1:])
-    assert str(report) == cli.stdout
+    assert str(document) == cli.stdout
     data = json.loads(run_memprof(command[0], kitchen_sink, *command[1:], "--format", "json").stdout)
-    assert report.to_dict() == data
-    assert report._repr_html_().startswith("<pre>")
+    assert document.to_dict() == data
+    assert document._repr_html_().startswith("<pre>")
+
+
+def test_report_is_document_s_former_name():
+    with pytest.warns(DeprecationWarning, match="ommx_memprof.Report is now ommx_memprof.Document"):
+        from ommx_memprof import Report
+    assert Report is ommx_memprof.Document
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        ommx_memprof.Nope
 
 
 def test_explain_with_families_and_layers(kitchen_sink):

@@ -22,7 +22,7 @@ use super::{details, quote, Change, Finding, Measure, NotComputed, Sample};
 use crate::model::{Constraint, DecisionVariable, EntityKind};
 use crate::pass::Cost;
 use crate::profile::Aggregate;
-use crate::report::ProfiledInstance;
+use crate::profiled::ProfiledInstance;
 use crate::units::{exact, exact_share};
 
 pub const RULE: &str = "ommx-3-layout";

@@ -47,7 +47,7 @@ use crate::pass::EntityObserver;
 use crate::pass::{Cost, EntityView, NamedFunction, Singular, Singular30};
 use crate::profile::Aggregate;
 use crate::profile::LogicalMemoryVisitor;
-use crate::report::{Accounting, ProfiledInstance, Report};
+use crate::profiled::{Accounting, ProfiledInput, ProfiledInstance};
 pub use migration::Migration;
 
 /// The advice for one instance.
@@ -377,15 +377,15 @@ impl Advisors {
     /// with what OMMX 3.0 makes of each (`migrations`, by instance). An
     /// archive layer whose blob an earlier layer lists too was read once,
     /// under that layer's position: it gets that reading's advisor.
-    pub fn advise(self, report: &Report, migrations: Vec<Migration>) -> Vec<LayerAdvice> {
-        assert_eq!(migrations.len(), report.instances.len());
+    pub fn advise(self, profiled: &ProfiledInput, migrations: Vec<Migration>) -> Vec<LayerAdvice> {
+        assert_eq!(migrations.len(), profiled.instances.len());
         let mut uses: HashMap<Option<usize>, usize> = HashMap::new();
-        for instance in &report.instances {
+        for instance in &profiled.instances {
             *uses.entry(instance.observed_as).or_default() += 1;
         }
         let mut advisors: HashMap<Option<usize>, Advisor> = self.layers.into_iter().collect();
         assert_eq!(advisors.len(), uses.len(), "one advisor per reading");
-        report
+        profiled
             .instances
             .iter()
             .zip(migrations)

@@ -124,7 +124,7 @@ fn matching_paths(pattern: &Path) -> Result<Vec<PathBuf>> {
     Ok(current)
 }
 
-use crate::report::files::FileRun;
+use crate::profiled::files::FileRun;
 
 /// How many inputs are processed at once: the pass's threads when set
 /// (`MEMPROF_THREADS`), else the machine's parallelism, never more than the

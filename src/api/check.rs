@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use super::load::{each, load_within};
 use super::{Input, Loaded, Options};
 use crate::check::budget::{Budget, BudgetRule};
-use crate::check::{self, CheckReport};
+use crate::check::{self, Verdicts};
 
 /// What the files are compared with.
 #[derive(Debug, Clone)]
@@ -45,7 +45,7 @@ pub struct CheckRequest {
 /// What a check found.
 #[derive(Debug)]
 pub struct CheckOutcome {
-    pub report: CheckReport,
+    pub verdicts: Verdicts,
     /// Rules that matched no path of a file, in file order.
     pub warnings: Vec<String>,
     /// With `update_baseline`: each file's profile and the baseline file it
@@ -173,21 +173,21 @@ pub fn check(request: &CheckRequest, options: &Options) -> Result<CheckOutcome> 
             BaselineFor::None if request.baseline.is_some() => (&without_baseline, None),
             BaselineFor::None => (&rules, None),
         };
-        let (mut report, unmatched) = check::check_file(&name, &new, baseline, rules)?;
-        report.added = request.baseline.is_some() && baseline.is_none();
+        let (mut verdict, unmatched) = check::check_file(&name, &new, baseline, rules)?;
+        verdict.added = request.baseline.is_some() && baseline.is_none();
         let warnings = unmatched
             .into_iter()
             .map(|position| unmatched_warning(&name, &rules[position]))
             .collect::<Vec<_>>();
-        Ok((report, warnings, new))
+        Ok((verdict, warnings, new))
     })?;
-    let mut reports = Vec::new();
+    let mut file_verdicts = Vec::new();
     let mut warnings = Vec::new();
     let mut updates = Vec::new();
     let mut saved_from = Vec::new();
     for (run, file) in runs.into_iter().zip(&request.files) {
-        let (report, file_warnings, new) = run.value;
-        reports.push(report);
+        let (verdict, file_warnings, new) = run.value;
+        file_verdicts.push(verdict);
         saved_from.push(new.baseline.as_ref().map(|b| b.input.clone()));
         warnings.extend(file_warnings);
         if request.update_baseline {
@@ -203,9 +203,12 @@ pub fn check(request: &CheckRequest, options: &Options) -> Result<CheckOutcome> 
             updates.push((target, new));
         }
     }
-    let report = CheckReport::new(request.budget.as_ref().map(|(n, _)| n.clone()), reports);
+    let verdicts = Verdicts::new(
+        request.budget.as_ref().map(|(n, _)| n.clone()),
+        file_verdicts,
+    );
     Ok(CheckOutcome {
-        report,
+        verdicts,
         warnings,
         updates,
         shared: shared.map(|loaded| match loaded.baseline {
@@ -247,13 +250,13 @@ pub fn check_one(
         check::require_baseline(&rules, budget_file.unwrap_or("budget"))?;
     }
     let file = new.name().to_string();
-    let (report, unmatched) = check::check_file(&file, new, baseline, &rules)?;
+    let (verdict, unmatched) = check::check_file(&file, new, baseline, &rules)?;
     let warnings = unmatched
         .into_iter()
         .map(|position| unmatched_warning(&file, &rules[position]))
         .collect();
     Ok(CheckOutcome {
-        report: CheckReport::new(budget_file.map(str::to_string), vec![report]),
+        verdicts: Verdicts::new(budget_file.map(str::to_string), vec![verdict]),
         warnings,
         updates: Vec::new(),
         shared: None,

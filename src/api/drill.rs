@@ -10,13 +10,13 @@ use crate::advise::{Advisors, LayerAdvice, Migration};
 use crate::drill::explain::{Explainer, Explanation};
 use crate::drill::stats::{StatsCollector, StatsLine};
 use crate::drill::top::{Largest, TopEntity};
-use crate::report::files::FileRun;
-use crate::report::{Accounting, Compared, Profile, ProfiledInstance, Report};
+use crate::profiled::files::FileRun;
+use crate::profiled::{Accounting, Compared, Profile, ProfiledInput, ProfiledInstance};
 
 /// The largest entities of one input (`top`).
 #[derive(Debug)]
 pub struct Top {
-    pub report: Report,
+    pub profiled: ProfiledInput,
     pub kind: KindFilter,
     pub n: usize,
     /// Largest first.
@@ -28,14 +28,14 @@ pub struct Top {
 
 impl Top {
     pub fn profile(&self) -> Profile<'_> {
-        Profile::new(&self.report)
+        Profile::new(&self.profiled)
     }
 }
 
 /// The `n` largest entities of the kinds `kind` admits.
 pub fn top(input: &Input, options: &Options, n: usize, kind: KindFilter) -> Result<Top> {
     let mut largest = Largest::new(n, kind);
-    let report = observed(
+    let profiled = observed(
         input,
         &plain(options),
         &mut largest,
@@ -43,7 +43,7 @@ pub fn top(input: &Input, options: &Options, n: usize, kind: KindFilter) -> Resu
         !options.progress,
     )?;
     Ok(Top {
-        report,
+        profiled,
         kind,
         n,
         ties_left_out: largest.ties_left_out(),
@@ -54,14 +54,14 @@ pub fn top(input: &Input, options: &Options, n: usize, kind: KindFilter) -> Resu
 /// Size distributions per entity kind and per family (`stats`).
 #[derive(Debug)]
 pub struct Stats {
-    pub report: Report,
+    pub profiled: ProfiledInput,
     pub kinds: Vec<StatsLine>,
     pub families: Vec<StatsLine>,
 }
 
 impl Stats {
     pub fn profile(&self) -> Profile<'_> {
-        Profile::new(&self.report)
+        Profile::new(&self.profiled)
     }
 }
 
@@ -71,7 +71,7 @@ pub fn stats(input: &Input, options: &Options, kind: KindFilter) -> Result<Stats
         anyhow::bail!("stats describes kinds of many entities; `memprof top --kind objective` shows the objective");
     }
     let mut collector = StatsCollector::new(kind);
-    let report = observed(
+    let profiled = observed(
         input,
         &plain(options),
         &mut collector,
@@ -80,7 +80,7 @@ pub fn stats(input: &Input, options: &Options, kind: KindFilter) -> Result<Stats
     )?;
     let (kinds, families) = collector.report();
     Ok(Stats {
-        report,
+        profiled,
         kinds,
         families,
     })
@@ -89,13 +89,13 @@ pub fn stats(input: &Input, options: &Options, kind: KindFilter) -> Result<Stats
 /// How paths' bytes were computed (`explain`).
 #[derive(Debug)]
 pub struct Explained {
-    pub report: Report,
+    pub profiled: ProfiledInput,
     pub explanations: Vec<Explanation>,
 }
 
 impl Explained {
     pub fn profile(&self) -> Profile<'_> {
-        Profile::new(&self.report)
+        Profile::new(&self.profiled)
     }
 }
 
@@ -114,16 +114,16 @@ pub fn explain(input: &Input, options: &Options, paths: &[String]) -> Result<Exp
         real_memory: Effort::ClosedForm,
         ..options.clone()
     };
-    let report = observed(
+    let profiled = observed(
         input,
         &explaining,
         &mut explainer,
         options.threads,
         !options.progress,
     )?;
-    let explanations = explainer.checked_explanations(&Profile::new(&report), &input.label())?;
+    let explanations = explainer.checked_explanations(&Profile::new(&profiled), &input.label())?;
     Ok(Explained {
-        report,
+        profiled,
         explanations,
     })
 }
@@ -131,14 +131,14 @@ pub fn explain(input: &Input, options: &Options, paths: &[String]) -> Result<Exp
 /// Recommendations for one input, with their measured savings (`advise`).
 #[derive(Debug)]
 pub struct Advice {
-    pub report: Report,
+    pub profiled: ProfiledInput,
     /// One per instance layer.
     pub layers: Vec<LayerAdvice>,
 }
 
 impl Advice {
     pub fn profile(&self) -> Profile<'_> {
-        Profile::new(&self.report)
+        Profile::new(&self.profiled)
     }
 }
 
@@ -151,17 +151,17 @@ pub fn advise(inputs: &[Input], options: &Options) -> Result<Vec<FileRun<Advice>
             real_memory: Effort::ClosedForm,
             ..plain(options)
         };
-        let mut report = compared(input, &advising, &mut advisors, threads, quiet)?;
-        let migrations = migrations(&mut report);
-        let layers = advisors.advise(&report, migrations);
-        Ok(Advice { report, layers })
+        let mut profiled = compared(input, &advising, &mut advisors, threads, quiet)?;
+        let migrations = migrations(&mut profiled);
+        let layers = advisors.advise(&profiled, migrations);
+        Ok(Advice { profiled, layers })
     })
 }
 
 /// What OMMX 3.0 makes of each instance of `report`, for advise's
 /// `ommx-3-layout`: the comparison its pass made of each v1 instance counted
 /// under 2.9.3's accounting (taken out of the report, which keeps 2.9.3's).
-pub(super) fn migrations(report: &mut Report) -> Vec<Migration> {
+pub(super) fn migrations(profiled: &mut ProfiledInput) -> Vec<Migration> {
     let migration = |i: &mut ProfiledInstance| match (
         i.accounting,
         std::mem::take(&mut i.compared).into_iter().next(),
@@ -175,7 +175,7 @@ pub(super) fn migrations(report: &mut Report) -> Vec<Migration> {
             Migration::Refused("OMMX 3.0.0b7 read no such instance layer".into())
         }
     };
-    report.instances.iter_mut().map(migration).collect()
+    profiled.instances.iter_mut().map(migration).collect()
 }
 
 /// The options of an analysis of entities: OMMX's logical profile without

@@ -9,8 +9,8 @@ use crate::input::folded::FoldedLine;
 use crate::input::sniff::{self, Accept, Content, Job};
 use crate::input::{InputInfo, Selection};
 use crate::pass::EntityObserver;
-use crate::report::files::{FileRun, FileSummary};
-use crate::report::{Account, Accounting, Loaded, Profile, Report};
+use crate::profiled::files::{FileRun, FileSummary};
+use crate::profiled::{Account, Accounting, Loaded, Profile, ProfiledInput};
 
 /// Reads one input with `observer` riding on the pass.
 pub(super) fn read_one(
@@ -41,9 +41,9 @@ fn read_with_pass(
     };
     let input = super::resolve::resolve(input, options)?;
     let mut content = sniff::read(&input, accept, &mut job)?;
-    if let Content::Instance(report) | Content::Baseline(report, _) = &mut content {
+    if let Content::Instance(profiled) | Content::Baseline(profiled, _) = &mut content {
         let _span = crate::trace::span(crate::trace::Phase::Estimate);
-        crate::real_memory::estimate_each(&mut report.instances, options.real_memory);
+        crate::real_memory::estimate_each(&mut profiled.instances, options.real_memory);
     }
     Ok(content)
 }
@@ -55,9 +55,9 @@ pub(super) fn observed(
     observer: &mut dyn EntityObserver,
     threads: Option<usize>,
     quiet: bool,
-) -> Result<Report> {
+) -> Result<ProfiledInput> {
     match read_one(input, options, Accept::default(), observer, threads, quiet)? {
-        Content::Instance(report) => Ok(report),
+        Content::Instance(profiled) => Ok(profiled),
         other => unreachable!("only instances were accepted, not {other:?}"),
     }
 }
@@ -71,11 +71,11 @@ pub(super) fn compared(
     observer: &mut dyn EntityObserver,
     threads: Option<usize>,
     quiet: bool,
-) -> Result<Report> {
+) -> Result<ProfiledInput> {
     let mut pass = options.pass(observer, threads);
     pass.reading.compare = true;
     match read_with_pass(input, options, Accept::default(), pass, quiet)? {
-        Content::Instance(report) => Ok(report),
+        Content::Instance(profiled) => Ok(profiled),
         other => unreachable!("only instances were accepted, not {other:?}"),
     }
 }
@@ -104,15 +104,15 @@ pub(super) fn each<T: Send>(
 /// The profile of one or several inputs, as `inspect` shows it.
 #[derive(Debug)]
 pub struct Profiled {
-    runs: Vec<FileRun<Report>>,
+    runs: Vec<FileRun<ProfiledInput>>,
     /// Every instance of every input, when there are several: what the
     /// combined profile's summary counts.
-    combined: Option<Report>,
+    combined: Option<ProfiledInput>,
 }
 
 impl Profiled {
-    fn new(runs: Vec<FileRun<Report>>) -> Self {
-        let combined = (runs.len() > 1).then(|| Report {
+    fn new(runs: Vec<FileRun<ProfiledInput>>) -> Self {
+        let combined = (runs.len() > 1).then(|| ProfiledInput {
             input: InputInfo {
                 name: format!("{} files", runs.len()),
                 file_bytes: runs.iter().map(|r| r.value.input.file_bytes).sum(),
@@ -136,7 +136,7 @@ impl Profiled {
         match (&self.runs[..], &self.combined) {
             ([one], _) => Profile::of(&one.value, account),
             (runs, Some(combined)) => {
-                let named: Vec<(&str, &Report)> =
+                let named: Vec<(&str, &ProfiledInput)> =
                     runs.iter().map(|r| (r.name.as_str(), &r.value)).collect();
                 Profile::of_files(&named, combined, account)
             }
@@ -152,7 +152,7 @@ impl Profiled {
     }
 
     /// Each input's report, in argument order.
-    pub fn runs(&self) -> &[FileRun<Report>] {
+    pub fn runs(&self) -> &[FileRun<ProfiledInput>] {
         &self.runs
     }
 }
@@ -167,7 +167,7 @@ pub fn profile(inputs: &[Input], options: &Options) -> Result<Profiled> {
             ..Accept::default()
         };
         match read_one(input, options, accept, &mut (), threads, quiet)? {
-            Content::Instance(report) | Content::Baseline(report, _) => Ok(report),
+            Content::Instance(profiled) | Content::Baseline(profiled, _) => Ok(profiled),
             Content::Folded(_) => unreachable!("folded stacks were not accepted"),
         }
     })?;
@@ -214,10 +214,10 @@ pub fn flamegraph(inputs: &[Input], options: &Options) -> Result<Graph> {
                 lines,
             })
         }
-        Content::Instance(report) | Content::Baseline(report, _) => {
+        Content::Instance(profiled) | Content::Baseline(profiled, _) => {
             Ok(Graph::Profile(Profiled::new(vec![FileRun {
                 name: input.label(),
-                value: report,
+                value: profiled,
                 elapsed: start.elapsed(),
             }])))
         }
@@ -241,13 +241,13 @@ pub(super) fn load_within(
         ..Accept::default()
     };
     let quiet = !options.progress;
-    let (report, baseline) = match read_one(input, options, accept, &mut (), threads, quiet)? {
-        Content::Instance(report) => (report, None),
-        Content::Baseline(report, info) => (report, Some(info)),
+    let (profiled, baseline) = match read_one(input, options, accept, &mut (), threads, quiet)? {
+        Content::Instance(profiled) => (profiled, None),
+        Content::Baseline(profiled, info) => (profiled, Some(info)),
         Content::Folded(_) => unreachable!("folded stacks were not accepted"),
     };
     Ok(Loaded {
-        report,
+        profiled,
         account: options.account(),
         baseline,
     })

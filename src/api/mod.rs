@@ -36,16 +36,16 @@ use std::path::{Path, PathBuf};
 
 pub use crate::advise::Severity;
 pub use crate::check::budget::{Budget, BudgetValue};
-pub use crate::check::{exceeding, BudgetExceeded, CheckReport};
+pub use crate::check::{exceeding, BudgetExceeded, Verdicts};
 pub use crate::drill::KindFilter;
 pub use crate::input::archive::HandedLayer;
 pub use crate::input::{Input, Limits};
 pub use crate::model::EntityKind;
 pub use crate::names::{from_name, Named};
 pub use crate::profile::family::GroupBy;
+pub use crate::profiled::files::{FileRun, FileSummary};
+pub use crate::profiled::{Account, Accounting, Loaded, Profile, ProfiledInput, Schema};
 pub use crate::real_memory::Effort;
-pub use crate::report::files::{FileRun, FileSummary};
-pub use crate::report::{Account, Accounting, Loaded, Profile, Report, Schema};
 pub use crate::units::parse_size;
 pub use batch::expand;
 pub use check::{check, check_one, BaselineSource, CheckOutcome, CheckRequest};
@@ -151,5 +151,5 @@ pub fn one_line(err: &anyhow::Error) -> String {
     // Names from archives and file names may hold control characters: the
     // line reaches a terminal, so they are escaped.
     let line = crate::errors::joined(err).replace(['\n', '\r'], " ");
-    crate::report::escape_control(&line).into_owned()
+    crate::profiled::escape_control(&line).into_owned()
 }

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use super::check::{rewritable, BaselineSource, CheckOutcome, CheckRequest, SharedBaseline};
 use super::Input;
-use crate::check::{FileReport, LimitKind, LimitResult};
+use crate::check::{FileVerdict, LimitKind, LimitResult};
 
 /// Failed files given their own steps; the rest are counted.
 const SHOWN: usize = 3;
@@ -28,8 +28,8 @@ impl CheckOutcome {
     /// line with `--update-baseline`, as the user would type it again
     /// (after `memprof`).
     pub fn next_steps(&self, request: &CheckRequest, update: &[String]) -> Vec<String> {
-        let failed: Vec<(&FileReport, Option<&String>)> = self
-            .report
+        let failed: Vec<(&FileVerdict, Option<&String>)> = self
+            .verdicts
             .files
             .iter()
             .zip(&self.saved_from)
@@ -44,7 +44,7 @@ impl CheckOutcome {
         if failed.len() > SHOWN {
             steps.push(format!("(and {} more files)", failed.len() - SHOWN));
         }
-        let grew: Vec<&FileReport> = failed
+        let grew: Vec<&FileVerdict> = failed
             .into_iter()
             .map(|(f, _)| f)
             .filter(|f| f.results.iter().any(is_growth_failure))
@@ -59,7 +59,7 @@ impl CheckOutcome {
     fn update(
         &self,
         request: &CheckRequest,
-        grew: &[&FileReport],
+        grew: &[&FileVerdict],
         update: &[String],
     ) -> Option<String> {
         let accept = || {
@@ -109,7 +109,7 @@ fn is_growth_failure(result: &LimitResult) -> bool {
 /// file, and what would shrink the file (`advise` on the instance, the one
 /// a saved baseline was saved from).
 fn over_a_limit(
-    file: &FileReport,
+    file: &FileVerdict,
     saved_from: Option<&String>,
     request: &CheckRequest,
 ) -> Option<String> {
@@ -142,7 +142,7 @@ fn over_a_limit(
 
 /// `file`'s growth past its baseline: the first rule, and the diff that
 /// shows which paths grew.
-fn grown(file: &FileReport, request: &CheckRequest) -> Option<String> {
+fn grown(file: &FileVerdict, request: &CheckRequest) -> Option<String> {
     let grew: Vec<&LimitResult> = file
         .results
         .iter()

@@ -12,8 +12,8 @@ use super::{Input, Options};
 use crate::input::registry;
 use crate::input::sniff::{Accept, Content};
 use crate::input::DecodeError;
+use crate::profiled::registry::Listing;
 use crate::real_memory::Effort;
-use crate::report::registry::Listing;
 
 /// The local registry's images (`memprof ls` without an input): names,
 /// tags and layers from the manifests alone, or, with `logical`, each
@@ -37,10 +37,10 @@ pub fn registry(options: &Options, logical: bool) -> Result<Listing> {
             let name = image.given.clone();
             let input = Input::Image(Arc::new(image));
             let content = read_one(&input, &profiling, Accept::default(), &mut (), None, true)?;
-            let Content::Instance(report) = content else {
+            let Content::Instance(profiled) = content else {
                 unreachable!("only instances were accepted");
             };
-            for instance in &report.instances {
+            for instance in &profiled.instances {
                 let bytes = instance.aggregate.total_bytes();
                 let layer = instance
                     .instance_index

@@ -11,7 +11,7 @@ use crate::advise::{Advisors, LayerAdvice};
 use crate::drill::stats::{StatsCollector, StatsLine};
 use crate::drill::top::{Largest, TopEntity};
 use crate::pass::Observers;
-use crate::report::{Account, Loaded};
+use crate::profiled::{Account, Loaded};
 
 /// One input, and what the page's analyses found in it.
 #[derive(Debug)]
@@ -100,18 +100,18 @@ fn analysed(input: &Input, options: &Options, n: usize) -> Result<(Loaded, Findi
         wire: true,
         ..options.clone()
     };
-    let mut report = compared(
+    let mut profiled = compared(
         input,
         &reading,
         &mut Observers(vec![&mut largest, &mut stats, &mut advisors]),
         options.threads,
         !options.progress,
     )?;
-    let migrations = super::drill::migrations(&mut report);
-    let advice = advisors.advise(&report, migrations);
+    let migrations = super::drill::migrations(&mut profiled);
+    let advice = advisors.advise(&profiled, migrations);
     let (kinds, families) = stats.report();
     let loaded = Loaded {
-        report,
+        profiled,
         account: Account::Memory,
         baseline: None,
     };

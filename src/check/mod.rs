@@ -16,9 +16,9 @@ use serde::Serialize;
 
 use crate::diff::{Diff, DiffNode};
 use crate::profile::Aggregate;
-use crate::report::layer_frame;
-use crate::report::InstanceSummary;
-use crate::report::Loaded;
+use crate::profiled::layer_frame;
+use crate::profiled::InstanceSummary;
+use crate::profiled::Loaded;
 use crate::units::Size;
 use crate::units::{self, signed_human, signed_percent, thousands};
 use budget::{BudgetRule, Percent};
@@ -86,7 +86,7 @@ pub struct LimitResult {
 
 /// The verdict on one file.
 #[derive(Debug, Clone, Serialize)]
-pub struct FileReport {
+pub struct FileVerdict {
     pub file: String,
     pub baseline: Option<String>,
     /// `check --baseline DIR` found no baseline for the file: a new
@@ -99,14 +99,14 @@ pub struct FileReport {
 
 /// The verdict on every file.
 #[derive(Debug, Clone, Serialize)]
-pub struct CheckReport {
+pub struct Verdicts {
     pub budget: Option<String>,
     pub pass: bool,
-    pub files: Vec<FileReport>,
+    pub files: Vec<FileVerdict>,
 }
 
-impl CheckReport {
-    pub fn new(budget: Option<String>, files: Vec<FileReport>) -> Self {
+impl Verdicts {
+    pub fn new(budget: Option<String>, files: Vec<FileVerdict>) -> Self {
         Self {
             budget,
             pass: files.iter().all(|f| f.pass),
@@ -152,7 +152,7 @@ pub fn check_file(
     new: &Loaded,
     baseline: Option<&Loaded>,
     rules: &[(usize, BudgetRule)],
-) -> anyhow::Result<(FileReport, Vec<usize>)> {
+) -> anyhow::Result<(FileVerdict, Vec<usize>)> {
     let new_profile = new.profile();
     let empty = Aggregate::new();
     let (diff, baseline_name) = match baseline {
@@ -163,7 +163,7 @@ pub fn check_file(
         None => (Diff::new(&empty, &new_profile.aggregate), None),
     };
     check_work(diff.len(), rules.len()).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
-    let layers: Vec<(String, InstanceSummary)> = match new.report.instances.as_slice() {
+    let layers: Vec<(String, InstanceSummary)> = match new.profiled.instances.as_slice() {
         [_] | [] => Vec::new(),
         many => many
             .iter()
@@ -193,14 +193,14 @@ pub fn check_file(
         unmatched.extend(real_unmatched.into_iter().map(|i| real[i]));
         unmatched.sort_unstable();
     }
-    let report = FileReport {
+    let verdict = FileVerdict {
         file: file.to_string(),
         baseline: baseline_name,
         added: false,
         pass: results.iter().all(|r| r.pass),
         results,
     };
-    Ok((report, unmatched))
+    Ok((verdict, unmatched))
 }
 
 /// The `measure: real` rules (path `total`): their limits against the

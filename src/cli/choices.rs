@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
-use crate::api::{CheckReport, EntityKind, GroupBy, KindFilter, Named, Severity};
+use crate::api::{EntityKind, GroupBy, KindFilter, Named, Severity, Verdicts};
 use crate::names::{bare, choice, Choice};
 use crate::render::advice::AdviceView;
 use crate::render::diff::DiffView;
@@ -67,7 +67,7 @@ pub const LS_FORMATS: Choices<Format> = Choices(LS);
 
 pub const DIFF_FORMATS: Choices<Format> = Choices(DiffView::FORMATS);
 
-pub const CHECK_FORMATS: Choices<Format> = Choices(CheckReport::FORMATS);
+pub const CHECK_FORMATS: Choices<Format> = Choices(Verdicts::FORMATS);
 
 pub const VIEWS: Choices<View> = Choices(&[
     choice(View::Memory, "OMMX 2.9.3's logical in-memory bytes"),

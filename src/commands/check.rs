@@ -49,9 +49,9 @@ pub fn run(args: CheckArgs, words: &[OsString]) -> Result<()> {
         update_baseline: args.update_baseline,
     };
     let outcome = api::check(&request, &options)?;
-    let report = &outcome.report;
-    output.write_with(|out| render::write(report, args.format, out))?;
-    append_job_summary(report)?;
+    let verdicts = &outcome.verdicts;
+    output.write_with(|out| render::write(verdicts, args.format, out))?;
+    append_job_summary(verdicts)?;
     let mut stderr = std::io::stderr();
     for w in &outcome.warnings {
         let line = format!("memprof: warning: {w}");
@@ -60,18 +60,18 @@ pub fn run(args: CheckArgs, words: &[OsString]) -> Result<()> {
     if args.update_baseline {
         return save_baselines(&outcome, &request.files);
     }
-    if !report.pass && args.warn_only {
+    if !verdicts.pass && args.warn_only {
         let _ = writeln!(
             stderr,
             "memprof: warning: {} (--warn-only: exit 0)",
-            api::exceeding(report.failed_files(), report.files.len())
+            api::exceeding(verdicts.failed_files(), verdicts.files.len())
         );
         return Ok(());
     }
-    if !report.pass {
+    if !verdicts.pass {
         return Err(BudgetExceeded {
-            failed: report.failed_files(),
-            files: report.files.len(),
+            failed: verdicts.failed_files(),
+            files: verdicts.files.len(),
             next_steps: outcome.next_steps(&request, &update_command(words)),
         }
         .into());
@@ -132,13 +132,13 @@ fn report_option(word: &str) -> Option<(Option<String>, bool)> {
 
 /// With `GITHUB_STEP_SUMMARY` set (a GitHub Actions job), the markdown
 /// report is appended to the job's summary.
-fn append_job_summary(report: &api::CheckReport) -> Result<()> {
+fn append_job_summary(verdicts: &api::Verdicts) -> Result<()> {
     let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|s| !s.is_empty()) else {
         return Ok(());
     };
     let path = PathBuf::from(summary);
     let mut text = Vec::new();
-    render::write(report, Format::Markdown, &mut text)?;
+    render::write(verdicts, Format::Markdown, &mut text)?;
     OpenOptions::new()
         .create(true)
         .append(true)
@@ -156,7 +156,7 @@ fn append_job_summary(report: &api::CheckReport) -> Result<()> {
 /// baseline.
 fn save_baselines(outcome: &api::CheckOutcome, files: &[api::Input]) -> Result<()> {
     for ((target, new), file) in outcome.updates.iter().zip(files) {
-        let profile = Profile::of(&new.report, Account::Memory);
+        let profile = Profile::of(&new.profiled, Account::Memory);
         Output::File(target.clone()).write_with(|out| {
             render::write(
                 &ProfileView::new(&profile, ViewOptions::default()),

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use crate::profile::aggregate::Totals;
 use crate::profile::{Aggregate, NodeId};
-use crate::report::InstanceSummary;
-use crate::report::Profile;
+use crate::profiled::InstanceSummary;
+use crate::profiled::Profile;
 
 /// How a path changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

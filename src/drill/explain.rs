@@ -17,7 +17,7 @@ use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 use crate::pass::{visit_entity_entry, visit_instance_parts, Cost, EntityObserver, Singular};
 use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::{Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
-use crate::report::Profile;
+use crate::profiled::Profile;
 
 /// The leaves below an asked path that share a leaf path and a rule.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -112,7 +112,7 @@ impl Explainer {
         profile: &Profile<'_>,
         file: &str,
     ) -> anyhow::Result<Vec<Explanation>> {
-        let instances = profile.report.instances.len();
+        let instances = profile.profiled.instances.len();
         if instances > 1 {
             anyhow::bail!(
                 "{file}: explain works on one instance at a time and this archive has {instances}; pick one with --layer"

@@ -95,7 +95,7 @@ impl EntityRef {
         }
         let name = match &self.name {
             None => crate::profile::family::UNNAMED.to_string(),
-            Some(n) => crate::report::escape_control(n).into_owned(),
+            Some(n) => crate::profiled::escape_control(n).into_owned(),
         };
         if self.subscripts.is_empty() {
             name

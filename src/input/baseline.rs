@@ -1,5 +1,5 @@
 //! Baselines: the JSON document of `memprof inspect --format json`
-//! (written by `render/json.rs` in [`crate::report::envelope::Envelope`]) read back into a [`Report`], so a
+//! (written by `render/json.rs` in [`crate::profiled::envelope::Envelope`]) read back into a [`ProfiledInput`], so a
 //! profile saved earlier can stand wherever an instance is accepted by
 //! `diff` and `check`.
 //!
@@ -17,11 +17,11 @@ use serde::Deserialize;
 
 use crate::input::Selection;
 use crate::profile::{Aggregate, Frame, NodeId};
-use crate::report::envelope::SCHEMA_VERSION;
-pub use crate::report::loaded::BaselineInfo;
-use crate::report::{
-    layer_frame, Accounting, Container, InputInfo, InstanceSummary, ProfiledInstance, Report,
-    Schema,
+use crate::profiled::envelope::SCHEMA_VERSION;
+pub use crate::profiled::loaded::BaselineInfo;
+use crate::profiled::{
+    layer_frame, Accounting, Container, InputInfo, InstanceSummary, ProfiledInput,
+    ProfiledInstance, Schema,
 };
 
 /// Largest baseline file read: a baseline takes about four times its size
@@ -84,7 +84,7 @@ struct LayerDoc {
     title: Option<String>,
     summary: SummaryDoc,
     #[serde(default)]
-    real_memory: Option<crate::report::real::RealMemory>,
+    real_memory: Option<crate::profiled::real::RealMemory>,
 }
 
 /// Mirrors [`InstanceSummary`]'s serialized fields.
@@ -142,7 +142,7 @@ pub fn parse(
     bytes: &[u8],
     name: String,
     selection: Selection,
-) -> Result<(Report, BaselineInfo), BaselineError> {
+) -> Result<(ProfiledInput, BaselineInfo), BaselineError> {
     // First only the version, skipping everything else without building
     // it; then the document straight into its types, never as a generic
     // JSON value (which costs several times the file's size).
@@ -180,7 +180,7 @@ pub fn parse(
     let known = [
         Accounting::Ommx29.describe(),
         Accounting::Ommx30.describe(),
-        crate::report::view::MIXED_ACCOUNTING,
+        crate::profiled::view::MIXED_ACCOUNTING,
     ];
     if !known.contains(&doc.accounting.as_str()) {
         return Err(BaselineError::Accounting {
@@ -227,7 +227,7 @@ pub fn parse(
             picked
         }
     };
-    let report = Report {
+    let profiled = ProfiledInput {
         input: InputInfo {
             name,
             file_bytes: doc.input.file_bytes,
@@ -243,7 +243,7 @@ pub fn parse(
         input: doc.input.name,
         tool: doc.tool,
     };
-    Ok((report, info))
+    Ok((profiled, info))
 }
 
 /// Checks that every node reconciles with its children and that no frame
@@ -308,7 +308,7 @@ fn insert(aggregate: &mut Aggregate, parent: NodeId, node: &NodeDoc) {
 
 /// Rebuilds one aggregate per instance layer: a single layer owns the whole
 /// tree; several each own the root child named by their layer frame (the
-/// inverse of [`crate::report::Profile::new`]).
+/// inverse of [`crate::profiled::Profile::new`]).
 fn split_layers(doc: &BaselineDoc) -> Result<Vec<ProfiledInstance>, BaselineError> {
     let accounting = if doc.accounting == Accounting::Ommx30.describe() {
         Accounting::Ommx30
@@ -398,15 +398,15 @@ mod tests {
                 {"name": "A", "bytes": 10, "own_bytes": 4, "leaves": 3, "children": [
                     {"name": "B", "bytes": 6, "own_bytes": 6, "leaves": 2, "children": []}]}]}),
         );
-        let (report, info) = parse(&bytes, "b.json".into(), Selection::All).unwrap();
+        let (profiled, info) = parse(&bytes, "b.json".into(), Selection::All).unwrap();
         assert_eq!(info.input, "x.pb");
-        let agg = &report.instances[0].aggregate;
+        let agg = &profiled.instances[0].aggregate;
         assert_eq!(
             agg.folded_lines(),
             vec![("A".to_string(), 4), ("A;B".to_string(), 6)]
         );
         assert_eq!(agg.totals()[Aggregate::ROOT].leaves, 3);
-        assert_eq!(report.instances[0].summary.terms, 3);
+        assert_eq!(profiled.instances[0].summary.terms, 3);
     }
 
     #[test]

@@ -27,9 +27,9 @@ use indicatif::ProgressBar;
 use crate::pass::{InFile, Pass, PassError, Payload};
 use sniff::{hint, is_empty_tar, is_gzip, is_tar, looks_like};
 
-pub use crate::report::{Accounting, Schema};
-pub use crate::report::{
-    Container, InputInfo, InstanceSummary, LayerInfo, ProfiledInstance, Report,
+pub use crate::profiled::{Accounting, Schema};
+pub use crate::profiled::{
+    Container, InputInfo, InstanceSummary, LayerInfo, ProfiledInput, ProfiledInstance,
 };
 pub use archive::ArchiveError;
 pub use error::DecodeError;
@@ -185,7 +185,7 @@ pub fn read_plain(
     input: &Input,
     selection: Selection,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     let mut nothing = ();
     read_with(
         input,
@@ -204,7 +204,7 @@ pub fn read_with(
     limits: &Limits,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     let name = input.display_name();
     match input.path() {
         Some(path) if path.is_dir() => {
@@ -283,7 +283,7 @@ pub(crate) fn read_stream<R: Read + Send>(
     limits: &Limits,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     let tripped = Arc::new(AtomicBool::new(false));
     let capped = limits::Capped::new(reader, limits.max_decompressed, tripped.clone());
     let result = (|| {
@@ -298,9 +298,9 @@ pub(crate) fn read_stream<R: Read + Send>(
             // Archives need random access: copied to an unlinked temporary file.
             let mut copy = tempfile::tempfile()?;
             io::copy(&mut unread(head, stream), &mut copy)?;
-            let mut report = read_file(copy, name, selection, limits, pass, progress)?;
-            report.input.file_bytes = None;
-            Ok(report)
+            let mut profiled = read_file(copy, name, selection, limits, pass, progress)?;
+            profiled.input.file_bytes = None;
+            Ok(profiled)
         } else if pass.raw_schema().is_some() {
             let reader = BufReader::with_capacity(BUF_SIZE, unread(head.clone(), stream));
             read_raw(
@@ -340,7 +340,7 @@ pub fn read_file(
     limits: &Limits,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     let tripped = Arc::new(AtomicBool::new(false));
     let result = read_file_capped(file, name, selection, limits, &tripped, pass, progress);
     // Whatever a reader made of a stream stopped at the limit, say so.
@@ -362,7 +362,7 @@ fn read_file_capped(
     tripped: &Arc<AtomicBool>,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     file.seek(SeekFrom::Start(0))?;
     let file_bytes = file.metadata()?.len();
     progress.set_length(file_bytes);
@@ -492,7 +492,7 @@ fn read_raw<R: BufRead + Send>(
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
     mut rewind: Rewind<'_>,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     if head.is_empty() {
         return Err(DecodeError::Empty);
     }
@@ -546,7 +546,7 @@ fn read_raw<R: BufRead + Send>(
             instances.push(profiled);
         }
     }
-    Ok(Report {
+    Ok(ProfiledInput {
         input: document,
         instances,
     })

@@ -28,16 +28,16 @@ use anyhow::{Context, Result};
 
 use super::baseline::{self, BaselineError, BaselineInfo, MAX_BASELINE};
 use super::folded::{self, FoldedLine, Parsed};
-use super::{DecodeError, Input, Limits, Report, Selection};
+use super::{DecodeError, Input, Limits, ProfiledInput, Selection};
 use crate::pass::{Pass, PassError, V2PassError};
 
 /// What an input turned out to hold.
 #[derive(Debug)]
 pub enum Content {
     /// Instances, profiled now.
-    Instance(Report),
+    Instance(ProfiledInput),
     /// A profile saved earlier, and what it says of its origin.
-    Baseline(Report, BaselineInfo),
+    Baseline(ProfiledInput, BaselineInfo),
     /// Folded stacks.
     Folded(Vec<FoldedLine>),
 }
@@ -193,7 +193,7 @@ fn from_text(
     text: Guess,
     name: &str,
     job: &mut Job<'_, '_>,
-    instance: impl FnOnce(&mut Job<'_, '_>) -> Result<Report>,
+    instance: impl FnOnce(&mut Job<'_, '_>) -> Result<ProfiledInput>,
 ) -> Result<Content> {
     match text {
         Guess::Folded => match folded::parse(bytes) {
@@ -231,9 +231,9 @@ fn from_baseline(bytes: &[u8], name: &str, job: &Job<'_, '_>) -> Result<Content>
         );
     }
     let bytes = without_bom(bytes).with_context(|| name.to_string())?;
-    let (report, info) = baseline::parse(&bytes, name.to_string(), job.selection)
+    let (profiled, info) = baseline::parse(&bytes, name.to_string(), job.selection)
         .with_context(|| name.to_string())?;
-    Ok(Content::Baseline(report, info))
+    Ok(Content::Baseline(profiled, info))
 }
 
 /// Whether `bytes` are UTF-8 text (a character cut at the end allowed).
@@ -446,19 +446,19 @@ pub(super) fn is_empty_tar(head: &[u8]) -> bool {
 
 /// Profiles the instances of `input` (a path, a directory or bytes), under
 /// a progress bar naming it unless `job.quiet`.
-pub fn instance(input: &Input, job: &mut Job<'_, '_>) -> Result<Report> {
+pub fn instance(input: &Input, job: &mut Job<'_, '_>) -> Result<ProfiledInput> {
     let name = input.display_name();
     let bar = crate::progress::labelled(job.quiet, &name);
-    let report = super::read_with(input, job.selection, &job.limits, job.pass, &bar)
+    let profiled = super::read_with(input, job.selection, &job.limits, job.pass, &bar)
         .with_context(|| name.clone());
     bar.finish_and_clear();
-    report
+    profiled
 }
 
 /// Profiles the instances of a stream that cannot be read again.
-fn streamed(reader: impl Read + Send, name: &str, job: &mut Job<'_, '_>) -> Result<Report> {
+fn streamed(reader: impl Read + Send, name: &str, job: &mut Job<'_, '_>) -> Result<ProfiledInput> {
     let bar = crate::progress::labelled(job.quiet, name);
-    let report = super::read_stream(
+    let profiled = super::read_stream(
         reader,
         name.to_string(),
         job.selection,
@@ -468,5 +468,5 @@ fn streamed(reader: impl Read + Send, name: &str, job: &mut Job<'_, '_>) -> Resu
     )
     .with_context(|| name.to_string());
     bar.finish_and_clear();
-    report
+    profiled
 }

@@ -10,7 +10,7 @@
 
 use crate::ommx_v1 as pb;
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
-use crate::report::{Terms, Unprofiled};
+use crate::profiled::{Terms, Unprofiled};
 
 use super::ModelError;
 

@@ -22,7 +22,7 @@
 //! `fixtures/table_order/` `src/pass/growths_tests.rs` holds this to).
 
 use super::alloc::{buckets, pushed, room};
-use crate::report::Growth;
+use crate::profiled::Growth;
 
 /// FNV-1a, 64 bits, over the bytes a key's `Hash` writes: its variant's
 /// index and its ids, each 8 bytes in the machine's (little-endian) order.

@@ -20,7 +20,7 @@ use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::replay::{Replay, Tally};
 use crate::profile::wire_view::{self, TopLevelField};
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
-use crate::report::{Accounting, InstanceCounts, ProfiledInstance, Schema};
+use crate::profiled::{Accounting, InstanceCounts, ProfiledInstance, Schema};
 
 /// The leaves of everything but the entities: the entity containers' own
 /// stack parts, the sense and the singular fields.

@@ -22,7 +22,7 @@ use crate::model::{Constraint, DecisionVariable, Function, RemovedConstraint};
 use crate::ommx_v1 as pb;
 use crate::profile::replay::Tally;
 use crate::profile::{Aggregate, LogicalMemoryProfile, Path};
-use crate::report::{Accounting, Compared, InstanceCounts, ProfiledInstance, Schema};
+use crate::profiled::{Accounting, Compared, InstanceCounts, ProfiledInstance, Schema};
 
 /// What 3.0's accounting has made of the instance so far.
 #[derive(Debug, Default)]
@@ -170,7 +170,7 @@ impl Comparing {
     ) {
         self.counts = Some(InstanceCounts {
             summary: counts.summary.clone(),
-            gathered: crate::report::Gathered {
+            gathered: crate::profiled::Gathered {
                 objective_growths: None,
                 ..counts.gathered.clone()
             },

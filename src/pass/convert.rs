@@ -14,7 +14,7 @@ use crate::model::ommx30::{Converted, EntityRefusal, Func};
 use crate::profile::family::GroupBy;
 use crate::profile::wire_view::TopLevelField;
 use crate::profile::Path;
-use crate::report::Terms;
+use crate::profiled::Terms;
 use crate::trace::{Laps, Phase};
 use crate::wire::fields::instance;
 

@@ -16,7 +16,7 @@ use crate::pass::terms::spooled::SpooledFunction;
 use crate::pass::InstanceError;
 use crate::profile::replay::Tally;
 use crate::profile::{Aggregate, Path};
-use crate::report::Accounting;
+use crate::profiled::Accounting;
 use crate::trace::{Laps, Phase};
 use crate::wire::fields::instance;
 

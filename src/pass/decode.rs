@@ -21,7 +21,7 @@ use crate::model::{
 use crate::ommx_v1 as pb;
 use crate::profile::wire_view::{self, TopLevelField};
 use crate::profile::{LogicalMemoryVisitor, Path};
-use crate::report::Accounting;
+use crate::profiled::Accounting;
 use crate::trace::{Laps, Phase};
 use crate::wire::fields::instance;
 

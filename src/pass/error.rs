@@ -5,7 +5,7 @@ use std::io;
 
 use crate::model::ommx30::{ConversionError, V2Error};
 use crate::model::ModelError;
-use crate::report::Schema;
+use crate::profiled::Schema;
 use crate::wire::{WireError, WireType};
 
 /// The default `--max-element`: the largest one top-level element of an

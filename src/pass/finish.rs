@@ -24,8 +24,8 @@ use crate::pass::terms;
 use crate::pass::InstanceError;
 use crate::profile::Aggregate;
 use crate::profile::{LogicalMemoryProfile, Path};
-use crate::report::Accounting;
-use crate::report::{Growth, InstanceCounts};
+use crate::profiled::Accounting;
+use crate::profiled::{Growth, InstanceCounts};
 use crate::trace::{self, Phase};
 use crate::wire::Wire;
 

@@ -7,7 +7,7 @@ use prost::Message;
 
 use super::{profile_instance_within, Accounts, EntityObserver, ProfileOptions};
 use crate::ommx_v1 as pb;
-use crate::report::Growth;
+use crate::profiled::Growth;
 
 /// Looks at the objective, so that the pass builds it.
 struct SeesObjective;

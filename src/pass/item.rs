@@ -9,7 +9,7 @@ use super::terms::spooled::SpooledArm;
 use super::InstanceError;
 use crate::model::ommx30::{ConversionError, Converted};
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
-use crate::report::Terms;
+use crate::profiled::Terms;
 
 /// The items of one framed batch, in stream order; reading stops at the
 /// first error, which ends the batch.

@@ -55,7 +55,7 @@ pub use settings::Settings;
 pub use validate::MAX_PENDING;
 
 use crate::profile::family::GroupBy;
-use crate::report::{Accounting, ProfiledInstance, Schema};
+use crate::profiled::{Accounting, ProfiledInstance, Schema};
 
 /// One instance payload as the input found it.
 pub struct Payload<'a> {
@@ -87,7 +87,7 @@ pub struct ProfileOptions {
     /// Also account the encoded bytes per path (the wire view).
     pub wire: bool,
     /// Gather a quadratic objective's hash-table order
-    /// ([`crate::report::Gathered`]'s `objective_growths`), which only the
+    /// ([`crate::profiled::Gathered`]'s `objective_growths`), which only the
     /// simulated real-memory estimate reads.
     pub table_order: bool,
 }

@@ -27,9 +27,9 @@ use super::{Accounts, Cost, EntityView, Pass, Singular30};
 use super::{PassError, Payload, V2PassError};
 use crate::model::ommx30::V2Error;
 use crate::model::{EntityKind, FileWaste};
-use crate::report::ProfiledInstance;
-use crate::report::{Accounting, Schema};
-use crate::report::{InstanceCounts, InstanceSummary};
+use crate::profiled::ProfiledInstance;
+use crate::profiled::{Accounting, Schema};
+use crate::profiled::{InstanceCounts, InstanceSummary};
 
 /// Profiles one payload with OMMX 3.0's accounting.
 pub(crate) fn profile(

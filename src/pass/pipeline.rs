@@ -21,7 +21,7 @@ use super::EntityObserver;
 use crate::pass::InstanceError;
 use crate::profile::family::GroupBy;
 use crate::profile::Aggregate;
-use crate::report::InstanceCounts;
+use crate::profiled::InstanceCounts;
 use crate::trace::{self, Phase};
 use crate::wire::FieldReader;
 

@@ -43,7 +43,7 @@ use super::objective::Part;
 use super::shards::{settle, Layout, Recheck, Shard, Shared};
 use super::terms::spooled::SpooledFunction;
 use super::{EntityObserver, InstanceError};
-use crate::report::InstanceCounts;
+use crate::profiled::InstanceCounts;
 use crate::trace::{self, Phase};
 use crate::wire::fields::function;
 use crate::wire::fields::instance::*;

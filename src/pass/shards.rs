@@ -28,9 +28,9 @@ use crate::ids::{BuildIdHasher, IdSet, SharedIdSet};
 use crate::model::ommx30::Converted;
 use crate::model::EntityKind;
 use crate::profile::family::GroupBy;
-use crate::report::Accounting;
-use crate::report::InstanceCounts;
-use crate::report::Terms;
+use crate::profiled::Accounting;
+use crate::profiled::InstanceCounts;
+use crate::profiled::Terms;
 
 /// The ids every thread checks against.
 #[derive(Default)]

@@ -8,7 +8,7 @@ use prost::Message;
 use super::{profile_instance_within, Accounts, EntityObserver, ProfileOptions};
 use crate::ids::SplitMix64;
 use crate::ommx_v1 as pb;
-use crate::report::Accounting;
+use crate::profiled::Accounting;
 
 /// Sees every entity, so that the pass builds them; looks at no objective,
 /// as the plain profile does not.
@@ -626,14 +626,14 @@ fn run_compared(bytes: &[u8]) -> (Run, Option<Run>, Vec<(crate::model::EntityKin
     let v30 = compared
         .and_then(|c| c.into_iter().next())
         .map(|c| match c {
-            crate::report::Compared::Measured(i) => {
-                let counts = crate::report::InstanceCounts {
+            crate::profiled::Compared::Measured(i) => {
+                let counts = crate::profiled::InstanceCounts {
                     summary: i.summary,
                     gathered: i.gathered.expect("gathered"),
                 };
                 Ok((i.aggregate.own_lines(), format!("{counts:?}")))
             }
-            crate::report::Compared::Refused(why) => Err(why),
+            crate::profiled::Compared::Refused(why) => Err(why),
         });
     (v29, v30, costs.0)
 }

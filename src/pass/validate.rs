@@ -22,9 +22,9 @@ use crate::pass::terms::spooled::SpooledArm;
 use crate::pass::InstanceError;
 use crate::profile::family::GroupBy;
 use crate::profile::Path;
-use crate::report::Accounting;
-use crate::report::InstanceCounts;
-use crate::report::Terms;
+use crate::profiled::Accounting;
+use crate::profiled::InstanceCounts;
+use crate::profiled::Terms;
 use crate::trace::{self, Phase};
 
 /// Checks the batches of one instance in stream order: the state the

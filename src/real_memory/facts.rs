@@ -15,7 +15,7 @@
 
 use crate::model::function::Variant;
 use crate::profile::Aggregate;
-use crate::report::{ByOwner, Gathered, Growth, InstanceSummary, Schema};
+use crate::profiled::{ByOwner, Gathered, Growth, InstanceSummary, Schema};
 
 /// The kind of entity a value belongs to, by the first frame of its path.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

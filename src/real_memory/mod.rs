@@ -19,7 +19,7 @@
 //! An analysis over the pass's products, not part of the pass: `api` runs
 //! it on each instance once the pass is done ([`estimate_each`]), from the
 //! profile, the summary and what the pass gathered
-//! ([`crate::report::Gathered`]). What it knows of OMMX's containers
+//! ([`crate::profiled::Gathered`]). What it knows of OMMX's containers
 //! (hashbrown, `Vec`, `BTreeMap`) is the model's (`model::alloc`,
 //! `model::table_order`).
 
@@ -34,8 +34,8 @@ mod ommx30;
 
 use crate::model::alloc;
 use crate::profile::Aggregate;
-use crate::report::real::{Held, RealMemory, Runtime};
-use crate::report::{Accounting, Gathered, InstanceSummary, ProfiledInstance, Schema};
+use crate::profiled::real::{Held, RealMemory, Runtime};
+use crate::profiled::{Accounting, Gathered, InstanceSummary, ProfiledInstance, Schema};
 
 pub use facts::Facts;
 use mem::Mem;

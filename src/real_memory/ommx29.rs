@@ -25,7 +25,7 @@ use super::mem::{Allocator, Mem, INTERPRETER_THRESHOLD};
 use super::{settle, Estimate, Moment};
 use crate::model::alloc::{btree, buckets, chunk, grown_from, mapped, pushed, table, table_of};
 use crate::model::function::Variant;
-use crate::report::real::Held;
+use crate::profiled::real::Held;
 
 /// Sizes read from the extension's debug information (DWARF of
 /// `ommx/_ommx_rust.abi3.so` 2.9.3).

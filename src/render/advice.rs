@@ -14,9 +14,9 @@ use super::Document;
 use crate::advise::{Change, LayerAdvice, Measure, NotComputed, Recommendation, Sample, Severity};
 use crate::api::{Advice, FileRun};
 use crate::names::{bare, choice, Choice};
-use crate::report::envelope::Envelope;
-use crate::report::Accounting;
-use crate::report::Profile;
+use crate::profiled::envelope::Envelope;
+use crate::profiled::Accounting;
+use crate::profiled::Profile;
 use crate::units::{count, exact, exact_share, human, thousands};
 
 /// `advise`'s document: the advice of each input, shown from
@@ -163,7 +163,7 @@ fn document<'a>(view: &'a FileAdvice<'a>) -> AdviceJson<'a> {
     let accounting = accounting(view);
     AdviceJson {
         accounting: accounting.describe(),
-        input: input_json(view.profile.report),
+        input: input_json(view.profile.profiled),
         min_severity: view.min_severity,
         severity_thresholds_percent: Thresholds {
             high: threshold(Severity::High),

@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use crate::input::{Container, InstanceSummary, Report};
-use crate::report::real::RealMemory;
-use crate::report::registry::Origin;
+use crate::input::{Container, InstanceSummary, ProfiledInput};
+use crate::profiled::real::RealMemory;
+use crate::profiled::registry::Origin;
 
 #[derive(Debug, Serialize)]
 pub struct InputJson {
@@ -29,8 +29,8 @@ pub struct LayerRef {
 }
 
 /// The input part of every JSON document.
-pub fn input_json(report: &Report) -> InputJson {
-    let doc = &report.input;
+pub fn input_json(profiled: &ProfiledInput) -> InputJson {
+    let doc = &profiled.input;
     InputJson {
         name: doc.name.clone(),
         container: doc.container,
@@ -41,8 +41,8 @@ pub fn input_json(report: &Report) -> InputJson {
 }
 
 /// The instance layers of every JSON document.
-pub fn layer_refs(report: &Report) -> Vec<LayerRef> {
-    report
+pub fn layer_refs(profiled: &ProfiledInput) -> Vec<LayerRef> {
+    profiled
         .instances
         .iter()
         .map(|i| LayerRef {

@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::report::envelope::Envelope;
+use crate::profiled::envelope::Envelope;
 
 use super::data::{input_json, InputJson};
 use super::format::{Format, DATA};
@@ -13,7 +13,7 @@ use super::Document;
 use crate::api::Explained;
 use crate::drill::explain::{thousands, Explanation};
 use crate::names::Choice;
-use crate::report::Profile;
+use crate::profiled::Profile;
 use crate::units::{human_exact, percent};
 
 #[derive(Debug, Serialize)]
@@ -35,7 +35,7 @@ impl Document for Explained {
         let profile = self.profile();
         let doc = ExplainJson {
             accounting: profile.account.describe(),
-            input: input_json(profile.report),
+            input: input_json(profile.profiled),
             explanations: &self.explanations,
         };
         Envelope::new(doc).write(yaml, out)

@@ -13,7 +13,7 @@ pub enum Format {
     Tree,
     /// A table for people.
     Table,
-    /// JSON: integers, fixed key order, one [`crate::report::envelope::Envelope`].
+    /// JSON: integers, fixed key order, one [`crate::profiled::envelope::Envelope`].
     Json,
     /// The JSON document as YAML.
     Yaml,

@@ -3,8 +3,8 @@
 use std::io::Write;
 
 use super::style;
-use crate::report::registry::Origin;
-use crate::report::{Account, Profile};
+use crate::profiled::registry::Origin;
+use crate::profiled::{Account, Profile};
 use crate::units;
 
 /// One header line: a label, then its text wrapped to the terminal under
@@ -17,7 +17,7 @@ fn line(out: &mut dyn Write, label: &str, text: &str) -> std::io::Result<()> {
 /// The short header of the human formats.
 pub fn write_summary(profile: &Profile<'_>, out: &mut dyn Write) -> std::io::Result<()> {
     let s = profile.summary();
-    let doc = &profile.report.input;
+    let doc = &profile.profiled.input;
     writeln!(out, "{}{}", style::label("file:", 13), doc.name)?;
     if let Some(origin) = &doc.registry {
         line(out, "registry:", &registry_line(origin))?;

@@ -10,9 +10,9 @@ use super::format::Format;
 use super::Document;
 use crate::input::{Container, InputInfo, Schema};
 use crate::names::{bare, Choice};
+use crate::profiled::envelope::Envelope;
+use crate::profiled::registry::Origin;
 use crate::render::width::Give;
-use crate::report::envelope::Envelope;
-use crate::report::registry::Origin;
 use crate::units::human_exact;
 
 /// What `ls` offers, for an input's layers and the registry's images alike.

@@ -27,7 +27,7 @@ pub mod top;
 pub mod width;
 
 pub use crate::profile::family::{escape_frame, escape_frame_chars};
-pub use crate::report::{escape_control, file_frame, layer_frame, Account, Profile};
+pub use crate::profiled::{escape_control, file_frame, layer_frame, Account, Profile};
 pub use document::{offers, write, Document};
 pub use format::Format;
 pub use profile::{ProfileView, View, ViewOptions};

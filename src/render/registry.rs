@@ -12,9 +12,9 @@ use super::format::Format;
 use super::layers::LS;
 use super::Document;
 use crate::names::Choice;
+use crate::profiled::envelope::Envelope;
+use crate::profiled::registry::{Layout, ListedImage, Listing};
 use crate::render::width::Give;
-use crate::report::envelope::Envelope;
-use crate::report::registry::{Layout, ListedImage, Listing};
 use crate::units::human;
 
 /// The registry's images (`ls` without an input).

@@ -8,7 +8,7 @@ use comfy_table::CellAlignment;
 use crate::render::width::{Give, Grid};
 use serde::Serialize;
 
-use crate::report::envelope::Envelope;
+use crate::profiled::envelope::Envelope;
 
 use super::data::{input_json, layer_refs, InputJson, LayerRef};
 use super::format::{Format, DATA};
@@ -80,7 +80,7 @@ fn table(rows: &[StatsLine], families: bool, limit: usize) -> Grid {
         let mut row = vec![s.kind.label().to_string()];
         if families {
             row.push(match &s.family {
-                Some(Some(name)) => crate::report::escape_control(name).into_owned(),
+                Some(Some(name)) => crate::profiled::escape_control(name).into_owned(),
                 _ => UNNAMED.to_string(),
             });
         }
@@ -129,8 +129,8 @@ impl Document for StatsView<'_> {
         let profile = self.stats.profile();
         let doc = StatsJson {
             accounting: profile.account.describe(),
-            input: input_json(profile.report),
-            layers: layer_refs(profile.report),
+            input: input_json(profile.profiled),
+            layers: layer_refs(profile.profiled),
             total_bytes: profile.total_bytes(),
             percentiles: METHOD,
             kinds: &self.stats.kinds,

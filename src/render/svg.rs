@@ -58,7 +58,7 @@ fn of_profile(profile: &Profile<'_>, options: &SvgOptions, out: &mut dyn Write) 
         .into_iter()
         .map(|(path, bytes)| format!("{path} {bytes}"))
         .collect();
-    let name = &profile.report.input.name;
+    let name = &profile.profiled.input.name;
     let title = svg_frames::title("memprof: ", &[name], &profile.layer_label());
     let what = match profile.account {
         super::Account::Memory => {

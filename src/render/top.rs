@@ -6,7 +6,7 @@ use anyhow::Result;
 use comfy_table::CellAlignment;
 use serde::Serialize;
 
-use crate::report::envelope::Envelope;
+use crate::profiled::envelope::Envelope;
 
 use super::data::{input_json, layer_refs, InputJson, LayerRef};
 use super::format::{Format, DATA};
@@ -44,8 +44,8 @@ impl Document for Top {
         let profile = self.profile();
         let doc = TopJson {
             accounting: profile.account.describe(),
-            input: input_json(profile.report),
-            layers: layer_refs(profile.report),
+            input: input_json(profile.profiled),
+            layers: layer_refs(profile.profiled),
             total_bytes: profile.total_bytes(),
             kind: self.kind.name(),
             n: self.n,
@@ -61,7 +61,7 @@ fn write_table(top: &Top, out: &mut dyn Write) -> Result<()> {
     let kind = top.kind.name();
     crate::render::header::write_summary(profile, out)?;
     writeln!(out)?;
-    let several_layers = profile.report.instances.len() > 1;
+    let several_layers = profile.profiled.instances.len() > 1;
     let mut table = crate::render::width::table();
     let mut header = vec![
         "#",

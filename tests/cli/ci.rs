@@ -27,10 +27,10 @@ fn an_instance_without_a_baseline_in_the_directory_is_added() {
     let ks = oracle("kitchen_sink.pb");
     let (code, json, _) = check(&[&ks, "--baseline", s(&baselines), "-f", "json"]);
     assert_eq!(code, 0);
-    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(report["pass"], true);
-    assert_eq!(report["files"][0]["added"], true);
-    assert_eq!(report["files"][0]["baseline"], serde_json::Value::Null);
+    let profiled: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(profiled["pass"], true);
+    assert_eq!(profiled["files"][0]["added"], true);
+    assert_eq!(profiled["files"][0]["baseline"], serde_json::Value::Null);
     let (code, table, _) = check(&[&ks, "--baseline", s(&baselines)]);
     assert_eq!(code, 0);
     assert!(
@@ -75,12 +75,12 @@ fn update_baseline_warn_only_and_regressions() {
 
     // The instance grows: a regression.
     fs::copy(oracle("kitchen_sink.pb"), &model).unwrap();
-    let (code, report, _) = check(&[s(&model), "--baseline", s(&baselines)]);
+    let (code, profiled, _) = check(&[s(&model), "--baseline", s(&baselines)]);
     assert_eq!(code, 1);
     let (code, warned, stderr) = check(&[s(&model), "--baseline", s(&baselines), "--warn-only"]);
     assert_eq!(code, 0);
     assert_eq!(
-        warned, report,
+        warned, profiled,
         "--warn-only changes the exit status, not the report"
     );
     assert!(
@@ -131,7 +131,7 @@ fn per_entity_budgets_apply_per_layer() {
     let multi = oracle("multi.ommx");
     let (code, json, _) = check(&[&multi, "--budget", s(&budget), "-f", "json"]);
     assert_eq!(code, 1);
-    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let profiled: serde_json::Value = serde_json::from_str(&json).unwrap();
     let profile: serde_json::Value =
         serde_json::from_str(&ok(&["inspect", &multi, "-f", "json"])).unwrap();
     let layer_constraints: Vec<u64> = profile["layers"]
@@ -141,7 +141,7 @@ fn per_entity_budgets_apply_per_layer() {
         .map(|l| l["summary"]["constraints"].as_u64().unwrap())
         .collect();
     assert_eq!(layer_constraints, [5, 0, 3]);
-    let failures = report["files"][0]["results"][0]["failures"]
+    let failures = profiled["files"][0]["results"][0]["failures"]
         .as_array()
         .unwrap();
     let measured: Vec<&str> = failures

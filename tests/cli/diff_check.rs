@@ -510,9 +510,9 @@ fn each_budget_kind_passes_at_its_boundary_and_fails_past_it() {
         all.extend(["-f", "json"]);
         let (code, out, err) = check_with(dir.path(), &budget, &all);
         assert_eq!(code, *want, "{rule}: {out}{err}");
-        let report = json_of(&out);
-        assert_eq!(report["pass"], *want == 0, "{rule}");
-        let result = &report["files"][0]["results"][0];
+        let profiled = json_of(&out);
+        assert_eq!(profiled["pass"], *want == 0, "{rule}");
+        let result = &profiled["files"][0]["results"][0];
         assert_eq!(result["pass"], *want == 0, "{rule}");
         if *want == 1 {
             assert!(!result["failures"].as_array().unwrap().is_empty());
@@ -606,7 +606,7 @@ fn a_growth_hint_suggests_an_update_that_keeps_the_check_and_then_passes() {
     fs::copy(oracle("moderate.pb"), model).unwrap();
     let budget = "rules:\n  # the whole instance\n  - path: total\n    max_growth: 5%\n  \
                   - path: \"**\"\n    max: 1 MiB\n";
-    let report = dir.path().join("report.json");
+    let profiled = dir.path().join("report.json");
     let args = [
         model,
         "--baseline",
@@ -616,7 +616,7 @@ fn a_growth_hint_suggests_an_update_that_keeps_the_check_and_then_passes() {
         "-f",
         "json",
         "-o",
-        report.to_str().unwrap(),
+        profiled.to_str().unwrap(),
     ];
     let (code, _, err) = check_with(dir.path(), budget, &args);
     assert_eq!(code, 1, "{err}");
@@ -791,8 +791,8 @@ fn several_files_get_one_verdict_each_and_one_overall() {
     let pattern = format!("{}/*.pb", d.display());
     let (code, out, _) = run(&["check", &pattern, "--budget", &budget, "-f", "json"]);
     assert_eq!(code, 1);
-    let report = json_of(&out);
-    let verdicts: Vec<(String, bool)> = report["files"]
+    let profiled = json_of(&out);
+    let verdicts: Vec<(String, bool)> = profiled["files"]
         .as_array()
         .unwrap()
         .iter()
@@ -810,7 +810,7 @@ fn several_files_get_one_verdict_each_and_one_overall() {
             ("obj_linear.pb".to_string(), true)
         ]
     );
-    assert_eq!(report["pass"], false);
+    assert_eq!(profiled["pass"], false);
 
     // Per-file baselines from a directory, and the GitHub job summary.
     let baselines = d.join("baselines");

@@ -459,8 +459,8 @@ pub(crate) fn explain_every_path(
         options,
         ..Pass::new(&mut nothing)
     };
-    let report = read_with(&input, Selection::All, &Limits::default(), &mut pass, &bar).unwrap();
-    let aggregate = &report.instances[0].aggregate;
+    let profiled = read_with(&input, Selection::All, &Limits::default(), &mut pass, &bar).unwrap();
+    let aggregate = &profiled.instances[0].aggregate;
     let totals = aggregate.totals();
     let paths: Vec<String> = (1..aggregate.len())
         .map(|id| aggregate.frames_of(id).join(";"))

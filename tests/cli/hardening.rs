@@ -1550,7 +1550,7 @@ impl Scratch {
         Self(tempfile::tempfile().unwrap())
     }
 
-    fn read(&mut self, bytes: &[u8]) -> Result<decode::Report, decode::DecodeError> {
+    fn read(&mut self, bytes: &[u8]) -> Result<decode::ProfiledInput, decode::DecodeError> {
         self.0.set_len(0).unwrap();
         self.0.seek(SeekFrom::Start(0)).unwrap();
         self.0.write_all(bytes).unwrap();

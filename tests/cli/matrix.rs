@@ -155,10 +155,10 @@ fn check_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let tight = dir.path().join("tight.yaml");
     std::fs::write(&tight, "rules:\n  - path: total\n    max: 1 KiB\n").unwrap();
-    let report = run_with(1, &["check", KITCHEN, "--budget", tight.to_str().unwrap()]);
+    let profiled = run_with(1, &["check", KITCHEN, "--budget", tight.to_str().unwrap()]);
     insta::assert_snapshot!(
         "check_failing_table",
-        report.replace(dir.path().to_str().unwrap(), "[TMP]")
+        profiled.replace(dir.path().to_str().unwrap(), "[TMP]")
     );
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use indicatif::ProgressBar;
 
 use super::{profile_layers, ArchiveError, Descriptor, Digest, Opened, Store};
-use crate::input::{Container, DecodeError, InputInfo, Report, Selection};
+use crate::input::{Container, DecodeError, InputInfo, ProfiledInput, Selection};
 use crate::pass::Pass;
 
 /// One layer of an artifact: its descriptor, and for an instance layer
@@ -63,7 +63,7 @@ pub(crate) fn read_artifact(
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     let mut descriptors = Vec::with_capacity(layers.len());
     let mut blobs = HashMap::new();
     for layer in layers {

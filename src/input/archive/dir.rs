@@ -4,7 +4,7 @@ use super::{parse_json, read_capped, read_layout, ArchiveError, Opened, Store, I
 use crate::input::Container;
 use crate::input::DecodeError;
 use crate::input::InputInfo;
-use crate::input::Report;
+use crate::input::ProfiledInput;
 use crate::input::Selection;
 use crate::pass::Pass;
 use indicatif::ProgressBar;
@@ -95,7 +95,7 @@ pub(crate) fn read_directory(
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     let document = InputInfo {
         name,
         file_bytes: None,
@@ -116,7 +116,7 @@ pub(crate) fn read_layout_in(
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     check_oci_layout(store)?;
     read_layout(store, document, selection, pass, progress)
 }

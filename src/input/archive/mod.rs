@@ -31,7 +31,7 @@ use indicatif::ProgressBar;
 
 use crate::pass::{InFile, Pass, Payload};
 
-use super::{DecodeError, InputInfo, LayerInfo, Report, Schema, Selection, BUF_SIZE};
+use super::{DecodeError, InputInfo, LayerInfo, ProfiledInput, Schema, Selection, BUF_SIZE};
 
 mod artifact;
 mod dir;
@@ -339,7 +339,7 @@ fn read_layout(
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     let descriptors = read_manifest(store)?.layers;
     profile_layers(store, descriptors, document, selection, pass, progress)
 }
@@ -353,7 +353,7 @@ fn profile_layers(
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     let instance_count = list_layers(&descriptors, &mut document);
     check_selection(selection, &descriptors, instance_count)?;
     let selected = |layer: &LayerInfo| match (selection, layer.instance_index) {
@@ -386,7 +386,7 @@ fn profile_layers(
             profiled
         })
         .collect();
-    Ok(Report {
+    Ok(ProfiledInput {
         input: document,
         instances,
     })
@@ -403,7 +403,7 @@ pub(crate) fn read_manifest_bytes(
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     if manifest.len() as u64 > MANIFEST_CAP {
         return Err(ArchiveError::TooLarge {
             what: what.to_string(),
@@ -514,7 +514,7 @@ struct BlobRead<'d> {
     /// How many selected layers it serves.
     uses: usize,
     /// The annotations of those after the first, whose 3.0 comparisons
-    /// ([`crate::report::ProfiledInstance::compared`]) the reading makes too.
+    /// ([`crate::profiled::ProfiledInstance::compared`]) the reading makes too.
     sharing: Vec<&'d BTreeMap<String, String>>,
     /// Where its blob is stored, to read the blobs in storage order.
     position: Option<u64>,
@@ -534,7 +534,7 @@ fn plan_reads<'d>(
     let mut read_of_layer = Vec::with_capacity(layers.len());
     for &(d, layer) in layers {
         let schema = Schema::of_media_type(&d.media_type).expect("an instance layer");
-        let folds = pass.accounting(schema) == crate::report::Accounting::Ommx30;
+        let folds = pass.accounting(schema) == crate::profiled::Accounting::Ommx30;
         let key = (&d.digest, folds.then_some(&d.annotations));
         let r = *index.entry(key).or_insert_with(|| {
             reads.push(BlobRead {

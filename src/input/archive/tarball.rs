@@ -9,7 +9,7 @@ use crate::input::limits::Capped;
 use crate::input::Container;
 use crate::input::DecodeError;
 use crate::input::InputInfo;
-use crate::input::Report;
+use crate::input::ProfiledInput;
 use crate::input::Selection;
 use crate::input::BUF_SIZE;
 use crate::pass::Pass;
@@ -371,7 +371,7 @@ pub(crate) fn read_tar(
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     let gzip = source.gzip.is_some();
     let mut store = TarStore::scan(source)?;
     let document = InputInfo {

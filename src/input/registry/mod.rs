@@ -27,9 +27,9 @@ use std::time::SystemTime;
 use indicatif::ProgressBar;
 
 use super::archive::{read_layout_in, read_manifest_bytes};
-use super::{Container, DecodeError, InputInfo, Report, Selection};
+use super::{Container, DecodeError, InputInfo, ProfiledInput, Selection};
 use crate::pass::Pass;
-use crate::report::registry::{Layout, ListedImage, ListedLayer, Origin};
+use crate::profiled::registry::{Layout, ListedImage, ListedLayer, Origin};
 use confined::Root;
 pub use error::RegistryError;
 pub use reference::Reference;
@@ -179,7 +179,7 @@ pub fn read(
     selection: Selection,
     pass: &mut Pass<'_>,
     progress: &ProgressBar,
-) -> Result<Report, DecodeError> {
+) -> Result<ProfiledInput, DecodeError> {
     let document = InputInfo {
         name: image.given.clone(),
         file_bytes: None,
@@ -283,13 +283,13 @@ fn listed(
     tag: String,
     updated: Option<String>,
 ) -> Result<ListedImage, DecodeError> {
-    let report = read(image, Selection::ListOnly, pass, &ProgressBar::hidden()).map_err(|e| {
+    let profiled = read(image, Selection::ListOnly, pass, &ProgressBar::hidden()).map_err(|e| {
         DecodeError::Image {
             image: image.given.clone(),
             error: Box::new(e),
         }
     })?;
-    let layers = report.input.layers;
+    let layers = profiled.input.layers;
     let instances: Vec<ListedLayer> = layers
         .iter()
         .filter(|l| l.instance_index.is_some())

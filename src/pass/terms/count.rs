@@ -10,7 +10,7 @@ use crate::ids::BuildIdHasher;
 use crate::ids::{IdSet, SharedBits, BITMAP_FLOOR};
 use crate::model::function::{Shape, Variant};
 use crate::model::table_order::QuadraticTable;
-use crate::report::{Growth, Unprofiled};
+use crate::profiled::{Growth, Unprofiled};
 use crate::wire::packed::varint_offsets;
 use crate::wire::packed::{doubles, Varints};
 use crate::wire::Wire;

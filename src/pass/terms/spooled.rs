@@ -25,7 +25,7 @@ use crate::wire::packed::count_varints;
 use crate::wire::slice::varint;
 use crate::wire::{Fields, Unsupported, Wire};
 
-use crate::report::Growth;
+use crate::profiled::Growth;
 use crate::wire::fields::{constraint, function, quadratic};
 use crate::wire::file::{append_at, read_range, read_window, FileFields, FileValue, Window, CHUNK};
 use crate::wire::index::VarintIndex;

@@ -40,7 +40,7 @@ use crate::model::ommx30::{self, Func, Has, Label, LabelRef, Piece};
 use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, Path};
-use crate::report::InstanceSummary;
+use crate::profiled::InstanceSummary;
 use crate::trace::{self, Phase};
 use crate::wire::fields::v2::{instance, named_function_table};
 use crate::wire::file::{read_exact_at, read_range};

@@ -13,7 +13,7 @@ use crate::pass::terms;
 use crate::pass::terms::entities::RepeatCheck;
 use crate::profile::replay::Tally;
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, Path};
-use crate::report::InstanceSummary;
+use crate::profiled::InstanceSummary;
 use crate::wire::fields::v2::{collection, instance, regular};
 use crate::wire::{Fields, Value};
 

@@ -12,7 +12,7 @@ use crate::model::ommx30::{self, Has, Label, LabelRef, Piece, VARIABLES};
 use crate::ommx_v2 as pb;
 use crate::profile::replay::Tally;
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, Path};
-use crate::report::InstanceSummary;
+use crate::profiled::InstanceSummary;
 use crate::wire::fields::v2::variable_table;
 
 use super::entry::{entry, number_entry, plain, small_message, wire_label};

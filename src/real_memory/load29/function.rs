@@ -6,8 +6,8 @@ use super::capacities;
 use super::parts::{free_all, grown_table, Pushed};
 use crate::model::alloc::table;
 use crate::model::function::Variant;
+use crate::profiled::{Growth, Unprofiled};
 use crate::real_memory::ommx29::size;
-use crate::report::{Growth, Unprofiled};
 use glibc_model::{Malloc, Ptr};
 
 /// A linear function's table entry: the id and the coefficient.

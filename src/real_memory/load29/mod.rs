@@ -31,7 +31,7 @@ use super::facts::{Facts, Owner};
 use super::ommx29::size;
 use crate::model::alloc::{btree_internal, btree_leaf};
 use crate::model::function::Variant;
-use crate::report::{Growth, Unprofiled};
+use crate::profiled::{Growth, Unprofiled};
 use function::{Function, Kind};
 use glibc_model::{Malloc, Ptr};
 use labels::{Entity, LabelRuns, Labels, Tables};

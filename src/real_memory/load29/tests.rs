@@ -1,7 +1,7 @@
 use super::*;
+use crate::profiled::{ByOwner, Unprofiled};
 use crate::real_memory::facts::{Field, Functions, Group, Map};
 use crate::real_memory::fixtures::{each, lp_10k};
-use crate::report::{ByOwner, Unprofiled};
 
 const MIB: f64 = 1048576.0;
 

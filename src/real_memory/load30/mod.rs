@@ -41,7 +41,7 @@ use super::load29::function::{Function, Kind};
 use super::load29::{self, Blueprint, Decoded, Message};
 use super::ommx29::size;
 use crate::model::alloc::{btree_internal, btree_leaf, buckets, table, table_of};
-use crate::report::Schema;
+use crate::profiled::Schema;
 use glibc_model::{Malloc, Ptr};
 use load29::parts::{free_all, id_set, Pushed, Tree};
 

@@ -1,8 +1,8 @@
 use super::*;
 use crate::model::function::Variant;
+use crate::profiled::{ByOwner, Unprofiled};
 use crate::real_memory::facts::{Field, Functions, Group};
 use crate::real_memory::fixtures::{each, lp_10k};
-use crate::report::{ByOwner, Unprofiled};
 
 /// OMMX 3.0's label maps of `owner`: one per field, `entries` each.
 fn label_maps(owner: Owner, fields: usize, entries: u64) -> Vec<Group> {

@@ -5,10 +5,10 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use crate::check::CheckReport;
-use crate::report::envelope::Envelope;
+use crate::check::Verdicts;
+use crate::profiled::envelope::Envelope;
 
 /// The report as JSON or (`yaml`) YAML.
-pub(super) fn write(report: &CheckReport, yaml: bool, out: &mut dyn Write) -> Result<()> {
-    Envelope::untooled(report).write(yaml, out)
+pub(super) fn write(verdicts: &Verdicts, yaml: bool, out: &mut dyn Write) -> Result<()> {
+    Envelope::untooled(verdicts).write(yaml, out)
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{rule_name, verdict};
-use crate::check::CheckReport;
+use crate::check::Verdicts;
 
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -26,9 +26,9 @@ fn escape(text: &str) -> String {
     out
 }
 
-pub(super) fn write(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
-    let tests: usize = report.files.iter().map(|f| f.results.len()).sum();
-    let failures: usize = report
+pub(super) fn write(verdicts: &Verdicts, out: &mut dyn Write) -> Result<()> {
+    let tests: usize = verdicts.files.iter().map(|f| f.results.len()).sum();
+    let failures: usize = verdicts
         .files
         .iter()
         .map(|f| f.results.iter().filter(|r| !r.pass).count())
@@ -38,7 +38,7 @@ pub(super) fn write(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
         out,
         r#"<testsuites name="memprof check" tests="{tests}" failures="{failures}" errors="0">"#
     )?;
-    for file in &report.files {
+    for file in &verdicts.files {
         let failed = file.results.iter().filter(|r| !r.pass).count();
         writeln!(
             out,

@@ -9,13 +9,13 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{file_title, no_rules, rule_name, verdict};
-use crate::check::{exceeding, holding, CheckReport};
+use crate::check::{exceeding, holding, Verdicts};
 use crate::render::diff::{code, COMMENT_LIMIT};
 use crate::units;
 
 const FOOTER_ROOM: usize = 600;
 
-fn file_section(file: &crate::check::FileReport) -> String {
+fn file_section(file: &crate::check::FileVerdict) -> String {
     let mut s = String::new();
     let mark = if file.pass { "✅" } else { "❌" };
     let _ = writeln!(s, "#### {mark} {}\n", code(&file_title(file)));
@@ -66,29 +66,29 @@ fn upper_first(text: &str) -> String {
     })
 }
 
-pub(super) fn write(report: &CheckReport, out: &mut dyn Write) -> Result<()> {
+pub(super) fn write(verdicts: &Verdicts, out: &mut dyn Write) -> Result<()> {
     let mut text = String::new();
-    if report.pass {
+    if verdicts.pass {
         let _ = writeln!(
             text,
             "### memprof check: ✅ {}\n",
-            holding(report.files.len())
+            holding(verdicts.files.len())
         );
     } else {
         let _ = writeln!(
             text,
             "### memprof check: ❌ {}\n",
-            exceeding(report.failed_files(), report.files.len())
+            exceeding(verdicts.failed_files(), verdicts.files.len())
         );
     }
-    if let Some(b) = &report.budget {
+    if let Some(b) = &verdicts.budget {
         let _ = writeln!(text, "Budget: {}\n", code(b));
     }
     let mut chars = text.chars().count();
     let mut left_out = Vec::new();
     // Failing files first, so a cut never hides a failure when a passing
     // file could go instead.
-    let mut order: Vec<&crate::check::FileReport> = report.files.iter().collect();
+    let mut order: Vec<&crate::check::FileVerdict> = verdicts.files.iter().collect();
     order.sort_by_key(|f| f.pass);
     for file in order {
         let section = file_section(file);

@@ -1,4 +1,4 @@
-//! `memprof check`'s document, [`CheckReport`], and a file per format.
+//! `memprof check`'s document, [`Verdicts`], and a file per format.
 
 mod json;
 mod junit;
@@ -10,11 +10,11 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{Document, Format};
-use crate::check::{CheckReport, FileReport, LimitResult};
+use crate::check::{FileVerdict, LimitResult, Verdicts};
 use crate::names::{choice, Choice};
 use crate::units::thousands;
 
-impl Document for CheckReport {
+impl Document for Verdicts {
     const NAME: &'static str = "check";
     const FORMATS: &'static [Choice<Format>] = &[
         choice(
@@ -83,7 +83,7 @@ pub fn rule_name(result: &LimitResult) -> String {
 /// What a file that no rule applies to gets instead of an empty table:
 /// every rule of the check compares with a baseline, and an added file has
 /// none yet.
-pub fn no_rules(file: &FileReport) -> &'static str {
+pub fn no_rules(file: &FileVerdict) -> &'static str {
     if file.added {
         "no rules: each rule of this check compares with a baseline, and this file has none yet"
     } else {
@@ -92,7 +92,7 @@ pub fn no_rules(file: &FileReport) -> &'static str {
 }
 
 /// "file (against baseline)" for headings.
-pub fn file_title(file: &FileReport) -> String {
+pub fn file_title(file: &FileVerdict) -> String {
     match &file.baseline {
         Some(b) => format!("{} (against {b})", file.file),
         None if file.added => format!("{} (added: no baseline yet)", file.file),

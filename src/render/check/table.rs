@@ -5,17 +5,17 @@
 use std::io::{self, Write};
 
 use super::{file_title, no_rules, rule_name, verdict};
-use crate::check::{exceeding, holding, CheckReport};
+use crate::check::{exceeding, holding, Verdicts};
 use crate::render::width::Give;
 use crate::units::thousands;
 
-pub(super) fn write(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
-    if let Some(budget) = &report.budget {
+pub(super) fn write(verdicts: &Verdicts, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(budget) = &verdicts.budget {
         writeln!(out, "budget: {budget}")?;
     }
-    for (i, file) in report.files.iter().enumerate() {
+    for (i, file) in verdicts.files.iter().enumerate() {
         // A blank line between sections, none before the first.
-        if i > 0 || report.budget.is_some() {
+        if i > 0 || verdicts.budget.is_some() {
             writeln!(out)?;
         }
         let title = format!(
@@ -78,19 +78,19 @@ pub(super) fn write(report: &CheckReport, out: &mut dyn Write) -> io::Result<()>
         }
     }
     writeln!(out)?;
-    if report.pass {
+    if verdicts.pass {
         writeln!(
             out,
             "overall: {} ({})",
             crate::render::style::good("PASS"),
-            holding(report.files.len())
+            holding(verdicts.files.len())
         )
     } else {
         writeln!(
             out,
             "overall: {} ({})",
             crate::render::style::bad("FAIL"),
-            exceeding(report.failed_files(), report.files.len())
+            exceeding(verdicts.failed_files(), verdicts.files.len())
         )
     }
 }

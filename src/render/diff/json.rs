@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::DiffView;
 use crate::diff::{Count, DiffNode, Status};
-use crate::report::envelope::Envelope;
-use crate::report::Loaded;
+use crate::profiled::envelope::Envelope;
+use crate::profiled::Loaded;
 
 #[derive(Serialize)]
 struct DiffJson<'a> {

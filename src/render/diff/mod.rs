@@ -16,7 +16,7 @@ use std::io::{self, Write};
 use super::{Document, Format};
 use crate::diff::{self, Count, Diff, DiffNode, Status};
 use crate::names::{choice, Choice};
-use crate::report::Loaded;
+use crate::profiled::Loaded;
 use crate::units::{human, signed_human, signed_percent, thousands};
 
 /// Options of the human views.

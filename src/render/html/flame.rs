@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::diff::Diff;
 use crate::profile::Aggregate;
-use crate::report::Profile;
+use crate::profiled::Profile;
 
 /// Frames below this share of the total are folded (1/100,000: a pixel of
 /// a 1,000-pixel graph zoomed a hundredfold).
@@ -232,7 +232,9 @@ fn visit(shape: &impl Shape, id: usize, at: usize, b: &mut Builder) {
 mod tests {
     use super::*;
     use crate::profile::Frame;
-    use crate::report::{Account, Accounting, Container, InputInfo, ProfiledInstance, Report};
+    use crate::profiled::{
+        Account, Accounting, Container, InputInfo, ProfiledInput, ProfiledInstance,
+    };
 
     fn aggregate(leaves: &[(&[&'static str], u64)]) -> Aggregate {
         let mut a = Aggregate::new();
@@ -244,8 +246,8 @@ mod tests {
         a
     }
 
-    fn report(aggregate: Aggregate) -> Report {
-        Report {
+    fn report(aggregate: Aggregate) -> ProfiledInput {
+        ProfiledInput {
             input: InputInfo {
                 name: "x.pb".into(),
                 file_bytes: None,
@@ -262,7 +264,7 @@ mod tests {
                 summary: Default::default(),
                 aggregate,
                 wire: None,
-                schema: crate::report::Schema::V1,
+                schema: crate::profiled::Schema::V1,
                 accounting: Accounting::Ommx29,
                 gathered: None,
                 real_memory: None,

@@ -18,8 +18,10 @@ use crate::diff::{self, Count, Diff, Status};
 use crate::drill::stats::{Distribution, StatsLine};
 use crate::drill::top::TopEntity;
 use crate::profile::family::UNNAMED;
-use crate::report::real::Held;
-use crate::report::{escape_control, Account, Container, InstanceSummary, Loaded, Profile, Report};
+use crate::profiled::real::Held;
+use crate::profiled::{
+    escape_control, Account, Container, InstanceSummary, Loaded, Profile, ProfiledInput,
+};
 
 /// The shape of [`Page`] the page's script reads; bumped with any change.
 pub const PAGE_VERSION: u32 = 1;
@@ -260,12 +262,12 @@ impl Page {
     /// is offered when every instance of the subject carries it, and not
     /// for a diff (a baseline holds the logical view only).
     pub fn build(subject: &Loaded, old: Option<&Loaded>, analyses: &Analyses<'_>) -> Page {
-        let memory = Profile::of(&subject.report, Account::Memory);
+        let memory = Profile::of(&subject.profiled, Account::Memory);
         let mut views = Vec::new();
         let (inputs, changes, title) = match old {
             None => {
                 views.push(memory_view(&memory, FlameTree::of_profile(&memory)));
-                if let Some(wire) = wire_profile(&subject.report) {
+                if let Some(wire) = wire_profile(&subject.profiled) {
                     views.push(FlameView {
                         id: "wire",
                         label: "Wire bytes",
@@ -277,7 +279,7 @@ impl Page {
                 (vec![facts("input", subject, &memory)], None, title)
             }
             Some(old) => {
-                let old_memory = Profile::of(&old.report, Account::Memory);
+                let old_memory = Profile::of(&old.profiled, Account::Memory);
                 let diff = Diff::of(&old_memory, &memory);
                 views.push(memory_view(&memory, FlameTree::of_diff(&diff)));
                 let changes = changes(&diff, &old_memory, &memory);
@@ -295,7 +297,7 @@ impl Page {
         };
         Page {
             page_version: PAGE_VERSION,
-            tool: crate::report::envelope::TOOL,
+            tool: crate::profiled::envelope::TOOL,
             title,
             inputs,
             views,
@@ -320,13 +322,13 @@ fn memory_view(profile: &Profile<'_>, tree: FlameTree) -> FlameView {
 }
 
 /// The wire profile, when every instance carries one.
-fn wire_profile(report: &Report) -> Option<Profile<'_>> {
-    let all = !report.instances.is_empty() && report.instances.iter().all(|i| i.wire.is_some());
-    all.then(|| Profile::of(report, Account::Wire))
+fn wire_profile(profiled: &ProfiledInput) -> Option<Profile<'_>> {
+    let all = !profiled.instances.is_empty() && profiled.instances.iter().all(|i| i.wire.is_some());
+    all.then(|| Profile::of(profiled, Account::Wire))
 }
 
 fn facts(role: &'static str, source: &Loaded, profile: &Profile<'_>) -> InputFacts {
-    let doc = &source.report.input;
+    let doc = &source.profiled.input;
     InputFacts {
         role,
         name: escape_control(&doc.name).into_owned(),
@@ -409,7 +411,7 @@ fn stats_row(s: &StatsLine) -> StatsRow {
     StatsRow {
         kind: s.kind.label(),
         family: s.family.as_ref().map(|f| match f {
-            Some(name) => crate::report::escape_control(name).into_owned(),
+            Some(name) => crate::profiled::escape_control(name).into_owned(),
             None => UNNAMED.to_string(),
         }),
         count: s.count,

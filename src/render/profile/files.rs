@@ -5,8 +5,8 @@ use std::io::{self, Write};
 
 use comfy_table::CellAlignment;
 
+use crate::profiled::files::FileSummary;
 use crate::render::width::Give;
-use crate::report::files::FileSummary;
 use crate::units::human;
 
 pub(super) fn write(files: &[FileSummary], out: &mut dyn Write) -> io::Result<()> {

@@ -9,10 +9,10 @@ use serde::Serialize;
 use super::ProfileView;
 use crate::input::InstanceSummary;
 use crate::profile::Aggregate;
+use crate::profiled::envelope::Envelope;
+use crate::profiled::files::FileSummary;
+use crate::profiled::Profile;
 use crate::render::data::{input_json, layer_refs, InputJson, LayerRef};
-use crate::report::envelope::Envelope;
-use crate::report::files::FileSummary;
-use crate::report::Profile;
 
 #[derive(Debug, Serialize)]
 pub struct ProfileJson {
@@ -59,8 +59,8 @@ fn node(profile: &Profile<'_>, id: usize) -> TreeNode {
 fn document(profile: &Profile<'_>) -> ProfileJson {
     ProfileJson {
         accounting: profile.accounting_describe(),
-        input: input_json(profile.report),
-        layers: layer_refs(profile.report),
+        input: input_json(profile.profiled),
+        layers: layer_refs(profile.profiled),
         summary: profile.summary(),
         total_bytes: profile.total_bytes(),
         files: None,

@@ -19,8 +19,8 @@ use anyhow::Result;
 
 use super::{Document, Format};
 use crate::names::{choice, Choice};
-use crate::report::files::FileSummary;
-use crate::report::Profile;
+use crate::profiled::files::FileSummary;
+use crate::profiled::Profile;
 
 /// Which bytes a profile shows (`--view`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use comfy_table::CellAlignment;
 
 use super::ProfileView;
 use crate::profile::Aggregate;
+use crate::profiled::Profile;
 use crate::render::width::Give;
-use crate::report::Profile;
 use crate::units::human;
 
 /// In-memory bytes per on-disk byte, `-` when there are no disk bytes.

@@ -18,7 +18,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::ProfileView;
-use crate::report::Profile;
+use crate::profiled::Profile;
 
 /// The schema speedscope reads the file by.
 pub const SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
@@ -84,12 +84,12 @@ pub fn file(profile: &Profile<'_>) -> File {
         samples.push(stack);
         weights.push(aggregate.node(id).own_bytes);
     }
-    let name = &profile.report.input.name;
+    let name = &profile.profiled.input.name;
     let what = match profile.account {
-        crate::report::Account::Memory => {
+        crate::profiled::Account::Memory => {
             format!("logical bytes as {} counts them", profile.accounting_name())
         }
-        crate::report::Account::Wire => "encoded protobuf bytes".to_string(),
+        crate::profiled::Account::Wire => "encoded protobuf bytes".to_string(),
     };
     File {
         schema: SCHEMA,

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use super::{ProfileView, ViewOptions};
 use crate::profile::Aggregate;
-use crate::report::Profile;
+use crate::profiled::Profile;
 use crate::units::{self, human, percent};
 
 struct Row {

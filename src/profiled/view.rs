@@ -2,16 +2,16 @@
 //! (in-memory or wire bytes), with the counts and labels every format prints.
 
 use super::{
-    escape_control, file_frame, layer_frame, Accounting, InstanceSummary, ProfiledInstance, Report,
-    Schema,
+    escape_control, file_frame, layer_frame, Accounting, InstanceSummary, ProfiledInput,
+    ProfiledInstance, Schema,
 };
 use crate::profile::aggregate::Totals;
 use crate::profile::{Aggregate, Frame};
-use crate::report::real::RealMemory;
+use crate::profiled::real::RealMemory;
 
 /// What every format renders.
 pub struct Profile<'a> {
-    pub report: &'a Report,
+    pub profiled: &'a ProfiledInput,
     pub account: Account,
     pub aggregate: Aggregate,
     pub totals: Vec<Totals>,
@@ -19,14 +19,14 @@ pub struct Profile<'a> {
 
 impl<'a> Profile<'a> {
     /// The logical profile of the report's instances.
-    pub fn new(report: &'a Report) -> Self {
-        Self::of(report, Account::Memory)
+    pub fn new(profiled: &'a ProfiledInput) -> Self {
+        Self::of(profiled, Account::Memory)
     }
 
     /// Combines the report's instances under `account`: one alone stands at
     /// the root; several each get a layer root frame. The wire account must
     /// have been collected (the pass's wire option).
-    pub fn of(report: &'a Report, account: Account) -> Self {
+    pub fn of(profiled: &'a ProfiledInput, account: Account) -> Self {
         let pick = |instance: &'a ProfiledInstance| match account {
             Account::Memory => &instance.aggregate,
             Account::Wire => instance
@@ -34,7 +34,7 @@ impl<'a> Profile<'a> {
                 .as_ref()
                 .expect("the wire view is collected whenever it is shown"),
         };
-        let aggregate = match report.instances.as_slice() {
+        let aggregate = match profiled.instances.as_slice() {
             [one] => pick(one).clone(),
             many => {
                 let mut all = Aggregate::new();
@@ -50,7 +50,7 @@ impl<'a> Profile<'a> {
         };
         let totals = aggregate.totals();
         Self {
-            report,
+            profiled,
             account,
             aggregate,
             totals,
@@ -60,15 +60,19 @@ impl<'a> Profile<'a> {
     /// Several inputs in one profile: each file's profile (layer frames
     /// included) under a root frame of its own. `combined` holds every
     /// instance of every file, for the summary.
-    pub fn of_files(reports: &[(&str, &Report)], combined: &'a Report, account: Account) -> Self {
+    pub fn of_files(
+        reports: &[(&str, &ProfiledInput)],
+        combined: &'a ProfiledInput,
+        account: Account,
+    ) -> Self {
         let mut aggregate = Aggregate::new();
-        for (i, (name, report)) in reports.iter().enumerate() {
-            let one = Profile::of(report, account);
+        for (i, (name, profiled)) in reports.iter().enumerate() {
+            let one = Profile::of(profiled, account);
             aggregate.merge_under(&[Frame::Owned(file_frame(i, name))], &one.aggregate);
         }
         let totals = aggregate.totals();
         Self {
-            report: combined,
+            profiled: combined,
             account,
             aggregate,
             totals,
@@ -82,7 +86,7 @@ impl<'a> Profile<'a> {
     /// Sum of the instances' counts.
     pub fn summary(&self) -> InstanceSummary {
         let mut sum = InstanceSummary::default();
-        for i in &self.report.instances {
+        for i in &self.profiled.instances {
             let s = &i.summary;
             sum.variables += s.variables;
             sum.constraints += s.constraints;
@@ -97,7 +101,7 @@ impl<'a> Profile<'a> {
     /// "all 3 instance layers", "instance layer 1 \"title\"" or "raw instance",
     /// with the schema when it is not plain ommx.v1 counted by OMMX 2.9.3.
     pub fn layer_label(&self) -> String {
-        match self.report.instances.as_slice() {
+        match self.profiled.instances.as_slice() {
             [one] => {
                 let label = match one.instance_index {
                     None => "raw instance".to_string(),
@@ -142,7 +146,7 @@ impl<'a> Profile<'a> {
     /// ([`RealMemory::combined`]).
     pub fn real_memory(&self) -> Option<RealMemory> {
         let each: Vec<_> = self
-            .report
+            .profiled
             .instances
             .iter()
             .map(|i| i.real_memory)
@@ -163,7 +167,7 @@ impl<'a> Profile<'a> {
     /// `[2.9.3 if any instance follows it, 3.0 if any does]`.
     fn accountings(&self) -> [Option<Accounting>; 2] {
         let has = |a| {
-            self.report
+            self.profiled
                 .instances
                 .iter()
                 .any(|i| i.accounting == a)

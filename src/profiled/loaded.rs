@@ -1,12 +1,12 @@
 //! A profile loaded for comparison (`diff`, `check`) or kept by a
 //! notebook: an instance's, profiled now, or a baseline's, saved earlier.
 
-use super::{Account, Profile, Report};
+use super::{Account, Profile, ProfiledInput};
 
 /// A loaded profile and what it was loaded from.
 #[derive(Debug, Clone)]
 pub struct Loaded {
-    pub report: Report,
+    pub profiled: ProfiledInput,
     /// Which of the report's accounts is compared.
     pub account: Account,
     /// Set when the input was a baseline.
@@ -15,12 +15,12 @@ pub struct Loaded {
 
 impl Loaded {
     pub fn profile(&self) -> Profile<'_> {
-        Profile::of(&self.report, self.account)
+        Profile::of(&self.profiled, self.account)
     }
 
     /// The file as given on the command line.
     pub fn name(&self) -> &str {
-        &self.report.input.name
+        &self.profiled.input.name
     }
 
     /// "baseline of X" or the instance's layer label.
@@ -29,7 +29,7 @@ impl Loaded {
         match &self.baseline {
             Some(info) => format!(
                 "baseline of {}, {layers}",
-                crate::report::escape_control(&info.input)
+                crate::profiled::escape_control(&info.input)
             ),
             None => layers,
         }

@@ -184,7 +184,7 @@ pub enum Compared {
 }
 
 #[derive(Debug, Clone)]
-pub struct Report {
+pub struct ProfiledInput {
     /// What the input turned out to be: its name, container, layers.
     pub input: InputInfo,
     pub instances: Vec<ProfiledInstance>,

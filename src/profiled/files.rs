@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{Profile, Report};
+use super::{Profile, ProfiledInput};
 
 /// One input's result and how long it took.
 #[derive(Debug)]
@@ -32,7 +32,7 @@ pub struct FileSummary {
 }
 
 impl FileSummary {
-    pub fn of(run: &FileRun<Report>) -> Self {
+    pub fn of(run: &FileRun<ProfiledInput>) -> Self {
         let profile = Profile::new(&run.value);
         let summary = profile.summary();
         Self {
