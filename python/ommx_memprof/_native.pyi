@@ -22,8 +22,8 @@ class RealMemory:
     def first_load_extra_bytes(self) -> int: ...
 
 class Rendered:
-    """A report: the table the command prints, its JSON document, and the
-    tables of rows it holds."""
+    """A document: the table the command prints, its JSON document, and
+    the tables of rows it holds."""
 
     @property
     def text(self) -> str: ...
@@ -41,7 +41,7 @@ class CheckOutcome:
     @property
     def warnings(self) -> list[str]: ...
     @property
-    def report(self) -> Rendered: ...
+    def document(self) -> Rendered: ...
 
 class Profile:
     """One loaded profile."""

@@ -403,31 +403,35 @@ fn widest_table_line(text: &str) -> usize {
 
 #[test]
 fn tables_fit_columns() {
-    let ks = file("kitchen_sink.pb");
-    let multi = file("multi.ommx");
-    let baseline = fixtures().join("baselines/multi.ommx.json");
-    let budget = fixtures().join("budgets/fixtures.yaml");
+    // Run from the fixtures' folder with relative names, so that no line's
+    // width depends on where the repository is checked out.
+    let (ks, multi) = ("oracle/kitchen_sink.pb", "oracle/multi.ommx");
+    let baseline = "baselines/multi.ommx.json";
+    let budget = "budgets/fixtures.yaml";
+    let run = |args: &[&str], columns: Option<&str>| {
+        let mut command = memprof();
+        command.current_dir(fixtures()).args(args);
+        if let Some(width) = columns {
+            command.env("COLUMNS", width);
+        }
+        let out = command.output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
     for args in [
-        vec!["ls", multi.as_str()],
-        vec!["inspect", multi.as_str(), "-f", "table"],
-        vec!["inspect", ks.as_str(), multi.as_str(), "-f", "table"],
-        vec!["inspect", ks.as_str(), "--view", "both"],
-        vec!["top", ks.as_str()],
-        vec!["top", multi.as_str()],
-        vec!["stats", ks.as_str()],
-        vec!["stats", ks.as_str(), "--kind", "constraint"],
-        vec!["advise", ks.as_str()],
-        vec!["diff", ks.as_str(), multi.as_str()],
-        vec![
-            "check",
-            multi.as_str(),
-            "--baseline",
-            baseline.to_str().unwrap(),
-            "--budget",
-            budget.to_str().unwrap(),
-        ],
+        vec!["ls", multi],
+        vec!["inspect", multi, "-f", "table"],
+        vec!["inspect", ks, multi, "-f", "table"],
+        vec!["inspect", ks, "--view", "both"],
+        vec!["top", ks],
+        vec!["top", multi],
+        vec!["stats", ks],
+        vec!["stats", ks, "--kind", "constraint"],
+        vec!["advise", ks],
+        vec!["diff", ks, multi],
+        vec!["check", multi, "--baseline", baseline, "--budget", budget],
     ] {
-        let natural = String::from_utf8(run_stdin(&args, Vec::new())).unwrap();
+        let natural = run(&args, None);
         let words = |text: &str| -> std::collections::BTreeSet<String> {
             let all: Vec<&str> = text
                 .split(|c: char| c.is_whitespace() || "│┆╞╡═┌┐└┘├┤┬┴┼─╪".contains(c))
@@ -442,13 +446,7 @@ fn tables_fit_columns() {
         };
         let whole = words(&natural);
         for width in ["80", "100"] {
-            let out = memprof()
-                .args(&args)
-                .env("COLUMNS", width)
-                .output()
-                .unwrap();
-            assert!(out.status.success());
-            let fitted = String::from_utf8(out.stdout).unwrap();
+            let fitted = run(&args, Some(width));
             let limit: usize = width.parse().unwrap();
             assert!(widest_table_line(&fitted) <= limit, "{args:?}:\n{fitted}");
             // Every line fits, unless it is one word too long for any line.
