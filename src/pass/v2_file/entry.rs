@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use prost::encoding::{btree_map, message, uint64, DecodeContext};
 use prost::Message;
 
-use crate::model::ommx30::WireLabel;
+use crate::model::ommx30::{Piece, WireLabel};
+use crate::profile::replay::Tally;
+use crate::profile::{Aggregate, LogicalMemoryProfile, Path};
 use crate::wire::fields::map_entry;
 use crate::wire::fields::v2::{context, label};
 use crate::wire::packed::count_varints;
@@ -167,6 +169,20 @@ pub(super) fn entry_key(bytes: &[u8]) -> Option<u64> {
         }
     }
     (pos == bytes.len()).then_some(key_value)
+}
+
+/// Visits `piece` under `path` into `aggregate`, counted by its key in
+/// `pieces` where one determines its leaves (a window's state, in the
+/// variables' table and in a constraint collection alike).
+pub(super) fn visit_piece(
+    aggregate: &mut Aggregate,
+    path: &mut Path,
+    pieces: &mut Tally,
+    piece: Piece<'_>,
+) {
+    pieces.count(piece.key(), aggregate, |visitor| {
+        piece.visit_logical_memory(path, &mut { visitor })
+    });
 }
 
 #[cfg(test)]

@@ -12,12 +12,12 @@ use crate::ommx_v2 as pb;
 use crate::pass::terms;
 use crate::pass::terms::entities::RepeatCheck;
 use crate::profile::replay::Tally;
-use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, Path};
+use crate::profile::{Aggregate, Frame, Path};
 use crate::profiled::InstanceSummary;
 use crate::wire::fields::v2::{collection, instance, regular};
 use crate::wire::{Fields, Value};
 
-use super::entry::{entry, entry_key, plain, single_value, wire_context};
+use super::entry::{entry, entry_key, plain, single_value, visit_piece, wire_context};
 use super::table::Table;
 
 /// How one constraint collection's rows are read.
@@ -284,15 +284,7 @@ impl Rows<'_> {
 /// Visits `piece` into the window, counted by its key where one
 /// determines its leaves.
 fn visit(w: &mut Window, piece: Piece<'_>) {
-    let Window {
-        aggregate,
-        path,
-        pieces,
-        ..
-    } = w;
-    pieces.count(piece.key(), aggregate, |visitor| {
-        piece.visit_logical_memory(path, &mut { visitor })
-    });
+    visit_piece(&mut w.aggregate, &mut w.path, &mut w.pieces, piece);
 }
 
 /// The key of a counted regular row's leaves: its function's shape and

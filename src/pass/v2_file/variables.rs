@@ -15,7 +15,7 @@ use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, Path};
 use crate::profiled::InstanceSummary;
 use crate::wire::fields::v2::variable_table;
 
-use super::entry::{entry, number_entry, plain, small_message, wire_label};
+use super::entry::{entry, number_entry, plain, small_message, visit_piece, wire_label};
 use super::table::Table;
 
 /// What the rest of the payload's reading needs of the variables.
@@ -153,13 +153,5 @@ fn entry_of_table(w: &mut Window, seen: &Seen, number: u32, bytes: &[u8]) -> Opt
 /// Visits `piece` into the window, counted by its key where one
 /// determines its leaves.
 fn visit(w: &mut Window, piece: Piece<'_>) {
-    let Window {
-        aggregate,
-        path,
-        pieces,
-        ..
-    } = w;
-    pieces.count(piece.key(), aggregate, |visitor| {
-        piece.visit_logical_memory(path, &mut { visitor })
-    });
+    visit_piece(&mut w.aggregate, &mut w.path, &mut w.pieces, piece);
 }
