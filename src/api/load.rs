@@ -8,7 +8,7 @@ use super::{Input, Options};
 use crate::input::folded::FoldedLine;
 use crate::input::sniff::{self, Accept, Content, Job};
 use crate::input::{InputInfo, Selection};
-use crate::pass::EntityObserver;
+use crate::pass::{EntityObserver, Pass};
 use crate::profiled::files::{FileRun, FileSummary};
 use crate::profiled::{Account, Accounting, Loaded, Profile, ProfiledInput};
 
@@ -30,7 +30,7 @@ fn read_with_pass(
     input: &Input,
     options: &Options,
     accept: Accept,
-    mut pass: crate::pass::Pass<'_>,
+    mut pass: Pass<'_>,
     quiet: bool,
 ) -> Result<Content> {
     let mut job = Job {
@@ -56,10 +56,7 @@ pub(super) fn observed(
     threads: Option<usize>,
     quiet: bool,
 ) -> Result<ProfiledInput> {
-    match read_one(input, options, Accept::default(), observer, threads, quiet)? {
-        Content::Instance(profiled) => Ok(profiled),
-        other => unreachable!("only instances were accepted, not {other:?}"),
-    }
+    instances(input, options, options.pass(observer, threads), quiet)
 }
 
 /// [`observed`], each v1 instance counted under OMMX 2.9.3's accounting
@@ -74,6 +71,16 @@ pub(super) fn compared(
 ) -> Result<ProfiledInput> {
     let mut pass = options.pass(observer, threads);
     pass.reading.compare = true;
+    instances(input, options, pass, quiet)
+}
+
+/// The instances `pass` reads of one input (only instances accepted).
+fn instances(
+    input: &Input,
+    options: &Options,
+    pass: Pass<'_>,
+    quiet: bool,
+) -> Result<ProfiledInput> {
     match read_with_pass(input, options, Accept::default(), pass, quiet)? {
         Content::Instance(profiled) => Ok(profiled),
         other => unreachable!("only instances were accepted, not {other:?}"),
