@@ -9,8 +9,9 @@ use crate::input::folded::FoldedLine;
 use crate::input::sniff::{self, Accept, Content, Job};
 use crate::input::{InputInfo, Selection};
 use crate::pass::{EntityObserver, Pass};
+use crate::profile::family::GroupBy;
 use crate::profiled::files::{FileRun, FileSummary};
-use crate::profiled::{Account, Accounting, Loaded, Profile, ProfiledInput};
+use crate::profiled::{Account, Loaded, Profile, ProfiledInput};
 
 /// Reads one input with `observer` riding on the pass.
 pub(super) fn read_one(
@@ -26,7 +27,7 @@ pub(super) fn read_one(
 }
 
 /// [`read_one`] with the pass made.
-fn read_with_pass(
+pub(super) fn read_with_pass(
     input: &Input,
     options: &Options,
     accept: Accept,
@@ -70,7 +71,8 @@ pub(super) fn compared(
     quiet: bool,
 ) -> Result<ProfiledInput> {
     let mut pass = options.pass(observer, threads);
-    pass.reading.compare = true;
+    // Advise reads 3.0's top-level totals only: no family frames.
+    pass.reading.compare = Some(GroupBy::None);
     instances(input, options, pass, quiet)
 }
 
@@ -266,22 +268,6 @@ pub fn diff(old: &Input, new: &Input, options: &Options) -> Result<(Loaded, Load
         bail!("-: standard input can be read only once");
     }
     Ok((load(old, options)?, load(new, options)?))
-}
-
-/// One input under OMMX 2.9.3's accounting and under OMMX 3.0's (the
-/// migration view): what moving to 3.0 changes.
-pub fn migration(input: &Input, options: &Options) -> Result<(Loaded, Loaded)> {
-    if matches!(input, Input::Stdin) {
-        bail!("--accounting 2.9,3.0 reads its input twice: give a file, not standard input");
-    }
-    let counted = |accounting| Options {
-        accounting: Some(accounting),
-        ..options.clone()
-    };
-    Ok((
-        load(input, &counted(Accounting::Ommx29))?,
-        load(input, &counted(Accounting::Ommx30))?,
-    ))
 }
 
 /// The layers of an input without profiling them (`ls`): an archive's

@@ -17,7 +17,9 @@
 //!   where a file of that name does not exist;
 //! - [`top`], [`stats`], [`explain`], [`advise`]: the analyses that look at
 //!   every entity;
-//! - [`diff`] and [`migration`]: two profiles to compare path by path;
+//! - [`diff`] and [`migration`]: two profiles to compare path by path
+//!   (`migration`: one input under OMMX 2.9.3's and 3.0's accounting, read
+//!   once);
 //! - [`check`] and [`check_one`]: budgets and baselines, with a verdict;
 //! - [`report`]: what the report page shows: the profile and those analyses
 //!   from one pass, and an old side to compare with; [`report_loaded`], the
@@ -27,6 +29,7 @@ mod batch;
 mod check;
 mod drill;
 mod load;
+mod migration;
 mod next_steps;
 mod registry;
 mod report;
@@ -50,7 +53,8 @@ pub use crate::units::parse_size;
 pub use batch::expand;
 pub use check::{check, check_one, BaselineSource, CheckOutcome, CheckRequest};
 pub use drill::{advise, explain, stats, top, Advice, Explained, Stats, Top};
-pub use load::{diff, flamegraph, layers, load, migration, profile, Graph, Profiled};
+pub use load::{diff, flamegraph, layers, load, profile, Graph, Profiled};
+pub use migration::migration;
 pub use registry::registry;
 pub use report::{report, report_loaded, Findings, Reported};
 
@@ -119,7 +123,7 @@ impl Options {
             reading: Reading {
                 raw_schema: self.schema,
                 accounting: self.accounting,
-                compare: false,
+                compare: None,
             },
             settings: Settings {
                 cap: threads,

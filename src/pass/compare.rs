@@ -9,7 +9,10 @@
 //! the fixed and dependent variables in use (the ids kept here, in stream
 //! order, on the checking side) and the instance-wide parts (`finish.rs`).
 //! Once 3.0 refuses, nothing more is counted for it; 2.9.3's reading goes
-//! on.
+//! on. Under `--group-by name` (diff's migration view asks for it) each
+//! entity is built as 3.0 converts it and its leaves go under its family
+//! frame, as `--accounting 3.0` puts them; otherwise entities without
+//! parameters are counted by key.
 
 use std::collections::BTreeMap;
 
@@ -20,6 +23,7 @@ use crate::model::leaves::{ConstraintLeaves, KeyedLeaves, VariableLeaves};
 use crate::model::ommx30::{self, ConversionError, Converted, EntityRefusal, V2Error};
 use crate::model::{Constraint, DecisionVariable, Function, RemovedConstraint};
 use crate::ommx_v1 as pb;
+use crate::profile::family::GroupBy;
 use crate::profile::replay::Tally;
 use crate::profile::{Aggregate, LogicalMemoryProfile, Path};
 use crate::profiled::{Accounting, Compared, InstanceCounts, ProfiledInstance, Schema};
@@ -44,16 +48,26 @@ pub(super) struct Comparing {
     instance: Option<ommx30::Instance>,
     /// The instance's counts, once finished.
     counts: Option<InstanceCounts>,
+    /// Family frames in 3.0's profile (`--group-by name`).
+    group_by: GroupBy,
 }
 
 impl Comparing {
     /// Nothing counted yet, of an instance that the archive layers with
-    /// `layers`' annotations list (`[None]` for raw input).
-    pub(super) fn new(layers: Vec<Option<BTreeMap<String, String>>>) -> Self {
+    /// `layers`' annotations list (`[None]` for raw input), its 3.0 profile
+    /// grouped as `group_by` says.
+    pub(super) fn new(layers: Vec<Option<BTreeMap<String, String>>>, group_by: GroupBy) -> Self {
         Self {
             layers,
+            group_by,
             ..Self::default()
         }
+    }
+
+    /// Whether each entity is built whole and visited under its family
+    /// frame, rather than counted by key.
+    fn grouped(&self) -> bool {
+        self.group_by == GroupBy::Name
     }
 
     /// Notes 3.0's refusal of the entity read next (or of what the end of
@@ -81,7 +95,7 @@ impl Comparing {
         if v.substituted_value.is_some() {
             self.uses.fix(v.id);
         }
-        if !v.parameters.is_empty() {
+        if !v.parameters.is_empty() || self.grouped() {
             return Some(self.converted(&Converted::of_variable(v)));
         }
         let leaves = VariableLeaves {
@@ -108,7 +122,7 @@ impl Comparing {
         }
         let used = &mut self.uses.used;
         c.function.for_each_variable(|id| _ = used.insert(id));
-        if !c.parameters.is_empty() {
+        if !c.parameters.is_empty() || self.grouped() {
             return Some(self.converted(&Converted::of_constraint(c)));
         }
         let leaves = ConstraintLeaves {
@@ -147,12 +161,14 @@ impl Comparing {
         })
     }
 
-    /// An entity's leaves as 3.0 holds it, built whole; its bytes.
+    /// An entity's leaves as 3.0 holds it, built whole (under its family
+    /// frame when grouping); its bytes.
     fn converted(&mut self, c: &Converted) -> u64 {
         let entity = c.entity();
+        let family = self.grouped().then(|| entity.family());
         self.entities
             .count_summed(None, &mut self.memory, |visitor| {
-                entity.visit_under(&mut Path::new(), None, &mut { visitor })
+                entity.visit_under(&mut Path::new(), family, &mut { visitor })
             })
     }
 

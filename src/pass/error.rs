@@ -126,6 +126,10 @@ pub enum V2PassError {
     Rejected(#[from] V2Error),
     #[error("OMMX 3.0.0b7 cannot convert this ommx.v1 instance: {0}")]
     Conversion(String),
+    /// 3.0's refusal as a comparing pass words it
+    /// ([`crate::profiled::Compared::Refused`]): as `--accounting 3.0` does.
+    #[error("{0}")]
+    Compared(String),
     #[error("the wire view (--view wire/both) of ommx.v1 input shows v1's encoding on OMMX 2.9.3's paths, which are not OMMX 3.0's: use it without --accounting 3.0")]
     WireView,
     #[error("the ommx.v2 instance read from a stream is larger than {0} bytes, the --max-element limit (a v2 layer is read whole); raise it if the input is trusted")]

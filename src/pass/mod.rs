@@ -111,11 +111,13 @@ pub struct Reading {
     /// `None`: each schema's own (v1: 2.9.3, v2: 3.0). `Some(Ommx30)` counts
     /// v1 input as 3.0 holds it; v2 input has 3.0's accounting only.
     pub accounting: Option<Accounting>,
-    /// Also count v1 input counted under 2.9.3's accounting under 3.0's, in
-    /// the same pass (`ProfiledInstance::compared`), for the commands that
-    /// compare the two: its entities are then built and read in stream
-    /// order.
-    pub compare: bool,
+    /// `Some`: also count v1 input counted under 2.9.3's accounting under
+    /// 3.0's, in the same pass (`ProfiledInstance::compared`), for the
+    /// commands that compare the two, 3.0's profile grouped as it says
+    /// (diff's migration view groups as asked; advise reads top-level
+    /// totals only, which family frames do not change): its entities are
+    /// then built and read in stream order.
+    pub compare: Option<GroupBy>,
 }
 
 /// How each instance is profiled, and the analysis riding on the pass (it
@@ -194,7 +196,7 @@ impl Pass<'_> {
                 ..ProfileOptions::default()
             },
             reading: Reading {
-                compare: false,
+                compare: None,
                 ..self.reading
             },
             settings: self.settings,
@@ -274,12 +276,12 @@ fn profile_payload(
     // 2.9.3 reads the payload alone; 3.0 folds the layer's annotations in.
     if accounting == Accounting::Ommx30 {
         accounts.layer_annotations = layer_annotations.cloned();
-    } else if pass.reading.compare {
+    } else if let Some(group_by) = pass.reading.compare {
         accounts.comparing = true;
         let own = std::iter::once(layer_annotations);
         let layers = own.chain(sharing.iter().copied().map(Some));
         let layers = layers.map(|a| a.cloned()).collect();
-        accounts.compare = Some(Box::new(compare::Comparing::new(layers)));
+        accounts.compare = Some(Box::new(compare::Comparing::new(layers, group_by)));
     }
     pass.observer.begin(instance_index);
     let source = pipeline::Source {

@@ -8,6 +8,7 @@ use prost::Message;
 use super::{profile_instance_within, Accounts, EntityObserver, ProfileOptions};
 use crate::ids::SplitMix64;
 use crate::ommx_v1 as pb;
+use crate::profile::family::GroupBy;
 use crate::profiled::Accounting;
 
 /// Sees every entity, so that the pass builds them; looks at no objective,
@@ -285,7 +286,29 @@ fn run_as(
     threads: usize,
     accounting: Accounting,
 ) -> Run {
-    let mut accounts = Accounts::new(ProfileOptions::default());
+    run_grouped(
+        bytes,
+        observer,
+        spool_above,
+        threads,
+        accounting,
+        GroupBy::None,
+    )
+}
+
+/// [`run_as`] with family frames as `group_by` says.
+fn run_grouped(
+    bytes: &[u8],
+    observer: &mut dyn EntityObserver,
+    spool_above: u64,
+    threads: usize,
+    accounting: Accounting,
+    group_by: GroupBy,
+) -> Run {
+    let mut accounts = Accounts::new(ProfileOptions {
+        group_by,
+        ..ProfileOptions::default()
+    });
     accounts.spool_above = spool_above;
     accounts.accounting = accounting;
     let total = Some(bytes.len() as u64);
@@ -611,10 +634,19 @@ impl EntityObserver for Costs30 {
 /// 2.9.3's reading that compares with 3.0's (`Reading::compare`): 2.9.3's
 /// run, and 3.0's as the comparison gives it (its refusal as the message
 /// `--accounting 3.0` ends with), with the 3.0 costs it told.
-fn run_compared(bytes: &[u8]) -> (Run, Option<Run>, Vec<(crate::model::EntityKind, u64, u64)>) {
-    let mut accounts = Accounts::new(ProfileOptions::default());
+fn run_compared(
+    bytes: &[u8],
+    group_by: GroupBy,
+) -> (Run, Option<Run>, Vec<(crate::model::EntityKind, u64, u64)>) {
+    let mut accounts = Accounts::new(ProfileOptions {
+        group_by,
+        ..ProfileOptions::default()
+    });
     accounts.comparing = true;
-    accounts.compare = Some(Box::new(super::compare::Comparing::new(vec![None])));
+    accounts.compare = Some(Box::new(super::compare::Comparing::new(
+        vec![None],
+        group_by,
+    )));
     let mut costs = Costs30::default();
     let total = Some(bytes.len() as u64);
     let counts = profile_instance_within(bytes, total, None, Some(2), &mut accounts, &mut costs);
@@ -657,9 +689,19 @@ fn as_compared(run: Run, bytes: &[u8]) -> Run {
 /// Every v1 instance 2.9.3 accepts: the comparison made in its pass is
 /// what reading it again under 3.0's accounting gives (profile, summary,
 /// verdict and message, and each entity's 3.0 cost), on random instances,
-/// the oracle's fixtures and the 3.0 differential corpus's v1 cases.
+/// the oracle's fixtures and the 3.0 differential corpus's v1 cases; with
+/// family frames (`--group-by name`) too.
 #[test]
 fn comparing_in_one_pass_gives_what_reading_again_under_ommx30_gives() {
+    comparing_gives_what_reading_again_gives(GroupBy::None);
+}
+
+#[test]
+fn comparing_in_one_pass_with_family_frames_gives_what_reading_again_gives() {
+    comparing_gives_what_reading_again_gives(GroupBy::Name);
+}
+
+fn comparing_gives_what_reading_again_gives(group_by: GroupBy) {
     let mut inputs: Vec<Vec<u8>> = Vec::new();
     let mut rng = Rng(SplitMix64(0x5eed_0c30), false);
     for _ in 0..3_000 {
@@ -684,13 +726,16 @@ fn comparing_in_one_pass_gives_what_reading_again_under_ommx30_gives() {
     }
     let (mut measured, mut refused) = (0, 0);
     for bytes in &inputs {
-        let (v29, v30, costs) = run_compared(bytes);
-        assert_eq!(v29, run_on(bytes, &mut Sees, u64::MAX, 2), "{bytes:02x?}");
+        let (v29, v30, costs) = run_compared(bytes, group_by);
+        let again = run_grouped(bytes, &mut Sees, u64::MAX, 2, Accounting::Ommx29, group_by);
+        assert_eq!(v29, again, "{bytes:02x?}");
         let Some(v30) = v30.filter(|_| v29.is_ok()) else {
             continue;
         };
         let mut seen = Costs30::default();
-        let again = as_compared(run_ommx30(bytes, &mut seen, 1), bytes);
+        let ommx30 = Accounting::Ommx30;
+        let again = run_grouped(bytes, &mut seen, u64::MAX, 1, ommx30, group_by);
+        let again = as_compared(again, bytes);
         assert_eq!(v30, again, "{bytes:02x?}");
         match v30 {
             Ok(_) => {

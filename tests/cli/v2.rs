@@ -250,6 +250,58 @@ fn diff_side_by_side_of_the_two_accountings() {
     assert!(err.contains("give one file"), "{err}");
 }
 
+/// The migration view reads its input once: standard input gives what the
+/// file gives (its name aside), raw, gzip'd or an archive, with and without
+/// family frames, and 3.0's refusal of a layer in the same words.
+#[test]
+fn migration_view_reads_standard_input_as_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("hints_sos1.pb.gz");
+    fs::write(&gz, gzip(&fs::read(oracle("hints_sos1.pb")).unwrap())).unwrap();
+    let gz = gz.to_str().unwrap().to_string();
+    let multi = oracle("multi.ommx");
+    let cases: [(&str, &[&str]); 6] = [
+        (&oracle("hints_sos1.pb"), &["-f", "json"]),
+        (
+            &oracle("hints_sos1.pb"),
+            &["--group-by", "name", "-f", "tree"],
+        ),
+        (&gz, &["--group-by", "name", "-f", "folded"]),
+        (
+            &multi,
+            &["--layer", "2", "--group-by", "name", "-f", "json"],
+        ),
+        (&v2("archives/mixed.ommx"), &["--layer", "1", "-f", "table"]),
+        // 3.0 refuses the archive's first layer: the run fails, as it does on the file.
+        (&multi, &["-f", "json"]),
+    ];
+    let run = |input: &str, args: &[&str], stdin: Option<Vec<u8>>| {
+        let mut cmd = memprof();
+        cmd.args(["diff", "--accounting", "2.9,3.0", input])
+            .args(args);
+        let out = cmd.write_stdin(stdin.unwrap_or_default()).output().unwrap();
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        (out.status.code(), text(out.stdout), text(out.stderr))
+    };
+    for (file, args) in cases {
+        let (code, stdout, stderr) = run(file, args, None);
+        let piped = run("-", args, Some(fs::read(file).unwrap()));
+        let named = |s: String| s.replace(file, "<stdin>");
+        assert_eq!(
+            piped,
+            (code, named(stdout), named(stderr)),
+            "{file} {args:?}"
+        );
+    }
+    let (code, stdout, stderr) = run("-", &[], Some(fs::read(&multi).unwrap()));
+    assert_eq!((code, stdout.as_str()), (Some(2), ""));
+    assert_eq!(
+        stderr,
+        "memprof: error: <stdin>: instance layer 0: OMMX 3.0.0b7 cannot convert this ommx.v1 \
+         instance: decision variable 5 is both fixed and dependent\n"
+    );
+}
+
 #[test]
 fn flamegraph_and_baselines_of_v2() {
     let file = v2("oracle/everything.pb");
