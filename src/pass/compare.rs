@@ -1,13 +1,13 @@
 //! The comparison of the two accountings in one pass (`Reading::compare`):
 //! v1 input counted under OMMX 2.9.3's accounting is counted under 3.0's
 //! as well, from the entities 2.9.3's reading builds, so that a command
-//! showing both (`report`, `advise`'s `ommx-3-layout`) reads its input
-//! once, a stream included. What 3.0's `from_v1_bytes` makes of an entity
+//! showing both (`report`, `advise`'s `ommx-3-layout`, `diff --accounting
+//! 2.9,3.0`) reads its input once, a stream included. What 3.0's `from_v1_bytes` makes of an entity
 //! 2.9.3 accepts differs only in its leaves and in the rules 3.0 adds: its
 //! bound rule and the finiteness of functions (checked by the read step on
 //! every thread, a refusal handed on as [`super::item::Item::Ommx30Refusal`]),
-//! the fixed and dependent variables in use (the ids kept here, in stream
-//! order, on the checking side) and the instance-wide parts (`finish.rs`).
+//! the fixed and dependent variables in use (the ids kept here, on the
+//! checking side) and the instance-wide parts (`finish.rs`).
 //! Once 3.0 refuses, nothing more is counted for it; 2.9.3's reading goes
 //! on. Under `--group-by name` (diff's migration view asks for it) each
 //! entity is built as 3.0 converts it and its leaves go under its family
@@ -285,45 +285,64 @@ fn account_counted_summed(
 pub(super) type Walker<'a> = dyn Fn(&mut dyn FnMut(u64)) + 'a;
 
 /// OMMX 3.0's own rules on what needs the whole stream of v1 input, in its
-/// order, once 2.9.3's hold: an assigned variable is not fixed, and
-/// neither kind is used by the objective (`objective_variables` shows its
-/// variables in its order; none when it was only counted, which it is only
-/// when it uses neither) or an active constraint; the assignments are
-/// read as 3.0 reads them and form no cycle. 3.0's dependency.
+/// order (`from_v1_bytes`), once 2.9.3's hold: the assignments read as 3.0
+/// reads them and forming no cycle; then no variable the objective
+/// (`objective_variables` shows its variables; none when it was only
+/// counted, which it is only when it uses no fixed or assigned variable)
+/// or an active constraint uses is assigned, then none is fixed, then no
+/// assigned variable is fixed. 3.0 checks the last three on sets ordered by
+/// id, so each names the smallest such variable, whatever the stream's
+/// order. 3.0's dependency.
 pub(super) fn ommx30_rules(
     uses: &Ommx30Uses,
     dependency: &BTreeMap<u64, pb::Function>,
     objective_variables: &Walker<'_>,
 ) -> Result<ommx30::Dependency, EntityRefusal> {
+    // 3.0 reads them in its hash map's order, which differs from process
+    // to process: of several it refuses, memprof names the smallest.
     let mut assignments = BTreeMap::new();
     for (&id, f) in dependency {
-        if uses.fixed.contains(&id) {
-            return Err(ConversionError::from(V2Error::FixedAndDependent(id)).into());
-        }
         let what = || format!("the assignment of variable {id}");
         assignments.insert(id, ommx30::function(f, &what)?);
     }
-    let in_use = |id: u64| match (uses.fixed.contains(&id), dependency.contains_key(&id)) {
-        (true, _) => Some(V2Error::FixedUsed(id)),
-        (false, true) => Some(V2Error::DependentUsed(id)),
-        (false, false) => None,
-    };
-    let mut first = None;
+    let assigned = ommx30::dependency(assignments).map_err(ConversionError::from)?;
+    substituted_out(uses, dependency, objective_variables).map_err(ConversionError::from)?;
+    Ok(assigned)
+}
+
+/// 3.0's partition of the variables: the smallest assigned variable in
+/// use (by the objective or an active constraint), else the smallest fixed
+/// one in use, else the smallest both fixed and assigned.
+fn substituted_out(
+    uses: &Ommx30Uses,
+    dependency: &BTreeMap<u64, pb::Function>,
+    objective_variables: &Walker<'_>,
+) -> Result<(), V2Error> {
+    let (mut assigned, mut fixed) = (None, None);
+    let note = |seen: &mut Option<u64>, id: u64| *seen = Some(seen.map_or(id, |s| s.min(id)));
     objective_variables(&mut |id| {
-        if first.is_none() {
-            first = in_use(id);
+        if dependency.contains_key(&id) {
+            note(&mut assigned, id);
+        }
+        if uses.fixed.contains(&id) {
+            note(&mut fixed, id);
         }
     });
-    if let Some(e) = first {
-        return Err(ConversionError::from(e).into());
+    let used = |id: &u64| uses.used.contains(id);
+    let smallest = |a: Option<u64>, b: Option<u64>| a.into_iter().chain(b).min();
+    // The dependency's keys ascend: the first is the smallest.
+    let assigned = smallest(assigned, dependency.keys().copied().find(used));
+    if let Some(id) = assigned {
+        return Err(V2Error::DependentUsed(id));
     }
-    // The active constraints' uses: the smallest such variable.
-    let listed = uses.fixed_ids.iter().chain(dependency.keys());
-    if let Some(&id) = listed.filter(|id| uses.used.contains(id)).min() {
-        let e = in_use(id).expect("fixed or assigned");
-        return Err(ConversionError::from(e).into());
+    let fixed = smallest(fixed, uses.fixed_ids.iter().copied().filter(used).min());
+    if let Some(id) = fixed {
+        return Err(V2Error::FixedUsed(id));
     }
-    ommx30::dependency(assignments).map_err(|e| ConversionError::from(e).into())
+    match dependency.keys().find(|id| uses.fixed.contains(id)) {
+        Some(&id) => Err(V2Error::FixedAndDependent(id)),
+        None => Ok(()),
+    }
 }
 
 /// What OMMX 3.0's cross-entity rules need of v1 input: the variables with
@@ -331,7 +350,7 @@ pub(super) fn ommx30_rules(
 #[derive(Debug, Default)]
 pub(super) struct Ommx30Uses {
     pub(super) fixed: IdSet,
-    /// The same, in stream order.
+    /// The same, listed (in stream order; 3.0's rules take the smallest).
     pub(super) fixed_ids: Vec<u64>,
     /// Used by an active constraint.
     pub(super) used: IdSet,

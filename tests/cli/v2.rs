@@ -362,6 +362,23 @@ const READINGS: [&str; 2] = [
     " (read as ommx.v2, which gets further than ommx.v1)",
 ];
 
+/// memprof's words for 3.0's refusal of a fixed or dependent variable in
+/// use, or of one both fixed and dependent: 3.0 names one variable (the
+/// smallest of its kind), and memprof must name the same.
+fn substituted_words(ommx: &str) -> Option<String> {
+    let id = ommx.split("VariableID(").nth(1)?.split(')').next()?;
+    let words = if ommx.contains("Dependent variable cannot be used in objectives or constraints") {
+        "dependent variable {} is used in the objective or a constraint"
+    } else if ommx.contains("cannot be used in objectives or constraints") {
+        "fixed variable {} is used in the objective or a constraint"
+    } else if ommx.contains("cannot be both fixed and dependent") {
+        "decision variable {} is both fixed and dependent"
+    } else {
+        return None;
+    };
+    Some(words.replace("{}", id))
+}
+
 /// What is wrong with memprof's answer (`args` on `path`) against `want`.
 fn disagreement(path: &str, args: &[&str], want: &Verdict, detect: bool) -> Option<String> {
     use std::io::Read;
@@ -390,6 +407,9 @@ fn disagreement(path: &str, args: &[&str], want: &Verdict, detect: bool) -> Opti
         ("accept", false) => Some(format!("wrongly refused: {stderr}")),
         ("reject", true) => Some(format!("wrongly accepted; ommx says: {}", want.error)),
         ("reject", false) => {
+            if let Some(words) = substituted_words(&want.error).filter(|w| !stderr.contains(w)) {
+                return Some(format!("names another variable than {words:?}: {stderr}"));
+            }
             // Detection that read the bytes both ways names the reading.
             let read = !stderr.contains("not an OMMX instance or archive");
             let named = READINGS.iter().any(|r| stderr.trim_end().ends_with(r));
