@@ -214,7 +214,7 @@ pub(super) fn build(message: pb::Instance, strict: bool) -> Result<Instance, V2E
         strict,
     )?;
     add_named_functions(&mut inst, named_functions.unwrap_or_default(), &vars)?;
-    inst.dependency = assignments(&decision_variable_dependency, &vars, &fixed, strict)?;
+    inst.dependency = assignments(&decision_variable_dependency, &vars, strict)?;
     check_substituted_out(&inst, &fixed)?;
     if let Some(o) = output_objective {
         if !(1..=2).contains(&o.sense) {
@@ -520,12 +520,12 @@ fn add_named_functions(
     Ok(())
 }
 
-/// The assignments `x = f(...)`: each of a defined variable that is not
-/// fixed, as a graph without cycles.
+/// The assignments `x = f(...)`: each of a defined variable, as a graph
+/// without cycles (whether one is fixed too is checked after, with the
+/// variables in use: [`check_substituted_out`]).
 pub fn assignments(
     given: &BTreeMap<u64, pb1::Function>,
     vars: &dyn Has,
-    fixed: &dyn Has,
     strict: bool,
 ) -> Result<Dependency, V2Error> {
     let mut assignments = BTreeMap::new();
@@ -538,9 +538,6 @@ pub fn assignments(
                 id: *id,
             });
         }
-        if fixed.has(*id) {
-            return Err(V2Error::FixedAndDependent(*id));
-        }
         let f = read_function(Some(f), what)?;
         uses_defined(&f, strict.then_some(vars), what)?;
         assignments.insert(*id, f);
@@ -550,17 +547,11 @@ pub fn assignments(
 
 /// Fixed and dependent variables are substituted out of the active
 /// problem: 3.0 refuses a payload whose objective or active rows still use
-/// one.
+/// an assigned variable, then one that uses a fixed one, then one with a
+/// variable both fixed and assigned. It checks each on sets ordered by id,
+/// so each names the smallest such variable.
 fn check_substituted_out(inst: &Instance, fixed: &BTreeSet<u64>) -> Result<(), V2Error> {
-    let check = |v: u64| {
-        if fixed.contains(&v) {
-            Some(V2Error::FixedUsed(v))
-        } else if inst.dependency.assignments.contains_key(&v) {
-            Some(V2Error::DependentUsed(v))
-        } else {
-            None
-        }
-    };
+    let assigned = &inst.dependency.assignments;
     let objective = inst.objective.iter().map(RowRef::Function);
     // Every active row: a function's variables, an indicator's variable, a
     // one-hot's or an SOS1's variables (3.0 refuses an SOS1 row on a fixed
@@ -570,22 +561,32 @@ fn check_substituted_out(inst: &Instance, fixed: &BTreeSet<u64>) -> Result<(), V
         .into_iter()
         .flat_map(|c| c.active.values())
         .map(RowRef::Row);
+    let (mut dependent_used, mut fixed_used) = (None::<u64>, None::<u64>);
+    let mut see = |v: u64| {
+        let smallest = |seen: Option<u64>| Some(seen.map_or(v, |s| s.min(v)));
+        if assigned.contains_key(&v) {
+            dependent_used = smallest(dependent_used);
+        }
+        if fixed.contains(&v) {
+            fixed_used = smallest(fixed_used);
+        }
+    };
     for r in objective.chain(rows) {
-        let mut used = None;
-        let mut see = |v| {
-            if used.is_none() {
-                used = check(v);
-            }
-        };
         match r {
-            RowRef::Function(f) => f.for_each_variable(see),
+            RowRef::Function(f) => f.for_each_variable(&mut see),
             RowRef::Row(row) => row.for_each_variable(&mut see),
         }
-        if let Some(e) = used {
-            return Err(e);
-        }
     }
-    Ok(())
+    if let Some(v) = dependent_used {
+        return Err(V2Error::DependentUsed(v));
+    }
+    if let Some(v) = fixed_used {
+        return Err(V2Error::FixedUsed(v));
+    }
+    match assigned.keys().find(|id| fixed.contains(id)) {
+        Some(&v) => Err(V2Error::FixedAndDependent(v)),
+        None => Ok(()),
+    }
 }
 
 /// What the check of substituted variables walks: the objective or a row.

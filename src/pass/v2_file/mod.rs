@@ -288,8 +288,13 @@ pub(super) fn profile(
     } = variables(table, threads, aggregate, &mut summary)?;
     let mut fixed_set = IdSet::default();
     fixed.keys().for_each(|&id| _ = fixed_set.insert(id));
-    let dependency =
-        ommx30::assignments(&rest.decision_variable_dependency, &vars, &fixed_set, true).ok()?;
+    let dependency = ommx30::assignments(&rest.decision_variable_dependency, &vars, true).ok()?;
+    // A variable both fixed and assigned is refused: by the whole reading,
+    // which tells it in 3.0's order.
+    let assigned = dependency.assignments.keys();
+    if assigned.clone().any(|&id| fixed_set.contains(&id)) {
+        return None;
+    }
     // Fixed and dependent variables are substituted out of the active
     // problem: what is left are the free ones.
     let mut free = vars.clone();
