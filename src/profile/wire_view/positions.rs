@@ -264,3 +264,130 @@ impl Positions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Path;
+
+    /// A small xorshift, for reproducible random elements.
+    struct Random(u64);
+
+    impl Random {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    fn varint(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    /// A random body of `schema`: its known fields, mostly of the wire type
+    /// their shape has, nested messages filled in turn, unknown fields and
+    /// now and then a wrong wire type or a group.
+    fn body(schema: &Schema, random: &mut Random, depth: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        for _ in 0..random.below(6) {
+            let (number, shape) = match random.below(10) {
+                0 => (20 + random.below(5) as u32, Shape::Payload),
+                _ if schema.fields.is_empty() => (1, Shape::Payload),
+                _ => {
+                    let (n, _, shape) =
+                        schema.fields[random.below(schema.fields.len() as u64) as usize];
+                    (n, shape)
+                }
+            };
+            let wire_type = match (shape, random.below(12)) {
+                (_, 0) => random.below(6),
+                (Shape::Message(_) | Shape::Entry(..), _) => 2,
+                (Shape::Constant, _) => 1,
+                (Shape::Payload, r) => [0, 1, 2, 5][r as usize % 4],
+            };
+            varint(&mut out, u64::from(number) << 3 | wire_type);
+            match wire_type {
+                0 => {
+                    let bits = 7 * random.below(5);
+                    varint(&mut out, random.below(1 << bits));
+                }
+                1 => {
+                    let value = [0.0f64, -0.0, 1.5][random.below(3) as usize];
+                    out.extend_from_slice(&value.to_le_bytes());
+                }
+                2 => {
+                    let inner = match shape {
+                        Shape::Message(inner) | Shape::Entry(inner, _) if depth < 6 => {
+                            body(inner, random, depth + 1)
+                        }
+                        _ => (0..random.below(4)).map(|i| b'a' + i as u8).collect(),
+                    };
+                    varint(&mut out, inner.len() as u64);
+                    out.extend_from_slice(&inner);
+                }
+                3 => varint(&mut out, u64::from(number) << 3 | 4),
+                5 => out.extend_from_slice(&[1, 2, 3, 4]),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Every node (in the order made) and every leaf of the two.
+    fn nodes(aggregate: &Aggregate) -> (Vec<String>, Vec<(String, u64, u64)>) {
+        let order = (0..aggregate.len()).map(|id| aggregate.frames_of(id).join(";"));
+        (order.collect(), aggregate.own_lines())
+    }
+
+    /// Counted by position, random elements of every top-level field (some
+    /// cut short, some with garbage) give the aggregate the walk with a
+    /// path gives: the same leaves, and the same nodes made in the same
+    /// order.
+    #[test]
+    fn counted_by_position_as_walked() {
+        let mut random = Random(0x2545_f491_4f6c_dd1d);
+        let (mut walked, mut counted) = (Aggregate::new(), Aggregate::new());
+        let mut positions = Positions::default();
+        for _ in 0..3_000 {
+            let (number, shape) = match random.below(14) {
+                13 => (99, Shape::Payload),
+                i => {
+                    let (n, _, shape) = INSTANCE.fields[i as usize % INSTANCE.fields.len()];
+                    (n, shape)
+                }
+            };
+            let mut value = match shape {
+                Shape::Message(schema) => body(schema, &mut random, 0),
+                _ => vec![7; random.below(3) as usize],
+            };
+            match random.below(8) {
+                0 => value.truncate(random.below(value.len() as u64 + 1) as usize),
+                1 => value.push(0xff),
+                _ => {}
+            }
+            let varint_value = random.below(4) == 0;
+            let mut prefix = Vec::new();
+            varint(&mut prefix, value.len() as u64);
+            let field = TopLevelField {
+                number,
+                tag_bytes: 1,
+                wire_bytes: 1 + if varint_value {
+                    1
+                } else {
+                    (prefix.len() + value.len()) as u64
+                },
+                body: (!varint_value).then_some(&value[..]),
+            };
+            super::super::visit_top_level(field, None, &mut Path::new(), &mut walked);
+            positions.count_top_level(field, &mut counted);
+        }
+        assert_eq!(nodes(&walked), nodes(&counted));
+        assert!(walked.len() > 100, "the elements reach deep");
+    }
+}
