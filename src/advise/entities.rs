@@ -50,7 +50,7 @@ pub struct EntityTally {
 
 impl EntityTally {
     fn uses(&mut self, f: &Function) {
-        f.for_each_variable(|id| {
+        f.for_each_variable_first(|id| {
             self.used.insert(id);
         });
     }

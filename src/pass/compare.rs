@@ -181,7 +181,8 @@ impl Comparing {
         if let Err(e) = ommx30::check_finite_compact(objective) {
             return self.refuse(e);
         }
-        let variables = |note: &mut dyn FnMut(u64)| objective.for_each_variable(note);
+        // The first variable in use is what counts.
+        let variables = |note: &mut dyn FnMut(u64)| objective.for_each_variable_first(note);
         let dependency = match ommx30_rules(&self.uses, dependency, &variables) {
             Ok(dependency) => dependency,
             Err(EntityRefusal::Ommx30(e)) => return self.refuse(e),
