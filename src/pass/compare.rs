@@ -294,11 +294,15 @@ pub(super) fn ommx30_rules(
         (false, false) => None,
     };
     let mut first = None;
-    objective_variables(&mut |id| {
-        if first.is_none() {
-            first = in_use(id);
-        }
-    });
+    // No variable is in use when none is fixed or assigned (every fixed one
+    // is listed in `fixed_ids`): the objective's need not be walked.
+    if !uses.fixed_ids.is_empty() || !dependency.is_empty() {
+        objective_variables(&mut |id| {
+            if first.is_none() {
+                first = in_use(id);
+            }
+        });
+    }
     if let Some(e) = first {
         return Err(ConversionError::from(e).into());
     }
