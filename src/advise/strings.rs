@@ -86,6 +86,8 @@ pub struct MetadataTally {
     instance: KindTally,
     /// The entities with the most content.
     top: TopSamples,
+    /// The labels of the previous variable and constraint.
+    remembered: labels::Remembered,
 }
 
 impl MetadataTally {
@@ -104,7 +106,8 @@ impl MetadataTally {
     pub fn variable(&mut self, v: &DecisionVariable, cost: Cost) -> u64 {
         let (name, desc) = (v.name.as_deref(), v.description.as_deref());
         let fields = fields_used(name, &v.subscripts, &v.parameters, desc);
-        let content = self.variables.add(cost.bytes, labels::variable(v), fields);
+        let labels = self.remembered.variable(v);
+        let content = self.variables.add(cost.bytes, labels, fields);
         self.offer_entity(EntityKind::Variable, v.id, name, content);
         content
     }
@@ -112,9 +115,8 @@ impl MetadataTally {
     pub fn constraint(&mut self, c: &Constraint, cost: Cost) -> u64 {
         let (name, desc) = (c.name.as_deref(), c.description.as_deref());
         let fields = fields_used(name, &c.subscripts, &c.parameters, desc);
-        let content = self
-            .constraints
-            .add(cost.bytes, labels::constraint(c), fields);
+        let labels = self.remembered.constraint(c);
+        let content = self.constraints.add(cost.bytes, labels, fields);
         self.offer_entity(EntityKind::Constraint, c.id, name, content);
         content
     }

@@ -230,12 +230,14 @@ impl StatsCollector {
         k.all.add(self.layer, &e, cost);
         let family = match e.name {
             None => k.unnamed.get_or_insert_with(|| Accumulator::new(e.kind)),
-            Some(name) => {
-                if !k.named.contains_key(name) {
-                    k.named.insert(name.to_string(), Accumulator::new(e.kind));
-                }
-                k.named.get_mut(name).expect("inserted above")
-            }
+            // One look-up for a family seen before (nearly every entity).
+            Some(name) => match k.named.get_mut(name) {
+                Some(family) => family,
+                None => k
+                    .named
+                    .entry(name.to_string())
+                    .or_insert_with(|| Accumulator::new(e.kind)),
+            },
         };
         family.add(self.layer, &e, cost);
     }

@@ -10,7 +10,7 @@ use crate::profile::collections::{
 };
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 
-use super::leaves::{ConstraintLeaves, VariableLeaves};
+use super::leaves::{ConstraintLeaves, KeyedLeaves, VariableLeaves};
 use super::{FileWaste, Function, ModelError};
 
 /// An absent `Option<Parameters>`.
@@ -233,6 +233,24 @@ impl DecisionVariable {
     }
 }
 
+impl DecisionVariable {
+    /// A key that determines every leaf it has (`profile::replay::Tally`),
+    /// as a variable counted on the wire has; `None` with parameters.
+    pub fn leaf_key(&self) -> Option<u128> {
+        if !self.parameters.is_empty() {
+            return None;
+        }
+        VariableLeaves {
+            substituted_value: self.substituted_value,
+            name: self.name.as_deref(),
+            subscripts: self.subscripts.len(),
+            parameters: std::iter::empty(),
+            description: self.description.as_deref(),
+        }
+        .key()
+    }
+}
+
 impl LogicalMemoryProfile for DecisionVariable {
     fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
         let DecisionVariable {
@@ -339,6 +357,24 @@ impl Constraint {
             description,
         };
         Ok((constraint, waste))
+    }
+}
+
+impl Constraint {
+    /// A key that determines every leaf it has (`profile::replay::Tally`),
+    /// as a constraint counted on the wire has; `None` with parameters.
+    pub fn leaf_key(&self) -> Option<u128> {
+        if !self.parameters.is_empty() {
+            return None;
+        }
+        ConstraintLeaves {
+            function: self.function.shape(),
+            name: self.name.as_deref(),
+            subscripts: self.subscripts.len(),
+            parameters: std::iter::empty(),
+            description: self.description.as_deref(),
+        }
+        .key()
     }
 }
 

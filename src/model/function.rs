@@ -324,6 +324,29 @@ impl Function {
         }
     }
 
+    /// [`Function::for_each_variable`] for a consumer to which an id given
+    /// again is as nothing (a set filled, the first id found): every id at
+    /// least once, in the order first used, some repeats left out (a
+    /// quadratic term's first id once for a run of terms that share it, as
+    /// a row of a sorted quadratic does).
+    pub fn for_each_variable_first(&self, mut f: impl FnMut(u64)) {
+        let Function::Quadratic {
+            quadratic, linear, ..
+        } = self
+        else {
+            return self.for_each_variable(f);
+        };
+        let mut row = None;
+        for &((a, b), _) in quadratic {
+            if row != Some(a) {
+                f(a);
+                row = Some(a);
+            }
+            f(b);
+        }
+        linear.iter().for_each(|&(id, _)| f(id));
+    }
+
     /// The rule of its one leaf.
     pub fn rule(&self) -> &'static Rule {
         match self {
@@ -478,6 +501,37 @@ mod tests {
                     .collect(),
                 constant,
             })),
+        }
+    }
+
+    /// The ids in the order first used, for each variant; a quadratic's
+    /// rows given once.
+    #[test]
+    fn first_uses_are_those_of_every_use() {
+        let first = |ids: &mut dyn Iterator<Item = u64>| {
+            let mut seen = std::collections::BTreeSet::new();
+            ids.filter(|id| seen.insert(*id)).collect::<Vec<_>>()
+        };
+        let quadratic = Function::Quadratic {
+            quadratic: vec![((1, 1), 1.0), ((1, 4), 2.0), ((2, 3), 1.0), ((2, 5), 1.0)],
+            linear: vec![(0, 1.0), (6, 1.0)],
+            constant: 0.0,
+        };
+        let linear = Function::Linear {
+            terms: vec![(3, 1.0), (7, 2.0)],
+            constant: 1.0,
+        };
+        for f in [quadratic, linear, Function::Zero] {
+            let (mut all, mut some) = (Vec::new(), Vec::new());
+            f.for_each_variable(|id| all.push(id));
+            f.for_each_variable_first(|id| some.push(id));
+            assert_eq!(
+                first(&mut all.into_iter()),
+                first(&mut some.clone().into_iter())
+            );
+            if matches!(f, Function::Quadratic { .. }) {
+                assert_eq!(some, [1, 1, 4, 2, 3, 5, 0, 6]);
+            }
         }
     }
 

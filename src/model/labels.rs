@@ -141,6 +141,42 @@ pub fn removed(r: &RemovedConstraint) -> LabelBytes {
     }
 }
 
+/// [`variable`] and [`constraint`] of the entity of each kind seen last,
+/// by its leaf key (which determines every leaf, the labels' included):
+/// the entities of a kind mostly share it, and then share their labels'
+/// bytes.
+#[derive(Debug, Clone, Default)]
+pub struct Remembered {
+    variable: Option<(u128, LabelBytes)>,
+    constraint: Option<(u128, LabelBytes)>,
+}
+
+impl Remembered {
+    pub fn variable(&mut self, v: &DecisionVariable) -> LabelBytes {
+        remembered(&mut self.variable, v.leaf_key(), || variable(v))
+    }
+
+    pub fn constraint(&mut self, c: &Constraint) -> LabelBytes {
+        remembered(&mut self.constraint, c.leaf_key(), || constraint(c))
+    }
+}
+
+fn remembered(
+    last: &mut Option<(u128, LabelBytes)>,
+    key: Option<u128>,
+    labels: impl FnOnce() -> LabelBytes,
+) -> LabelBytes {
+    match (key, *last) {
+        (Some(key), Some((seen, bytes))) if key == seen => bytes,
+        (Some(key), _) => {
+            let bytes = labels();
+            *last = Some((key, bytes));
+            bytes
+        }
+        (None, _) => labels(),
+    }
+}
+
 /// The instance's description and annotations.
 pub fn instance(description: &Description, annotations: &Annotations) -> LabelBytes {
     LabelBytes {
@@ -164,6 +200,49 @@ mod tests {
     use super::*;
     use crate::model::{Equality, Function, Kind};
     use std::collections::BTreeMap;
+
+    /// Remembered by key, the labels are those of each entity itself:
+    /// the same key again, another key, none (parameters).
+    #[test]
+    fn remembered_labels_are_each_entitys_own() {
+        let v = |name: &str, subscripts: Vec<i64>, parameters: &[(&str, &str)]| DecisionVariable {
+            id: 1,
+            kind: Kind::Binary,
+            bound: (0.0, 1.0),
+            substituted_value: None,
+            name: Some(name.into()),
+            subscripts,
+            parameters: parameters
+                .iter()
+                .map(|&(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            description: None,
+        };
+        let mut remembered = Remembered::default();
+        for v in [
+            v("x", vec![1], &[]),
+            v("y", vec![2], &[]),
+            v("long", vec![1, 2], &[]),
+            v("x", vec![1], &[("k", "value")]),
+            v("x", vec![1], &[("k", "other value")]),
+            v("z", vec![3], &[]),
+        ] {
+            assert_eq!(remembered.variable(&v), variable(&v));
+        }
+        let c = |name: Option<&str>, function| Constraint {
+            name: name.map(Into::into),
+            function,
+            ..empty_constraint()
+        };
+        for c in [
+            c(Some("c"), Function::Zero),
+            c(Some("d"), Function::Zero),
+            c(None, Function::Constant(1.0)),
+            c(Some("longer"), Function::Zero),
+        ] {
+            assert_eq!(remembered.constraint(&c), constraint(&c));
+        }
+    }
 
     #[test]
     fn labels_and_their_empty_fields() {

@@ -18,7 +18,7 @@ use crate::pass::{MAX_FAMILIES, MAX_FAMILY_BYTES};
 use crate::profile::collections::{leaf, BTREE_MAP, ENUM, SCALAR_8};
 use crate::profile::family::{family_frame, GroupBy};
 use crate::profile::replay::{Replay, Tally};
-use crate::profile::wire_view::{self, TopLevelField};
+use crate::profile::wire_view::{self, Positions, TopLevelField};
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, LogicalMemoryVisitor, Path};
 use crate::profiled::{Accounting, InstanceCounts, ProfiledInstance, Schema};
 
@@ -121,11 +121,14 @@ pub(super) fn entry_leaves<T: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
 }
 
 /// Visits one entity into `accounts` (logical and, when asked, wire) and
-/// returns its cost. `element` is the entity as it was encoded.
+/// returns its cost. `element` is the entity as it was encoded; `key`, when
+/// given, determines every leaf of `value` (a variable's or a constraint's
+/// [`leaf_key`](crate::model::DecisionVariable::leaf_key)), which are then
+/// counted by it, as those of entities counted on the wire are.
 pub(super) fn account_entity<T: LogicalMemoryProfile>(
     frame: &'static str,
     name: Option<&str>,
-    value: &T,
+    (value, key): (&T, Option<u128>),
     element: TopLevelField<'_>,
     path: &mut Path,
     accounts: &mut Accounts,
@@ -138,17 +141,35 @@ pub(super) fn account_entity<T: LogicalMemoryProfile>(
         _ => 2,
     };
     let [memory, wire_bytes] = &mut accounts.held[kind];
-    if let Some(wire) = &mut accounts.wire {
-        let visitor = &mut wire_bytes.entity(wire);
-        wire_view::visit_top_level(element, family.clone(), path, visitor);
+    match (&mut accounts.wire, &family) {
+        (None, _) => {}
+        (Some(wire), None) => {
+            debug_assert!(path.frames().is_empty(), "entities are top-level fields");
+            accounts.wire_positions.count_top_level(element, wire);
+        }
+        (Some(wire), Some(_)) => {
+            let visitor = &mut wire_bytes.entity(wire);
+            wire_view::visit_top_level(element, family.clone(), path, visitor);
+        }
     }
-    let mut summing = Summing {
-        aggregate: &mut memory.entity(&mut accounts.memory),
-        bytes: 0,
+    let bytes = match (family, key) {
+        (None, Some(key)) => {
+            let tally = &mut accounts.held_keyed[kind];
+            tally.count_summed(Some(key), &mut accounts.memory, |visitor| {
+                entry_leaves(value, &mut path.with(frame), &mut { visitor })
+            })
+        }
+        (family, _) => {
+            let mut summing = Summing {
+                aggregate: &mut memory.entity(&mut accounts.memory),
+                bytes: 0,
+            };
+            visit_entity_entry(frame, family, value, path, &mut summing);
+            summing.bytes
+        }
     };
-    visit_entity_entry(frame, family, value, path, &mut summing);
     Cost {
-        bytes: summing.bytes,
+        bytes,
         wire_bytes: element.wire_bytes,
         waste: FileWaste::default(),
     }
@@ -225,6 +246,9 @@ pub struct Accounts {
     pub memory: Aggregate,
     /// Encoded bytes per path; `None` unless [`ProfileOptions::wire`].
     pub wire: Option<Aggregate>,
+    /// The node of each v1 wire position in `wire`, for the top-level
+    /// fields counted without a family frame.
+    pub(super) wire_positions: Positions,
     pub(super) group_by: GroupBy,
     /// Set when no analysis looks at the entities and the profile is the
     /// plain logical one: variables and constraints are then counted on
@@ -242,8 +266,13 @@ pub struct Accounts {
     pub(super) table_order: bool,
     /// Where the leaves of the held variables, constraints and removed
     /// constraints went, each kind's previous one (`profile::replay`), in
-    /// the logical profile and in the wire view.
+    /// the logical profile and in the wire view under family frames
+    /// (without them, the wire view is counted by position).
     pub(super) held: [[Replay; 2]; 3],
+    /// The held variables and constraints whose leaves a key determines,
+    /// counted by it in the logical profile (`Tally`), each kind apart;
+    /// added to it by [`Accounts::settle`].
+    pub(super) held_keyed: [Tally; 3],
     /// Whose layout the leaves follow: OMMX 2.9.3's, or 3.0's for v1 input
     /// counted as 3.0 converts it.
     pub(super) accounting: Accounting,
@@ -273,12 +302,14 @@ impl Accounts {
         Self {
             memory: Aggregate::new(),
             wire: options.wire.then(Aggregate::new),
+            wire_positions: Positions::default(),
             group_by: options.group_by,
             counting: None,
             spool_above: crate::pass::objective::SPOOL_ABOVE,
             in_place_above: crate::pass::objective::IN_PLACE_ABOVE,
             table_order: options.table_order,
             held: Default::default(),
+            held_keyed: Default::default(),
             accounting: Accounting::Ommx29,
             layer_annotations: None,
             comparing: false,
@@ -334,6 +365,9 @@ impl Accounts {
     /// Adds what was counted by key to the profile; done before the
     /// accounts are read or merged.
     pub(super) fn settle(&mut self) {
+        for tally in &mut self.held_keyed {
+            tally.settle(&mut self.memory);
+        }
         if let Some(counting) = &mut self.counting {
             counting.variables.settle(&mut self.memory);
             counting.constraints.settle(&mut self.memory);
@@ -360,6 +394,14 @@ impl Accounts {
         self.memory.merge_under(&[], &other.memory);
         if let (Some(mine), Some(theirs)) = (&mut self.wire, &other.wire) {
             mine.merge_under(&[], theirs);
+        }
+    }
+
+    /// Adds one top-level field of v1 input, without a family frame, to
+    /// the wire view when it is asked for.
+    pub(super) fn wire_top_level(&mut self, field: TopLevelField<'_>) {
+        if let Some(wire) = &mut self.wire {
+            self.wire_positions.count_top_level(field, wire);
         }
     }
 

@@ -197,7 +197,8 @@ impl Comparing {
         if let Err(e) = ommx30::check_finite_compact(objective) {
             return self.refuse(e);
         }
-        let variables = |note: &mut dyn FnMut(u64)| objective.for_each_variable(note);
+        // The first variable in use is what counts.
+        let variables = |note: &mut dyn FnMut(u64)| objective.for_each_variable_first(note);
         let dependency = match ommx30_rules(&self.uses, dependency, &variables) {
             Ok(dependency) => dependency,
             Err(EntityRefusal::Ommx30(e)) => return self.refuse(e),
@@ -320,14 +321,18 @@ fn substituted_out(
 ) -> Result<(), V2Error> {
     let (mut assigned, mut fixed) = (None, None);
     let note = |seen: &mut Option<u64>, id: u64| *seen = Some(seen.map_or(id, |s| s.min(id)));
-    objective_variables(&mut |id| {
-        if dependency.contains_key(&id) {
-            note(&mut assigned, id);
-        }
-        if uses.fixed.contains(&id) {
-            note(&mut fixed, id);
-        }
-    });
+    // No variable is in use when none is fixed or assigned (every fixed one
+    // is listed in `fixed_ids`): the objective's need not be walked.
+    if !uses.fixed_ids.is_empty() || !dependency.is_empty() {
+        objective_variables(&mut |id| {
+            if dependency.contains_key(&id) {
+                note(&mut assigned, id);
+            }
+            if uses.fixed.contains(&id) {
+                note(&mut fixed, id);
+            }
+        });
+    }
     let used = |id: &u64| uses.used.contains(id);
     let smallest = |a: Option<u64>, b: Option<u64>| a.into_iter().chain(b).min();
     // The dependency's keys ascend: the first is the smallest.

@@ -43,15 +43,12 @@ pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch
                 tag_bytes,
                 wire_bytes,
             } => {
-                if let Some(wire) = &mut accounts.wire {
-                    let element = TopLevelField {
-                        number: field,
-                        tag_bytes,
-                        wire_bytes,
-                        body: value_start.map(|start| &bytes[start..]),
-                    };
-                    wire_view::visit_top_level(element, None, &mut path, wire);
-                }
+                accounts.wire_top_level(TopLevelField {
+                    number: field,
+                    tag_bytes,
+                    wire_bytes,
+                    body: value_start.map(|start| &bytes[start..]),
+                });
                 Ok(Item::Rest(Part::Field(bytes)))
             }
             RawElement::Spooled(part) => {
@@ -147,7 +144,8 @@ pub(super) fn decode_entity(
             }
             laps.lap(Phase::Normalize);
             let frame = "Instance.decision_variables";
-            let cost = account_entity(frame, v.name.as_deref(), &v, element, path, accounts);
+            let held = (&v, v.leaf_key());
+            let cost = account_entity(frame, v.name.as_deref(), held, element, path, accounts);
             laps.lap(Phase::Aggregate);
             Item::Variable(Box::new(v), cost)
         }
@@ -171,7 +169,8 @@ pub(super) fn decode_entity(
             }
             laps.lap(Phase::Normalize);
             let frame = "Instance.constraints";
-            let cost = account_entity(frame, c.name.as_deref(), &c, element, path, accounts);
+            let held = (&c, c.leaf_key());
+            let cost = account_entity(frame, c.name.as_deref(), held, element, path, accounts);
             laps.lap(Phase::Aggregate);
             Item::Constraint(Box::new(c), Cost { waste, ..cost })
         }
@@ -186,7 +185,7 @@ pub(super) fn decode_entity(
             laps.lap(Phase::Normalize);
             let frame = "Instance.removed_constraints";
             let name = r.constraint.name.as_deref();
-            let cost = account_entity(frame, name, &r, element, path, accounts);
+            let cost = account_entity(frame, name, (&r, None), element, path, accounts);
             laps.lap(Phase::Aggregate);
             Item::Removed(Box::new(r), Cost { waste, ..cost })
         }
@@ -226,9 +225,7 @@ pub(super) fn decode_entity(
             laps.lap(Phase::Normalize);
             // 2.9.3 does not count named functions in memory; their bytes
             // are in the file all the same.
-            if let Some(wire) = &mut accounts.wire {
-                wire_view::visit_top_level(element, None, path, wire);
-            }
+            accounts.wire_top_level(element);
             laps.lap(Phase::Aggregate);
             Item::Named(
                 Box::new(named),

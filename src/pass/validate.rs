@@ -349,7 +349,8 @@ impl State {
 
     pub(super) fn uses(&mut self, user: User, function: &Function) -> Result<(), InstanceError> {
         let mut fresh = false;
-        function.for_each_variable(|id| fresh |= self.used(user, id));
+        // Only an id's first use counts (`used`).
+        function.for_each_variable_first(|id| fresh |= self.used(user, id));
         self.pending_within(fresh)
     }
 

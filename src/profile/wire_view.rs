@@ -21,8 +21,10 @@ use crate::wire::fields::map_entry;
 use crate::wire::WireType;
 use Shape::Message;
 
+mod positions;
 mod v1;
 mod v2;
+pub use positions::Positions;
 use v1::{
     BOUND_V2, DESCRIPTION, FNV_STRING_ENTRY, HASH_ENTRY, INSTANCE, LINEAR, POLYNOMIAL, QUADRATIC,
 };
@@ -199,10 +201,12 @@ struct Cursor<'a> {
 }
 
 impl Cursor<'_> {
+    #[inline]
     fn varint(&mut self) -> Option<u64> {
         crate::wire::varint(self.bytes, &mut self.at)
     }
 
+    #[inline]
     fn advance(&mut self, n: u64) -> Option<()> {
         let end = self.at.checked_add(usize::try_from(n).ok()?)?;
         (end <= self.bytes.len()).then(|| self.at = end)
@@ -210,7 +214,15 @@ impl Cursor<'_> {
 
     /// Skips the value of the field whose `key` was just read (groups
     /// included, to their end key).
+    #[inline]
     fn skip_at(&mut self, key: u64, depth: u32) -> Option<()> {
+        // The scalars of nearly every field, without the call.
+        match key & 7 {
+            0 => return self.varint().map(drop),
+            1 => return self.advance(8),
+            5 => return self.advance(4),
+            _ => {}
+        }
         let wire_type = WireType::from_bits(key)?;
         crate::wire::slice::skip(self.bytes, &mut self.at, key >> 3, wire_type, depth)
     }

@@ -394,11 +394,16 @@ fn check_ids(
     let mut pending = transients.iter().peekable();
     let mut made = Vec::new();
     let mut ids = Pushed::new(8);
-    for i in 0..n {
+    let mut i = 0;
+    while i < n {
         while let Some((size, _)) = pending.next_if(|&&(_, at)| at <= i) {
             made.push(m.malloc(*size));
         }
         ids.push(m, i + 1);
+        // Nothing is made until the next entry's value or the next growth:
+        // the pushes between write into the list's capacity.
+        let next_value = pending.peek().map_or(n, |&&(_, at)| at);
+        i = (i + 1).max(next_value.min(ids.next_growth()));
     }
     free_all(m, made);
     if sorted_copy {

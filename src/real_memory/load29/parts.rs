@@ -35,6 +35,12 @@ impl Pushed {
         self.cap = cap;
     }
 
+    /// The index of the next push that grows it (pushes before it only
+    /// write into its capacity).
+    pub(in crate::real_memory) fn next_growth(&self) -> u64 {
+        self.cap
+    }
+
     /// `n` pushes from empty.
     pub(in crate::real_memory) fn grown(m: &mut Malloc, n: u64, elem: u64) -> Pushed {
         let mut v = Pushed::new(elem);

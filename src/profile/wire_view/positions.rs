@@ -1,0 +1,393 @@
+//! The v1 wire view counted by position, the walk of [`super`] without a
+//! path: OMMX 2.9.3's schema holds no message inside itself, so every path
+//! the walk can give a leaf is known before any byte is read. Each is a
+//! **position**, numbered once ([`Compiled`]); a walk then adds each leaf to
+//! its position's node in the aggregate, found once per aggregate
+//! ([`Positions`]), where [`super::visit_top_level`] pushes frames and looks
+//! the path up leaf after leaf. The leaves, their order and the nodes they
+//! create are the same: a position's node is looked up at its first nonzero
+//! leaf, where a visit would have created it.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::v1::INSTANCE;
+use super::{Cursor, Schema, Shape, TopLevelField, LENGTH, MAX_DEPTH, TAG, UNKNOWN};
+use crate::profile::{Aggregate, Frame, NodeId};
+
+/// One known field at its place: the positions of its leaves and, for a
+/// nested message, that message's fields there.
+#[derive(Debug, Clone, Copy)]
+struct Field {
+    number: u32,
+    shape: Shape,
+    /// The field's path itself (its value's bytes), `;Wire[tag]`,
+    /// `;Wire[length]`, `;Zero` and `;Constant` below it.
+    value: usize,
+    tag: usize,
+    length: usize,
+    zero: usize,
+    constant: usize,
+    /// Index in [`Compiled::messages`] of the nested message at this place.
+    message: Option<usize>,
+}
+
+/// A message at one place: its known fields, and where its unknown ones go.
+#[derive(Debug)]
+struct Message {
+    fields: Vec<Field>,
+    unknown: usize,
+}
+
+impl Message {
+    #[inline]
+    fn field(&self, number: u64) -> Option<&Field> {
+        self.fields.iter().find(|f| u64::from(f.number) == number)
+    }
+}
+
+/// Every position of the v1 schema, from `Instance` down.
+#[derive(Debug)]
+struct Compiled {
+    /// Each position's path.
+    paths: Vec<Vec<Frame>>,
+    messages: Vec<Message>,
+}
+
+/// The top-level message (`Instance`) is the first compiled.
+const INSTANCE_AT: usize = 0;
+
+impl Compiled {
+    fn get() -> &'static Compiled {
+        static COMPILED: OnceLock<Compiled> = OnceLock::new();
+        COMPILED.get_or_init(|| {
+            let mut builder = Builder::default();
+            builder.message(&INSTANCE, &[]);
+            Compiled {
+                paths: builder.paths,
+                messages: builder.messages,
+            }
+        })
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    paths: Vec<Vec<Frame>>,
+    index: HashMap<Vec<&'static str>, usize>,
+    messages: Vec<Message>,
+}
+
+impl Builder {
+    /// The position of `path`, numbered when first seen.
+    fn position(&mut self, path: &[&'static str]) -> usize {
+        if let Some(&at) = self.index.get(path) {
+            return at;
+        }
+        self.paths
+            .push(path.iter().map(|&f| Frame::Borrowed(f)).collect());
+        self.index.insert(path.to_vec(), self.paths.len() - 1);
+        self.paths.len() - 1
+    }
+
+    /// Compiles `schema` at `path`; its index in `messages`.
+    fn message(&mut self, schema: &'static Schema, path: &[&'static str]) -> usize {
+        let at = self.messages.len();
+        let unknown = self.position(&[path, &[UNKNOWN]].concat());
+        self.messages.push(Message {
+            fields: Vec::new(),
+            unknown,
+        });
+        let fields = schema
+            .fields
+            .iter()
+            .map(|&(number, frames, shape)| {
+                let here = [path, frames].concat();
+                let below = |s: &'static str| [here.as_slice(), &[s]].concat();
+                let message = match shape {
+                    Shape::Message(inner) | Shape::Entry(inner, _) => {
+                        Some(self.message(inner, &here))
+                    }
+                    Shape::Payload | Shape::Constant => None,
+                };
+                Field {
+                    number,
+                    shape,
+                    value: self.position(&here),
+                    tag: self.position(&below(TAG)),
+                    length: self.position(&below(LENGTH)),
+                    zero: self.position(&below("Zero")),
+                    constant: self.position(&below("Constant")),
+                    message,
+                }
+            })
+            .collect();
+        self.messages[at].fields = fields;
+        at
+    }
+}
+
+/// The node of each position in one aggregate, looked up at the position's
+/// first nonzero leaf; kept beside that aggregate, and only for it.
+#[derive(Debug, Clone, Default)]
+pub struct Positions {
+    nodes: Vec<Option<NodeId>>,
+}
+
+/// A walk's leaves into one aggregate.
+struct Counter<'a> {
+    compiled: &'static Compiled,
+    nodes: &'a mut Vec<Option<NodeId>>,
+    aggregate: &'a mut Aggregate,
+}
+
+impl Counter<'_> {
+    /// One leaf at `position`; as a visit, zero-byte leaves are dropped.
+    #[inline(always)]
+    fn leaf(&mut self, position: usize, bytes: usize) {
+        if bytes == 0 {
+            return;
+        }
+        let node = match self.nodes[position] {
+            Some(node) => node,
+            None => {
+                let node = self.aggregate.node_for(&self.compiled.paths[position]);
+                self.nodes[position] = Some(node);
+                node
+            }
+        };
+        self.aggregate.add(node, bytes as u64, 1);
+    }
+
+    /// [`super::visit_message`] of `message` at its place.
+    fn message(&mut self, message: usize, body: &[u8], depth: u32) {
+        let compiled = self.compiled;
+        let message = &compiled.messages[message];
+        let mut cur = Cursor { bytes: body, at: 0 };
+        while cur.at < body.len() {
+            let start = cur.at;
+            let parsed = cur.varint().and_then(|key| {
+                let tag_end = cur.at;
+                let wire_type = key & 7;
+                let known = message
+                    .field(key >> 3)
+                    .filter(|_| depth < MAX_DEPTH && wire_type != 3 && wire_type != 4);
+                let Some(field) = known else {
+                    cur.skip_at(key, depth)?;
+                    self.leaf(message.unknown, cur.at - start);
+                    return Some(());
+                };
+                let len_start = cur.at;
+                let inner = if wire_type == 2 {
+                    let len = cur.varint()?;
+                    let value_start = cur.at;
+                    cur.advance(len)?;
+                    Some(&body[value_start..cur.at])
+                } else {
+                    cur.skip_at(key, depth)?;
+                    None
+                };
+                self.field(
+                    field,
+                    tag_end - start,
+                    &body[len_start..cur.at],
+                    inner,
+                    depth,
+                );
+                Some(())
+            });
+            if parsed.is_none() {
+                self.leaf(message.unknown, body.len() - start);
+                return;
+            }
+        }
+    }
+
+    /// [`super::visit_field`] at `field`'s place.
+    #[inline]
+    fn field(&mut self, field: &Field, tag: usize, value: &[u8], inner: Option<&[u8]>, depth: u32) {
+        self.leaf(field.tag, tag);
+        match (inner, field.message) {
+            (Some(inner), Some(message)) => {
+                self.leaf(field.length, value.len() - inner.len());
+                self.message(message, inner, depth + 1);
+            }
+            (Some(inner), None) => {
+                self.leaf(field.length, value.len() - inner.len());
+                self.leaf(field.value, inner.len());
+            }
+            (None, _) if matches!(field.shape, Shape::Constant) => {
+                let zero = value
+                    .try_into()
+                    .map(f64::from_le_bytes)
+                    .is_ok_and(|c| c == 0.0);
+                let variant = if zero { field.zero } else { field.constant };
+                self.leaf(variant, value.len());
+            }
+            (None, _) => self.leaf(field.value, value.len()),
+        }
+    }
+}
+
+impl Positions {
+    /// [`super::visit_top_level`] of `field` at the root of the path, with
+    /// no family frame, into `aggregate` (always the same one).
+    pub fn count_top_level(&mut self, field: TopLevelField<'_>, aggregate: &mut Aggregate) {
+        let compiled = Compiled::get();
+        if self.nodes.is_empty() {
+            self.nodes = vec![None; compiled.paths.len()];
+        }
+        let mut counter = Counter {
+            compiled,
+            nodes: &mut self.nodes,
+            aggregate,
+        };
+        let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let instance = &compiled.messages[INSTANCE_AT];
+        let Some(known) = instance.field(u64::from(field.number)) else {
+            counter.leaf(instance.unknown, to_usize(field.wire_bytes));
+            return;
+        };
+        // As `visit_element`: the element's tag, its length prefix and its
+        // value, walked when it is a message.
+        counter.leaf(known.tag, to_usize(field.tag_bytes));
+        let value = field.wire_bytes - field.tag_bytes;
+        match (field.body, known.message) {
+            (Some(body), message) => {
+                counter.leaf(known.length, to_usize(value - body.len() as u64));
+                match message {
+                    Some(message) => counter.message(message, body, 0),
+                    None => counter.leaf(known.value, body.len()),
+                }
+            }
+            (None, _) => counter.leaf(known.value, to_usize(value)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Path;
+
+    /// A small xorshift, for reproducible random elements.
+    struct Random(u64);
+
+    impl Random {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    fn varint(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    /// A random body of `schema`: its known fields, mostly of the wire type
+    /// their shape has, nested messages filled in turn, unknown fields and
+    /// now and then a wrong wire type or a group.
+    fn body(schema: &Schema, random: &mut Random, depth: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        for _ in 0..random.below(6) {
+            let (number, shape) = match random.below(10) {
+                0 => (20 + random.below(5) as u32, Shape::Payload),
+                _ if schema.fields.is_empty() => (1, Shape::Payload),
+                _ => {
+                    let (n, _, shape) =
+                        schema.fields[random.below(schema.fields.len() as u64) as usize];
+                    (n, shape)
+                }
+            };
+            let wire_type = match (shape, random.below(12)) {
+                (_, 0) => random.below(6),
+                (Shape::Message(_) | Shape::Entry(..), _) => 2,
+                (Shape::Constant, _) => 1,
+                (Shape::Payload, r) => [0, 1, 2, 5][r as usize % 4],
+            };
+            varint(&mut out, u64::from(number) << 3 | wire_type);
+            match wire_type {
+                0 => {
+                    let bits = 7 * random.below(5);
+                    varint(&mut out, random.below(1 << bits));
+                }
+                1 => {
+                    let value = [0.0f64, -0.0, 1.5][random.below(3) as usize];
+                    out.extend_from_slice(&value.to_le_bytes());
+                }
+                2 => {
+                    let inner = match shape {
+                        Shape::Message(inner) | Shape::Entry(inner, _) if depth < 6 => {
+                            body(inner, random, depth + 1)
+                        }
+                        _ => (0..random.below(4)).map(|i| b'a' + i as u8).collect(),
+                    };
+                    varint(&mut out, inner.len() as u64);
+                    out.extend_from_slice(&inner);
+                }
+                3 => varint(&mut out, u64::from(number) << 3 | 4),
+                5 => out.extend_from_slice(&[1, 2, 3, 4]),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Every node (in the order made) and every leaf of the two.
+    fn nodes(aggregate: &Aggregate) -> (Vec<String>, Vec<(String, u64, u64)>) {
+        let order = (0..aggregate.len()).map(|id| aggregate.frames_of(id).join(";"));
+        (order.collect(), aggregate.own_lines())
+    }
+
+    /// Counted by position, random elements of every top-level field (some
+    /// cut short, some with garbage) give the aggregate the walk with a
+    /// path gives: the same leaves, and the same nodes made in the same
+    /// order.
+    #[test]
+    fn counted_by_position_as_walked() {
+        let mut random = Random(0x2545_f491_4f6c_dd1d);
+        let (mut walked, mut counted) = (Aggregate::new(), Aggregate::new());
+        let mut positions = Positions::default();
+        for _ in 0..3_000 {
+            let (number, shape) = match random.below(14) {
+                13 => (99, Shape::Payload),
+                i => {
+                    let (n, _, shape) = INSTANCE.fields[i as usize % INSTANCE.fields.len()];
+                    (n, shape)
+                }
+            };
+            let mut value = match shape {
+                Shape::Message(schema) => body(schema, &mut random, 0),
+                _ => vec![7; random.below(3) as usize],
+            };
+            match random.below(8) {
+                0 => value.truncate(random.below(value.len() as u64 + 1) as usize),
+                1 => value.push(0xff),
+                _ => {}
+            }
+            let varint_value = random.below(4) == 0;
+            let mut prefix = Vec::new();
+            varint(&mut prefix, value.len() as u64);
+            let field = TopLevelField {
+                number,
+                tag_bytes: 1,
+                wire_bytes: 1 + if varint_value {
+                    1
+                } else {
+                    (prefix.len() + value.len()) as u64
+                },
+                body: (!varint_value).then_some(&value[..]),
+            };
+            super::super::visit_top_level(field, None, &mut Path::new(), &mut walked);
+            positions.count_top_level(field, &mut counted);
+        }
+        assert_eq!(nodes(&walked), nodes(&counted));
+        assert!(walked.len() > 100, "the elements reach deep");
+    }
+}
