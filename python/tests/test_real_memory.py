@@ -86,16 +86,7 @@ def test_the_estimate_is_within_tolerance_of_ommx(shape, tmp_path):
     assert 0 < held <= measured["resident"] + 2 * MIB, report
 
 
-# Removed constraints' load is not simulated under 3.0 yet: the closed form's peak is -18 %.
-NOT_MADE_UNDER_30 = pytest.mark.xfail(
-    strict=True, reason="3.0.0b7's load of removed constraints: the closed form, peak -18 %"
-)
-
-
-@pytest.mark.parametrize(
-    "shape",
-    [pytest.param(s, marks=NOT_MADE_UNDER_30) if s == "removed" else s for s in sorted(SHAPES)],
-)
+@pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_the_ommx30_estimate_is_within_tolerance_of_ommx30(shape, tmp_path):
     """The same under OMMX 3.0.0b7 (`--accounting 3.0`, `Instance.from_v1_bytes`),
     against what it was measured to take on the same bytes."""

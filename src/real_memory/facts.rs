@@ -96,6 +96,10 @@ pub enum Field {
     Other,
 }
 
+/// 3.0's frames of a removed constraint's reason and its parameters.
+const REASON: &str = "RemovedReason.reason";
+const REASON_PARAMETERS: &str = "RemovedReason.parameters";
+
 /// Which parameter map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Map {
@@ -106,7 +110,9 @@ pub enum Map {
 impl Field {
     /// The field a frame names (a map's key: `key` with the map's frame).
     fn of(frame: &str, key: bool) -> Field {
-        let map = if frame.ends_with(".removed_reason_parameters") {
+        // A removed constraint's reason and its parameters: 2.9.3's fields,
+        // 3.0's `RemovedReason`'s.
+        let map = if frame.ends_with(".removed_reason_parameters") || frame == REASON_PARAMETERS {
             Some(Map::RemovedReason)
         } else if frame.ends_with(".parameters") {
             Some(Map::Parameters)
@@ -119,7 +125,7 @@ impl Field {
             None if frame.starts_with("Description.") => Field::Other,
             None if frame.ends_with(".name") => Field::Name,
             None if frame.ends_with(".description") => Field::Description,
-            None if frame.ends_with(".removed_reason") => Field::RemovedReason,
+            None if frame.ends_with(".removed_reason") || frame == REASON => Field::RemovedReason,
             None if frame.ends_with(".subscripts") => Field::Subscripts,
             None => Field::Other,
         }
@@ -328,10 +334,43 @@ fn is_string(frame: &str) -> bool {
     frame.ends_with(".name")
         || frame.ends_with(".description")
         || frame.ends_with(".removed_reason")
+        || frame == REASON
         || frame.starts_with("Description.")
 }
 
 /// A field holding a map of strings to strings.
 fn is_string_map(frame: &str) -> bool {
     frame.ends_with(".parameters") || frame.ends_with(".removed_reason_parameters")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A removed constraint's reason and its parameters are the same fields
+    /// under 3.0's frames as under 2.9.3's.
+    #[test]
+    fn a_removed_reason_is_read_off_either_runtimes_frames() {
+        let reason = Field::RemovedReason;
+        let map = Map::RemovedReason;
+        for (frame, key, field) in [
+            ("RemovedConstraint.removed_reason", false, reason),
+            ("RemovedReason.reason", false, reason),
+            (
+                "RemovedConstraint.removed_reason_parameters",
+                true,
+                Field::Key(map),
+            ),
+            ("RemovedReason.parameters", true, Field::Key(map)),
+            ("RemovedReason.parameters", false, Field::Value(map)),
+            (
+                "Constraint.parameters",
+                false,
+                Field::Value(Map::Parameters),
+            ),
+        ] {
+            assert_eq!(Field::of(frame, key), field, "{frame}");
+            assert!(is_string(frame) || is_string_map(frame), "{frame}");
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Facts of instances the tests of the real-memory models share (read off
 //! bench/real_memory.py's instances as `Facts::of` reads them).
 
-use super::facts::{Facts, Field, Functions, Group, Owner};
+use super::facts::{Facts, Field, Functions, Group, Map, Owner};
 use crate::model::function::Variant;
 
 /// lp-10k of bench/real_memory.py: 10,000 named variables with one
@@ -46,5 +46,42 @@ pub(super) fn each(count: u64, owner: Owner, field: Field) -> Group {
         size: count,
         owner,
         field,
+    }
+}
+
+/// removed-20k of bench/real_memory.py: 20,000 unnamed variables, an
+/// objective over all, 10,000 constraints of 10 terms and a constant, as
+/// many removed ones, each with the reason "relaxed" and one parameter (as
+/// `Facts::of` reads them off either runtime's profile).
+pub(super) fn removed_20k() -> Facts {
+    let group = |size, field| Group {
+        count: 10_000,
+        size,
+        owner: Owner::Removed,
+        field,
+    };
+    let linear = |owner, count, terms| Functions {
+        variant: Variant::Linear,
+        owner,
+        count,
+        terms,
+    };
+    Facts {
+        variables: 20_000,
+        constraints: 10_000,
+        removed: 10_000,
+        functions: vec![
+            linear(Owner::Constraints, 10_000, 110_000),
+            linear(Owner::Removed, 10_000, 110_000),
+            linear(Owner::Objective, 1, 20_000),
+        ],
+        strings: vec![
+            group(70_000, Field::RemovedReason),
+            group(10_000, Field::Value(Map::RemovedReason)),
+            group(50_000, Field::Key(Map::RemovedReason)),
+        ],
+        parameters: vec![group(10_000, Field::Parameters(Map::RemovedReason))],
+        payload: 4_185_347,
+        ..Facts::default()
     }
 }

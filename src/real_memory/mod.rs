@@ -264,7 +264,7 @@ mod tests {
 
     /// Under 3.0's accounting the resident and the load peak are the
     /// simulated load's, where its recipe makes the shape; the closed form's
-    /// elsewhere.
+    /// elsewhere (v2 input).
     #[test]
     fn under_ommx30_both_figures_are_the_simulated_loads() {
         let mut f = lp_10k();
@@ -282,7 +282,7 @@ mod tests {
         assert_eq!(chosen.resident, simulated.resident);
         assert_eq!(chosen.load_peak, simulated.load_peak);
         assert!(chosen.held.total() <= chosen.resident);
-        f.removed = 1;
+        f.schema = Schema::V2;
         assert_eq!(
             estimate(&f, Accounting::Ommx30, Effort::Simulate),
             estimate(&f, Accounting::Ommx30, Effort::ClosedForm)

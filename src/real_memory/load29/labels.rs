@@ -30,16 +30,16 @@ const ENTRY: u64 = 48;
 pub(in crate::real_memory) struct Labels {
     pub(in crate::real_memory) name: Option<u64>,
     pub(in crate::real_memory) subscripts: Option<u64>,
-    pub(super) parameters: Option<Parameters>,
+    pub(in crate::real_memory) parameters: Option<Parameters>,
     pub(in crate::real_memory) description: Option<u64>,
-    pub(super) reason: Option<u64>,
-    pub(super) reason_parameters: Option<Parameters>,
+    pub(in crate::real_memory) reason: Option<u64>,
+    pub(in crate::real_memory) reason_parameters: Option<Parameters>,
 }
 
 /// A parameter map: its entries, and the mean length of a key and a value.
 #[derive(Clone, Copy)]
-pub(super) struct Parameters {
-    pub(super) entries: u64,
+pub(in crate::real_memory) struct Parameters {
+    pub(in crate::real_memory) entries: u64,
     pub(super) key: u64,
     pub(super) value: u64,
 }
@@ -125,11 +125,6 @@ impl Labels {
             return None;
         }
         Some(l)
-    }
-
-    /// The entries of each entity's parameter map, if it has one.
-    pub(in crate::real_memory) fn parameter_entries(&self) -> Option<u64> {
-        self.parameters.map(|p| p.entries)
     }
 
     /// Whether the entities carry a parameter map (their decoded tables

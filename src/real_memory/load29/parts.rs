@@ -81,7 +81,7 @@ pub(super) fn grown_table(m: &mut Malloc, items: u64, entry: u64) -> Option<Ptr>
 }
 
 /// A node of a `BTreeMap` and its children.
-pub(super) struct Node {
+pub(in crate::real_memory) struct Node {
     keys: u64,
     ptr: Ptr,
     children: Vec<Node>,
@@ -155,7 +155,7 @@ impl Tree {
     }
 
     /// The finished tree's root.
-    pub(super) fn root(self) -> Option<Node> {
+    pub(in crate::real_memory) fn root(self) -> Option<Node> {
         let mut below: Option<Node> = None;
         for mut node in self.spine {
             node.children.extend(below.take());
@@ -197,7 +197,11 @@ pub(super) fn clone_tree(
 
 /// A `BTreeMap` consumed by its `IntoIter`: entries in key order, each node
 /// freed once its entries and children are done.
-pub(super) fn consume_tree(m: &mut Malloc, node: Node, entry: &mut impl FnMut(&mut Malloc)) {
+pub(in crate::real_memory) fn consume_tree(
+    m: &mut Malloc,
+    node: Node,
+    entry: &mut impl FnMut(&mut Malloc),
+) {
     let mut children = node.children.into_iter();
     if let Some(first) = children.next() {
         consume_tree(m, first, entry);

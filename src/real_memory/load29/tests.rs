@@ -1,7 +1,7 @@
 use super::*;
 use crate::profiled::{ByOwner, Unprofiled};
-use crate::real_memory::facts::{Field, Functions, Group, Map};
-use crate::real_memory::fixtures::{each, lp_10k};
+use crate::real_memory::facts::{Field, Functions, Group};
+use crate::real_memory::fixtures::{each, lp_10k, removed_20k};
 
 const MIB: f64 = 1048576.0;
 
@@ -178,36 +178,6 @@ fn a_polynomial_objective_loads_as_measured() {
     let f = polynomial_objective(20_000, 79_999, [240_296, 26_843, 107_372], 2_069_431);
     let s = simulate(&f, u64::MAX).expect("a polynomial objective");
     near(s.resident as f64 / MIB, 30.7, 0.05);
-}
-
-/// removed-20k: 20,000 unnamed variables, an objective over all, 10,000
-/// constraints of 10 terms and a constant, as many removed ones, each with
-/// the reason "relaxed" and one parameter; measured resident 57.2 MiB.
-fn removed_20k() -> Facts {
-    let group = |size, field| Group {
-        count: 10_000,
-        size,
-        owner: Owner::Removed,
-        field,
-    };
-    Facts {
-        variables: 20_000,
-        constraints: 10_000,
-        removed: 10_000,
-        functions: vec![
-            linear(Owner::Constraints, 10_000, 110_000),
-            linear(Owner::Removed, 10_000, 110_000),
-            linear(Owner::Objective, 1, 20_000),
-        ],
-        strings: vec![
-            group(70_000, Field::RemovedReason),
-            group(10_000, Field::Value(Map::RemovedReason)),
-            group(50_000, Field::Key(Map::RemovedReason)),
-        ],
-        parameters: vec![group(10_000, Field::Parameters(Map::RemovedReason))],
-        payload: 4_185_347,
-        ..Facts::default()
-    }
 }
 
 #[test]

@@ -15,11 +15,15 @@ pub(super) fn predicted(r: &Recipe) -> u64 {
         |sizes: &[(u64, u64)]| -> u64 { sizes.iter().map(|&(n, _)| 2 * table_sizes(n)).sum() };
     let per_variable = labels(&s.variable_labels);
     let per_constraint = labels(&s.constraint_labels) + function(&s.constraint, 1, s.variables);
-    // The maps' nodes (made once), the id sets (made and freed).
-    let nodes = (s.variables + s.constraints) / 5;
-    let sets = 2 * (4 * id_nodes(s.variables) + id_nodes(s.constraints)) + 12;
+    // A removed constraint's function is converted, not checked.
+    let per_removed = labels(&s.removed_labels) + converted(&s.removed_function);
+    // The maps' nodes (made once; the removed ones' made, freed and made
+    // again), the id sets (made and freed).
+    let nodes = (s.variables + s.constraints + 3 * s.removed) / 5;
+    let sets = 2 * (4 * id_nodes(s.variables) + id_nodes(s.constraints + s.removed)) + 12;
     1 + s.variables * per_variable
         + s.constraints * per_constraint
+        + s.removed * per_removed
         + function(&s.objective, 0, s.variables)
         + maps(&r.variable_maps)
         + maps(&r.constraint_maps)
@@ -29,18 +33,32 @@ pub(super) fn predicted(r: &Recipe) -> u64 {
 
 /// An entity's labels' calls: each string decoded, a list pushed (3.0
 /// moves them into its label maps, which `predicted` counts apart), a
-/// parameter map's keys and values, its table grown, made anew and freed.
+/// parameter map's keys and values, its table grown, made anew and freed
+/// (a removed constraint's reason's too).
 fn labels(l: &Labels) -> u64 {
-    let strings = [l.name, l.description].iter().flatten().count() as u64;
-    let maps = l
-        .parameter_entries()
-        .map_or(0, |n| 2 * n + 2 * table_sizes(n) + 2);
+    let strings = [l.name, l.description, l.reason].iter().flatten().count() as u64;
+    let maps = [l.parameters, l.reason_parameters];
+    let maps: u64 = maps
+        .iter()
+        .flatten()
+        .map(|p| 2 * p.entries + 2 * table_sizes(p.entries) + 2)
+        .sum();
     strings + l.subscripts.map_or(0, pushes) + maps
 }
 
 /// A function's calls: decoded, converted into its table, its ids checked
 /// twice.
 fn function(g: &Function, constant: u64, distinct: u64) -> u64 {
+    if g.terms == 0 {
+        return 0;
+    }
+    let ids = g.ids(constant);
+    let check = 2 + pushes(ids) + 1 + 2 * id_nodes(ids.min(distinct));
+    converted(g) + 2 * check
+}
+
+/// A function's calls: decoded, converted into its table.
+fn converted(g: &Function) -> u64 {
     if g.terms == 0 {
         return 0;
     }
@@ -61,8 +79,5 @@ fn function(g: &Function, constant: u64, distinct: u64) -> u64 {
             (pushes(g.terms) + 1 + ids, 0)
         }
     };
-    let ids = g.ids(constant);
-    let convert = 2 * table_sizes(g.terms) - 1 + part;
-    let check = 2 + pushes(ids) + 1 + 2 * id_nodes(ids.min(distinct));
-    decode + convert + 2 * check
+    decode + 2 * table_sizes(g.terms) - 1 + part
 }

@@ -27,12 +27,23 @@
 //!   from twice as many ids, the constraints'), all freed at the end;
 //! - the Python object (1,744 bytes), the last call.
 //!
+//! Removed constraints (traced on removed-20k: `bench/real_memory.py`'s
+//! removed shape, each with a reason and one parameter) are converted
+//! after the constraints' first checks and not checked: each one's
+//! function's table, its reason's parameter map made anew (`RemovedReason`
+//! collects it into an `FnvHashMap`), it in a `BTreeMap` of 232-byte values
+//! (its constraint, its labels, its reason); their messages freed; then
+//! that map consumed into the instance's, of 104-byte values (the
+//! constraint and its reason), its labels moved to the constraints' label
+//! maps; the constraints' id set at the end spans them too.
+//!
 //! There is no `to_bytes` round trip and no arena: the load's peak is the
 //! conversion's or the checks', which this samples where they are largest
-//! (the largest table's last growth, an id list beside its sort's scratch).
-//! Shapes it does not make yet (removed constraints, an instance-wide list
-//! or map) and v2 input (`from_v2_bytes` decodes
-//! 3.0's own message) say `None` and get the closed form (`ommx30.rs`).
+//! (the largest table's last growth, an id list beside its sort's scratch,
+//! the removed constraints' conversion with their messages still there).
+//! Shapes it does not make yet (removed constraints' own labels, an
+//! instance-wide list or map) and v2 input (`from_v2_bytes` decodes 3.0's
+//! own message) say `None` and get the closed form (`ommx30.rs`).
 
 mod calls;
 
@@ -43,12 +54,19 @@ use super::ommx29::size;
 use crate::model::alloc::{btree_internal, btree_leaf, buckets, table, table_of};
 use crate::profiled::Schema;
 use glibc_model::{Malloc, Ptr};
-use load29::parts::{free_all, id_set, Pushed, Tree};
+use load29::parts::{consume_tree, free_all, id_set, Pushed, Tree};
 
 /// A variable's value in 3.0's `BTreeMap` (its kind and bound), and a
 /// constraint's.
 const VARIABLE: u64 = 24;
 const CONSTRAINT: u64 = 48;
+/// A removed constraint as its parse makes it (the constraint, 48 bytes,
+/// its labels, 128, and its removed reason, a `String` and an
+/// `FnvHashMap`: 2,656-byte leaves, 2,752-byte internal nodes, traced), and
+/// as the instance keeps it (the constraint and its reason: 1,248 and
+/// 1,344).
+const REMOVED_PARSED: u64 = 232;
+const REMOVED: u64 = 104;
 /// An entry of a label map: an id and a `String` or `Vec`; of the
 /// parameters' map, an id and an `FnvHashMap`.
 const LABEL_ENTRY: u64 = 32;
@@ -92,9 +110,17 @@ impl Recipe {
                 .collect();
             sizes.iter().all(|&(n, _)| n <= entities).then_some(sizes)
         };
-        // 3.0's load of v2 bytes (`from_v2_bytes`) decodes another message;
-        // its removed constraints are not made yet.
-        if f.schema != Schema::V1 || f.removed > 0 {
+        // 3.0's load of v2 bytes (`from_v2_bytes`) decodes another message.
+        // A removed constraint's own labels (name, subscripts, parameters,
+        // description) go to the constraints' label maps as its parse is
+        // rebuilt, which no trace has shown yet: only its reason and the
+        // reason's parameters are made.
+        let l = &blueprint.removed_labels;
+        let labelled = l.name.is_some()
+            || l.subscripts.is_some()
+            || l.parameters.is_some()
+            || l.description.is_some();
+        if f.schema != Schema::V1 || labelled {
             return None;
         }
         Some(Recipe {
@@ -179,14 +205,15 @@ fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> Simulated {
         variable_tables,
         objective,
         constraints,
-        removed: _,
+        removed,
     } = load29::decode(s, &mut m);
     // What the decoded message's vectors leave unwritten: the variables',
-    // the objective's, the constraints'.
+    // the objective's, the constraints', the removed ones'.
     let unwritten = [
         Peak::unwritten(&m, s.variables, size::VARIABLE_MESSAGE),
         decoded_unwritten(&m, &s.objective),
         Peak::unwritten(&m, s.constraints, size::CONSTRAINT_MESSAGE),
+        Peak::unwritten(&m, s.removed, size::REMOVED_MESSAGE),
     ];
     peak.at(&m, 0, unwritten.iter().sum());
     // The variables: each one's parameter map made anew, it in the map,
@@ -210,7 +237,7 @@ fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> Simulated {
     peak.at(
         &m,
         grown(objective_terms, entry),
-        unwritten[1] + unwritten[2],
+        unwritten[1] + unwritten[2] + unwritten[3],
     );
     let threshold = m.mmap_threshold();
     let decoded = decoded_written(&m, &s.objective);
@@ -220,34 +247,39 @@ fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> Simulated {
         b => table_of(b / 2, entry),
     };
     let given_back = decoded + if smaller >= threshold { smaller } else { 0 };
-    peak.at(&m, given_back, unwritten[2]);
+    peak.at(&m, given_back, unwritten[2] + unwritten[3]);
     let defined = variable_set(&mut m, s.variables, 1, &mut peak);
     let objective_ids = s.objective.ids(0);
     let set = check(&mut m, objective_ids, s.variables, true, &mut peak);
     free_all(&mut m, set);
-    let constraint_map = convert_constraints(&mut m, r, constraints, (&mut peak, unwritten[2]));
-    let each = s.constraint.ids(1);
-    for _ in 0..s.constraints {
-        let set = check(&mut m, each, s.variables, false, &mut peak);
-        free_all(&mut m, set);
-    }
+    let constraint_map = convert_constraints(
+        &mut m,
+        r,
+        constraints,
+        (&mut peak, unwritten[2] + unwritten[3]),
+    );
+    check_constraints(&mut m, s, &mut peak);
+    let removed_map = convert_removed(&mut m, s, removed, (&mut peak, unwritten[3]));
     // 3.0's checks of the instance: the objective's set kept while each
     // constraint is checked again.
     let kept = check(&mut m, objective_ids, s.variables, true, &mut peak);
-    for _ in 0..s.constraints {
-        let set = check(&mut m, each, s.variables, false, &mut peak);
-        free_all(&mut m, set);
-    }
+    check_constraints(&mut m, s, &mut peak);
     free_all(&mut m, kept);
     free_all(&mut m, defined);
     let mut sets = variable_set(&mut m, s.variables, 1, &mut peak);
     sets.extend(variable_set(&mut m, s.variables, 2, &mut peak));
-    sets.extend(variable_set(&mut m, s.constraints, 1, &mut peak));
+    // The constraints' ids, the removed ones' with them.
+    sets.extend(variable_set(
+        &mut m,
+        s.constraints + s.removed,
+        1,
+        &mut peak,
+    ));
     free_all(&mut m, sets);
     m.malloc(PYTHON_INSTANCE);
     peak.at(&m, 0, 0);
     // Kept by the instance: the maps, the tables, the labels.
-    drop((variable_map, constraint_map, variable_labels));
+    drop((variable_map, constraint_map, removed_map, variable_labels));
     m.free(input);
     Simulated {
         calls: m.calls(),
@@ -315,6 +347,35 @@ fn convert_constraints(
     map
 }
 
+/// The removed constraints converted (not checked): each one's function's
+/// table, then its reason's parameter map made anew, then it in a map of
+/// its parse (its constraint, labels and reason); the messages freed; then
+/// that map consumed into the one the instance keeps (the constraint and
+/// its reason), each node of the first freed once its entries are moved.
+/// The load's peak may be at the conversion's end, the messages still
+/// there.
+fn convert_removed(
+    m: &mut Malloc,
+    s: &Blueprint,
+    decoded: Decoded,
+    (peak, unwritten): (&mut Peak, u64),
+) -> Tree {
+    let mut parsed = tree(REMOVED_PARSED);
+    let Decoded { entities, messages } = decoded;
+    for (terms, tables) in entities {
+        s.removed_function.convert(m, terms);
+        s.removed_labels.convert(m, tables);
+        parsed.insert(m);
+    }
+    peak.at(m, 0, unwritten);
+    messages.free(m);
+    let mut kept = tree(REMOVED);
+    if let Some(root) = parsed.root() {
+        consume_tree(m, root, &mut |m| kept.insert(m));
+    }
+    kept
+}
+
 /// A `BTreeMap` of values of `size` bytes, filled in key order.
 fn tree(size: u64) -> Tree {
     Tree::new(btree_leaf(size), btree_internal(size))
@@ -342,6 +403,16 @@ fn variable_set(m: &mut Malloc, n: u64, times: u64, peak: &mut Peak) -> Vec<Ptr>
     let set = id_set(m, n);
     m.free(collected);
     set
+}
+
+/// Each constraint's check, alike and freeing what it makes: once the heap
+/// comes back to where it was, the model counts the rest (`Malloc::repeat`).
+fn check_constraints(m: &mut Malloc, s: &Blueprint, peak: &mut Peak) {
+    let each = s.constraint.ids(1);
+    m.repeat(s.constraints, |m| {
+        let set = check(m, each, s.variables, false, peak);
+        free_all(m, set);
+    });
 }
 
 /// OMMX's check of a function's `n` ids: pushed into a list, sorted (the
