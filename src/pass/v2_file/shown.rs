@@ -33,7 +33,7 @@ use crate::profile::{Aggregate, Path};
 use crate::wire::fields::v2::{collection, instance, named_function_table, variable_table};
 use crate::wire::file::{read_exact_at, read_range};
 
-use super::entry::{entry, entry_key, number_entry, small_message};
+use super::entry::{entry_key, number_entry, small_message};
 use super::table::Table;
 
 /// What the table-entry reading of an accepted payload keeps for showing
@@ -256,8 +256,9 @@ impl Show<'_> {
         }
         drop(rest);
         let body = &objective_field[(body.0 - field.0) as usize..];
-        let (wire_function, objective) = read_objective(body).ok_or(None)?;
+        let encoded = pb1::Function::decode(body).ok().ok_or(None)?;
         drop(objective_field);
+        let (objective, objective_cost) = build_objective(encoded).ok_or(None)?;
         objective.for_each_variable(|id| _ = used.insert(id));
         if let Some(o) = &parts.output_objective {
             o.function.for_each_variable(|id| _ = used.insert(id));
@@ -298,16 +299,12 @@ impl Show<'_> {
         if let Some(t) = table(instance::NAMED_FUNCTIONS) {
             shower.named_functions(t, threads)?;
         }
-        let objective = parts.objective.as_ref().expect("set above");
-        let cost = Cost {
-            bytes: crate::profile::bytes_of(objective),
-            wire_bytes: prost::encoding::message::encoded_len(instance::OBJECTIVE, &wire_function)
-                as u64,
-            waste: ommx30::objective_waste(Some(&wire_function), objective).unwrap_or_default(),
-        };
-        let terms = objective.stored_terms() as u64;
+        let terms = parts
+            .objective
+            .as_ref()
+            .map_or(0, |f| f.stored_terms() as u64);
         let observer = shower.observer;
-        observer.objective(&EntityView::objective(terms), cost);
+        observer.objective(&EntityView::objective(terms), objective_cost);
         let framing_waste = shower
             .framing
             .wasted
@@ -332,11 +329,17 @@ impl Show<'_> {
     }
 }
 
-/// The objective of body `body`: as encoded, and built.
-fn read_objective(body: &[u8]) -> Option<(pb1::Function, Func)> {
-    let wire = pb1::Function::decode(body).ok()?;
-    let f = ommx30::read_function(Some(&wire), || "the objective".into()).ok()?;
-    Some((wire, f))
+/// The objective built from its encoding (`encoded`, dropped once it is
+/// built), and what it costs.
+fn build_objective(encoded: pb1::Function) -> Option<(Func, Cost)> {
+    let f = ommx30::read_function(Some(&encoded), || "the objective".into()).ok()?;
+    let field = prost::encoding::message::encoded_len(instance::OBJECTIVE, &encoded);
+    let cost = Cost {
+        bytes: crate::profile::bytes_of(&f),
+        wire_bytes: field as u64,
+        waste: ommx30::objective_waste(Some(&encoded), &f).unwrap_or_default(),
+    };
+    Some((f, cost))
 }
 
 /// The state of one payload's showing.
@@ -417,7 +420,7 @@ impl Shower<'_, '_> {
                         ommx30::entry_wire_len(ENTRIES, id, ommx30::value_wire_len(&v))
                     }
                     LABELS => {
-                        let (_, l) = entry::<pb::ModelingLabel>(bytes).ok_or(None)?;
+                        let (_, l) = small_message::<pb::ModelingLabel>(bytes).ok_or(None)?;
                         let len = ommx30::value_wire_len(&l);
                         built.label = Some(Label::from(l));
                         ommx30::entry_wire_len(LABELS, id, len)
@@ -489,7 +492,7 @@ impl Shower<'_, '_> {
                         ommx30::entry_wire_len(field, id, len)
                     }
                     REMOVED_REASONS => {
-                        let (_, r) = entry::<pb::RemovedReason>(bytes).ok_or(None)?;
+                        let (_, r) = small_message::<pb::RemovedReason>(bytes).ok_or(None)?;
                         let len = ommx30::value_wire_len(&r);
                         reason = Some(Reason {
                             reason: r.reason,
@@ -498,7 +501,7 @@ impl Shower<'_, '_> {
                         ommx30::entry_wire_len(field, id, len)
                     }
                     _ => {
-                        let (_, c) = entry::<pb::ConstraintContext>(bytes).ok_or(None)?;
+                        let (_, c) = small_message::<pb::ConstraintContext>(bytes).ok_or(None)?;
                         let len = ommx30::value_wire_len(&c);
                         built.label = c.label.map(Label::from);
                         provenance = c.provenance.len();
@@ -545,7 +548,7 @@ impl Shower<'_, '_> {
                 let (id, bytes) = (slot.id, self.entry(&mut entries, number, slot)?);
                 built.wire_bytes += match slot.field {
                     ENTRIES => {
-                        let (_, nf) = entry::<pb::NamedFunction>(bytes).ok_or(None)?;
+                        let (_, nf) = small_message::<pb::NamedFunction>(bytes).ok_or(None)?;
                         let what = || format!("named function {id}");
                         let f = ommx30::read_function(nf.function.as_ref(), what)
                             .ok()
@@ -555,7 +558,7 @@ impl Shower<'_, '_> {
                         ommx30::entry_wire_len(ENTRIES, id, ommx30::value_wire_len(&nf))
                     }
                     _ => {
-                        let (_, l) = entry::<pb::ModelingLabel>(bytes).ok_or(None)?;
+                        let (_, l) = small_message::<pb::ModelingLabel>(bytes).ok_or(None)?;
                         let len = ommx30::value_wire_len(&l);
                         built.label = Some(Label::from(l));
                         ommx30::entry_wire_len(LABELS, id, len)
@@ -579,7 +582,7 @@ fn read_row(number: u32, id: u64, bytes: &[u8]) -> Option<(Row, usize, Option<Fi
     use ommx30::{entry_waste, scalar};
     Some(match number {
         instance::REGULAR_CONSTRAINTS => {
-            let (_, c) = entry::<pb::RegularConstraint>(bytes)?;
+            let (_, c) = small_message::<pb::RegularConstraint>(bytes)?;
             let row = ommx30::regular_row(id, &c, None).ok()?;
             let Row::Regular(f) = &row else { return None };
             let rest = scalar(c.equality as u64);
@@ -587,7 +590,7 @@ fn read_row(number: u32, id: u64, bytes: &[u8]) -> Option<(Row, usize, Option<Fi
             (row, ommx30::value_wire_len(&c), waste)
         }
         instance::INDICATOR_CONSTRAINTS => {
-            let (_, c) = entry::<pb::IndicatorConstraint>(bytes)?;
+            let (_, c) = small_message::<pb::IndicatorConstraint>(bytes)?;
             let row = ommx30::indicator_row(id, &c, None, &IdSet::default()).ok()?;
             let Row::Indicator(_, f) = &row else {
                 return None;
@@ -597,13 +600,13 @@ fn read_row(number: u32, id: u64, bytes: &[u8]) -> Option<(Row, usize, Option<Fi
             (row, ommx30::value_wire_len(&c), waste)
         }
         instance::ONE_HOT_CONSTRAINTS => {
-            let (_, c) = entry::<pb::OneHotConstraint>(bytes)?;
+            let (_, c) = small_message::<pb::OneHotConstraint>(bytes)?;
             let len = ommx30::value_wire_len(&c);
             let row = ommx30::set_row("one-hot constraint", None)(id, c.variables, None).ok()?;
             (row, len, None)
         }
         _ => {
-            let (_, c) = entry::<pb::Sos1Constraint>(bytes)?;
+            let (_, c) = small_message::<pb::Sos1Constraint>(bytes)?;
             let len = ommx30::value_wire_len(&c);
             let row = ommx30::set_row("SOS1 constraint", None)(id, c.variables, None).ok()?;
             (row, len, None)
