@@ -11,7 +11,7 @@
 //! on every thread, and the index sorted by key: a 3.0 payload writes some
 //! maps in hash order, and an entity's entries lie in several maps. Then
 //! each entity's entries are read where they lie, a window of each map
-//! at a time. Memory: the index (32 bytes an entry), a window a map, one
+//! at a time (an entry or so at a time where a map is in hash order). Memory: the index (32 bytes an entry), a window a map, one
 //! entity, the objective (built: the analyses look at it) and the set of
 //! the variables anything uses.
 
@@ -80,8 +80,12 @@ struct Slot {
     len: u64,
 }
 
-/// Bytes read at a time from one map's entries.
+/// Bytes read at a time from one map's entries while they are read in the
+/// order they lie (a map written in key order)...
 const READ_AHEAD: usize = 1 << 20;
+/// ... and at least, where the next entry lies elsewhere (a map written in
+/// hash order): about an entry a read.
+const READ_AT_LEAST: usize = 4 << 10;
 
 /// The entries of one table, indexed by key, read back a window of each
 /// map at a time.
@@ -131,7 +135,10 @@ impl<'f> Entries<'f> {
         let inside = slot.at >= *from && slot.at + slot.len <= *from + buf.len() as u64;
         if !inside {
             let left = self.table.range.1.checked_sub(slot.at)?;
-            let size = len.max(READ_AHEAD).min(usize::try_from(left).ok()?);
+            let end = *from + buf.len() as u64;
+            let ahead = slot.at >= end && slot.at - end < READ_AT_LEAST as u64;
+            let window = if ahead { READ_AHEAD } else { READ_AT_LEAST };
+            let size = len.max(window).min(usize::try_from(left).ok()?);
             buf.resize(size, 0);
             read_exact_at(self.table.file, buf, self.table.start + slot.at).ok()?;
             *from = slot.at;
