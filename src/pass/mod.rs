@@ -218,7 +218,7 @@ impl Pass<'_> {
             return None;
         }
         debug_assert_eq!(payload.schema, Schema::V2);
-        ommx30::in_file(&payload, self, true)
+        ommx30::in_file(&payload, self, true)?.ok()
     }
 
     /// Reads raw bytes that ommx.v1 refused (`v1`) again, as ommx.v2 (the
@@ -244,7 +244,8 @@ impl Pass<'_> {
 
 /// Profiles one payload with the accounting `pass` asks for: the streaming
 /// v1 pass for OMMX 2.9.3's, [`ommx30::profile`] for OMMX 3.0's (a v2 payload
-/// is read whole: it is one element).
+/// in a regular file read a table entry at a time, any other whole: it is
+/// one element).
 fn profile_payload(
     pass: &mut Pass<'_>,
     payload: Payload<'_>,

@@ -1,5 +1,7 @@
-//! The OMMX 3.0 side of the pass: an `ommx.v2` payload, or an `ommx.v1` one
-//! counted as 3.0 holds it after `from_v1_bytes`, read whole and profiled
+//! The OMMX 3.0 side of the pass: an `ommx.v2` payload (in a regular file,
+//! read a table entry at a time: [`v2_file`]; anything else, and what that
+//! reading leaves, read whole), or an `ommx.v1` one counted as 3.0 holds
+//! it after `from_v1_bytes`, read whole and profiled
 //! with [`crate::model::ommx30`]'s accounting into the same [`Accounts`] the v1
 //! pass fills, so everything after the pass (renderers, diff, check) is
 //! shared.
@@ -18,7 +20,7 @@ use crate::profile::family::GroupBy;
 use std::collections::HashMap;
 
 use crate::profile::wire_view::{self, Table};
-use crate::profile::{Frame, Path};
+use crate::profile::{Aggregate, Frame, Path};
 
 use super::accounts::{Families, Summing};
 use super::reading::{self, Stop};
@@ -37,31 +39,36 @@ pub(crate) fn profile(
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, PassError> {
     if let Some(done) = in_file(&payload, pass, false) {
-        return Ok(done);
+        return done;
     }
     let (read, rest) = split(payload);
     let (bytes, model) = read_model(read).map_err(|stopped| stopped.error)?;
     account(pass, rest, bytes, model)
 }
 
-/// A payload in a regular file whose entities no analysis looks at, read a
-/// table entry at a time ([`v2_file`]) (only when v1 certainly refuses it,
-/// if `only_if_v1_refuses`); `None`: read it whole.
+/// A payload in a regular file read a table entry at a time ([`v2_file`])
+/// (only when v1 certainly refuses it, if `only_if_v1_refuses`), its
+/// entities then built one at a time where an analysis looks at them or
+/// the profile groups them ([`v2_file::Show`]); `None`: read it whole.
+/// Its profile, or the refusal the whole reading gives too (too many
+/// families; under `only_if_v1_refuses`, left to the readings that follow).
 pub(super) fn in_file(
     payload: &Payload<'_>,
     pass: &mut Pass<'_>,
     only_if_v1_refuses: bool,
-) -> Option<ProfiledInstance> {
+) -> Option<Result<ProfiledInstance, PassError>> {
     let (Some(file), Some(total)) = (&payload.in_file, payload.total) else {
         return None;
     };
-    let plain = !pass.options.wire
+    // The wire view under family frames is left to the whole reading.
+    let wire = pass.options.wire;
+    if wire && pass.options.group_by != GroupBy::None {
+        return None;
+    }
+    let plain = !wire
         && pass.options.group_by == GroupBy::None
         && !pass.observer.sees_entities()
         && pass.observer.counts_only();
-    if !plain {
-        return None;
-    }
     let settings = pass.settings;
     let machine = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = settings.threads.unwrap_or(machine.min(super::MAX_THREADS));
@@ -72,9 +79,47 @@ pub(super) fn in_file(
         layer_annotations: payload.layer_annotations,
         only_if_v1_refuses,
         in_place_above: accounts.in_place_above,
+        entities: !plain,
     };
-    let read = v2_file::profile(file.file, (file.start, total), ask, &mut accounts.memory)?;
+    // Entities shown put their own leaves in the profile (under their
+    // families): the table-entry reading's only check the payload then.
+    let mut checked = Aggregate::new();
+    let counted = match plain {
+        true => &mut accounts.memory,
+        false => &mut checked,
+    };
+    let read = v2_file::profile(file.file, (file.start, total), ask, counted)?;
+    drop(checked);
     pass.observer.begin(payload.instance_index);
+    if let Some(accepted) = read.accepted {
+        let show = v2_file::Show {
+            file: file.file,
+            start: file.start,
+            threads,
+            group_by: pass.options.group_by,
+            observer: &mut *pass.observer,
+            aggregate: &mut accounts.memory,
+            wire: accounts.wire.as_mut(),
+        };
+        match show.show(accepted) {
+            Ok(()) => {}
+            Err(Some(source)) if !only_if_v1_refuses => {
+                let layer = payload.instance_index;
+                return Some(Err(PassError::Instance { layer, source }));
+            }
+            Err(_) => {
+                pass.observer.abandon();
+                return None;
+            }
+        }
+        let counts = InstanceCounts {
+            summary: read.summary,
+            gathered: Default::default(),
+        };
+        let (index, title) = (payload.instance_index, payload.title.clone());
+        let profiled = accounts.profiled(index, title, counts, Schema::V2, Accounting::Ommx30);
+        return Some(Ok(profiled));
+    }
     let cost = Cost {
         bytes: read.objective_bytes,
         wire_bytes: read.objective_wire_bytes,
@@ -88,7 +133,13 @@ pub(super) fn in_file(
     };
     let index = payload.instance_index;
     let title = payload.title.clone();
-    Some(accounts.profiled(index, title, counts, Schema::V2, Accounting::Ommx30))
+    Some(Ok(accounts.profiled(
+        index,
+        title,
+        counts,
+        Schema::V2,
+        Accounting::Ommx30,
+    )))
 }
 
 /// Reads raw bytes that ommx.v1 refused (`v1`) as ommx.v2 (the payload's
@@ -100,7 +151,7 @@ pub(crate) fn reread(
     v1: PassError,
 ) -> Result<ProfiledInstance, PassError> {
     if let Some(done) = in_file(&payload, pass, false) {
-        return Ok(done);
+        return done;
     }
     let (read, rest) = split(payload);
     match read_model(read) {

@@ -29,7 +29,7 @@ use v1::{
     BOUND_V2, DESCRIPTION, FNV_STRING_ENTRY, HASH_ENTRY, INSTANCE, LINEAR, POLYNOMIAL, QUADRATIC,
 };
 pub use v1::{CONSTRAINT, DECISION_VARIABLE, NAMED_FUNCTION, REMOVED_CONSTRAINT};
-pub use v2::visit_v2_instance;
+pub use v2::{visit_v2_instance, visit_v2_table_field, visit_v2_table_head};
 
 pub const TAG: &str = "Wire[tag]";
 pub const LENGTH: &str = "Wire[length]";

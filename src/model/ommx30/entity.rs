@@ -784,7 +784,7 @@ mod wire {
 
     /// A map entry of `field` with key `key` and a value field taking `value`
     /// bytes: as prost writes it, default keys and values are left out.
-    fn entry(field: u32, key: u64, value: usize) -> u64 {
+    pub fn entry(field: u32, key: u64, value: usize) -> u64 {
         let key = if key == 0 {
             0
         } else {
@@ -794,7 +794,8 @@ mod wire {
         (key_len(field) + encoded_len_varint(body as u64) + body) as u64
     }
 
-    fn message<M: Message + Default + PartialEq>(m: &M) -> usize {
+    /// The value field of a message value `m` (none for a default one).
+    pub fn message<M: Message + Default + PartialEq>(m: &M) -> usize {
         if *m == M::default() {
             0
         } else {
@@ -836,6 +837,15 @@ mod wire {
         }
     }
 
+    /// The value field of a fixed value `v` (none for zero).
+    pub fn fixed_value(v: f64) -> usize {
+        if v == 0.0 {
+            0
+        } else {
+            key_len(2) + 8
+        }
+    }
+
     /// What each entity takes in `m` (see [`WireSizes`]).
     pub fn sizes(m: &pb::Instance) -> WireSizes {
         let mut sizes = WireSizes::new();
@@ -848,8 +858,7 @@ mod wire {
                 add(&mut sizes, kind, id, entry(2, id, message(l)));
             }
             for (&id, &v) in &t.fixed_values {
-                let value = if v == 0.0 { 0 } else { key_len(2) + 8 };
-                add(&mut sizes, kind, id, entry(3, id, value));
+                add(&mut sizes, kind, id, entry(3, id, fixed_value(v)));
             }
         }
         let kinds = |i: usize| (COLLECTIONS[i].2, COLLECTIONS[i].3);
@@ -907,4 +916,9 @@ mod wire {
     }
 }
 
+pub use wire::message as value_wire_len;
 pub use wire::sizes as wire_sizes;
+/// One map entry's share of [`WireSizes`], for a reader that sees the
+/// entries one at a time: `entry_wire_len(field, id, value)` with the value
+/// field's length from `value_wire_len` (a message) or `fixed_value_wire_len`.
+pub use wire::{entry as entry_wire_len, fixed_value as fixed_value_wire_len};

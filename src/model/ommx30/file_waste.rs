@@ -66,7 +66,7 @@ impl PayloadWaste {
     /// The objective, a top-level field: its own length prefix is in its
     /// waste.
     pub fn objective(&mut self, wire: Option<&pb1::Function>, read: &Func) {
-        if let Some(w) = wire.map(|f| of(f, read)).filter(|w| w.bytes > 0) {
+        if let Some(w) = objective_waste(wire, read) {
             self.entities.insert((EntityKind::Objective, 0), w);
         }
     }
@@ -81,11 +81,9 @@ impl PayloadWaste {
         read: &Func,
         rest: u64,
     ) {
-        let Some(w) = wire.map(|f| of(f, read)).filter(|w| w.bytes > 0) else {
-            return;
-        };
-        let key = if id == 0 { 0 } else { 1 + varint(id) };
-        self.entities.insert((kind, id), w.within(rest).within(key));
+        if let Some(w) = entry_waste(id, wire, read, rest) {
+            self.entities.insert((kind, id), w);
+        }
     }
 
     /// Files the waste of rows read as `active` under `removed` for the
@@ -115,11 +113,37 @@ impl PayloadWaste {
                 .filter(|((k, _), _)| of_holder(k))
                 .map(|(_, w)| w.bytes)
                 .sum();
-            let written = body(payload, field);
-            if wasted > 0 && wasted <= written {
-                self.framing += varint(written) - varint(written - wasted);
-            }
+            self.framing += framing(wasted, body(payload, field));
         }
+    }
+}
+
+/// The waste of the objective (`wire`, read as `read`), a top-level field
+/// whose own length prefix is in it; `None` when it wastes nothing.
+pub fn objective_waste(wire: Option<&pb1::Function>, read: &Func) -> Option<FileWaste> {
+    wire.map(|f| of(f, read)).filter(|w| w.bytes > 0)
+}
+
+/// The waste of a map entry of key `id` whose function `wire` was read as
+/// `read` (`rest`: the bytes of the message's other fields), counted up to
+/// the entry; `None` when it wastes nothing.
+pub fn entry_waste(
+    id: u64,
+    wire: Option<&pb1::Function>,
+    read: &Func,
+    rest: u64,
+) -> Option<FileWaste> {
+    let w = wire.map(|f| of(f, read)).filter(|w| w.bytes > 0)?;
+    let key = if id == 0 { 0 } else { 1 + varint(id) };
+    Some(w.within(rest).within(key))
+}
+
+/// What the length prefix of a top-level field whose body is `written`
+/// bytes shrinks by once its entries' waste, `wasted` bytes, is gone.
+pub fn framing(wasted: u64, written: u64) -> u64 {
+    match wasted > 0 && wasted <= written {
+        true => varint(written) - varint(written - wasted),
+        false => 0,
     }
 }
 

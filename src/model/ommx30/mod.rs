@@ -30,12 +30,13 @@ use crate::ommx_v2 as pb;
 use super::ModelError;
 
 pub use entity::Names;
+pub use entity::{entry_wire_len, fixed_value_wire_len, value_wire_len};
 pub use entity::{regular_row_leaves, COLLECTIONS};
 pub use entity::{CountedConstraint, CountedVariable, Entity, LabelFields, Part, Piece, WireSizes};
 pub use entity::{LabelRef, WireLabel};
 pub use entity::{NAMED_FUNCTIONS, VARIABLES};
 pub use expression::{Func, Instruction};
-pub use file_waste::PayloadWaste;
+pub use file_waste::{entry_waste, framing, objective_waste, scalar, PayloadWaste};
 pub use from_v1::REGULAR_COLLECTION;
 pub use from_v1::{
     check_bound, check_finite, check_finite_compact, function, ConversionError, Converted,

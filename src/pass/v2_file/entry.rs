@@ -75,9 +75,10 @@ pub(super) fn plain(bytes: &[u8]) -> Option<(u64, &[u8])> {
     (at == body.len()).then_some((key, value))
 }
 
-/// An entry whose value is a message with no nested function (a
-/// `DecisionVariable`): the plain encoding's value decoded by prost alone,
-/// any other entry by prost's map decoding.
+/// An entry's key and value as [`entry`] gives them, without a map: the
+/// plain encoding's value decoded by prost alone (a `DecisionVariable`, or
+/// any entry an entity is built from), any other entry by prost's map
+/// decoding.
 pub(super) fn small_message<V: Message + Default>(bytes: &[u8]) -> Option<(u64, V)> {
     match plain(bytes) {
         Some((id, value)) => Some((id, V::decode(value).ok()?)),

@@ -1,6 +1,8 @@
-//! The read step for an `ommx.v2` payload that lies in a regular file and
-//! whose entities no analysis looks at: read a table entry at a time, never
-//! the whole message in memory.
+//! The read step for an `ommx.v2` payload that lies in a regular file:
+//! read a table entry at a time, never the whole message in memory. Where
+//! an analysis looks at the entities (or the profile groups them, or the
+//! wire view is asked), this reading checks the payload and [`Show`] then
+//! shows it an entity at a time.
 //!
 //! A v2 message keeps an entity's parts in several maps of its table (a
 //! variable's row, label and fixed value; a row, its removed reason and its
@@ -23,6 +25,9 @@
 
 mod entry;
 mod rows;
+mod shown;
+#[cfg(test)]
+mod shown_tests;
 mod table;
 mod variables;
 
@@ -49,6 +54,8 @@ use entry::entry;
 use rows::Rows;
 use table::Table;
 use variables::{variables, Variables};
+
+pub(super) use shown::{Accepted, Show};
 
 /// Bytes the walk of the top-level fields reads at least at a time (a
 /// header, and what follows it).
@@ -132,6 +139,8 @@ struct Layout {
     /// The tables, by field number (each once).
     tables: BTreeMap<u32, (u64, u64)>,
     objective: Option<(u64, u64)>,
+    /// Where the key of each table and of the objective starts and ends.
+    keys: BTreeMap<u32, (u64, u64)>,
     /// Every other field, as encoded, in stream order.
     rest: Vec<u8>,
 }
@@ -152,8 +161,11 @@ fn layout(w: &mut Window<'_>) -> Option<Layout> {
     let end = w.len;
     let mut pos = 0;
     while pos < end {
-        let (number, wire_type, _, body, stop) = w.field(pos, end)?;
+        let (number, wire_type, after_key, body, stop) = w.field(pos, end)?;
         let table = TABLES.contains(&number);
+        if table || number == instance::OBJECTIVE {
+            layout.keys.insert(number, (pos, after_key));
+        }
         if (table || number == instance::OBJECTIVE) && wire_type != WireType::Len {
             return None;
         }
@@ -224,6 +236,9 @@ pub(super) struct Read {
     pub(super) objective_bytes: u64,
     pub(super) objective_wire_bytes: u64,
     pub(super) objective_terms: u64,
+    /// What showing the entities needs ([`Show`]), when asked
+    /// ([`Ask::entities`]).
+    pub(super) accepted: Option<Accepted>,
 }
 
 /// How the fast path reads a payload.
@@ -239,6 +254,9 @@ pub(super) struct Ask<'a> {
     /// An objective longer than this is counted where it lies
     /// ([`IN_PLACE_ABOVE`]; tests move it).
     pub(super) in_place_above: u64,
+    /// Also keep what showing the entities to an analysis needs
+    /// ([`Read::accepted`]).
+    pub(super) entities: bool,
 }
 
 /// Reads the v2 payload of `len` bytes at `start` in `file` into
@@ -254,7 +272,9 @@ pub(super) fn profile(
         layer_annotations,
         only_if_v1_refuses,
         in_place_above,
+        entities,
     } = ask;
+    let used = entities.then(SharedIdSet::default);
     let mut w = Window::new(file, start, len);
     // Reading, decoding, checking and visiting go entry by entry: timed as
     // a whole, where the top-level fields are walked (read) and where the
@@ -339,6 +359,7 @@ pub(super) fn profile(
             binary: &binary,
             free: &free,
             threads,
+            used: used.as_ref(),
         };
         rows.read(Table { file, start, range }, aggregate, &mut summary)?;
     }
@@ -346,7 +367,8 @@ pub(super) fn profile(
     // The named functions and their labels.
     if let Some(&range) = layout.tables.get(&instance::NAMED_FUNCTIONS) {
         let table = Table { file, start, range };
-        summary.named_functions += named_functions(table, &vars, threads, aggregate)?;
+        let used = used.as_ref();
+        summary.named_functions += named_functions(table, &vars, threads, used, aggregate)?;
     }
 
     // The output objective, and the instance-wide parts.
@@ -374,20 +396,31 @@ pub(super) fn profile(
         ommx30::fold_layer_annotations(&mut parts, layer);
     }
     parts.visit_parts_but_objective(&mut path, aggregate);
+    let accepted = used.map(|used| Accepted {
+        tables: layout.tables,
+        objective: (body_start, body_end),
+        keys: layout.keys,
+        rest: layout.rest,
+        parts,
+        used: used.into_set(),
+    });
     Some(Read {
         summary,
         objective_bytes,
         objective_wire_bytes,
         objective_terms,
+        accepted,
     })
 }
 
-/// Reads the named functions and their labels into `aggregate`: how many
-/// functions; `None` where the whole reading must say what it is.
+/// Reads the named functions and their labels into `aggregate` (the
+/// variables they use noted in `used`, when given): how many functions;
+/// `None` where the whole reading must say what it is.
 fn named_functions(
     table: Table<'_>,
     vars: &IdSet,
     threads: usize,
+    used: Option<&SharedIdSet>,
     aggregate: &mut Aggregate,
 ) -> Option<u64> {
     let (named, labels) = (SharedIdSet::default(), Mutex::new(Vec::new()));
@@ -399,6 +432,9 @@ fn named_functions(
                 let (id, nf) = entry::<pb::NamedFunction>(bytes)?;
                 let f = ommx30::named_function(id, &nf, vars).ok()?;
                 named.insert(id).then_some(())?;
+                if let Some(used) = used {
+                    f.for_each_variable(|id| _ = used.insert(id));
+                }
                 Piece::NamedFunction(&f).visit_logical_memory(&mut path, window);
                 *count += 1;
             }
@@ -546,6 +582,7 @@ mod tests {
                         layer_annotations: None,
                         only_if_v1_refuses: false,
                         in_place_above,
+                        entities: false,
                     };
                     let Some(done) = profile(&file, (0, len), ask, &mut aggregate) else {
                         left.push(path.display().to_string());

@@ -31,6 +31,8 @@ pub(super) struct Rows<'a> {
     pub(super) free: &'a IdSet,
     /// Threads a large collection is read on.
     pub(super) threads: usize,
+    /// Where the variables the rows use are noted, when asked.
+    pub(super) used: Option<&'a SharedIdSet>,
 }
 
 /// A regular row counted on the wire.
@@ -241,10 +243,13 @@ impl Rows<'_> {
             Err(_) => return Some(Counted::Refused),
         };
         let set = if active { self.free } else { self.vars };
-        Some(match ids.iter().all(|&id| set.has(id)) {
-            true => Counted::Shape(shape),
-            false => Counted::Refused,
-        })
+        if !ids.iter().all(|&id| set.has(id)) {
+            return Some(Counted::Refused);
+        }
+        if let Some(used) = self.used {
+            ids.iter().for_each(|&id| _ = used.insert(id));
+        }
+        Some(Counted::Shape(shape))
     }
 
     /// A row of the collection, checked as 3.0 checks it (references
@@ -270,6 +275,9 @@ impl Rows<'_> {
                 ommx30::set_row("SOS1 constraint", None)(id, c.variables, vars).ok()?
             }
         };
+        if let Some(used) = self.used {
+            row.for_each_variable(|id| _ = used.insert(id));
+        }
         // The active problem uses no fixed or dependent variable: no row's
         // function, indicator or set of variables.
         if active {

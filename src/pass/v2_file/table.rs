@@ -91,6 +91,20 @@ impl Table<'_> {
         new: impl Fn() -> S + Sync,
         each: impl Fn(&mut S, u32, &[u8]) -> Option<()> + Sync,
     ) -> Option<Vec<S>> {
+        self.read_at(threads, new, |state, number, _, field, after_key| {
+            each(state, number, &field[after_key..])
+        })
+    }
+
+    /// [`Table::read`], each field given whole (key, length prefix and
+    /// body), with where it starts in the payload and where its key ends
+    /// in it.
+    pub(super) fn read_at<S: Send>(
+        &self,
+        threads: usize,
+        new: impl Fn() -> S + Sync,
+        each: impl Fn(&mut S, u32, u64, &[u8], usize) -> Option<()> + Sync,
+    ) -> Option<Vec<S>> {
         let cursor = Mutex::new((self.range.0, 0));
         let failed = AtomicBool::new(false);
         let work = || {
@@ -133,30 +147,33 @@ impl Table<'_> {
         cursor: &Mutex<(u64, usize)>,
         failed: &AtomicBool,
         new: &impl Fn() -> S,
-        each: &impl Fn(&mut S, u32, &[u8]) -> Option<()>,
+        each: &impl Fn(&mut S, u32, u64, &[u8], usize) -> Option<()>,
     ) -> Option<Vec<(usize, S)>> {
         let mut buf = Vec::new();
         let mut done = Vec::new();
         while !failed.load(Ordering::Relaxed) {
-            let (index, len) = {
+            let (index, at, len) = {
                 let mut next = cursor.lock().unwrap_or_else(|e| e.into_inner());
                 if next.0 >= self.range.1 {
                     break;
                 }
-                let len = self.cut(next.0, &mut buf)?;
+                let at = next.0;
+                let len = self.cut(at, &mut buf)?;
                 next.0 += len as u64;
                 next.1 += 1;
-                (next.1 - 1, len)
+                (next.1 - 1, at, len)
             };
             let mut state = new();
-            let mut fields = &buf[..len];
-            while !fields.is_empty() {
+            let mut pos = 0;
+            while pos < len {
                 // Whole, as the cut found them.
+                let fields = &buf[pos..len];
                 let h = head(fields).ok()??;
                 if h.wire_type == WireType::Len {
-                    each(&mut state, h.number, &fields[h.after_key..h.end])?;
+                    let field = &fields[..h.end];
+                    each(&mut state, h.number, at + pos as u64, field, h.after_key)?;
                 }
-                fields = &fields[h.end..];
+                pos += h.end;
             }
             done.push((index, state));
         }

@@ -10,8 +10,8 @@
 
 use super::Shape::{Constant, Entry, Message, Payload};
 use super::{
-    visit_message, Families, Schema, Table, Walk, BOUND_V2, DESCRIPTION, FNV_STRING_ENTRY,
-    HASH_ENTRY,
+    visit_message, with_frames, Families, Schema, Table, Walk, BOUND_V2, DESCRIPTION,
+    FNV_STRING_ENTRY, HASH_ENTRY, LENGTH, TAG,
 };
 use crate::profile::{LogicalMemoryVisitor, Path};
 use crate::wire::fields::{function, map_entry, parameters, v2};
@@ -445,6 +445,46 @@ pub fn visit_v2_instance<V: LogicalMemoryVisitor>(
         base: path.frames().len(),
     };
     visit_message(&INSTANCE, payload, path, visitor, 0, walk);
+}
+
+/// The tag (`tag` bytes) and length prefix (`prefix` bytes) of the
+/// top-level table field `number`, for a reader that walks its entries
+/// apart ([`visit_v2_table_field`]).
+pub fn visit_v2_table_head<V: LogicalMemoryVisitor>(
+    number: u32,
+    (tag, prefix): (usize, usize),
+    path: &mut Path,
+    visitor: &mut V,
+) {
+    let Some(&(_, frames, _)) = INSTANCE.field(number) else {
+        return;
+    };
+    with_frames(path, frames, &mut |path| {
+        visitor.visit_leaf(&path.with(TAG), tag);
+        visitor.visit_leaf(&path.with(LENGTH), prefix);
+    });
+}
+
+/// One field of the message of top-level table field `number` (`field`:
+/// its key, length prefix and body; a map entry, or one the schema does
+/// not know): what [`visit_v2_instance`] attributes to it as it walks the
+/// table.
+pub fn visit_v2_table_field<V: LogicalMemoryVisitor>(
+    number: u32,
+    field: &[u8],
+    path: &mut Path,
+    visitor: &mut V,
+) {
+    let Some(&(_, frames, Message(schema))) = INSTANCE.field(number) else {
+        return;
+    };
+    let walk = Walk {
+        families: None,
+        base: path.frames().len(),
+    };
+    with_frames(path, frames, &mut |path| {
+        visit_message(schema, field, path, visitor, 1, walk)
+    });
 }
 
 #[cfg(test)]
