@@ -425,7 +425,12 @@ fn named_functions(
 ) -> Option<u64> {
     let (named, labels) = (SharedIdSet::default(), Mutex::new(Vec::new()));
     let new = || (Aggregate::new(), 0);
-    let windows = table.read(threads, new, |(window, count), number, bytes| {
+    let mut functions = 0;
+    let merge = |(window, count): (Aggregate, u64)| {
+        aggregate.merge_under(&[], &window);
+        functions += count;
+    };
+    let each = |(window, count): &mut (Aggregate, u64), number, bytes: &[u8]| {
         let mut path = Path::from_frames(vec![Frame::Borrowed(ommx30::NAMED_FUNCTIONS)]);
         match number {
             named_function_table::ENTRIES => {
@@ -447,12 +452,8 @@ fn named_functions(
             _ => {}
         }
         Some(())
-    })?;
-    let mut functions = 0;
-    for (window, count) in windows {
-        aggregate.merge_under(&[], &window);
-        functions += count;
-    }
+    };
+    table.read(threads, new, each, merge)?;
     let named = named.into_set();
     let mut labels = labels.into_inner().unwrap_or_else(|e| e.into_inner());
     distinct(&mut labels)?;

@@ -91,11 +91,8 @@ impl Rows<'_> {
             seen: RepeatCheck::default(),
             ids: Vec::new(),
         };
-        let windows = table.read(self.threads, new, |w, number, bytes| {
-            self.entry(w, &seen, number, bytes)
-        })?;
         let (mut removed, mut reasons, mut contexts) = (Vec::new(), Vec::new(), Vec::new());
-        for mut w in windows {
+        let merge = |mut w: Window| {
             w.shapes.settle(&mut w.aggregate);
             w.pieces.settle(&mut w.aggregate);
             aggregate.merge_under(&[], &w.aggregate);
@@ -104,7 +101,9 @@ impl Rows<'_> {
             removed.extend(w.removed);
             reasons.extend(w.reasons);
             contexts.extend(w.contexts);
-        }
+        };
+        let each = |w: &mut Window, number, bytes: &[u8]| self.entry(w, &seen, number, bytes);
+        table.read(self.threads, new, each, merge)?;
         summary.removed_constraints += removed.len() as u64;
         let active = seen.active.into_set();
         // Removed rows: none active too, none twice, each with its reason

@@ -114,8 +114,8 @@ impl<'f> Entries<'f> {
             });
             Some(())
         };
-        let windows = table.read_at(threads, Vec::new, each)?;
-        let mut slots: Vec<Slot> = windows.into_iter().flatten().collect();
+        let mut slots = Vec::new();
+        table.read_at(threads, Vec::new, each, |window| slots.extend(window))?;
         // Every byte of the table is an entry's (none is another field, nor
         // a field of another wire type, which the windows pass over).
         let covered: u64 = slots.iter().map(|s| s.len).sum();

@@ -3,13 +3,15 @@
 //! order, under a lock, by whichever thread takes the next one: a
 //! positioned read and a walk of its field headers (a few bytes an entry),
 //! so that the table is read once. Each window's fields are then read by
-//! that thread alone, into a state of its own; the states come back in
-//! window order whatever the threads, so what is merged from them does not
-//! depend on how many there were.
+//! that thread alone, into a state of its own, which is merged as soon as
+//! every window before it has been: in window order whatever the threads,
+//! so what is merged does not depend on how many there were.
 //!
 //! Memory: a window a thread (more when one field is longer), and the
-//! states.
+//! states of the windows done ahead of one still being read (a few a
+//! thread), not one for every window of the table.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -27,6 +29,29 @@ pub(super) struct Table<'f> {
     pub(super) file: &'f File,
     pub(super) start: u64,
     pub(super) range: (u64, u64),
+}
+
+/// Windows' states merged in window order as they come: those done ahead
+/// of the next one wait.
+struct InOrder<S, M> {
+    next: usize,
+    ahead: BTreeMap<usize, S>,
+    merge: M,
+}
+
+impl<S, M: FnMut(S)> InOrder<S, M> {
+    fn put(&mut self, index: usize, state: S) {
+        if index != self.next {
+            self.ahead.insert(index, state);
+            return;
+        }
+        (self.merge)(state);
+        self.next += 1;
+        while let Some(state) = self.ahead.remove(&self.next) {
+            (self.merge)(state);
+            self.next += 1;
+        }
+    }
 }
 
 /// A field's header: its number, wire type, where its key ends and where
@@ -83,17 +108,20 @@ impl Table<'_> {
     /// Hands each length-delimited field of the table (its number, and its
     /// length prefix and body, as prost's map decoding takes an entry) to
     /// `each`, with the state `new` makes for its window; windows read on
-    /// up to `threads` threads. The states, in window order; `None` as
-    /// soon as a field is no field or `each` says `None`.
+    /// up to `threads` threads, and each window's state handed to `merge`
+    /// in window order. `None` as soon as a field is no field or `each`
+    /// says `None` (what was merged before is then to be thrown away).
     pub(super) fn read<S: Send>(
         &self,
         threads: usize,
         new: impl Fn() -> S + Sync,
         each: impl Fn(&mut S, u32, &[u8]) -> Option<()> + Sync,
-    ) -> Option<Vec<S>> {
-        self.read_at(threads, new, |state, number, _, field, after_key| {
+        merge: impl FnMut(S) + Send,
+    ) -> Option<()> {
+        let each = |state: &mut S, number, _, field: &[u8], after_key| {
             each(state, number, &field[after_key..])
-        })
+        };
+        self.read_at(threads, new, each, merge)
     }
 
     /// [`Table::read`], each field given whole (key, length prefix and
@@ -104,11 +132,17 @@ impl Table<'_> {
         threads: usize,
         new: impl Fn() -> S + Sync,
         each: impl Fn(&mut S, u32, u64, &[u8], usize) -> Option<()> + Sync,
-    ) -> Option<Vec<S>> {
+        merge: impl FnMut(S) + Send,
+    ) -> Option<()> {
         let cursor = Mutex::new((self.range.0, 0));
         let failed = AtomicBool::new(false);
+        let merged = Mutex::new(InOrder {
+            next: 0,
+            ahead: BTreeMap::new(),
+            merge,
+        });
         let work = || {
-            let done = self.work(&cursor, &failed, &new, &each);
+            let done = self.work(&cursor, &failed, &merged, &new, &each);
             if done.is_none() {
                 failed.store(true, Ordering::Relaxed);
             }
@@ -118,7 +152,7 @@ impl Table<'_> {
             true => threads.max(1),
             false => 1,
         };
-        let done: Vec<Option<Vec<(usize, S)>>> = match threads {
+        let done: Vec<Option<()>> = match threads {
             1 => vec![work()],
             _ => std::thread::scope(|scope| {
                 let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
@@ -131,14 +165,10 @@ impl Table<'_> {
                 done
             }),
         };
-        let mut states: Vec<(usize, S)> = done
-            .into_iter()
-            .collect::<Option<Vec<_>>>()?
-            .into_iter()
-            .flatten()
-            .collect();
-        states.sort_unstable_by_key(|&(i, _)| i);
-        Some(states.into_iter().map(|(_, s)| s).collect())
+        done.into_iter().collect::<Option<()>>()?;
+        let merged = merged.into_inner().unwrap_or_else(|e| e.into_inner());
+        // Every window taken was read and merged.
+        merged.ahead.is_empty().then_some(())
     }
 
     /// One thread's share: windows taken in turn until the table ends.
@@ -146,11 +176,11 @@ impl Table<'_> {
         &self,
         cursor: &Mutex<(u64, usize)>,
         failed: &AtomicBool,
+        merged: &Mutex<InOrder<S, impl FnMut(S)>>,
         new: &impl Fn() -> S,
         each: &impl Fn(&mut S, u32, u64, &[u8], usize) -> Option<()>,
-    ) -> Option<Vec<(usize, S)>> {
+    ) -> Option<()> {
         let mut buf = Vec::new();
-        let mut done = Vec::new();
         while !failed.load(Ordering::Relaxed) {
             let (index, at, len) = {
                 let mut next = cursor.lock().unwrap_or_else(|e| e.into_inner());
@@ -175,9 +205,10 @@ impl Table<'_> {
                 }
                 pos += h.end;
             }
-            done.push((index, state));
+            let mut merged = merged.lock().unwrap_or_else(|e| e.into_inner());
+            merged.put(index, state);
         }
-        Some(done)
+        Some(())
     }
 
     /// Reads the window at `pos` into `buf`: the length of its whole

@@ -66,20 +66,22 @@ pub(super) fn variables(
         fixed: Vec::new(),
         labels: Vec::new(),
     };
-    let windows = table.read(threads, new, |w, number, bytes| {
-        entry_of_table(w, &seen, number, bytes)
-    })?;
     let (mut fixed, mut labels, mut max_id) = (BTreeMap::new(), Vec::new(), None);
-    for mut w in windows {
+    let mut twice = false;
+    let merge = |mut w: Window| {
         w.pieces.settle(&mut w.aggregate);
         aggregate.merge_under(&[], &w.aggregate);
         summary.variables += w.variables;
         max_id = max_id.max(w.max_id);
         for (id, value) in w.fixed {
-            fixed.insert(id, value).is_none().then_some(())?;
+            twice |= fixed.insert(id, value).is_some();
         }
         labels.extend(w.labels);
-    }
+    };
+    let each = |w: &mut Window, number, bytes: &[u8]| entry_of_table(w, &seen, number, bytes);
+    table.read(threads, new, each, merge)?;
+    // A variable's fixed value given twice: left to the whole reading.
+    (!twice).then_some(())?;
     let vars = seen.vars.into_set();
     labels.iter().all(|&id| vars.has(id)).then_some(())?;
     fixed.keys().all(|&id| vars.has(id)).then_some(())?;
@@ -98,6 +100,7 @@ pub(super) fn variables(
                 }
                 Some(())
             },
+            drop,
         )?;
     }
     let mut path = Path::from_frames(vec![Frame::Borrowed(VARIABLES)]);
