@@ -232,6 +232,22 @@ impl Cursor<'_> {
     }
 }
 
+impl<'a> Cursor<'a> {
+    /// Passes over the value of the field whose `key` was just read: a
+    /// length-delimited field's body (`Some`), or `None` for any other.
+    #[inline]
+    fn value(&mut self, key: u64, depth: u32) -> Option<Option<&'a [u8]>> {
+        if key & 7 != 2 {
+            self.skip_at(key, depth)?;
+            return Some(None);
+        }
+        let len = self.varint()?;
+        let value_start = self.at;
+        self.advance(len)?;
+        Some(Some(&self.bytes[value_start..self.at]))
+    }
+}
+
 /// Attributes the fields of one message body to paths below `path`. Bytes
 /// that do not parse (which the decoder rejects anyway) are unknown.
 fn visit_message<V: LogicalMemoryVisitor>(
@@ -258,15 +274,7 @@ fn visit_message<V: LogicalMemoryVisitor>(
                 return Some(());
             };
             let len_start = cur.at;
-            let value = if wire_type == 2 {
-                let len = cur.varint()?;
-                let value_start = cur.at;
-                cur.advance(len)?;
-                Some(&body[value_start..cur.at])
-            } else {
-                cur.skip_at(key, depth)?;
-                None
-            };
+            let value = cur.value(key, depth)?;
             let value_bytes = &body[len_start..cur.at];
             let family = match (value, shape, walk.families) {
                 (Some(inner), Shape::Entry(_, table), Some(families)) => {

@@ -178,15 +178,7 @@ impl Counter<'_> {
                     return Some(());
                 };
                 let len_start = cur.at;
-                let inner = if wire_type == 2 {
-                    let len = cur.varint()?;
-                    let value_start = cur.at;
-                    cur.advance(len)?;
-                    Some(&body[value_start..cur.at])
-                } else {
-                    cur.skip_at(key, depth)?;
-                    None
-                };
+                let inner = cur.value(key, depth)?;
                 self.field(
                     field,
                     tag_end - start,
