@@ -113,7 +113,7 @@ impl EntityTally {
                 unused.sample.push(sample(
                     Owner::Entity(EntityKind::Variable),
                     Some(v.id),
-                    v.name,
+                    v.name(),
                     exact(v.bytes),
                 ));
             }

@@ -373,7 +373,7 @@ impl Ommx30Tally {
                 samples.push(Sample {
                     entity: "variable",
                     id: Some(v.id),
-                    name: v.name.map(quote),
+                    name: v.name().map(quote),
                     detail: exact(v.bytes),
                 });
             }

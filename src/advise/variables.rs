@@ -39,18 +39,29 @@ const NO_NAME: u32 = u32::MAX;
 const LONG: u32 = u32::MAX - 1;
 
 /// One variable, as it was shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Variable<'a> {
     pub id: u64,
     /// Its logical bytes.
     pub bytes: u64,
     /// Its label content (inside `bytes`).
     pub content: u64,
-    pub name: Option<&'a str>,
+    /// Where its name lies in `names`, if it has one.
+    name: Option<(usize, usize)>,
+    names: &'a str,
+}
+
+impl<'a> Variable<'a> {
+    /// Its name, as it was given (looked up only when asked: most
+    /// variables' names are never shown).
+    pub fn name(&self) -> Option<&'a str> {
+        self.name.map(|(start, end)| &self.names[start..end])
+    }
 }
 
 impl Variables {
     /// Keeps variable `id`, which costs `bytes`, `content` of them labels.
+    #[inline]
     pub fn push(&mut self, id: u64, bytes: u64, content: u64, name: Option<&str>) {
         self.count += 1;
         let name_len = match name {
@@ -106,13 +117,14 @@ impl Variables {
                 };
                 let name = len.map(|len| {
                     at += len;
-                    &self.names[at - len..at]
+                    (at - len, at)
                 });
                 f(Variable {
                     id: run.first + i,
                     bytes: run.bytes,
                     content: run.content,
                     name,
+                    names: &self.names,
                 });
             }
         }
@@ -132,7 +144,7 @@ mod tests {
 
     fn all(vars: &Variables) -> Vec<(u64, u64, u64, Option<String>)> {
         let mut out = Vec::new();
-        vars.for_each(|v| out.push((v.id, v.bytes, v.content, v.name.map(String::from))));
+        vars.for_each(|v| out.push((v.id, v.bytes, v.content, v.name().map(String::from))));
         out
     }
 
