@@ -11,6 +11,7 @@
 
 use serde_json::json;
 
+use super::variables::Variables;
 use super::{details, sample, Change, EntityKind, Finding, Measure, Owner, Sample, Samples};
 use crate::ids::IdSet;
 use crate::model::{Constraint, DecisionVariable, Function, RemovedConstraint};
@@ -19,21 +20,6 @@ use crate::units::{count, exact, thousands};
 
 pub const UNUSED: &str = "unused-variables";
 pub const REMOVED: &str = "removed-constraints";
-
-/// What is kept per variable until the end tells which are used.
-#[derive(Debug, Clone)]
-struct VarRecord {
-    id: u64,
-    bytes: u64,
-    content: u64,
-    /// Where its name starts in [`EntityTally::names`], and its length;
-    /// [`NO_NAME`] when it has none.
-    name_at: u64,
-    name_len: u64,
-}
-
-/// A [`VarRecord::name_len`] of a variable without a name.
-const NO_NAME: u64 = u64::MAX;
 
 /// The unused variables, once known.
 #[derive(Debug, Default)]
@@ -47,10 +33,8 @@ pub struct Unused {
 
 #[derive(Default, Clone)]
 pub struct EntityTally {
-    vars: Vec<VarRecord>,
-    /// The variables' names, one after another (a million variables held
-    /// each its own allocation, a sixth of `advise`'s peak).
-    names: String,
+    /// Every variable, until the end tells which are used.
+    vars: Variables,
     used: IdSet,
     removed: u64,
     removed_bytes: u64,
@@ -65,27 +49,7 @@ impl EntityTally {
     }
 
     pub fn variable(&mut self, v: &DecisionVariable, cost: Cost, content: u64) {
-        let name_at = self.names.len() as u64;
-        let name_len = match v.name.as_deref() {
-            Some(name) => {
-                self.names.push_str(name);
-                name.len() as u64
-            }
-            None => NO_NAME,
-        };
-        self.vars.push(VarRecord {
-            id: v.id,
-            bytes: cost.bytes,
-            content,
-            name_at,
-            name_len,
-        });
-    }
-
-    /// The name of variable `v`, as it was given.
-    fn name(&self, v: &VarRecord) -> Option<&str> {
-        let at = v.name_at as usize;
-        (v.name_len != NO_NAME).then(|| &self.names[at..at + v.name_len as usize])
+        self.vars.push(v.id, cost.bytes, content, v.name.as_deref());
     }
 
     pub fn constraint(&mut self, c: &Constraint) {
@@ -138,7 +102,10 @@ impl EntityTally {
 
     pub fn unused(&self) -> Unused {
         let mut unused = Unused::default();
-        for v in self.vars.iter().filter(|v| !self.used.contains(&v.id)) {
+        self.vars.for_each(|v| {
+            if self.used.contains(&v.id) {
+                return;
+            }
             unused.count += 1;
             unused.bytes += v.bytes;
             unused.content += v.content;
@@ -146,17 +113,17 @@ impl EntityTally {
                 unused.sample.push(sample(
                     Owner::Entity(EntityKind::Variable),
                     Some(v.id),
-                    self.name(v),
+                    v.name(),
                     exact(v.bytes),
                 ));
             }
-        }
+        });
         unused
     }
 
     pub fn unused_finding(&self, unused: &Unused) -> Option<Finding> {
         let users = "objective, constraint, named function, hint or dependency";
-        let variables = self.vars.len() as u64;
+        let variables = self.vars.len();
         unused_finding(
             true,
             users,

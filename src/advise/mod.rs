@@ -31,6 +31,7 @@ mod migration;
 mod ommx30;
 mod recommendation;
 mod strings;
+mod variables;
 
 use std::collections::HashMap;
 

@@ -36,6 +36,7 @@ use serde_json::json;
 use super::entities::{removed_finding, unused_finding, REMOVED, UNUSED};
 use super::functions::{FunctionTally, VARIANTS};
 use super::strings::{StringPool, METADATA};
+use super::variables::Variables;
 use super::{details, migration, quote, Change, Finding, Measure, NotComputed, Owner};
 use super::{Sample, Samples, TopSamples, SAMPLES};
 use crate::ids::IdSet;
@@ -62,16 +63,6 @@ const EMPTY_ANNOTATIONS: u64 = 48;
 /// What an empty removal reason keeps: its `String` and its parameters'
 /// `FnvHashMap`.
 const EMPTY_REASON_STRING: u64 = 24;
-
-/// What is kept per variable until the end tells which are used.
-#[derive(Debug, Clone)]
-struct VarRecord {
-    id: u64,
-    bytes: u64,
-    /// Its label entries' bytes.
-    content: u64,
-    name: Option<Box<str>>,
-}
 
 /// An entity's label bytes: all of them (`metadata`) and what leaving them
 /// out saves (`content`).
@@ -199,7 +190,7 @@ fn sample(entity: &'static str, e: &EntityView<'_>, detail: String) -> Sample {
 /// them.
 #[derive(Debug, Clone)]
 pub struct Ommx30Tally {
-    vars: Vec<VarRecord>,
+    vars: Variables,
     used: IdSet,
     removed: u64,
     removed_bytes: u64,
@@ -224,7 +215,7 @@ pub struct Ommx30Tally {
 impl Default for Ommx30Tally {
     fn default() -> Self {
         Self {
-            vars: Vec::new(),
+            vars: Variables::default(),
             used: IdSet::default(),
             removed: 0,
             removed_bytes: 0,
@@ -253,12 +244,7 @@ impl Ommx30Tally {
                 if e.used == Some(true) {
                     self.used.insert(e.id);
                 }
-                self.vars.push(VarRecord {
-                    id: e.id,
-                    bytes: cost.bytes,
-                    content: labels.content,
-                    name: e.name.map(Box::from),
-                });
+                self.vars.push(e.id, cost.bytes, labels.content, e.name);
             }
             Part::Row { row, reason, .. } => {
                 row.for_each_variable(|v| {
@@ -359,11 +345,12 @@ impl Ommx30Tally {
     /// Which of the variables shown are used, once the pass knows (v1
     /// input streams its variables before their users).
     pub fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
-        for v in &self.vars {
-            if used(v.id) {
-                self.used.insert(v.id);
+        let (vars, set) = (&self.vars, &mut self.used);
+        vars.for_each_id(|id| {
+            if used(id) {
+                set.insert(id);
             }
-        }
+        });
     }
 
     /// The visitor of the instance's leaves (the pass may show them an
@@ -375,7 +362,10 @@ impl Ommx30Tally {
     /// The unused variables: count, bytes, label content, samples.
     fn unused(&self) -> (u64, u64, u64, Vec<Sample>) {
         let (mut count, mut bytes, mut content, mut samples) = (0, 0, 0, Vec::new());
-        for v in self.vars.iter().filter(|v| !self.used.contains(&v.id)) {
+        self.vars.for_each(|v| {
+            if self.used.contains(&v.id) {
+                return;
+            }
             count += 1;
             bytes += v.bytes;
             content += v.content;
@@ -383,11 +373,11 @@ impl Ommx30Tally {
                 samples.push(Sample {
                     entity: "variable",
                     id: Some(v.id),
-                    name: v.name.as_deref().map(quote),
+                    name: v.name().map(quote),
                     detail: exact(v.bytes),
                 });
             }
-        }
+        });
         (count, bytes, content, samples)
     }
 
@@ -405,7 +395,7 @@ impl Ommx30Tally {
             unused_finding(
                 false,
                 users,
-                self.vars.len() as u64,
+                self.vars.len(),
                 unused,
                 unused_bytes,
                 &unused_samples,
