@@ -4,6 +4,7 @@ Usage: python bench/alloc_trace.py FILE [--top N] [--replay BIN] [--keep PATH] [
        python bench/alloc_trace.py - --trace PATH [--top N | --steps LINES]
        (a Python with ommx==2.9.3; gcc)
        python bench/alloc_trace.py FILE --runtime 3.0 [...]   (a Python with ommx==3.0.0b7)
+       python bench/alloc_trace.py V2FILE --runtime 3.0-v2 [...]   (3.0.0b7's from_v2_bytes)
 
 Compiles bench/alloc_trace.c, runs a child interpreter under LD_PRELOAD that loads FILE the
 way `Instance.from_bytes` does, one phase at a time (the Rust parse, the wrapper's
@@ -72,6 +73,24 @@ lib.rm_stop()
 
 PHASES = ["parse", "to_bytes", "annotations"]
 PHASES30 = ["from_v1_bytes", "input freed"]
+
+# OMMX 3.0.0b7's load of its own message (`--runtime 3.0-v2`): `ommx.Instance.from_v2_bytes` of
+# FILE, an `ommx.v2.Instance` (written by `to_v2_bytes`); warmed up the same way, on the tiny
+# instance's v2 bytes.
+CHILD30V2 = r"""
+import ctypes, gc, sys
+from ommx import Instance
+lib = ctypes.CDLL(None)
+tiny = Instance.from_v1_bytes(bytes.fromhex(sys.argv[3])).to_v2_bytes()
+warm = Instance.from_v2_bytes(tiny); del warm, tiny; gc.collect()
+b = open(sys.argv[1], "rb").read()
+lib.rm_start(sys.argv[2].encode())
+lib.rm_mark(0)
+instance = Instance.from_v2_bytes(b); lib.rm_mark(1)
+del b; gc.collect(); lib.rm_mark(2)
+lib.rm_stop()
+"""
+PHASES30V2 = ["from_v2_bytes", "input freed"]
 # Record kinds (bench/alloc_trace.c): malloc, calloc, realloc's new chunk, aligned; a mark.
 ALLOCATIONS = (1, 3, 4, 5)
 MARK = 9
@@ -256,13 +275,16 @@ def main():
     parser.add_argument("--trace", metavar="PATH", help="read this trace instead of making one")
     parser.add_argument(
         "--runtime",
-        choices=("2.9", "3.0"),
+        choices=("2.9", "3.0", "3.0-v2"),
         default="2.9",
-        help="whose load: ommx 2.9.3's phases (a Python with it), or 3.0.0b7's from_v1_bytes",
+        help="whose load: ommx 2.9.3's phases (a Python with it), 3.0.0b7's from_v1_bytes, or "
+        "3.0.0b7's from_v2_bytes of a v2 file",
     )
     args = parser.parse_args()
     if args.runtime == "3.0":
         PHASES[:] = PHASES30
+    if args.runtime == "3.0-v2":
+        PHASES[:] = PHASES30V2
     if args.trace:
         show(args.trace, args)
         return
@@ -280,7 +302,7 @@ def main():
             [
                 sys.executable,
                 "-c",
-                CHILD30 if args.runtime == "3.0" else CHILD,
+                {"3.0": CHILD30, "3.0-v2": CHILD30V2}.get(args.runtime, CHILD),
                 args.file,
                 trace,
                 tiny_instance().hex(),

@@ -37,7 +37,9 @@ fresh interpreter):
 2. The file is read into a `bytes` object `b` (`read` is VmRSS − baseline after that).
 3. The high-water mark is reset (`echo 5 > /proc/self/clear_refs`), and the instance is
    loaded from `b`: `ommx.v1.Instance.from_bytes(b)` for 2.9.3,
-   `ommx.Instance.from_v1_bytes(b)` for 3.0.0b7.
+   `ommx.Instance.from_v1_bytes(b)` for 3.0.0b7, `ommx.Instance.from_v2_bytes(b)` for
+   3.0.0b7 on a v2 file (`measure FILE --runtime 3.0-v2`, warmed up on the tiny instance's
+   v2 bytes).
 4. *peak* = VmHWM − baseline: the highest RSS while loading, `b` included (the kernel updates
    the high-water mark before it unmaps anything, so a transient peak is not missed the way a
    sampling thread would miss it).
@@ -122,8 +124,13 @@ def measure(path: str, runtime: str, before_load=None) -> dict[str, int]:
         from ommx import Instance
 
         load = Instance.from_v1_bytes
-    warm = load(tiny_instance())
-    del warm
+    tiny = tiny_instance()
+    if runtime == "3.0-v2":
+        # 3.0's own message (`to_v2_bytes`), loaded by `from_v2_bytes`; the warm-up too.
+        tiny = Instance.from_v1_bytes(tiny).to_v2_bytes()
+        load = Instance.from_v2_bytes
+    warm = load(tiny)
+    del warm, tiny
     gc.collect()
     before = status()
     baseline = before["VmRSS"]
@@ -611,7 +618,7 @@ def main() -> None:
     g.add_argument("--seed", type=int, default=0)
     m = sub.add_parser("measure")
     m.add_argument("file")
-    m.add_argument("--runtime", choices=("2.9", "3.0"), default="2.9")
+    m.add_argument("--runtime", choices=("2.9", "3.0", "3.0-v2"), default="2.9")
     t = sub.add_parser("table")
     for flag in ("--py29", "--py30", "--memprof", "--gen", "--dir"):
         t.add_argument(flag, required=True)
