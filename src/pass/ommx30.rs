@@ -379,7 +379,7 @@ fn account(
         terms: model.stored_terms() as u64,
         wire_bytes: bytes.len() as u64,
     };
-    // 3.0's estimate does not simulate its load: nothing more to gather.
+    // Nothing more to gather: 3.0's estimate reads its facts off the profile.
     let counts = InstanceCounts {
         summary,
         gathered: Default::default(),
