@@ -23,6 +23,8 @@ pub mod commands;
 pub mod diff;
 pub mod drill;
 pub mod errors;
+#[cfg(test)]
+mod fixtures;
 pub mod ids;
 pub mod input;
 pub mod model;

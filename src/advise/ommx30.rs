@@ -546,22 +546,15 @@ mod tests {
     /// whole instance, on every v2 fixture.
     #[test]
     fn usage_is_worked_out_from_the_stream() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/v2");
         let mut unused = 0;
-        for dir in ["oracle", "from_v1"] {
-            for entry in std::fs::read_dir(format!("{root}/{dir}")).unwrap() {
-                let path = entry.unwrap().path();
-                if path.extension().is_none_or(|e| e != "pb") {
-                    continue;
-                }
-                let inst = decode(&std::fs::read(&path).unwrap()).unwrap();
-                let known = shown(&inst, false).unused();
-                let streamed = shown(&inst, true).unused();
-                assert_eq!(known.0, streamed.0, "{}", path.display());
-                assert_eq!(known.1, streamed.1, "{}", path.display());
-                assert_eq!(known.2, streamed.2, "{}", path.display());
-                unused += known.0;
-            }
+        for path in crate::fixtures::raw_v2() {
+            let inst = decode(&std::fs::read(&path).unwrap()).unwrap();
+            let known = shown(&inst, false).unused();
+            let streamed = shown(&inst, true).unused();
+            assert_eq!(known.0, streamed.0, "{}", path.display());
+            assert_eq!(known.1, streamed.1, "{}", path.display());
+            assert_eq!(known.2, streamed.2, "{}", path.display());
+            unused += known.0;
         }
         assert!(unused > 10, "{unused}");
     }

@@ -562,46 +562,39 @@ mod tests {
     /// that always gave up would pass the CLI's tests unseen).
     #[test]
     fn v2_fixtures_read_entry_by_entry_match_ommx_3() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/v2");
         let (mut read, mut left) = (0, Vec::new());
-        for dir in ["oracle", "from_v1"] {
-            for entry in std::fs::read_dir(format!("{root}/{dir}")).unwrap() {
-                let path = entry.unwrap().path();
-                if path.extension().is_none_or(|e| e != "pb") {
-                    continue;
-                }
-                let file = File::open(&path).unwrap();
-                let len = file.metadata().unwrap().len();
-                let expected = std::fs::read_to_string(path.with_extension("folded")).unwrap();
-                // On one thread, the objective held, and in chunks on
-                // three, the objective read where it lies.
-                let mut summaries = Vec::new();
-                for (threads, in_place_above) in [(1, u64::MAX), (3, 0)] {
-                    let mut aggregate = Aggregate::new();
-                    let ask = Ask {
-                        threads,
-                        layer_annotations: None,
-                        only_if_v1_refuses: false,
-                        in_place_above,
-                        entities: false,
-                    };
-                    let Some(done) = profile(&file, (0, len), ask, &mut aggregate) else {
-                        left.push(path.display().to_string());
-                        break;
-                    };
-                    let lines: Vec<String> = aggregate
-                        .folded_lines()
-                        .into_iter()
-                        .map(|(path, bytes)| format!("{path} {bytes}"))
-                        .collect();
-                    assert_eq!(lines.join("\n"), expected, "{}", path.display());
-                    assert_eq!(done.summary.wire_bytes, len);
-                    summaries.push(format!("{:?}", done.summary));
-                }
-                if summaries.len() == 2 {
-                    assert_eq!(summaries[0], summaries[1], "{}", path.display());
-                    read += 1;
-                }
+        for path in crate::fixtures::raw_v2() {
+            let file = File::open(&path).unwrap();
+            let len = file.metadata().unwrap().len();
+            let expected = std::fs::read_to_string(path.with_extension("folded")).unwrap();
+            // On one thread, the objective held, and in chunks on
+            // three, the objective read where it lies.
+            let mut summaries = Vec::new();
+            for (threads, in_place_above) in [(1, u64::MAX), (3, 0)] {
+                let mut aggregate = Aggregate::new();
+                let ask = Ask {
+                    threads,
+                    layer_annotations: None,
+                    only_if_v1_refuses: false,
+                    in_place_above,
+                    entities: false,
+                };
+                let Some(done) = profile(&file, (0, len), ask, &mut aggregate) else {
+                    left.push(path.display().to_string());
+                    break;
+                };
+                let lines: Vec<String> = aggregate
+                    .folded_lines()
+                    .into_iter()
+                    .map(|(path, bytes)| format!("{path} {bytes}"))
+                    .collect();
+                assert_eq!(lines.join("\n"), expected, "{}", path.display());
+                assert_eq!(done.summary.wire_bytes, len);
+                summaries.push(format!("{:?}", done.summary));
+            }
+            if summaries.len() == 2 {
+                assert_eq!(summaries[0], summaries[1], "{}", path.display());
+                read += 1;
             }
         }
         assert!(

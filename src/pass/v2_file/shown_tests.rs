@@ -453,17 +453,10 @@ fn entities_shown_from_the_file_are_those_of_the_whole_reading() {
 
 #[test]
 fn v2_fixtures_shown_from_the_file_are_those_of_the_whole_reading() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/v2");
     let mut streamed = 0;
-    for dir in ["oracle", "from_v1"] {
-        for entry in std::fs::read_dir(format!("{root}/{dir}")).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "pb") {
-                continue;
-            }
-            let bytes = std::fs::read(&path).unwrap();
-            streamed += u32::from(check(&bytes, &path.display().to_string()));
-        }
+    for path in crate::fixtures::raw_v2() {
+        let bytes = std::fs::read(&path).unwrap();
+        streamed += u32::from(check(&bytes, &path.display().to_string()));
     }
     assert!(streamed >= 40, "{streamed} read from the file");
 }
