@@ -37,6 +37,7 @@ pub mod terms;
 #[cfg(test)]
 mod tests;
 mod v2_file;
+mod v2_stream;
 mod validate;
 
 use std::collections::BTreeMap;

@@ -86,9 +86,10 @@ pub enum SingularsError {
     Spool(io::Error),
 }
 
-/// Copies the body of a large objective (or constraint) field to an
-/// unlinked temporary file as the stream goes by; should writing fail, it
-/// holds the rest.
+/// Copies the body of a large objective (or constraint) field, or an
+/// `ommx.v2` payload from a stream (`pass::v2_stream`), to an unlinked
+/// temporary file as the stream goes by; should writing fail, it holds the
+/// rest.
 pub struct Spooler {
     file: Option<File>,
     written: u64,
@@ -142,11 +143,19 @@ impl Spooler {
     /// The body read: in the file, or held (`Err`) should writing have
     /// failed.
     pub fn finish_body(self) -> io::Result<Result<SpooledFunction, Vec<u8>>> {
+        Ok(self
+            .finish_file()?
+            .map(|(file, len)| SpooledFunction::new(file, len)))
+    }
+
+    /// The bytes written: the file and their length, or held (`Err`)
+    /// should writing have failed.
+    pub fn finish_file(self) -> io::Result<Result<(File, u64), Vec<u8>>> {
         if let Some(e) = self.failed {
             return Err(e);
         }
         Ok(match self.file {
-            Some(file) => Ok(SpooledFunction::new(file, self.written)),
+            Some(file) => Ok((file, self.written)),
             None => Err(self.held),
         })
     }

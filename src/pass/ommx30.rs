@@ -1,10 +1,10 @@
 //! The OMMX 3.0 side of the pass: an `ommx.v2` payload (in a regular file,
-//! read a table entry at a time: [`v2_file`]; anything else, and what that
-//! reading leaves, read whole), or an `ommx.v1` one counted as 3.0 holds
-//! it after `from_v1_bytes`, read whole and profiled
-//! with [`crate::model::ommx30`]'s accounting into the same [`Accounts`] the v1
-//! pass fills, so everything after the pass (renderers, diff, check) is
-//! shared.
+//! or from a stream spooled to one ([`super::v2_stream`]), read a table
+//! entry at a time: [`v2_file`]; what that reading leaves, read whole),
+//! or an `ommx.v1` one counted as 3.0 holds it after `from_v1_bytes`, read
+//! whole and profiled with [`crate::model::ommx30`]'s accounting into the
+//! same [`Accounts`] the v1 pass fills, so everything after the pass
+//! (renderers, diff, check) is shared.
 //!
 //! The analyses see each entity as an [`EntityView`] with its cost under
 //! 3.0's accounting ([`EntityObserver::entity`](super::EntityObserver::entity)),
@@ -25,6 +25,8 @@ use crate::profile::{Aggregate, Frame, Path};
 use super::accounts::{Families, Summing};
 use super::reading::{self, Stop};
 use super::v2_file;
+use super::v2_stream::{Arrival, HELD_UP_TO};
+use super::InFile;
 use super::{Accounts, Cost, EntityView, Pass, Singular30};
 use super::{PassError, Payload, V2PassError};
 use crate::model::ommx30::V2Error;
@@ -38,12 +40,81 @@ pub(crate) fn profile(
     payload: Payload<'_>,
     pass: &mut Pass<'_>,
 ) -> Result<ProfiledInstance, PassError> {
-    if let Some(done) = in_file(&payload, pass, false) {
-        return done;
+    match read_payload(payload, pass) {
+        Reading::Profiled(done) => *done,
+        Reading::Whole(model, rest) => {
+            let (bytes, model) = (*model).map_err(|stopped| stopped.error)?;
+            account(pass, rest, bytes, model)
+        }
     }
+}
+
+/// How a payload was read: a table entry at a time (its profile, or the
+/// refusal the whole reading gives too), or whole (its model, or why not).
+enum Reading<'p> {
+    Profiled(Box<Result<ProfiledInstance, PassError>>),
+    Whole(
+        Box<Result<(Vec<u8>, ommx30::Instance), Stopped>>,
+        ToAccount<'p>,
+    ),
+}
+
+/// Reads a payload a table entry at a time where it lies in a regular file,
+/// or, from a stream, spooled ([`v2_stream`]); whole where that reading
+/// declines it (from the copy, for a spooled one).
+fn read_payload<'p>(payload: Payload<'p>, pass: &mut Pass<'_>) -> Reading<'p> {
+    if let Some(done) = in_file(&payload, pass, false) {
+        return Reading::Profiled(Box::new(done));
+    }
+    let streamed = payload.in_file.is_none() && reads_table_entries(pass);
     let (read, rest) = split(payload);
-    let (bytes, model) = read_model(read).map_err(|stopped| stopped.error)?;
-    account(pass, rest, bytes, model)
+    if !streamed {
+        return Reading::Whole(Box::new(read_model(read)), rest);
+    }
+    let ToRead {
+        reader,
+        total,
+        max_element,
+        layer,
+        schema,
+    } = read;
+    let held_up_to = HELD_UP_TO.min(pass.settings.spool_above);
+    let mut arrival = Arrival::take(reader, held_up_to, max_element);
+    // A container's claim the stream does not keep is the whole reading's
+    // to refuse.
+    let spooled = arrival
+        .spooled()
+        .filter(|(_, len)| total.is_none_or(|t| t == *len));
+    if let Some((file, len)) = spooled {
+        let spooled = Payload {
+            reader: &mut std::io::empty(),
+            total: Some(len),
+            in_file: Some(InFile::whole(file, &|_| {})),
+            max_element: None,
+            instance_index: rest.layer,
+            title: rest.title.clone(),
+            schema,
+            layer_annotations: rest.layer_annotations,
+        };
+        if let Some(done) = in_file(&spooled, pass, false) {
+            return Reading::Profiled(Box::new(done));
+        }
+    }
+    let read = ToRead {
+        reader: &mut arrival,
+        total,
+        max_element,
+        layer,
+        schema,
+    };
+    Reading::Whole(Box::new(read_model(read)), rest)
+}
+
+/// Whether [`in_file`] may read a payload a table entry at a time under
+/// the pass's options (the wire view under family frames is left to the
+/// whole reading).
+fn reads_table_entries(pass: &Pass<'_>) -> bool {
+    !(pass.options.wire && pass.options.group_by != GroupBy::None)
 }
 
 /// A payload in a regular file read a table entry at a time ([`v2_file`])
@@ -60,11 +131,10 @@ pub(super) fn in_file(
     let (Some(file), Some(total)) = (&payload.in_file, payload.total) else {
         return None;
     };
-    // The wire view under family frames is left to the whole reading.
-    let wire = pass.options.wire;
-    if wire && pass.options.group_by != GroupBy::None {
+    if !reads_table_entries(pass) {
         return None;
     }
+    let wire = pass.options.wire;
     let plain = !wire
         && pass.options.group_by == GroupBy::None
         && !pass.observer.sees_entities()
@@ -150,11 +220,11 @@ pub(crate) fn reread(
     pass: &mut Pass<'_>,
     v1: PassError,
 ) -> Result<ProfiledInstance, PassError> {
-    if let Some(done) = in_file(&payload, pass, false) {
-        return done;
-    }
-    let (read, rest) = split(payload);
-    match read_model(read) {
+    let (model, rest) = match read_payload(payload, pass) {
+        Reading::Profiled(done) => return *done,
+        Reading::Whole(model, rest) => (model, rest),
+    };
+    match *model {
         Ok((bytes, model)) => account(pass, rest, bytes, model),
         // The input could not be read again (a gzip checksum, say): not a
         // question of schemas; v1's error stands.

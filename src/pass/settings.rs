@@ -20,7 +20,8 @@ pub struct Settings {
     /// inputs at once divides the cores between them (`None`: no cap).
     pub cap: Option<usize>,
     /// An element longer than this is spooled when only counted
-    /// (`MEMPROF_SPOOL_ABOVE`, in bytes).
+    /// (`MEMPROF_SPOOL_ABOVE`, in bytes); an `ommx.v2` payload from a
+    /// stream, when longer than this or a MiB (`pass::v2_stream`).
     pub spool_above: u64,
     /// Bytes per chunk of a regular file read on every thread
     /// (`MEMPROF_CHUNK_BYTES`; at least 1).

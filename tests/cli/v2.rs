@@ -488,3 +488,74 @@ fn memprof_agrees_with_ommx_3_on_every_corpus_case() {
         disagreements.join("\n")
     );
 }
+
+/// A v2 payload from a stream (standard input, gzip data) is spooled to a
+/// temporary file and read a table entry at a time as the file is, or read
+/// whole where that reading declines it: either way, what the file gives
+/// (the input's description aside), held (short) or spooled
+/// (`MEMPROF_SPOOL_ABOVE=0` spools every payload), on one thread or many.
+#[test]
+fn a_v2_stream_gives_what_its_file_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        "everything.pb",
+        "polynomial.pb",
+        "sos1.pb",
+        "substituted.pb",
+    ];
+    let commands: [&[&str]; 7] = [
+        &["inspect", "-f", "folded"],
+        &["inspect", "--group-by", "name", "-f", "folded"],
+        &["inspect", "--view", "wire", "-f", "folded"],
+        &[
+            "inspect",
+            "--view",
+            "wire",
+            "--group-by",
+            "name",
+            "-f",
+            "json",
+        ],
+        &["top", "-n", "100", "-f", "json"],
+        &["stats", "-f", "json"],
+        &["advise", "-f", "json"],
+    ];
+    // The output without the input's description (name, size, gzip).
+    let shown = |out: std::process::Output| {
+        let text = String::from_utf8(out.stdout).unwrap();
+        let text = match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(mut doc) => {
+                doc.as_object_mut().unwrap().remove("input");
+                doc.to_string()
+            }
+            Err(_) => text,
+        };
+        (out.status.code(), text)
+    };
+    for file in files {
+        let path = v2(&format!("oracle/{file}"));
+        let bytes = fs::read(&path).unwrap();
+        let gz = dir.path().join(format!("{file}.gz"));
+        fs::write(&gz, gzip(&bytes)).unwrap();
+        let gz = gz.to_str().unwrap();
+        for args in commands {
+            let run = |input: &str, spool: bool, threads: &str| {
+                let mut cmd = memprof();
+                cmd.arg(args[0]).arg(input).args(&args[1..]);
+                cmd.env("MEMPROF_THREADS", threads);
+                if spool {
+                    cmd.env("MEMPROF_SPOOL_ABOVE", "0");
+                }
+                shown(cmd.write_stdin(bytes.clone()).output().unwrap())
+            };
+            let want = run(&path, false, "2");
+            assert_eq!(want.0, Some(0), "{file} {args:?}");
+            for (spool, threads) in [(false, "1"), (true, "1"), (true, "16")] {
+                for input in ["-", gz] {
+                    let got = run(input, spool, threads);
+                    assert_eq!(got, want, "{file} {args:?} {input} {spool} {threads}");
+                }
+            }
+        }
+    }
+}
