@@ -224,6 +224,23 @@ impl IdSet {
         disjoint
     }
 
+    /// Whether `f` accepts every id in the set (asked in no particular
+    /// order, up to the first it refuses).
+    pub fn all(&self, f: impl Fn(u64) -> bool) -> bool {
+        let in_bitmap = self.bits.iter().enumerate().all(|(i, word)| {
+            let mut word = word.load(Ordering::Relaxed);
+            while word != 0 {
+                let bit = u64::from(word.trailing_zeros());
+                if !f(64 * i as u64 + bit) {
+                    return false;
+                }
+                word &= word - 1;
+            }
+            true
+        });
+        in_bitmap && self.others.iter().all(|&id| f(id))
+    }
+
     /// Takes `id` out.
     pub fn remove(&mut self, id: u64) {
         match self.bits.get_mut((id / 64) as usize) {

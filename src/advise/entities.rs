@@ -79,7 +79,7 @@ impl EntityTally {
     }
 
     pub fn finish(&mut self, singular: &Singular<'_>) {
-        self.uses(singular.objective);
+        self.used.absorb(singular.objective_variables.clone());
         for h in &singular.hints.one_hot {
             h.variables.iter().for_each(|&id| {
                 self.used.insert(id);

@@ -8,6 +8,7 @@
 //! tolerance); quadratic keys are unordered pairs; polynomial keys are sorted
 //! id lists; a non-zero constant is one stored term.
 
+use crate::ids::IdSet;
 use crate::ommx_v1 as pb;
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 use crate::profiled::{Terms, Unprofiled};
@@ -133,6 +134,27 @@ fn sort_packed<K: Copy, P: Ord + Copy>(
     *terms = packed.into_iter().map(|p| terms[position(p)]).collect();
 }
 
+/// [`sort_packed`] for keys that fit 64 bits (`bits`, ordered as the keys
+/// are; `key` reads one back), the integers 128 bits wide: once sorted,
+/// each one's position is replaced by its term's coefficient, and the
+/// terms are written back from them in place, so that the terms are never
+/// held twice over (a long quadratic objective's are tens of megabytes).
+fn sort_wide<K: Copy>(terms: &mut [(K, f64)], bits: impl Fn(K) -> u64, key: impl Fn(u64) -> K) {
+    let mut packed: Vec<u128> = terms
+        .iter()
+        .enumerate()
+        .map(|(i, &(k, _))| u128::from(bits(k)) << 64 | i as u128)
+        .collect();
+    packed.sort_unstable();
+    for p in packed.iter_mut() {
+        let coefficient = terms[*p as u64 as usize].1;
+        *p = *p >> 64 << 64 | u128::from(coefficient.to_bits());
+    }
+    for (term, &p) in terms.iter_mut().zip(&packed) {
+        *term = (key((p >> 64) as u64), f64::from_bits(p as u64));
+    }
+}
+
 /// Linear keys: a variable id.
 impl TermKey for u64 {
     fn sort_terms(terms: &mut Vec<(Self, f64)>) {
@@ -140,11 +162,7 @@ impl TermKey for u64 {
         if terms.len() <= 1 << 16 && max < 1 << 48 {
             sort_packed(terms, |k, i| k << 16 | i as u64, |p| (p & 0xffff) as usize);
         } else {
-            sort_packed(
-                terms,
-                |k, i| u128::from(k) << 64 | i as u128,
-                |p| p as u64 as usize,
-            );
+            sort_wide(terms, |k| k, |k| k);
         }
     }
 }
@@ -153,12 +171,8 @@ impl TermKey for u64 {
 impl TermKey for (u64, u64) {
     fn sort_terms(terms: &mut Vec<(Self, f64)>) {
         let max = terms.iter().map(|t| t.0 .0.max(t.0 .1)).max().unwrap_or(0);
-        if max < 1 << 32 && terms.len() <= u32::MAX as usize {
-            sort_packed(
-                terms,
-                |(a, b), i| u128::from(a) << 96 | u128::from(b) << 64 | i as u128,
-                |p| p as u64 as usize,
-            );
+        if max < 1 << 32 {
+            sort_wide(terms, |(a, b)| a << 32 | b, |k| (k >> 32, k & 0xffff_ffff));
         } else {
             sort_stable(terms);
         }
@@ -347,6 +361,58 @@ impl Function {
         linear.iter().for_each(|&(id, _)| f(id));
     }
 
+    /// The variables the function uses, each once; a large quadratic part
+    /// gathered on up to `threads` threads.
+    pub fn variables(&self, threads: usize) -> IdSet {
+        /// Terms below which one thread gathers.
+        const PARALLEL_TERMS: usize = 1 << 16;
+        let mut set = IdSet::default();
+        let Function::Quadratic {
+            quadratic, linear, ..
+        } = self
+        else {
+            self.for_each_variable_first(|id| _ = set.insert(id));
+            return set;
+        };
+        // A sorted part's row id is inserted once for its run of terms.
+        let gather = |terms: &[((u64, u64), f64)], set: &mut IdSet| {
+            let mut row = None;
+            for &((a, b), _) in terms {
+                if row != Some(a) {
+                    set.insert(a);
+                    row = Some(a);
+                }
+                set.insert(b);
+            }
+        };
+        if threads < 2 || quadratic.len() < PARALLEL_TERMS {
+            gather(quadratic, &mut set);
+        } else {
+            let per = quadratic.len().div_ceil(threads);
+            let parts: Vec<IdSet> = std::thread::scope(|scope| {
+                let gathering: Vec<_> = quadratic
+                    .chunks(per)
+                    .map(|chunk| {
+                        scope.spawn(move || {
+                            let mut part = IdSet::default();
+                            gather(chunk, &mut part);
+                            part
+                        })
+                    })
+                    .collect();
+                gathering
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            });
+            for part in parts {
+                set.absorb(part);
+            }
+        }
+        linear.iter().for_each(|&(id, _)| _ = set.insert(id));
+        set
+    }
+
     /// The rule of its one leaf.
     pub fn rule(&self) -> &'static Rule {
         match self {
@@ -491,6 +557,42 @@ impl LogicalMemoryProfile for Function {
 mod tests {
     use super::*;
     use pb::FunctionArm;
+
+    #[test]
+    fn variables_gathered_on_several_threads_are_every_id_once() {
+        use crate::ids::SplitMix64;
+        use std::collections::BTreeSet;
+        let mut rng = SplitMix64(5);
+        // Sorted rows as normalizing leaves them, ids dense and sparse.
+        let mut quadratic: Vec<((u64, u64), f64)> = (0..90_000u64)
+            .map(|i| {
+                let a = i / 300;
+                let b = if i % 5 == 0 {
+                    1 << 40 | i
+                } else {
+                    a + rng.below(500)
+                };
+                ((a, b), 1.0)
+            })
+            .collect();
+        quadratic.sort_by_key(|t| t.0);
+        quadratic.dedup_by_key(|t| t.0);
+        let f = Function::Quadratic {
+            quadratic,
+            linear: vec![(7, 1.0), (1 << 50, 2.0)],
+            constant: 0.0,
+        };
+        let mut expected = BTreeSet::new();
+        f.for_each_variable(|id| _ = expected.insert(id));
+        for threads in [1, 2, 3, 8] {
+            let set = f.variables(threads);
+            let seen = std::sync::Mutex::new(BTreeSet::new());
+            assert!(set.all(|id| seen.lock().unwrap().insert(id)), "{threads}");
+            assert_eq!(seen.into_inner().unwrap(), expected, "{threads}");
+            let missing = 1 << 40 | 5;
+            assert!(!set.all(|id| id != missing), "{threads}");
+        }
+    }
 
     fn linear(terms: &[(u64, f64)], constant: f64) -> pb::Function {
         pb::Function {

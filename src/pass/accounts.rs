@@ -27,6 +27,7 @@ use crate::profiled::{Accounting, InstanceCounts, ProfiledInstance, Schema};
 pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, visitor: &mut V) {
     let Singular {
         objective,
+        objective_variables: _,
         objective_bytes: _,
         objective_waste: _,
         hints,

@@ -12,6 +12,7 @@ use super::convert;
 use super::observer::{Cost, EntityView, Singular, Singular30};
 use super::validate::{build_function, from_prost, State, User};
 use super::EntityObserver;
+use crate::ids::IdSet;
 use crate::model::function::Shape;
 use crate::model::ommx30::{self, ConversionError, Func};
 use crate::model::{
@@ -123,9 +124,15 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     let defined = |id| state.defines(id);
     let (objective, growths) = read_objective(objective, &defined, end, reading)?;
     drop(rest);
+    let mut objective_variables = IdSet::default();
     match &objective {
         Objective::Built(f, _) => {
-            state.uses(User::Objective, f)?;
+            objective_variables = f.variables(threads);
+            // Most often every variable is defined by now; only otherwise
+            // are they noted, in OMMX's order.
+            if !objective_variables.all(|id| state.defines(id)) {
+                state.uses(User::Objective, f)?;
+            }
             state.counts.add_objective_terms(f.shape().terms());
         }
         // Counted only when every variable it uses is defined.
@@ -146,6 +153,7 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
         Objective::Built(objective, objective_waste) => {
             let singular = Singular {
                 objective: &objective,
+                objective_variables: &objective_variables,
                 objective_bytes: objective.bytes() as u64,
                 objective_waste,
                 hints: &hints,
@@ -245,7 +253,7 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
             let objective = match counts_only.then(|| terms::count(arm.as_ref(), defined, threads))
             {
                 Some(Ok(Some(shape))) => Objective::Counted(shape),
-                _ => build_objective(&pieces, end)?,
+                _ => build_objective(&pieces, end, threads)?,
             };
             let made = growths.then(|| terms::growths(arm.as_ref(), objective.stored_terms()));
             (objective, made.and_then(order))
@@ -255,7 +263,7 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
                 Some(Ok(Some(shape))) => Objective::Counted(shape),
                 _ => {
                     let bytes = spooled.load().map_err(InstanceError::Spool)?;
-                    build_objective(&[&bytes], end)?
+                    build_objective(&[&bytes], end, threads)?
                 }
             };
             let made = growths.then(|| spooled.growths(objective.stored_terms()));
@@ -264,10 +272,11 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
     })
 }
 
-/// Builds the objective from its pieces, checked.
-fn build_objective(pieces: &[&[u8]], end: u64) -> Result<Objective, InstanceError> {
+/// Builds the objective from its pieces, checked, on up to `threads`
+/// threads.
+fn build_objective(pieces: &[&[u8]], end: u64, threads: usize) -> Result<Objective, InstanceError> {
     let field = "the instance's singular fields";
-    let (objective, waste) = build_function(pieces, field, end)?;
+    let (objective, waste) = build_function(pieces, field, end, threads)?;
     Ok(Objective::Built(objective, waste))
 }
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::ids::IdSet;
 use crate::model::{
     ommx30, AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable,
     Description, EntityKind, FileWaste, Function, Parameters, RemovedConstraint,
@@ -44,6 +45,8 @@ pub struct NamedFunction {
 /// The instance-wide parts, once the stream has ended and they were checked.
 pub struct Singular<'a> {
     pub objective: &'a Function,
+    /// The variables the objective uses, each once.
+    pub objective_variables: &'a IdSet,
     /// Logical bytes of the objective.
     pub objective_bytes: u64,
     /// What normalizing the objective dropped or merged from the file.

@@ -268,13 +268,15 @@ impl Stream<'_> {
 
 /// Builds a function from its pieces (checked already), as the wire
 /// reader reads them or, should prost read them otherwise, as prost does
-/// (its error naming `field` at `offset`).
+/// (its error naming `field` at `offset`); a large quadratic part read on
+/// up to `threads` threads.
 pub(super) fn build_function(
     pieces: &[&[u8]],
     field: &'static str,
     offset: u64,
+    threads: usize,
 ) -> Result<(Function, FileWaste), InstanceError> {
-    match terms::normalize(pieces) {
+    match terms::normalize(pieces, threads) {
         Ok(read) => Ok(read?),
         Err(terms::Unsupported) => {
             let wire = pb::Function::decode(pieces.concat().as_slice()).map_err(|source| {
@@ -391,7 +393,7 @@ impl State {
             return Ok(());
         }
         let bytes = function.load().map_err(InstanceError::Spool)?;
-        let (built, _) = build_function(&[&bytes], "constraints", offset)?;
+        let (built, _) = build_function(&[&bytes], "constraints", offset, 1)?;
         self.uses(user, &built)
     }
 

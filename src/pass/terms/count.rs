@@ -327,8 +327,8 @@ fn triangle(a: u64, b: u64) -> Option<u64> {
 /// One thread's share of a quadratic part: elements `range` of the three
 /// arrays, each a single packed piece, starting at these byte offsets.
 #[derive(Clone, Copy)]
-struct Chunk {
-    elements: usize,
+pub(super) struct Chunk {
+    pub(super) elements: usize,
     rows_at: usize,
     columns_at: usize,
     values_at: usize,
@@ -510,7 +510,7 @@ pub(super) fn scan_window<D: Fn(u64) -> bool + Sync>(
 }
 
 /// Runs `f` on each item, one thread each (the first on this one).
-fn parallel<W: Send, T: Send>(items: Vec<W>, f: impl Fn(W) -> T + Sync) -> Vec<T> {
+pub(super) fn parallel<W: Send, T: Send>(items: Vec<W>, f: impl Fn(W) -> T + Sync) -> Vec<T> {
     std::thread::scope(|scope| {
         let f = &f;
         let mut items = items.into_iter();
@@ -528,7 +528,7 @@ fn parallel<W: Send, T: Send>(items: Vec<W>, f: impl Fn(W) -> T + Sync) -> Vec<T
 
 /// The triples of one chunk of single-piece arrays (checked, of one
 /// length).
-fn chunk_iter<'a>(q: &'a QuadraticWire<'a>, c: &Chunk) -> Triples<'a> {
+pub(super) fn chunk_iter<'a>(q: &'a QuadraticWire<'a>, c: &Chunk) -> Triples<'a> {
     let values = &q.values[0][c.values_at..c.values_at + 8 * c.elements];
     Triples {
         rows: (q.rows[0], c.rows_at),
@@ -539,7 +539,7 @@ fn chunk_iter<'a>(q: &'a QuadraticWire<'a>, c: &Chunk) -> Triples<'a> {
 
 /// Triples read from single-piece arrays: a plain loop over the bytes
 /// (the zipped iterators of pieces cost a call per element).
-struct Triples<'a> {
+pub(super) struct Triples<'a> {
     rows: (&'a [u8], usize),
     columns: (&'a [u8], usize),
     values: std::slice::ChunksExact<'a, u8>,
@@ -560,7 +560,7 @@ impl Iterator for Triples<'_> {
 }
 
 /// Cuts `n` triples into `threads` chunks at element boundaries.
-fn split(rows: &[u8], columns: &[u8], n: usize, threads: usize) -> Vec<Chunk> {
+pub(super) fn split(rows: &[u8], columns: &[u8], n: usize, threads: usize) -> Vec<Chunk> {
     let per = n.div_ceil(threads);
     let starts: Vec<usize> = (0..threads)
         .map(|t| t * per)

@@ -308,7 +308,7 @@ pub fn count_function(
             polynomial_shape(&terms)
         }));
     }
-    Ok(normalize_arm(arm.as_ref())?.map(|(function, _)| {
+    Ok(normalize_arm(arm.as_ref(), 1)?.map(|(function, _)| {
         function.for_each_variable(|id| ids.push(id));
         let shape = function.shape();
         // A quadratic names its variables many times over.

@@ -26,6 +26,7 @@ use crate::ommx_v1 as pb;
 
 mod count;
 pub mod entities;
+mod held;
 mod polynomial;
 mod split;
 pub mod spooled;
@@ -422,7 +423,10 @@ fn linear_terms(
 /// (what `FileWaste` compares with the stored ones). The encoding is checked
 /// in full before any model error is reported, as prost decodes before
 /// OMMX normalizes.
-pub fn normalize_arm(arm: Option<&Arm<'_>>) -> Wire<Result<(Function, u64), ModelError>> {
+pub fn normalize_arm(
+    arm: Option<&Arm<'_>>,
+    threads: usize,
+) -> Wire<Result<(Function, u64), ModelError>> {
     let nonzero = |c: f64| u64::from(c != 0.0);
     let Some(arm) = arm else {
         return Ok(Err(ModelError::EmptyFunction));
@@ -452,13 +456,13 @@ pub fn normalize_arm(arm: Option<&Arm<'_>>) -> Wire<Result<(Function, u64), Mode
             }
         }
         Arm::Quadratic(pieces) => {
-            let q = quadratic(pieces)?;
+            let q = quadratic_read(pieces, false, threads)?;
             let mut linear = Vec::new();
             let linear_part = match &q.linear {
                 Some(l) => Some(linear_terms(l, |id, c| linear.push((id, c)))?),
                 None => None,
             };
-            normalize_quadratic(&q, linear, linear_part)
+            normalize_quadratic(&q, linear, linear_part, threads)
         }
         Arm::Polynomial(pieces) => {
             let mut terms = Vec::new();
@@ -487,11 +491,13 @@ pub fn normalize_arm(arm: Option<&Arm<'_>>) -> Wire<Result<(Function, u64), Mode
 }
 
 /// The quadratic arm of [`normalize_arm`]: `linear` and `linear_part` are
-/// the linear part's non-zero terms and what reading them gave.
+/// the linear part's non-zero terms and what reading them gave; a large
+/// quadratic part is read on up to `threads` threads.
 fn normalize_quadratic(
     q: &QuadraticWire<'_>,
     linear: Vec<(u64, f64)>,
     linear_part: Option<Result<(f64, usize), ModelError>>,
+    threads: usize,
 ) -> Result<(Function, u64), ModelError> {
     if q.n_rows != q.n_columns || q.n_rows != q.n_values {
         return Err(ModelError::QuadraticLengths {
@@ -500,14 +506,27 @@ fn normalize_quadratic(
             values: q.n_values,
         });
     }
-    let mut quadratic = Vec::with_capacity(q.n_values);
-    let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
-    for ((r, c), v) in pairs.zip(doubles(&q.values)) {
-        let v = finite(v, "quadratic coefficient")?;
-        if v != 0.0 {
-            quadratic.push(((r.min(c), r.max(c)), v));
+    let quadratic = match held::quadratic_terms(q, threads) {
+        Some(held) => {
+            let held = held?;
+            if held.ascending {
+                held.terms
+            } else {
+                merge(held.terms)
+            }
         }
-    }
+        None => {
+            let mut quadratic = Vec::with_capacity(q.n_values);
+            let pairs = Varints::new(&q.rows).zip(Varints::new(&q.columns));
+            for ((r, c), v) in pairs.zip(doubles(&q.values)) {
+                let v = finite(v, "quadratic coefficient")?;
+                if v != 0.0 {
+                    quadratic.push(((r.min(c), r.max(c)), v));
+                }
+            }
+            merge(quadratic)
+        }
+    };
     let mut constant = 0.0;
     let mut in_file = q.n_values as u64;
     if let Some(part) = linear_part {
@@ -516,19 +535,64 @@ fn normalize_quadratic(
         in_file += n as u64 + u64::from(constant != 0.0);
     }
     let f = Function::Quadratic {
-        quadratic: merge(quadratic),
+        quadratic,
         linear: merge(linear),
         constant,
     };
     Ok((f, in_file))
 }
 
+/// prost's encoded length of the function `body` whose final arm is
+/// quadratic, as re-encoding prost's decoding of it gives (the final arm
+/// alone, the arrays packed, unknown fields gone), read off the wire
+/// without that decoding; `None` for another arm, an encoding this reader
+/// does not vouch for, or a varint not in its shortest form (only a
+/// re-encoding tells its length then).
+pub fn quadratic_encoded_len(body: &[u8]) -> Option<usize> {
+    use encoding::{encoded_len_varint, key_len};
+    let Ok(Some(Arm::Quadratic(pieces))) = scan([body]) else {
+        return None;
+    };
+    let q = quadratic_read(&pieces, false, 1).ok()?;
+    // A varint is longer than it need be exactly when it ends in a zero
+    // byte after a continuation byte.
+    let shortest = |pieces: &[&[u8]]| {
+        pieces
+            .iter()
+            .all(|p| !p.windows(2).any(|w| w[0] >= 0x80 && w[1] == 0))
+    };
+    if !shortest(&q.rows) || !shortest(&q.columns) {
+        return None;
+    }
+    let field = |number: u32, len: usize| key_len(number) + encoded_len_varint(len as u64) + len;
+    let packed = |number: u32, len: usize| if len == 0 { 0 } else { field(number, len) };
+    let bytes = |pieces: &[&[u8]]| pieces.iter().map(|p| p.len()).sum::<usize>();
+    let linear = match &q.linear {
+        None => 0,
+        Some(l) => field(
+            quadratic::LINEAR,
+            pb::Linear::decode(l.concat().as_slice())
+                .ok()?
+                .encoded_len(),
+        ),
+    };
+    let body = packed(quadratic::ROWS, bytes(&q.rows))
+        + packed(quadratic::COLUMNS, bytes(&q.columns))
+        + packed(quadratic::VALUES, 8 * q.n_values)
+        + linear;
+    Some(field(function::QUADRATIC, body))
+}
+
 /// Normalizes the function encoded as the concatenation of `pieces`, with
 /// what normalizing removed from the file, as `Function::from_wire` and
-/// `FileWaste::of` give for prost's decoding of the same bytes.
-pub fn normalize(pieces: &[&[u8]]) -> Wire<Result<(Function, FileWaste), ModelError>> {
+/// `FileWaste::of` give for prost's decoding of the same bytes; a large
+/// quadratic part read on up to `threads` threads.
+pub fn normalize(
+    pieces: &[&[u8]],
+    threads: usize,
+) -> Wire<Result<(Function, FileWaste), ModelError>> {
     let arm = scan(pieces.iter().copied())?;
-    Ok(match normalize_arm(arm.as_ref())? {
+    Ok(match normalize_arm(arm.as_ref(), threads)? {
         Err(e) => Err(e),
         Ok((f, in_file)) if in_file == f.stored_terms() as u64 => Ok((f, FileWaste::default())),
         Ok((f, _)) => {
@@ -566,7 +630,7 @@ pub fn constraint<E>(
     let function = if pieces.is_empty() {
         None
     } else {
-        Some(normalize(&pieces)?)
+        Some(normalize(&pieces, 1)?)
     };
     let c = decode(&others).map_err(|_| Unsupported)?;
     Ok(Constraint::from_wire_normalized(c, function))
@@ -890,7 +954,7 @@ mod tests {
             let split = cut(&bytes, &mut rng);
             let split: Vec<&[u8]> = split.iter().map(Vec::as_slice).collect();
             for pieces in [&[bytes.as_slice()][..], &split] {
-                match normalize(pieces) {
+                match normalize(pieces, 1) {
                     Ok(got) => {
                         exercised += 1;
                         assert!(
@@ -951,7 +1015,7 @@ mod tests {
             }
             let expected = oracle(&bytes);
             refused_by_prost += usize::from(expected.is_none());
-            if let Ok(got) = normalize(&[&bytes]) {
+            if let Ok(got) = normalize(&[&bytes], 1) {
                 let expected = expected.clone().unwrap_or_else(|| {
                     panic!("case {case}: accepted what prost refuses: {bytes:02x?}")
                 });
@@ -1017,7 +1081,7 @@ mod tests {
                     "{duplicate:?} {threads}"
                 );
             }
-            assert_eq!(normalize(&[&bytes]).unwrap().unwrap().0, expected);
+            assert_eq!(normalize(&[&bytes], 1).unwrap().unwrap().0, expected);
         }
         // 400 variables, 80,200 pairs: the chunks of two threads, in order.
         let bytes = {
@@ -1039,5 +1103,139 @@ mod tests {
         assert_eq!(shape.stored_terms, 80_200);
         // An undefined variable: built, so that its error names it.
         assert_eq!(count(arm.as_ref(), &|id| id != 399, 2).unwrap(), None);
+    }
+
+    #[test]
+    fn a_quadratic_functions_encoded_length_is_prosts() {
+        let mut rng = Rng(17);
+        let mut declined = 0;
+        for case in 0..2_000 {
+            let n = rng.below(6) as usize;
+            let id = |rng: &mut Rng| [0, 1, 127, 128, 300, 1 << 40][rng.below(6) as usize];
+            let mut bytes = Vec::new();
+            // Sometimes an earlier arm the quadratic one replaces.
+            if rng.below(4) == 0 {
+                encoding::double::encode(function::CONSTANT, &2.5, &mut bytes);
+            }
+            let mut q = Vec::new();
+            for field in [quadratic::ROWS, quadratic::COLUMNS] {
+                let ids: Vec<u64> = (0..n).map(|_| id(&mut rng)).collect();
+                match rng.below(4) {
+                    0 => ids
+                        .iter()
+                        .for_each(|v| encoding::uint64::encode(field, v, &mut q)),
+                    1 => {
+                        // A varint longer than it need be.
+                        encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut q);
+                        let mut body = Vec::new();
+                        ids.iter()
+                            .for_each(|&v| encoding::encode_varint(v, &mut body));
+                        if let Some(first) = body.first_mut() {
+                            *first |= 0x80;
+                            body.insert(1, 0x00);
+                        }
+                        encoding::encode_varint(body.len() as u64, &mut q);
+                        q.extend_from_slice(&body);
+                    }
+                    _ => encoding::uint64::encode_packed(field, &ids, &mut q),
+                }
+            }
+            let values: Vec<f64> = (0..n).map(|i| i as f64 - 1.0).collect();
+            if rng.below(3) == 0 {
+                values
+                    .iter()
+                    .for_each(|v| encoding::double::encode(quadratic::VALUES, v, &mut q));
+            } else {
+                encoding::double::encode_packed(quadratic::VALUES, &values, &mut q);
+            }
+            if rng.below(2) == 0 {
+                let terms = (0..rng.below(3))
+                    .map(|_| pb::LinearTerm {
+                        id: id(&mut rng),
+                        coefficient: [0.0, 1.5][rng.below(2) as usize],
+                    })
+                    .collect();
+                let constant = [0.0, 3.0][rng.below(2) as usize];
+                let linear = pb::Linear { terms, constant };
+                encoding::message::encode(quadratic::LINEAR, &linear, &mut q);
+            }
+            if rng.below(4) == 0 {
+                // An unknown field, dropped by re-encoding.
+                encoding::uint64::encode(9, &7, &mut q);
+            }
+            encoding::bytes::encode(function::QUADRATIC, &q, &mut bytes);
+            let prost = pb::Function::decode(bytes.as_slice())
+                .unwrap()
+                .encoded_len();
+            match quadratic_encoded_len(&bytes) {
+                Some(len) => assert_eq!(len, prost, "case {case}: {bytes:02x?}"),
+                None => declined += 1,
+            }
+        }
+        assert!((300..1_500).contains(&declined), "{declined}");
+    }
+
+    #[test]
+    fn a_large_quadratic_is_held_on_several_threads_as_on_one() {
+        let mut rng = Rng(11);
+        // 400 variables, 80,200 pairs: above the threshold for threads.
+        let pairs: Vec<(u64, u64)> = (0..400)
+            .flat_map(|i| (i..400).map(move |j| (i, j)))
+            .collect();
+        let n = pairs.len();
+        for case in 0..12 {
+            let mut pairs = pairs.clone();
+            let mut values: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
+            match case % 6 {
+                0 if case == 0 => {}
+                // Two sorted halves the wrong way round: each chunk of two
+                // threads ascending, not the whole.
+                0 => pairs.rotate_left(n / 2),
+                // Shuffled: merged (sorted) after reading.
+                1 => {
+                    for i in (1..n).rev() {
+                        pairs.swap(i, rng.below(i as u64 + 1) as usize);
+                    }
+                }
+                // Zeros, some at the chunks' edges.
+                2 => {
+                    for i in [0, 1, n / 2 - 1, n / 2, n / 3, n - 1] {
+                        values[i] = 0.0;
+                    }
+                    for _ in 0..100 {
+                        values[rng.below(n as u64) as usize] = -0.0;
+                    }
+                }
+                // Written the other way round (row above column).
+                3 => pairs.iter_mut().for_each(|p| *p = (p.1, p.0)),
+                // A pair again, its sum non-zero or cancelling.
+                4 => {
+                    let i = rng.below(n as u64) as usize;
+                    pairs.push(pairs[i]);
+                    values.push(if case < 6 { 0.5 } else { -values[i] });
+                }
+                // A non-finite coefficient (the first in file order wins).
+                _ => {
+                    let i = rng.below(n as u64) as usize;
+                    values[i] = f64::INFINITY;
+                    values[(i + n / 2) % n] = f64::NAN;
+                }
+            }
+            let bytes = pb::Function {
+                function: Some(ArmPb::Quadratic(pb::Quadratic {
+                    rows: pairs.iter().map(|p| p.0).collect(),
+                    columns: pairs.iter().map(|p| p.1).collect(),
+                    values,
+                    linear: None,
+                })),
+            }
+            .encode_to_vec();
+            let one = normalize(&[&bytes], 1).unwrap();
+            assert!(same(&one, &oracle(&bytes).unwrap()), "case {case}");
+            for threads in [2, 3, 4, 7] {
+                let got = normalize(&[&bytes], threads).unwrap();
+                assert!(same(&got, &one), "case {case}, {threads} threads");
+            }
+        }
     }
 }

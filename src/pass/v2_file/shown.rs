@@ -18,6 +18,7 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 
+use prost::encoding::{encoded_len_varint, key_len};
 use prost::Message;
 
 use crate::ids::IdSet;
@@ -26,6 +27,7 @@ use crate::model::{EntityKind, FileWaste};
 use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
 use crate::pass::accounts::{Families, Summing};
+use crate::pass::terms;
 use crate::pass::{Cost, EntityObserver, EntityView, InstanceError, Singular30};
 use crate::profile::family::GroupBy;
 use crate::profile::wire_view::{visit_v2_instance, visit_v2_table_field, visit_v2_table_head};
@@ -263,9 +265,8 @@ impl Show<'_> {
         }
         drop(rest);
         let body = &objective_field[(body.0 - field.0) as usize..];
-        let encoded = pb1::Function::decode(body).ok().ok_or(None)?;
+        let (objective, objective_cost) = build_objective(body, threads).ok_or(None)?;
         drop(objective_field);
-        let (objective, objective_cost) = build_objective(encoded).ok_or(None)?;
         objective.for_each_variable(|id| _ = used.insert(id));
         if let Some(o) = &parts.output_objective {
             o.function.for_each_variable(|id| _ = used.insert(id));
@@ -336,14 +337,34 @@ impl Show<'_> {
     }
 }
 
-/// The objective built from its encoding (`encoded`, dropped once it is
-/// built), and what it costs.
-fn build_objective(encoded: pb1::Function) -> Option<(Func, Cost)> {
+/// The objective built from its encoding `body`, and what it costs. A
+/// quadratic one is read on the wire, on up to `threads` threads, as
+/// prost's decoding would build it (which would hold its arrays beside the
+/// function); anything else, or what the wire reader does not vouch for,
+/// is decoded by prost.
+fn build_objective(body: &[u8], threads: usize) -> Option<(Func, Cost)> {
+    let field = |len: usize| key_len(instance::OBJECTIVE) + encoded_len_varint(len as u64) + len;
+    if let Some(len) = terms::quadratic_encoded_len(body) {
+        if let Ok(Ok((f, waste))) = terms::normalize(&[body], threads) {
+            let f = Func::Compact(f);
+            let cost = Cost {
+                bytes: crate::profile::bytes_of(&f),
+                wire_bytes: field(len) as u64,
+                // As `ommx30::objective_waste` counts it.
+                waste: if waste.bytes > 0 {
+                    waste
+                } else {
+                    FileWaste::default()
+                },
+            };
+            return Some((f, cost));
+        }
+    }
+    let encoded = pb1::Function::decode(body).ok()?;
     let f = ommx30::read_function(Some(&encoded), || "the objective".into()).ok()?;
-    let field = prost::encoding::message::encoded_len(instance::OBJECTIVE, &encoded);
     let cost = Cost {
         bytes: crate::profile::bytes_of(&f),
-        wire_bytes: field as u64,
+        wire_bytes: field(encoded.encoded_len()) as u64,
         waste: ommx30::objective_waste(Some(&encoded), &f).unwrap_or_default(),
     };
     Some((f, cost))
