@@ -576,7 +576,30 @@ fn detect<R: Read + Send>(
         layer_annotations: None,
     };
     let mut reader = reader;
-    if forced.is_none() && !probe {
+    // A stream walked past its first fields is read again from its start.
+    let mut again = None;
+    if forced.is_none() && !probe && in_file.is_none() {
+        if let Some(rewind) = rewind.as_mut() {
+            if pass.v1_refuses_stream(&mut reader) {
+                let mut v2 = BufReader::with_capacity(BUF_SIZE, rewind()?);
+                let streamed = Payload {
+                    reader: &mut v2,
+                    total,
+                    in_file: None,
+                    max_element,
+                    instance_index: None,
+                    title: None,
+                    schema: Schema::V2,
+                    layer_annotations: None,
+                };
+                if let Some(done) = pass.profile_v2_first_streamed(streamed) {
+                    return Ok(done);
+                }
+            }
+            again = Some(BufReader::with_capacity(BUF_SIZE, rewind()?));
+        }
+    }
+    if forced.is_none() && !probe && in_file.is_some() {
         // Read where it lies: the reader is left for the usual reading.
         let ahead = Payload {
             reader: &mut std::io::empty(),
@@ -592,7 +615,11 @@ fn detect<R: Read + Send>(
             return Ok(done);
         }
     }
-    let first = payload(&mut reader, forced.unwrap_or(Schema::V1), in_file);
+    let schema = forced.unwrap_or(Schema::V1);
+    let first = match again.as_mut() {
+        Some(again) => payload(again, schema, in_file),
+        None => payload(&mut reader, schema, in_file),
+    };
     // The second reading may read the file where it lies too.
     let first = match probe {
         true => pass.probe(first),

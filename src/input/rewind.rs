@@ -1,9 +1,11 @@
-//! Raw instance bytes from a stream (stdin, a pipe), read once as ommx.v1
-//! and, if that fails, again as ommx.v2: the stream is copied to an unlinked
-//! temporary file as the v1 pass reads it, so the pass streams as before, and
-//! the second reading reads the copy and then the rest of the stream, as far
-//! as it gets (an endless stream that neither schema reads is refused as soon
-//! as the second reading fails, not once it is all copied).
+//! Raw instance bytes from a stream (stdin, a pipe), read more than once:
+//! their first top-level fields walked to tell whether ommx.v1 certainly
+//! refuses them, then read as one schema and, if that fails, as the other.
+//! The stream is copied to an unlinked temporary file as it is first read,
+//! so each reading streams as before: a reading reads the copy as far as it
+//! goes, then the rest of the stream, as far as it gets (copying that too,
+//! for the readings after it). An endless stream that neither schema reads
+//! is refused as soon as a reading fails, not once it is all copied.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -11,12 +13,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 struct State<R> {
     source: R,
-    /// The copy so far; `None` once writing it failed (no second reading).
+    /// The copy so far; `None` once writing it failed (no reading again).
     copy: Option<File>,
+    /// Bytes taken from the source (all in the copy while there is one).
+    taken: u64,
 }
 
-/// A stream and its copy, shared by the reader of the first reading and
-/// the [`Recording::rewind`] of the second.
+/// A stream and its copy, shared by every reading of it.
 pub(super) struct Recording<R> {
     state: Arc<Mutex<State<R>>>,
 }
@@ -29,61 +32,76 @@ impl<R: Read + Send> Recording<R> {
     pub(super) fn new(source: R) -> io::Result<Self> {
         let copy = Some(tempfile::tempfile()?);
         Ok(Self {
-            state: Arc::new(Mutex::new(State { source, copy })),
+            state: Arc::new(Mutex::new(State {
+                source,
+                copy,
+                taken: 0,
+            })),
         })
     }
 
-    /// Reads the stream, copying what it reads.
-    pub(super) fn reader(&self) -> Tee<R> {
-        Tee {
+    /// The first reading: the stream, copied as it is read.
+    pub(super) fn reader(&self) -> Replay<R> {
+        Replay {
             state: self.state.clone(),
+            pos: 0,
         }
     }
 
-    /// The whole stream again: its copy, then what the first reading left
-    /// unread, read as it is needed.
+    /// The whole stream again, from its start: the copy, then what no
+    /// reading has taken yet, read as it is needed. Any number of times,
+    /// while the copy could be kept.
     pub(super) fn rewind<'r>(&self) -> io::Result<Box<dyn Read + Send + 'r>>
     where
         R: 'r,
     {
-        let Some(mut file) = lock(&self.state).copy.take() else {
-            return Err(io::Error::other(
-                "could not keep a copy of the stream to read it again",
-            ));
-        };
-        file.seek(SeekFrom::Start(0))?;
-        let rest = Rest {
-            state: self.state.clone(),
-        };
-        Ok(Box::new(file.chain(rest)))
+        if lock(&self.state).copy.is_none() {
+            return Err(lost());
+        }
+        Ok(Box::new(self.reader()))
     }
 }
 
-/// The stream after what the first reading took from it.
-struct Rest<R> {
+fn lost() -> io::Error {
+    io::Error::other("could not keep a copy of the stream to read it again")
+}
+
+/// One reading of a [`Recording`], at `pos`.
+pub(super) struct Replay<R> {
     state: Arc<Mutex<State<R>>>,
+    pos: u64,
 }
 
-impl<R: Read> Read for Rest<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        lock(&self.state).source.read(buf)
-    }
-}
-
-/// The first reading of a [`Recording`].
-pub(super) struct Tee<R> {
-    state: Arc<Mutex<State<R>>>,
-}
-
-impl<R: Read> Read for Tee<R> {
+impl<R: Read> Read for Replay<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let mut state = lock(&self.state);
-        let n = state.source.read(buf)?;
-        if let Some(file) = &mut state.copy {
-            if file.write_all(&buf[..n]).is_err() {
-                state.copy = None;
+        let State {
+            source,
+            copy,
+            taken,
+        } = &mut *state;
+        if self.pos < *taken {
+            // Taken already: from the copy.
+            let Some(file) = copy else {
+                return Err(lost());
+            };
+            let want = usize::try_from(*taken - self.pos).map_or(buf.len(), |n| n.min(buf.len()));
+            file.seek(SeekFrom::Start(self.pos))?;
+            let n = file.read(&mut buf[..want])?;
+            self.pos += n as u64;
+            return Ok(n);
+        }
+        let n = source.read(buf)?;
+        if let Some(file) = copy {
+            let written = file
+                .seek(SeekFrom::Start(*taken))
+                .and_then(|_| file.write_all(&buf[..n]));
+            if written.is_err() {
+                *copy = None;
             }
         }
+        *taken += n as u64;
+        self.pos += n as u64;
         Ok(n)
     }
 }
@@ -123,7 +141,26 @@ mod tests {
         let mut again = Vec::new();
         recording.rewind().unwrap().read_to_end(&mut again).unwrap();
         assert_eq!(again, data);
-        assert!(recording.rewind().is_err(), "one second reading");
+        // Any number of readings, each from the start, interleaved.
+        let (mut a, mut b) = (recording.rewind().unwrap(), recording.rewind().unwrap());
+        let (mut got_a, mut got_b) = (vec![0; 70_000], Vec::new());
+        a.read_exact(&mut got_a).unwrap();
+        b.read_to_end(&mut got_b).unwrap();
+        assert_eq!((&got_a[..], &got_b[..]), (&data[..70_000], &data[..]));
+    }
+
+    #[test]
+    fn a_later_reading_sees_what_an_earlier_one_took_past_the_first() {
+        let data: Vec<u8> = (0..50_000u32).map(|i| (i % 241) as u8).collect();
+        let recording = Recording::new(io::Cursor::new(data.clone())).unwrap();
+        let mut head = vec![0; 10];
+        recording.reader().read_exact(&mut head).unwrap();
+        // The second reading takes the stream further than the first did.
+        let mut part = vec![0; 30_000];
+        recording.rewind().unwrap().read_exact(&mut part).unwrap();
+        let mut all = Vec::new();
+        recording.rewind().unwrap().read_to_end(&mut all).unwrap();
+        assert_eq!((&part[..], &all[..]), (&data[..30_000], &data[..]));
     }
 
     #[test]

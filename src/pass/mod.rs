@@ -222,6 +222,27 @@ impl Pass<'_> {
         ommx30::in_file(&payload, self, true)?.ok()
     }
 
+    /// Whether raw bytes from a stream, to be read as v1 first and then as
+    /// v2, are certainly refused by v1 ([`Pass::profile_v2_first`]'s rule),
+    /// from their first top-level fields: `reader` is read past them (a
+    /// reading that follows starts the stream again). False where the
+    /// schema is forced or the readings' order matters (as there).
+    pub fn v1_refuses_stream(&self, reader: &mut (dyn Read + Send)) -> bool {
+        let detecting = self.reading.raw_schema.is_none();
+        detecting
+            && self.accounting(Schema::V1) == Accounting::Ommx29
+            && v2_stream::v1_refuses(reader, Some(self.max_element))
+    }
+
+    /// [`Pass::profile_v2_first`] for a stream that
+    /// [`Pass::v1_refuses_stream`] said v1 refuses, read again from its
+    /// start (`payload`): spooled and read entry by entry; `None`: read it
+    /// as usual (v1, then v2), nothing seen.
+    pub fn profile_v2_first_streamed(&mut self, payload: Payload<'_>) -> Option<ProfiledInstance> {
+        debug_assert_eq!(payload.schema, Schema::V2);
+        ommx30::streamed_first(payload, self)
+    }
+
     /// Reads raw bytes that ommx.v1 refused (`v1`) again, as ommx.v2 (the
     /// payload's schema): their profile, or, when v2 refuses them too, the
     /// refusal of the reading that got further, naming its schema

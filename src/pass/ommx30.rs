@@ -110,6 +110,37 @@ fn read_payload<'p>(payload: Payload<'p>, pass: &mut Pass<'_>) -> Reading<'p> {
     Reading::Whole(Box::new(read_model(read)), rest)
 }
 
+/// A payload from a stream that v1 certainly refuses ([`v2_stream::v1_refuses`],
+/// asked by the caller of an earlier reading of the same stream), spooled
+/// and read a table entry at a time, as [`in_file`] reads a regular file's
+/// under `only_if_v1_refuses`: its profile, or `None` (a short payload,
+/// which is held, or one that reading does not accept plainly) for the
+/// readings that follow, nothing seen by the observer.
+pub(super) fn streamed_first(
+    payload: Payload<'_>,
+    pass: &mut Pass<'_>,
+) -> Option<ProfiledInstance> {
+    if payload.in_file.is_some() || !reads_table_entries(pass) {
+        return None;
+    }
+    let held_up_to = HELD_UP_TO.min(pass.settings.spool_above);
+    let arrival = Arrival::take(payload.reader, held_up_to, payload.max_element);
+    let (file, len) = arrival
+        .spooled()
+        .filter(|(_, len)| payload.total.is_none_or(|t| t == *len))?;
+    let spooled = Payload {
+        reader: &mut std::io::empty(),
+        total: Some(len),
+        in_file: Some(InFile::whole(file, &|_| {})),
+        max_element: None,
+        instance_index: payload.instance_index,
+        title: payload.title.clone(),
+        schema: payload.schema,
+        layer_annotations: payload.layer_annotations,
+    };
+    in_file(&spooled, pass, true)?.ok()
+}
+
 /// Whether [`in_file`] may read a payload a table entry at a time under
 /// the pass's options (the wire view under family frames is left to the
 /// whole reading).

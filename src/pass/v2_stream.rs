@@ -16,6 +16,30 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::objective::Spooler;
+use super::v2_file::{v1_misfit, V1_WALK};
+use crate::wire::stream::FieldReader;
+
+/// Whether `ommx.v1.Instance` certainly refuses the payload `reader` starts
+/// (by the rule a regular file's payload is held to, `v2_file`'s
+/// `v1_refuses`): one of its first top-level fields is of a wire type v1's
+/// schema does not allow for its number. The fields' bodies are read past,
+/// none held; a field longer than `max_element`, or any error, leaves the
+/// answer to the readings (false).
+pub(super) fn v1_refuses(reader: &mut (dyn Read + Send), max_element: Option<u64>) -> bool {
+    let mut fields = FieldReader::new(reader, None).with_max_len(max_element);
+    for _ in 0..V1_WALK {
+        let Ok(Some((number, wire_type))) = fields.next_field() else {
+            return false;
+        };
+        if v1_misfit(number, wire_type) {
+            return true;
+        }
+        if fields.skip(number, wire_type).is_err() {
+            return false;
+        }
+    }
+    false
+}
 
 /// Payloads from a stream up to this long (or the pass's spool threshold,
 /// when lower: `MEMPROF_SPOOL_ABOVE`, which the tests set to 0) are held
@@ -146,6 +170,43 @@ impl Read for Arrival<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_v1_certainly_refuses_is_told_by_its_first_fields() {
+        use crate::wire::fields::instance as v1;
+        use prost::encoding::{bytes, uint64};
+        let read = |bytes: &[u8], max: Option<u64>| v1_refuses(&mut io::Cursor::new(bytes), max);
+        // Every raw v2 fixture 3.0 wrote, and no v1 one.
+        for path in crate::fixtures::raw_v2() {
+            let payload = std::fs::read(&path).unwrap();
+            let written_by_3 = !payload.is_empty();
+            assert_eq!(read(&payload, None), written_by_3, "{}", path.display());
+        }
+        let oracle = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oracle");
+        for entry in std::fs::read_dir(oracle).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "pb") {
+                let payload = std::fs::read(&path).unwrap();
+                assert!(!read(&payload, None), "{}", path.display());
+            }
+        }
+        // A varint as v1's `parameters` (a message), after a long field
+        // whose body is read past, not held.
+        let mut payload = Vec::new();
+        bytes::encode(v1::CONSTRAINTS, &vec![0x0a; 3 << 20], &mut payload);
+        uint64::encode(v1::PARAMETERS, &1, &mut payload);
+        assert!(read(&payload, None));
+        // Unless it is past the element limit, or the stream ends first.
+        assert!(!read(&payload, Some(1 << 20)));
+        assert!(!read(&payload[..1_000], None));
+        // Only the first fields are looked at.
+        let mut late = Vec::new();
+        for _ in 0..V1_WALK {
+            bytes::encode(v1::DECISION_VARIABLES, &vec![8, 1], &mut late);
+        }
+        uint64::encode(v1::PARAMETERS, &1, &mut late);
+        assert!(!read(&late, None));
+    }
 
     /// A stream of `data` that fails after it when `fails`.
     struct Stream {

@@ -193,7 +193,7 @@ fn layout(w: &mut Window<'_>) -> Option<Layout> {
 
 /// Top-level fields [`v1_refuses`] looks at, at most: a v1 payload has
 /// one per entity, a v2 payload has its sense among its first few.
-const V1_WALK: usize = 16;
+pub(super) const V1_WALK: usize = 16;
 
 /// Whether `ommx.v1.Instance` certainly refuses the payload: one of its
 /// first top-level fields is of a wire type v1's schema does not allow for
@@ -219,7 +219,7 @@ fn v1_refuses(w: &mut Window<'_>) -> bool {
 /// and the format version a varint). Every payload 3.0 accepts has one:
 /// its sense, a varint, is field 6, v1's `parameters`, a message, and
 /// 3.0 writes its fields in order.
-fn v1_misfit(number: u32, wire_type: WireType) -> bool {
+pub(super) fn v1_misfit(number: u32, wire_type: WireType) -> bool {
     use crate::wire::fields::instance as v1;
     let wants = match number {
         v1::SENSE | v1::FORMAT_VERSION => WireType::Varint,
