@@ -26,6 +26,7 @@ use crate::ommx_v1 as pb;
 
 mod count;
 pub mod entities;
+pub mod held;
 mod polynomial;
 mod split;
 pub mod spooled;
@@ -543,14 +544,21 @@ pub fn normalize(pieces: &[&[u8]]) -> Wire<Result<(Function, FileWaste), ModelEr
 }
 
 /// A constraint's body with its function read from the wire and the rest
-/// (id, equality, names, parameters) by prost, as
-/// `Constraint::from_wire_measured` gives it for prost's decoding of the
-/// whole body. `decode` decodes the body without its function fields (as an
-/// Instance's field, where the caller's errors come from).
+/// (id, equality, names, parameters) by [`held::constraint`] or else by
+/// prost, as `Constraint::from_wire_measured` gives it for prost's decoding
+/// of the whole body. `decode` decodes the body without its function fields
+/// (as an Instance's field, where the caller's errors come from).
 pub fn constraint<E>(
     body: &[u8],
     decode: impl FnOnce(&[u8]) -> Result<pb::Constraint, E>,
 ) -> Wire<Result<(Constraint, FileWaste), ModelError>> {
+    if let Some((c, function)) = held::constraint(body) {
+        let function = match function {
+            Some(piece) => Some(normalize(&[piece])?),
+            None => None,
+        };
+        return Ok(Constraint::from_wire_normalized(c, function));
+    }
     let mut pieces = Vec::new();
     let mut others = Vec::with_capacity(64);
     let mut fields = Fields::new(body);
