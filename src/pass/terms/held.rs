@@ -3,34 +3,70 @@
 //! decoding of every element cost the pass more than building the model.
 //!
 //! This reader vouches only for the encoding writers emit: each field at
-//! most once, in increasing field order, with its schema's wire type (a
-//! list of subscripts packed), strings valid UTF-8, nothing unknown. That
-//! encoding has one reading, prost's, which this reader gives. Anything
-//! else (a parameter map, a field repeated or out of order, an unknown
-//! field, a wrong wire type, a malformed value) is `None`, and the caller
-//! decodes the element with prost as before, for the same result or the
-//! same error.
+//! most once, in increasing field order, behind its one-byte key with its
+//! schema's wire type (a list of subscripts packed), strings valid UTF-8,
+//! nothing unknown. That encoding has one reading, prost's, which this
+//! reader gives. Anything else (a parameter map, a field repeated or out of
+//! order, an unknown field, a wrong wire type, a malformed value) is
+//! `None`, and the caller decodes the element with prost as before, for the
+//! same result or the same error.
 
-use super::{Fields, Value};
 use crate::ommx_v1 as pb;
 use crate::wire::fields::{bound, constraint, variable};
+use crate::wire::tag;
+use crate::wire::WireType::{Fixed64, Len, Varint};
 
-/// Walks the fields of `body` as writers emit them, showing each to
-/// `field`; `None` when a field number does not increase (a field given
-/// twice, or out of order), when `field` refuses one, or when the encoding
-/// is not one [`Fields`] reads.
-#[inline(always)]
-fn in_order<'a>(body: &'a [u8], mut field: impl FnMut(u32, Value<'a>) -> Option<()>) -> Option<()> {
-    let mut fields = Fields::new(body);
-    let mut last = 0;
-    while let Some((number, value)) = fields.next_field().ok()? {
-        if number <= last {
-            return None;
-        }
-        last = number;
-        field(number, value)?;
+/// A message body read as writers emit it: each field at most once, in
+/// field order, behind its one-byte key (every field number here is below
+/// 16). The reader asks for each field in turn; a body is read only if
+/// nothing is left once every field has had its turn.
+struct InOrder<'a> {
+    body: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> InOrder<'a> {
+    fn new(body: &'a [u8]) -> Self {
+        Self { body, pos: 0 }
     }
-    Some(())
+
+    /// Whether the next field has the key `key`, moving past the key.
+    #[inline(always)]
+    fn next_is(&mut self, key: u8) -> bool {
+        let here = self.body.get(self.pos) == Some(&key);
+        self.pos += usize::from(here);
+        here
+    }
+
+    #[inline(always)]
+    fn varint(&mut self) -> Option<u64> {
+        crate::wire::varint(self.body, &mut self.pos)
+    }
+
+    #[inline(always)]
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let bytes = self.body.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(bytes)
+    }
+
+    /// A length-delimited value.
+    #[inline(always)]
+    fn len(&mut self) -> Option<&'a [u8]> {
+        let len = usize::try_from(self.varint()?).ok()?;
+        self.take(len)
+    }
+
+    #[inline(always)]
+    fn double(&mut self) -> Option<f64> {
+        let bytes = self.take(8)?.try_into().expect("8 bytes");
+        Some(f64::from_le_bytes(bytes))
+    }
+
+    /// Whether the whole body was read.
+    fn done(&self) -> bool {
+        self.pos == self.body.len()
+    }
 }
 
 fn string(bytes: &[u8]) -> Option<String> {
@@ -48,62 +84,75 @@ fn int64s(packed: &[u8]) -> Option<Vec<i64>> {
 }
 
 fn bound(body: &[u8]) -> Option<pb::Bound> {
+    let mut r = InOrder::new(body);
     let mut b = pb::Bound::default();
-    in_order(body, |number, value| {
-        match (number, value) {
-            (bound::LOWER, Value::Fixed64(bits, _)) => b.lower = f64::from_bits(bits),
-            (bound::UPPER, Value::Fixed64(bits, _)) => b.upper = f64::from_bits(bits),
-            _ => return None,
-        }
-        Some(())
-    })?;
-    Some(b)
+    if r.next_is(tag(bound::LOWER, Fixed64)) {
+        b.lower = r.double()?;
+    }
+    if r.next_is(tag(bound::UPPER, Fixed64)) {
+        b.upper = r.double()?;
+    }
+    r.done().then_some(b)
 }
 
 /// The body of an `ommx.v1.DecisionVariable`, as prost decodes it.
 pub fn variable(body: &[u8]) -> Option<pb::DecisionVariable> {
+    let mut r = InOrder::new(body);
     let mut v = pb::DecisionVariable::default();
-    in_order(body, |number, value| {
-        match (number, value) {
-            (variable::ID, Value::Varint(x, _)) => v.id = x,
-            // An enum is an int32: prost keeps the low 32 bits.
-            (variable::KIND, Value::Varint(x, _)) => v.kind = x as i32,
-            (variable::BOUND, Value::Len(b)) => v.bound = Some(bound(b)?),
-            (variable::NAME, Value::Len(s)) => v.name = Some(string(s)?),
-            (variable::SUBSCRIPTS, Value::Len(packed)) => v.subscripts = int64s(packed)?,
-            (variable::DESCRIPTION, Value::Len(s)) => v.description = Some(string(s)?),
-            (variable::SUBSTITUTED_VALUE, Value::Fixed64(bits, _)) => {
-                v.substituted_value = Some(f64::from_bits(bits))
-            }
-            // Parameters, unknown fields, wrong wire types.
-            _ => return None,
-        }
-        Some(())
-    })?;
-    Some(v)
+    if r.next_is(tag(variable::ID, Varint)) {
+        v.id = r.varint()?;
+    }
+    if r.next_is(tag(variable::KIND, Varint)) {
+        // An enum is an int32: prost keeps the low 32 bits.
+        v.kind = r.varint()? as i32;
+    }
+    if r.next_is(tag(variable::BOUND, Len)) {
+        v.bound = Some(bound(r.len()?)?);
+    }
+    if r.next_is(tag(variable::NAME, Len)) {
+        v.name = Some(string(r.len()?)?);
+    }
+    if r.next_is(tag(variable::SUBSCRIPTS, Len)) {
+        v.subscripts = int64s(r.len()?)?;
+    }
+    // Parameters are left to prost.
+    if r.next_is(tag(variable::DESCRIPTION, Len)) {
+        v.description = Some(string(r.len()?)?);
+    }
+    if r.next_is(tag(variable::SUBSTITUTED_VALUE, Fixed64)) {
+        v.substituted_value = Some(r.double()?);
+    }
+    r.done().then_some(v)
 }
 
 /// The body of an `ommx.v1.Constraint` as prost decodes it, but for its
 /// function (left `None`), which is returned as its encoding (`None`: no
 /// function field), for the function's own reader.
 pub fn constraint(body: &[u8]) -> Option<(pb::Constraint, Option<&[u8]>)> {
+    let mut r = InOrder::new(body);
     let mut c = pb::Constraint::default();
     let mut function = None;
-    in_order(body, |number, value| {
-        match (number, value) {
-            (constraint::ID, Value::Varint(x, _)) => c.id = x,
-            // An enum is an int32: prost keeps the low 32 bits.
-            (constraint::EQUALITY, Value::Varint(x, _)) => c.equality = x as i32,
-            (constraint::FUNCTION, Value::Len(f)) => function = Some(f),
-            (constraint::NAME, Value::Len(s)) => c.name = Some(string(s)?),
-            (constraint::DESCRIPTION, Value::Len(s)) => c.description = Some(string(s)?),
-            (constraint::SUBSCRIPTS, Value::Len(packed)) => c.subscripts = int64s(packed)?,
-            // Parameters, unknown fields, wrong wire types.
-            _ => return None,
-        }
-        Some(())
-    })?;
-    Some((c, function))
+    if r.next_is(tag(constraint::ID, Varint)) {
+        c.id = r.varint()?;
+    }
+    if r.next_is(tag(constraint::EQUALITY, Varint)) {
+        // An enum is an int32: prost keeps the low 32 bits.
+        c.equality = r.varint()? as i32;
+    }
+    if r.next_is(tag(constraint::FUNCTION, Len)) {
+        function = Some(r.len()?);
+    }
+    // Parameters are left to prost.
+    if r.next_is(tag(constraint::NAME, Len)) {
+        c.name = Some(string(r.len()?)?);
+    }
+    if r.next_is(tag(constraint::DESCRIPTION, Len)) {
+        c.description = Some(string(r.len()?)?);
+    }
+    if r.next_is(tag(constraint::SUBSCRIPTS, Len)) {
+        c.subscripts = int64s(r.len()?)?;
+    }
+    r.done().then_some((c, function))
 }
 
 #[cfg(test)]
