@@ -197,8 +197,33 @@ pub struct StatsLine {
 #[derive(Debug)]
 struct KindStats {
     all: Accumulator,
-    named: HashMap<String, Accumulator>,
+    /// Each family's name and accumulator, in the order first seen, and
+    /// where each name is in that list.
+    named: Vec<(String, Accumulator)>,
+    index: HashMap<String, usize>,
+    /// The family of the last named entity: entities of a family mostly
+    /// come one after another, and one comparison of names finds it again.
+    last: usize,
     unnamed: Option<Accumulator>,
+}
+
+impl KindStats {
+    /// The accumulator of the family named `name`, made when first seen.
+    fn family(&mut self, name: &str, kind: EntityKind) -> &mut Accumulator {
+        let at = match self.named.get(self.last) {
+            Some((last, _)) if last == name => self.last,
+            _ => match self.index.get(name) {
+                Some(&at) => at,
+                None => {
+                    self.index.insert(name.to_string(), self.named.len());
+                    self.named.push((name.to_string(), Accumulator::new(kind)));
+                    self.named.len() - 1
+                }
+            },
+        };
+        self.last = at;
+        &mut self.named[at].1
+    }
 }
 
 /// The observer collecting the distributions.
@@ -224,20 +249,15 @@ impl StatsCollector {
         }
         let k = self.per_kind.entry(e.kind).or_insert_with(|| KindStats {
             all: Accumulator::new(e.kind),
-            named: HashMap::new(),
+            named: Vec::new(),
+            index: HashMap::new(),
+            last: 0,
             unnamed: None,
         });
         k.all.add(self.layer, &e, cost);
         let family = match e.name {
             None => k.unnamed.get_or_insert_with(|| Accumulator::new(e.kind)),
-            // One look-up for a family seen before (nearly every entity).
-            Some(name) => match k.named.get_mut(name) {
-                Some(family) => family,
-                None => k
-                    .named
-                    .entry(name.to_string())
-                    .or_insert_with(|| Accumulator::new(e.kind)),
-            },
+            Some(name) => k.family(name, e.kind),
         };
         family.add(self.layer, &e, cost);
     }
