@@ -177,6 +177,10 @@ pub(super) struct TopSamples {
     /// (content, arrival, sample).
     top: Vec<(u64, u64, Sample)>,
     arrivals: u64,
+    /// Once full, the index of the weakest kept (least content, latest
+    /// arrival), which changes only when a sample is replaced: most offers
+    /// are then one comparison.
+    weakest: usize,
 }
 
 impl TopSamples {
@@ -189,17 +193,19 @@ impl TopSamples {
         }
         if self.top.len() < SAMPLES {
             self.top.push((content, self.arrivals, make()));
+        } else if content > self.top[self.weakest].0 {
+            self.top[self.weakest] = (content, self.arrivals, make());
+        } else {
             return;
         }
-        // The weakest kept: least content, latest arrival.
-        let (weakest, _) = self
-            .top
-            .iter()
-            .enumerate()
-            .min_by(|(_, a), (_, b)| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
-            .expect("full");
-        if content > self.top[weakest].0 {
-            self.top[weakest] = (content, self.arrivals, make());
+        if self.top.len() == SAMPLES {
+            let (weakest, _) = self
+                .top
+                .iter()
+                .enumerate()
+                .min_by(|(_, a), (_, b)| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
+                .expect("full");
+            self.weakest = weakest;
         }
     }
 
@@ -298,6 +304,34 @@ pub struct NotComputed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Kept as a search of the weakest at every offer keeps them.
+    #[test]
+    fn top_samples_keep_the_most_content_earliest_first() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for round in 0..200 {
+            let mut top = TopSamples::default();
+            let mut all = Vec::new();
+            for arrival in 0..(round % 40) as u64 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let content = state % [3, 10, 1_000][round % 3];
+                let text = format!("{arrival}");
+                top.offer(content, || {
+                    sample(Owner::Instance, Some(arrival), None, text.clone())
+                });
+                if content > 0 {
+                    all.push((content, arrival));
+                }
+            }
+            // Most content first, then earliest.
+            all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            let kept: Vec<String> = top.sorted().into_iter().map(|s| s.detail).collect();
+            let expected: Vec<String> = all.iter().take(SAMPLES).map(|a| a.1.to_string()).collect();
+            assert_eq!(kept, expected, "round {round}");
+        }
+    }
 
     #[test]
     fn severity_thresholds() {

@@ -134,6 +134,7 @@ fn sort_packed<K: Copy, P: Ord + Copy>(
     *terms = packed.into_iter().map(|p| terms[position(p)]).collect();
 }
 
+<<<<<<< HEAD
 /// [`sort_packed`] for keys that fit 64 bits (`bits`, ordered as the keys
 /// are; `key` reads one back), the integers 128 bits wide: once sorted,
 /// each one's position is replaced by its term's coefficient, and the
@@ -152,12 +153,32 @@ fn sort_wide<K: Copy>(terms: &mut [(K, f64)], bits: impl Fn(K) -> u64, key: impl
     }
     for (term, &p) in terms.iter_mut().zip(&packed) {
         *term = (key((p >> 64) as u64), f64::from_bits(p as u64));
+=======
+/// Up to this many terms (a typical row), a stable insertion sort in place
+/// beats sorting packed keys, which allocates twice.
+const INSERTION_SORT_MAX: usize = 16;
+
+/// A stable sort by key, in place: each term moves left past the larger
+/// keys only, so terms of one key keep their file order.
+fn insertion_sort<K: Copy + Ord>(terms: &mut [(K, f64)]) {
+    for i in 1..terms.len() {
+        let term = terms[i];
+        let mut j = i;
+        while j > 0 && terms[j - 1].0 > term.0 {
+            terms[j] = terms[j - 1];
+            j -= 1;
+        }
+        terms[j] = term;
+>>>>>>> lp-decode
     }
 }
 
 /// Linear keys: a variable id.
 impl TermKey for u64 {
     fn sort_terms(terms: &mut Vec<(Self, f64)>) {
+        if terms.len() <= INSERTION_SORT_MAX {
+            return insertion_sort(terms);
+        }
         let max = terms.iter().map(|t| t.0).max().unwrap_or(0);
         if terms.len() <= 1 << 16 && max < 1 << 48 {
             sort_packed(terms, |k, i| k << 16 | i as u64, |p| (p & 0xffff) as usize);
@@ -170,6 +191,9 @@ impl TermKey for u64 {
 /// Quadratic keys: a pair of variable ids.
 impl TermKey for (u64, u64) {
     fn sort_terms(terms: &mut Vec<(Self, f64)>) {
+        if terms.len() <= INSERTION_SORT_MAX {
+            return insertion_sort(terms);
+        }
         let max = terms.iter().map(|t| t.0 .0.max(t.0 .1)).max().unwrap_or(0);
         if max < 1 << 32 {
             sort_wide(terms, |(a, b)| a << 32 | b, |k| (k >> 32, k & 0xffff_ffff));
@@ -186,8 +210,15 @@ impl TermKey for Vec<u64> {}
 /// the order OMMX forms them), sums each run and drops sums that are exactly
 /// zero.
 pub(crate) fn merge<K: TermKey>(mut terms: Vec<(K, f64)>) -> Vec<(K, f64)> {
-    if !terms.windows(2).all(|w| w[0].0 < w[1].0) {
+    let increasing = terms.windows(2).all(|w| w[0].0 < w[1].0);
+    if !increasing {
         K::sort_terms(&mut terms);
+    }
+    // Every key once and no zero (a row as most writers give it): nothing
+    // to sum or drop.
+    let distinct = increasing || terms.windows(2).all(|w| w[0].0 != w[1].0);
+    if distinct && terms.iter().all(|t| t.1 != 0.0) {
+        return terms;
     }
     // In place: `kept` terms are merged so far, the rest not yet read.
     let mut kept = 0;
@@ -758,15 +789,26 @@ mod tests {
             state
         };
         // Coefficients whose sums depend on their order (1e16 + 1 - 1e16).
-        let coefficients = [1.0, -1.0, 1e16, -1e16, 0.5, 3.0];
+        let coefficients = [1.0, -1.0, 1e16, -1e16, 0.5, 3.0, 0.0];
         // (terms, key range): small keys, keys past 2^48 (the u128 packing)
-        // and a list past 2^16 terms (positions past 16 bits).
-        for (n, range) in [(50, 20), (300, 1 << 20), (40, u64::MAX), (70_000, 5_000)] {
-            for _ in 0..3 {
+        // and a list past 2^16 terms (positions past 16 bits); short rows
+        // (the insertion sort), their keys repeating or not.
+        let sizes = [(50, 20), (300, 1 << 20), (40, u64::MAX), (70_000, 5_000)];
+        let short = [
+            (2, 2),
+            (5, 4),
+            (5, 1 << 20),
+            (16, 6),
+            (17, 6),
+            (12, u64::MAX),
+        ];
+        let rounds = sizes.map(|s| (s, 3)).into_iter();
+        for ((n, range), rounds) in rounds.chain(short.map(|s| (s, 50))) {
+            for _ in 0..rounds {
                 let linear: Vec<(u64, f64)> = (0..n)
                     .map(|_| {
                         let k = next() % range;
-                        (k, coefficients[(next() % 6) as usize])
+                        (k, coefficients[(next() % 7) as usize])
                     })
                     .collect();
                 assert_eq!(merge(linear.clone()), merged_by_map(&linear));

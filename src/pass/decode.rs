@@ -135,7 +135,11 @@ pub(super) fn decode_entity(
     }
     Ok(match element.number {
         instance::DECISION_VARIABLES => {
-            let v: pb::DecisionVariable = decode("decision_variables", bytes, offset)?;
+            // As writers emit it, read on the wire; prost for anything else.
+            let v = match terms::held::variable(bytes) {
+                Some(v) => v,
+                None => decode("decision_variables", bytes, offset)?,
+            };
             laps.lap(Phase::Decode);
             let file = (v.id, v.kind, v.bound.as_ref().map(|b| (b.lower, b.upper)));
             let v = DecisionVariable::from_wire(v)?;

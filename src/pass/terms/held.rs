@@ -1,112 +1,310 @@
-//! A large quadratic part held (built as OMMX builds it) on several
-//! threads, for an objective an analysis looks at: its arrays cut at
-//! element boundaries as counting cuts them, each chunk's terms read into
-//! its own stretch of one vector, and the merge skipped when the chunks
-//! together are already strictly ascending, as a writer that sorts its
-//! terms leaves them.
+//! A held decision variable's fields, and a held constraint's other than
+//! its function, read on the wire into prost's message, where prost's
+//! decoding of every element cost the pass more than building the model.
+//!
+//! This reader vouches only for the encoding writers emit: each field at
+//! most once, in increasing field order, behind its one-byte key with its
+//! schema's wire type (a list of subscripts packed), strings valid UTF-8,
+//! nothing unknown. That encoding has one reading, prost's, which this
+//! reader gives. Anything else (a parameter map, a field repeated or out of
+//! order, an unknown field, a wrong wire type, a malformed value) is
+//! `None`, and the caller decodes the element with prost as before, for the
+//! same result or the same error.
 
-use super::count::{chunk_iter, parallel, split};
-use super::{finite, QuadraticWire};
-use crate::model::ModelError;
+use crate::ommx_v1 as pb;
+use crate::wire::fields::{bound, constraint, variable};
+use crate::wire::tag;
+use crate::wire::WireType::{Fixed64, Len, Varint};
 
-/// Elements below which a quadratic part is read on one thread.
-const PARALLEL_ELEMENTS: usize = 1 << 16;
-
-/// A quadratic part's non-zero terms, each key `(low id, high id)`, in file
-/// order, and whether they are strictly ascending (then normalizing leaves
-/// them as they are: no key repeats and no coefficient is zero).
-pub(super) struct HeldTerms {
-    pub(super) terms: Vec<((u64, u64), f64)>,
-    pub(super) ascending: bool,
+/// A message body read as writers emit it: each field at most once, in
+/// field order, behind its one-byte key (every field number here is below
+/// 16). The reader asks for each field in turn; a body is read only if
+/// nothing is left once every field has had its turn.
+struct InOrder<'a> {
+    body: &'a [u8],
+    pos: usize,
 }
 
-/// What reading one chunk into its stretch gave.
-struct ChunkRead {
-    /// Terms written, from the stretch's start.
-    len: usize,
-    ascending: bool,
-    first: Option<(u64, u64)>,
-    last: Option<(u64, u64)>,
+impl<'a> InOrder<'a> {
+    fn new(body: &'a [u8]) -> Self {
+        Self { body, pos: 0 }
+    }
+
+    /// Whether the next field has the key `key`, moving past the key.
+    #[inline(always)]
+    fn next_is(&mut self, key: u8) -> bool {
+        let here = self.body.get(self.pos) == Some(&key);
+        self.pos += usize::from(here);
+        here
+    }
+
+    #[inline(always)]
+    fn varint(&mut self) -> Option<u64> {
+        crate::wire::varint(self.body, &mut self.pos)
+    }
+
+    #[inline(always)]
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let bytes = self.body.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(bytes)
+    }
+
+    /// A length-delimited value.
+    #[inline(always)]
+    fn len(&mut self) -> Option<&'a [u8]> {
+        let len = usize::try_from(self.varint()?).ok()?;
+        self.take(len)
+    }
+
+    #[inline(always)]
+    fn double(&mut self) -> Option<f64> {
+        let bytes = self.take(8)?.try_into().expect("8 bytes");
+        Some(f64::from_le_bytes(bytes))
+    }
+
+    /// Whether the whole body was read.
+    fn done(&self) -> bool {
+        self.pos == self.body.len()
+    }
 }
 
-/// The terms of `q` (checked, of one length: `q.n_values`) read on up to
-/// `threads` threads; `None` when it is too small for that or its arrays
-/// come in several pieces (the caller reads it on one thread). The error
-/// is the first non-finite coefficient in file order, as one thread finds.
-pub(super) fn quadratic_terms(
-    q: &QuadraticWire<'_>,
-    threads: usize,
-) -> Option<Result<HeldTerms, ModelError>> {
-    let n = q.n_values;
-    let single = q.rows.len() == 1 && q.columns.len() == 1 && q.values.len() == 1;
-    if threads < 2 || !single || n < PARALLEL_ELEMENTS {
-        return None;
+fn string(bytes: &[u8]) -> Option<String> {
+    std::str::from_utf8(bytes).ok().map(str::to_owned)
+}
+
+/// A packed list of `int64`s (prost keeps each varint's 64 bits).
+fn int64s(packed: &[u8]) -> Option<Vec<i64>> {
+    let mut values = Vec::with_capacity(packed.len().min(16));
+    let mut pos = 0;
+    while pos < packed.len() {
+        values.push(crate::wire::varint(packed, &mut pos)? as i64);
     }
-    let chunks = split(q.rows[0], q.columns[0], n, threads);
-    // Zeroed memory comes from the allocator as it is: no pass over it.
-    let mut terms = vec![((0u64, 0u64), 0.0f64); n];
-    let mut work = Vec::with_capacity(chunks.len());
-    let mut rest = terms.as_mut_slice();
-    for chunk in &chunks {
-        let (stretch, after) = rest.split_at_mut(chunk.elements);
-        work.push((chunk, stretch));
-        rest = after;
+    Some(values)
+}
+
+fn bound(body: &[u8]) -> Option<pb::Bound> {
+    let mut r = InOrder::new(body);
+    let mut b = pb::Bound::default();
+    if r.next_is(tag(bound::LOWER, Fixed64)) {
+        b.lower = r.double()?;
     }
-    let reads = parallel(work, |(chunk, stretch)| {
-        read_chunk(chunk_iter(q, chunk), stretch)
-    });
-    let mut kept = 0;
-    let mut start = 0;
-    let mut ascending = true;
-    let mut last: Option<(u64, u64)> = None;
-    for (chunk, read) in chunks.iter().zip(reads) {
-        let read = match read {
-            Ok(read) => read,
-            Err(e) => return Some(Err(e)),
+    if r.next_is(tag(bound::UPPER, Fixed64)) {
+        b.upper = r.double()?;
+    }
+    r.done().then_some(b)
+}
+
+/// The body of an `ommx.v1.DecisionVariable`, as prost decodes it.
+pub fn variable(body: &[u8]) -> Option<pb::DecisionVariable> {
+    let mut r = InOrder::new(body);
+    let mut v = pb::DecisionVariable::default();
+    if r.next_is(tag(variable::ID, Varint)) {
+        v.id = r.varint()?;
+    }
+    if r.next_is(tag(variable::KIND, Varint)) {
+        // An enum is an int32: prost keeps the low 32 bits.
+        v.kind = r.varint()? as i32;
+    }
+    if r.next_is(tag(variable::BOUND, Len)) {
+        v.bound = Some(bound(r.len()?)?);
+    }
+    if r.next_is(tag(variable::NAME, Len)) {
+        v.name = Some(string(r.len()?)?);
+    }
+    if r.next_is(tag(variable::SUBSCRIPTS, Len)) {
+        v.subscripts = int64s(r.len()?)?;
+    }
+    // Parameters are left to prost.
+    if r.next_is(tag(variable::DESCRIPTION, Len)) {
+        v.description = Some(string(r.len()?)?);
+    }
+    if r.next_is(tag(variable::SUBSTITUTED_VALUE, Fixed64)) {
+        v.substituted_value = Some(r.double()?);
+    }
+    r.done().then_some(v)
+}
+
+/// The body of an `ommx.v1.Constraint` as prost decodes it, but for its
+/// function (left `None`), which is returned as its encoding (`None`: no
+/// function field), for the function's own reader.
+pub fn constraint(body: &[u8]) -> Option<(pb::Constraint, Option<&[u8]>)> {
+    let mut r = InOrder::new(body);
+    let mut c = pb::Constraint::default();
+    let mut function = None;
+    if r.next_is(tag(constraint::ID, Varint)) {
+        c.id = r.varint()?;
+    }
+    if r.next_is(tag(constraint::EQUALITY, Varint)) {
+        // An enum is an int32: prost keeps the low 32 bits.
+        c.equality = r.varint()? as i32;
+    }
+    if r.next_is(tag(constraint::FUNCTION, Len)) {
+        function = Some(r.len()?);
+    }
+    // Parameters are left to prost.
+    if r.next_is(tag(constraint::NAME, Len)) {
+        c.name = Some(string(r.len()?)?);
+    }
+    if r.next_is(tag(constraint::DESCRIPTION, Len)) {
+        c.description = Some(string(r.len()?)?);
+    }
+    if r.next_is(tag(constraint::SUBSCRIPTS, Len)) {
+        c.subscripts = int64s(r.len()?)?;
+    }
+    r.done().then_some((c, function))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::SplitMix64 as Rng;
+    use crate::pass::terms::decode_field;
+    use prost::Message;
+    use std::collections::BTreeMap;
+
+    fn text(rng: &mut Rng) -> Option<String> {
+        rng.chance(3).then(|| {
+            let len = [0, 1, 5, 127, 128, 300][rng.below(6) as usize];
+            "é".repeat(len / 2) + &"x".repeat(len % 2)
+        })
+    }
+
+    fn value(rng: &mut Rng) -> f64 {
+        [0.0, -0.0, 1.5, -2.0, f64::INFINITY, f64::NAN][rng.below(6) as usize]
+    }
+
+    fn subscripts(rng: &mut Rng) -> Vec<i64> {
+        (0..[0, 1, 3, 70][rng.below(4) as usize])
+            .map(|_| [0, 5, 1_000, -1, i64::MAX][rng.below(5) as usize])
+            .collect()
+    }
+
+    fn parameters(rng: &mut Rng) -> BTreeMap<String, String> {
+        match rng.chance(8) {
+            true => [("a".to_owned(), "b".to_owned())].into(),
+            false => BTreeMap::new(),
+        }
+    }
+
+    fn random_variable(rng: &mut Rng) -> pb::DecisionVariable {
+        pb::DecisionVariable {
+            id: [0, 1, 127, 128, 99_999, u64::MAX][rng.below(6) as usize],
+            kind: rng.below(7) as i32 - 1,
+            bound: rng.chance(4).then_some(()).map(|()| pb::Bound {
+                lower: value(rng),
+                upper: value(rng),
+            }),
+            name: text(rng),
+            subscripts: subscripts(rng),
+            parameters: parameters(rng),
+            description: text(rng),
+            substituted_value: rng.chance(3).then(|| value(rng)),
+        }
+    }
+
+    fn random_constraint(rng: &mut Rng) -> pb::Constraint {
+        let term = |id| pb::LinearTerm {
+            id,
+            coefficient: 1.5,
         };
-        if kept != start {
-            terms.copy_within(start..start + read.len, kept);
+        pb::Constraint {
+            id: [0, 1, 127, 128, 99_999, u64::MAX][rng.below(6) as usize],
+            equality: rng.below(4) as i32 - 1,
+            function: rng.chance(6).then_some(()).map(|()| pb::Function {
+                function: Some(pb::function::Function::Linear(pb::Linear {
+                    terms: (0..rng.below(4)).map(term).collect(),
+                    constant: value(rng),
+                })),
+            }),
+            parameters: parameters(rng),
+            name: text(rng),
+            description: text(rng),
+            subscripts: subscripts(rng),
         }
-        kept += read.len;
-        start += chunk.elements;
-        ascending &= read.ascending;
-        if let (Some(before), Some(first)) = (last, read.first) {
-            ascending &= before < first;
-        }
-        last = read.last.or(last);
     }
-    terms.truncate(kept);
-    Some(Ok(HeldTerms { terms, ascending }))
-}
 
-/// Reads one chunk's triples into `stretch` (as long as the chunk),
-/// dropping zero coefficients; stops at the first non-finite one.
-fn read_chunk(
-    triples: impl Iterator<Item = ((u64, u64), f64)>,
-    stretch: &mut [((u64, u64), f64)],
-) -> Result<ChunkRead, ModelError> {
-    let mut len = 0;
-    let mut ascending = true;
-    let mut first = None;
-    let mut last: Option<(u64, u64)> = None;
-    for ((r, c), v) in triples {
-        let v = finite(v, "quadratic coefficient")?;
-        if v == 0.0 {
-            continue;
+    /// The body as written, with a byte changed, cut short, or followed by
+    /// another element's body (protobuf merges the two).
+    fn damaged(rng: &mut Rng, mut body: Vec<u8>, other: Vec<u8>) -> Vec<u8> {
+        match rng.below(5) {
+            0 | 1 => {}
+            2 if !body.is_empty() => {
+                let at = rng.below(body.len() as u64) as usize;
+                body[at] = rng.next() as u8;
+            }
+            3 if !body.is_empty() => body.truncate(rng.below(body.len() as u64) as usize),
+            _ => body.extend(other),
         }
-        let key = (r.min(c), r.max(c));
-        match last {
-            Some(before) => ascending &= before < key,
-            None => first = Some(key),
-        }
-        last = Some(key);
-        stretch[len] = (key, v);
-        len += 1;
+        body
     }
-    Ok(ChunkRead {
-        len,
-        ascending,
-        first,
-        last,
-    })
+
+    /// Equal to the last bit of every number (NaNs and signed zeros too).
+    fn same<M: Message + std::fmt::Debug>(a: &M, b: &M) -> bool {
+        a.encode_to_vec() == b.encode_to_vec() && format!("{a:?}") == format!("{b:?}")
+    }
+
+    /// Whatever the reader answers for is what prost decodes; and it does
+    /// answer for what prost writes without parameters.
+    #[test]
+    fn variables_read_as_prost_decodes_them() {
+        let mut rng = Rng(11);
+        let mut read = 0;
+        for round in 0..20_000 {
+            let v = random_variable(&mut rng);
+            let written = v.encode_to_vec();
+            let other = random_variable(&mut rng).encode_to_vec();
+            let body = damaged(&mut rng, written.clone(), other);
+            let prost = decode_field::<pb::DecisionVariable>(&body);
+            match variable(&body) {
+                Some(held) => {
+                    read += 1;
+                    let prost = prost.unwrap_or_else(|e| panic!("round {round}: {e}"));
+                    assert!(same(&held, &prost), "round {round}: {held:?} {prost:?}");
+                }
+                None => assert!(
+                    body != written || !v.parameters.is_empty(),
+                    "round {round}: {v:?}"
+                ),
+            }
+        }
+        assert!(read > 8_000, "{read}");
+    }
+
+    /// The same for a constraint, its function handed back as written.
+    #[test]
+    fn constraints_read_as_prost_decodes_them() {
+        let mut rng = Rng(12);
+        let mut read = 0;
+        for round in 0..20_000 {
+            let c = random_constraint(&mut rng);
+            let written = c.encode_to_vec();
+            let other = random_constraint(&mut rng).encode_to_vec();
+            let body = damaged(&mut rng, written.clone(), other);
+            let prost = decode_field::<pb::Constraint>(&body);
+            match constraint(&body) {
+                Some((held, function)) => {
+                    read += 1;
+                    // The function is its own reader's to vouch for.
+                    let decoded = function.map(pb::Function::decode);
+                    let Ok(mut prost) = prost else {
+                        assert!(matches!(decoded, Some(Err(_))), "round {round}");
+                        continue;
+                    };
+                    let wire_function = prost.function.take();
+                    assert!(same(&held, &prost), "round {round}: {held:?} {prost:?}");
+                    let function = decoded.map(|f| f.unwrap());
+                    assert_eq!(function.is_some(), wire_function.is_some(), "round {round}");
+                    if let (Some(a), Some(b)) = (&function, &wire_function) {
+                        assert!(same(a, b), "round {round}");
+                    }
+                }
+                None => assert!(
+                    body != written || !c.parameters.is_empty(),
+                    "round {round}: {c:?}"
+                ),
+            }
+        }
+        assert!(read > 8_000, "{read}");
+    }
 }

@@ -26,8 +26,9 @@ use crate::ommx_v1 as pb;
 
 mod count;
 pub mod entities;
-mod held;
+pub mod held;
 mod polynomial;
+mod quadratic_held;
 mod split;
 pub mod spooled;
 mod windows;
@@ -506,7 +507,7 @@ fn normalize_quadratic(
             values: q.n_values,
         });
     }
-    let quadratic = match held::quadratic_terms(q, threads) {
+    let quadratic = match quadratic_held::quadratic_terms(q, threads) {
         Some(held) => {
             let held = held?;
             if held.ascending {
@@ -607,14 +608,21 @@ pub fn normalize(
 }
 
 /// A constraint's body with its function read from the wire and the rest
-/// (id, equality, names, parameters) by prost, as
-/// `Constraint::from_wire_measured` gives it for prost's decoding of the
-/// whole body. `decode` decodes the body without its function fields (as an
-/// Instance's field, where the caller's errors come from).
+/// (id, equality, names, parameters) by [`held::constraint`] or else by
+/// prost, as `Constraint::from_wire_measured` gives it for prost's decoding
+/// of the whole body. `decode` decodes the body without its function fields
+/// (as an Instance's field, where the caller's errors come from).
 pub fn constraint<E>(
     body: &[u8],
     decode: impl FnOnce(&[u8]) -> Result<pb::Constraint, E>,
 ) -> Wire<Result<(Constraint, FileWaste), ModelError>> {
+    if let Some((c, function)) = held::constraint(body) {
+        let function = match function {
+            Some(piece) => Some(normalize(&[piece])?),
+            None => None,
+        };
+        return Ok(Constraint::from_wire_normalized(c, function));
+    }
     let mut pieces = Vec::new();
     let mut others = Vec::with_capacity(64);
     let mut fields = Fields::new(body);

@@ -11,9 +11,11 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::v1::INSTANCE;
+use super::v1::{INSTANCE, LINEAR};
 use super::{Cursor, Schema, Shape, TopLevelField, LENGTH, MAX_DEPTH, TAG, UNKNOWN};
 use crate::profile::{Aggregate, Frame, NodeId};
+use crate::wire::fields::{linear, linear_term};
+use crate::wire::{tag, WireType};
 
 /// One known field at its place: the positions of its leaves and, for a
 /// nested message, that message's fields there.
@@ -37,6 +39,39 @@ struct Field {
 struct Message {
     fields: Vec<Field>,
     unknown: usize,
+    /// For a `Linear`, the positions of a term record's leaves, for the
+    /// record every writer emits ([`common_term`]).
+    term: Option<TermPositions>,
+}
+
+/// Where the six leaves of a `Linear.terms` record go: its tag, its length
+/// prefix, then the `LinearTerm`'s id (tag, value) and coefficient (tag,
+/// value), in the order the walk gives them.
+#[derive(Debug, Clone, Copy)]
+struct TermPositions {
+    leaves: [usize; 6],
+}
+
+/// The one-byte keys of a term record and of its two fields.
+const TERM_KEY: u8 = tag(linear::TERMS, WireType::Len);
+const ID_KEY: u8 = tag(linear_term::ID, WireType::Varint);
+const COEFFICIENT_KEY: u8 = tag(linear_term::COEFFICIENT, WireType::Fixed64);
+
+/// The term record at `at` in `body` as every writer emits it: its key, a
+/// one-byte length, the id (its key, a varint), the coefficient (its key,
+/// eight bytes), nothing else. The id's length and where the record ends;
+/// `None` for anything else, which the general walk reads.
+#[inline(always)]
+fn common_term(body: &[u8], at: usize) -> Option<(usize, usize)> {
+    let rest = body.get(at..)?;
+    if rest.len() < 12 || rest[0] != TERM_KEY || rest[1] >= 0x80 || rest[2] != ID_KEY {
+        return None;
+    }
+    let end = 2 + usize::from(rest[1]);
+    let record = rest.get(..end)?;
+    let mut pos = 3;
+    crate::wire::varint(record, &mut pos)?;
+    (pos + 9 == end && record[pos] == COEFFICIENT_KEY).then_some((pos - 3, at + end))
 }
 
 impl Message {
@@ -97,6 +132,7 @@ impl Builder {
         self.messages.push(Message {
             fields: Vec::new(),
             unknown,
+            term: None,
         });
         let fields = schema
             .fields
@@ -123,7 +159,38 @@ impl Builder {
             })
             .collect();
         self.messages[at].fields = fields;
+        if std::ptr::eq(schema, &LINEAR) {
+            self.messages[at].term = Some(self.term_positions(at));
+        }
         at
+    }
+
+    /// The positions of a term record's leaves in the `Linear` compiled at
+    /// `linear`.
+    fn term_positions(&self, linear: usize) -> TermPositions {
+        let field = |message: usize, number: u32| {
+            *self.messages[message]
+                .fields
+                .iter()
+                .find(|f| f.number == number)
+                .expect("a field of the schema")
+        };
+        let terms = field(linear, linear::TERMS);
+        let term = terms.message.expect("a term is a message");
+        let (id, coefficient) = (
+            field(term, linear_term::ID),
+            field(term, linear_term::COEFFICIENT),
+        );
+        TermPositions {
+            leaves: [
+                terms.tag,
+                terms.length,
+                id.tag,
+                id.value,
+                coefficient.tag,
+                coefficient.value,
+            ],
+        }
     }
 }
 
@@ -164,7 +231,18 @@ impl Counter<'_> {
         let compiled = self.compiled;
         let message = &compiled.messages[message];
         let mut cur = Cursor { bytes: body, at: 0 };
+        // A term's own fields are known only above the depth limit.
+        let term = message.term.filter(|_| depth + 1 < MAX_DEPTH);
         while cur.at < body.len() {
+            if let Some(TermPositions { leaves }) = term {
+                if let Some((id_bytes, end)) = common_term(body, cur.at) {
+                    for (position, bytes) in leaves.into_iter().zip([1, 1, 1, id_bytes, 1, 8]) {
+                        self.leaf(position, bytes);
+                    }
+                    cur.at = end;
+                    continue;
+                }
+            }
             let start = cur.at;
             let parsed = cur.varint().and_then(|key| {
                 let tag_end = cur.at;
@@ -381,5 +459,91 @@ mod tests {
         }
         assert_eq!(nodes(&walked), nodes(&counted));
         assert!(walked.len() > 100, "the elements reach deep");
+    }
+
+    fn len_field(out: &mut Vec<u8>, number: u32, body: &[u8]) {
+        out.push(tag(number, WireType::Len));
+        varint(out, body.len() as u64);
+        out.extend_from_slice(body);
+    }
+
+    /// A `Linear` body of term records as writers emit them, among records
+    /// that differ a little (a longer id, an overlong or cut varint, a
+    /// field more, another order) and the constant.
+    fn linear_body(random: &mut Random) -> Vec<u8> {
+        let mut out = Vec::new();
+        for _ in 0..random.below(8) {
+            let mut term = vec![ID_KEY];
+            match random.below(8) {
+                0 => term.extend([0x80, 0x00]),
+                1 => term.extend([0xff; 10]),
+                2 => term.extend([0xff; 11]),
+                _ => {
+                    let bits = 7 * random.below(10);
+                    varint(&mut term, random.below(1 << bits));
+                }
+            }
+            term.push(COEFFICIENT_KEY);
+            term.extend(1.5f64.to_le_bytes());
+            match random.below(10) {
+                0 => term.push(0x18),
+                1 => term.rotate_left(1),
+                2 => term.truncate(term.len() - 1),
+                _ => {}
+            }
+            match random.below(12) {
+                0 => {
+                    out.push(tag(linear::CONSTANT, WireType::Fixed64));
+                    out.extend(2.0f64.to_le_bytes());
+                }
+                1 => out.push(TERM_KEY),
+                _ => len_field(&mut out, linear::TERMS, &term),
+            }
+        }
+        out
+    }
+
+    /// Constraints whose linear functions (or a quadratic's linear part)
+    /// hold term records as writers emit them, counted by position with
+    /// the records read at once, give the aggregate the walk gives.
+    #[test]
+    fn common_term_records_counted_as_walked() {
+        use crate::wire::fields::{constraint, function, instance, quadratic};
+        let mut random = Random(0x9e37_79b9_7f4a_7c15);
+        let (mut walked, mut counted) = (Aggregate::new(), Aggregate::new());
+        let mut positions = Positions::default();
+        let mut common = 0;
+        for _ in 0..2_000 {
+            let linear = linear_body(&mut random);
+            common += (0..linear.len())
+                .filter(|&at| common_term(&linear, at).is_some())
+                .count();
+            let mut f = Vec::new();
+            match random.below(3) {
+                0 => {
+                    let mut q = Vec::new();
+                    len_field(&mut q, quadratic::LINEAR, &linear);
+                    len_field(&mut f, function::QUADRATIC, &q);
+                }
+                _ => len_field(&mut f, function::LINEAR, &linear),
+            }
+            let mut body = vec![tag(constraint::ID, WireType::Varint), 5];
+            len_field(&mut body, constraint::FUNCTION, &f);
+            if random.below(8) == 0 {
+                body.truncate(random.below(body.len() as u64) as usize);
+            }
+            let mut prefix = Vec::new();
+            varint(&mut prefix, body.len() as u64);
+            let field = TopLevelField {
+                number: instance::CONSTRAINTS,
+                tag_bytes: 1,
+                wire_bytes: (1 + prefix.len() + body.len()) as u64,
+                body: Some(&body),
+            };
+            super::super::visit_top_level(field, None, &mut Path::new(), &mut walked);
+            positions.count_top_level(field, &mut counted);
+        }
+        assert_eq!(nodes(&walked), nodes(&counted));
+        assert!(common > 2_000, "{common}");
     }
 }
