@@ -134,7 +134,6 @@ fn sort_packed<K: Copy, P: Ord + Copy>(
     *terms = packed.into_iter().map(|p| terms[position(p)]).collect();
 }
 
-<<<<<<< HEAD
 /// [`sort_packed`] for keys that fit 64 bits (`bits`, ordered as the keys
 /// are; `key` reads one back), the integers 128 bits wide: once sorted,
 /// each one's position is replaced by its term's coefficient, and the
@@ -153,7 +152,9 @@ fn sort_wide<K: Copy>(terms: &mut [(K, f64)], bits: impl Fn(K) -> u64, key: impl
     }
     for (term, &p) in terms.iter_mut().zip(&packed) {
         *term = (key((p >> 64) as u64), f64::from_bits(p as u64));
-=======
+    }
+}
+
 /// Up to this many terms (a typical row), a stable insertion sort in place
 /// beats sorting packed keys, which allocates twice.
 const INSERTION_SORT_MAX: usize = 16;
@@ -169,7 +170,6 @@ fn insertion_sort<K: Copy + Ord>(terms: &mut [(K, f64)]) {
             j -= 1;
         }
         terms[j] = term;
->>>>>>> lp-decode
     }
 }
 

@@ -618,7 +618,7 @@ pub fn constraint<E>(
 ) -> Wire<Result<(Constraint, FileWaste), ModelError>> {
     if let Some((c, function)) = held::constraint(body) {
         let function = match function {
-            Some(piece) => Some(normalize(&[piece])?),
+            Some(piece) => Some(normalize(&[piece], 1)?),
             None => None,
         };
         return Ok(Constraint::from_wire_normalized(c, function));
