@@ -307,8 +307,11 @@ pub(crate) fn read_stream<R: Read + Send>(
                 reader, &head, None, None, name, false, selection, pass, progress, None,
             )
         } else {
-            // Detecting needs a second reading: keep a copy as it streams.
-            let recording = rewind::Recording::new(unread(head.clone(), stream))?;
+            // Detecting reads it more than once: keep a copy as it streams,
+            // each byte counted as the stream gives it, whichever reading
+            // takes it.
+            let counted = progress.wrap_read(unread(head.clone(), stream));
+            let recording = rewind::Recording::new(counted)?;
             let reader = BufReader::with_capacity(BUF_SIZE, recording.reader());
             let rewind = move || recording.rewind();
             read_raw(
@@ -320,7 +323,7 @@ pub(crate) fn read_stream<R: Read + Send>(
                 false,
                 selection,
                 pass,
-                progress,
+                &ProgressBar::hidden(),
                 Some(Box::new(rewind)),
             )
         }
