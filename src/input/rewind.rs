@@ -131,13 +131,19 @@ impl super::Input {
 mod tests {
     use super::*;
 
+    /// A recording of `len` bytes whose first reading took `head` of them.
+    fn recorded(len: u32, head: usize) -> (Vec<u8>, Recording<io::Cursor<Vec<u8>>>) {
+        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let recording = Recording::new(io::Cursor::new(data.clone())).unwrap();
+        let mut first = vec![0; head];
+        recording.reader().read_exact(&mut first).unwrap();
+        assert_eq!(first, data[..head]);
+        (data, recording)
+    }
+
     #[test]
     fn the_second_reading_sees_the_whole_stream() {
-        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-        let recording = Recording::new(io::Cursor::new(data.clone())).unwrap();
-        let mut head = vec![0; 1000];
-        recording.reader().read_exact(&mut head).unwrap();
-        assert_eq!(head, data[..1000]);
+        let (data, recording) = recorded(100_000, 1000);
         let mut again = Vec::new();
         recording.rewind().unwrap().read_to_end(&mut again).unwrap();
         assert_eq!(again, data);
@@ -151,10 +157,7 @@ mod tests {
 
     #[test]
     fn a_later_reading_sees_what_an_earlier_one_took_past_the_first() {
-        let data: Vec<u8> = (0..50_000u32).map(|i| (i % 241) as u8).collect();
-        let recording = Recording::new(io::Cursor::new(data.clone())).unwrap();
-        let mut head = vec![0; 10];
-        recording.reader().read_exact(&mut head).unwrap();
+        let (data, recording) = recorded(50_000, 10);
         // The second reading takes the stream further than the first did.
         let mut part = vec![0; 30_000];
         recording.rewind().unwrap().read_exact(&mut part).unwrap();

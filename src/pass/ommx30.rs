@@ -80,25 +80,8 @@ fn read_payload<'p>(payload: Payload<'p>, pass: &mut Pass<'_>) -> Reading<'p> {
     } = read;
     let held_up_to = HELD_UP_TO.min(pass.settings.spool_above);
     let mut arrival = Arrival::take(reader, held_up_to, max_element);
-    // A container's claim the stream does not keep is the whole reading's
-    // to refuse.
-    let spooled = arrival
-        .spooled()
-        .filter(|(_, len)| total.is_none_or(|t| t == *len));
-    if let Some((file, len)) = spooled {
-        let spooled = Payload {
-            reader: &mut std::io::empty(),
-            total: Some(len),
-            in_file: Some(InFile::whole(file, &|_| {})),
-            max_element: None,
-            instance_index: rest.layer,
-            title: rest.title.clone(),
-            schema,
-            layer_annotations: rest.layer_annotations,
-        };
-        if let Some(done) = in_file(&spooled, pass, false) {
-            return Reading::Profiled(Box::new(done));
-        }
+    if let Some(done) = read_spooled(&arrival, total, &rest, pass, false) {
+        return Reading::Profiled(Box::new(done));
     }
     let read = ToRead {
         reader: &mut arrival,
@@ -124,21 +107,37 @@ pub(super) fn streamed_first(
         return None;
     }
     let held_up_to = HELD_UP_TO.min(pass.settings.spool_above);
-    let arrival = Arrival::take(payload.reader, held_up_to, payload.max_element);
+    let (read, rest) = split(payload);
+    let arrival = Arrival::take(read.reader, held_up_to, read.max_element);
+    read_spooled(&arrival, read.total, &rest, pass, true)?.ok()
+}
+
+/// A payload from a stream that [`Arrival::take`] spooled, read as a
+/// regular file's a table entry at a time ([`in_file`], under
+/// `only_if_v1_refuses` when asked); `None` where it was held, or where
+/// the stream did not keep its container's claim (`total`: the whole
+/// reading's to refuse), or as [`in_file`] says.
+fn read_spooled(
+    arrival: &Arrival<'_>,
+    total: Option<u64>,
+    rest: &ToAccount<'_>,
+    pass: &mut Pass<'_>,
+    only_if_v1_refuses: bool,
+) -> Option<Result<ProfiledInstance, PassError>> {
     let (file, len) = arrival
         .spooled()
-        .filter(|(_, len)| payload.total.is_none_or(|t| t == *len))?;
+        .filter(|(_, len)| total.is_none_or(|t| t == *len))?;
     let spooled = Payload {
         reader: &mut std::io::empty(),
         total: Some(len),
         in_file: Some(InFile::whole(file, &|_| {})),
         max_element: None,
-        instance_index: payload.instance_index,
-        title: payload.title.clone(),
-        schema: payload.schema,
-        layer_annotations: payload.layer_annotations,
+        instance_index: rest.layer,
+        title: rest.title.clone(),
+        schema: rest.schema,
+        layer_annotations: rest.layer_annotations,
     };
-    in_file(&spooled, pass, true)?.ok()
+    in_file(&spooled, pass, only_if_v1_refuses)
 }
 
 /// Whether [`in_file`] may read a payload a table entry at a time under
