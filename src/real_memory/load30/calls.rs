@@ -1,14 +1,19 @@
 //! How many malloc calls 3.0's load makes, counted from the shape without
 //! running it (as `load29/calls.rs` counts 2.9.3's, with its parts): the
 //! decode, the conversion, the checks of the ids made twice, no
-//! `to_bytes`.
+//! `to_bytes`; of v1 input or of v2 input (`from_v2_bytes`: its maps
+//! decoded into `BTreeMap`s and consumed, its own id sets).
 
-use super::Recipe;
-use crate::real_memory::load29::calls::{id_nodes, pushes, table_sizes};
+use super::{v2, Recipe};
+use crate::profiled::Schema;
+use crate::real_memory::load29::calls::{id_nodes, pushes, table_sizes, KEYS_PER_NODE};
 use crate::real_memory::load29::function::{Function, Kind};
 use crate::real_memory::load29::labels::Labels;
 
 pub(super) fn predicted(r: &Recipe) -> u64 {
+    if r.schema == Schema::V2 {
+        return predicted_v2(r);
+    }
     let s = &r.blueprint;
     // Each label map's growths, each made and freed.
     let maps =
@@ -80,4 +85,52 @@ fn converted(g: &Function) -> u64 {
         }
     };
     decode + 2 * table_sizes(g.terms) - 1 + part
+}
+
+/// Calls of the load of v2 input: each decoded map's nodes made and freed
+/// as it is consumed, each entity's labels and function, the label maps,
+/// the id sets (each list, sort and set made and freed), the constraints'
+/// list of pairs and the map built from it, their ids gathered once.
+fn predicted_v2(r: &Recipe) -> u64 {
+    let s = &r.blueprint;
+    let (v, c) = (s.variables, s.constraints);
+    let nodes = |n: u64| n.div_ceil(KEYS_PER_NODE);
+    let maps =
+        |sizes: &[(u64, u64)]| -> u64 { sizes.iter().map(|&(n, _)| 2 * table_sizes(n)).sum() };
+    let entries = |sizes: &[(u64, u64)]| -> u64 { sizes.iter().map(|&(n, _)| n).sum() };
+    // A set of at most `distinct` ids collected from `n`.
+    let set = |n: u64, distinct: u64| match n {
+        0 => 0,
+        n => 4 + 2 * id_nodes(n.min(distinct)),
+    };
+    let labelled = |l: &Labels, n: u64| {
+        if !v2::labelled(l) {
+            return 0;
+        }
+        let strings = [l.name, l.description].iter().flatten().count() as u64;
+        let parameters = l.parameters.map_or(0, |p| 2 * p.entries + 1 + 2);
+        n * (strings + l.subscripts.map_or(0, pushes) + parameters) + 2 * nodes(n)
+    };
+    let variables = 3 * nodes(v)
+        + labelled(&s.variable_labels, v)
+        + maps(&r.variable_maps)
+        + 2 * set(v, v)
+        + set(entries(&r.variable_maps), v);
+    let constraints = match c {
+        0 => 0,
+        c => {
+            let ids = c * s.constraint.ids(1);
+            c * function(&s.constraint, 1, v)
+                + 2 * nodes(c)
+                + pushes(c)
+                + 3
+                + id_nodes(c)
+                + labelled(&s.constraint_labels, c)
+                + maps(&r.constraint_maps)
+                + 2 * (2 * set(c, c) + set(entries(&r.constraint_maps), c))
+                + u64::from(64 - c.leading_zeros())
+                + set(ids, v)
+        }
+    };
+    2 + function(&s.objective, 0, v) + variables + constraints
 }
