@@ -449,7 +449,9 @@ fn account(
         terms: model.stored_terms() as u64,
         wire_bytes: bytes.len() as u64,
     };
-    // Nothing more to gather: 3.0's estimate reads its facts off the profile.
+    // Nothing more to gather: 3.0's estimate reads its facts off the profile
+    // (not a quadratic function's linear terms, which the v1 pass counts:
+    // the recipe of v2 input makes such a function as pairs alone).
     let counts = InstanceCounts {
         summary,
         gathered: Default::default(),
