@@ -48,10 +48,12 @@
 //! v2 input (`ommx.Instance.from_v2_bytes`) is its own recipe on the same
 //! parts (`v2.rs`): prost decodes 3.0's message into `BTreeMap`s, which the
 //! conversion consumes, and the checks come in another order. Its facts
-//! are the v1 ones (the pass reads the same profile off either schema).
+//! are the v1 ones (the pass reads the same profile off either schema and
+//! counts a quadratic objective's linear terms in both), and what only v2
+//! carries, which no recipe makes (`Facts::unmade`).
 //! Against `bench/real_memory.py measure X.v2.pb --runtime 3.0-v2`: lp-10k
 //! resident +0.1 %, load peak -3 %; metadata-20k +0.6 % and +0.2 %;
-//! sparse_qubo-20k +7 % and +9 % (before, the closed form: -2 % and -17 %,
+//! sparse_qubo-20k +6 % and +8 % (before, the closed form: -2 % and -17 %,
 //! -26 % and -25 %, -12 % and -17 %).
 
 mod calls;
