@@ -27,8 +27,9 @@
 //! - the Python object (1,744 bytes), then the input freed.
 //!
 //! Shapes no trace has shown (removed constraints, a polynomial or a
-//! quadratic constraint, a parameter map of more than one leaf's entries)
-//! say `None` and get the closed form (`ommx30.rs`).
+//! quadratic constraint, a parameter map of more than one leaf's entries,
+//! and the parts only v2 carries: `Facts::unmade`) say `None` and get the
+//! closed form (`ommx30.rs`).
 
 use super::{
     check, check_constraints, convert_objective, decoded_unwritten, held, set_of, tree,
@@ -220,12 +221,11 @@ fn decode_label(m: &mut Malloc, l: &Labels) -> Option<Ptr> {
         Pushed::grown(m, k, 8);
     }
     let mut leaf = None;
-    for _ in 0..l.parameters.map_or(0, |p| p.entries) {
-        let p = l.parameters.expect("a parameter map");
-        m.malloc(p.key.max(8));
-        m.malloc(p.value.max(8));
-        if leaf.is_none() {
-            leaf = Some(m.malloc(PARAMETER_LEAF));
+    if let Some(p) = l.parameters {
+        for _ in 0..p.entries {
+            m.malloc(p.key.max(8));
+            m.malloc(p.value.max(8));
+            leaf = leaf.or_else(|| Some(m.malloc(PARAMETER_LEAF)));
         }
     }
     string(m, l.description);
