@@ -6,6 +6,7 @@
 
 use super::{v2, Recipe};
 use crate::profiled::Schema;
+use crate::real_memory::load29;
 use crate::real_memory::load29::calls::{id_nodes, pushes, table_sizes, KEYS_PER_NODE};
 use crate::real_memory::load29::function::{Function, Kind};
 use crate::real_memory::load29::labels::Labels;
@@ -98,10 +99,16 @@ fn predicted_v2(r: &Recipe) -> u64 {
     let maps =
         |sizes: &[(u64, u64)]| -> u64 { sizes.iter().map(|&(n, _)| 2 * table_sizes(n)).sum() };
     let entries = |sizes: &[(u64, u64)]| -> u64 { sizes.iter().map(|&(n, _)| n).sum() };
-    // A set of at most `distinct` ids collected from `n`.
+    // A set of at most `distinct` ids collected from `n` (the list made,
+    // sorted and freed; the set made and freed).
     let set = |n: u64, distinct: u64| match n {
         0 => 0,
-        n => 4 + 2 * id_nodes(n.min(distinct)),
+        n => 2 + sorted(n) + 2 * bulk_nodes(n.min(distinct)),
+    };
+    // A function's `n` ids pushed, sorted or not, made a set, all freed.
+    let check = |n: u64, sort: bool| match n {
+        0 => 0,
+        n => pushes(n) + 1 + if sort { sorted(n) } else { 0 } + 2 * bulk_nodes(n.min(v)),
     };
     let labelled = |l: &Labels, n: u64| {
         if !v2::labelled(l) {
@@ -116,21 +123,59 @@ fn predicted_v2(r: &Recipe) -> u64 {
         + maps(&r.variable_maps)
         + 2 * set(v, v)
         + set(entries(&r.variable_maps), v);
+    let objective = match s.objective.terms {
+        0 => 0,
+        _ => converted(&s.objective) + 2 * check(s.objective.ids(0), true),
+    };
     let constraints = match c {
         0 => 0,
         c => {
-            let ids = c * s.constraint.ids(1);
-            c * function(&s.constraint, 1, v)
+            let each = s.constraint.ids(1);
+            c * (converted(&s.constraint) + 2 * check(each, false))
                 + 2 * nodes(c)
                 + pushes(c)
-                + 3
-                + id_nodes(c)
+                + 1
+                + sorted(c)
+                + bulk_nodes(c)
                 + labelled(&s.constraint_labels, c)
                 + maps(&r.constraint_maps)
-                + 2 * (2 * set(c, c) + set(entries(&r.constraint_maps), c))
+                + rounds(entries(&r.constraint_maps))
+                    * (2 * set(c, c) + set(entries(&r.constraint_maps), c))
                 + u64::from(64 - c.leading_zeros())
-                + set(ids, v)
+                + set(c * each, v)
         }
     };
-    2 + function(&s.objective, 0, v) + variables + constraints
+    2 + objective + variables + constraints
+}
+
+/// Times the constraints' ids are checked as a whole: twice where they
+/// have labels (`v2::check_constraint_ids`).
+fn rounds(labelled: u64) -> u64 {
+    if labelled > 0 {
+        2
+    } else {
+        1
+    }
+}
+
+/// Calls of Rust's sort of `n` ids: its scratch made and freed, where it is
+/// not on the stack.
+fn sorted(n: u64) -> u64 {
+    if load29::sort_scratch(n, 8) > 4096 {
+        2
+    } else {
+        0
+    }
+}
+
+/// Nodes of a `BTreeMap` bulk-built from `n` entries (`parts::bulk_tree`):
+/// each leaf takes 11 and hands one up, each level likewise.
+fn bulk_nodes(n: u64) -> u64 {
+    let (mut nodes, mut keys) = (0, n);
+    while keys > 0 {
+        let level = keys / 12 + 1;
+        nodes += level;
+        keys = level - 1;
+    }
+    nodes
 }

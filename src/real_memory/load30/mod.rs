@@ -157,10 +157,26 @@ pub fn simulate(f: &Facts, budget: u64) -> Option<Simulated> {
     if calls::predicted(&r) > budget {
         return None;
     }
-    Some(match r.schema {
-        Schema::V1 => run(&r, f, interpreter_heap()),
-        Schema::V2 => v2::run(&r, f, interpreter_heap()),
-    })
+    Some(run_either(&r, f, interpreter_heap()).0)
+}
+
+/// The load simulated with every call recorded, in `bench/alloc_trace.c`'s
+/// records, to compare with a traced load (`bench/simulate.rs --accounting
+/// 3.0 --record`).
+pub fn record(f: &Facts) -> Option<(Simulated, Vec<[u64; 4]>)> {
+    let r = Recipe::of(f)?;
+    let mut m = interpreter_heap();
+    m.record();
+    let (simulated, m) = run_either(&r, f, m);
+    Some((simulated, m.records().to_vec()))
+}
+
+/// The load of the recipe's schema, and the heap it leaves.
+fn run_either(r: &Recipe, f: &Facts, m: Malloc) -> (Simulated, Malloc) {
+    match r.schema {
+        Schema::V1 => run(r, f, m),
+        Schema::V2 => v2::run(r, f, m),
+    }
 }
 
 /// The heap of the measuring interpreter as a 3.0 load begins
@@ -211,10 +227,12 @@ impl Peak {
 /// The kernel's page.
 const PAGE: u64 = 4096;
 
-fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> Simulated {
+fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
     let s = &r.blueprint;
     let before = held(&m);
     let input = m.malloc(f.payload + 33);
+    // The phases `bench/alloc_trace.py --runtime 3.0` marks.
+    m.mark(0);
     let mut peak = Peak(held(&m));
     let Message {
         variables,
@@ -282,15 +300,18 @@ fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> Simulated {
     ));
     free_all(&mut m, sets);
     m.malloc(PYTHON_INSTANCE);
+    m.mark(1);
     peak.at(&m, 0, 0);
     // Kept by the instance: the maps, the tables, the labels.
     drop((variable_map, constraint_map, removed_map, variable_labels));
     m.free(input);
-    Simulated {
+    m.mark(2);
+    let simulated = Simulated {
         calls: m.calls(),
         resident: held(&m).saturating_sub(before),
         load_peak: peak.0.saturating_sub(before),
-    }
+    };
+    (simulated, m)
 }
 
 /// The objective's table: its last growth holds both tables beside the

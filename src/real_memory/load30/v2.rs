@@ -90,10 +90,12 @@ struct DecodedLabels {
     leaves: Vec<Option<Ptr>>,
 }
 
-pub(super) fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> Simulated {
+pub(super) fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
     let s = &r.blueprint;
     let before = held(&m);
     let input = m.malloc(f.payload + 33);
+    // The phases `bench/alloc_trace.py --runtime 3.0-v2` marks.
+    m.mark(0);
     let mut peak = Peak(held(&m));
     let d = decode(s, &mut m);
     let unwritten = decoded_unwritten(&m, &s.objective);
@@ -143,6 +145,7 @@ pub(super) fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> Simulated {
     let used = gather_constraint_ids(&mut m, s, &mut peak);
     free_all(&mut m, used.into_iter().chain(kept).chain(defined));
     m.malloc(PYTHON_INSTANCE);
+    m.mark(1);
     peak.at(&m, 0, 0);
     // Kept by the instance: the maps, the tables, the labels.
     drop((
@@ -152,11 +155,13 @@ pub(super) fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> Simulated {
         constraint_labels,
     ));
     m.free(input);
-    Simulated {
+    m.mark(2);
+    let simulated = Simulated {
         calls: m.calls(),
         resident: held(&m).saturating_sub(before),
         load_peak: peak.0.saturating_sub(before),
-    }
+    };
+    (simulated, m)
 }
 
 /// The entries of an owner's label maps, all together.
@@ -286,20 +291,26 @@ fn convert_constraints(
     map
 }
 
-/// 3.0's check of the constraints' ids, made twice: the constraints' ids a
-/// set, their label maps' ids (`labelled` of them) another, the ids
-/// collected a third time and made a set, each set freed (the first before
-/// the third is sorted).
+/// 3.0's check of the constraints' ids: the constraints' ids a set, their
+/// label maps' ids (`labelled` of them) another, the ids collected again
+/// and made a set, each set freed (the first before the last is sorted).
+/// Made twice where the constraints have labels (lp-10k, metadata-20k),
+/// once where they have none, its sets then freed together
+/// (tiny_constraints-20k).
 fn check_constraint_ids(m: &mut Malloc, n: u64, labelled: u64, peak: &mut Peak) {
     if n == 0 {
         return;
     }
     let mut left = Vec::new();
-    for round in 0..2 {
+    let rounds = if labelled > 0 { 2 } else { 1 };
+    for round in 0..rounds {
         let ids = variable_set(m, n, 1, peak);
         let labels = set_of(m, labelled, n, peak);
         let list = m.malloc(8 * n);
-        free_all(m, ids);
+        match labelled {
+            0 => left.extend(ids),
+            _ => free_all(m, ids),
+        }
         load29::sort(m, n);
         left.extend(id_set(m, n));
         m.free(list);
