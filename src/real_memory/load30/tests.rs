@@ -346,3 +346,17 @@ fn v2_input_loads_as_traced_and_measured() {
         );
     }
 }
+
+/// A recorded load is the simulated one, its records with the phases
+/// `bench/alloc_trace.py` reads marked.
+#[test]
+fn a_recorded_load_is_the_simulated_one() {
+    for facts in [lp_10k_30(), lp_10k_v2()] {
+        let (recorded, records) = record(&facts).expect("a shape the recipe makes");
+        assert_eq!(Some(recorded.clone()), simulate(&facts, u64::MAX));
+        let marks = records.iter().filter(|r| r[0] == 9).count();
+        assert_eq!(marks, 3);
+        // A realloc is two records: the old chunk and the new.
+        assert!(records.len() as u64 > recorded.calls);
+    }
+}
