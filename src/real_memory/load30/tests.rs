@@ -330,7 +330,7 @@ fn v2_input_loads_as_traced_and_measured() {
             "tiny_constraints-20k",
             tiny_constraints_20k_v2(),
             (499_777, 15_863_808, 20_385_792),
-            (3, 10),
+            (3, 5),
         ),
     ];
     for (name, facts, (calls, resident, peak), (within, peak_within)) in cases {
