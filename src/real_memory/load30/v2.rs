@@ -90,6 +90,10 @@ struct DecodedLabels {
     leaves: Vec<Option<Ptr>>,
 }
 
+/// The load, in the traces' order: the decode, each decoded map consumed,
+/// the checks, the Python object, the input freed; the peak sampled where
+/// the decoded maps, a table's last growth, an id list and its sort's
+/// scratch, or the constraints' list of pairs hold the most.
 pub(super) fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
     let s = &r.blueprint;
     let before = held(&m);
