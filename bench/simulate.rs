@@ -7,13 +7,15 @@
 //! constraints) say so.
 //!
 //! Usage: cargo run --release --example simulate -- [--record TRACE] FILE...
-//!        cargo run --release --example simulate -- --accounting 3.0 FILE...
+//!        cargo run --release --example simulate -- --accounting 3.0 [--record TRACE] FILE...
 //! With `--accounting 3.0`, OMMX 3.0.0b7's load of the same files
 //! (`src/real_memory/load30/`): its resident and load peak simulated, the
 //! calls made and predicted, beside the closed form's.
 //! `--record` writes the first instance's generated load as a trace in
 //! `bench/alloc_trace.c`'s records, for `bench/alloc_trace.py FILE --trace
-//! TRACE --steps N` to print beside a traced load's steps.
+//! TRACE --steps N` to print beside a traced load's steps (after
+//! `--accounting 3.0`, 3.0's load of it: `--runtime 3.0`, or `3.0-v2` for
+//! v2 input).
 //! `SIMULATE_FACTS=1` prints each instance's facts (what the generator is
 //! made from) to stderr. Compare with the measured column of
 //! bench/real_memory.json.
@@ -66,6 +68,13 @@ fn main() {
                     if std::env::var_os("SIMULATE_FACTS").is_some() {
                         eprintln!("{facts:#?}");
                     }
+                    if let Some(out) = record.take() {
+                        let Some((_, records)) = load30::record(&facts) else {
+                            eprintln!("simulate: {path}: not a shape the recipe makes");
+                            std::process::exit(2);
+                        };
+                        write_records(&out, &records);
+                    }
                     simulate30(&path, &facts);
                     continue;
                 }
@@ -75,15 +84,7 @@ fn main() {
                         eprintln!("simulate: {path}: not a shape the generator makes");
                         std::process::exit(2);
                     };
-                    let bytes: Vec<u8> = records
-                        .iter()
-                        .flatten()
-                        .flat_map(|v| v.to_le_bytes())
-                        .collect();
-                    if let Err(e) = std::fs::write(&out, bytes) {
-                        eprintln!("simulate: {out}: {e}");
-                        std::process::exit(2);
-                    }
+                    write_records(&out, &records);
                 }
                 if std::env::var_os("SIMULATE_FACTS").is_some() {
                     eprintln!("{facts:#?}");
@@ -139,5 +140,19 @@ fn simulate30(path: &str, facts: &Facts) {
             mib(closed.resident),
             mib(closed.load_peak)
         ),
+    }
+}
+
+/// A generated load's records written as `bench/alloc_trace.c` writes a
+/// trace.
+fn write_records(out: &str, records: &[[u64; 4]]) {
+    let bytes: Vec<u8> = records
+        .iter()
+        .flatten()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    if let Err(e) = std::fs::write(out, bytes) {
+        eprintln!("simulate: {out}: {e}");
+        std::process::exit(2);
     }
 }

@@ -33,7 +33,7 @@ use crate::model::ommx30::V2Error;
 use crate::model::{EntityKind, FileWaste};
 use crate::profiled::ProfiledInstance;
 use crate::profiled::{Accounting, Schema};
-use crate::profiled::{InstanceCounts, InstanceSummary};
+use crate::profiled::{ByOwner, Gathered, InstanceCounts, InstanceSummary, Unprofiled};
 
 /// Profiles one payload with OMMX 3.0's accounting.
 pub(crate) fn profile(
@@ -214,7 +214,7 @@ pub(super) fn in_file(
         }
         let counts = InstanceCounts {
             summary: read.summary,
-            gathered: Default::default(),
+            gathered: gathered(read.objective_unprofiled),
         };
         let (index, title) = (payload.instance_index, payload.title.clone());
         let profiled = accounts.profiled(index, title, counts, Schema::V2, Accounting::Ommx30);
@@ -229,7 +229,7 @@ pub(super) fn in_file(
     pass.observer.objective(&view, cost);
     let counts = InstanceCounts {
         summary: read.summary,
-        gathered: Default::default(),
+        gathered: gathered(read.objective_unprofiled),
     };
     let index = payload.instance_index;
     let title = payload.title.clone();
@@ -479,12 +479,26 @@ fn account(
         terms: model.stored_terms() as u64,
         wire_bytes: bytes.len() as u64,
     };
-    // Nothing more to gather: 3.0's estimate reads its facts off the profile.
+    let objective = model.objective.as_ref().and_then(|f| f.compact());
     let counts = InstanceCounts {
         summary,
-        gathered: Default::default(),
+        gathered: gathered(objective.map(|f| f.shape().unprofiled).unwrap_or_default()),
     };
     Ok(accounts.profiled(instance_index, title, counts, schema, Accounting::Ommx30))
+}
+
+/// What 3.0's estimate reads beside the profile: the rest of its facts come
+/// off the profile, but a quadratic objective's linear terms are counted
+/// there with its pairs (as the v1 pass gathers them, for the objective
+/// alone: the recipe of v2 input makes no quadratic constraint).
+fn gathered(objective: Unprofiled) -> Gathered {
+    Gathered {
+        unprofiled: ByOwner {
+            objective,
+            ..ByOwner::default()
+        },
+        objective_growths: None,
+    }
 }
 
 /// The objective's key in [`ommx30::WireSizes`].

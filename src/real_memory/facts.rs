@@ -167,6 +167,9 @@ pub struct Facts {
     /// A quadratic objective's growths as `to_bytes` reads its table, when
     /// the pass made them ([`Gathered::objective_growths`]).
     pub objective_growths: Option<Vec<Growth>>,
+    /// Leaves of 3.0's parts no recipe makes ([`unmade`]: what only v2
+    /// input carries beyond variables, constraints and one function).
+    pub unmade: u64,
 }
 
 /// Bytes of a `String`'s own part, before its UTF-8 bytes.
@@ -197,6 +200,9 @@ impl Facts {
             let (last, above) = frames.split_last().expect("a node below the root");
             let parent = above.last().copied();
             let (bytes, leaves) = (node.own_bytes, node.own_leaves);
+            if unmade(&frames) {
+                facts.unmade += leaves;
+            }
             let owner = Owner::of(&frames);
             let strings = |field| Group {
                 count: leaves,
@@ -324,6 +330,34 @@ impl Paired {
     }
 }
 
+/// Whether a leaf is of a part of 3.0's instance that no recipe makes: the
+/// other constraint collections, named functions, an output objective,
+/// dependent variables' assignments, fixed values, constraints'
+/// provenance, a function held as an expression. Their containers' own
+/// (stack) parts are in every instance, their entries only where used.
+fn unmade(frames: &[&str]) -> bool {
+    const PARTS: [&str; 5] = [
+        "Instance.indicator_constraint_collection",
+        "Instance.one_hot_constraint_collection",
+        "Instance.sos1_constraint_collection",
+        "Instance.named_functions",
+        "Instance.output_objective",
+    ];
+    const FIELDS: [&str; 5] = [
+        "AcyclicAssignments.assignments",
+        "AcyclicAssignments.topological_order",
+        "CreatedDecisionVariableColumns.fixed_values",
+        "ConstraintContextStore.provenance",
+        "Expression",
+    ];
+    let Some((last, _)) = frames.split_last() else {
+        return false;
+    };
+    !last.ends_with("[stack]")
+        && (frames.first().is_some_and(|f| PARTS.contains(f))
+            || frames.iter().any(|f| FIELDS.contains(f)))
+}
+
 /// A field holding a list of integers (allocated when not empty).
 fn is_list(frame: &str) -> bool {
     frame.ends_with(".subscripts")
@@ -371,6 +405,45 @@ mod tests {
         ] {
             assert_eq!(Field::of(frame, key), field, "{frame}");
             assert!(is_string(frame) || is_string_map(frame), "{frame}");
+        }
+    }
+
+    /// A part no recipe makes is told by its entries, not by its empty
+    /// container, which every 3.0 instance has.
+    #[test]
+    fn parts_no_recipe_makes_are_told_by_their_entries() {
+        let indicator = "Instance.indicator_constraint_collection";
+        for frames in [
+            &[indicator, "indicator_constraints", "BTreeMap[key]"][..],
+            &[
+                "Instance.named_functions",
+                "NamedFunctionTable.entries",
+                "BTreeMap[key]",
+            ],
+            &["Instance.objective", "Expression", "Push"],
+            &[
+                "Instance.decision_variable_dependency",
+                "AcyclicAssignments.assignments",
+                "FnvHashMap[key]",
+            ],
+        ] {
+            assert!(unmade(frames), "{frames:?}");
+        }
+        for frames in [
+            &[indicator, "indicator_constraints", "BTreeMap[stack]"][..],
+            &[
+                "Instance.decision_variable_dependency",
+                "AcyclicAssignments.dependency",
+            ],
+            &[
+                "Instance.decision_variables",
+                "DecisionVariableTable.entries",
+                "BTreeMap[key]",
+            ],
+            &["Instance.objective", "Linear", "PolynomialBase.terms"],
+            &["Instance.sense"],
+        ] {
+            assert!(!unmade(frames), "{frames:?}");
         }
     }
 }

@@ -263,8 +263,9 @@ mod tests {
     }
 
     /// Under 3.0's accounting the resident and the load peak are the
-    /// simulated load's, where its recipe makes the shape; the closed form's
-    /// elsewhere (v2 input).
+    /// simulated load's, where its recipe makes the shape (of v1 input or
+    /// v2); the closed form's elsewhere (v2 input with removed
+    /// constraints).
     #[test]
     fn under_ommx30_both_figures_are_the_simulated_loads() {
         let mut f = lp_10k();
@@ -283,6 +284,11 @@ mod tests {
         assert_eq!(chosen.load_peak, simulated.load_peak);
         assert!(chosen.held.total() <= chosen.resident);
         f.schema = Schema::V2;
+        let simulated = load30::simulate(&f, SIMULATION_BUDGET).expect("lp-10k is made");
+        let chosen = estimate(&f, Accounting::Ommx30, Effort::Simulate);
+        assert_eq!(chosen.resident, simulated.resident);
+        assert_eq!(chosen.load_peak, simulated.load_peak);
+        f.removed = 1;
         assert_eq!(
             estimate(&f, Accounting::Ommx30, Effort::Simulate),
             estimate(&f, Accounting::Ommx30, Effort::ClosedForm)

@@ -45,7 +45,7 @@ use crate::model::ommx30::{self, Func, Has, Label, LabelRef, Piece};
 use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
 use crate::profile::{Aggregate, Frame, LogicalMemoryProfile, Path};
-use crate::profiled::InstanceSummary;
+use crate::profiled::{InstanceSummary, Unprofiled};
 use crate::trace::{self, Phase};
 use crate::wire::fields::v2::{instance, named_function_table};
 use crate::wire::file::{read_exact_at, read_range};
@@ -236,6 +236,10 @@ pub(super) struct Read {
     pub(super) objective_bytes: u64,
     pub(super) objective_wire_bytes: u64,
     pub(super) objective_terms: u64,
+    /// What the objective's load takes that the profile does not count (a
+    /// quadratic one's linear terms, a polynomial's ids), for the
+    /// real-memory estimate.
+    pub(super) objective_unprofiled: Unprofiled,
     /// What showing the entities needs ([`Show`]), when asked
     /// ([`Ask::entities`]).
     pub(super) accepted: Option<Accepted>,
@@ -335,7 +339,7 @@ pub(super) fn profile(
         threads,
         in_place_above,
     };
-    let (objective_bytes, objective_terms) =
+    let (objective_bytes, objective_terms, objective_unprofiled) =
         read.profile(file, range, &mut objective_path, aggregate)?;
     drop(objective_path);
     summary.terms += objective_terms;
@@ -409,6 +413,7 @@ pub(super) fn profile(
         objective_bytes,
         objective_wire_bytes,
         objective_terms,
+        objective_unprofiled,
         accepted,
     })
 }
@@ -496,7 +501,7 @@ struct Objective<'a> {
 
 impl Objective<'_> {
     /// The objective encoded in `range` of `file`, visited at `path`: its
-    /// bytes and stored terms. Counted on the wire where it can be: where
+    /// bytes, stored terms and what its load takes beyond them. Counted on the wire where it can be: where
     /// it lies, a window at a time on every thread, when it is long (as the
     /// v1 pass counts a large objective), else held; built where the count
     /// cannot answer.
@@ -506,7 +511,7 @@ impl Objective<'_> {
         range: Range<u64>,
         path: &mut Path,
         aggregate: &mut Aggregate,
-    ) -> Option<(u64, u64)> {
+    ) -> Option<(u64, u64, Unprofiled)> {
         let Objective {
             free,
             max_id,
@@ -538,7 +543,8 @@ impl Objective<'_> {
         };
         if let Some(shape) = counted {
             shape.visit_logical_memory(path, aggregate);
-            return Some((shape.bytes() as u64, shape.stored_terms as u64));
+            let terms = shape.stored_terms as u64;
+            return Some((shape.bytes() as u64, terms, shape.unprofiled));
         }
         let body = match body {
             Some(body) => body,
@@ -549,7 +555,13 @@ impl Objective<'_> {
         let f = ommx30::read_function(Some(&wire), || "the objective".into()).ok()?;
         all_free(&f, free)?;
         f.visit_logical_memory(path, aggregate);
-        Some((crate::profile::bytes_of(&f), f.stored_terms() as u64))
+        let unprofiled = f.compact().map(|c| c.shape().unprofiled);
+        let terms = f.stored_terms() as u64;
+        Some((
+            crate::profile::bytes_of(&f),
+            terms,
+            unprofiled.unwrap_or_default(),
+        ))
     }
 }
 
@@ -601,5 +613,36 @@ mod tests {
             read >= 40,
             "read {read}, left to the whole reading: {left:?}"
         );
+    }
+
+    /// What a quadratic objective's load takes beyond its stored terms (its
+    /// linear terms, for the real-memory estimate) is what the v1 pass
+    /// counts of the same objective, whether it is held or read where it
+    /// lies.
+    #[test]
+    fn a_quadratic_objectives_linear_terms_are_counted_as_from_v1() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let v1 = std::fs::read(format!("{root}/fixtures/oracle/obj_quadratic_linear.pb")).unwrap();
+        let v1 = pb1::Instance::decode(v1.as_slice()).unwrap();
+        let objective = v1.objective.as_ref().expect("an objective");
+        let expected = crate::model::Function::from_wire(objective)
+            .unwrap()
+            .shape()
+            .unprofiled;
+        assert!(expected.quadratic_linear > 0);
+        let path = format!("{root}/fixtures/v2/from_v1/obj_quadratic_linear.pb");
+        let file = File::open(path).unwrap();
+        let len = file.metadata().unwrap().len();
+        for in_place_above in [u64::MAX, 0] {
+            let ask = Ask {
+                threads: 1,
+                layer_annotations: None,
+                only_if_v1_refuses: false,
+                in_place_above,
+                entities: false,
+            };
+            let done = profile(&file, (0, len), ask, &mut Aggregate::new()).expect("read");
+            assert_eq!(done.objective_unprofiled, expected, "{in_place_above}");
+        }
     }
 }

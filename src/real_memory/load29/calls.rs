@@ -11,7 +11,7 @@ use super::{capacities, Blueprint, Function, Kind};
 use crate::model::alloc::buckets;
 
 /// Keys of a `BTreeMap` filled in order per node it makes (and frees).
-const KEYS_PER_NODE: u64 = 5;
+pub(in crate::real_memory) const KEYS_PER_NODE: u64 = 5;
 /// Ids per node of a bulk-built `BTreeSet`.
 const IDS_PER_NODE: u64 = 11;
 

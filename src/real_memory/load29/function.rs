@@ -152,7 +152,7 @@ impl Function {
     /// prost's decode: each packed field pushed in turn, then the linear
     /// part's terms; a polynomial's monomials pushed, each made first with
     /// its ids pushed.
-    pub(super) fn decode(&self, m: &mut Malloc) -> Vectors {
+    pub(in crate::real_memory) fn decode(&self, m: &mut Malloc) -> Vectors {
         match self.kind {
             Kind::Linear => Vectors::Linear(Pushed::grown(m, self.linear_terms, size::TERM)),
             Kind::Quadratic => {

@@ -40,8 +40,8 @@ pub(in crate::real_memory) struct Labels {
 #[derive(Clone, Copy)]
 pub(in crate::real_memory) struct Parameters {
     pub(in crate::real_memory) entries: u64,
-    pub(super) key: u64,
-    pub(super) value: u64,
+    pub(in crate::real_memory) key: u64,
+    pub(in crate::real_memory) value: u64,
 }
 
 /// Which entity's fields, for their order in the message.

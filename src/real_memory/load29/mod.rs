@@ -246,11 +246,7 @@ pub(in crate::real_memory) struct Message {
 
 /// prost's decode of the whole message, field by field.
 pub(in crate::real_memory) fn decode(s: &Blueprint, m: &mut Malloc) -> Message {
-    // The instance's description comes first; its strings are kept.
-    let (count, len) = s.instance_strings;
-    for _ in (0..count).filter(|_| len > 0) {
-        m.malloc(len.max(8));
-    }
+    decode_description(s, m);
     let mut variables = Pushed::new(size::VARIABLE_MESSAGE);
     let has_maps = s.variable_labels.has_maps();
     let mut variable_tables = Vec::with_capacity(if has_maps { s.variables as usize } else { 0 });
@@ -280,6 +276,15 @@ pub(in crate::real_memory) fn decode(s: &Blueprint, m: &mut Malloc) -> Message {
         objective,
         constraints,
         removed,
+    }
+}
+
+/// The instance's description, which comes first in either schema's
+/// message: its strings, kept.
+pub(in crate::real_memory) fn decode_description(s: &Blueprint, m: &mut Malloc) {
+    let (count, len) = s.instance_strings;
+    for _ in (0..count).filter(|_| len > 0) {
+        m.malloc(len.max(8));
     }
 }
 
@@ -552,11 +557,22 @@ impl<'a> Group<'a> {
 /// as fit in 8 MB, whichever is more, on the stack up to 4 KiB (traced:
 /// 339,878 ids took 2,719,024 bytes).
 pub(in crate::real_memory) fn sort(m: &mut Malloc, n: u64) {
-    let scratch = 8 * (n - n / 2).max(n.min(8_000_000 / 8));
+    sort_of(m, n, 8);
+}
+
+/// Rust's stable sort of `n` elements of `elem` bytes: its scratch made
+/// and freed, where it is not on the stack.
+pub(in crate::real_memory) fn sort_of(m: &mut Malloc, n: u64, elem: u64) {
+    let scratch = sort_scratch(n, elem);
     if scratch > 4096 {
         let p = m.malloc(scratch);
         m.free(p);
     }
+}
+
+/// The bytes of the scratch buffer of [`sort_of`].
+pub(in crate::real_memory) fn sort_scratch(n: u64, elem: u64) -> u64 {
+    elem * (n - n / 2).max(n.min(8_000_000 / elem))
 }
 
 /// The capacities a vector of `n` elements passes through: 4, then doubling

@@ -223,8 +223,18 @@ pub(in crate::real_memory) fn consume_tree(
 /// its children, the root last. The tcache keeps the last chunks freed of a
 /// size, so the order decides where a later trim stops (traced).
 pub(in crate::real_memory) fn id_set(m: &mut Malloc, n: u64) -> Vec<Ptr> {
-    const LEAF: u64 = 104;
-    const INTERNAL: u64 = 200;
+    bulk_tree(m, n, (104, 200))
+}
+
+/// A `BTreeMap` bulk-built from `n` sorted entries (`BTreeMap::from_iter`,
+/// `BTreeSet::from_iter` after their sort), of nodes of `sizes` (a leaf's
+/// and an internal node's bytes), as [`id_set`] builds its set: its nodes
+/// in the order its drop frees them.
+pub(in crate::real_memory) fn bulk_tree(
+    m: &mut Malloc,
+    n: u64,
+    (leaf, internal): (u64, u64),
+) -> Vec<Ptr> {
     const CAPACITY: u64 = 11;
     const MIN_LEN: u64 = 5;
     let open = |ptr| Node {
@@ -237,7 +247,7 @@ pub(in crate::real_memory) fn id_set(m: &mut Malloc, n: u64) -> Vec<Ptr> {
     }
     // The rightmost node of each level, leaf first; its finished children
     // are in `children`, the unfinished one is the level below.
-    let mut spine = vec![open(m.malloc(LEAF))];
+    let mut spine = vec![open(m.malloc(leaf))];
     for _ in 0..n {
         if spine[0].keys < CAPACITY {
             spine[0].keys += 1;
@@ -246,13 +256,13 @@ pub(in crate::real_memory) fn id_set(m: &mut Malloc, n: u64) -> Vec<Ptr> {
         let level = match (1..spine.len()).find(|&l| spine[l].keys < CAPACITY) {
             Some(level) => level,
             None => {
-                spine.push(open(m.malloc(INTERNAL)));
+                spine.push(open(m.malloc(internal)));
                 spine.len() - 1
             }
         };
         spine[level].keys += 1;
-        let mut fresh = vec![m.malloc(LEAF)];
-        fresh.extend((1..level).map(|_| m.malloc(INTERNAL)));
+        let mut fresh = vec![m.malloc(leaf)];
+        fresh.extend((1..level).map(|_| m.malloc(internal)));
         // The nodes below `level` are finished: each joins its parent.
         let mut finished: Option<Node> = None;
         for (l, ptr) in fresh.into_iter().enumerate() {

@@ -42,13 +42,25 @@
 //! (the largest table's last growth, an id list beside its sort's scratch,
 //! the removed constraints' conversion with their messages still there).
 //! Shapes it does not make yet (removed constraints' own labels, an
-//! instance-wide list or map) and v2 input (`from_v2_bytes` decodes 3.0's
-//! own message) say `None` and get the closed form (`ommx30.rs`).
+//! instance-wide list or map) say `None` and get the closed form
+//! (`ommx30.rs`).
+//!
+//! v2 input (`ommx.Instance.from_v2_bytes`) is its own recipe on the same
+//! parts (`v2.rs`): prost decodes 3.0's message into `BTreeMap`s, which the
+//! conversion consumes, and the checks come in another order. Its facts
+//! are the v1 ones (the pass reads the same profile off either schema and
+//! counts a quadratic objective's linear terms in both), and what only v2
+//! carries, which no recipe makes (`Facts::unmade`).
+//! Against `bench/real_memory.py measure X.v2.pb --runtime 3.0-v2`: lp-10k
+//! resident +0.1 %, load peak -3 %; metadata-20k +0.6 % and +0.2 %;
+//! sparse_qubo-20k +6 % and +8 % (before, the closed form: -2 % and -17 %,
+//! -26 % and -25 %, -12 % and -17 %).
 
 mod calls;
+mod v2;
 
 use super::facts::{Facts, Field, Owner};
-use super::load29::function::{Function, Kind};
+use super::load29::function::{Function, Kind, Vectors};
 use super::load29::{self, Blueprint, Decoded, Message};
 use super::ommx29::size;
 use crate::model::alloc::{btree_internal, btree_leaf, buckets, table, table_of};
@@ -89,6 +101,8 @@ pub struct Simulated {
 /// The instance as 3.0's recipe makes it: 2.9.3's blueprint (the message
 /// is the same) and the label maps 3.0 fills.
 struct Recipe {
+    /// Which message the load decodes: `from_v1_bytes`' or `from_v2_bytes`'.
+    schema: Schema,
     blueprint: Blueprint,
     /// Each owner's label maps: for each, its entries and an entry's bytes.
     variable_maps: Vec<(u64, u64)>,
@@ -110,20 +124,19 @@ impl Recipe {
                 .collect();
             sizes.iter().all(|&(n, _)| n <= entities).then_some(sizes)
         };
-        // 3.0's load of v2 bytes (`from_v2_bytes`) decodes another message.
         // A removed constraint's own labels (name, subscripts, parameters,
         // description) go to the constraints' label maps as its parse is
         // rebuilt, which no trace has shown yet: only its reason and the
         // reason's parameters are made.
-        let l = &blueprint.removed_labels;
-        let labelled = l.name.is_some()
-            || l.subscripts.is_some()
-            || l.parameters.is_some()
-            || l.description.is_some();
-        if f.schema != Schema::V1 || labelled {
+        let makes = match f.schema {
+            Schema::V1 => !v2::labelled(&blueprint.removed_labels),
+            Schema::V2 => f.unmade == 0 && v2::makes(&blueprint),
+        };
+        if !makes {
             return None;
         }
         Some(Recipe {
+            schema: f.schema,
             variable_maps: maps(Owner::Variables, f.variables)?,
             constraint_maps: maps(Owner::Constraints, f.constraints)?,
             blueprint,
@@ -144,7 +157,26 @@ pub fn simulate(f: &Facts, budget: u64) -> Option<Simulated> {
     if calls::predicted(&r) > budget {
         return None;
     }
-    Some(run(&r, f, interpreter_heap()))
+    Some(run_either(&r, f, interpreter_heap()).0)
+}
+
+/// The load simulated with every call recorded, in `bench/alloc_trace.c`'s
+/// records, to compare with a traced load (`bench/simulate.rs --accounting
+/// 3.0 --record`).
+pub fn record(f: &Facts) -> Option<(Simulated, Vec<[u64; 4]>)> {
+    let r = Recipe::of(f)?;
+    let mut m = interpreter_heap();
+    m.record();
+    let (simulated, m) = run_either(&r, f, m);
+    Some((simulated, m.records().to_vec()))
+}
+
+/// The load of the recipe's schema, and the heap it leaves.
+fn run_either(r: &Recipe, f: &Facts, m: Malloc) -> (Simulated, Malloc) {
+    match r.schema {
+        Schema::V1 => run(r, f, m),
+        Schema::V2 => v2::run(r, f, m),
+    }
 }
 
 /// The heap of the measuring interpreter as a 3.0 load begins
@@ -195,10 +227,12 @@ impl Peak {
 /// The kernel's page.
 const PAGE: u64 = 4096;
 
-fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> Simulated {
+fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
     let s = &r.blueprint;
     let before = held(&m);
     let input = m.malloc(f.payload + 33);
+    // The phases `bench/alloc_trace.py --runtime 3.0` marks.
+    m.mark(0);
     let mut peak = Peak(held(&m));
     let Message {
         variables,
@@ -229,25 +263,14 @@ fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> Simulated {
     }
     peak.at(&m, variable_labels.growing(), unwritten.iter().sum());
     variables.free(&mut m);
-    // The objective's table: its last growth holds both tables beside the
-    // decoded vectors, over the heap its smaller tables grew (seen once the
-    // conversion is done: the larger table and the heap's pages are held
-    // then, the smaller table and the vectors, where mapped, given back).
-    let (objective_terms, entry) = (s.objective.terms, s.objective.entry());
-    peak.at(
-        &m,
-        grown(objective_terms, entry),
-        unwritten[1] + unwritten[2] + unwritten[3],
+    let after = unwritten[2] + unwritten[3];
+    let objective_unwritten = (unwritten[1] + after, after);
+    convert_objective(
+        &mut m,
+        &s.objective,
+        objective,
+        (&mut peak, objective_unwritten),
     );
-    let threshold = m.mmap_threshold();
-    let decoded = decoded_written(&m, &s.objective);
-    s.objective.convert(&mut m, objective);
-    let smaller = match buckets(objective_terms) {
-        0..=4 => 0,
-        b => table_of(b / 2, entry),
-    };
-    let given_back = decoded + if smaller >= threshold { smaller } else { 0 };
-    peak.at(&m, given_back, unwritten[2] + unwritten[3]);
     let defined = variable_set(&mut m, s.variables, 1, &mut peak);
     let objective_ids = s.objective.ids(0);
     let set = check(&mut m, objective_ids, s.variables, true, &mut peak);
@@ -277,15 +300,43 @@ fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> Simulated {
     ));
     free_all(&mut m, sets);
     m.malloc(PYTHON_INSTANCE);
+    m.mark(1);
     peak.at(&m, 0, 0);
     // Kept by the instance: the maps, the tables, the labels.
     drop((variable_map, constraint_map, removed_map, variable_labels));
     m.free(input);
-    Simulated {
+    m.mark(2);
+    let simulated = Simulated {
         calls: m.calls(),
         resident: held(&m).saturating_sub(before),
         load_peak: peak.0.saturating_sub(before),
-    }
+    };
+    (simulated, m)
+}
+
+/// The objective's table: its last growth holds both tables beside the
+/// decoded vectors, over the heap its smaller tables grew (seen once the
+/// conversion is done: the larger table and the heap's pages are held
+/// then, the smaller table and the vectors, where mapped, given back).
+/// `unwritten`: what the decoded vectors still held leave unwritten, before
+/// the conversion (the objective's included) and after.
+fn convert_objective(
+    m: &mut Malloc,
+    g: &Function,
+    decoded: Vectors,
+    (peak, (before, after)): (&mut Peak, (u64, u64)),
+) {
+    let (terms, entry) = (g.terms, g.entry());
+    peak.at(m, grown(terms, entry), before);
+    let threshold = m.mmap_threshold();
+    let written = decoded_written(m, g);
+    g.convert(m, decoded);
+    let smaller = match buckets(terms) {
+        0..=4 => 0,
+        b => table_of(b / 2, entry),
+    };
+    let given_back = written + if smaller >= threshold { smaller } else { 0 };
+    peak.at(m, given_back, after);
 }
 
 /// The bytes a function's decoded vectors wrote where they are mapped
@@ -394,14 +445,20 @@ fn grown(items: u64, entry: u64) -> u64 {
 /// An id set of `n` distinct ids built from `times` as many collected and
 /// sorted (the list and the sort's scratch freed, the set returned).
 fn variable_set(m: &mut Malloc, n: u64, times: u64, peak: &mut Peak) -> Vec<Ptr> {
-    if n == 0 {
+    set_of(m, times * n, n, peak)
+}
+
+/// An id set of at most `distinct` ids built from `collected` ones,
+/// collected into a list and sorted.
+fn set_of(m: &mut Malloc, collected: u64, distinct: u64, peak: &mut Peak) -> Vec<Ptr> {
+    if collected == 0 || distinct == 0 {
         return Vec::new();
     }
-    let collected = m.malloc(8 * times * n);
-    peak.at(m, 8 * times * n, 0);
-    load29::sort(m, times * n);
-    let set = id_set(m, n);
-    m.free(collected);
+    let list = m.malloc(8 * collected);
+    peak.at(m, 8 * collected, 0);
+    load29::sort(m, collected);
+    let set = id_set(m, collected.min(distinct));
+    m.free(list);
     set
 }
 
