@@ -41,8 +41,8 @@ impl<R: Read + Send> Recording<R> {
     }
 
     /// The first reading: the stream, copied as it is read.
-    pub(super) fn reader(&self) -> Replay<R> {
-        Replay {
+    pub(super) fn reader(&self) -> Playback<R> {
+        Playback {
             state: self.state.clone(),
             pos: 0,
         }
@@ -67,12 +67,12 @@ fn lost() -> io::Error {
 }
 
 /// One reading of a [`Recording`], at `pos`.
-pub(super) struct Replay<R> {
+pub(super) struct Playback<R> {
     state: Arc<Mutex<State<R>>>,
     pos: u64,
 }
 
-impl<R: Read> Read for Replay<R> {
+impl<R: Read> Read for Playback<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let mut state = lock(&self.state);
         let State {
