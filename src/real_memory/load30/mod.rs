@@ -299,11 +299,18 @@ fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
         &mut peak,
     ));
     free_all(&mut m, sets);
+    // Kept by the instance: the maps, the tables, the labels.
+    drop((variable_map, constraint_map, removed_map, variable_labels));
+    end(m, input, peak, before)
+}
+
+/// A load's last calls, once the instance holds what it keeps: its Python
+/// object made (the peak sampled there), then the input freed; what the
+/// load left and took, relative to `before`.
+fn end(mut m: Malloc, input: Ptr, mut peak: Peak, before: u64) -> (Simulated, Malloc) {
     m.malloc(PYTHON_INSTANCE);
     m.mark(1);
     peak.at(&m, 0, 0);
-    // Kept by the instance: the maps, the tables, the labels.
-    drop((variable_map, constraint_map, removed_map, variable_labels));
     m.free(input);
     m.mark(2);
     let simulated = Simulated {

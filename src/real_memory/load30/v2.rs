@@ -32,8 +32,8 @@
 //! closed form (`ommx30.rs`).
 
 use super::{
-    check, check_constraints, convert_objective, decoded_unwritten, held, set_of, tree,
-    variable_set, LabelMaps, Peak, Recipe, Simulated, CONSTRAINT, PAGE, PYTHON_INSTANCE, VARIABLE,
+    check, check_constraints, convert_objective, decoded_unwritten, end, held, set_of, tree,
+    variable_set, LabelMaps, Peak, Recipe, Simulated, CONSTRAINT, PAGE, VARIABLE,
 };
 use crate::model::alloc::{btree_internal, btree_leaf};
 use crate::real_memory::facts::Facts;
@@ -148,9 +148,6 @@ pub(super) fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
     let kept = check(&mut m, objective_ids, s.variables, true, &mut peak);
     let used = gather_constraint_ids(&mut m, s, &mut peak);
     free_all(&mut m, used.into_iter().chain(kept).chain(defined));
-    m.malloc(PYTHON_INSTANCE);
-    m.mark(1);
-    peak.at(&m, 0, 0);
     // Kept by the instance: the maps, the tables, the labels.
     drop((
         variable_map,
@@ -158,14 +155,7 @@ pub(super) fn run(r: &Recipe, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
         variable_labels,
         constraint_labels,
     ));
-    m.free(input);
-    m.mark(2);
-    let simulated = Simulated {
-        calls: m.calls(),
-        resident: held(&m).saturating_sub(before),
-        load_peak: peak.0.saturating_sub(before),
-    };
-    (simulated, m)
+    end(m, input, peak, before)
 }
 
 /// The entries of an owner's label maps, all together.
