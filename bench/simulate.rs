@@ -1,7 +1,7 @@
 //! Prints, for each instance of each file, the resident that OMMX 2.9.3's
-//! load leaves when it is made allocation by allocation from the instance's
-//! facts and run through the model of glibc malloc
-//! (`src/real_memory/load29/`), beside the closed-form estimate (what memprof
+//! load leaves and its load peak when it is made allocation by allocation
+//! from the instance's facts and run through the model of glibc malloc
+//! (`src/real_memory/load29/`), beside the closed form's (what memprof
 //! prints where it does not simulate), and how long the simulation took. Instances whose shape the
 //! generator does not make yet (parameters, descriptions, removed
 //! constraints) say so.
@@ -78,7 +78,7 @@ fn main() {
                     simulate30(&path, &facts);
                     continue;
                 }
-                let estimated = estimate(&facts, Accounting::Ommx29, Effort::ClosedForm).resident;
+                let closed = estimate(&facts, Accounting::Ommx29, Effort::ClosedForm);
                 if let Some(out) = record.take() {
                     let Some((_, records)) = load29::record(&facts) else {
                         eprintln!("simulate: {path}: not a shape the generator makes");
@@ -94,19 +94,22 @@ fn main() {
                 let took = started.elapsed();
                 match simulated {
                     Some(s) => println!(
-                        "{path}: resident {:.1} MiB simulated ({:.2} s, {} calls, {} predicted; breaks {:.1} / {:.1} / {:.1} MiB), {:.1} estimated",
+                        "{path}: resident {:.1} MiB, load peak {:.1} MiB simulated ({:.2} s, {} calls, {} predicted; breaks {:.1} / {:.1} / {:.1} MiB); closed form {:.1} / {:.1}",
                         mib(s.resident),
+                        mib(s.load_peak),
                         took.as_secs_f64(),
                         s.calls,
                         load29::predicted_calls(&facts).unwrap_or(0),
                         mib(s.breaks[0]),
                         mib(s.breaks[1]),
                         mib(s.breaks[2]),
-                        mib(estimated)
+                        mib(closed.resident),
+                        mib(closed.load_peak)
                     ),
                     None => println!(
-                        "{path}: not simulated (a shape the generator does not make yet), {:.1} MiB estimated",
-                        mib(estimated)
+                        "{path}: not simulated (a shape the generator does not make yet); closed form {:.1} / {:.1} MiB",
+                        mib(closed.resident),
+                        mib(closed.load_peak)
                     ),
                 }
             }

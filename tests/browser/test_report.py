@@ -283,7 +283,7 @@ def test_an_estimate_of_nothing_is_zero_bytes(browser, tmp_path, memprof):
     assert page_data(path)["inputs"][0]["real_memory"]["resident_bytes"] == 0
     open_page(browser, path)
     text = browser.find_element(By.CSS_SELECTOR, ".real-memory").text
-    assert text.startswith("0 B resident, ~8.6 KiB peak"), text
+    assert text.startswith("0 B resident, ~4.0 KiB peak"), text
 
 
 def test_the_wire_view_sizes_frames_by_encoded_bytes(browser, page):

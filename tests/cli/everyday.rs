@@ -281,7 +281,7 @@ fn a_file_no_rule_applies_to_says_so_instead_of_an_empty_table() {
 fn an_estimate_of_nothing_is_zero_bytes_not_about_zero() {
     let small = ok(&["inspect", &oracle("obj_linear.pb")]);
     assert!(
-        small.contains("\nreal memory: 0 B resident, ~8.6 KiB peak to load in OMMX 2.9.3"),
+        small.contains("\nreal memory: 0 B resident, ~4.0 KiB peak to load in OMMX 2.9.3"),
         "{small}"
     );
     let doc: Value =

@@ -1,7 +1,8 @@
 //! OMMX 2.9.3's load of an instance (`ommx.v1.Instance.from_bytes`),
 //! allocation by allocation, made from the instance's facts and run through
-//! the model of glibc malloc: the resident it leaves is then where glibc
-//! puts every chunk, not a count of live bytes.
+//! the model of glibc malloc: the resident it leaves and the peak it
+//! reaches are then where glibc puts every chunk, not a count of live
+//! bytes.
 //!
 //! The calls are the ones the allocation traces show (`bench/alloc_trace.py
 //! --steps`), phase by phase: prost's decode, the conversion with OMMX's
@@ -50,6 +51,9 @@ pub struct Simulated {
     pub calls: u64,
     /// Heap pages and mappings held after the load, the input freed.
     pub resident: u64,
+    /// The most heap pages and mappings held while loading, the input
+    /// included ([`Peak`]).
+    pub load_peak: u64,
     /// The heap's break at the end of the parse, of `to_bytes` and of the
     /// annotations.
     pub breaks: [u64; 3],
@@ -188,12 +192,33 @@ fn interpreter_heap() -> Malloc {
     .clone()
 }
 
+/// Heap pages resident and bytes mapped.
+fn held(m: &Malloc) -> u64 {
+    m.resident_heap() + m.mapped_bytes()
+}
+
+/// The load's largest moment so far: the heap's pages and the mappings
+/// held, sampled where a phase holds the most (the decode done, each
+/// conversion, the round trip's clone, message and encoding, the arena,
+/// the end with the input still there). Every mapped page is counted,
+/// written or not (`load30` leaves out what 3.0's vectors have not written
+/// yet; on the bench instances 2.9.3's samples come within 5 % of the
+/// measured peak without that: `docs/real-memory.md`).
+struct Peak(u64);
+
+impl Peak {
+    fn at(&mut self, m: &Malloc) {
+        self.0 = self.0.max(held(m));
+    }
+}
+
 fn run(s: &Blueprint, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
-    let before = m.resident_heap() + m.mapped_bytes();
+    let before = held(&m);
     let base = m.brk();
     let input = m.malloc(f.payload + 33);
     m.mark(0);
-    let instance = parse(s, &mut m);
+    let mut peak = Peak(held(&m));
+    let instance = parse(s, &mut m, &mut peak);
     // The Python object that wraps the instance, made as the parse returns
     // and kept with it (the last call of every traced parse): the tcache
     // hands it the chunk the warm-up load's object freed (traced: every
@@ -201,10 +226,11 @@ fn run(s: &Blueprint, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
     m.malloc(PYTHON_INSTANCE);
     let after_parse = m.brk() - base;
     m.mark(1);
-    let python_bytes = to_bytes(s, f, &mut m, instance);
+    let python_bytes = to_bytes(s, f, &mut m, instance, &mut peak);
     let after_to_bytes = m.brk() - base;
     m.mark(2);
     let blocks = arena::annotations(s, &mut m);
+    peak.at(&m);
     let after_annotations = m.brk() - base;
     m.mark(3);
     m.free(python_bytes);
@@ -216,10 +242,12 @@ fn run(s: &Blueprint, f: &Facts, mut m: Malloc) -> (Simulated, Malloc) {
             m.trim(0);
         }
     }
+    peak.at(&m);
     m.free(input);
     let simulated = Simulated {
         calls: m.calls(),
-        resident: (m.resident_heap() + m.mapped_bytes()).saturating_sub(before),
+        resident: held(&m).saturating_sub(before),
+        load_peak: peak.0.saturating_sub(before),
         breaks: [after_parse, after_to_bytes, after_annotations],
     };
     (simulated, m)
@@ -289,7 +317,7 @@ pub(in crate::real_memory) fn decode_description(s: &Blueprint, m: &mut Malloc) 
 }
 
 /// Phase 1: prost's decode, then OMMX's conversion and its checks.
-fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
+fn parse(s: &Blueprint, m: &mut Malloc, peak: &mut Peak) -> Parsed {
     let Message {
         variables,
         variable_tables,
@@ -297,6 +325,7 @@ fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
         constraints,
         removed,
     } = decode(s, m);
+    peak.at(m);
     // The conversion: strings and lists move over, maps are made anew; the
     // variables' map, the objective's table, the ids checked against the
     // variables' set; the constraints, their ids checked; the removed ones
@@ -308,8 +337,10 @@ fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
         s.variable_labels.convert(m, decoded);
         variable_map.insert(m);
     }
+    peak.at(m);
     variables.free(m);
     s.objective.convert(m, objective);
+    peak.at(m);
     let collected = m.malloc(8 * s.variables);
     sort(m, s.variables);
     let defined = id_set(m, s.variables);
@@ -319,6 +350,7 @@ fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
     check_ids(m, (s.objective.ids(0), &transients), s.variables, true);
     let constraint_map =
         constraints.convert(m, (&s.constraint, &s.constraint_labels), size::CONSTRAINT);
+    peak.at(m);
     let transients = s.constraint.transients(None);
     // Every constraint's check is alike and frees what it makes: once the
     // heap comes back to where it was, the model counts the rest.
@@ -327,6 +359,7 @@ fn parse(s: &Blueprint, m: &mut Malloc) -> Parsed {
         check_ids(m, (s.constraint.ids(1), &transients), s.variables, false);
     });
     let removed_map = removed.convert(m, (&s.removed_function, &s.removed_labels), size::REMOVED);
+    peak.at(m);
     free_all(m, defined);
     Parsed {
         variables: variable_map.root(),
@@ -422,7 +455,7 @@ fn check_ids(
 /// Phase 2: the Python wrapper's `raw.to_bytes()`: the instance cloned,
 /// the clone consumed into a message, the message encoded and dropped, the
 /// encoding copied into a Python `bytes` (returned) and freed.
-fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
+fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed, peak: &mut Peak) -> Ptr {
     let (count, len) = s.instance_strings;
     let description: Vec<Ptr> = (0..count)
         .filter(|_| len > 0)
@@ -450,6 +483,7 @@ fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
         &s.removed_function,
         &s.removed_labels,
     );
+    peak.at(m);
     // The message: each function's terms pushed from its table, which is
     // then freed, each map made anew; the maps' nodes freed as they are
     // consumed. An empty vector allocates nothing.
@@ -466,8 +500,10 @@ fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     let removed = removed.into_message(m, size::REMOVED_MESSAGE, s.removed);
     let growths = s.objective_growths.as_deref();
     let objective_terms = s.objective.encode(m, &mut objective, growths);
+    peak.at(m);
     free_all(m, objective.table);
     let encoded = m.malloc(f.payload);
+    peak.at(m);
     free_all(m, description);
     for i in 0..variable_labels.len() {
         variable_labels.drop_message(i, m, Entity::Variable);
@@ -477,6 +513,7 @@ fn to_bytes(s: &Blueprint, f: &Facts, m: &mut Malloc, instance: Parsed) -> Ptr {
     constraints.drop_message(m);
     removed.drop_message(m);
     let python_bytes = m.malloc(f.payload + 33);
+    peak.at(m);
     m.free(encoded);
     python_bytes
 }
