@@ -246,12 +246,25 @@ pub fn read_with(
 struct Compressed {
     file: File,
     progress: ProgressBar,
+    /// Where this reading is in the file (a reading again starts over).
+    at: u64,
+}
+
+impl Compressed {
+    fn new(file: File, progress: ProgressBar) -> Self {
+        Self {
+            file,
+            progress,
+            at: 0,
+        }
+    }
 }
 
 impl Read for Compressed {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.file.read(buf)?;
-        self.progress.inc(n as u64);
+        self.at += n as u64;
+        self.progress.set_position(self.at);
         Ok(n)
     }
 }
@@ -379,10 +392,7 @@ fn read_file_capped(
         file.seek(SeekFrom::Start(0))?;
         let again = file.try_clone()?;
         // The bar follows the compressed position against the file's size.
-        let compressed = Compressed {
-            file,
-            progress: progress.clone(),
-        };
+        let compressed = Compressed::new(file, progress.clone());
         let mut gz = limits::Capped::new(
             crate::trace::TimedRead {
                 inner: flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(
@@ -414,10 +424,15 @@ fn read_file_capped(
         }
         let tripped = tripped.clone();
         let max = limits.max_decompressed;
+        let bar = progress.clone();
         let rewind = move || -> io::Result<Box<dyn Read + Send>> {
             let mut file = again.try_clone()?;
             file.seek(SeekFrom::Start(0))?;
-            let gz = flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(BUF_SIZE, file));
+            // Read again from the start, the bar follows this reading.
+            let compressed = Compressed::new(file, bar.clone());
+            let gz = flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(
+                BUF_SIZE, compressed,
+            ));
             Ok(Box::new(limits::Capped::new(gz, max, tripped.clone())))
         };
         let reader = BufReader::with_capacity(BUF_SIZE, unread(inner.clone(), gz));
