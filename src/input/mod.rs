@@ -570,6 +570,26 @@ fn read_raw<R: BufRead + Send>(
     })
 }
 
+/// Raw bytes as the pass reads them: no layer, no title, no annotations.
+fn raw_payload<'a>(
+    reader: &'a mut (dyn Read + Send),
+    schema: Schema,
+    in_file: Option<InFile<'a>>,
+    total: Option<u64>,
+    max_element: Option<u64>,
+) -> Payload<'a> {
+    Payload {
+        reader,
+        total,
+        in_file,
+        max_element,
+        instance_index: None,
+        title: None,
+        schema,
+        layer_annotations: None,
+    }
+}
+
 /// Reads raw bytes as v1 (or the forced schema) and, when detecting and v1
 /// refuses them, as v2 from a rewound reader. When both fail, the reading
 /// that got further is reported ([`PassError::Neither`]).
@@ -583,55 +603,36 @@ fn detect<R: Read + Send>(
     probe: bool,
 ) -> Result<ProfiledInstance, DecodeError> {
     let max_element = total.is_none().then_some(pass.max_element);
-    let payload = |reader, schema, in_file| Payload {
-        reader,
-        total,
-        in_file,
-        max_element,
-        instance_index: None,
-        title: None,
-        schema,
-        layer_annotations: None,
-    };
+    let payload =
+        |reader, schema, in_file| raw_payload(reader, schema, in_file, total, max_element);
     let mut reader = reader;
     // A stream walked past its first fields is read again from its start.
     let mut again = None;
-    if forced.is_none() && !probe && in_file.is_none() {
-        if let Some(rewind) = rewind.as_mut() {
+    match (
+        forced.is_none() && !probe,
+        in_file.is_some(),
+        rewind.as_mut(),
+    ) {
+        // Read where it lies: the reader is left for the usual reading.
+        (true, true, _) => {
+            let mut nothing = io::empty();
+            let ahead = raw_payload(&mut nothing, Schema::V2, in_file, total, max_element);
+            if let Some(done) = pass.profile_v2_first(ahead) {
+                return Ok(done);
+            }
+        }
+        // A stream v1 certainly refuses by its first fields: read as v2.
+        (true, false, Some(rewind)) => {
             if pass.v1_refuses_stream(&mut reader) {
                 let mut v2 = BufReader::with_capacity(BUF_SIZE, rewind()?);
-                let streamed = Payload {
-                    reader: &mut v2,
-                    total,
-                    in_file: None,
-                    max_element,
-                    instance_index: None,
-                    title: None,
-                    schema: Schema::V2,
-                    layer_annotations: None,
-                };
+                let streamed = raw_payload(&mut v2, Schema::V2, None, total, max_element);
                 if let Some(done) = pass.profile_v2_first_streamed(streamed) {
                     return Ok(done);
                 }
             }
             again = Some(BufReader::with_capacity(BUF_SIZE, rewind()?));
         }
-    }
-    if forced.is_none() && !probe && in_file.is_some() {
-        // Read where it lies: the reader is left for the usual reading.
-        let ahead = Payload {
-            reader: &mut std::io::empty(),
-            total,
-            in_file,
-            max_element,
-            instance_index: None,
-            title: None,
-            schema: Schema::V2,
-            layer_annotations: None,
-        };
-        if let Some(done) = pass.profile_v2_first(ahead) {
-            return Ok(done);
-        }
+        _ => {}
     }
     let schema = forced.unwrap_or(Schema::V1);
     let first = match again.as_mut() {

@@ -71,24 +71,14 @@ fn read_payload<'p>(payload: Payload<'p>, pass: &mut Pass<'_>) -> Reading<'p> {
     if !streamed {
         return Reading::Whole(Box::new(read_model(read)), rest);
     }
-    let ToRead {
-        reader,
-        total,
-        max_element,
-        layer,
-        schema,
-    } = read;
     let held_up_to = HELD_UP_TO.min(pass.settings.spool_above);
-    let mut arrival = Arrival::take(reader, held_up_to, max_element);
-    if let Some(done) = read_spooled(&arrival, total, &rest, pass, false) {
+    let mut arrival = Arrival::take(read.reader, held_up_to, read.max_element);
+    if let Some(done) = read_spooled(&arrival, read.total, &rest, pass, false) {
         return Reading::Profiled(Box::new(done));
     }
     let read = ToRead {
         reader: &mut arrival,
-        total,
-        max_element,
-        layer,
-        schema,
+        ..read
     };
     Reading::Whole(Box::new(read_model(read)), rest)
 }

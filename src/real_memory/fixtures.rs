@@ -60,12 +60,6 @@ pub(super) fn removed_20k() -> Facts {
         owner: Owner::Removed,
         field,
     };
-    let linear = |owner, count, terms| Functions {
-        variant: Variant::Linear,
-        owner,
-        count,
-        terms,
-    };
     Facts {
         variables: 20_000,
         constraints: 10_000,
@@ -83,5 +77,15 @@ pub(super) fn removed_20k() -> Facts {
         parameters: vec![group(10_000, Field::Parameters(Map::RemovedReason))],
         payload: 4_185_347,
         ..Facts::default()
+    }
+}
+
+/// `count` linear functions of `owner` holding `terms` terms in all.
+pub(super) fn linear(owner: Owner, count: u64, terms: u64) -> Functions {
+    Functions {
+        variant: Variant::Linear,
+        owner,
+        count,
+        terms,
     }
 }

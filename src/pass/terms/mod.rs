@@ -548,13 +548,14 @@ fn normalize_quadratic(
 /// alone, the arrays packed, unknown fields gone), read off the wire
 /// without that decoding; `None` for another arm, an encoding this reader
 /// does not vouch for, or a varint not in its shortest form (only a
-/// re-encoding tells its length then).
-pub fn quadratic_encoded_len(body: &[u8]) -> Option<usize> {
+/// re-encoding tells its length then). Long arrays are checked on up to
+/// `threads` threads.
+pub fn quadratic_encoded_len(body: &[u8], threads: usize) -> Option<usize> {
     use encoding::{encoded_len_varint, key_len};
     let Ok(Some(Arm::Quadratic(pieces))) = scan([body]) else {
         return None;
     };
-    let q = quadratic_read(&pieces, false, 1).ok()?;
+    let q = quadratic_read(&pieces, false, threads).ok()?;
     // A varint is longer than it need be exactly when it ends in a zero
     // byte after a continuation byte.
     let shortest = |pieces: &[&[u8]]| {
@@ -1175,7 +1176,7 @@ mod tests {
             let prost = pb::Function::decode(bytes.as_slice())
                 .unwrap()
                 .encoded_len();
-            match quadratic_encoded_len(&bytes) {
+            match quadratic_encoded_len(&bytes, 1 + case % 3) {
                 Some(len) => assert_eq!(len, prost, "case {case}: {bytes:02x?}"),
                 None => declined += 1,
             }

@@ -344,7 +344,7 @@ impl Show<'_> {
 /// is decoded by prost.
 fn build_objective(body: &[u8], threads: usize) -> Option<(Func, Cost)> {
     let field = |len: usize| key_len(instance::OBJECTIVE) + encoded_len_varint(len as u64) + len;
-    if let Some(len) = terms::quadratic_encoded_len(body) {
+    if let Some(len) = terms::quadratic_encoded_len(body, threads) {
         if let Ok(Ok((f, waste))) = terms::normalize(&[body], threads) {
             let f = Func::Compact(f);
             let cost = Cost {

@@ -2,7 +2,7 @@ use super::*;
 use crate::model::function::Variant;
 use crate::profiled::{ByOwner, Unprofiled};
 use crate::real_memory::facts::{Field, Functions, Group, Map};
-use crate::real_memory::fixtures::{each, lp_10k, removed_20k};
+use crate::real_memory::fixtures::{each, linear, lp_10k, removed_20k};
 
 /// OMMX 3.0's label maps of `owner`: one per field, `entries` each.
 fn label_maps(owner: Owner, fields: usize, entries: u64) -> Vec<Group> {
@@ -217,12 +217,6 @@ fn metadata_20k_v2() -> Facts {
     };
     let (v, c) = (Owner::Variables, Owner::Constraints);
     let p = Map::Parameters;
-    let linear = |owner, count, terms| Functions {
-        variant: Variant::Linear,
-        owner,
-        count,
-        terms,
-    };
     // Each owner's name, subscripts, parameters and description maps.
     let fields = [
         Field::Name,
@@ -280,12 +274,6 @@ fn metadata_20k_v2() -> Facts {
 /// `to_v2_bytes`: 20,000 unnamed binaries, an objective over all of them,
 /// 40,000 constraints of 2 terms and a constant.
 fn tiny_constraints_20k_v2() -> Facts {
-    let linear = |owner, count, terms| Functions {
-        variant: Variant::Linear,
-        owner,
-        count,
-        terms,
-    };
     Facts {
         variables: 20_000,
         constraints: 40_000,
