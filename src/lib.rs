@@ -30,6 +30,7 @@ pub mod input;
 pub mod model;
 pub mod names;
 pub mod output;
+pub mod pages;
 pub mod pass;
 pub mod profile;
 pub mod profiled;

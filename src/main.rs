@@ -10,12 +10,6 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    // No transparent huge pages, where the kernel would back the heap with
-    // them unasked (THP `always`): memprof's allocations are many and small,
-    // and 2 MiB pages multiplied its peak memory by two or more without
-    // making it faster. The allocator is built not to ask for them (its
-    // `no_thp` feature). Failing changes nothing but the memory used.
-    #[cfg(target_os = "linux")]
-    let _ = rustix::thread::disable_transparent_huge_pages(true);
+    memprof::pages::only_where_asked();
     ExitCode::from(memprof::cli::main(std::env::args_os()))
 }

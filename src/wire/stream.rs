@@ -288,6 +288,7 @@ impl<R: Read> FieldReader<R> {
             if buf.try_reserve(len).is_err() {
                 buf.reserve(len.min(RESERVE_AHEAD as usize));
             }
+            crate::pages::prefer_huge(buf);
         }
         let before = buf.len();
         let mut got = self.consume(len, |bytes| buf.extend_from_slice(bytes));

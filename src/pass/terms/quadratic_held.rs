@@ -43,8 +43,10 @@ pub(super) fn quadratic_terms(
         return None;
     }
     let chunks = split(q.rows[0], q.columns[0], n, threads);
-    // Zeroed memory comes from the allocator as it is: no pass over it.
+    // Zeroed memory comes from the allocator as it is: no pass over it,
+    // so huge pages can still back it (24 bytes a term).
     let mut terms = vec![((0u64, 0u64), 0.0f64); n];
+    crate::pages::prefer_huge(&terms);
     let mut work = Vec::with_capacity(chunks.len());
     let mut rest = terms.as_mut_slice();
     for chunk in &chunks {
