@@ -155,6 +155,10 @@ impl EntityObserver for Advisor {
     fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
         Some(self.v3.leaves())
     }
+    /// An entity's label bytes are read in `entity`.
+    fn entity_leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
+        None
+    }
     fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
         self.v3.variables_used(used);
     }
@@ -352,6 +356,9 @@ impl EntityObserver for Advisors {
     }
     fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
         self.current().leaves()
+    }
+    fn entity_leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
+        self.current().entity_leaves()
     }
     fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
         self.current().variables_used(used);

@@ -43,7 +43,7 @@ use crate::ids::IdSet;
 use crate::model::ommx30::{Entity, Func, Part, Row};
 use crate::model::EntityKind;
 use crate::pass::{Cost, EntityView, Singular30};
-use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Path};
+use crate::profile::{LogicalMemoryVisitor, Path};
 use crate::units::{exact, percent};
 
 /// The rules not computed for an OMMX 3.0 instance, and why.
@@ -284,7 +284,7 @@ impl Ommx30Tally {
     /// The entity's label bytes, its strings into the pool, its sample.
     fn labels(&mut self, e: &EntityView<'_>, entity: &Entity<'_>) -> LabelLeaves {
         let mut leaves = LabelLeaves::default();
-        entity.visit_logical_memory(&mut Path::new(), &mut leaves);
+        entity.visit_labels(&mut Path::new(), &mut leaves);
         let (label_role, reason_role) = roles(e.kind);
         let owner = Owner::Entity(e.kind);
         if let Some(l) = entity.label {
@@ -303,6 +303,9 @@ impl Ommx30Tally {
             self.label_roles |= 1 << label_role;
         }
         self.entity_metadata += leaves.metadata;
+        // The instance's label bytes count the entity's too: the pass shows
+        // this tally no entity's leaves (`entity_leaves`), only the rest.
+        self.instance.metadata += leaves.metadata;
         *self.content.entry(e.kind.noun()).or_default() += leaves.content;
         self.offer_top(e, leaves.content);
         leaves

@@ -221,6 +221,13 @@ pub trait EntityObserver {
     fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
         None
     }
+    /// The visitor each OMMX 3.0 entity's own leaves are shown to: by
+    /// default [`EntityObserver::leaves`]'s. An analysis that reads what it
+    /// needs of an entity in [`EntityObserver::entity`] gives `None`, and
+    /// sees only the instance-wide leaves.
+    fn entity_leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
+        self.leaves()
+    }
     /// The instance begun last was refused and is read again as another
     /// schema (raw input, which holds one instance): forget what it showed.
     fn abandon(&mut self) {}

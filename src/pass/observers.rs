@@ -62,6 +62,15 @@ impl EntityObserver for Observers<'_> {
         );
         first
     }
+    fn entity_leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
+        let mut wanting = self.0.iter_mut().filter_map(|o| o.entity_leaves());
+        let first = wanting.next();
+        assert!(
+            wanting.next().is_none(),
+            "only one observer of a pass may visit the leaves"
+        );
+        first
+    }
     fn abandon(&mut self) {
         self.0.iter_mut().for_each(|o| o.abandon());
     }

@@ -444,6 +444,8 @@ fn account(
     });
     if let Some(mut leaves) = pass.observer.leaves() {
         model.visit_parts(&mut Path::new(), &mut leaves);
+    }
+    if let Some(mut leaves) = pass.observer.entity_leaves() {
         for e in model.entities() {
             let family = (group_by == GroupBy::Name).then(|| e.family());
             e.visit_under(&mut Path::new(), family, &mut leaves);

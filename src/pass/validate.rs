@@ -258,7 +258,7 @@ impl Stream<'_> {
             self.families.see(entity.name())?;
         }
         observer.entity(&EntityView::ommx30(&entity, None), cost);
-        if let Some(mut leaves) = observer.leaves() {
+        if let Some(mut leaves) = observer.entity_leaves() {
             let family = (self.group_by == GroupBy::Name).then(|| entity.family());
             entity.visit_under(&mut Path::new(), family, &mut leaves);
         }

@@ -633,11 +633,11 @@ impl LogicalMemoryProfile for Piece<'_> {
     }
 }
 
-impl LogicalMemoryProfile for Entity<'_> {
-    /// Its leaves relative to its container: its pieces'.
-    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+impl<'a> Entity<'a> {
+    /// What it holds, as the pieces of its container's tables.
+    fn pieces(&self) -> [Option<Piece<'a>>; 3] {
         let label = self.label;
-        let pieces: [Option<Piece<'_>>; 3] = match self.part {
+        match self.part {
             Part::Variable { fixed } => [
                 Some(Piece::VariableRow),
                 label.map(|l| Piece::VariableLabel(LabelRef::Built(l))),
@@ -666,8 +666,30 @@ impl LogicalMemoryProfile for Entity<'_> {
                     provenance,
                 }),
             ],
-        };
-        for piece in pieces.into_iter().flatten() {
+        }
+    }
+
+    /// Visits the leaves of its label, its removal reason and its context
+    /// (the pieces that hold every `ModelingLabelStore.*` and
+    /// `RemovedReason.*` leaf it has), relative to its container; not its
+    /// row, function or value.
+    pub fn visit_labels<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        for piece in self.pieces().into_iter().flatten() {
+            if let Piece::VariableLabel(_)
+            | Piece::NamedLabel(_)
+            | Piece::Reason { .. }
+            | Piece::Context { .. } = piece
+            {
+                piece.visit_logical_memory(path, visitor);
+            }
+        }
+    }
+}
+
+impl LogicalMemoryProfile for Entity<'_> {
+    /// Its leaves relative to its container: its pieces'.
+    fn visit_logical_memory<V: LogicalMemoryVisitor>(&self, path: &mut Path, visitor: &mut V) {
+        for piece in self.pieces().into_iter().flatten() {
             piece.visit_logical_memory(path, visitor);
         }
     }

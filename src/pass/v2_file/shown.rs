@@ -415,7 +415,7 @@ impl Shower<'_, '_> {
         };
         let used = (e.kind == EntityKind::Variable).then(|| self.used.contains(&e.id));
         self.observer.entity(&EntityView::ommx30(&e, used), cost);
-        if let Some(mut leaves) = self.observer.leaves() {
+        if let Some(mut leaves) = self.observer.entity_leaves() {
             e.visit_under(&mut Path::new(), family, &mut leaves);
         }
         Ok(())
