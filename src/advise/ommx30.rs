@@ -203,6 +203,8 @@ pub struct Ommx30Tally {
     content: BTreeMap<&'static str, u64>,
     /// Label bytes of every entity, empty stores aside.
     entity_metadata: u64,
+    /// Empty between entities: the room of their label walks' frames.
+    path: Path,
     /// Roles of [`super::strings::ROLE_PATHS_30`] holding content.
     label_roles: u32,
     /// The entities with the most label content.
@@ -224,6 +226,7 @@ impl Default for Ommx30Tally {
             removed_paths: BTreeSet::new(),
             content: BTreeMap::new(),
             entity_metadata: 0,
+            path: Path::new(),
             label_roles: 0,
             top: TopSamples::default(),
             instance: InstanceLeaves::default(),
@@ -284,7 +287,7 @@ impl Ommx30Tally {
     /// The entity's label bytes, its strings into the pool, its sample.
     fn labels(&mut self, e: &EntityView<'_>, entity: &Entity<'_>) -> LabelLeaves {
         let mut leaves = LabelLeaves::default();
-        entity.visit_labels(&mut Path::new(), &mut leaves);
+        entity.visit_labels(&mut self.path, &mut leaves);
         let (label_role, reason_role) = roles(e.kind);
         let owner = Owner::Entity(e.kind);
         if let Some(l) = entity.label {

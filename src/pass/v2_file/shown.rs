@@ -98,6 +98,9 @@ struct Entries<'f> {
     windows: BTreeMap<u32, (Vec<u8>, u64)>,
 }
 
+/// The most slots sorted with a scratch copy of half of them (32 MiB).
+const MERGED_UP_TO: usize = 2 << 20;
+
 impl<'f> Entries<'f> {
     /// The entries of `table` in the maps `fields`, sorted by key; `None`
     /// also when the table holds any other field (bytes that only the
@@ -122,7 +125,15 @@ impl<'f> Entries<'f> {
         // a field of another wire type, which the windows pass over).
         let covered: u64 = slots.iter().map(|s| s.len).sum();
         (covered == table.range.1 - table.range.0).then_some(())?;
-        slots.sort_unstable_by_key(|s| (s.id, s.field, s.at));
+        // Each map is written in key order as a rule, so the slots are a
+        // few ascending runs, which a stable sort merges in linear time
+        // (the keys are distinct: either sort gives one order). Its scratch
+        // is half the slots: above `MERGED_UP_TO`, they are sorted in place.
+        let key = |s: &Slot| (s.id, s.field, s.at);
+        match slots.len() <= MERGED_UP_TO {
+            true => slots.sort_by_key(key),
+            false => slots.sort_unstable_by_key(key),
+        }
         Some(Self {
             table,
             slots,
@@ -285,6 +296,7 @@ impl Show<'_> {
             used: &used,
             framing: Framing::default(),
             wire,
+            path: Path::new(),
         };
         let table = |number: u32| {
             tables
@@ -379,6 +391,9 @@ struct Shower<'a, 'o> {
     used: &'a IdSet,
     framing: Framing,
     wire: Option<&'o mut Aggregate>,
+    /// Empty between entities: its frames' room is kept from one walk to
+    /// the next.
+    path: Path,
 }
 
 impl Shower<'_, '_> {
@@ -392,7 +407,7 @@ impl Shower<'_, '_> {
     ) -> Result<&'e [u8], Stop> {
         let field = entries.bytes(slot).ok_or(None)?;
         if let Some(wire) = self.wire.as_deref_mut() {
-            visit_v2_table_field(number, field, &mut Path::new(), wire);
+            visit_v2_table_field(number, field, &mut self.path, wire);
         }
         Ok(&field[slot.key as usize..])
     }
@@ -407,7 +422,7 @@ impl Shower<'_, '_> {
             aggregate: &mut *self.aggregate,
             bytes: 0,
         };
-        e.visit_under(&mut Path::new(), family.clone(), &mut summing);
+        e.visit_under(&mut self.path, family.clone(), &mut summing);
         let cost = Cost {
             bytes: summing.bytes,
             wire_bytes: built.wire_bytes,
@@ -416,7 +431,7 @@ impl Shower<'_, '_> {
         let used = (e.kind == EntityKind::Variable).then(|| self.used.contains(&e.id));
         self.observer.entity(&EntityView::ommx30(&e, used), cost);
         if let Some(mut leaves) = self.observer.entity_leaves() {
-            e.visit_under(&mut Path::new(), family, &mut leaves);
+            e.visit_under(&mut self.path, family, &mut leaves);
         }
         Ok(())
     }
