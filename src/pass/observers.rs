@@ -6,6 +6,19 @@ use super::observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular,
 use crate::model::{Constraint, DecisionVariable, EntityKind, RemovedConstraint};
 use crate::profile::LogicalMemoryVisitor;
 
+/// The one visitor of the leaves among those `wanting` them (see
+/// [`Observers`]' `leaves`).
+fn only_one<'a>(
+    mut wanting: impl Iterator<Item = &'a mut dyn LogicalMemoryVisitor>,
+) -> Option<&'a mut dyn LogicalMemoryVisitor> {
+    let first = wanting.next();
+    assert!(
+        wanting.next().is_none(),
+        "only one observer of a pass may visit the leaves"
+    );
+    first
+}
+
 /// Every observer sees every call, in the order given.
 pub struct Observers<'a>(pub Vec<&'a mut dyn EntityObserver>);
 
@@ -54,22 +67,10 @@ impl EntityObserver for Observers<'_> {
     /// The pass shows the leaves to one visitor: several observers that
     /// each want them cannot share a pass, which the first call refuses.
     fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
-        let mut wanting = self.0.iter_mut().filter_map(|o| o.leaves());
-        let first = wanting.next();
-        assert!(
-            wanting.next().is_none(),
-            "only one observer of a pass may visit the leaves"
-        );
-        first
+        only_one(self.0.iter_mut().filter_map(|o| o.leaves()))
     }
     fn entity_leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
-        let mut wanting = self.0.iter_mut().filter_map(|o| o.entity_leaves());
-        let first = wanting.next();
-        assert!(
-            wanting.next().is_none(),
-            "only one observer of a pass may visit the leaves"
-        );
-        first
+        only_one(self.0.iter_mut().filter_map(|o| o.entity_leaves()))
     }
     fn abandon(&mut self) {
         self.0.iter_mut().for_each(|o| o.abandon());
