@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use crate::model::leaves::{option_len, pack};
 use crate::model::leaves::{ConstraintLeaves, KeyedLeaves, NoParameters, VariableLeaves};
-use crate::model::EntityKind;
+use crate::model::{EntityKind, Function};
 use crate::profile::collections::{
     leaf, string, string_map, MapKind, BTREE_SET, ENUM, FNV_HASHMAP, SCALAR_8, VEC,
 };
@@ -262,6 +262,21 @@ impl<'a> WireLabel<'a> {
 pub enum LabelRef<'a> {
     Built(&'a Label),
     Wire(WireLabel<'a>),
+}
+
+impl<'a> LabelRef<'a> {
+    /// As read on the wire, whose leaves it has: `None` for a built label
+    /// with parameters (which a wire label leaves out).
+    fn as_wire(self) -> Option<WireLabel<'a>> {
+        match self {
+            LabelRef::Wire(l) => Some(l),
+            LabelRef::Built(l) => l.parameters.is_empty().then_some(WireLabel {
+                name: l.name.as_deref(),
+                subscripts: l.subscripts.len(),
+                description: l.description.as_deref(),
+            }),
+        }
+    }
 }
 
 impl Label {
@@ -523,18 +538,34 @@ impl Piece<'_> {
         match *self {
             Piece::VariableRow => Some(1),
             Piece::FixedValue => Some(2),
-            Piece::VariableLabel(LabelRef::Wire(l)) => l.key(&[(3, 4)]),
-            Piece::NamedLabel(LabelRef::Wire(l)) => l.key(&[(4, 4)]),
+            Piece::VariableLabel(l) => l.as_wire()?.key(&[(3, 4)]),
+            Piece::NamedLabel(l) => l.as_wire()?.key(&[(4, 4)]),
             Piece::Context {
                 label: None,
                 provenance,
                 ..
             } => pack(&[(5, 4), (provenance as u64, 32)]),
             Piece::Context {
-                label: Some(LabelRef::Wire(l)),
+                label: Some(l),
                 provenance,
                 ..
-            } => l.key(&[(6, 4), (provenance as u64, 24)]),
+            } => l.as_wire()?.key(&[(6, 4), (provenance as u64, 24)]),
+            // A regular row's leaves: its key, its equality and its
+            // function's, which its shape gives (a polynomial's depend on
+            // each monomial's degree too).
+            Piece::Row {
+                names,
+                row: Row::Regular(Func::Compact(f)),
+                removed,
+            } if names.id == REGULAR.id && !matches!(f, Function::Polynomial { .. }) => {
+                let shape = f.shape();
+                pack(&[
+                    (7, 4),
+                    (u64::from(removed), 1),
+                    (shape.variant as u64, 3),
+                    (shape.stored_terms as u64, 32),
+                ])
+            }
             _ => None,
         }
     }
@@ -634,8 +665,9 @@ impl LogicalMemoryProfile for Piece<'_> {
 }
 
 impl<'a> Entity<'a> {
-    /// What it holds, as the pieces of its container's tables.
-    fn pieces(&self) -> [Option<Piece<'a>>; 3] {
+    /// What it holds, as the pieces of its container's tables: its leaves
+    /// are theirs, relative to its container.
+    pub fn pieces(&self) -> [Option<Piece<'a>>; 3] {
         let label = self.label;
         match self.part {
             Part::Variable { fixed } => [
@@ -944,3 +976,118 @@ pub use wire::sizes as wire_sizes;
 /// entries one at a time: `entry_wire_len(field, id, value)` with the value
 /// field's length from `value_wire_len` (a message) or `fixed_value_wire_len`.
 pub use wire::{entry as entry_wire_len, fixed_value as fixed_value_wire_len};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::SplitMix64;
+    use std::collections::HashMap;
+
+    /// Every leaf of a piece: its path and bytes, in visiting order.
+    #[derive(Default)]
+    struct Leaves(Vec<(String, usize)>);
+
+    impl LogicalMemoryVisitor for Leaves {
+        fn visit_leaf(&mut self, path: &Path, bytes: usize) {
+            self.0.push((path.to_string(), bytes));
+        }
+    }
+
+    fn leaves(piece: &Piece<'_>) -> Vec<(String, usize)> {
+        let mut l = Leaves::default();
+        piece.visit_logical_memory(&mut Path::new(), &mut l);
+        l.0
+    }
+
+    fn random_label(rng: &mut SplitMix64) -> Label {
+        let text = |rng: &mut SplitMix64| rng.chance(2).then(|| "x".repeat(rng.below(30) as usize));
+        Label {
+            name: text(rng),
+            subscripts: (0..rng.below(4) as i64).collect(),
+            parameters: match rng.chance(4) {
+                true => [("k".to_string(), "v".repeat(rng.below(3) as usize))].into(),
+                false => BTreeMap::new(),
+            },
+            description: text(rng),
+        }
+    }
+
+    fn random_function(rng: &mut SplitMix64) -> Function {
+        let n = rng.below(4);
+        let constant = [0.0, 2.5][rng.below(2) as usize];
+        match rng.below(5) {
+            0 => Function::Zero,
+            1 => Function::Constant(constant),
+            2 => Function::Linear {
+                terms: (0..n).map(|i| (i, 1.0)).collect(),
+                constant,
+            },
+            3 => Function::Quadratic {
+                quadratic: (0..n).map(|i| ((i, i + 1), 1.0)).collect(),
+                linear: (0..rng.below(3)).map(|i| (i, 1.0)).collect(),
+                constant,
+            },
+            _ => Function::Polynomial {
+                terms: (0..n)
+                    .map(|i| (vec![i; rng.below(4) as usize], 1.0))
+                    .collect(),
+            },
+        }
+    }
+
+    /// A piece's key, where it has one, determines every leaf within its
+    /// container: two pieces of one key and collection have the same
+    /// leaves, built labels and labels read on the wire alike.
+    #[test]
+    fn pieces_of_one_key_have_the_same_leaves() {
+        let mut rng = SplitMix64(43);
+        let labels: Vec<Label> = (0..300).map(|_| random_label(&mut rng)).collect();
+        let rows: Vec<Row> = (0..300)
+            .map(|_| Row::Regular(Func::Compact(random_function(&mut rng))))
+            .collect();
+        let mut pieces = Vec::new();
+        for (l, row) in labels.iter().zip(&rows) {
+            let wire = WireLabel {
+                name: l.name.as_deref(),
+                subscripts: l.subscripts.len(),
+                description: l.description.as_deref(),
+            };
+            let names = [&REGULAR, &INDICATOR][rng.below(2) as usize];
+            let provenance = rng.below(3) as usize;
+            for label in [LabelRef::Built(l), LabelRef::Wire(wire)] {
+                pieces.push(Piece::VariableLabel(label));
+                pieces.push(Piece::NamedLabel(label));
+                pieces.push(Piece::Context {
+                    names,
+                    label: Some(label),
+                    provenance,
+                });
+            }
+            let removed = rng.chance(2);
+            pieces.push(Piece::Row {
+                names,
+                row,
+                removed,
+            });
+        }
+        let mut seen: HashMap<(&str, u128), Vec<(String, usize)>> = HashMap::new();
+        let mut keyed = [0; 2];
+        for piece in &pieces {
+            let Some(key) = piece.key() else { continue };
+            let collection = match piece {
+                Piece::Context { names, .. } | Piece::Row { names, .. } => names.id,
+                _ => "",
+            };
+            let leaves = leaves(piece);
+            keyed[usize::from(matches!(piece, Piece::Row { .. }))] += 1;
+            let first = seen
+                .entry((collection, key))
+                .or_insert_with(|| leaves.clone());
+            assert_eq!(*first, leaves, "{piece:?}");
+        }
+        // Labels with parameters and polynomial rows have no key; most
+        // others share theirs.
+        assert!(keyed[0] > 1000 && keyed[1] > 100, "{keyed:?}");
+        assert!(seen.len() < keyed[0] + keyed[1], "{}", seen.len());
+    }
+}

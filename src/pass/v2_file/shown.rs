@@ -30,8 +30,9 @@ use crate::pass::accounts::{Families, Summing};
 use crate::pass::terms;
 use crate::pass::{Cost, EntityObserver, EntityView, InstanceError, Singular30};
 use crate::profile::family::GroupBy;
+use crate::profile::replay::Tally;
 use crate::profile::wire_view::{visit_v2_instance, visit_v2_table_field, visit_v2_table_head};
-use crate::profile::{Aggregate, Path};
+use crate::profile::{Aggregate, LogicalMemoryProfile, Path};
 use crate::wire::fields::v2::{collection, instance, named_function_table, variable_table};
 use crate::wire::file::{read_exact_at, read_range};
 
@@ -297,28 +298,38 @@ impl Show<'_> {
             framing: Framing::default(),
             wire,
             path: Path::new(),
+            pieces: BTreeMap::new(),
         };
         let table = |number: u32| {
             tables
                 .get(&number)
                 .map(|&range| Table { file, start, range })
         };
-        let variables = table(instance::DECISION_VARIABLES).ok_or(None)?;
-        shower.variables(variables, threads)?;
-        let numbers = [
-            instance::REGULAR_CONSTRAINTS,
-            instance::INDICATOR_CONSTRAINTS,
-            instance::ONE_HOT_CONSTRAINTS,
-            instance::SOS1_CONSTRAINTS,
-        ];
-        for (number, c) in numbers.into_iter().zip(ommx30::COLLECTIONS) {
-            if let Some(t) = table(number) {
-                shower.rows(t, number, c, threads)?;
+        let mut show_tables = || {
+            let variables = table(instance::DECISION_VARIABLES).ok_or(None)?;
+            shower.variables(variables, threads)?;
+            let numbers = [
+                instance::REGULAR_CONSTRAINTS,
+                instance::INDICATOR_CONSTRAINTS,
+                instance::ONE_HOT_CONSTRAINTS,
+                instance::SOS1_CONSTRAINTS,
+            ];
+            for (number, c) in numbers.into_iter().zip(ommx30::COLLECTIONS) {
+                if let Some(t) = table(number) {
+                    shower.rows(t, number, c, threads)?;
+                }
             }
+            if let Some(t) = table(instance::NAMED_FUNCTIONS) {
+                shower.named_functions(t, threads)?;
+            }
+            Ok::<(), Stop>(())
+        };
+        let shown = show_tables();
+        // What was shown is in the profile, as when each leaf is added.
+        for tally in shower.pieces.values_mut() {
+            tally.settle(shower.aggregate);
         }
-        if let Some(t) = table(instance::NAMED_FUNCTIONS) {
-            shower.named_functions(t, threads)?;
-        }
+        shown?;
         let terms = parts
             .objective
             .as_ref()
@@ -394,6 +405,9 @@ struct Shower<'a, 'o> {
     /// Empty between entities: its frames' room is kept from one walk to
     /// the next.
     path: Path,
+    /// The entities' pieces counted by key (ungrouped), for the profile:
+    /// one tally a container, as a key holds within its container.
+    pieces: BTreeMap<&'static str, Tally>,
 }
 
 impl Shower<'_, '_> {
@@ -418,13 +432,30 @@ impl Shower<'_, '_> {
         let e = built.entity();
         self.families.see(e.name()).map_err(Some)?;
         let family = (self.group_by == GroupBy::Name).then(|| e.family());
-        let mut summing = Summing {
-            aggregate: &mut *self.aggregate,
-            bytes: 0,
+        let bytes = match &family {
+            // Most entities' pieces have the leaves of one seen before.
+            None => {
+                let mut path = self.path.with(e.container);
+                let tally = self.pieces.entry(e.container).or_default();
+                let mut bytes = 0;
+                for piece in e.pieces().into_iter().flatten() {
+                    bytes += tally.count_summed(piece.key(), self.aggregate, |v| {
+                        piece.visit_logical_memory(&mut path, &mut { v })
+                    });
+                }
+                bytes
+            }
+            Some(_) => {
+                let mut summing = Summing {
+                    aggregate: &mut *self.aggregate,
+                    bytes: 0,
+                };
+                e.visit_under(&mut self.path, family.clone(), &mut summing);
+                summing.bytes
+            }
         };
-        e.visit_under(&mut self.path, family.clone(), &mut summing);
         let cost = Cost {
-            bytes: summing.bytes,
+            bytes,
             wire_bytes: built.wire_bytes,
             waste: built.waste.unwrap_or_default(),
         };
