@@ -247,13 +247,17 @@ impl<'a> WireLabel<'a> {
 
     /// What its leaves depend on, packed after `head`.
     fn key(&self, head: &[(u64, u32)]) -> Option<u128> {
-        let mut parts = head.to_vec();
-        parts.extend([
+        let fields = [
             (option_len(self.name), 32),
             (self.subscripts as u64, 32),
             (option_len(self.description), 32),
-        ]);
-        pack(&parts)
+        ];
+        // On the stack: a key is made for every label shown.
+        let mut parts = [(0, 0); 5];
+        let n = head.len() + fields.len();
+        parts.get_mut(..head.len())?.copy_from_slice(head);
+        parts.get_mut(head.len()..n)?.copy_from_slice(&fields);
+        pack(&parts[..n])
     }
 }
 
