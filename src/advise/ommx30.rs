@@ -201,8 +201,6 @@ pub struct Ommx30Tally {
     removed_paths: BTreeSet<&'static str>,
     /// Label content of every entity, by kind noun.
     content: BTreeMap<&'static str, u64>,
-    /// Label bytes of every entity, empty stores aside.
-    entity_metadata: u64,
     /// Empty between entities: the room of their label walks' frames.
     path: Path,
     /// Roles of [`super::strings::ROLE_PATHS_30`] holding content.
@@ -225,7 +223,6 @@ impl Default for Ommx30Tally {
             removed_samples: Samples::default(),
             removed_paths: BTreeSet::new(),
             content: BTreeMap::new(),
-            entity_metadata: 0,
             path: Path::new(),
             label_roles: 0,
             top: TopSamples::default(),
@@ -305,7 +302,6 @@ impl Ommx30Tally {
         if entity.label.is_some() {
             self.label_roles |= 1 << label_role;
         }
-        self.entity_metadata += leaves.metadata;
         // The instance's label bytes count the entity's too: the pass shows
         // this tally no entity's leaves (`entity_leaves`), only the rest.
         self.instance.metadata += leaves.metadata;
@@ -448,7 +444,7 @@ impl Ommx30Tally {
         if content == 0 {
             return None;
         }
-        let metadata = self.instance.metadata.max(self.entity_metadata);
+        let metadata = self.instance.metadata;
         let mut paths: Vec<String> = (0..super::strings::ROLE_PATHS_30.len())
             .filter(|r| self.label_roles & (1 << r) != 0)
             .map(|r| super::strings::ROLE_PATHS_30[r].to_string())

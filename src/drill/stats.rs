@@ -342,13 +342,8 @@ mod tests {
     /// while few are distinct.
     #[test]
     fn runs_of_one_value_count_as_any_order_does() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut rng = crate::ids::SplitMix64(0x2545_f491_4f6c_dd1d);
+        let mut next = move |n: u64| rng.below(n);
         for round in 0..60 {
             let distinct = [1, 5, 64, 65, 300][round % 5];
             let mut values = Vec::new();

@@ -285,10 +285,15 @@ impl<R: Read> FieldReader<R> {
             // reservation the allocator refuses (a claim far past memory)
             // falls back to a bounded one.
             let len = usize::try_from(len).unwrap_or(usize::MAX);
+            let room = buf.capacity();
             if buf.try_reserve(len).is_err() {
                 buf.reserve(len.min(RESERVE_AHEAD as usize));
             }
-            crate::pages::prefer_huge(buf);
+            // Advised once, as it is allocated: a buffer kept for the next
+            // batch is not advised again with every field it takes.
+            if buf.capacity() != room {
+                crate::pages::prefer_huge(buf);
+            }
         }
         let before = buf.len();
         let mut got = self.consume(len, |bytes| buf.extend_from_slice(bytes));
