@@ -72,7 +72,7 @@ impl Comparing {
 
     /// Notes 3.0's refusal of the entity read next (or of what the end of
     /// the stream holds), unless an earlier one was noted.
-    pub(super) fn refuse(&mut self, e: ConversionError) {
+    pub(super) fn refuse(&mut self, e: &ConversionError) {
         self.refuse_with(super::error::V2PassError::Conversion(e.to_string()).to_string());
     }
 
@@ -195,13 +195,13 @@ impl Comparing {
             return;
         }
         if let Err(e) = ommx30::check_finite_compact(objective) {
-            return self.refuse(e);
+            return self.refuse(&e);
         }
         // The first variable in use is what counts.
         let variables = |note: &mut dyn FnMut(u64)| objective.for_each_variable_first(note);
         let dependency = match ommx30_rules(&self.uses, dependency, &variables) {
             Ok(dependency) => dependency,
-            Err(EntityRefusal::Ommx30(e)) => return self.refuse(e),
+            Err(EntityRefusal::Ommx30(e)) => return self.refuse(&e),
             // 2.9.3 read every assignment already; as the pass would say it.
             Err(EntityRefusal::Model(e)) => {
                 return self.refuse_with(InstanceError::from(e).to_string())

@@ -25,6 +25,7 @@ mod framing;
 mod growths_tests;
 mod item;
 pub mod objective;
+mod observe;
 mod observer;
 mod observers;
 mod ommx30;

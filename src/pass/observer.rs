@@ -176,7 +176,7 @@ impl<'a> EntityView<'a> {
 /// An analysis riding on the streaming pass: it sees every entity once,
 /// in stream order, after OMMX's checks accepted it, with what it costs.
 /// Nothing is kept for it; what it keeps is its own business.
-pub trait EntityObserver {
+pub trait EntityObserver: Send {
     /// Called before each instance: `layer` is its position among the
     /// archive's instance layers (`None` for raw input).
     fn begin(&mut self, _layer: Option<usize>) {}

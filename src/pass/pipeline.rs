@@ -13,7 +13,8 @@ use super::compare::Comparing;
 use super::decode::decode_batch;
 use super::finish::{finish_instance, Finish};
 use super::framing::{frame_batch, LargeToken, Spooling};
-use super::item::Batch;
+use super::item::{Batch, Home};
+use super::observe::Observing;
 use super::ranges::{self, InFile};
 use super::settings::Settings;
 use super::validate::check_stream;
@@ -168,7 +169,7 @@ fn sequential<R: Read, O: EntityObserver + ?Sized>(
         drop(large.take());
         frame_batch(&mut fields, &mut raw);
         large = LargeToken::for_batch(&raw);
-        Some(decode_batch(&mut raw, accounts))
+        Some((decode_batch(&mut raw, accounts), Home::here()))
     });
     // The borrow of `accounts` by the batches ends with `consume`'s
     // stream phase; the singular fields are visited into a second one.
@@ -176,8 +177,7 @@ fn sequential<R: Read, O: EntityObserver + ?Sized>(
     let summary = consume(
         batches,
         finish,
-        max_element,
-        group_by,
+        (max_element, group_by),
         compare.as_deref_mut(),
         &mut singular,
         observer,
@@ -201,9 +201,9 @@ struct Framer<R> {
     done: bool,
 }
 
-/// A decoded batch, its number in the stream, and the right it holds to a
-/// large element.
-type Numbered = (u64, Batch, Option<LargeToken>);
+/// A decoded batch, its number in the stream, the right it holds to a
+/// large element, and the decoding thread it goes back to.
+type Numbered = (u64, Batch, Option<LargeToken>, usize);
 
 /// A stream on several threads: each frames the next batch in turn and
 /// decodes it into accounts of its own; the calling thread checks the
@@ -236,11 +236,16 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<Numbered>(in_flight);
         let framer = &framer;
+        let mut homes = Vec::with_capacity(threads);
         let workers: Vec<_> = worker_accounts
             .into_iter()
-            .map(|local| {
+            .enumerate()
+            .map(|(home, local)| {
                 let tx = tx.clone();
-                scope.spawn(move || frame_and_decode(framer, spooling, local, tx))
+                let (back_tx, back) = mpsc::channel::<Batch>();
+                homes.push(back_tx);
+                let decoder = Decoder { home, tx, back };
+                scope.spawn(move || frame_and_decode(framer, spooling, local, decoder))
             })
             .collect();
         drop(tx);
@@ -250,12 +255,12 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
             next: 0,
             large: None,
             tickets: ticket_tx,
+            homes,
         };
         let result = consume(
             in_order,
             finish,
-            max_element,
-            group_by,
+            (max_element, group_by),
             accounts.compare.as_deref_mut(),
             &mut accounts.memory,
             observer,
@@ -275,17 +280,28 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
     })
 }
 
+/// A decoding thread's ends of the channels: its number, where its
+/// batches go, and where they come back once checked, to be freed.
+struct Decoder {
+    home: usize,
+    tx: mpsc::SyncSender<Numbered>,
+    back: mpsc::Receiver<Batch>,
+}
+
 /// One decoding thread of [`pipelined`]: frames the next batch while it
 /// holds the framer, decodes it into `local` and sends it on, until the
-/// stream ends or the checking side stops; `local`, settled.
+/// stream ends or the checking side stops; `local`, settled. The batches
+/// it gets back it frees before framing the next.
 fn frame_and_decode<R: Read>(
     framer: &Mutex<Framer<R>>,
     spooling: Spooling,
     mut local: Accounts,
-    tx: mpsc::SyncSender<Numbered>,
+    decoder: Decoder,
 ) -> Accounts {
+    let Decoder { home, tx, back } = decoder;
     let mut raw = spooling.batch();
     loop {
+        back.try_iter().for_each(drop);
         let (seq, large) = {
             let mut f = framer.lock().unwrap_or_else(|e| e.into_inner());
             // No ticket: the checking side has stopped.
@@ -301,10 +317,11 @@ fn frame_and_decode<R: Read>(
         };
         let batch = decode_batch(&mut raw, &mut local);
         // A closed channel: the checking side stopped on an error.
-        if tx.send((seq, batch, large)).is_err() {
+        if tx.send((seq, batch, large, home)).is_err() {
             break;
         }
     }
+    back.try_iter().for_each(drop);
     local.settle();
     local
 }
@@ -313,53 +330,83 @@ fn frame_and_decode<R: Read>(
 /// order; each taken batch gives a ticket back, so another may be framed.
 struct InOrder<I> {
     received: I,
-    pending: BTreeMap<u64, (Batch, Option<LargeToken>)>,
+    pending: BTreeMap<u64, (Batch, Option<LargeToken>, usize)>,
     next: u64,
     /// The right to a large element held by the batch handed on last,
     /// given up when the next is asked for (it has been checked by then).
     large: Option<LargeToken>,
     tickets: mpsc::SyncSender<()>,
+    /// Where each decoding thread takes its checked batches back.
+    homes: Vec<mpsc::Sender<Batch>>,
 }
 
 impl<I: Iterator<Item = Numbered>> Iterator for InOrder<I> {
-    type Item = Batch;
+    type Item = (Batch, Home);
 
-    fn next(&mut self) -> Option<Batch> {
+    fn next(&mut self) -> Option<(Batch, Home)> {
         drop(self.large.take());
         loop {
-            if let Some((batch, token)) = self.pending.remove(&self.next) {
+            if let Some((batch, token, home)) = self.pending.remove(&self.next) {
                 self.next += 1;
                 self.large = token;
                 // Sending fails only once every worker has stopped.
                 let _ = self.tickets.send(());
-                return Some(batch);
+                return Some((batch, Home::on(self.homes[home].clone())));
             }
-            let (seq, batch, token) = self.received.next()?;
-            self.pending.insert(seq, (batch, token));
+            let (seq, batch, token, home) = self.received.next()?;
+            self.pending.insert(seq, (batch, token, home));
         }
     }
 }
 
-/// Checks the batches of one instance in stream order and finishes it:
-/// the whole sequential side of the pass.
+/// How many checked batches may wait for the observing thread.
+const SHOWN_AHEAD: usize = 2;
+
+/// Checks the batches of one instance in stream order, shows their
+/// entities to the observer, and finishes the instance: the whole
+/// sequential side of the pass. When the batches come from decoding
+/// threads and something looks at the entities, showing them runs on a
+/// thread of its own, behind the checks.
 fn consume<O: EntityObserver + ?Sized>(
-    batches: impl Iterator<Item = Batch>,
+    batches: impl Iterator<Item = (Batch, Home)>,
     finish: Finish,
-    max_element: Option<u64>,
-    group_by: GroupBy,
+    (max_element, group_by): (Option<u64>, GroupBy),
     mut compare: Option<&mut Comparing>,
     aggregate: &mut Aggregate,
     observer: &mut O,
 ) -> Result<InstanceCounts, InstanceError> {
     let accounting = finish.accounting;
-    let checked = check_stream(
-        batches,
-        max_element,
+    let apart = finish.threads > 1 && (observer.sees_entities() || compare.is_some());
+    let mut observing = Observing {
+        compare: compare.as_deref_mut(),
+        observer: &mut *observer,
         group_by,
-        accounting,
-        compare.as_deref_mut(),
-        observer,
-    );
+    };
+    let checked = if apart {
+        std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::sync_channel::<(Batch, Home)>(SHOWN_AHEAD);
+            let shower = scope.spawn(move || {
+                for (batch, home) in rx {
+                    observing.batch(&batch);
+                    home.retire(batch);
+                }
+            });
+            // A closed channel: the observing thread panicked, which the join says.
+            let checked = check_stream(batches, max_element, group_by, accounting, |b, home| {
+                let _ = tx.send((b, home));
+            });
+            drop(tx);
+            shower
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            checked
+        })
+    } else {
+        check_stream(batches, max_element, group_by, accounting, |b, home| {
+            observing.batch(&b);
+            home.retire(b);
+        })
+    };
     let (state, rest, end) = checked?;
     finish_instance(state, rest, end, finish, compare, aggregate, observer)
 }

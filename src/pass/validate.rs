@@ -6,11 +6,9 @@
 use prost::Message;
 
 use super::accounts::Families;
-use super::compare::{Comparing, Ommx30Uses};
+use super::compare::Ommx30Uses;
 use super::convert;
-use super::item::{Batch, Item};
-use super::observer::{Cost, EntityView};
-use super::EntityObserver;
+use super::item::{Batch, Home, Item};
 use crate::ids::IdSet;
 use crate::model::ommx30::Converted;
 use crate::model::EntityKind;
@@ -21,7 +19,6 @@ use crate::pass::terms;
 use crate::pass::terms::spooled::SpooledArm;
 use crate::pass::InstanceError;
 use crate::profile::family::GroupBy;
-use crate::profile::Path;
 use crate::profiled::Accounting;
 use crate::profiled::InstanceCounts;
 use crate::profiled::Terms;
@@ -29,33 +26,28 @@ use crate::trace::{self, Phase};
 
 /// Checks the batches of one instance in stream order: the state the
 /// checks reached, the singular fields kept for the end (`finish.rs`) and
-/// where the stream ended.
-/// With `compare`, each entity is counted under OMMX 3.0's accounting too,
-/// and its cost there shown to the observer ([`EntityObserver::ommx30_cost`]).
-pub(super) fn check_stream<O: EntityObserver + ?Sized>(
-    batches: impl Iterator<Item = Batch>,
+/// where the stream ended. Each batch whose entities all passed goes on to
+/// `checked` (to be shown to the analyses, `observe.rs`), the last one too.
+pub(super) fn check_stream(
+    batches: impl Iterator<Item = (Batch, Home)>,
     max_element: Option<u64>,
     group_by: GroupBy,
     accounting: Accounting,
-    compare: Option<&mut Comparing>,
-    observer: &mut O,
+    checked: impl FnMut(Batch, Home),
 ) -> Result<(State, Singulars, u64), InstanceError> {
-    let mut stream = Stream::new(group_by, max_element, compare);
+    let mut stream = Stream::new(group_by, max_element);
     if accounting == Accounting::Ommx30 {
         stream.state.ommx30 = Some(Box::default());
     }
-    let end = stream.check_batches(batches, observer)?;
+    let end = stream.check_batches(batches, checked)?;
     let Stream { state, rest, .. } = stream;
     Ok((state, rest, end))
 }
 
 /// The checking side of the stream: OMMX's rules applied to each element
 /// in stream order, the singular fields kept for the end.
-struct Stream<'c> {
+struct Stream {
     state: State,
-    /// 3.0's accounting of the same entities, when comparing.
-    compare: Option<&'c mut Comparing>,
-    group_by: GroupBy,
     families: Families,
     // The singular fields and maps, re-encoded in stream order: decoded at the
     // end as an Instance whose entity lists are empty, prost applying
@@ -64,16 +56,10 @@ struct Stream<'c> {
     max_element: Option<u64>,
 }
 
-impl<'c> Stream<'c> {
-    fn new(
-        group_by: GroupBy,
-        max_element: Option<u64>,
-        compare: Option<&'c mut Comparing>,
-    ) -> Self {
+impl Stream {
+    fn new(group_by: GroupBy, max_element: Option<u64>) -> Self {
         Self {
             state: State::default(),
-            compare,
-            group_by,
             families: Families::new(group_by),
             rest: Singulars::default(),
             max_element,
@@ -82,87 +68,86 @@ impl<'c> Stream<'c> {
 
     /// Checks every batch up to the end of the stream (at the offset
     /// returned) or the first error.
-    fn check_batches<O: EntityObserver + ?Sized>(
+    fn check_batches(
         &mut self,
-        mut batches: impl Iterator<Item = Batch>,
-        observer: &mut O,
+        mut batches: impl Iterator<Item = (Batch, Home)>,
+        mut checked: impl FnMut(Batch, Home),
     ) -> Result<u64, InstanceError> {
         loop {
-            let Some(batch) = batches.next() else {
+            let Some((mut batch, home)) = batches.next() else {
                 unreachable!("the stream always ends with End or an error")
             };
             let _span = trace::span(Phase::Check);
-            for item in batch {
-                if let Some(end) = self.check(item?, observer)? {
-                    return Ok(end);
+            let mut end = None;
+            for slot in &mut batch {
+                let item = match slot {
+                    Ok(item) => item,
+                    Err(_) => {
+                        let Err(e) = std::mem::replace(slot, Ok(Item::End(0))) else {
+                            unreachable!("the slot held an error")
+                        };
+                        return Err(e);
+                    }
+                };
+                end = self.check(item)?;
+                if end.is_some() {
+                    break;
                 }
+            }
+            checked(batch, home);
+            if let Some(end) = end {
+                return Ok(end);
             }
         }
     }
 
-    /// Checks one element and shows it to the observer; the end offset
-    /// once the stream has ended. Inlined into its one caller: a call per
+    /// Checks one element; the end offset once the stream has ended. The
+    /// singular fields it keeps it takes out of `item`; the rest stays, to
+    /// be shown to the analyses. Inlined into its one caller: a call per
     /// element cost lp_1m 2% more instructions.
     #[inline(always)]
-    fn check<O: EntityObserver + ?Sized>(
-        &mut self,
-        item: Item,
-        observer: &mut O,
-    ) -> Result<Option<u64>, InstanceError> {
+    fn check(&mut self, item: &mut Item) -> Result<Option<u64>, InstanceError> {
         let state = &mut self.state;
         match item {
-            Item::Variable(v, cost) => {
+            Item::Variable(v, _) => {
                 state.define(v.id)?;
                 self.families.see(v.name.as_deref())?;
-                observer.variable(&v, cost);
-                if let Some(bytes) = self.compare.as_mut().and_then(|c| c.variable(&v)) {
-                    observer.ommx30_cost(EntityKind::Variable, v.id, bytes);
-                }
             }
-            Item::Constraint(c, cost) => {
+            Item::Constraint(c, _) => {
                 state.add_constraint(c.id, c.function.shape().terms())?;
                 state.uses(User::Constraint(c.id), &c.function)?;
                 self.families.see(c.name.as_deref())?;
-                observer.constraint(&c, cost);
-                if let Some(bytes) = self.compare.as_mut().and_then(|m| m.constraint(&c)) {
-                    observer.ommx30_cost(EntityKind::Constraint, c.id, bytes);
-                }
             }
-            Item::Ommx30Refusal(e) => {
-                if let Some(compare) = &mut self.compare {
-                    compare.refuse(*e);
-                }
-            }
-            Item::CountedVariable { id, fixed } => {
+            // 3.0's refusal is noted by the comparison, as the entities are shown.
+            Item::Ommx30Refusal(_) => {}
+            &mut Item::CountedVariable { id, fixed } => {
                 state.define(id)?;
                 if let Some(uses) = state.ommx30.as_mut().filter(|_| fixed) {
                     uses.fix(id);
                 }
             }
-            Item::CountedConstraint {
+            &mut Item::CountedConstraint {
                 id,
-                mut ids,
+                ref mut ids,
                 linear,
                 terms,
             } => {
                 state.add_constraint(id, terms)?;
-                state.uses_ids(User::Constraint(id), &mut ids, linear)?;
+                state.uses_ids(User::Constraint(id), ids, linear)?;
                 if let Some(uses) = &mut state.ommx30 {
                     ids.iter().for_each(|&id| _ = uses.used.insert(id));
                 }
             }
-            Item::Converted(c, cost) => {
-                self.converted(&c, cost, observer)?;
-            }
-            Item::SpooledConstraint {
+            Item::Converted(c, _) => self.converted(c)?,
+            &mut Item::SpooledConstraint {
                 id,
                 offset,
-                function,
+                ref function,
                 ids_below,
                 terms,
             } => {
                 state.add_constraint(id, terms)?;
-                if let (Some(uses), Some(function)) = (&mut state.ommx30, &function) {
+                if let (Some(uses), Some(function)) = (&mut state.ommx30, function) {
                     let uses = std::cell::RefCell::new(&mut **uses);
                     let note = |id| {
                         uses.borrow_mut().used.insert(id);
@@ -172,26 +157,21 @@ impl<'c> Stream<'c> {
                     let _ = function.all_defined(&note);
                 }
                 // With variables 0..n defined, ids below n need no look-up.
-                if let Some(function) = function.filter(|_| !state.dense_below(ids_below)) {
-                    state.uses_spooled(User::Constraint(id), &function, offset)?;
+                if let Some(function) = function
+                    .as_deref()
+                    .filter(|_| !state.dense_below(ids_below))
+                {
+                    state.uses_spooled(User::Constraint(id), function, offset)?;
                 }
             }
-            Item::Removed(r, cost) => {
+            Item::Removed(r, _) => {
                 state.add_removed(r.constraint.id, r.constraint.function.shape().terms())?;
                 // 2.9.3 does not check the variables of removed constraints.
                 self.families.see(r.constraint.name.as_deref())?;
-                observer.removed_constraint(&r, cost);
-                if let Some(bytes) = self.compare.as_mut().and_then(|m| m.removed(&r)) {
-                    observer.ommx30_cost(EntityKind::Removed, r.constraint.id, bytes);
-                }
             }
-            Item::Named(n, cost) => {
+            Item::Named(n, _) => {
                 state.add_named(n.id)?;
                 state.uses(User::NamedFunction(n.id), &n.function)?;
-                observer.named_function(&n, cost);
-                if let Some(bytes) = self.compare.as_mut().and_then(|m| m.named(&n)) {
-                    observer.ommx30_cost(EntityKind::NamedFunction, n.id, bytes);
-                }
             }
             Item::Rest(part) => {
                 // Merged, they are decoded as one message: one element.
@@ -201,23 +181,17 @@ impl<'c> Stream<'c> {
                 {
                     return Err(InstanceError::SingularTooLarge { limit });
                 }
-                self.rest.push(part)
+                if let Item::Rest(part) = std::mem::replace(item, Item::End(0)) {
+                    self.rest.push(part)
+                }
             }
-            Item::End(offset) => return Ok(Some(offset)),
+            &mut Item::End(offset) => return Ok(Some(offset)),
         }
         Ok(None)
     }
-}
 
-impl Stream<'_> {
-    /// Checks an entity of v1 input as OMMX 3.0 converts it, and shows it
-    /// to the observer as 3.0 holds it.
-    fn converted<O: EntityObserver + ?Sized>(
-        &mut self,
-        c: &Converted,
-        cost: Cost,
-        observer: &mut O,
-    ) -> Result<(), InstanceError> {
+    /// Checks an entity of v1 input as OMMX 3.0 converts it.
+    fn converted(&mut self, c: &Converted) -> Result<(), InstanceError> {
         let state = &mut self.state;
         let entity = c.entity();
         let terms = || entity.function().map(convert::terms_of).unwrap_or_default();
@@ -256,11 +230,6 @@ impl Stream<'_> {
         }
         if c.kind != EntityKind::NamedFunction {
             self.families.see(entity.name())?;
-        }
-        observer.entity(&EntityView::ommx30(&entity, None), cost);
-        if let Some(mut leaves) = observer.entity_leaves() {
-            let family = (self.group_by == GroupBy::Name).then(|| entity.family());
-            entity.visit_under(&mut Path::new(), family, &mut leaves);
         }
         Ok(())
     }
