@@ -212,9 +212,14 @@ impl Counter<'_> {
     /// One leaf at `position`; as a visit, zero-byte leaves are dropped.
     #[inline(always)]
     fn leaf(&mut self, position: usize, bytes: usize) {
-        if bytes == 0 {
-            return;
+        if bytes != 0 {
+            self.leaves(position, bytes as u64, 1);
         }
+    }
+
+    /// `count` leaves of `bytes` in all at `position`, none of zero bytes.
+    #[inline(always)]
+    fn leaves(&mut self, position: usize, bytes: u64, count: u64) {
         let node = match self.nodes[position] {
             Some(node) => node,
             None => {
@@ -223,7 +228,21 @@ impl Counter<'_> {
                 node
             }
         };
-        self.aggregate.add(node, bytes as u64, 1);
+        self.aggregate.add(node, bytes, count);
+    }
+
+    /// The leaves of `terms` common term records (`common_term`) whose ids
+    /// take `id_bytes` in all: each record's six leaves, added once a run.
+    fn term_run(&mut self, positions: TermPositions, terms: u64, id_bytes: u64) {
+        if terms == 0 {
+            return;
+        }
+        let [tag, length, id_tag, id, coefficient_tag, coefficient] = positions.leaves;
+        for position in [tag, length, id_tag, coefficient_tag] {
+            self.leaves(position, terms, terms);
+        }
+        self.leaves(id, id_bytes, terms);
+        self.leaves(coefficient, 8 * terms, terms);
     }
 
     /// [`super::visit_message`] of `message` at its place.
@@ -233,12 +252,12 @@ impl Counter<'_> {
         let mut cur = Cursor { bytes: body, at: 0 };
         // A term's own fields are known only above the depth limit.
         let term = message.term.filter(|_| depth + 1 < MAX_DEPTH);
+        // The common term records met so far, and their ids' bytes.
+        let (mut terms, mut id_bytes) = (0, 0);
         while cur.at < body.len() {
-            if let Some(TermPositions { leaves }) = term {
-                if let Some((id_bytes, end)) = common_term(body, cur.at) {
-                    for (position, bytes) in leaves.into_iter().zip([1, 1, 1, id_bytes, 1, 8]) {
-                        self.leaf(position, bytes);
-                    }
+            if term.is_some() {
+                if let Some((bytes, end)) = common_term(body, cur.at) {
+                    (terms, id_bytes) = (terms + 1, id_bytes + bytes as u64);
                     cur.at = end;
                     continue;
                 }
@@ -268,8 +287,11 @@ impl Counter<'_> {
             });
             if parsed.is_none() {
                 self.leaf(message.unknown, body.len() - start);
-                return;
+                break;
             }
+        }
+        if let Some(positions) = term {
+            self.term_run(positions, terms, id_bytes);
         }
     }
 
