@@ -3,8 +3,6 @@
 //! the stream; what the checking steps (`validate.rs`, `shards.rs`) take, a
 //! batch at a time.
 
-use std::sync::mpsc;
-
 use super::objective::Part;
 use super::observer::{Cost, NamedFunction};
 use super::terms::spooled::SpooledArm;
@@ -16,32 +14,6 @@ use crate::profiled::Terms;
 /// The items of one framed batch, in stream order; reading stops at the
 /// first error, which ends the batch.
 pub(super) type Batch = Vec<Result<Item, InstanceError>>;
-
-/// Where a batch goes once it has been checked and shown: back to the
-/// decoding thread that made it, to be freed there (freeing another
-/// thread's memory costs the allocator more, and the stream's checking and
-/// showing threads are the pass's busiest), or, for a batch made where it
-/// is checked, nowhere.
-pub(super) struct Home(Option<mpsc::Sender<Batch>>);
-
-impl Home {
-    /// A batch made on the thread that checks it.
-    pub(super) fn here() -> Self {
-        Self(None)
-    }
-
-    /// A batch made on the decoding thread that takes it back on `back`.
-    pub(super) fn on(back: mpsc::Sender<Batch>) -> Self {
-        Self(Some(back))
-    }
-
-    /// Hands a batch back to be freed (here, when its thread has stopped).
-    pub(super) fn retire(self, batch: Batch) {
-        if let Some(back) = self.0 {
-            let _ = back.send(batch);
-        }
-    }
-}
 
 /// One decoded top-level element, in stream order.
 pub(super) enum Item {

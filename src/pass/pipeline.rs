@@ -13,7 +13,7 @@ use super::compare::Comparing;
 use super::decode::decode_batch;
 use super::finish::{finish_instance, Finish};
 use super::framing::{frame_batch, LargeToken, Spooling};
-use super::item::{Batch, Home};
+use super::item::Batch;
 use super::observe::Observing;
 use super::ranges::{self, InFile};
 use super::settings::Settings;
@@ -201,6 +201,48 @@ struct Framer<R> {
     done: bool,
 }
 
+/// Where a batch goes once it has been checked and shown: back to the
+/// decoding thread that made it, to be freed there (freeing another
+/// thread's memory costs the allocator more, and the stream's checking and
+/// showing threads are the pass's busiest), or, for a batch made where it
+/// is checked, nowhere. A batch holding a large element is freed where it
+/// is, before the right to decode another ([`LargeToken`]) is given up.
+pub(super) struct Home {
+    back: Option<mpsc::Sender<Batch>>,
+    large: Option<LargeToken>,
+}
+
+impl Home {
+    /// A batch made on the thread that checks it.
+    pub(super) fn here() -> Self {
+        Self {
+            back: None,
+            large: None,
+        }
+    }
+
+    /// A batch made on the decoding thread that takes it back on `back`,
+    /// holding the right to a large element when it has one.
+    pub(super) fn on(back: mpsc::Sender<Batch>, large: Option<LargeToken>) -> Self {
+        Self {
+            back: Some(back),
+            large,
+        }
+    }
+
+    /// Hands a batch back to be freed (here, when it is large or its
+    /// thread has stopped).
+    pub(super) fn retire(self, batch: Batch) {
+        match (self.back, self.large) {
+            (Some(back), None) => drop(back.send(batch)),
+            (_, large) => {
+                drop(batch);
+                drop(large);
+            }
+        }
+    }
+}
+
 /// A decoded batch, its number in the stream, the right it holds to a
 /// large element, and the decoding thread it goes back to.
 type Numbered = (u64, Batch, Option<LargeToken>, usize);
@@ -253,7 +295,6 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
             received: rx.into_iter(),
             pending: BTreeMap::new(),
             next: 0,
-            large: None,
             tickets: ticket_tx,
             homes,
         };
@@ -328,13 +369,12 @@ fn frame_and_decode<R: Read>(
 
 /// The decoded batches, which arrive in any order, handed on in stream
 /// order; each taken batch gives a ticket back, so another may be framed.
+/// A batch's right to a large element goes on with it ([`Home`]), given up
+/// once it is checked, shown and freed.
 struct InOrder<I> {
     received: I,
     pending: BTreeMap<u64, (Batch, Option<LargeToken>, usize)>,
     next: u64,
-    /// The right to a large element held by the batch handed on last,
-    /// given up when the next is asked for (it has been checked by then).
-    large: Option<LargeToken>,
     tickets: mpsc::SyncSender<()>,
     /// Where each decoding thread takes its checked batches back.
     homes: Vec<mpsc::Sender<Batch>>,
@@ -344,14 +384,12 @@ impl<I: Iterator<Item = Numbered>> Iterator for InOrder<I> {
     type Item = (Batch, Home);
 
     fn next(&mut self) -> Option<(Batch, Home)> {
-        drop(self.large.take());
         loop {
-            if let Some((batch, token, home)) = self.pending.remove(&self.next) {
+            if let Some((batch, large, home)) = self.pending.remove(&self.next) {
                 self.next += 1;
-                self.large = token;
                 // Sending fails only once every worker has stopped.
                 let _ = self.tickets.send(());
-                return Some((batch, Home::on(self.homes[home].clone())));
+                return Some((batch, Home::on(self.homes[home].clone(), large)));
             }
             let (seq, batch, token, home) = self.received.next()?;
             self.pending.insert(seq, (batch, token, home));

@@ -8,7 +8,7 @@ use prost::Message;
 use super::accounts::Families;
 use super::compare::Ommx30Uses;
 use super::convert;
-use super::item::{Batch, Home, Item};
+use super::item::{Batch, Item};
 use crate::ids::IdSet;
 use crate::model::ommx30::Converted;
 use crate::model::EntityKind;
@@ -27,13 +27,14 @@ use crate::trace::{self, Phase};
 /// Checks the batches of one instance in stream order: the state the
 /// checks reached, the singular fields kept for the end (`finish.rs`) and
 /// where the stream ended. Each batch whose entities all passed goes on to
-/// `checked` (to be shown to the analyses, `observe.rs`), the last one too.
-pub(super) fn check_stream(
-    batches: impl Iterator<Item = (Batch, Home)>,
+/// `checked` (to be shown to the analyses, `observe.rs`), the last one too,
+/// with what came with it (`H`: where it is freed, `pipeline.rs`).
+pub(super) fn check_stream<H>(
+    batches: impl Iterator<Item = (Batch, H)>,
     max_element: Option<u64>,
     group_by: GroupBy,
     accounting: Accounting,
-    checked: impl FnMut(Batch, Home),
+    checked: impl FnMut(Batch, H),
 ) -> Result<(State, Singulars, u64), InstanceError> {
     let mut stream = Stream::new(group_by, max_element);
     if accounting == Accounting::Ommx30 {
@@ -68,10 +69,10 @@ impl Stream {
 
     /// Checks every batch up to the end of the stream (at the offset
     /// returned) or the first error.
-    fn check_batches(
+    fn check_batches<H>(
         &mut self,
-        mut batches: impl Iterator<Item = (Batch, Home)>,
-        mut checked: impl FnMut(Batch, Home),
+        mut batches: impl Iterator<Item = (Batch, H)>,
+        mut checked: impl FnMut(Batch, H),
     ) -> Result<u64, InstanceError> {
         loop {
             let Some((mut batch, home)) = batches.next() else {
