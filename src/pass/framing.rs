@@ -279,17 +279,13 @@ pub(super) fn frame_one<R: Read>(
                     return Ok(true);
                 }
             }
-            // Read once, behind room for the key and length written after
-            // it (a large objective is not copied into a second buffer).
-            const ROOM: usize = 15;
-            let mut rest = vec![0; ROOM];
+            // Read once, behind its key and length (a large objective is
+            // neither copied into a second buffer nor moved).
+            let mut rest = Vec::new();
+            encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut rest);
+            encoding::encode_varint(prefix.len, &mut rest);
+            let value_start = Some(rest.len());
             fields.append_body(prefix, &mut rest)?;
-            let mut header = Vec::with_capacity(ROOM);
-            encoding::encode_key(field, encoding::WireType::LengthDelimited, &mut header);
-            encoding::encode_varint((rest.len() - ROOM) as u64, &mut header);
-            rest[ROOM - header.len()..ROOM].copy_from_slice(&header);
-            rest.drain(..ROOM - header.len());
-            let value_start = Some(header.len());
             raw.elements.push(RawElement::Rest {
                 bytes: rest,
                 field,

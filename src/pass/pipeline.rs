@@ -5,7 +5,8 @@
 //! thread is all of that in turn.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{self, Read};
+use std::mem::MaybeUninit;
 use std::sync::{mpsc, Mutex};
 
 use super::accounts::Accounts;
@@ -15,7 +16,7 @@ use super::finish::{finish_instance, Finish};
 use super::framing::{frame_batch, LargeToken, Spooling};
 use super::item::Batch;
 use super::observe::Observing;
-use super::ranges::{self, InFile};
+use super::ranges::{self, FileAt, InFile};
 use super::settings::Settings;
 use super::validate::check_stream;
 use super::EntityObserver;
@@ -134,10 +135,22 @@ pub(super) fn profile_source<R: Read + Send, O: EntityObserver + ?Sized>(
             return done;
         }
     }
-    match threads {
-        1 => sequential(reader, total, max_element, spooling, accounts, observer),
-        _ => pipelined(
-            reader,
+    let in_file = in_file.zip(total).filter(|_| max_element.is_none());
+    match (threads, in_file) {
+        (1, _) => sequential(reader, total, max_element, spooling, accounts, observer),
+        // A regular file: read in turn too, with positioned reads, so that
+        // a long element is read on every thread.
+        (_, Some((file, total))) => pipelined(
+            Framed::<R>::File(file.stream(total, threads)),
+            Some(total),
+            max_element,
+            threads,
+            spooling,
+            accounts,
+            observer,
+        ),
+        (_, None) => pipelined(
+            Framed::Stream(reader),
             total,
             max_element,
             threads,
@@ -145,6 +158,32 @@ pub(super) fn profile_source<R: Read + Send, O: EntityObserver + ?Sized>(
             accounts,
             observer,
         ),
+    }
+}
+
+/// What [`pipelined`] frames: a stream, or a regular file read in turn.
+enum Framed<'f, R> {
+    Stream(R),
+    File(FileAt<'f>),
+}
+
+impl<R: Read> Read for Framed<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Framed::Stream(r) => r.read(buf),
+            Framed::File(f) => f.read(buf),
+        }
+    }
+}
+
+impl<R> Framed<'_, R> {
+    /// [`crate::wire::stream::Ahead`]: a file's, on every thread; a stream
+    /// reads in turn.
+    fn ahead(&mut self, buf: &mut [MaybeUninit<u8>]) -> io::Result<bool> {
+        match self {
+            Framed::Stream(_) => Ok(false),
+            Framed::File(f) => f.ahead(buf),
+        }
     }
 }
 
@@ -192,8 +231,8 @@ fn sequential<R: Read, O: EntityObserver + ?Sized>(
 /// The framing side of a stream, shared by the decoding threads: whoever
 /// holds it reads the next batch, so batches are framed in stream order
 /// and numbered.
-struct Framer<R> {
-    fields: FieldReader<R>,
+struct Framer<'f, R> {
+    fields: FieldReader<Framed<'f, R>>,
     /// One ticket per batch that may be framed before the checking side has
     /// taken it, so memory stays bounded however uneven the batches are.
     tickets: mpsc::Receiver<()>,
@@ -251,7 +290,7 @@ type Numbered = (u64, Batch, Option<LargeToken>, usize);
 /// decodes it into accounts of its own; the calling thread checks the
 /// batches in stream order.
 fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
-    reader: R,
+    reader: Framed<'_, R>,
     total: Option<u64>,
     max_element: Option<u64>,
     threads: usize,
@@ -270,7 +309,9 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
     let finish = Finish::new(accounts, threads);
     let worker_accounts: Vec<_> = (0..threads).map(|_| accounts.for_worker()).collect();
     let framer = Mutex::new(Framer {
-        fields: FieldReader::new(reader, total).with_max_len(max_element),
+        fields: FieldReader::new(reader, total)
+            .with_max_len(max_element)
+            .with_ahead(Framed::ahead),
         tickets,
         next: 0,
         done: false,

@@ -30,6 +30,8 @@
 //! one batch of decoded elements.
 
 use std::fs::File;
+use std::io::{self, Read};
+use std::mem::MaybeUninit;
 use std::ops::Range;
 
 use prost::encoding;
@@ -47,7 +49,7 @@ use crate::profiled::InstanceCounts;
 use crate::trace::{self, Phase};
 use crate::wire::fields::function;
 use crate::wire::fields::instance::*;
-use crate::wire::file::read_exact_at;
+use crate::wire::file::{read_at, read_exact_at};
 use crate::wire::{self, WireType};
 
 /// An instance payload that is a range of a regular file, which the pass
@@ -69,6 +71,76 @@ impl<'a> InFile<'a> {
             start: 0,
             progress,
         }
+    }
+}
+
+impl<'a> InFile<'a> {
+    /// The payload's `total` bytes read in turn, as a stream, with
+    /// positioned reads; a long run of them on `threads` threads
+    /// ([`FileAt::ahead`]).
+    pub(super) fn stream(self, total: u64, threads: usize) -> FileAt<'a> {
+        FileAt {
+            pos: self.start,
+            end: self.start + total,
+            threads,
+            source: self,
+        }
+    }
+}
+
+/// A payload in a regular file read in turn ([`InFile::stream`]).
+pub(super) struct FileAt<'a> {
+    source: InFile<'a>,
+    /// Where the next read starts, and where the payload ends, in the file.
+    pos: u64,
+    end: u64,
+    threads: usize,
+}
+
+impl Read for FileAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = usize::try_from(self.end - self.pos).unwrap_or(usize::MAX);
+        let want = buf.len().min(left);
+        let n = read_at(self.source.file, &mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        (self.source.progress)(n as u64);
+        Ok(n)
+    }
+}
+
+impl FileAt<'_> {
+    /// [`crate::wire::stream::Ahead`]: the next `buf.len()` bytes, a share
+    /// on each thread, which writes its share's pages first (no one thread
+    /// faults them all in) and then reads into them.
+    pub(super) fn ahead(&mut self, buf: &mut [MaybeUninit<u8>]) -> io::Result<bool> {
+        let len = buf.len() as u64;
+        if self.end - self.pos < len {
+            return Ok(false);
+        }
+        let _span = trace::span(Phase::Read);
+        let piece = buf.len().div_ceil(self.threads.max(1)).max(1);
+        let (file, from) = (self.source.file, self.pos);
+        std::thread::scope(|scope| {
+            let reads: Vec<_> = buf
+                .chunks_mut(piece)
+                .enumerate()
+                .map(|(i, part)| {
+                    let pos = from + (i * piece) as u64;
+                    scope.spawn(move || {
+                        part.fill(MaybeUninit::new(0));
+                        // SAFETY: every byte of `part` was written just above.
+                        let part = unsafe { &mut *(part as *mut [MaybeUninit<u8>] as *mut [u8]) };
+                        read_exact_at(file, part, pos)
+                    })
+                })
+                .collect();
+            reads
+                .into_iter()
+                .try_for_each(|r| r.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        })?;
+        self.pos += len;
+        (self.source.progress)(len);
+        Ok(true)
     }
 }
 

@@ -747,3 +747,98 @@ fn comparing_gives_what_reading_again_gives(group_by: GroupBy) {
     }
     assert!(measured > 500 && refused > 20, "{measured} / {refused}");
 }
+
+/// Sees the entities and the objective: a regular file is read in turn,
+/// its objective held. Keeps what it was shown of the objective.
+#[derive(Default)]
+struct SeesObjective(Option<(u64, u64, String)>);
+
+impl EntityObserver for SeesObjective {
+    fn finish(&mut self, singular: &super::Singular<'_>) {
+        let f = singular.objective;
+        self.0 = Some((
+            f.stored_terms() as u64,
+            singular.objective_bytes,
+            format!("{f:?} {:?}", singular.objective_waste),
+        ));
+    }
+}
+
+/// `bytes` as a regular file read in turn on `threads` threads (a long
+/// body on every thread, `ranges::FileAt`), shown to [`SeesObjective`].
+fn run_from_file(bytes: &[u8], threads: usize) -> (Run, Option<(u64, u64, String)>) {
+    use super::pipeline::{profile_source, Source};
+    use super::ranges::InFile;
+    use super::settings::Settings;
+    use std::io::Write;
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(b"xyz").unwrap();
+    file.write_all(bytes).unwrap();
+    let mut accounts = Accounts::new(ProfileOptions::default());
+    let mut observer = SeesObjective::default();
+    let source = Source {
+        reader: std::io::empty(),
+        total: Some(bytes.len() as u64),
+        max_element: None,
+        in_file: Some(InFile {
+            file: &file,
+            start: 3,
+            progress: &|_| {},
+        }),
+    };
+    let settings = Settings {
+        threads: Some(threads),
+        ..Settings::default()
+    };
+    let summary = profile_source(source, settings, &mut accounts, &mut observer)
+        .map_err(|e| e.to_string())
+        .map(|summary| (accounts.memory.own_lines(), format!("{summary:?}")));
+    (summary, observer.0)
+}
+
+#[test]
+fn a_long_objective_in_a_file_reads_on_every_thread_as_in_turn() {
+    // Past the 4 MiB from which the field reader reads a body on every
+    // thread, unsorted ids and repeats among them.
+    let terms = (0..450_000u64).map(|i| pb::LinearTerm {
+        id: (i * 7_919) % 1_000,
+        coefficient: if i % 10 == 0 {
+            0.0
+        } else {
+            (i % 13) as f64 - 6.5
+        },
+    });
+    let bytes = pb::Instance {
+        decision_variables: (0..1_000)
+            .map(|id| pb::DecisionVariable {
+                id,
+                kind: 3,
+                ..Default::default()
+            })
+            .collect(),
+        objective: Some(pb::Function {
+            function: Some(pb::function::Function::Linear(pb::Linear {
+                terms: terms.collect(),
+                constant: 1.5,
+            })),
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    assert!(bytes.len() > 5 << 20, "{}", bytes.len());
+    // Whole, cut inside the objective (too few bytes left for its body),
+    // and cut in its last window.
+    for len in [bytes.len(), bytes.len() / 2, bytes.len() - 3] {
+        let cut = &bytes[..len];
+        let mut in_turn = SeesObjective::default();
+        let expected = run(cut, &mut in_turn);
+        assert_eq!(expected.is_ok(), len == bytes.len(), "{expected:?}");
+        for threads in [2, 3] {
+            let (got, shown) = run_from_file(cut, threads);
+            assert_eq!(got, expected, "{len} bytes on {threads} threads");
+            assert_eq!(shown, in_turn.0, "{len} bytes on {threads} threads");
+        }
+        // The objective was shown, held as OMMX holds it.
+        assert_eq!(in_turn.0.is_some(), len == bytes.len());
+    }
+}

@@ -52,6 +52,26 @@ pub fn read_exact_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<()> {
     file.read_exact(buf)
 }
 
+/// Reads what it can of `buf` from `file` at `pos` (as [`read_exact_at`],
+/// one read): how many bytes, 0 at the end of the file.
+#[cfg(unix)]
+pub fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, pos)
+}
+
+#[cfg(windows)]
+pub fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, pos)
+}
+
+#[cfg(not(any(unix, windows)))]
+pub fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = file;
+    file.seek(SeekFrom::Start(pos))?;
+    file.read(buf)
+}
+
 /// Appends `len` bytes of `file` at `pos` to `out`.
 pub fn append_at(file: &File, out: &mut Vec<u8>, pos: u64, len: usize) -> io::Result<()> {
     let old = out.len();
