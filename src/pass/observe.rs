@@ -5,8 +5,8 @@
 //! ([`EntityObserver::ommx30_cost`]). When the stream is decoded on several
 //! threads this runs on a thread of its own, behind the checks
 //! (`pipeline.rs`); an error found by the checks ends the pass all the same,
-//! and an observer shown an instance that is refused is never asked for
-//! what it found.
+//! and what an observer was shown of a refused instance is forgotten
+//! ([`EntityObserver::abandon`]) or thrown away with it.
 
 use super::compare::Comparing;
 use super::item::{Batch, Item};

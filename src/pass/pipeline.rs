@@ -1,8 +1,11 @@
-//! The pass's threads. A regular file is framed, decoded and checked on
-//! every thread ([`super::ranges`]); a stream (gzip, stdin, an archive's
-//! entry) is framed in batches taken in turn, decoded in parallel and
-//! handed back in stream order to the checking side; an instance on one
-//! thread is all of that in turn.
+//! The pass's threads. A regular file whose entities no analysis looks at
+//! is framed, decoded and checked on every thread ([`super::ranges`]); a
+//! stream (gzip, stdin, an archive's entry), or a regular file whose
+//! entities an analysis looks at, is framed in batches taken in turn,
+//! decoded in parallel and handed back in stream order to the checking
+//! side, which hands each checked batch on to the observing side (a thread
+//! of its own) and that one back to the thread that decoded it, to be
+//! freed; an instance on one thread is all of that in turn.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -54,9 +57,9 @@ fn decoding_threads(total: Option<u64>, settings: &Settings) -> usize {
 ///
 /// With several threads, each takes the next batch of encoded elements in
 /// turn, decodes, normalizes and visits it into an aggregate of its own; the
-/// calling thread checks the entities in stream order (ids, references) and
-/// shows them to the observer, so the result and the error reported are
-/// those of a sequential run. Leaf sums do not depend on the order they are
+/// calling thread checks the entities in stream order (ids, references),
+/// and another thread shows them to the observer in the same order, so the
+/// result and the error reported are those of a sequential run. Leaf sums do not depend on the order they are
 /// added in, and every output sorts, so merging the per-thread aggregates at
 /// the end changes no output byte.
 pub fn profile_instance<R: Read + Send, O: EntityObserver + ?Sized>(
@@ -246,14 +249,14 @@ struct Framer<'f, R> {
 /// showing threads are the pass's busiest), or, for a batch made where it
 /// is checked, nowhere. A batch holding a large element is freed where it
 /// is, before the right to decode another ([`LargeToken`]) is given up.
-pub(super) struct Home {
+struct Home {
     back: Option<mpsc::Sender<Batch>>,
     large: Option<LargeToken>,
 }
 
 impl Home {
     /// A batch made on the thread that checks it.
-    pub(super) fn here() -> Self {
+    fn here() -> Self {
         Self {
             back: None,
             large: None,
@@ -262,7 +265,7 @@ impl Home {
 
     /// A batch made on the decoding thread that takes it back on `back`,
     /// holding the right to a large element when it has one.
-    pub(super) fn on(back: mpsc::Sender<Batch>, large: Option<LargeToken>) -> Self {
+    fn on(back: mpsc::Sender<Batch>, large: Option<LargeToken>) -> Self {
         Self {
             back: Some(back),
             large,
@@ -271,7 +274,7 @@ impl Home {
 
     /// Hands a batch back to be freed (here, when it is large or its
     /// thread has stopped).
-    pub(super) fn retire(self, batch: Batch) {
+    fn retire(self, batch: Batch) {
         match (self.back, self.large) {
             (Some(back), None) => drop(back.send(batch)),
             (_, large) => {

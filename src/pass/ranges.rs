@@ -28,6 +28,10 @@
 //!
 //! Memory: each thread holds its chunk, the element crossing its end and
 //! one batch of decoded elements.
+//!
+//! A regular file whose entities an analysis looks at is read in turn
+//! instead (`pipeline.rs`), but with positioned reads too ([`FileAt`]), a
+//! long element on every thread.
 
 use std::fs::File;
 use std::io::{self, Read};
