@@ -24,6 +24,9 @@ pub(super) struct Observing<'a, O: ?Sized> {
     pub(super) observer: &'a mut O,
     /// For the family frames of an entity converted to 3.0's accounting.
     pub(super) group_by: GroupBy,
+    /// Empty between entities: its frames' room is kept from one walk to
+    /// the next.
+    pub(super) path: Path,
 }
 
 impl<O: EntityObserver + ?Sized> Observing<'_, O> {
@@ -73,7 +76,7 @@ impl<O: EntityObserver + ?Sized> Observing<'_, O> {
                 observer.entity(&EntityView::ommx30(&entity, None), *cost);
                 if let Some(mut leaves) = observer.entity_leaves() {
                     let family = (self.group_by == GroupBy::Name).then(|| entity.family());
-                    entity.visit_under(&mut Path::new(), family, &mut leaves);
+                    entity.visit_under(&mut self.path, family, &mut leaves);
                 }
             }
             // Counted on the wire, or kept by the checks: nothing to show.

@@ -25,7 +25,7 @@ use super::validate::check_stream;
 use super::EntityObserver;
 use crate::pass::InstanceError;
 use crate::profile::family::GroupBy;
-use crate::profile::Aggregate;
+use crate::profile::{Aggregate, Path};
 use crate::profiled::InstanceCounts;
 use crate::trace::{self, Phase};
 use crate::wire::FieldReader;
@@ -285,9 +285,9 @@ impl Home {
     }
 }
 
-/// A decoded batch, its number in the stream, the right it holds to a
-/// large element, and the decoding thread it goes back to.
-type Numbered = (u64, Batch, Option<LargeToken>, usize);
+/// A decoded batch, its number in the stream, and where it goes once
+/// checked and shown.
+type Numbered = (u64, Batch, Home);
 
 /// A stream on several threads: each frames the next batch in turn and
 /// decodes it into accounts of its own; the calling thread checks the
@@ -322,15 +322,12 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<Numbered>(in_flight);
         let framer = &framer;
-        let mut homes = Vec::with_capacity(threads);
         let workers: Vec<_> = worker_accounts
             .into_iter()
-            .enumerate()
-            .map(|(home, local)| {
+            .map(|local| {
                 let tx = tx.clone();
-                let (back_tx, back) = mpsc::channel::<Batch>();
-                homes.push(back_tx);
-                let decoder = Decoder { home, tx, back };
+                let (home, back) = mpsc::channel::<Batch>();
+                let decoder = Decoder { tx, home, back };
                 scope.spawn(move || frame_and_decode(framer, spooling, local, decoder))
             })
             .collect();
@@ -340,7 +337,6 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
             pending: BTreeMap::new(),
             next: 0,
             tickets: ticket_tx,
-            homes,
         };
         let result = consume(
             in_order,
@@ -365,11 +361,11 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
     })
 }
 
-/// A decoding thread's ends of the channels: its number, where its
-/// batches go, and where they come back once checked, to be freed.
+/// A decoding thread's ends of the channels: where its batches go, and
+/// both ends of the one where they come back once checked, to be freed.
 struct Decoder {
-    home: usize,
     tx: mpsc::SyncSender<Numbered>,
+    home: mpsc::Sender<Batch>,
     back: mpsc::Receiver<Batch>,
 }
 
@@ -383,7 +379,7 @@ fn frame_and_decode<R: Read>(
     mut local: Accounts,
     decoder: Decoder,
 ) -> Accounts {
-    let Decoder { home, tx, back } = decoder;
+    let Decoder { tx, home, back } = decoder;
     let mut raw = spooling.batch();
     loop {
         back.try_iter().for_each(drop);
@@ -402,7 +398,10 @@ fn frame_and_decode<R: Read>(
         };
         let batch = decode_batch(&mut raw, &mut local);
         // A closed channel: the checking side stopped on an error.
-        if tx.send((seq, batch, large, home)).is_err() {
+        if tx
+            .send((seq, batch, Home::on(home.clone(), large)))
+            .is_err()
+        {
             break;
         }
     }
@@ -417,11 +416,9 @@ fn frame_and_decode<R: Read>(
 /// once it is checked, shown and freed.
 struct InOrder<I> {
     received: I,
-    pending: BTreeMap<u64, (Batch, Option<LargeToken>, usize)>,
+    pending: BTreeMap<u64, (Batch, Home)>,
     next: u64,
     tickets: mpsc::SyncSender<()>,
-    /// Where each decoding thread takes its checked batches back.
-    homes: Vec<mpsc::Sender<Batch>>,
 }
 
 impl<I: Iterator<Item = Numbered>> Iterator for InOrder<I> {
@@ -429,14 +426,14 @@ impl<I: Iterator<Item = Numbered>> Iterator for InOrder<I> {
 
     fn next(&mut self) -> Option<(Batch, Home)> {
         loop {
-            if let Some((batch, large, home)) = self.pending.remove(&self.next) {
+            if let Some(taken) = self.pending.remove(&self.next) {
                 self.next += 1;
                 // Sending fails only once every worker has stopped.
                 let _ = self.tickets.send(());
-                return Some((batch, Home::on(self.homes[home].clone(), large)));
+                return Some(taken);
             }
-            let (seq, batch, token, home) = self.received.next()?;
-            self.pending.insert(seq, (batch, token, home));
+            let (seq, batch, home) = self.received.next()?;
+            self.pending.insert(seq, (batch, home));
         }
     }
 }
@@ -463,6 +460,7 @@ fn consume<O: EntityObserver + ?Sized>(
         compare: compare.as_deref_mut(),
         observer: &mut *observer,
         group_by,
+        path: Path::new(),
     };
     let checked = if apart {
         std::thread::scope(|scope| {

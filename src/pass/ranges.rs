@@ -122,30 +122,45 @@ impl FileAt<'_> {
             return Ok(false);
         }
         let _span = trace::span(Phase::Read);
-        let piece = buf.len().div_ceil(self.threads.max(1)).max(1);
-        let (file, from) = (self.source.file, self.pos);
-        std::thread::scope(|scope| {
-            let reads: Vec<_> = buf
-                .chunks_mut(piece)
-                .enumerate()
-                .map(|(i, part)| {
-                    let pos = from + (i * piece) as u64;
-                    scope.spawn(move || {
-                        part.fill(MaybeUninit::new(0));
-                        // SAFETY: every byte of `part` was written just above.
-                        let part = unsafe { &mut *(part as *mut [MaybeUninit<u8>] as *mut [u8]) };
-                        read_exact_at(file, part, pos)
-                    })
-                })
-                .collect();
-            reads
-                .into_iter()
-                .try_for_each(|r| r.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-        })?;
+        read_spread(self.source.file, buf, self.pos, self.threads, read_fresh)?;
         self.pos += len;
         (self.source.progress)(len);
         Ok(true)
     }
+}
+
+/// Reads `buf` from `file` at `pos`, a share of it on each of `threads`
+/// threads, each share with `read`.
+fn read_spread<T: Send>(
+    file: &File,
+    buf: &mut [T],
+    pos: u64,
+    threads: usize,
+    read: fn(&File, &mut [T], u64) -> io::Result<()>,
+) -> io::Result<()> {
+    let piece = buf.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        let reads: Vec<_> = buf
+            .chunks_mut(piece)
+            .enumerate()
+            .map(|(i, part)| {
+                let at = pos + (i * piece) as u64;
+                scope.spawn(move || read(file, part, at))
+            })
+            .collect();
+        reads
+            .into_iter()
+            .try_for_each(|r| r.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    })
+}
+
+/// [`read_exact_at`] into bytes not written yet: written first (the thread
+/// reading faults their pages in), then read into.
+fn read_fresh(file: &File, part: &mut [MaybeUninit<u8>], pos: u64) -> io::Result<()> {
+    part.fill(MaybeUninit::new(0));
+    // SAFETY: every byte of `part` was written just above.
+    let part = unsafe { &mut *(part as *mut [MaybeUninit<u8>] as *mut [u8]) };
+    read_exact_at(file, part, pos)
 }
 
 /// Bytes per chunk (`pass::Settings::chunk_bytes` moves it; tests set it low, so that small instances span many
@@ -382,22 +397,14 @@ impl<'a> Plan<'a> {
             let mut grown = vec![0u8; old + len];
             grown[..old].copy_from_slice(out);
             *out = grown;
-            let piece = len.div_ceil(self.threads);
-            let file = self.source.file;
             let from = self.source.start + at;
-            std::thread::scope(|scope| {
-                let reads: Vec<_> = out[old..]
-                    .chunks_mut(piece)
-                    .enumerate()
-                    .map(|(i, part)| {
-                        let pos = from + (i * piece) as u64;
-                        scope.spawn(move || read_exact_at(file, part, pos))
-                    })
-                    .collect();
-                reads
-                    .into_iter()
-                    .try_for_each(|r| r.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            })
+            read_spread(
+                self.source.file,
+                &mut out[old..],
+                from,
+                self.threads,
+                read_exact_at,
+            )
             .map_err(|_| Recheck)?;
         } else {
             out.try_reserve_exact(len).map_err(|_| Recheck)?;
