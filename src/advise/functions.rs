@@ -13,7 +13,6 @@
 //! significant bits, so `2x + 4y` and `x + 2y` match; exact equality uses the
 //! coefficients' bits. Only one entry per distinct function is kept.
 
-use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::json;
@@ -23,6 +22,7 @@ use crate::ids::BuildIdHasher;
 use crate::model::elsewhere::{CSR_COEFFICIENT, CSR_ID, CSR_ROW, SHARE_HANDLE};
 use crate::model::function::{Shape, Variant};
 use crate::model::{labels, Constraint, FileWaste, Function};
+use crate::pages::HugeTables;
 use crate::pass::{NamedFunction, Singular};
 use crate::units::{count, exact, thousands};
 mod shape;
@@ -160,8 +160,13 @@ impl Tally {
     }
 }
 
-/// How many groups a block of [`Groups`] holds.
-const GROUP_BLOCK: usize = 4096;
+/// How many groups the first block of [`Groups`] holds: an instance with
+/// fewer rows keeps its groups in the global allocator's memory.
+const FIRST_BLOCK: usize = 4096;
+
+/// How many groups each later block holds: as many as fill a huge page
+/// ([`HugeTables`]).
+const HUGE_BLOCK: usize = (2 << 20) / std::mem::size_of::<Group>();
 
 /// The groups of functions equal up to a scalar factor, in the order their
 /// first members came, in blocks that never move; found by an index from
@@ -173,13 +178,18 @@ const GROUP_BLOCK: usize = 4096;
 /// many groups as rows. Kept in one table, every growth wrote a table of
 /// twice their size into fresh memory (on a 200k-row LP, a sixth of
 /// `advise`'s time); here only the index grows that way, at a fifth of
-/// the size, and the groups are written once.
+/// the size, and the groups are written once. Past the first block both
+/// are in huge pages.
 #[derive(Debug, Default, Clone)]
 struct Groups {
-    index: HashMap<u64, u64, BuildIdHasher>,
+    index: hashbrown::HashMap<u64, u64, BuildIdHasher, HugeTables>,
     clashes: HashMap<u128, u64, BuildIdHasher>,
-    blocks: Vec<Vec<Group>>,
+    blocks: Vec<HugeVec<Group>>,
+    /// How many groups there are.
+    len: u64,
 }
+
+type HugeVec<T> = allocator_api2::vec::Vec<T, HugeTables>;
 
 impl Groups {
     /// The group of fingerprint `key`, made by `make` if there is none.
@@ -188,42 +198,48 @@ impl Groups {
             index,
             clashes,
             blocks,
+            len,
         } = self;
-        let place = |blocks: &[Vec<Group>]| {
-            let full = blocks.len().saturating_sub(1) * GROUP_BLOCK;
-            (full + blocks.last().map_or(0, Vec::len)) as u64
-        };
         let at = match index.entry(key as u64) {
-            Entry::Occupied(o) if Self::at(blocks, *o.get()).key == key => *o.get(),
-            Entry::Occupied(_) => match clashes.entry(key) {
-                Entry::Occupied(o) => *o.get(),
-                Entry::Vacant(v) => *v.insert(place(blocks)),
-            },
-            Entry::Vacant(v) => *v.insert(place(blocks)),
+            hashbrown::hash_map::Entry::Occupied(o) if Self::at(blocks, *o.get()).key == key => {
+                *o.get()
+            }
+            hashbrown::hash_map::Entry::Occupied(_) => *clashes.entry(key).or_insert(*len),
+            hashbrown::hash_map::Entry::Vacant(v) => *v.insert(*len),
         };
-        if at == place(blocks) {
-            if blocks.last().is_none_or(|b| b.len() == GROUP_BLOCK) {
-                blocks.push(Vec::with_capacity(GROUP_BLOCK));
+        if at == *len {
+            if blocks.last().is_none_or(|b| b.len() == b.capacity()) {
+                let size = if blocks.is_empty() {
+                    FIRST_BLOCK
+                } else {
+                    HUGE_BLOCK
+                };
+                blocks.push(HugeVec::with_capacity_in(size, HugeTables));
             }
             let block = blocks.last_mut().expect("a block with room");
             block.push(make());
+            *len += 1;
         }
         let (block, offset) = Self::split(at);
         &mut blocks[block][offset]
     }
 
+    /// The block and the place in it of the group at `at`.
     fn split(at: u64) -> (usize, usize) {
         let at = at as usize;
-        (at / GROUP_BLOCK, at % GROUP_BLOCK)
+        match at.checked_sub(FIRST_BLOCK) {
+            None => (0, at),
+            Some(later) => (1 + later / HUGE_BLOCK, later % HUGE_BLOCK),
+        }
     }
 
-    fn at(blocks: &[Vec<Group>], at: u64) -> &Group {
+    fn at(blocks: &[HugeVec<Group>], at: u64) -> &Group {
         let (block, offset) = Self::split(at);
         &blocks[block][offset]
     }
 
     fn values(&self) -> impl Iterator<Item = &Group> {
-        self.blocks.iter().flatten()
+        self.blocks.iter().flat_map(|b| b.iter())
     }
 }
 
@@ -699,7 +715,7 @@ mod tests {
     #[test]
     fn groups_tell_fingerprints_apart_by_both_halves_across_blocks() {
         let mut groups = Groups::default();
-        let rows = 2 * GROUP_BLOCK as u64 + 3;
+        let rows = (FIRST_BLOCK + HUGE_BLOCK + 3) as u64;
         // Every key's low half is another's: each pair clashes in the index.
         let key = |row: u64| (u128::from(row % 2) << 64) | u128::from(row / 2);
         for row in 0..rows {
