@@ -5,9 +5,10 @@
 use std::process::ExitCode;
 
 // Decoding allocates and frees millions of small vectors and strings;
-// mimalloc does that markedly faster than the system allocator.
+// mimalloc does that markedly faster than the system allocator (with huge
+// pages where the decoding threads build entities: `api::Allocator`).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: memprof::api::Allocator = memprof::api::Allocator;
 
 fn main() -> ExitCode {
     memprof::pages::only_where_asked();

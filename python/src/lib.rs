@@ -35,7 +35,7 @@ use memprof::render::{self, Document, Format, ProfileView, ViewOptions};
 // As in the binary: decoding allocates and frees many small values, which
 // mimalloc does markedly faster. Only Rust's allocations use it.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: memprof::api::Allocator = memprof::api::Allocator;
 
 /// Runs `work`, mapping an error to `ValueError` (its one-line reason) and a
 /// panic to `RuntimeError`.

@@ -45,6 +45,8 @@ pub use crate::input::archive::HandedLayer;
 pub use crate::input::{Input, Limits};
 pub use crate::model::EntityKind;
 pub use crate::names::{from_name, Named};
+/// The global allocator every surface installs (see [`crate::pages::Allocator`]).
+pub use crate::pages::Allocator;
 pub use crate::profile::family::GroupBy;
 pub use crate::profiled::files::{FileRun, FileSummary};
 pub use crate::profiled::{Account, Accounting, Loaded, Profile, ProfiledInput, Schema};

@@ -23,6 +23,7 @@ use super::ranges::{self, FileAt, InFile};
 use super::settings::Settings;
 use super::validate::check_stream;
 use super::EntityObserver;
+use crate::pages;
 use crate::pass::InstanceError;
 use crate::profile::family::GroupBy;
 use crate::profile::{Aggregate, Path};
@@ -309,6 +310,7 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
             .expect("the channel has room for every ticket");
     }
     let group_by = accounts.group_by;
+    let builds = observer.sees_entities();
     let finish = Finish::new(accounts, threads);
     let worker_accounts: Vec<_> = (0..threads).map(|_| accounts.for_worker()).collect();
     let framer = Mutex::new(Framer {
@@ -328,7 +330,13 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
                 let tx = tx.clone();
                 let (home, back) = mpsc::channel::<Batch>();
                 let decoder = Decoder { tx, home, back };
-                scope.spawn(move || frame_and_decode(framer, spooling, local, decoder))
+                scope.spawn(move || match builds {
+                    // The entities' memory goes round in huge pages.
+                    true => pages::entities_on_huge_pages(|| {
+                        frame_and_decode(framer, spooling, local, decoder)
+                    }),
+                    false => frame_and_decode(framer, spooling, local, decoder),
+                })
             })
             .collect();
         drop(tx);
