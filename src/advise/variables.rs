@@ -7,13 +7,18 @@
 //! consecutive ids and the same costs and name length, as instances write
 //! them, share one run here; the names lie one after another in one string.
 //! A run is never larger than a record was, so no instance costs more.
+//! Both grow with the instance, in huge pages once large ([`HugeTables`]).
+
+use crate::pages::HugeTables;
+
+type HugeVec<T> = allocator_api2::vec::Vec<T, HugeTables>;
 
 /// The variables shown, in the order shown.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct Variables {
-    runs: Vec<Run>,
-    /// The names, one after another.
-    names: String,
+    runs: HugeVec<Run>,
+    /// The names, one after another (each pushed whole from a `str`).
+    names: HugeVec<u8>,
     /// The lengths of the names [`LONG`] stands for, in order.
     long: Vec<u64>,
     /// How many variables the runs hold.
@@ -48,14 +53,27 @@ pub struct Variable<'a> {
     pub content: u64,
     /// Where its name lies in `names`, if it has one.
     name: Option<(usize, usize)>,
-    names: &'a str,
+    names: &'a [u8],
 }
 
 impl<'a> Variable<'a> {
     /// Its name, as it was given (looked up only when asked: most
     /// variables' names are never shown).
     pub fn name(&self) -> Option<&'a str> {
-        self.name.map(|(start, end)| &self.names[start..end])
+        self.name.map(|(start, end)| {
+            std::str::from_utf8(&self.names[start..end]).expect("a name pushed whole from a str")
+        })
+    }
+}
+
+impl Default for Variables {
+    fn default() -> Self {
+        Self {
+            runs: HugeVec::new_in(HugeTables),
+            names: HugeVec::new_in(HugeTables),
+            long: Vec::new(),
+            count: 0,
+        }
     }
 }
 
@@ -67,7 +85,7 @@ impl Variables {
         let name_len = match name {
             None => NO_NAME,
             Some(name) => {
-                self.names.push_str(name);
+                self.names.extend_from_slice(name.as_bytes());
                 match u32::try_from(name.len()) {
                     Ok(len) if len < LONG => len,
                     _ => {

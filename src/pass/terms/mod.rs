@@ -445,6 +445,8 @@ pub fn normalize_arm(
             // A term takes 12 bytes or more on the wire.
             let bytes: usize = pieces.iter().map(|p| p.len()).sum();
             let mut terms = Vec::with_capacity(bytes / 12);
+            // A large objective's: in huge pages, when they are to be had.
+            crate::pages::prefer_huge(&terms);
             match linear_terms(pieces, |id, c| terms.push((id, c)))? {
                 Err(e) => Err(e),
                 Ok((constant, n)) => finite(constant, "constant").map(|constant| {
