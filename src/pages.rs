@@ -198,8 +198,9 @@ mod huge {
 /// memory. Counting on the wire (`inspect`) allocates little there, and
 /// keeps the heap as it was.
 ///
-/// Blocks are freed by mimalloc wherever they were allocated. When the
-/// arena is full, or could not be made, the thread allocates as any other.
+/// Blocks are freed by mimalloc wherever they were allocated. A thread
+/// that finds the arena full (64 MiB: many threads at once), or the arena
+/// not made, allocates as any other from then on.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Allocator;
 
@@ -216,6 +217,7 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
             if !p.is_null() {
                 return p;
             }
+            entity_heap::full();
         }
         // SAFETY: the caller's layout, as given.
         unsafe { mimalloc::MiMalloc.alloc(layout) }
@@ -230,6 +232,7 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
             if !p.is_null() {
                 return p;
             }
+            entity_heap::full();
         }
         // SAFETY: the caller's layout, as given.
         unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
@@ -251,6 +254,7 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
             if !p.is_null() {
                 return p;
             }
+            entity_heap::full();
         }
         // SAFETY: the caller's block and layout, as given.
         unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) }
@@ -301,9 +305,12 @@ mod entity_heap {
     /// layout asking for more allocates as on any other thread.
     const ALIGNED: usize = 16;
 
-    /// The arena's address space, reserved (not committed): the memory
-    /// used is what is touched.
-    const ARENA: usize = 1 << 30;
+    /// The arena's size, reserved (not committed: the memory used is what
+    /// is touched), and the most memory the heap holds. Two decoding
+    /// threads' batches go round in about 20 MiB of it; sixteen would take
+    /// some 200 MiB in huge pages, where they took 110 MiB in small ones,
+    /// so the threads that find it full go on as any other.
+    const ARENA: usize = 64 << 20;
 
     thread_local! {
         /// This thread's part of the heap (mimalloc's `theap`), while it
@@ -346,6 +353,14 @@ mod entity_heap {
         // `try_with`: a thread being torn down allocates as any other.
         let theap = THEAP.try_with(Cell::get).ok()?;
         (!theap.is_null()).then_some(theap)
+    }
+
+    /// The heap had no room for a block: this thread allocates as any
+    /// other from now on (until it leaves and enters again), rather than
+    /// ask it again for every block.
+    #[cold]
+    pub(super) fn full() {
+        let _ = THEAP.try_with(|t| t.set(std::ptr::null_mut()));
     }
 
     /// This thread in the heap until dropped.
@@ -502,5 +517,25 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn a_thread_that_finds_the_heap_full_allocates_as_any_other() {
+        use std::alloc::{GlobalAlloc, Layout};
+        let a = Allocator;
+        // Larger than the whole arena: given elsewhere, and the thread
+        // stops asking the heap.
+        let large = Layout::from_size_align(80 * MIB, 8).unwrap();
+        let small = Layout::from_size_align(24, 8).unwrap();
+        entities_on_huge_pages(|| unsafe {
+            assert!(entity_heap::here(small).is_some());
+            let p = a.alloc(large);
+            assert!(!p.is_null());
+            p.write_bytes(1, 80 * MIB);
+            assert!(entity_heap::here(small).is_none(), "full: left");
+            a.dealloc(p, large);
+        });
+        // Entering again asks again.
+        entities_on_huge_pages(|| assert!(entity_heap::here(small).is_some()));
     }
 }
