@@ -200,7 +200,8 @@ mod huge {
 ///
 /// Blocks are freed by mimalloc wherever they were allocated. A thread
 /// that finds the arena full (64 MiB: many threads at once), or the arena
-/// not made, allocates as any other from then on.
+/// not made, allocates as any other from then on; a block of 1 MiB or more
+/// that finds no room (a large element's) is given elsewhere alone.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Allocator;
 
@@ -217,7 +218,7 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
             if !p.is_null() {
                 return p;
             }
-            entity_heap::full();
+            entity_heap::no_room(layout.size());
         }
         // SAFETY: the caller's layout, as given.
         unsafe { mimalloc::MiMalloc.alloc(layout) }
@@ -232,7 +233,7 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
             if !p.is_null() {
                 return p;
             }
-            entity_heap::full();
+            entity_heap::no_room(layout.size());
         }
         // SAFETY: the caller's layout, as given.
         unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
@@ -254,7 +255,7 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
             if !p.is_null() {
                 return p;
             }
-            entity_heap::full();
+            entity_heap::no_room(new_size);
         }
         // SAFETY: the caller's block and layout, as given.
         unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) }
@@ -355,12 +356,19 @@ mod entity_heap {
         (!theap.is_null()).then_some(theap)
     }
 
-    /// The heap had no room for a block: this thread allocates as any
-    /// other from now on (until it leaves and enters again), rather than
-    /// ask it again for every block.
+    /// Blocks this large that find no room are given elsewhere, and the
+    /// thread stays: a large element's buffer may not fit where its batches
+    /// still do.
+    const LARGE: usize = 1 << 20;
+
+    /// The heap had no room for a block of `size`: below [`LARGE`], it is
+    /// full, and this thread allocates as any other from now on (until it
+    /// leaves and enters again), rather than ask it again for every block.
     #[cold]
-    pub(super) fn full() {
-        let _ = THEAP.try_with(|t| t.set(std::ptr::null_mut()));
+    pub(super) fn no_room(size: usize) {
+        if size < LARGE {
+            let _ = THEAP.try_with(|t| t.set(std::ptr::null_mut()));
+        }
     }
 
     /// This thread in the heap until dropped.
@@ -524,16 +532,24 @@ mod tests {
         use std::alloc::{GlobalAlloc, Layout};
         let a = Allocator;
         // Larger than the whole arena: given elsewhere, and the thread
-        // stops asking the heap.
+        // stays. Then filled with small blocks: the thread leaves.
         let large = Layout::from_size_align(80 * MIB, 8).unwrap();
         let small = Layout::from_size_align(24, 8).unwrap();
+        let block = Layout::from_size_align(64 << 10, 8).unwrap();
         entities_on_huge_pages(|| unsafe {
             assert!(entity_heap::here(small).is_some());
             let p = a.alloc(large);
             assert!(!p.is_null());
             p.write_bytes(1, 80 * MIB);
-            assert!(entity_heap::here(small).is_none(), "full: left");
+            assert!(entity_heap::here(small).is_some(), "a large block: stays");
             a.dealloc(p, large);
+            let mut blocks = Vec::new();
+            while entity_heap::here(small).is_some() {
+                blocks.push(a.alloc(block));
+                assert!(blocks.len() < 2048, "a 64 MiB arena fills");
+            }
+            assert!(blocks.iter().all(|b| !b.is_null()));
+            blocks.into_iter().for_each(|b| a.dealloc(b, block));
         });
         // Entering again asks again.
         entities_on_huge_pages(|| assert!(entity_heap::here(small).is_some()));
