@@ -13,8 +13,7 @@
 //! remain ([`Allocator`]).
 
 /// A huge page.
-#[cfg(target_os = "linux")]
-const HUGE_PAGE: usize = 2 << 20;
+pub const HUGE_PAGE: usize = 2 << 20;
 
 /// Asks the kernel to back the whole 2 MiB pages inside `buf`'s allocation
 /// with huge pages, before they are first written: call it right after
@@ -82,11 +81,11 @@ pub fn only_where_asked() {
 const TABLE_HUGE_FROM: usize = HUGE_PAGE / 2;
 
 /// The allocator of the few tables that grow with an instance's rows, one
-/// entry or more per row, and are written all over (the advice's groups of
-/// identical functions and their index): an allocation of 1 MiB or more
-/// gets an anonymous mapping of its own, whole 2 MiB pages aligned as
-/// such and advised huge, so that its memory is first touched 2 MiB at a time; anything
-/// smaller goes to the global allocator.
+/// entry or more per row (the advice's groups of identical functions and
+/// their index, the unused-variables rule's runs): an allocation of 1 MiB
+/// or more gets an anonymous mapping of its own, whole 2 MiB pages aligned
+/// as such and advised huge, so that its memory is first touched 2 MiB at
+/// a time; anything smaller goes to the global allocator.
 ///
 /// Taken 4 KiB at a time, those tables' first touches were a third of the
 /// page faults of `advise` on a 200k-row LP, each dearer than the bytes it
@@ -95,6 +94,17 @@ const TABLE_HUGE_FROM: usize = HUGE_PAGE / 2;
 /// page with a huge one only while none of its 4 KiB pages is in use.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HugeTables;
+
+/// A vector in [`HugeTables`].
+pub type HugeVec<T> = allocator_api2::vec::Vec<T, HugeTables>;
+
+impl HugeTables {
+    /// Whether a block of `layout` has a mapping of its own.
+    #[cfg(target_os = "linux")]
+    fn maps(layout: std::alloc::Layout) -> bool {
+        layout.size() >= TABLE_HUGE_FROM && layout.align() <= HUGE_PAGE
+    }
+}
 
 // SAFETY: a block stays valid until it is deallocated, whatever becomes of
 // the allocator (it holds nothing), and its size alone says which of the
@@ -105,7 +115,7 @@ unsafe impl allocator_api2::alloc::Allocator for HugeTables {
         layout: std::alloc::Layout,
     ) -> Result<std::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
         #[cfg(target_os = "linux")]
-        if layout.size() >= TABLE_HUGE_FROM && layout.align() <= HUGE_PAGE {
+        if Self::maps(layout) {
             return huge::map(layout.size());
         }
         allocator_api2::alloc::Global.allocate(layout)
@@ -113,7 +123,7 @@ unsafe impl allocator_api2::alloc::Allocator for HugeTables {
 
     unsafe fn deallocate(&self, ptr: std::ptr::NonNull<u8>, layout: std::alloc::Layout) {
         #[cfg(target_os = "linux")]
-        if layout.size() >= TABLE_HUGE_FROM && layout.align() <= HUGE_PAGE {
+        if Self::maps(layout) {
             // SAFETY: `allocate` mapped it (the caller hands back a layout
             // this allocator gave, of the same size class).
             return unsafe { huge::unmap(ptr, layout.size()) };
@@ -194,7 +204,7 @@ mod huge {
 /// its batches go round, a 4 KiB page fault each time: on a 200k-row LP,
 /// two thirds of `advise`'s faults once the advice's tables had huge pages
 /// of their own ([`HugeTables`]). In the arena they are a few dozen: that
-/// `advise` took 0.88 of the time and `report` 0.85, for 10 MiB more peak
+/// `advise` and `report` took 0.87 of the time, for 10–13 MiB more peak
 /// memory. Counting on the wire (`inspect`) allocates little there, and
 /// keeps the heap as it was.
 ///
@@ -212,13 +222,8 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         #[cfg(target_os = "linux")]
-        if let Some(theap) = entity_heap::here(layout) {
-            // SAFETY: this thread's, for a layout of nonzero size.
-            let p = unsafe { entity_heap::malloc(theap, layout.size()) };
-            if !p.is_null() {
-                return p;
-            }
-            entity_heap::no_room(layout.size());
+        if let Some(p) = entity_heap::alloc(layout) {
+            return p;
         }
         // SAFETY: the caller's layout, as given.
         unsafe { mimalloc::MiMalloc.alloc(layout) }
@@ -227,13 +232,8 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
         #[cfg(target_os = "linux")]
-        if let Some(theap) = entity_heap::here(layout) {
-            // SAFETY: as in `alloc`.
-            let p = unsafe { entity_heap::zalloc(theap, layout.size()) };
-            if !p.is_null() {
-                return p;
-            }
-            entity_heap::no_room(layout.size());
+        if let Some(p) = entity_heap::zalloc(layout) {
+            return p;
         }
         // SAFETY: the caller's layout, as given.
         unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
@@ -248,14 +248,10 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
         #[cfg(target_os = "linux")]
-        if let Some(theap) = entity_heap::here(layout) {
-            // SAFETY: a block of mimalloc's, from either heap; on failure
-            // it is left as it was.
-            let p = unsafe { entity_heap::realloc(theap, ptr, new_size) };
-            if !p.is_null() {
-                return p;
-            }
-            entity_heap::no_room(new_size);
+        // SAFETY: the caller's block of mimalloc's, from either heap; left
+        // as it was when there is no room.
+        if let Some(p) = unsafe { entity_heap::realloc(ptr, layout, new_size) } {
+            return p;
         }
         // SAFETY: the caller's block and layout, as given.
         unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) }
@@ -344,16 +340,29 @@ mod entity_heap {
         made as *mut c_void
     }
 
-    /// This thread's part of the heap, for a block of `layout`, when the
-    /// thread is in [`super::entities_on_huge_pages`].
+    /// A block of `size` (for `layout`) made by `make` in this thread's
+    /// part of the heap, when the thread is in
+    /// [`super::entities_on_huge_pages`] and the heap has room.
     #[inline]
-    pub(super) fn here(layout: Layout) -> Option<*mut c_void> {
+    fn attempt(
+        layout: Layout,
+        size: usize,
+        make: impl FnOnce(*mut c_void) -> *mut u8,
+    ) -> Option<*mut u8> {
         if layout.align() > ALIGNED {
             return None;
         }
         // `try_with`: a thread being torn down allocates as any other.
         let theap = THEAP.try_with(Cell::get).ok()?;
-        (!theap.is_null()).then_some(theap)
+        if theap.is_null() {
+            return None;
+        }
+        let p = make(theap);
+        if p.is_null() {
+            no_room(size);
+            return None;
+        }
+        Some(p)
     }
 
     /// Blocks this large that find no room are given elsewhere, and the
@@ -365,10 +374,47 @@ mod entity_heap {
     /// full, and this thread allocates as any other from now on (until it
     /// leaves and enters again), rather than ask it again for every block.
     #[cold]
-    pub(super) fn no_room(size: usize) {
+    fn no_room(size: usize) {
         if size < LARGE {
             let _ = THEAP.try_with(|t| t.set(std::ptr::null_mut()));
         }
+    }
+
+    /// A block of `layout` in the heap (`layout` of nonzero size).
+    #[inline]
+    pub(super) fn alloc(layout: Layout) -> Option<*mut u8> {
+        // SAFETY: this thread's part of a heap of mimalloc's.
+        attempt(layout, layout.size(), |t| unsafe {
+            ffi::mi_theap_malloc(t, layout.size())
+        })
+    }
+
+    /// [`alloc`], zeroed.
+    #[inline]
+    pub(super) fn zalloc(layout: Layout) -> Option<*mut u8> {
+        // SAFETY: as in `alloc`.
+        attempt(layout, layout.size(), |t| unsafe {
+            ffi::mi_theap_zalloc(t, layout.size())
+        })
+    }
+
+    /// `p`, of `layout`, grown or shrunk to `size` in the heap; `None`
+    /// leaves it as it was.
+    ///
+    /// # Safety
+    /// `p` is a block of mimalloc's, of `layout`.
+    #[inline]
+    pub(super) unsafe fn realloc(p: *mut u8, layout: Layout, size: usize) -> Option<*mut u8> {
+        // SAFETY: the caller's block, in this thread's part of the heap.
+        attempt(layout, size, |t| unsafe {
+            ffi::mi_theap_realloc(t, p, size)
+        })
+    }
+
+    /// Whether this thread allocates in the heap now (blocks of `layout`).
+    #[cfg(test)]
+    pub(super) fn here(layout: Layout) -> bool {
+        layout.align() <= ALIGNED && !THEAP.with(Cell::get).is_null()
     }
 
     /// This thread in the heap until dropped.
@@ -395,30 +441,6 @@ mod entity_heap {
         fn drop(&mut self) {
             THEAP.with(|t| t.set(self.was));
         }
-    }
-
-    /// # Safety
-    /// `theap` is this thread's, from [`here`]; `size` is nonzero.
-    #[inline]
-    pub(super) unsafe fn malloc(theap: *mut c_void, size: usize) -> *mut u8 {
-        // SAFETY: the caller's promise.
-        unsafe { ffi::mi_theap_malloc(theap, size) }
-    }
-
-    /// # Safety
-    /// As [`malloc`].
-    #[inline]
-    pub(super) unsafe fn zalloc(theap: *mut c_void, size: usize) -> *mut u8 {
-        // SAFETY: the caller's promise.
-        unsafe { ffi::mi_theap_zalloc(theap, size) }
-    }
-
-    /// # Safety
-    /// As [`malloc`]; `p` is a block of mimalloc's.
-    #[inline]
-    pub(super) unsafe fn realloc(theap: *mut c_void, p: *mut u8, size: usize) -> *mut u8 {
-        // SAFETY: the caller's promise.
-        unsafe { ffi::mi_theap_realloc(theap, p, size) }
     }
 }
 
@@ -453,10 +475,9 @@ mod tests {
 
     #[test]
     fn large_tables_get_mappings_of_their_own_and_small_ones_do_not() {
-        type Huge<T> = allocator_api2::vec::Vec<T, HugeTables>;
-        let mut small: Huge<u64> = Huge::with_capacity_in(1000, HugeTables);
+        let mut small: HugeVec<u64> = HugeVec::with_capacity_in(1000, HugeTables);
         small.extend(0..1000);
-        let mut large: Huge<u64> = Huge::with_capacity_in(TABLE_HUGE_FROM / 8, HugeTables);
+        let mut large: HugeVec<u64> = HugeVec::with_capacity_in(TABLE_HUGE_FROM / 8, HugeTables);
         assert_eq!(large.as_ptr() as usize % HUGE_PAGE, 0);
         // Grown past its mapping: moved to a larger one, contents kept.
         large.extend(0..3 * MIB as u64 / 8 * 3);
@@ -484,19 +505,16 @@ mod tests {
         // A block of the default heap, grown on the huge-page heap.
         let before = unsafe { a.alloc(small) };
         unsafe { before.write_bytes(7, 24) };
-        assert!(entity_heap::here(small).is_none());
+        assert!(!entity_heap::here(small));
         let (grown, zeroed, aligned) = entities_on_huge_pages(|| unsafe {
-            assert!(entity_heap::here(small).is_some(), "the heap is made");
-            assert!(
-                entity_heap::here(wide).is_none(),
-                "wider blocks go elsewhere"
-            );
+            assert!(entity_heap::here(small), "the heap is made");
+            assert!(!entity_heap::here(wide), "wider blocks go elsewhere");
             let grown = a.realloc(before, small, 3 * MIB);
             let zeroed = a.alloc_zeroed(Layout::from_size_align(5000, 8).unwrap());
             let aligned = a.alloc(wide);
             (grown as usize, zeroed as usize, aligned as usize)
         });
-        assert!(entity_heap::here(small).is_none(), "left as it was");
+        assert!(!entity_heap::here(small), "left as it was");
         let (grown, zeroed, aligned) = (grown as *mut u8, zeroed as *mut u8, aligned as *mut u8);
         assert!(!grown.is_null() && !zeroed.is_null() && !aligned.is_null());
         assert_eq!(aligned as usize % 64, 0);
@@ -537,14 +555,14 @@ mod tests {
         let small = Layout::from_size_align(24, 8).unwrap();
         let block = Layout::from_size_align(64 << 10, 8).unwrap();
         entities_on_huge_pages(|| unsafe {
-            assert!(entity_heap::here(small).is_some());
+            assert!(entity_heap::here(small));
             let p = a.alloc(large);
             assert!(!p.is_null());
             p.write_bytes(1, 80 * MIB);
-            assert!(entity_heap::here(small).is_some(), "a large block: stays");
+            assert!(entity_heap::here(small), "a large block: stays");
             a.dealloc(p, large);
             let mut blocks = Vec::new();
-            while entity_heap::here(small).is_some() {
+            while entity_heap::here(small) {
                 blocks.push(a.alloc(block));
                 assert!(blocks.len() < 2048, "a 64 MiB arena fills");
             }
@@ -552,6 +570,6 @@ mod tests {
             blocks.into_iter().for_each(|b| a.dealloc(b, block));
         });
         // Entering again asks again.
-        entities_on_huge_pages(|| assert!(entity_heap::here(small).is_some()));
+        entities_on_huge_pages(|| assert!(entity_heap::here(small)));
     }
 }

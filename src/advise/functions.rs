@@ -22,7 +22,7 @@ use crate::ids::BuildIdHasher;
 use crate::model::elsewhere::{CSR_COEFFICIENT, CSR_ID, CSR_ROW, SHARE_HANDLE};
 use crate::model::function::{Shape, Variant};
 use crate::model::{labels, Constraint, FileWaste, Function};
-use crate::pages::HugeTables;
+use crate::pages::{HugeTables, HugeVec, HUGE_PAGE};
 use crate::pass::{NamedFunction, Singular};
 use crate::units::{count, exact, thousands};
 mod shape;
@@ -166,7 +166,7 @@ const FIRST_BLOCK: usize = 4096;
 
 /// How many groups each later block holds: as many as fill a huge page
 /// ([`HugeTables`]).
-const HUGE_BLOCK: usize = (2 << 20) / std::mem::size_of::<Group>();
+const HUGE_BLOCK: usize = HUGE_PAGE / std::mem::size_of::<Group>();
 
 /// The groups of functions equal up to a scalar factor, in the order their
 /// first members came, in blocks that never move; found by an index from
@@ -188,8 +188,6 @@ struct Groups {
     /// How many groups there are.
     len: u64,
 }
-
-type HugeVec<T> = allocator_api2::vec::Vec<T, HugeTables>;
 
 impl Groups {
     /// The group of fingerprint `key`, made by `make` if there is none.

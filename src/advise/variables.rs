@@ -9,9 +9,7 @@
 //! A run is never larger than a record was, so no instance costs more.
 //! Both grow with the instance, in huge pages once large ([`HugeTables`]).
 
-use crate::pages::HugeTables;
-
-type HugeVec<T> = allocator_api2::vec::Vec<T, HugeTables>;
+use crate::pages::{HugeTables, HugeVec};
 
 /// The variables shown, in the order shown.
 #[derive(Debug, Clone)]

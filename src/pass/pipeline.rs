@@ -330,12 +330,14 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
                 let tx = tx.clone();
                 let (home, back) = mpsc::channel::<Batch>();
                 let decoder = Decoder { tx, home, back };
-                scope.spawn(move || match builds {
-                    // The entities' memory goes round in huge pages.
-                    true => pages::entities_on_huge_pages(|| {
-                        frame_and_decode(framer, spooling, local, decoder)
-                    }),
-                    false => frame_and_decode(framer, spooling, local, decoder),
+                scope.spawn(move || {
+                    let decode = || frame_and_decode(framer, spooling, local, decoder);
+                    // The entities built go round in huge pages.
+                    if builds {
+                        pages::entities_on_huge_pages(decode)
+                    } else {
+                        decode()
+                    }
                 })
             })
             .collect();
