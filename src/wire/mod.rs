@@ -7,7 +7,10 @@
 //! - [`stream::FieldReader`]: the top level of an instance streamed from any
 //!   `Read`, no length trusted before its bytes arrive;
 //! - [`file::FileFields`] and [`file::Window`]: a message copied to a
-//!   temporary file, read a window at a time.
+//!   temporary file, read a window at a time;
+//!
+//! and one reading of the record most read, a linear term as writers emit
+//! it ([`term::common_term`]).
 //!
 //! [`fields`] is the one table of OMMX's field numbers; everything that
 //! reads or writes a field by its number names it from there.
@@ -18,6 +21,7 @@ pub mod index;
 pub mod packed;
 pub mod slice;
 pub mod stream;
+pub mod term;
 mod varint;
 
 pub use slice::{Fields, Unsupported, Value, Wire};

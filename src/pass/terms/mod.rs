@@ -38,7 +38,8 @@ pub use count::{count, count_bounded, growths};
 use crate::wire::fields::{constraint, function, linear, linear_term, monomial, quadratic};
 use crate::wire::packed::{count_checked_on, count_varints, count_varints_on, doubles, Varints};
 use crate::wire::slice::varint;
-use crate::wire::{tag, Fields, Value, Wire, WireType};
+use crate::wire::term::{common_term, CommonTerm, COEFFICIENT_KEY, ID_KEY, TERM_KEY};
+use crate::wire::{Fields, Value, Wire};
 
 /// The arm a function ends with, as the pieces of its sub-message (their
 /// concatenation is the message prost would merge).
@@ -134,8 +135,14 @@ fn linear_walk(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(Option
     for piece in pieces {
         let mut fields = Fields::new(piece);
         loop {
-            while let Some((id, coefficient, next)) = common_term(piece, fields.pos) {
-                fields.pos = next;
+            while let Some(CommonTerm {
+                id,
+                coefficient,
+                end,
+                ..
+            }) = common_term(piece, fields.pos)
+            {
+                fields.pos = end;
                 term(id, coefficient);
                 terms += 1;
             }
@@ -175,35 +182,6 @@ fn linear_walk(pieces: &[&[u8]], mut term: impl FnMut(u64, f64)) -> Wire<(Option
 
 /// `Polynomial.terms` (the submodule `polynomial` holds the merge).
 const POLYNOMIAL_TERMS: u32 = crate::wire::fields::polynomial::TERMS;
-
-/// The one-byte keys of a linear part's term record and of a term's fields,
-/// as writers emit them.
-pub(super) const TERM_KEY: u8 = tag(linear::TERMS, WireType::Len);
-const ID_KEY: u8 = tag(linear_term::ID, WireType::Varint);
-const COEFFICIENT_KEY: u8 = tag(linear_term::COEFFICIENT, WireType::Fixed64);
-
-/// The term record at `pos` as every writer emits it, with its end: its
-/// key, a one-byte length, the id (its key, a varint), the coefficient (its
-/// key, eight bytes), nothing else. `None` for anything else, which the
-/// general reader then reads.
-#[inline(always)]
-fn common_term(piece: &[u8], pos: usize) -> Option<(u64, f64, usize)> {
-    let rest = piece.get(pos..)?;
-    if rest.len() < 12 || rest[0] != TERM_KEY || rest[2] != ID_KEY {
-        return None;
-    }
-    let end = 2 + usize::from(rest[1]);
-    if rest[1] >= 0x80 || rest.len() < end {
-        return None;
-    }
-    let mut at = 3;
-    let id = crate::wire::varint(&rest[..end], &mut at)?;
-    if at + 9 != end || rest[at] != COEFFICIENT_KEY {
-        return None;
-    }
-    let bits = u64::from_le_bytes(rest[at + 1..end].try_into().expect("8 bytes"));
-    Some((id, f64::from_bits(bits), pos + end))
-}
 
 #[inline]
 fn linear_term(body: &[u8]) -> Wire<(u64, f64)> {

@@ -16,8 +16,9 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::windows::FieldWindows;
-use super::{common_term, linear, linear_walk};
+use super::{linear, linear_walk};
 use crate::ids::IdSet;
+use crate::wire::term::common_term;
 use crate::wire::Wire;
 
 /// Parts shorter than this are read on one thread.
@@ -61,8 +62,8 @@ fn guess(bytes: &[u8]) -> Option<usize> {
     (0..(SEARCH as usize).min(bytes.len())).find(|&at| {
         let mut pos = at;
         (0..RECORDS).all(|_| match common_term(bytes, pos) {
-            Some((_, _, next)) => {
-                pos = next;
+            Some(term) => {
+                pos = term.end;
                 true
             }
             None => false,

@@ -19,10 +19,11 @@ use super::count::{
 };
 use super::split;
 use super::windows::FieldWindows;
-use super::{linear, walk_polynomial, Monomials, QuadraticWire, TERM_KEY};
+use super::{linear, walk_polynomial, Monomials, QuadraticWire};
 use crate::model::function::{Shape, Variant};
 use crate::wire::packed::count_varints;
 use crate::wire::slice::varint;
+use crate::wire::term::TERM_KEY;
 use crate::wire::{Fields, Unsupported, Wire};
 
 use crate::profiled::Growth;

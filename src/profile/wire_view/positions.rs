@@ -15,7 +15,7 @@ use super::v1::{INSTANCE, LINEAR};
 use super::{Cursor, Schema, Shape, TopLevelField, LENGTH, MAX_DEPTH, TAG, UNKNOWN};
 use crate::profile::{Aggregate, Frame, NodeId};
 use crate::wire::fields::{linear, linear_term};
-use crate::wire::{tag, WireType};
+use crate::wire::term::common_term;
 
 /// One known field at its place: the positions of its leaves and, for a
 /// nested message, that message's fields there.
@@ -50,28 +50,6 @@ struct Message {
 #[derive(Debug, Clone, Copy)]
 struct TermPositions {
     leaves: [usize; 6],
-}
-
-/// The one-byte keys of a term record and of its two fields.
-const TERM_KEY: u8 = tag(linear::TERMS, WireType::Len);
-const ID_KEY: u8 = tag(linear_term::ID, WireType::Varint);
-const COEFFICIENT_KEY: u8 = tag(linear_term::COEFFICIENT, WireType::Fixed64);
-
-/// The term record at `at` in `body` as every writer emits it: its key, a
-/// one-byte length, the id (its key, a varint), the coefficient (its key,
-/// eight bytes), nothing else. The id's length and where the record ends;
-/// `None` for anything else, which the general walk reads.
-#[inline(always)]
-fn common_term(body: &[u8], at: usize) -> Option<(usize, usize)> {
-    let rest = body.get(at..)?;
-    if rest.len() < 12 || rest[0] != TERM_KEY || rest[1] >= 0x80 || rest[2] != ID_KEY {
-        return None;
-    }
-    let end = 2 + usize::from(rest[1]);
-    let record = rest.get(..end)?;
-    let mut pos = 3;
-    crate::wire::varint(record, &mut pos)?;
-    (pos + 9 == end && record[pos] == COEFFICIENT_KEY).then_some((pos - 3, at + end))
 }
 
 impl Message {
@@ -256,10 +234,12 @@ impl Counter<'_> {
         let (mut terms, mut id_bytes) = (0, 0);
         while cur.at < body.len() {
             if term.is_some() {
-                if let Some((bytes, end)) = common_term(body, cur.at) {
-                    (terms, id_bytes) = (terms + 1, id_bytes + bytes as u64);
-                    cur.at = end;
-                    continue;
+                while let Some(record) = common_term(body, cur.at) {
+                    (terms, id_bytes) = (terms + 1, id_bytes + record.id_bytes as u64);
+                    cur.at = record.end;
+                }
+                if cur.at == body.len() {
+                    break;
                 }
             }
             let start = cur.at;
@@ -361,6 +341,8 @@ impl Positions {
 mod tests {
     use super::*;
     use crate::profile::Path;
+    use crate::wire::term::{COEFFICIENT_KEY, ID_KEY, TERM_KEY};
+    use crate::wire::{tag, WireType};
 
     /// A small xorshift, for reproducible random elements.
     struct Random(u64);
