@@ -288,6 +288,11 @@ pub struct Accounts {
     pub(super) ommx30_refused: Option<ConversionError>,
     /// The comparing side of the calling thread's accounts.
     pub(super) compare: Option<Box<Comparing>>,
+    /// On a decoding thread of a pass that builds the objective: an
+    /// objective field is built as soon as it is read, on this many
+    /// threads ([`crate::pass::objective::BuiltAsRead`]), not once the
+    /// stream has ended, when the other threads have nothing left to do.
+    pub(super) objective_as_read: Option<usize>,
 }
 
 /// What counting entities without building them keeps per thread.
@@ -316,6 +321,7 @@ impl Accounts {
             comparing: false,
             ommx30_refused: None,
             compare: None,
+            objective_as_read: None,
         }
     }
 

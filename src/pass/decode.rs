@@ -49,7 +49,16 @@ pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch
                     wire_bytes,
                     body: value_start.map(|start| &bytes[start..]),
                 });
-                Ok(Item::Rest(Part::Field(bytes)))
+                laps.lap(Phase::Aggregate);
+                let as_read = accounts
+                    .objective_as_read
+                    .filter(|_| field == instance::OBJECTIVE);
+                let part = match as_read {
+                    Some(threads) => Part::built_as_read(bytes, threads),
+                    None => Part::Field(bytes),
+                };
+                laps.lap(Phase::Normalize);
+                Ok(Item::Rest(part))
             }
             RawElement::Spooled(part) => {
                 debug_assert!(

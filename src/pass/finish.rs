@@ -10,7 +10,7 @@ use super::accounts::{visit_instance_parts, visit_parts, Accounts};
 use super::compare::{ommx30_rules, Comparing};
 use super::convert;
 use super::observer::{Cost, EntityView, Singular, Singular30};
-use super::validate::{build_function, from_prost, State, User};
+use super::validate::{from_prost, function_built, State, User};
 use super::EntityObserver;
 use crate::ids::IdSet;
 use crate::model::function::Shape;
@@ -20,7 +20,7 @@ use crate::model::{
     OneHot, Parameters, Sos1,
 };
 use crate::ommx_v1 as pb;
-use crate::pass::objective::{Singulars, SingularsError, WireObjective};
+use crate::pass::objective::{BuiltAsRead, Singulars, SingularsError, WireObjective};
 use crate::pass::terms;
 use crate::pass::InstanceError;
 use crate::profile::Aggregate;
@@ -249,11 +249,14 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
             (Objective::Built(objective, waste), None)
         }
         // Checked in full by `rest.decode`.
-        WireObjective::Pieces { arm, pieces } => {
+        WireObjective::Pieces { arm, pieces, built } => {
             let objective = match counts_only.then(|| terms::count(arm.as_ref(), defined, threads))
             {
                 Some(Ok(Some(shape))) => Objective::Counted(shape),
-                _ => build_objective(&pieces, end, threads)?,
+                _ => {
+                    let built = built.map_or_else(|| terms::normalize(&pieces, threads), |b| *b);
+                    built_objective(built, &pieces, end)?
+                }
             };
             let made = growths.then(|| terms::growths(arm.as_ref(), objective.stored_terms()));
             (objective, made.and_then(order))
@@ -263,7 +266,7 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
                 Some(Ok(Some(shape))) => Objective::Counted(shape),
                 _ => {
                     let bytes = spooled.load().map_err(InstanceError::Spool)?;
-                    build_objective(&[&bytes], end, threads)?
+                    built_objective(terms::normalize(&[&bytes], threads), &[&bytes], end)?
                 }
             };
             let made = growths.then(|| spooled.growths(objective.stored_terms()));
@@ -272,11 +275,15 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
     })
 }
 
-/// Builds the objective from its pieces, checked, on up to `threads`
-/// threads.
-fn build_objective(pieces: &[&[u8]], end: u64, threads: usize) -> Result<Objective, InstanceError> {
+/// The objective, checked, from what [`terms::normalize`] built of its
+/// pieces.
+fn built_objective(
+    built: BuiltAsRead,
+    pieces: &[&[u8]],
+    end: u64,
+) -> Result<Objective, InstanceError> {
     let field = "the instance's singular fields";
-    let (objective, waste) = build_function(pieces, field, end, threads)?;
+    let (objective, waste) = function_built(built, pieces, field, end)?;
     Ok(Objective::Built(objective, waste))
 }
 

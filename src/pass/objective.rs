@@ -17,11 +17,12 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use prost::{encoding, Message};
 
+use crate::model::{FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
 use crate::pass::terms::spooled::{SpooledArm, SpooledFunction};
 use crate::pass::terms::{self, Arm};
 use crate::wire::fields::instance;
-use crate::wire::{tag, WireType};
+use crate::wire::{tag, Wire, WireType};
 
 /// Objective pieces longer than this are spooled to a temporary file when
 /// the pass only counts the objective (the environment variable
@@ -46,15 +47,42 @@ pub struct Singulars {
 pub enum Part {
     /// Re-encoded as an Instance field.
     Field(Vec<u8>),
+    /// An objective field, re-encoded as [`Part::Field`] is, with its
+    /// function as built where it was read ([`BuiltAsRead`]).
+    Built(Vec<u8>, Box<BuiltAsRead>),
     /// The body of an objective field, in a temporary file.
     Spooled(SpooledFunction),
 }
 
+/// An objective field's function built by [`terms::normalize`] from the
+/// field's body alone, on the decoding thread that read it, while the rest
+/// of the stream is read: used at the end when that field turns out to be
+/// the whole objective (no other piece merged into it), as building it
+/// then would give exactly the same.
+pub type BuiltAsRead = Wire<Result<(Function, FileWaste), ModelError>>;
+
 impl Part {
+    /// The objective field read in `bytes` (an Instance field), built at
+    /// once on `threads` threads when it is one.
+    pub fn built_as_read(bytes: Vec<u8>, threads: usize) -> Self {
+        match Singulars::objective_body(&bytes).map(|body| terms::normalize(&[body], threads)) {
+            Some(built) => Part::Built(bytes, Box::new(built)),
+            None => Part::Field(bytes),
+        }
+    }
+
+    /// Its bytes as an Instance field, when held.
+    fn held(&self) -> Option<&[u8]> {
+        match self {
+            Part::Field(bytes) | Part::Built(bytes, _) => Some(bytes),
+            Part::Spooled(_) => None,
+        }
+    }
+
     /// Its length encoded as an Instance field.
     pub fn encoded_len(&self) -> usize {
         match self {
-            Part::Field(bytes) => bytes.len(),
+            Part::Field(bytes) | Part::Built(bytes, _) => bytes.len(),
             Part::Spooled(s) => {
                 1 + encoding::encoded_len_varint(s.len())
                     + usize::try_from(s.len()).unwrap_or(usize::MAX)
@@ -67,10 +95,12 @@ impl Part {
 pub enum WireObjective<'a> {
     /// No objective field at all.
     Missing,
-    /// Read on the wire: the final arm (checked in full) and its pieces.
+    /// Read on the wire: the final arm (checked in full) and its pieces,
+    /// and the function when it was built as it was read (one piece).
     Pieces {
         arm: Option<Arm<'a>>,
         pieces: Vec<&'a [u8]>,
+        built: Option<Box<BuiltAsRead>>,
     },
     /// Spooled, and read there: its final arm, checked in full.
     Spooled(SpooledArm),
@@ -186,9 +216,9 @@ impl Singulars {
     /// Bytes of the objective's fields as the stream carried them, tag and
     /// length included (a stream may repeat the field; prost merges them).
     pub fn objective_wire_bytes(&self) -> u64 {
-        let objective = |part: &Part| match part {
-            Part::Spooled(_) => true,
-            Part::Field(bytes) => Self::objective_body(bytes).is_some(),
+        let objective = |part: &Part| {
+            part.held()
+                .is_none_or(|b| Self::objective_body(b).is_some())
         };
         self.parts
             .iter()
@@ -219,6 +249,7 @@ impl Singulars {
         &mut self,
         threads: usize,
     ) -> Result<(pb::Instance, WireObjective<'_>), SingularsError> {
+        let built = self.take_built();
         if self.parts.iter().any(|p| matches!(p, Part::Spooled(_))) {
             if let Some(read) = self
                 .decode_spooled(threads)
@@ -228,14 +259,12 @@ impl Singulars {
             }
             self.load_spooled().map_err(SingularsError::Spool)?;
         }
-        if let Some(read) = self.decode_on_wire(threads) {
+        if let Some(read) = self.decode_on_wire(threads, built) {
             return Ok(read);
         }
         let mut all = Vec::with_capacity(self.len);
-        for part in &self.parts {
-            if let Part::Field(bytes) = part {
-                all.extend_from_slice(bytes);
-            }
+        for bytes in self.parts.iter().filter_map(Part::held) {
+            all.extend_from_slice(bytes);
         }
         let mut instance = pb::Instance::decode(all.as_slice()).map_err(SingularsError::Decode)?;
         let objective = match instance.objective.take() {
@@ -243,6 +272,28 @@ impl Singulars {
             Some(f) => WireObjective::Decoded(f),
         };
         Ok((instance, objective))
+    }
+
+    /// The function built as it was read, when the objective is that one
+    /// field; every part held as a plain field from then on.
+    fn take_built(&mut self) -> Option<Box<BuiltAsRead>> {
+        let objective = |part: &Part| {
+            part.held()
+                .is_none_or(|b| Self::objective_body(b).is_some())
+        };
+        let alone = self.parts.iter().filter(|p| objective(p)).count() == 1;
+        let mut taken = None;
+        for part in &mut self.parts {
+            if let Part::Built(..) = part {
+                let Part::Built(bytes, built) = std::mem::replace(part, Part::Field(Vec::new()))
+                else {
+                    unreachable!("matched above")
+                };
+                *part = Part::Field(bytes);
+                taken = alone.then_some(built);
+            }
+        }
+        taken
     }
 
     /// With a spooled objective piece: the objective's pieces, held or
@@ -257,7 +308,7 @@ impl Singulars {
         let mut spooled = Vec::new();
         for part in &self.parts {
             match part {
-                Part::Field(bytes) => match Self::objective_body(bytes) {
+                Part::Field(bytes) | Part::Built(bytes, _) => match Self::objective_body(bytes) {
                     Some(body) => held.push((spooled.len(), body)),
                     None => others.extend_from_slice(bytes),
                 },
@@ -305,13 +356,15 @@ impl Singulars {
         Ok(())
     }
 
-    fn decode_on_wire(&self, threads: usize) -> Option<(pb::Instance, WireObjective<'_>)> {
+    fn decode_on_wire(
+        &self,
+        threads: usize,
+        built: Option<Box<BuiltAsRead>>,
+    ) -> Option<(pb::Instance, WireObjective<'_>)> {
         let mut pieces = Vec::new();
         let mut others = Vec::new();
         for part in &self.parts {
-            let Part::Field(part) = part else {
-                return None;
-            };
+            let part = part.held()?;
             match Self::objective_body(part) {
                 Some(body) => pieces.push(body),
                 None => others.extend_from_slice(part),
@@ -324,7 +377,7 @@ impl Singulars {
             if let Some(arm) = &arm {
                 terms::check_on(arm, threads).ok()?;
             }
-            WireObjective::Pieces { arm, pieces }
+            WireObjective::Pieces { arm, pieces, built }
         };
         let instance = pb::Instance::decode(others.as_slice()).ok()?;
         Some((instance, objective))
@@ -338,7 +391,9 @@ mod tests {
     fn body(part: &Part) -> Vec<u8> {
         match part {
             Part::Spooled(s) => s.load().unwrap(),
-            Part::Field(field) => Singulars::objective_body(field).unwrap().to_vec(),
+            Part::Field(field) | Part::Built(field, _) => {
+                Singulars::objective_body(field).unwrap().to_vec()
+            }
         }
     }
 

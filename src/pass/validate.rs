@@ -14,7 +14,7 @@ use crate::model::ommx30::Converted;
 use crate::model::EntityKind;
 use crate::model::{FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
-use crate::pass::objective::Singulars;
+use crate::pass::objective::{BuiltAsRead, Singulars};
 use crate::pass::terms;
 use crate::pass::terms::spooled::SpooledArm;
 use crate::pass::InstanceError;
@@ -246,7 +246,17 @@ pub(super) fn build_function(
     offset: u64,
     threads: usize,
 ) -> Result<(Function, FileWaste), InstanceError> {
-    match terms::normalize(pieces, threads) {
+    function_built(terms::normalize(pieces, threads), pieces, field, offset)
+}
+
+/// [`build_function`] from what [`terms::normalize`] gave for `pieces`.
+pub(super) fn function_built(
+    normalized: BuiltAsRead,
+    pieces: &[&[u8]],
+    field: &'static str,
+    offset: u64,
+) -> Result<(Function, FileWaste), InstanceError> {
+    match normalized {
         Ok(read) => Ok(read?),
         Err(terms::Unsupported) => {
             let wire = pb::Function::decode(pieces.concat().as_slice()).map_err(|source| {
