@@ -842,3 +842,87 @@ fn a_long_objective_in_a_file_reads_on_every_thread_as_in_turn() {
         assert_eq!(in_turn.0.is_some(), len == bytes.len());
     }
 }
+
+/// `bytes` as a stream read on `threads` threads (1: in turn on the
+/// calling thread), shown to [`SeesObjective`].
+fn run_stream_on(bytes: &[u8], threads: usize) -> (Run, Option<(u64, u64, String)>) {
+    use super::pipeline::{profile_source, Source};
+    use super::settings::Settings;
+    let mut accounts = Accounts::new(ProfileOptions::default());
+    let mut observer = SeesObjective::default();
+    let source = Source {
+        reader: bytes,
+        total: Some(bytes.len() as u64),
+        max_element: None,
+        in_file: None,
+    };
+    let settings = Settings {
+        threads: Some(threads),
+        ..Settings::default()
+    };
+    let summary = profile_source(source, settings, &mut accounts, &mut observer)
+        .map_err(|e| e.to_string())
+        .map(|summary| (accounts.memory.own_lines(), format!("{summary:?}")));
+    (summary, observer.0)
+}
+
+/// On several threads the objective is built by the decoding thread that
+/// read it, and used when no other piece of it follows: random objectives
+/// in no piece, one or several (merged, as protobuf merges a message that
+/// comes again), anywhere in the stream, damaged or not, give what one
+/// thread gives, which builds the objective at the end.
+#[test]
+fn an_objective_built_as_it_is_read_is_the_one_built_at_the_end() {
+    let mut rng = Rng(SplitMix64(0x5eed_0043), false);
+    let constant = pb::Instance {
+        objective: Some(pb::Function {
+            function: Some(pb::function::Function::Constant(1.0)),
+        }),
+        ..Default::default()
+    }
+    .encoded_len();
+    let (mut one_piece, mut merged) = (0, 0);
+    for _ in 0..3_000 {
+        // `instance` starts with a constant objective: kept, or dropped.
+        let mut bytes = instance(&mut rng);
+        if rng.chance(2) {
+            bytes.drain(..constant);
+        }
+        for _ in 0..rng.below(3) {
+            let piece = pb::Instance {
+                objective: Some(function(&mut rng).unwrap_or_default()),
+                ..Default::default()
+            }
+            .encode_to_vec();
+            if rng.chance(2) {
+                bytes.splice(0..0, piece);
+            } else {
+                bytes.extend_from_slice(&piece);
+            }
+        }
+        if rng.chance(4) {
+            damage(&mut rng, &mut bytes);
+        }
+        let pieces = count_objective_pieces(&bytes);
+        let expected = run_stream_on(&bytes, 1);
+        for threads in [2, 3] {
+            assert_eq!(run_stream_on(&bytes, threads), expected, "{bytes:02x?}");
+        }
+        if expected.1.is_some() {
+            one_piece += usize::from(pieces == 1);
+            merged += usize::from(pieces > 1);
+        }
+    }
+    assert!(one_piece > 120 && merged > 150, "{one_piece} / {merged}");
+}
+
+/// How many objective fields the top level of `bytes` holds, as far as it
+/// reads.
+fn count_objective_pieces(bytes: &[u8]) -> usize {
+    let mut fields = crate::wire::Fields::new(bytes);
+    let mut n = 0;
+    while let Ok(Some((number, _))) = fields.next_field() {
+        n += usize::from(number == crate::wire::fields::instance::OBJECTIVE);
+    }
+    n
+}
