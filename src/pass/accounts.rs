@@ -289,9 +289,10 @@ pub struct Accounts {
     /// The comparing side of the calling thread's accounts.
     pub(super) compare: Option<Box<Comparing>>,
     /// On a decoding thread of a pass that builds the objective: an
-    /// objective field is built as soon as it is read, on this many
-    /// threads ([`crate::pass::objective::BuiltAsRead`]), not once the
-    /// stream has ended, when the other threads have nothing left to do.
+    /// objective field is built from the moment it is read, on a thread
+    /// of its own that builds on up to this many
+    /// ([`crate::pass::objective::Building`]), not once the stream has
+    /// ended, when the other threads have nothing left to do.
     pub(super) objective_as_read: Option<usize>,
 }
 

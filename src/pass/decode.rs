@@ -54,10 +54,9 @@ pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch
                     .objective_as_read
                     .filter(|_| field == instance::OBJECTIVE);
                 let part = match as_read {
-                    Some(threads) => Part::built_as_read(bytes, threads),
+                    Some(threads) => Part::built_aside(bytes, threads),
                     None => Part::Field(bytes),
                 };
-                laps.lap(Phase::Normalize);
                 Ok(Item::Rest(part))
             }
             RawElement::Spooled(part) => {

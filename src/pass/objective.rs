@@ -14,6 +14,8 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use prost::{encoding, Message};
 
@@ -47,34 +49,86 @@ pub struct Singulars {
 pub enum Part {
     /// Re-encoded as an Instance field.
     Field(Vec<u8>),
-    /// An objective field, re-encoded as [`Part::Field`] is, with its
-    /// function as built where it was read ([`BuiltAsRead`]).
-    Built(Vec<u8>, Box<BuiltAsRead>),
+    /// An objective field, re-encoded as [`Part::Field`] is, whose function
+    /// is being built on a thread of its own ([`Building`]).
+    Building(Building),
     /// The body of an objective field, in a temporary file.
     Spooled(SpooledFunction),
 }
 
 /// An objective field's function built by [`terms::normalize`] from the
-/// field's body alone, on the decoding thread that read it, while the rest
-/// of the stream is read: used at the end when that field turns out to be
-/// the whole objective (no other piece merged into it), as building it
-/// then would give exactly the same.
+/// field's body alone: used at the end when that field turns out to be the
+/// whole objective (no other piece merged into it), as building it then
+/// would give exactly the same.
 pub type BuiltAsRead = Wire<Result<(Function, FileWaste), ModelError>>;
 
+/// An objective field whose function is built ([`BuiltAsRead`]) on a
+/// thread of its own from the moment it is read, while the stream goes on:
+/// built where it was read, the element held up every batch behind it (the
+/// checks take batches in stream order), and at the end it kept every
+/// other thread waiting. Dropped unused (the stream failed), it waits for
+/// its thread: none outlives the pass.
+pub struct Building {
+    bytes: Arc<Vec<u8>>,
+    thread: Option<JoinHandle<BuiltAsRead>>,
+}
+
+impl Building {
+    /// The function, once built; a panic of its thread goes on here.
+    fn join(mut self) -> (Vec<u8>, BuiltAsRead) {
+        let thread = self.thread.take().expect("joined once");
+        let built = thread
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        let bytes = std::mem::take(&mut self.bytes);
+        // The thread has ended, and its share of the bytes with it.
+        let bytes = Arc::try_unwrap(bytes).unwrap_or_else(|shared| shared.as_ref().clone());
+        (bytes, built)
+    }
+}
+
+impl Drop for Building {
+    fn drop(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            // Its result is not wanted, nor its panic: the pass has failed
+            // already.
+            let _ = thread.join();
+        }
+    }
+}
+
 impl Part {
-    /// The objective field read in `bytes` (an Instance field), built at
-    /// once on `threads` threads when it is one.
-    pub fn built_as_read(bytes: Vec<u8>, threads: usize) -> Self {
-        match Singulars::objective_body(&bytes).map(|body| terms::normalize(&[body], threads)) {
-            Some(built) => Part::Built(bytes, Box::new(built)),
-            None => Part::Field(bytes),
+    /// The singular field read in `bytes` (an Instance field); an objective
+    /// field is built from now on, on a thread of its own that builds on up
+    /// to `threads` threads, where one can be started.
+    pub fn built_aside(bytes: Vec<u8>, threads: usize) -> Self {
+        if Singulars::objective_body(&bytes).is_none() {
+            return Part::Field(bytes);
+        }
+        let bytes = Arc::new(bytes);
+        let shared = Arc::clone(&bytes);
+        let build = move || {
+            let body = Singulars::objective_body(&shared).expect("an objective field");
+            terms::normalize(&[body], threads)
+        };
+        match std::thread::Builder::new()
+            .name("objective".into())
+            .spawn(build)
+        {
+            Ok(thread) => Part::Building(Building {
+                bytes,
+                thread: Some(thread),
+            }),
+            // Built at the end, as without a thread.
+            Err(_) => Part::Field(Arc::try_unwrap(bytes).unwrap_or_else(|b| b.as_ref().clone())),
         }
     }
 
     /// Its bytes as an Instance field, when held.
     fn held(&self) -> Option<&[u8]> {
         match self {
-            Part::Field(bytes) | Part::Built(bytes, _) => Some(bytes),
+            Part::Field(bytes) => Some(bytes),
+            Part::Building(building) => Some(&building.bytes),
             Part::Spooled(_) => None,
         }
     }
@@ -82,7 +136,7 @@ impl Part {
     /// Its length encoded as an Instance field.
     pub fn encoded_len(&self) -> usize {
         match self {
-            Part::Field(bytes) | Part::Built(bytes, _) => bytes.len(),
+            Part::Field(_) | Part::Building(_) => self.held().map_or(0, <[u8]>::len),
             Part::Spooled(s) => {
                 1 + encoding::encoded_len_varint(s.len())
                     + usize::try_from(s.len()).unwrap_or(usize::MAX)
@@ -274,8 +328,8 @@ impl Singulars {
         Ok((instance, objective))
     }
 
-    /// The function built as it was read, when the objective is that one
-    /// field; every part held as a plain field from then on.
+    /// The function built aside, when the objective is that one field
+    /// ([`Building`]); every part held as a plain field from then on.
     fn take_built(&mut self) -> Option<Box<BuiltAsRead>> {
         let objective = |part: &Part| {
             part.held()
@@ -284,13 +338,14 @@ impl Singulars {
         let alone = self.parts.iter().filter(|p| objective(p)).count() == 1;
         let mut taken = None;
         for part in &mut self.parts {
-            if let Part::Built(..) = part {
-                let Part::Built(bytes, built) = std::mem::replace(part, Part::Field(Vec::new()))
+            if let Part::Building(_) = part {
+                let Part::Building(building) = std::mem::replace(part, Part::Field(Vec::new()))
                 else {
                     unreachable!("matched above")
                 };
+                let (bytes, built) = building.join();
                 *part = Part::Field(bytes);
-                taken = alone.then_some(built);
+                taken = alone.then(|| Box::new(built));
             }
         }
         taken
@@ -308,10 +363,11 @@ impl Singulars {
         let mut spooled = Vec::new();
         for part in &self.parts {
             match part {
-                Part::Field(bytes) | Part::Built(bytes, _) => match Self::objective_body(bytes) {
+                Part::Field(bytes) => match Self::objective_body(bytes) {
                     Some(body) => held.push((spooled.len(), body)),
                     None => others.extend_from_slice(bytes),
                 },
+                Part::Building(_) => unreachable!("joined by `take_built`"),
                 Part::Spooled(s) => spooled.push(s),
             }
         }
@@ -391,9 +447,8 @@ mod tests {
     fn body(part: &Part) -> Vec<u8> {
         match part {
             Part::Spooled(s) => s.load().unwrap(),
-            Part::Field(field) | Part::Built(field, _) => {
-                Singulars::objective_body(field).unwrap().to_vec()
-            }
+            Part::Field(field) => Singulars::objective_body(field).unwrap().to_vec(),
+            Part::Building(_) => unreachable!("not made here"),
         }
     }
 

@@ -866,13 +866,13 @@ fn run_stream_on(bytes: &[u8], threads: usize) -> (Run, Option<(u64, u64, String
     (summary, observer.0)
 }
 
-/// On several threads the objective is built by the decoding thread that
-/// read it, and used when no other piece of it follows: random objectives
+/// On several threads the objective is built on a thread of its own from
+/// the moment it is read, and used when no other piece of it follows: random objectives
 /// in no piece, one or several (merged, as protobuf merges a message that
 /// comes again), anywhere in the stream, damaged or not, give what one
 /// thread gives, which builds the objective at the end.
 #[test]
-fn an_objective_built_as_it_is_read_is_the_one_built_at_the_end() {
+fn an_objective_built_aside_is_the_one_built_at_the_end() {
     let mut rng = Rng(SplitMix64(0x5eed_0043), false);
     let constant = pb::Instance {
         objective: Some(pb::Function {
