@@ -767,16 +767,12 @@ impl EntityObserver for SeesObjective {
 /// `bytes` as a regular file read in turn on `threads` threads (a long
 /// body on every thread, `ranges::FileAt`), shown to [`SeesObjective`].
 fn run_from_file(bytes: &[u8], threads: usize) -> (Run, Option<(u64, u64, String)>) {
-    use super::pipeline::{profile_source, Source};
     use super::ranges::InFile;
-    use super::settings::Settings;
     use std::io::Write;
     let mut file = tempfile::tempfile().unwrap();
     file.write_all(b"xyz").unwrap();
     file.write_all(bytes).unwrap();
-    let mut accounts = Accounts::new(ProfileOptions::default());
-    let mut observer = SeesObjective::default();
-    let source = Source {
+    let source = super::pipeline::Source {
         reader: std::io::empty(),
         total: Some(bytes.len() as u64),
         max_element: None,
@@ -786,11 +782,22 @@ fn run_from_file(bytes: &[u8], threads: usize) -> (Run, Option<(u64, u64, String
             progress: &|_| {},
         }),
     };
+    run_shown(source, threads)
+}
+
+/// `source` read on `threads` threads, shown to [`SeesObjective`].
+fn run_shown<R: std::io::Read + Send>(
+    source: super::pipeline::Source<'_, R>,
+    threads: usize,
+) -> (Run, Option<(u64, u64, String)>) {
+    use super::settings::Settings;
+    let mut accounts = Accounts::new(ProfileOptions::default());
+    let mut observer = SeesObjective::default();
     let settings = Settings {
         threads: Some(threads),
         ..Settings::default()
     };
-    let summary = profile_source(source, settings, &mut accounts, &mut observer)
+    let summary = super::pipeline::profile_source(source, settings, &mut accounts, &mut observer)
         .map_err(|e| e.to_string())
         .map(|summary| (accounts.memory.own_lines(), format!("{summary:?}")));
     (summary, observer.0)
@@ -846,31 +853,20 @@ fn a_long_objective_in_a_file_reads_on_every_thread_as_in_turn() {
 /// `bytes` as a stream read on `threads` threads (1: in turn on the
 /// calling thread), shown to [`SeesObjective`].
 fn run_stream_on(bytes: &[u8], threads: usize) -> (Run, Option<(u64, u64, String)>) {
-    use super::pipeline::{profile_source, Source};
-    use super::settings::Settings;
-    let mut accounts = Accounts::new(ProfileOptions::default());
-    let mut observer = SeesObjective::default();
-    let source = Source {
+    let source = super::pipeline::Source {
         reader: bytes,
         total: Some(bytes.len() as u64),
         max_element: None,
         in_file: None,
     };
-    let settings = Settings {
-        threads: Some(threads),
-        ..Settings::default()
-    };
-    let summary = profile_source(source, settings, &mut accounts, &mut observer)
-        .map_err(|e| e.to_string())
-        .map(|summary| (accounts.memory.own_lines(), format!("{summary:?}")));
-    (summary, observer.0)
+    run_shown(source, threads)
 }
 
 /// On several threads the objective is built on a thread of its own from
-/// the moment it is read, and used when no other piece of it follows: random objectives
-/// in no piece, one or several (merged, as protobuf merges a message that
-/// comes again), anywhere in the stream, damaged or not, give what one
-/// thread gives, which builds the objective at the end.
+/// the moment it is read, and used when no other piece of it follows:
+/// random objectives in no piece, one or several (merged, as protobuf
+/// merges a message that comes again), anywhere in the stream, damaged or
+/// not, give what one thread gives, which builds the objective at the end.
 #[test]
 fn an_objective_built_aside_is_the_one_built_at_the_end() {
     let mut rng = Rng(SplitMix64(0x5eed_0043), false);
