@@ -74,8 +74,9 @@ pub struct Building {
 }
 
 impl Building {
-    /// The function, once built; a panic of its thread goes on here.
-    fn join(mut self) -> (Vec<u8>, BuiltAsRead) {
+    /// The field's bytes and its function, once built; a panic of its
+    /// thread goes on here.
+    fn join(&mut self) -> (Vec<u8>, BuiltAsRead) {
         let thread = self.thread.take().expect("joined once");
         let built = thread
             .join()
@@ -102,15 +103,13 @@ impl Part {
     /// field is built from now on, on a thread of its own that builds on up
     /// to `threads` threads, where one can be started.
     pub fn built_aside(bytes: Vec<u8>, threads: usize) -> Self {
-        if Singulars::objective_body(&bytes).is_none() {
+        let Some(body) = Singulars::objective_body(&bytes) else {
             return Part::Field(bytes);
-        }
+        };
+        let start = bytes.len() - body.len();
         let bytes = Arc::new(bytes);
         let shared = Arc::clone(&bytes);
-        let build = move || {
-            let body = Singulars::objective_body(&shared).expect("an objective field");
-            terms::normalize(&[body], threads)
-        };
+        let build = move || terms::normalize(&[&shared[start..]], threads);
         match std::thread::Builder::new()
             .name("objective".into())
             .spawn(build)
@@ -122,6 +121,12 @@ impl Part {
             // Built at the end, as without a thread.
             Err(_) => Part::Field(Arc::try_unwrap(bytes).unwrap_or_else(|b| b.as_ref().clone())),
         }
+    }
+
+    /// Whether it is an objective field (a spooled part always is).
+    fn is_objective(&self) -> bool {
+        self.held()
+            .is_none_or(|b| Singulars::objective_body(b).is_some())
     }
 
     /// Its bytes as an Instance field, when held.
@@ -270,13 +275,9 @@ impl Singulars {
     /// Bytes of the objective's fields as the stream carried them, tag and
     /// length included (a stream may repeat the field; prost merges them).
     pub fn objective_wire_bytes(&self) -> u64 {
-        let objective = |part: &Part| {
-            part.held()
-                .is_none_or(|b| Self::objective_body(b).is_some())
-        };
         self.parts
             .iter()
-            .filter(|p| objective(p))
+            .filter(|p| p.is_objective())
             .map(|p| p.encoded_len() as u64)
             .sum()
     }
@@ -331,18 +332,10 @@ impl Singulars {
     /// The function built aside, when the objective is that one field
     /// ([`Building`]); every part held as a plain field from then on.
     fn take_built(&mut self) -> Option<Box<BuiltAsRead>> {
-        let objective = |part: &Part| {
-            part.held()
-                .is_none_or(|b| Self::objective_body(b).is_some())
-        };
-        let alone = self.parts.iter().filter(|p| objective(p)).count() == 1;
+        let alone = self.parts.iter().filter(|p| p.is_objective()).count() == 1;
         let mut taken = None;
         for part in &mut self.parts {
-            if let Part::Building(_) = part {
-                let Part::Building(building) = std::mem::replace(part, Part::Field(Vec::new()))
-                else {
-                    unreachable!("matched above")
-                };
+            if let Part::Building(building) = part {
                 let (bytes, built) = building.join();
                 *part = Part::Field(bytes);
                 taken = alone.then(|| Box::new(built));
