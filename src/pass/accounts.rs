@@ -144,9 +144,9 @@ pub(super) fn account_entity<T: LogicalMemoryProfile>(
     let [memory, wire_bytes] = &mut accounts.held[kind];
     match (&mut accounts.wire, &family) {
         (None, _) => {}
-        (Some(wire), None) => {
+        (Some(_), None) => {
             debug_assert!(path.frames().is_empty(), "entities are top-level fields");
-            accounts.wire_positions.count_top_level(element, wire);
+            accounts.wire_positions.count_top_level(element);
         }
         (Some(wire), Some(_)) => {
             let visitor = &mut wire_bytes.entity(wire);
@@ -373,6 +373,9 @@ impl Accounts {
     /// Adds what was counted by key to the profile; done before the
     /// accounts are read or merged.
     pub(super) fn settle(&mut self) {
+        if let Some(wire) = &mut self.wire {
+            self.wire_positions.settle(wire);
+        }
         for tally in &mut self.held_keyed {
             tally.settle(&mut self.memory);
         }
@@ -408,8 +411,8 @@ impl Accounts {
     /// Adds one top-level field of v1 input, without a family frame, to
     /// the wire view when it is asked for.
     pub(super) fn wire_top_level(&mut self, field: TopLevelField<'_>) {
-        if let Some(wire) = &mut self.wire {
-            self.wire_positions.count_top_level(field, wire);
+        if self.wire.is_some() {
+            self.wire_positions.count_top_level(field);
         }
     }
 

@@ -1,19 +1,21 @@
 //! The v1 wire view counted by position, the walk of [`super`] without a
 //! path: OMMX 2.9.3's schema holds no message inside itself, so every path
 //! the walk can give a leaf is known before any byte is read. Each is a
-//! **position**, numbered once ([`Compiled`]); a walk then adds each leaf to
-//! its position's node in the aggregate, found once per aggregate
-//! ([`Positions`]), where [`super::visit_top_level`] pushes frames and looks
-//! the path up leaf after leaf. The leaves, their order and the nodes they
-//! create are the same: a position's node is looked up at its first nonzero
-//! leaf, where a visit would have created it.
+//! **position**, numbered once ([`Compiled`]); a walk then sums each leaf
+//! at its position ([`Positions`]), and the sums go to the aggregate once,
+//! at the end of the pass ([`Positions::settle`]), where
+//! [`super::visit_top_level`] pushes frames and looks the path up leaf
+//! after leaf. The leaves and the nodes they make are the same (a position
+//! with no nonzero leaf makes none, as a visit makes no node for a leaf of
+//! no bytes); only the order the nodes are made in differs, which no
+//! output shows.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use super::v1::{INSTANCE, LINEAR};
 use super::{Cursor, Schema, Shape, TopLevelField, LENGTH, MAX_DEPTH, TAG, UNKNOWN};
-use crate::profile::{Aggregate, Frame, NodeId};
+use crate::profile::{Aggregate, Frame};
 use crate::wire::fields::{linear, linear_term};
 use crate::wire::term::common_term;
 
@@ -38,6 +40,9 @@ struct Field {
 #[derive(Debug)]
 struct Message {
     fields: Vec<Field>,
+    /// The index in `fields` of each field number below [`SHORT_KEYS`]
+    /// ([`NO_FIELD`]: unknown), for the fields behind a one-byte key.
+    by_number: [u8; SHORT_KEYS],
     unknown: usize,
     /// For a `Linear`, the positions of a term record's leaves, for the
     /// record every writer emits ([`common_term`]).
@@ -52,10 +57,25 @@ struct TermPositions {
     leaves: [usize; 6],
 }
 
+/// Field numbers below this fit a one-byte key.
+const SHORT_KEYS: usize = 16;
+
+/// [`Message::by_number`]'s mark for a number the message does not know.
+const NO_FIELD: u8 = u8::MAX;
+
 impl Message {
     #[inline]
     fn field(&self, number: u64) -> Option<&Field> {
         self.fields.iter().find(|f| u64::from(f.number) == number)
+    }
+
+    /// The known field behind the one-byte `key` (below 0x80), when its
+    /// wire type is not a group's.
+    #[inline(always)]
+    fn short(&self, key: u8) -> Option<&Field> {
+        let at = self.by_number[usize::from(key >> 3)];
+        let group = matches!(key & 7, 3 | 4);
+        (at != NO_FIELD && !group).then(|| &self.fields[usize::from(at)])
     }
 }
 
@@ -109,10 +129,11 @@ impl Builder {
         let unknown = self.position(&[path, &[UNKNOWN]].concat());
         self.messages.push(Message {
             fields: Vec::new(),
+            by_number: [NO_FIELD; SHORT_KEYS],
             unknown,
             term: None,
         });
-        let fields = schema
+        let fields: Vec<Field> = schema
             .fields
             .iter()
             .map(|&(number, frames, shape)| {
@@ -136,7 +157,14 @@ impl Builder {
                 }
             })
             .collect();
+        let mut by_number = [NO_FIELD; SHORT_KEYS];
+        for (index, field) in fields.iter().enumerate() {
+            if let Some(slot) = by_number.get_mut(field.number as usize) {
+                *slot = u8::try_from(index).expect("a schema's fields are few");
+            }
+        }
         self.messages[at].fields = fields;
+        self.messages[at].by_number = by_number;
         if std::ptr::eq(schema, &LINEAR) {
             self.messages[at].term = Some(self.term_positions(at));
         }
@@ -172,18 +200,24 @@ impl Builder {
     }
 }
 
-/// The node of each position in one aggregate, looked up at the position's
-/// first nonzero leaf; kept beside that aggregate, and only for it.
+/// The leaves counted at each position, bytes and leaves, until they are
+/// added to an aggregate ([`Positions::settle`]).
 #[derive(Debug, Clone, Default)]
 pub struct Positions {
-    nodes: Vec<Option<NodeId>>,
+    sums: Vec<Sum>,
 }
 
-/// A walk's leaves into one aggregate.
+/// The bytes and the number of the leaves at one position.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sum {
+    bytes: u64,
+    leaves: u64,
+}
+
+/// A walk's leaves, summed by position.
 struct Counter<'a> {
     compiled: &'static Compiled,
-    nodes: &'a mut Vec<Option<NodeId>>,
-    aggregate: &'a mut Aggregate,
+    sums: &'a mut [Sum],
 }
 
 impl Counter<'_> {
@@ -198,15 +232,9 @@ impl Counter<'_> {
     /// `count` leaves of `bytes` in all at `position`, none of zero bytes.
     #[inline(always)]
     fn leaves(&mut self, position: usize, bytes: u64, count: u64) {
-        let node = match self.nodes[position] {
-            Some(node) => node,
-            None => {
-                let node = self.aggregate.node_for(&self.compiled.paths[position]);
-                self.nodes[position] = Some(node);
-                node
-            }
-        };
-        self.aggregate.add(node, bytes, count);
+        let sum = &mut self.sums[position];
+        sum.bytes += bytes;
+        sum.leaves += count;
     }
 
     /// The leaves of `terms` common term records (`common_term`) whose ids
@@ -242,6 +270,10 @@ impl Counter<'_> {
                     break;
                 }
             }
+            if let Some(end) = self.short_field(message, body, cur.at, depth) {
+                cur.at = end;
+                continue;
+            }
             let start = cur.at;
             let parsed = cur.varint().and_then(|key| {
                 let tag_end = cur.at;
@@ -275,8 +307,52 @@ impl Counter<'_> {
         }
     }
 
+    /// The field at `at` of a `message` body, when it is a known one
+    /// behind a one-byte key, whole, above the depth limit: counted as the
+    /// loop of [`Counter::message`] counts it, without its search and its
+    /// general reading of a value; where it ends. `None` (nothing counted)
+    /// for any other, which that loop reads.
+    #[inline(always)]
+    fn short_field(
+        &mut self,
+        message: &Message,
+        body: &[u8],
+        at: usize,
+        depth: u32,
+    ) -> Option<usize> {
+        let key = *body
+            .get(at)
+            .filter(|&&key| key < 0x80 && depth < MAX_DEPTH)?;
+        let field = message.short(key)?;
+        let value_start = at + 1;
+        let mut end = value_start;
+        let inner = match key & 7 {
+            0 => {
+                crate::wire::varint(body, &mut end)?;
+                None
+            }
+            1 => {
+                end = end.checked_add(8).filter(|&end| end <= body.len())?;
+                None
+            }
+            5 => {
+                end = end.checked_add(4).filter(|&end| end <= body.len())?;
+                None
+            }
+            2 => {
+                let len = usize::try_from(crate::wire::varint(body, &mut end)?).ok()?;
+                let inner_start = end;
+                end = end.checked_add(len).filter(|&end| end <= body.len())?;
+                Some(&body[inner_start..end])
+            }
+            _ => return None,
+        };
+        self.field(field, 1, &body[value_start..end], inner, depth);
+        Some(end)
+    }
+
     /// [`super::visit_field`] at `field`'s place.
-    #[inline]
+    #[inline(always)]
     fn field(&mut self, field: &Field, tag: usize, value: &[u8], inner: Option<&[u8]>, depth: u32) {
         self.leaf(field.tag, tag);
         match (inner, field.message) {
@@ -302,17 +378,29 @@ impl Counter<'_> {
 }
 
 impl Positions {
+    /// Adds the leaves counted so far to `aggregate`, position by position,
+    /// and starts again from none.
+    pub fn settle(&mut self, aggregate: &mut Aggregate) {
+        let compiled = Compiled::get();
+        for (position, sum) in self.sums.iter_mut().enumerate() {
+            if sum.leaves > 0 {
+                let node = aggregate.node_for(&compiled.paths[position]);
+                aggregate.add(node, sum.bytes, sum.leaves);
+                *sum = Sum::default();
+            }
+        }
+    }
+
     /// [`super::visit_top_level`] of `field` at the root of the path, with
     /// no family frame, into `aggregate` (always the same one).
-    pub fn count_top_level(&mut self, field: TopLevelField<'_>, aggregate: &mut Aggregate) {
+    pub fn count_top_level(&mut self, field: TopLevelField<'_>) {
         let compiled = Compiled::get();
-        if self.nodes.is_empty() {
-            self.nodes = vec![None; compiled.paths.len()];
+        if self.sums.is_empty() {
+            self.sums = vec![Sum::default(); compiled.paths.len()];
         }
         let mut counter = Counter {
             compiled,
-            nodes: &mut self.nodes,
-            aggregate,
+            sums: &mut self.sums,
         };
         let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let instance = &compiled.messages[INSTANCE_AT];
@@ -415,14 +503,16 @@ mod tests {
 
     /// Every node (in the order made) and every leaf of the two.
     fn nodes(aggregate: &Aggregate) -> (Vec<String>, Vec<(String, u64, u64)>) {
-        let order = (0..aggregate.len()).map(|id| aggregate.frames_of(id).join(";"));
-        (order.collect(), aggregate.own_lines())
+        let mut made: Vec<_> = (0..aggregate.len())
+            .map(|id| aggregate.frames_of(id).join(";"))
+            .collect();
+        made.sort();
+        (made, aggregate.own_lines())
     }
 
     /// Counted by position, random elements of every top-level field (some
     /// cut short, some with garbage) give the aggregate the walk with a
-    /// path gives: the same leaves, and the same nodes made in the same
-    /// order.
+    /// path gives: the same leaves, and the same nodes.
     #[test]
     fn counted_by_position_as_walked() {
         let mut random = Random(0x2545_f491_4f6c_dd1d);
@@ -459,8 +549,9 @@ mod tests {
                 body: (!varint_value).then_some(&value[..]),
             };
             super::super::visit_top_level(field, None, &mut Path::new(), &mut walked);
-            positions.count_top_level(field, &mut counted);
+            positions.count_top_level(field);
         }
+        positions.settle(&mut counted);
         assert_eq!(nodes(&walked), nodes(&counted));
         assert!(walked.len() > 100, "the elements reach deep");
     }
@@ -545,8 +636,9 @@ mod tests {
                 body: Some(&body),
             };
             super::super::visit_top_level(field, None, &mut Path::new(), &mut walked);
-            positions.count_top_level(field, &mut counted);
+            positions.count_top_level(field);
         }
+        positions.settle(&mut counted);
         assert_eq!(nodes(&walked), nodes(&counted));
         assert!(common > 2_000, "{common}");
     }
