@@ -45,7 +45,7 @@ pub use recommendation::{Change, Measure, NotComputed, Recommendation, Sample, S
 use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
 pub use crate::pass::EntityKind;
 use crate::pass::EntityObserver;
-use crate::pass::{Cost, EntityView, NamedFunction, Singular, Singular30};
+use crate::pass::{Cost, EntityView, NamedFunction, Part, Singular, Singular30};
 use crate::profile::Aggregate;
 use crate::profile::LogicalMemoryVisitor;
 use crate::profiled::{Accounting, ProfiledInput, ProfiledInstance};
@@ -81,12 +81,21 @@ pub struct LayerAdvice {
     pub recommendations: Vec<Recommendation>,
 }
 
-/// The observer that gathers one instance's advice.
+/// The observer that gathers one instance's advice, in two parts that a
+/// pass may show the stream to on threads of their own
+/// ([`EntityObserver::parts`]): the function rules, which read every term,
+/// and the others.
 #[derive(Default, Clone)]
 pub struct Advisor {
+    tallies: Tallies,
+    functions: FunctionRules,
+}
+
+/// What every rule but the function rules keeps.
+#[derive(Default, Clone)]
+struct Tallies {
     strings: strings::StringPool,
     metadata: strings::MetadataTally,
-    functions: functions::FunctionTally,
     entities: entities::EntityTally,
     /// The first entities, for the OMMX 3.0 finding's samples.
     sampled: migration::Sampled,
@@ -94,7 +103,63 @@ pub struct Advisor {
     v3: ommx30::Ommx30Tally,
 }
 
+/// The function rules' tally of an instance counted with OMMX 2.9.3's
+/// accounting (3.0's is in [`ommx30::Ommx30Tally`]).
+#[derive(Default, Clone)]
+struct FunctionRules {
+    tally: functions::FunctionTally,
+}
+
 impl EntityObserver for Advisor {
+    fn variable(&mut self, v: &DecisionVariable, cost: Cost) {
+        self.tallies.variable(v, cost);
+    }
+    fn constraint(&mut self, c: &Constraint, cost: Cost) {
+        self.tallies.constraint(c, cost);
+        self.functions.constraint(c, cost);
+    }
+    fn removed_constraint(&mut self, r: &RemovedConstraint, cost: Cost) {
+        self.tallies.removed_constraint(r, cost);
+        self.functions.removed_constraint(r, cost);
+    }
+    fn named_function(&mut self, n: &NamedFunction, cost: Cost) {
+        self.tallies.named_function(n, cost);
+        self.functions.named_function(n, cost);
+    }
+    fn finish(&mut self, singular: &Singular<'_>) {
+        self.tallies.finish(singular);
+        self.functions.finish(singular);
+    }
+    fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
+        self.tallies.entity(e, cost);
+    }
+    fn objective(&mut self, objective: &EntityView<'_>, cost: Cost) {
+        self.tallies.objective(objective, cost);
+    }
+    fn ommx30_singular(&mut self, singular: &Singular30<'_>) {
+        self.tallies.ommx30_singular(singular);
+    }
+    fn leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
+        self.tallies.leaves()
+    }
+    fn entity_leaves(&mut self) -> Option<&mut dyn LogicalMemoryVisitor> {
+        self.tallies.entity_leaves()
+    }
+    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        self.tallies.variables_used(used);
+    }
+    fn ommx30_cost(&mut self, kind: EntityKind, id: u64, bytes: u64) {
+        self.tallies.ommx30_cost(kind, id, bytes);
+    }
+    fn has_parts(&self) -> bool {
+        true
+    }
+    fn parts(&mut self) -> Part<'_> {
+        vec![&mut self.tallies, &mut self.functions]
+    }
+}
+
+impl EntityObserver for Tallies {
     fn variable(&mut self, v: &DecisionVariable, cost: Cost) {
         let content = self.metadata.variable(v, cost);
         self.strings.variable(v);
@@ -109,8 +174,6 @@ impl EntityObserver for Advisor {
             Owner::Entity(EntityKind::Constraint),
             &strings::CONSTRAINT_ROLES,
         );
-        self.functions
-            .constraint(Owner::Entity(EntityKind::Constraint), c, cost.waste);
         self.entities.constraint(c);
         self.sampled.constraint(c, cost);
     }
@@ -118,23 +181,16 @@ impl EntityObserver for Advisor {
     fn removed_constraint(&mut self, r: &RemovedConstraint, cost: Cost) {
         self.metadata.removed(r, cost);
         self.strings.removed(r);
-        self.functions.constraint(
-            Owner::Entity(EntityKind::Removed),
-            &r.constraint,
-            cost.waste,
-        );
         self.entities.removed(r, cost);
     }
 
-    fn named_function(&mut self, n: &NamedFunction, cost: Cost) {
-        self.functions.named(n, cost.waste);
+    fn named_function(&mut self, n: &NamedFunction, _cost: Cost) {
         self.entities.named(n);
     }
 
     fn finish(&mut self, singular: &Singular<'_>) {
         self.metadata.instance(singular);
         self.strings.instance(singular);
-        self.functions.objective(singular);
         self.entities.finish(singular);
     }
 
@@ -167,6 +223,26 @@ impl EntityObserver for Advisor {
     }
 }
 
+impl EntityObserver for FunctionRules {
+    fn constraint(&mut self, c: &Constraint, cost: Cost) {
+        let kind = Owner::Entity(EntityKind::Constraint);
+        self.tally.constraint(kind, c, cost.waste);
+    }
+    fn removed_constraint(&mut self, r: &RemovedConstraint, cost: Cost) {
+        let kind = Owner::Entity(EntityKind::Removed);
+        self.tally.constraint(kind, &r.constraint, cost.waste);
+    }
+    fn named_function(&mut self, n: &NamedFunction, cost: Cost) {
+        self.tally.named(n, cost.waste);
+    }
+    fn finish(&mut self, singular: &Singular<'_>) {
+        self.tally.objective(singular);
+    }
+    fn takes_ommx30_costs(&self) -> bool {
+        false
+    }
+}
+
 impl Advisor {
     /// The recommendations, once the instance is profiled; `migration` is
     /// what OMMX 3.0 makes of the same instance.
@@ -175,9 +251,9 @@ impl Advisor {
             return self.advice_v3(instance);
         }
         let total = instance.aggregate.totals()[Aggregate::ROOT].bytes;
-        let unused = self.entities.unused();
+        let unused = self.tallies.entities.unused();
         let mut not_computed = Vec::new();
-        let ommx30 = match migration::finding(instance, &self.sampled, migration) {
+        let ommx30 = match migration::finding(instance, &self.tallies.sampled, migration) {
             Ok(finding) => finding,
             Err(reason) => {
                 not_computed.push(reason);
@@ -185,15 +261,15 @@ impl Advisor {
             }
         };
         let findings: Vec<Finding> = [
-            self.metadata.finding(total),
-            self.strings.finding(),
-            self.functions.identical(),
-            self.entities.unused_finding(&unused),
-            self.entities.removed_finding(),
-            self.functions.matrix(),
-            self.functions.variants(),
+            self.tallies.metadata.finding(total),
+            self.tallies.strings.finding(),
+            self.functions.tally.identical(),
+            self.tallies.entities.unused_finding(&unused),
+            self.tallies.entities.removed_finding(),
+            self.functions.tally.matrix(),
+            self.functions.tally.variants(),
             ommx30,
-            self.functions.wasted(),
+            self.functions.tally.wasted(),
         ]
         .into_iter()
         .flatten()
@@ -219,7 +295,7 @@ impl Advisor {
     /// rule on 3.0's layout ([`ommx30`]).
     fn advice_v3(self, instance: &ProfiledInstance) -> LayerAdvice {
         let total = instance.aggregate.totals()[Aggregate::ROOT].bytes;
-        let (findings, combined) = self.v3.findings(total);
+        let (findings, combined) = self.tallies.v3.findings(total);
         layer_advice(
             instance,
             Accounting::Ommx30,
@@ -304,16 +380,19 @@ struct Plan {
 fn combined_saving(advisor: &Advisor, unused: &entities::Unused, plan: Plan) -> u64 {
     let mut saving = 0;
     if plan.removed {
-        saving += advisor.entities.removed_bytes();
+        saving += advisor.tallies.entities.removed_bytes();
     }
     if plan.unused {
         saving += unused.bytes;
     }
     if plan.metadata {
-        saving += advisor.metadata.content_kept(plan.removed, unused.content);
+        saving += advisor
+            .tallies
+            .metadata
+            .content_kept(plan.removed, unused.content);
     }
     if plan.variants {
-        saving += advisor.functions.variants_kept();
+        saving += advisor.functions.tally.variants_kept();
     }
     saving
 }
@@ -369,6 +448,12 @@ impl EntityObserver for Advisors {
     /// Raw input read again as another schema: its advisor starts over.
     fn abandon(&mut self) {
         self.layers.pop();
+    }
+    fn has_parts(&self) -> bool {
+        self.layers.last().is_some_and(|(_, a)| a.has_parts())
+    }
+    fn parts(&mut self) -> Part<'_> {
+        self.current().parts()
     }
 }
 

@@ -323,6 +323,9 @@ impl EntityObserver for StatsCollector {
     fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
         self.add(*e, cost);
     }
+    fn takes_ommx30_costs(&self) -> bool {
+        false
+    }
     fn abandon(&mut self) {
         self.per_kind.clear();
     }

@@ -205,6 +205,9 @@ impl EntityObserver for Largest {
     fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
         self.offer(*e, cost);
     }
+    fn takes_ommx30_costs(&self) -> bool {
+        false
+    }
     fn abandon(&mut self) {
         self.heap.clear();
         self.left_out = None;

@@ -49,7 +49,7 @@ pub use accounts::{visit_entity_entry, visit_instance_parts, Accounts};
 pub use error::{
     InstanceError, PassError, V2PassError, DEFAULT_MAX_ELEMENT, MAX_FAMILIES, MAX_FAMILY_BYTES,
 };
-pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular, Singular30};
+pub use observer::{Cost, EntityObserver, EntityView, NamedFunction, Part, Singular, Singular30};
 pub use observers::Observers;
 pub use pipeline::{profile_instance, profile_instance_within, MAX_THREADS};
 pub use ranges::{InFile, CHUNK};

@@ -3,7 +3,8 @@
 //! in a pass that compares the accountings, counted under OMMX 3.0's
 //! accounting too (`compare.rs`), their cost there shown as well
 //! ([`EntityObserver::ommx30_cost`]). When the stream is decoded on several
-//! threads this runs on a thread of its own, behind the checks
+//! threads this runs on a thread of its own (one per part of an observer
+//! made of parts), behind the checks
 //! (`pipeline.rs`); an error found by the checks ends the pass all the same,
 //! and what an observer was shown of a refused instance is forgotten
 //! ([`EntityObserver::abandon`]) or thrown away with it.
@@ -29,7 +30,20 @@ pub(super) struct Observing<'a, O: ?Sized> {
     pub(super) path: Path,
 }
 
-impl<O: EntityObserver + ?Sized> Observing<'_, O> {
+impl<'a, O: EntityObserver + ?Sized> Observing<'a, O> {
+    pub(super) fn new(
+        compare: Option<&'a mut Comparing>,
+        observer: &'a mut O,
+        group_by: GroupBy,
+    ) -> Self {
+        Self {
+            compare,
+            observer,
+            group_by,
+            path: Path::new(),
+        }
+    }
+
     /// Shows the entities of a batch the checks accepted.
     pub(super) fn batch(&mut self, batch: &Batch) {
         let _span = trace::span(Phase::Check);

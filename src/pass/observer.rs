@@ -173,6 +173,9 @@ impl<'a> EntityView<'a> {
     }
 }
 
+/// Observers shown the same entities, one after another.
+pub type Part<'a> = Vec<&'a mut dyn EntityObserver>;
+
 /// An analysis riding on the streaming pass: it sees every entity once,
 /// in stream order, after OMMX's checks accepted it, with what it costs.
 /// Nothing is kept for it; what it keeps is its own business.
@@ -211,6 +214,25 @@ pub trait EntityObserver: Send {
     /// OMMX 3.0's accounting, as [`Cost::bytes`] counts it there. Not called
     /// once 3.0 has refused the instance.
     fn ommx30_cost(&mut self, _kind: EntityKind, _id: u64, _bytes: u64) {}
+    /// False for an observer that does nothing with
+    /// [`EntityObserver::ommx30_cost`], which the pass may then show the
+    /// stream to away from the comparison ([`EntityObserver::parts`]).
+    fn takes_ommx30_costs(&self) -> bool {
+        true
+    }
+    /// True for an observer made of parts that see the stream's entities
+    /// independently of one another ([`EntityObserver::parts`]).
+    fn has_parts(&self) -> bool {
+        false
+    }
+    /// The parts of an observer that [has them](EntityObserver::has_parts):
+    /// the pass may show the stream's entities (the calls up to
+    /// [`EntityObserver::ommx30_cost`], and [`EntityObserver::entity`]) to
+    /// each on a thread of its own, each in stream order; everything else
+    /// it calls on the whole observer.
+    fn parts(&mut self) -> Part<'_> {
+        Vec::new()
+    }
     /// OMMX 3.0's instance-wide functions and labels, after its entities and
     /// its objective, once the instance is accepted.
     fn ommx30_singular(&mut self, _singular: &Singular30<'_>) {}

@@ -2,7 +2,9 @@
 //! each of them in turn, so a page that holds the top entities, the
 //! distributions and the advice reads its input once.
 
-use super::observer::{Cost, EntityObserver, EntityView, NamedFunction, Singular, Singular30};
+use super::observer::{
+    Cost, EntityObserver, EntityView, NamedFunction, Part, Singular, Singular30,
+};
 use crate::model::{Constraint, DecisionVariable, EntityKind, RemovedConstraint};
 use crate::profile::LogicalMemoryVisitor;
 
@@ -61,8 +63,23 @@ impl EntityObserver for Observers<'_> {
     fn ommx30_singular(&mut self, singular: &Singular30<'_>) {
         self.0.iter_mut().for_each(|o| o.ommx30_singular(singular));
     }
-    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
-        self.0.iter_mut().for_each(|o| o.variables_used(used));
+    fn takes_ommx30_costs(&self) -> bool {
+        self.0.iter().any(|o| o.takes_ommx30_costs())
+    }
+    /// Several observers are parts, and so are the parts of each.
+    fn has_parts(&self) -> bool {
+        self.0.len() > 1 || self.0.iter().any(|o| o.has_parts())
+    }
+    fn parts(&mut self) -> Part<'_> {
+        let mut parts = Vec::new();
+        for o in &mut self.0 {
+            if o.has_parts() {
+                parts.extend(o.parts());
+            } else {
+                parts.push(&mut **o as &mut dyn EntityObserver);
+            }
+        }
+        parts
     }
     /// The pass shows the leaves to one visitor: several observers that
     /// each want them cannot share a pass, which the first call refuses.
@@ -143,6 +160,38 @@ mod tests {
         for tally in [&a, &b] {
             assert_eq!((tally.begun, tally.seen.as_slice()), (1, &[1010, 2030][..]));
         }
+    }
+
+    /// Made of two tallies, shown apart.
+    #[derive(Default)]
+    struct Halves(Tally, Tally);
+
+    impl EntityObserver for Halves {
+        fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
+            self.0.entity(e, cost);
+            self.1.entity(e, cost);
+        }
+        fn has_parts(&self) -> bool {
+            true
+        }
+        fn parts(&mut self) -> Part<'_> {
+            vec![&mut self.0, &mut self.1]
+        }
+    }
+
+    #[test]
+    fn the_parts_are_each_observer_or_its_own_parts() {
+        let (mut a, mut halves) = (Tally::default(), Halves::default());
+        assert!(!Observers(vec![&mut a]).has_parts());
+        assert!(Observers(vec![&mut halves]).has_parts());
+        let mut both = Observers(vec![&mut a, &mut halves]);
+        assert!(both.has_parts());
+        let cost = Cost::default();
+        for (i, part) in both.parts().into_iter().enumerate() {
+            part.entity(&view(i as u64), cost);
+        }
+        let seen = [&a.seen, &halves.0.seen, &halves.1.seen];
+        assert_eq!(seen, [&vec![0], &vec![1000], &vec![2000]]);
     }
 
     #[test]

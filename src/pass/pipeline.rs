@@ -4,13 +4,14 @@
 //! entities an analysis looks at, is framed in batches taken in turn,
 //! decoded in parallel and handed back in stream order to the checking
 //! side, which hands each checked batch on to the observing side (a thread
-//! of its own) and that one back to the thread that decoded it, to be
-//! freed; an instance on one thread is all of that in turn.
+//! of its own, or one per part of an observer made of parts) and that one
+//! back to the thread that decoded it, to be freed; an instance on one
+//! thread is all of that in turn.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::mem::MaybeUninit;
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 
 use super::accounts::Accounts;
 use super::compare::Comparing;
@@ -18,16 +19,18 @@ use super::decode::decode_batch;
 use super::finish::{finish_instance, Finish};
 use super::framing::{frame_batch, LargeToken, Spooling};
 use super::item::Batch;
+use super::objective::Singulars;
 use super::observe::Observing;
+use super::observers::Observers;
 use super::ranges::{self, FileAt, InFile};
 use super::settings::Settings;
-use super::validate::check_stream;
+use super::validate::{check_stream, State};
 use super::EntityObserver;
 use crate::pages;
 use crate::pass::InstanceError;
 use crate::profile::family::GroupBy;
-use crate::profile::{Aggregate, Path};
-use crate::profiled::InstanceCounts;
+use crate::profile::Aggregate;
+use crate::profiled::{Accounting, InstanceCounts};
 use crate::trace::{self, Phase};
 use crate::wire::FieldReader;
 
@@ -337,7 +340,7 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
                 let tx = tx.clone();
                 let (home, back) = mpsc::channel::<Batch>();
                 let decoder = Decoder { tx, home, back };
-                scope.spawn(move || {
+                spawn_named(scope, "decode", move || {
                     let decode = || frame_and_decode(framer, spooling, local, decoder);
                     // The entities built go round in huge pages.
                     if builds {
@@ -366,9 +369,7 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
         // On an error the receiver is gone by now, so no worker stays
         // blocked on a full channel; on success they have all finished.
         for worker in workers {
-            let local = worker
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            let local = join(worker);
             if result.is_ok() {
                 let _span = trace::span(Phase::Aggregate);
                 accounts.merge(&local);
@@ -458,11 +459,50 @@ impl<I: Iterator<Item = Numbered>> Iterator for InOrder<I> {
 /// How many checked batches may wait for the observing thread.
 const SHOWN_AHEAD: usize = 2;
 
+/// A checked batch on its way to the observing threads.
+type Shown = Arc<(Batch, Home)>;
+
+/// One observing thread: shows each batch received, then retires it if no
+/// other observing thread holds it still ([`Home::retire`]).
+fn show<O: EntityObserver + ?Sized>(
+    mut observing: Observing<'_, O>,
+    received: mpsc::Receiver<Shown>,
+) {
+    for shown in received {
+        observing.batch(&shown.0);
+        if let Some((batch, home)) = Arc::into_inner(shown) {
+            home.retire(batch);
+        }
+    }
+}
+
+/// A thread of the pass's, named for what it does (as `perf` and
+/// debuggers show it).
+fn spawn_named<'scope, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    name: &str,
+    work: impl FnOnce() -> T + Send + 'scope,
+) -> std::thread::ScopedJoinHandle<'scope, T> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn_scoped(scope, work)
+        .unwrap_or_else(|e| panic!("starting a thread: {e}"))
+}
+
+/// Joins a thread of the pass's, passing its panic on.
+fn join<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
 /// Checks the batches of one instance in stream order, shows their
 /// entities to the observer, and finishes the instance: the whole
 /// sequential side of the pass. When the batches come from decoding
 /// threads and something looks at the entities, showing them runs on a
-/// thread of its own, behind the checks.
+/// thread of its own, behind the checks: one for each part of an observer
+/// made of parts ([`EntityObserver::parts`]), the comparison with the
+/// parts that take its costs.
 fn consume<O: EntityObserver + ?Sized>(
     batches: impl Iterator<Item = (Batch, Home)>,
     finish: Finish,
@@ -473,37 +513,71 @@ fn consume<O: EntityObserver + ?Sized>(
 ) -> Result<InstanceCounts, InstanceError> {
     let accounting = finish.accounting;
     let apart = finish.threads > 1 && (observer.sees_entities() || compare.is_some());
-    let mut observing = Observing {
-        compare: compare.as_deref_mut(),
-        observer: &mut *observer,
-        group_by,
-        path: Path::new(),
-    };
-    let checked = if apart {
-        std::thread::scope(|scope| {
-            let (tx, rx) = mpsc::sync_channel::<(Batch, Home)>(SHOWN_AHEAD);
-            let shower = scope.spawn(move || {
-                for (batch, home) in rx {
-                    observing.batch(&batch);
-                    home.retire(batch);
-                }
-            });
-            // A closed channel: the observing thread panicked, which the join says.
-            let checked = check_stream(batches, max_element, group_by, accounting, |b, home| {
-                let _ = tx.send((b, home));
-            });
-            drop(tx);
-            shower
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            checked
-        })
-    } else {
+    let checks = (max_element, group_by, accounting);
+    let checked = if !apart {
+        let mut observing = Observing::new(compare.as_deref_mut(), &mut *observer, group_by);
         check_stream(batches, max_element, group_by, accounting, |b, home| {
             observing.batch(&b);
             home.retire(b);
         })
+    } else if observer.has_parts() {
+        // The comparison goes with the parts that take its costs; every
+        // other part is shown the stream on a thread of its own.
+        let (taking, others): (Vec<_>, Vec<_>) = observer
+            .parts()
+            .into_iter()
+            .partition(|part| part.takes_ommx30_costs());
+        let mut taking = Observers(taking);
+        let mut others: Vec<_> = others
+            .into_iter()
+            .map(|part| Observers(vec![part]))
+            .collect();
+        let mut observing = Vec::new();
+        if !taking.0.is_empty() || compare.is_some() {
+            observing.push(Observing::new(
+                compare.as_deref_mut(),
+                &mut taking,
+                group_by,
+            ));
+        }
+        for part in &mut others {
+            observing.push(Observing::new(None, part, group_by));
+        }
+        checked_apart(batches, checks, observing)
+    } else {
+        let whole = Observing::new(compare.as_deref_mut(), &mut *observer, group_by);
+        checked_apart(batches, checks, vec![whole])
     };
     let (state, rest, end) = checked?;
     finish_instance(state, rest, end, finish, compare, aggregate, observer)
+}
+
+/// [`check_stream`] with each `observing` on a thread of its own, shown
+/// every checked batch in stream order.
+fn checked_apart<O: EntityObserver + ?Sized>(
+    batches: impl Iterator<Item = (Batch, Home)>,
+    (max_element, group_by, accounting): (Option<u64>, GroupBy, Accounting),
+    observing: Vec<Observing<'_, O>>,
+) -> Result<(State, Singulars, u64), InstanceError> {
+    std::thread::scope(|scope| {
+        let (senders, showers): (Vec<_>, Vec<_>) = observing
+            .into_iter()
+            .enumerate()
+            .map(|(i, observing)| {
+                let (tx, rx) = mpsc::sync_channel::<Shown>(SHOWN_AHEAD);
+                let name = format!("observe {i}");
+                (tx, spawn_named(scope, &name, move || show(observing, rx)))
+            })
+            .unzip();
+        let checked = check_stream(batches, max_element, group_by, accounting, |b, home| {
+            let shown = Arc::new((b, home));
+            for tx in &senders {
+                // A closed channel: its thread panicked, which the join says.
+                let _ = tx.send(Arc::clone(&shown));
+            }
+        });
+        drop(senders);
+        showers.into_iter().for_each(join);
+        checked
+    })
 }

@@ -117,6 +117,38 @@ fn the_page_holds_what_the_other_commands_say() {
     assert_eq!(page, ok(&["report", &ks, "-o", "-"]));
 }
 
+/// The page's analyses are shown the stream on threads of their own when it
+/// is decoded on several (the advice's function rules apart from its
+/// others, the comparison with those that take its costs): the page is the
+/// same at any thread count, the sequential pass's.
+#[test]
+fn the_page_is_the_same_at_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let lp = dir.path().join("lp.pb");
+    fs::write(&lp, super::parallel::generated_lp(dir.path())).unwrap();
+    let lp = lp.to_str().unwrap();
+    let run = |threads: &str| {
+        let out = memprof()
+            .env("MEMPROF_THREADS", threads)
+            .args(["report", lp, "-o", "-"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let one = run("1");
+    let doc = document(&one);
+    let layer = &doc["advice"]["layers"][0];
+    assert!(
+        !layer["recommendations"].as_array().unwrap().is_empty(),
+        "{layer}"
+    );
+    assert!(!doc["top"]["rows"].as_array().unwrap().is_empty());
+    for threads in ["2", "3", "16"] {
+        assert!(one == run(threads), "{threads} threads");
+    }
+}
+
 /// Issue 47: an ommx.v2 instance's page shows the advice `advise` gives under
 /// OMMX 3.0, rule for rule, with the one rule that has no 3.0 meaning.
 #[test]
