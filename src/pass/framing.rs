@@ -260,14 +260,17 @@ pub(super) fn frame_one<R: Read>(
                 wire_bytes: fields.offset() - element_start,
             });
         }
-        // The singular fields (and maps) that are messages.
+        // The singular fields (and maps) that are messages: a map's value
+        // is length-delimited whatever its key's wire type, as prost reads it.
         instance::DESCRIPTION
         | instance::OBJECTIVE
         | instance::PARAMETERS
         | instance::CONSTRAINT_HINTS
         | instance::DECISION_VARIABLE_DEPENDENCY
         | instance::ANNOTATIONS => {
-            expect(field, wire_type, WireType::Len)?;
+            if !instance::MAPS.contains(&field) {
+                expect(field, wire_type, WireType::Len)?;
+            }
             let prefix = fields.len_prefix()?;
             if field == instance::OBJECTIVE
                 && raw.spool_above.is_some_and(|above| prefix.len > above)

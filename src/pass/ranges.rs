@@ -576,7 +576,8 @@ impl<'a> Plan<'a> {
             // Fields OMMX does not know, skipped by the one-thread reader.
             _ => return Err(Recheck),
         };
-        if wire_type != expected {
+        // A map's value is length-delimited whatever its key's wire type.
+        if wire_type != expected && !MAPS.contains(&field) {
             return Err(Recheck);
         }
         let value = wire::varint(bytes, &mut pos).ok_or(Recheck)?;

@@ -46,9 +46,26 @@ fn varint_at(buf: &[u8], pos: &mut usize) -> Result<u64, Frame> {
     }
 }
 
+/// A top-level message read a field at a time.
+pub(super) trait TopLevel: Message + Default {
+    /// Its map fields, which prost reads as a length prefix and an entry
+    /// whatever wire type their key says (`wire::fields`' `MAPS`).
+    const MAPS: &'static [u32];
+}
+
+impl TopLevel for crate::ommx_v1::Instance {
+    const MAPS: &'static [u32] = &crate::wire::fields::instance::MAPS;
+}
+
+impl TopLevel for crate::ommx_v2::Instance {
+    const MAPS: &'static [u32] = &crate::wire::fields::v2::instance::MAPS;
+}
+
 /// Where the field whose key starts at `start` ends, groups nested at most
-/// [`GROUP_DEPTH_LIMIT`] deep counting `depth` levels above.
-fn frame_at(buf: &[u8], start: usize, depth: u32) -> Frame {
+/// [`GROUP_DEPTH_LIMIT`] deep counting `depth` levels above; at the top
+/// level, a field of one of the message's `maps` is a length prefix and an
+/// entry whatever its key's wire type, as prost reads it.
+fn frame_at(buf: &[u8], start: usize, depth: u32, maps: &[u32]) -> Frame {
     let mut pos = start;
     let inner = |pos: &mut usize| -> Result<Frame, Frame> {
         let (number, wire_type) = key(varint_at(buf, pos)?).map_err(|_| Frame::Bad)?;
@@ -63,6 +80,10 @@ fn frame_at(buf: &[u8], start: usize, depth: u32) -> Frame {
                 Frame::Short(Some(end))
             })
         };
+        if depth == 0 && maps.contains(&number) {
+            let len = varint_at(buf, pos)?;
+            return need(pos, len);
+        }
         match wire_type {
             WireType::Varint => {
                 varint_at(buf, pos)?;
@@ -86,7 +107,7 @@ fn frame_at(buf: &[u8], start: usize, depth: u32) -> Frame {
                         Err(Frame::Bad)
                     };
                 }
-                match frame_at(buf, at, depth + 1) {
+                match frame_at(buf, at, depth + 1, &[]) {
                     Frame::Ends(end) => *pos = end,
                     Frame::Short(_) => return Err(Frame::Short(None)),
                     Frame::Bad => return Err(Frame::Bad),
@@ -102,11 +123,11 @@ fn frame_at(buf: &[u8], start: usize, depth: u32) -> Frame {
 
 /// Where a reading of `bytes` as the message `M` stops: the start of the
 /// first top-level field that does not decode as `M`'s, or the end.
-pub(super) fn reach<M: Message + Default>(bytes: &[u8]) -> usize {
+pub(super) fn reach<M: TopLevel>(bytes: &[u8]) -> usize {
     let mut message = M::default();
     let mut pos = 0;
     while pos < bytes.len() {
-        match frame_at(bytes, pos, 0) {
+        match frame_at(bytes, pos, 0, M::MAPS) {
             Frame::Ends(end) if message.merge(&bytes[pos..end]).is_ok() => pos = end,
             _ => return pos,
         }
@@ -139,7 +160,7 @@ const CHUNK: usize = 64 << 10;
 /// Reads a message `M` from `reader` (of `total` bytes when known; longer
 /// than `cap` bytes refused), merging each top-level field as it completes.
 /// On failure, what was read and where it stopped come with the reason.
-pub(super) fn read_fields<M: Message + Default>(
+pub(super) fn read_fields<M: TopLevel>(
     reader: &mut dyn Read,
     total: Option<u64>,
     cap: Option<u64>,
@@ -153,7 +174,7 @@ pub(super) fn read_fields<M: Message + Default>(
     loop {
         let pos = read.reached;
         let held = read.bytes.len();
-        let frame = match frame_at(&read.bytes, pos, 0) {
+        let frame = match frame_at(&read.bytes, pos, 0, M::MAPS) {
             _ if pos == held => Frame::Short(None),
             // Past what the container holds: cut short, whatever follows.
             Frame::Short(Some(end)) if total.is_some_and(|t| end as u64 > t) => Frame::Bad,
@@ -248,6 +269,38 @@ mod tests {
             .map_err(|(_, stop)| stop)
             .unwrap();
         assert_eq!(read.message, whole);
+    }
+
+    /// prost reads a map field's value as a length prefix and an entry
+    /// whatever wire type its key gives (OMMX then accepts it): so does the
+    /// framing, for both schemas' top-level maps.
+    #[test]
+    fn a_top_level_map_is_length_delimited_whatever_its_key_says() {
+        use crate::wire::fields::{instance, v2};
+        // A dependency's entry (variable 7, an empty function), and an
+        // annotation's ("k", "v").
+        let entries: [&[u8]; 2] = [
+            &[0x08, 0x07, 0x12, 0x00],
+            &[0x0a, 0x01, b'k', 0x12, 0x01, b'v'],
+        ];
+        let bytes = some_v2();
+        for wire_type in [0, 1, 3, 4, 5] {
+            for (&number, entry) in v2::instance::MAPS.iter().zip(entries) {
+                let key = (number << 3 | wire_type) as u8;
+                let payload = [&bytes[..], &[key, entry.len() as u8], entry].concat();
+                let whole = pb2::Instance::decode(payload.as_slice()).unwrap();
+                let read = read_fields::<pb2::Instance>(&mut &payload[..], None, None)
+                    .map_err(|(_, stop)| stop)
+                    .unwrap();
+                assert_eq!((read.message, read.reached), (whole, payload.len()));
+                assert_eq!(reach::<pb2::Instance>(&payload), payload.len());
+            }
+            let entry = entries[1];
+            let key = (instance::ANNOTATIONS << 3 | wire_type) as u8;
+            let v1 = [&[key, entry.len() as u8][..], entry].concat();
+            pb1::Instance::decode(v1.as_slice()).unwrap();
+            assert_eq!(reach::<pb1::Instance>(&v1), v1.len());
+        }
     }
 
     #[test]

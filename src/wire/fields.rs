@@ -25,6 +25,12 @@ pub mod instance {
     pub const NAMED_FUNCTIONS: u32 = 10;
     pub const ANNOTATIONS: u32 = 11;
     pub const FORMAT_VERSION: u32 = 100;
+
+    /// The map fields, which prost (OMMX's decoder) reads as a length
+    /// prefix and an entry whatever wire type their key says: its map
+    /// decoding does not look at the wire type, so OMMX accepts such a
+    /// field where another message field of the wrong wire type is refused.
+    pub const MAPS: [u32; 2] = [DECISION_VARIABLE_DEPENDENCY, ANNOTATIONS];
 }
 
 /// `ommx.v1.Instance.Description` (3.0 uses it too).
@@ -166,6 +172,10 @@ pub mod v2 {
         pub const NAMED_FUNCTIONS: u32 = 12;
         pub const ANNOTATIONS: u32 = 13;
         pub const OUTPUT_OBJECTIVE: u32 = 14;
+
+        /// The map fields, read whatever wire type their key says (as
+        /// [`super::super::instance::MAPS`]).
+        pub const MAPS: [u32; 2] = [DECISION_VARIABLE_DEPENDENCY, ANNOTATIONS];
     }
 
     /// `ommx.v2.ModelingLabel`.

@@ -166,7 +166,10 @@ fn layout(w: &mut Window<'_>) -> Option<Layout> {
         if table || number == instance::OBJECTIVE {
             layout.keys.insert(number, (pos, after_key));
         }
-        if (table || number == instance::OBJECTIVE) && wire_type != WireType::Len {
+        // A map (read by prost as length-delimited whatever its key's wire
+        // type) of another wire type is left to the whole message's reading.
+        let message = table || number == instance::OBJECTIVE || instance::MAPS.contains(&number);
+        if message && wire_type != WireType::Len {
             return None;
         }
         if table {
@@ -215,12 +218,17 @@ fn v1_refuses(w: &mut Window<'_>) -> bool {
 
 /// Whether prost refuses a top-level field of `number` and `wire_type` in
 /// an `ommx.v1.Instance`: a known field of another wire type than its
-/// schema's (a message or map wants a length-delimited field, the sense
-/// and the format version a varint). Every payload 3.0 accepts has one:
+/// schema's (a message wants a length-delimited field, the sense and the
+/// format version a varint; a map takes any, as prost reads it). Every
+/// payload 3.0 accepts has one:
 /// its sense, a varint, is field 6, v1's `parameters`, a message, and
 /// 3.0 writes its fields in order.
 pub(super) fn v1_misfit(number: u32, wire_type: WireType) -> bool {
     use crate::wire::fields::instance as v1;
+    if v1::MAPS.contains(&number) {
+        // Length-delimited whatever the key's wire type, as prost reads it.
+        return false;
+    }
     let wants = match number {
         v1::SENSE | v1::FORMAT_VERSION => WireType::Varint,
         v1::DESCRIPTION..=v1::ANNOTATIONS => WireType::Len,

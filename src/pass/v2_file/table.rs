@@ -105,12 +105,13 @@ fn head(bytes: &[u8]) -> Result<Option<Head>, ()> {
 }
 
 impl Table<'_> {
-    /// Hands each length-delimited field of the table (its number, and its
-    /// length prefix and body, as prost's map decoding takes an entry) to
-    /// `each`, with the state `new` makes for its window; windows read on
-    /// up to `threads` threads, and each window's state handed to `merge`
-    /// in window order. `None` as soon as a field is no field or `each`
-    /// says `None` (what was merged before is then to be thrown away).
+    /// Hands each field of the table (its number, and its length prefix
+    /// and body, as prost's map decoding takes an entry) to `each`, with
+    /// the state `new` makes for its window; windows read on up to
+    /// `threads` threads, and each window's state handed to `merge` in
+    /// window order. `None` as soon as a field is no field or not
+    /// length-delimited, or `each` says `None` (what was merged before is
+    /// then to be thrown away).
     pub(super) fn read<S: Send>(
         &self,
         threads: usize,
@@ -199,10 +200,14 @@ impl Table<'_> {
                 // Whole, as the cut found them.
                 let fields = &buf[pos..len];
                 let h = head(fields).ok()??;
-                if h.wire_type == WireType::Len {
-                    let field = &fields[..h.end];
-                    each(&mut state, h.number, at + pos as u64, field, h.after_key)?;
+                // Every field a table's schema knows is a map, which prost
+                // reads as length-delimited whatever its key's wire type:
+                // a field of another is left to the whole message's reading.
+                if h.wire_type != WireType::Len {
+                    return None;
                 }
+                let field = &fields[..h.end];
+                each(&mut state, h.number, at + pos as u64, field, h.after_key)?;
                 pos += h.end;
             }
             let mut merged = merged.lock().unwrap_or_else(|e| e.into_inner());
