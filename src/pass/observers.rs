@@ -63,6 +63,9 @@ impl EntityObserver for Observers<'_> {
     fn ommx30_singular(&mut self, singular: &Singular30<'_>) {
         self.0.iter_mut().for_each(|o| o.ommx30_singular(singular));
     }
+    fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+        self.0.iter_mut().for_each(|o| o.variables_used(used));
+    }
     fn takes_ommx30_costs(&self) -> bool {
         self.0.iter().any(|o| o.takes_ommx30_costs())
     }
@@ -110,6 +113,7 @@ mod tests {
         entities: bool,
         begun: usize,
         seen: Vec<u64>,
+        used: Vec<u64>,
     }
 
     impl EntityObserver for Tally {
@@ -118,6 +122,9 @@ mod tests {
         }
         fn entity(&mut self, e: &EntityView<'_>, cost: Cost) {
             self.seen.push(e.id * 1000 + cost.bytes);
+        }
+        fn variables_used(&mut self, used: &dyn Fn(u64) -> bool) {
+            self.used = (0..4).filter(|&id| used(id)).collect();
         }
         fn counts_only(&self) -> bool {
             !self.entities
@@ -157,8 +164,10 @@ mod tests {
             };
             all.entity(&view(id), cost);
         }
+        all.variables_used(&|id| id % 2 == 1);
         for tally in [&a, &b] {
             assert_eq!((tally.begun, tally.seen.as_slice()), (1, &[1010, 2030][..]));
+            assert_eq!(tally.used, [1, 3]);
         }
     }
 
