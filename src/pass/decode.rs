@@ -159,7 +159,7 @@ pub(super) fn decode_entity(
             let held = (&v, v.leaf_key());
             let cost = account_entity(frame, v.name.as_deref(), held, element, path, accounts);
             laps.lap(Phase::Aggregate);
-            Item::Variable(Box::new(v), cost)
+            Item::Variable(v, cost)
         }
         instance::CONSTRAINTS => {
             // The function read on the wire, the rest by prost; prost alone
@@ -184,7 +184,7 @@ pub(super) fn decode_entity(
             let held = (&c, c.leaf_key());
             let cost = account_entity(frame, c.name.as_deref(), held, element, path, accounts);
             laps.lap(Phase::Aggregate);
-            Item::Constraint(Box::new(c), Cost { waste, ..cost })
+            Item::Constraint(c, Cost { waste, ..cost })
         }
         instance::REMOVED_CONSTRAINTS => {
             let r = decode("removed_constraints", bytes, offset)?;
