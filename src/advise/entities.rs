@@ -43,7 +43,7 @@ pub struct EntityTally {
 
 impl EntityTally {
     fn uses(&mut self, f: &Function) {
-        f.for_each_variable_first(|id| {
+        f.for_each_variable(|id| {
             self.used.insert(id);
         });
     }

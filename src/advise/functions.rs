@@ -660,6 +660,9 @@ mod tests {
         let a = shape(&linear(&[(1, 2.0), (2, 4.0)], 0.0), true);
         let b = shape(&linear(&[(1, 1.0), (2, 2.0)], 0.0), true);
         let c = shape(&linear(&[(1, 1.0), (2, 3.0)], 0.0), true);
+        // Terms in file order: the pivot is still the smallest variable's.
+        let a_unsorted = shape(&linear(&[(2, 4.0), (1, 2.0)], 0.0), true);
+        assert_eq!((a_unsorted.pivot, a_unsorted.scaled), (a.pivot, a.scaled));
         assert_eq!(a.scaled, b.scaled);
         assert_ne!(a.exact, b.exact);
         assert_ne!(a.scaled, c.scaled);

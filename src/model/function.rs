@@ -15,7 +15,11 @@ use crate::profiled::{Terms, Unprofiled};
 
 use super::ModelError;
 
-/// A normalized function. Terms are sorted by monomial and merged.
+/// A normalized function. Terms are merged (one per monomial, none zero);
+/// quadratic and polynomial terms are sorted by monomial, and so are linear
+/// terms, but for those of a linear function that names each variable once,
+/// which stay in file order ([`merge_linear`]). Whatever asks for an order
+/// of the variables gets the sorted one ([`Function::for_each_variable_first`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Function {
     Zero,
@@ -241,6 +245,60 @@ pub(crate) fn merge<K: TermKey>(mut terms: Vec<(K, f64)>) -> Vec<(K, f64)> {
     terms
 }
 
+/// Up to this many terms, a linear function that names each variable once
+/// keeps its terms in file order.
+const FILE_ORDER_MAX: usize = 256;
+
+/// A linear function's terms (its non-zero ones, in file order) merged: as
+/// they are when they name each variable once and are at most
+/// [`FILE_ORDER_MAX`], else by [`merge`]. The order of a linear function's
+/// terms changes no sum, no count and no byte OMMX reports; sorting them was
+/// a tenth of `report`'s time on a 10M-term LP.
+pub(crate) fn merge_linear(terms: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
+    debug_assert!(terms.iter().all(|t| t.1 != 0.0));
+    let distinct = match terms.len() {
+        0..=64 => distinct_ids(&terms, &mut [EMPTY_SLOT; 128]),
+        65..=FILE_ORDER_MAX => distinct_ids(&terms, &mut [EMPTY_SLOT; 2 * FILE_ORDER_MAX]),
+        _ => false,
+    };
+    if distinct {
+        terms
+    } else {
+        merge(terms)
+    }
+}
+
+/// An empty slot of [`distinct_ids`]' table (an id it cannot tell apart).
+const EMPTY_SLOT: u64 = u64::MAX;
+
+/// Whether the terms name each variable once, told by an open-addressing
+/// table (`table`, all empty, at least twice as long as `terms`, a power of
+/// two); false, too, for an id of [`EMPTY_SLOT`].
+fn distinct_ids(terms: &[(u64, f64)], table: &mut [u64]) -> bool {
+    let bits = (2 * terms.len())
+        .max(16)
+        .next_power_of_two()
+        .trailing_zeros();
+    let mask = (1usize << bits) - 1;
+    for &(id, _) in terms {
+        if id == EMPTY_SLOT {
+            return false;
+        }
+        let mut slot = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
+        loop {
+            match table[slot] {
+                EMPTY_SLOT => {
+                    table[slot] = id;
+                    break;
+                }
+                seen if seen == id => return false,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+    true
+}
+
 fn linear_terms(linear: &pb::Linear, out: &mut Vec<(u64, f64)>) -> Result<(), ModelError> {
     out.reserve(linear.terms.len());
     for term in &linear.terms {
@@ -275,7 +333,7 @@ impl Function {
                 let mut terms = Vec::new();
                 linear_terms(linear, &mut terms)?;
                 Function::Linear {
-                    terms: merge(terms),
+                    terms: merge_linear(terms),
                     constant: finite(linear.constant, "constant")?,
                 }
             }
@@ -370,15 +428,24 @@ impl Function {
     }
 
     /// [`Function::for_each_variable`] for a consumer to which an id given
-    /// again is as nothing (a set filled, the first id found): every id at
-    /// least once, in the order first used, some repeats left out (a
-    /// quadratic term's first id once for a run of terms that share it, as
-    /// a row of a sorted quadratic does).
+    /// again is as nothing (the first id found): every id at least once, in
+    /// the order OMMX's sorted terms first use them, some repeats left out
+    /// (a quadratic term's first id once for a run of terms that share it,
+    /// as a row of a sorted quadratic does). A linear function's terms kept
+    /// in file order are sorted for it: for a set, call
+    /// [`Function::for_each_variable`].
     pub fn for_each_variable_first(&self, mut f: impl FnMut(u64)) {
         let Function::Quadratic {
             quadratic, linear, ..
         } = self
         else {
+            if let Function::Linear { terms, .. } = self {
+                if !terms.windows(2).all(|w| w[0].0 < w[1].0) {
+                    let mut ids: Vec<u64> = terms.iter().map(|t| t.0).collect();
+                    ids.sort_unstable();
+                    return ids.into_iter().for_each(f);
+                }
+            }
             return self.for_each_variable(f);
         };
         let mut row = None;
@@ -402,7 +469,7 @@ impl Function {
             quadratic, linear, ..
         } = self
         else {
-            self.for_each_variable_first(|id| _ = set.insert(id));
+            self.for_each_variable(|id| _ = set.insert(id));
             return set;
         };
         // A sorted part's row id is inserted once for its run of terms.
@@ -666,6 +733,38 @@ mod tests {
                 assert_eq!(some, [1, 1, 4, 2, 3, 5, 0, 6]);
             }
         }
+    }
+
+    /// A linear function naming each variable once keeps the file's order
+    /// (up to [`FILE_ORDER_MAX`] terms); anything else is merged, sorted.
+    /// Either way, its variables come in OMMX's order where order counts.
+    #[test]
+    fn linear_terms_keep_file_order_only_when_each_variable_is_named_once() {
+        let kept = [(9, 1.0), (2, -1.0), (5, 0.5), (EMPTY_SLOT - 1, 2.0)];
+        assert_eq!(merge_linear(kept.to_vec()), kept);
+        let repeated = [(9, 1.0), (2, -1.0), (9, 0.5)];
+        assert_eq!(merge_linear(repeated.to_vec()), [(2, -1.0), (9, 1.5)]);
+        // The table's empty mark is no variable it can tell apart.
+        let marked = [(EMPTY_SLOT, 1.0), (2, 1.0)];
+        assert_eq!(merge_linear(marked.to_vec()), [(2, 1.0), (EMPTY_SLOT, 1.0)]);
+        // Each table size, at its largest and one past it.
+        for n in [64, 65, FILE_ORDER_MAX, FILE_ORDER_MAX + 1] {
+            let descending: Vec<(u64, f64)> = (0..n as u64).rev().map(|id| (id, 1.0)).collect();
+            let merged = merge_linear(descending.clone());
+            if n <= FILE_ORDER_MAX {
+                assert_eq!(merged, descending);
+            } else {
+                assert!(merged.windows(2).all(|w| w[0].0 < w[1].0));
+            }
+            let mut twice = descending.clone();
+            twice.push((3, 1.0));
+            assert_eq!(merge_linear(twice.clone()), merged_by_map(&twice));
+        }
+        let f = Function::from_wire(&linear(&[(9, 1.0), (2, -1.0), (5, 0.5)], 0.0)).unwrap();
+        let (mut any, mut ordered) = (Vec::new(), Vec::new());
+        f.for_each_variable(|id| any.push(id));
+        f.for_each_variable_first(|id| ordered.push(id));
+        assert_eq!((any, ordered), (vec![9, 2, 5], vec![2, 5, 9]));
     }
 
     #[test]

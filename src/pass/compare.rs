@@ -197,8 +197,8 @@ impl Comparing {
         if let Err(e) = ommx30::check_finite_compact(objective) {
             return self.refuse(&e);
         }
-        // The first variable in use is what counts.
-        let variables = |note: &mut dyn FnMut(u64)| objective.for_each_variable_first(note);
+        // 3.0's rules take the smallest variable in use: any order does.
+        let variables = |note: &mut dyn FnMut(u64)| objective.for_each_variable(note);
         let dependency = match ommx30_rules(&self.uses, dependency, &variables) {
             Ok(dependency) => dependency,
             Err(EntityRefusal::Ommx30(e)) => return self.refuse(&e),

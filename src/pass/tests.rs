@@ -922,3 +922,48 @@ fn count_objective_pieces(bytes: &[u8]) -> usize {
     }
     n
 }
+
+/// A linear function keeps its terms in file order when it names each
+/// variable once; the variable an error names is still the first in OMMX's
+/// (sorted) order, built, counted, converted or compared.
+#[test]
+fn an_undefined_variable_is_the_smallest_whatever_the_file_order() {
+    use pb::FunctionArm;
+    let linear = |ids: &[u64]| pb::Function {
+        function: Some(FunctionArm::Linear(pb::Linear {
+            terms: ids
+                .iter()
+                .map(|&id| pb::LinearTerm {
+                    id,
+                    coefficient: 1.0,
+                })
+                .collect(),
+            constant: 0.0,
+        })),
+    };
+    let variable = |id| pb::DecisionVariable {
+        id,
+        kind: 1,
+        ..Default::default()
+    };
+    let instance = pb::Instance {
+        decision_variables: vec![variable(1), variable(5)],
+        constraints: vec![pb::Constraint {
+            id: 0,
+            equality: 1,
+            function: Some(linear(&[9, 5, 7, 1, 8])),
+            ..Default::default()
+        }],
+        objective: Some(linear(&[5, 1])),
+        ..Default::default()
+    };
+    let bytes = instance.encode_to_vec();
+    let error = |run: Run| run.expect_err("variables 7, 8 and 9 are undefined");
+    for threads in [1, 2] {
+        let built = error(run_on(&bytes, &mut Sees, u64::MAX, threads));
+        assert!(built.contains("decision variable 7"), "{built}");
+        assert_eq!(error(run_on(&bytes, &mut (), u64::MAX, threads)), built);
+        let ommx30 = error(run_ommx30(&bytes, &mut Sees, threads));
+        assert!(ommx30.contains("decision variable 7"), "{ommx30}");
+    }
+}

@@ -205,8 +205,8 @@ impl Stream {
             }
             EntityKind::Constraint => {
                 state.add_constraint(c.id, terms())?;
-                let mut ids = convert::variables_of(c);
-                state.uses_ids(User::Constraint(c.id), &mut ids, false)?;
+                let (mut ids, ascending) = convert::variables_of(c);
+                state.uses_ids(User::Constraint(c.id), &mut ids, ascending)?;
                 if let Some(uses) = &mut state.ommx30 {
                     ids.iter().for_each(|&id| _ = uses.used.insert(id));
                 }
@@ -216,14 +216,15 @@ impl Stream {
                 state.add_removed(c.id, terms())?;
                 if let Some(uses) = &mut state.ommx30 {
                     convert::variables_of(c)
+                        .0
                         .into_iter()
                         .for_each(|id| _ = uses.referenced.insert(id));
                 }
             }
             _ => {
                 state.add_named(c.id)?;
-                let mut ids = convert::variables_of(c);
-                state.uses_ids(User::NamedFunction(c.id), &mut ids, false)?;
+                let (mut ids, ascending) = convert::variables_of(c);
+                state.uses_ids(User::NamedFunction(c.id), &mut ids, ascending)?;
                 if let Some(uses) = &mut state.ommx30 {
                     ids.iter().for_each(|&id| _ = uses.referenced.insert(id));
                 }
@@ -330,8 +331,13 @@ impl State {
     }
 
     pub(super) fn uses(&mut self, user: User, function: &Function) -> Result<(), InstanceError> {
+        let mut defined = true;
+        function.for_each_variable(|id| defined &= self.variables.contains(&id));
+        if defined {
+            return Ok(());
+        }
         let mut fresh = false;
-        // Only an id's first use counts (`used`).
+        // Only an id's first use counts (`used`), in OMMX's order.
         function.for_each_variable_first(|id| fresh |= self.used(user, id));
         self.pending_within(fresh)
     }

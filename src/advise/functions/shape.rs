@@ -56,7 +56,8 @@ fn pivot(f: &Function) -> f64 {
             if *constant != 0.0 {
                 *constant
             } else {
-                terms.first().map_or(1.0, |t| t.1)
+                // Its terms may be in file order.
+                terms.iter().min_by_key(|t| t.0).map_or(1.0, |t| t.1)
             }
         }
         Function::Quadratic {

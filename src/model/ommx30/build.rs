@@ -68,7 +68,8 @@ fn uses_defined(
         return Ok(());
     };
     let mut missing = None;
-    f.for_each_variable(|id| {
+    // The first in OMMX's order.
+    f.for_each_variable_first(|id| {
         if missing.is_none() && !vars.has(id) {
             missing = Some(id);
         }

@@ -73,6 +73,15 @@ impl Func {
         }
     }
 
+    /// [`Func::for_each_variable`] in OMMX's order where it has one: a
+    /// compact function's [`Function::for_each_variable_first`].
+    pub fn for_each_variable_first(&self, f: impl FnMut(u64)) {
+        match self {
+            Func::Compact(c) => c.for_each_variable_first(f),
+            Func::Expression(_) => self.for_each_variable(f),
+        }
+    }
+
     /// Stored terms over the function's atoms.
     pub fn stored_terms(&self) -> usize {
         match self {

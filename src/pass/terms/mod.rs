@@ -20,7 +20,7 @@
 
 use prost::{encoding, Message};
 
-use crate::model::function::merge;
+use crate::model::function::{merge, merge_linear};
 use crate::model::{Constraint, FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
 
@@ -429,7 +429,7 @@ pub fn normalize_arm(
                 Err(e) => Err(e),
                 Ok((constant, n)) => finite(constant, "constant").map(|constant| {
                     let f = Function::Linear {
-                        terms: merge(terms),
+                        terms: merge_linear(terms),
                         constant,
                     };
                     (f, n as u64 + nonzero(constant))
