@@ -105,7 +105,10 @@ pub(super) const BATCH: usize = 4096;
 /// Elements larger than this are decoded one at a time ([`LargeToken`]).
 const BATCH_BYTES: usize = 4 << 20;
 /// Encoded entity bytes per batch, so a few large elements do not pile up.
-const BATCH_FILL: usize = 256 << 10;
+/// With 512 KiB rather than 256, `report` on the 198 MB LP hands a batch
+/// between threads half as often and takes 0.96 of the time, for 4 MiB
+/// more at its peak.
+const BATCH_FILL: usize = 512 << 10;
 
 /// One framed but undecoded element of a batch.
 pub(super) enum RawElement {
