@@ -456,8 +456,11 @@ impl<I: Iterator<Item = Numbered>> Iterator for InOrder<I> {
     }
 }
 
-/// How many checked batches may wait for the observing thread.
-const SHOWN_AHEAD: usize = 2;
+/// How many checked batches may wait for each observing thread. With 4
+/// rather than 2, the checking thread waits less often on a slow part:
+/// `report` on the 198 MB LP took 0.96 of the time, for 4 MiB more at its
+/// peak.
+const SHOWN_AHEAD: usize = 4;
 
 /// A checked batch on its way to the observing threads.
 type Shown = Arc<(Batch, Home)>;
