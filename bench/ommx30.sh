@@ -10,13 +10,17 @@
 #   inspect FILE.v2.pb -f folded      (native ommx.v2)
 #   inspect                           (the default: tree, with the estimate)
 #   report -o /dev/null, advise       (both accountings: the migration view)
-# and prints each one's median wall time and peak RSS, with its ratio to
-# `inspect -f folded` (and, for report and advise, to `inspect -f tree`).
+# in rounds (each round runs every command once, so that a change in the
+# machine's state falls on all of them alike), and prints each one's median
+# wall time and largest peak RSS, with the median over the rounds of its
+# ratio to `inspect -f folded` (and, for the tree, report and advise, to
+# `inspect -f tree`).
 # See bench/README.md. Usage: bench/ommx30.sh   (from any folder)
 #
 # Environment:
 #   OMMX30_PYTHON  a python with ommx==3.0.0b7: also the ommx.v2 files
-#   BENCH_RUNS     timed runs per command (default 5; the large files 3)
+#   BENCH_RUNS     rounds (default 5)
+#   BENCH_LARGE_RUNS  rounds on the files over 100 MB (default 3, at most BENCH_RUNS)
 #   BENCH_LARGE    1: also the 10,000,000-term LP and the 1 GB LP
 set -euo pipefail
 export LC_ALL=C
@@ -24,6 +28,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 runs=${BENCH_RUNS:-5}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_RUNS must be a positive integer" >&2; exit 2; }
+large_runs=${BENCH_LARGE_RUNS:-3}
+[[ $large_runs =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_LARGE_RUNS must be a positive integer" >&2; exit 2; }
 /usr/bin/time -f '%e %M' true >/dev/null 2>&1 || { echo "bench: needs GNU time (/usr/bin/time -f)" >&2; exit 2; }
 out_dir=target/bench
 tmp=$(mktemp -d)
@@ -63,40 +69,54 @@ measure() {
     awk -v a="$start" -v b="$end" -v rss="$rss" 'BEGIN { printf "%.4f %d\n", b - a, rss }'
 }
 
-# The median wall time and the largest peak RSS of `n` runs after a warm-up.
-median_of() {
-    local n=$1
-    shift
-    "$@" >/dev/null 2>&1 || { echo "bench: failed: $*" >&2; exit 1; }
-    : >"$tmp/runs"
-    for _ in $(seq "$n"); do measure "$@" >>"$tmp/runs"; done
-    sort -n "$tmp/runs" | awk '{ w[NR] = $1; if ($2 > r) r = $2 } END { printf "%.3f %.1f\n", w[int((NR + 1) / 2)], r / 1024 }'
+# The command timed on each input as number `$1`, into `cmd` (`$file` is
+# the input, `$v2` its ommx.v2 encoding).
+labels=("inspect -f folded" "inspect --accounting 3.0 -f folded" "inspect (ommx.v2 file) -f folded"
+    "inspect (tree)" "report" "advise")
+command_of() {
+    case $1 in
+    0) cmd=("$memprof" inspect "$file" -f folded --quiet) ;;
+    1) cmd=("$memprof" inspect "$file" --accounting 3.0 -f folded --quiet) ;;
+    2) cmd=("$memprof" inspect "$v2" -f folded --quiet) ;;
+    3) cmd=("$memprof" inspect "$file" --quiet) ;;
+    4) cmd=("$memprof" report "$file" -o "$tmp/page.html" --quiet) ;;
+    5) cmd=("$memprof" advise "$file" --quiet) ;;
+    esac
 }
+
+# The median of a column of numbers.
+median() { sort -n | awk '{ v[NR] = $1 } END { printf "%.4f", v[int((NR + 1) / 2)] }'; }
 
 echo "| input | command | wall s | peak RSS MiB | × folded (2.9.3) | × tree |"
 echo "|---|---|---|---|---|---|"
 for name in "${inputs[@]}"; do
     file=$out_dir/$name.pb
+    v2=$out_dir/$name.v2.pb
     n=$runs
-    [[ $(stat -c %s "$file") -gt 100000000 ]] && n=$((runs < 3 ? runs : 3))
-    read -r folded folded_rss < <(median_of "$n" "$memprof" inspect "$file" -f folded --quiet)
-    read -r tree tree_rss < <(median_of "$n" "$memprof" inspect "$file" --quiet)
-    row() { # label wall rss [vs-tree]
-        local x t="-"
-        x=$(awk -v a="$2" -v b="$folded" 'BEGIN { printf "%.2f", a / b }')
-        [[ -n ${4:-} ]] && t=$(awk -v a="$2" -v b="$tree" 'BEGIN { printf "%.2f", a / b }')
-        echo "| $name | $1 | $2 | $3 | $x | $t |"
-    }
-    row "inspect -f folded" "$folded" "$folded_rss"
-    read -r w r < <(median_of "$n" "$memprof" inspect "$file" --accounting 3.0 -f folded --quiet)
-    row "inspect --accounting 3.0 -f folded" "$w" "$r"
-    if [[ -s $out_dir/$name.v2.pb ]]; then
-        read -r w r < <(median_of "$n" "$memprof" inspect "$out_dir/$name.v2.pb" -f folded --quiet)
-        row "inspect (ommx.v2 file) -f folded" "$w" "$r"
-    fi
-    row "inspect (tree)" "$tree" "$tree_rss" 1
-    read -r w r < <(median_of "$n" "$memprof" report "$file" -o "$tmp/page.html" --quiet)
-    row "report" "$w" "$r" 1
-    read -r w r < <(median_of "$n" "$memprof" advise "$file" --quiet)
-    row "advise" "$w" "$r" 1
+    [[ $(stat -c %s "$file") -gt 100000000 ]] && n=$((runs < large_runs ? runs : large_runs))
+    commands=(0 1 2 3 4 5)
+    [[ -s $v2 ]] || commands=(0 1 3 4 5)
+    # A warm-up each, then rounds of every command in turn, so that a
+    # change in the machine's state (this one's is shared) falls on every
+    # command alike; a ratio is the median of the rounds' ratios.
+    for i in "${commands[@]}"; do
+        command_of "$i"
+        "${cmd[@]}" >/dev/null 2>&1 || { echo "bench: failed: ${cmd[*]}" >&2; exit 1; }
+        : >"$tmp/runs.$i"
+    done
+    for _ in $(seq "$n"); do
+        for i in "${commands[@]}"; do
+            command_of "$i"
+            measure "${cmd[@]}" >>"$tmp/runs.$i"
+        done
+    done
+    ratio() { paste "$tmp/runs.$1" "$tmp/runs.$2" | awk '{ print $1 / $3 }' | median; }
+    for i in "${commands[@]}"; do
+        wall=$(cut -d' ' -f1 "$tmp/runs.$i" | median)
+        rss=$(awk '$2 > r { r = $2 } END { printf "%.1f", r / 1024 }' "$tmp/runs.$i")
+        by_tree="-"
+        ((i >= 3)) && by_tree=$(printf "%.2f" "$(ratio "$i" 3)")
+        printf "| %s | %s | %.3f | %s | %.2f | %s |\n" "$name" "${labels[$i]}" "$wall" "$rss" \
+            "$(ratio "$i" 0)" "$by_tree"
+    done
 done
