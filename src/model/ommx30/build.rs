@@ -67,8 +67,14 @@ fn uses_defined(
     let Some(vars) = vars else {
         return Ok(());
     };
+    let mut defined = true;
+    f.for_each_variable(|id| defined &= vars.has(id));
+    if defined {
+        return Ok(());
+    }
     let mut missing = None;
-    // The first in OMMX's order.
+    // The first in OMMX's order (a linear function's terms may be in file
+    // order: sorted only here, where one is missing).
     f.for_each_variable_first(|id| {
         if missing.is_none() && !vars.has(id) {
             missing = Some(id);
