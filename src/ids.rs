@@ -33,6 +33,49 @@ impl Hasher for IdHasher {
 /// Builds [`IdHasher`]s, for maps and sets keyed by integers.
 pub type BuildIdHasher = BuildHasherDefault<IdHasher>;
 
+/// An empty slot of [`distinct_in_table`]'s table: an id it cannot tell
+/// apart from an empty slot.
+pub const EMPTY_SLOT: u64 = u64::MAX;
+
+/// How long [`distinct_in_table`]'s table is for `n` ids: at most half
+/// full, and at least 16 slots.
+pub const fn table_len(n: usize) -> usize {
+    let half_full = 2 * n;
+    if half_full < 16 {
+        16
+    } else {
+        half_full.next_power_of_two()
+    }
+}
+
+/// Whether `ids` name no id twice, told by an open-addressing table that a
+/// short list's ids fill within the processor's nearest cache: `table` all
+/// [`EMPTY_SLOT`], its length a power of two of at least [`table_len`] of
+/// the ids. False, too, for an id of [`EMPTY_SLOT`]. The table is left as
+/// the ids filled it.
+pub fn distinct_in_table(ids: impl IntoIterator<Item = u64>, table: &mut [u64]) -> bool {
+    debug_assert!(table.len().is_power_of_two());
+    let bits = table.len().trailing_zeros();
+    let mask = table.len() - 1;
+    for id in ids {
+        if id == EMPTY_SLOT {
+            return false;
+        }
+        let mut slot = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
+        loop {
+            match table[slot] {
+                EMPTY_SLOT => {
+                    table[slot] = id;
+                    break;
+                }
+                seen if seen == id => return false,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+    true
+}
+
 /// The one set of ids (or of any integer keys, such as the index of a pair
 /// of ids): a bitmap for the dense low ids that real instances use (one bit
 /// each, about 1 ns a lookup), a hash set for the rest. It grows as ids come

@@ -8,7 +8,7 @@
 //! tolerance); quadratic keys are unordered pairs; polynomial keys are sorted
 //! id lists; a non-zero constant is one stored term.
 
-use crate::ids::IdSet;
+use crate::ids::{distinct_in_table, table_len, IdSet, EMPTY_SLOT};
 use crate::ommx_v1 as pb;
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 use crate::profiled::{Terms, Unprofiled};
@@ -256,9 +256,11 @@ const FILE_ORDER_MAX: usize = 256;
 /// a tenth of `report`'s time on a 10M-term LP.
 pub(crate) fn merge_linear(terms: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
     debug_assert!(terms.iter().all(|t| t.1 != 0.0));
+    let ids = terms.iter().map(|t| t.0);
+    // A table on the stack: a small one for a row's few terms.
     let distinct = match terms.len() {
-        0..=64 => distinct_ids(&terms, &mut [EMPTY_SLOT; 128]),
-        65..=FILE_ORDER_MAX => distinct_ids(&terms, &mut [EMPTY_SLOT; 2 * FILE_ORDER_MAX]),
+        0..=64 => distinct_in_table(ids, &mut [EMPTY_SLOT; table_len(64)]),
+        65..=FILE_ORDER_MAX => distinct_in_table(ids, &mut [EMPTY_SLOT; table_len(FILE_ORDER_MAX)]),
         _ => false,
     };
     if distinct {
@@ -266,37 +268,6 @@ pub(crate) fn merge_linear(terms: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
     } else {
         merge(terms)
     }
-}
-
-/// An empty slot of [`distinct_ids`]' table (an id it cannot tell apart).
-const EMPTY_SLOT: u64 = u64::MAX;
-
-/// Whether the terms name each variable once, told by an open-addressing
-/// table (`table`, all empty, at least twice as long as `terms`, a power of
-/// two); false, too, for an id of [`EMPTY_SLOT`].
-fn distinct_ids(terms: &[(u64, f64)], table: &mut [u64]) -> bool {
-    let bits = (2 * terms.len())
-        .max(16)
-        .next_power_of_two()
-        .trailing_zeros();
-    let mask = (1usize << bits) - 1;
-    for &(id, _) in terms {
-        if id == EMPTY_SLOT {
-            return false;
-        }
-        let mut slot = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
-        loop {
-            match table[slot] {
-                EMPTY_SLOT => {
-                    table[slot] = id;
-                    break;
-                }
-                seen if seen == id => return false,
-                _ => slot = (slot + 1) & mask,
-            }
-        }
-    }
-    true
 }
 
 fn linear_terms(linear: &pb::Linear, out: &mut Vec<(u64, f64)>) -> Result<(), ModelError> {

@@ -21,7 +21,7 @@ use super::{
     count_varints, linear_terms, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value,
     Wire,
 };
-use crate::ids::IdSet;
+use crate::ids::{distinct_in_table, table_len, IdSet, EMPTY_SLOT};
 use crate::model::function::{Shape, Variant};
 use crate::model::ModelError;
 use crate::wire::fields::{bound, constraint, variable};
@@ -216,9 +216,6 @@ pub fn constraint(body: &[u8]) -> Wire<WireConstraint<'_>> {
 /// table that stays in the processor's nearest cache, not in the set.
 const TABLE_TERMS: usize = 512;
 
-/// An empty slot of the table (a term on this id is checked otherwise).
-const EMPTY: u64 = u64::MAX;
-
 /// Functions whose ids are all below this are checked in the set's bitmap,
 /// at most 128 KiB of it, within the processor's near caches: a bit test
 /// per term, no hashing and no probing.
@@ -245,35 +242,13 @@ impl RepeatCheck {
     }
 
     fn distinct_in_table(&mut self, ids: &[u64]) -> bool {
-        // At most half full.
-        let bits = (2 * ids.len()).max(16).next_power_of_two().trailing_zeros();
-        let size = 1usize << bits;
+        let size = table_len(ids.len());
         if self.table.len() < size {
-            self.table.resize(size, EMPTY);
+            self.table.resize(size, EMPTY_SLOT);
         }
         let table = &mut self.table[..size];
-        let mask = size - 1;
-        let mut distinct = true;
-        'ids: for &id in ids {
-            if id == EMPTY {
-                distinct = false;
-                break;
-            }
-            let mut slot = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
-            loop {
-                let seen = table[slot];
-                if seen == EMPTY {
-                    table[slot] = id;
-                    break;
-                }
-                if seen == id {
-                    distinct = false;
-                    break 'ids;
-                }
-                slot = (slot + 1) & mask;
-            }
-        }
-        table.fill(EMPTY);
+        let distinct = distinct_in_table(ids.iter().copied(), table);
+        table.fill(EMPTY_SLOT);
         distinct
     }
 
@@ -451,7 +426,7 @@ mod tests {
                 })
                 .collect();
             let plain = ids.iter().enumerate().all(|(i, id)| !ids[..i].contains(id))
-                && !(n <= TABLE_TERMS && ids.contains(&EMPTY));
+                && !(n <= TABLE_TERMS && ids.contains(&EMPTY_SLOT));
             let bound = ids.iter().fold(0, |a, &b| a | b);
             assert_eq!(seen.distinct(&ids, bound), plain, "round {round}");
             // The same ids given a bound past the bitmap: the table or the set.
