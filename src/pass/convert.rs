@@ -11,7 +11,6 @@ use super::observer::Cost;
 use super::terms;
 use super::InstanceError;
 use crate::model::ommx30::{Converted, EntityRefusal, Func};
-use crate::model::Function;
 use crate::profile::family::GroupBy;
 use crate::profile::wire_view::TopLevelField;
 use crate::profile::Path;
@@ -93,14 +92,11 @@ pub(super) fn terms_of(f: &Func) -> Terms {
 }
 
 /// The variables of a converted entity's function (none for a variable),
-/// in its order, repeats included, and whether OMMX's order of them is
-/// ascending (a linear function's, whose terms may be in file order).
-pub(super) fn variables_of(c: &Converted) -> (Vec<u64>, bool) {
+/// in its order, repeats included.
+pub(super) fn variables_of(c: &Converted) -> Vec<u64> {
     let mut ids = Vec::new();
-    let Some(f) = c.entity().function() else {
-        return (ids, false);
-    };
-    f.for_each_variable(|id| ids.push(id));
-    let linear = matches!(f.compact(), Some(Function::Linear { .. }));
-    (ids, linear)
+    if let Some(f) = c.entity().function() {
+        f.for_each_variable(|id| ids.push(id));
+    }
+    ids
 }

@@ -504,8 +504,7 @@ fn finish_ommx30<O: EntityObserver + ?Sized>(
     if let Ommx30Objective::Built(f) = &objective {
         let mut ids = Vec::new();
         f.for_each_variable(|id| ids.push(id));
-        let linear = matches!(f.compact(), Some(Function::Linear { .. }));
-        state.uses_ids(User::Objective, &mut ids, linear)?;
+        state.uses_ids(User::Objective, &mut ids, f.variables_ascend())?;
         state.counts.add_objective_terms(convert::terms_of(f));
     } else if let Ommx30Objective::Counted(shape) = &objective {
         state.counts.add_objective_terms(shape.terms());

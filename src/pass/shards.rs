@@ -236,7 +236,7 @@ impl Shard {
             unreachable!("converted only under OMMX 3.0's accounting")
         };
         let entity = c.entity();
-        let (ids, _) = convert::variables_of(c);
+        let ids = convert::variables_of(c);
         let terms = || entity.function().map(convert::terms_of).unwrap_or_default();
         let mut uses = 0;
         match c.kind {

@@ -10,7 +10,7 @@ use super::compare::Ommx30Uses;
 use super::convert;
 use super::item::{Batch, Item};
 use crate::ids::IdSet;
-use crate::model::ommx30::Converted;
+use crate::model::ommx30::{Converted, Func};
 use crate::model::EntityKind;
 use crate::model::{FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
@@ -196,6 +196,7 @@ impl Stream {
         let state = &mut self.state;
         let entity = c.entity();
         let terms = || entity.function().map(convert::terms_of).unwrap_or_default();
+        let ascending = || entity.function().is_some_and(Func::variables_ascend);
         match c.kind {
             EntityKind::Variable => {
                 state.define(c.id)?;
@@ -205,8 +206,8 @@ impl Stream {
             }
             EntityKind::Constraint => {
                 state.add_constraint(c.id, terms())?;
-                let (mut ids, ascending) = convert::variables_of(c);
-                state.uses_ids(User::Constraint(c.id), &mut ids, ascending)?;
+                let mut ids = convert::variables_of(c);
+                state.uses_ids(User::Constraint(c.id), &mut ids, ascending())?;
                 if let Some(uses) = &mut state.ommx30 {
                     ids.iter().for_each(|&id| _ = uses.used.insert(id));
                 }
@@ -216,15 +217,14 @@ impl Stream {
                 state.add_removed(c.id, terms())?;
                 if let Some(uses) = &mut state.ommx30 {
                     convert::variables_of(c)
-                        .0
                         .into_iter()
                         .for_each(|id| _ = uses.referenced.insert(id));
                 }
             }
             _ => {
                 state.add_named(c.id)?;
-                let (mut ids, ascending) = convert::variables_of(c);
-                state.uses_ids(User::NamedFunction(c.id), &mut ids, ascending)?;
+                let mut ids = convert::variables_of(c);
+                state.uses_ids(User::NamedFunction(c.id), &mut ids, ascending())?;
                 if let Some(uses) = &mut state.ommx30 {
                     ids.iter().for_each(|&id| _ = uses.referenced.insert(id));
                 }

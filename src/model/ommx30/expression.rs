@@ -82,6 +82,13 @@ impl Func {
         }
     }
 
+    /// Whether OMMX's order of the function's variables is ascending (a
+    /// linear function's, whose terms may be in file order: whoever needs
+    /// that order sorts them).
+    pub fn variables_ascend(&self) -> bool {
+        matches!(self, Func::Compact(Function::Linear { .. }))
+    }
+
     /// Stored terms over the function's atoms.
     pub fn stored_terms(&self) -> usize {
         match self {
