@@ -614,20 +614,12 @@ fn yaml_carries_the_json_document_and_layers_are_advised_apart() {
 #[test]
 fn output_is_deterministic_across_thread_counts() {
     // 22,000 entities: several decoding batches (up to 4,096 elements or
-    // 256 KiB each), so threads do decode different parts of the stream.
+    // 512 KiB each), so threads do decode different parts of the stream.
     let dir = tempfile::tempdir().unwrap();
     let lp = dir.path().join("lp.pb");
     std::fs::write(&lp, super::parallel::generated_lp(dir.path())).unwrap();
     let lp = lp.to_str().unwrap();
-    let run = |threads: &str| {
-        let out = memprof()
-            .env("MEMPROF_THREADS", threads)
-            .args(["advise", lp, "-f", "json"])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        out.stdout
-    };
+    let run = |threads| super::parallel::stdout_on(threads, &["advise", lp, "-f", "json"]);
     let one = run("1");
     let doc: serde_json::Value = serde_json::from_slice(&one).unwrap();
     assert!(

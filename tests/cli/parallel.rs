@@ -40,6 +40,17 @@ fn first_element(bytes: &[u8]) -> &[u8] {
     &bytes[..at + len]
 }
 
+/// What a successful memprof prints with `args` on `threads` threads.
+pub fn stdout_on(threads: &str, args: &[&str]) -> Vec<u8> {
+    let out = memprof()
+        .env("MEMPROF_THREADS", threads)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?} on {threads} threads");
+    out.stdout
+}
+
 fn run(path: &Path, threads: &str, format: &str) -> std::process::Output {
     run_in_chunks(path, threads, "1048576", format)
 }

@@ -127,14 +127,12 @@ fn the_page_is_the_same_at_any_thread_count() {
     let lp = dir.path().join("lp.pb");
     fs::write(&lp, super::parallel::generated_lp(dir.path())).unwrap();
     let lp = lp.to_str().unwrap();
-    let run = |threads: &str| {
-        let out = memprof()
-            .env("MEMPROF_THREADS", threads)
-            .args(["report", lp, "-o", "-"])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        String::from_utf8(out.stdout).unwrap()
+    let run = |threads| {
+        String::from_utf8(super::parallel::stdout_on(
+            threads,
+            &["report", lp, "-o", "-"],
+        ))
+        .unwrap()
     };
     let one = run("1");
     let doc = document(&one);
