@@ -140,6 +140,14 @@ fn integer_bound(lower: f64, upper: f64) -> Option<(f64, f64)> {
     (upper >= lower).then_some((lower, upper))
 }
 
+/// An entity's name as the model keeps it: inline up to 24 bytes. Most
+/// names are a letter or a word (`x`, `demand`), so reading one allocates
+/// nothing.
+pub type Name = compact_str::CompactString;
+
+/// An entity's subscripts as the model keeps them: inline up to two.
+pub type Subscripts = smallvec::SmallVec<[i64; 2]>;
+
 /// A decision variable as OMMX holds it. Metadata strings are kept because
 /// later analyses (names, families) need them.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,14 +156,28 @@ pub struct DecisionVariable {
     pub kind: Kind,
     pub bound: (f64, f64),
     pub substituted_value: Option<f64>,
-    pub name: Option<String>,
-    pub subscripts: Vec<i64>,
+    pub name: Option<Name>,
+    pub subscripts: Subscripts,
     pub parameters: BTreeMap<String, String>,
     pub description: Option<String>,
 }
 
-impl DecisionVariable {
-    pub fn from_wire(v: pb::DecisionVariable) -> Result<Self, ModelError> {
+/// A decision variable's fields as the file carries them, before OMMX
+/// 2.9.3's checks: from prost's message, or read on the wire by the pass.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VariableFields {
+    pub id: u64,
+    pub kind: i32,
+    pub bound: Option<(f64, f64)>,
+    pub substituted_value: Option<f64>,
+    pub name: Option<Name>,
+    pub subscripts: Subscripts,
+    pub parameters: BTreeMap<String, String>,
+    pub description: Option<String>,
+}
+
+impl From<pb::DecisionVariable> for VariableFields {
+    fn from(v: pb::DecisionVariable) -> Self {
         let pb::DecisionVariable {
             id,
             kind,
@@ -166,12 +188,37 @@ impl DecisionVariable {
             description,
             substituted_value,
         } = v;
-        let (kind, bound) = Self::check(
+        Self {
             id,
             kind,
-            bound.map(|b| (b.lower, b.upper)),
+            bound: bound.map(|b| (b.lower, b.upper)),
             substituted_value,
-        )?;
+            name: name.map(Name::from),
+            subscripts: Subscripts::from_vec(subscripts),
+            parameters,
+            description,
+        }
+    }
+}
+
+impl DecisionVariable {
+    pub fn from_wire(v: pb::DecisionVariable) -> Result<Self, ModelError> {
+        Self::from_fields(v.into())
+    }
+
+    /// The variable of `v`'s fields, once OMMX 2.9.3's checks pass.
+    pub fn from_fields(v: VariableFields) -> Result<Self, ModelError> {
+        let VariableFields {
+            id,
+            kind,
+            bound,
+            substituted_value,
+            name,
+            subscripts,
+            parameters,
+            description,
+        } = v;
+        let (kind, bound) = Self::check(id, kind, bound, substituted_value)?;
         Ok(Self {
             id,
             kind,
@@ -297,10 +344,46 @@ pub struct Constraint {
     pub id: u64,
     pub equality: Equality,
     pub function: Function,
-    pub name: Option<String>,
-    pub subscripts: Vec<i64>,
+    pub name: Option<Name>,
+    pub subscripts: Subscripts,
     pub parameters: BTreeMap<String, String>,
     pub description: Option<String>,
+}
+
+/// A constraint's fields other than its function as the file carries
+/// them, before OMMX 2.9.3's checks: from prost's message, or read on the
+/// wire by the pass.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConstraintFields {
+    pub id: u64,
+    pub equality: i32,
+    pub name: Option<Name>,
+    pub subscripts: Subscripts,
+    pub parameters: BTreeMap<String, String>,
+    pub description: Option<String>,
+}
+
+impl From<pb::Constraint> for ConstraintFields {
+    /// The fields but the function, which is read on its own.
+    fn from(c: pb::Constraint) -> Self {
+        let pb::Constraint {
+            id,
+            equality,
+            function: _,
+            parameters,
+            name,
+            description,
+            subscripts,
+        } = c;
+        Self {
+            id,
+            equality,
+            name: name.map(Name::from),
+            subscripts: Subscripts::from_vec(subscripts),
+            parameters,
+            description,
+        }
+    }
 }
 
 impl Constraint {
@@ -316,30 +399,36 @@ impl Constraint {
             let waste = FileWaste::of(&function, &normalized);
             Ok((normalized, waste))
         });
-        Self::from_wire_normalized(c, function)
+        Self::from_wire_normalized(c.into(), function)
     }
 
     /// [`Constraint::from_wire_measured`] with the function read elsewhere
     /// (`decode::terms` reads it from the wire): `function` is its
-    /// normalization, `None` when the constraint had none; `c.function` is
-    /// ignored. The errors are reported in the same order.
+    /// normalization, `None` when the constraint had none. The errors are
+    /// reported in the same order.
     pub fn from_wire_normalized(
-        c: pb::Constraint,
+        c: ConstraintFields,
         function: Option<Result<(Function, FileWaste), ModelError>>,
     ) -> Result<(Self, FileWaste), ModelError> {
         // Waste reaches the instance through the constraint's length prefix.
         let rest = match &function {
-            Some(Ok((_, waste))) if waste.bytes > 0 => super::waste::constraint_rest(&c),
+            Some(Ok((_, waste))) if waste.bytes > 0 => super::waste::constraint_rest(
+                c.id,
+                c.equality,
+                c.name.as_deref(),
+                &c.subscripts,
+                &c.parameters,
+                &c.description,
+            ),
             _ => 0,
         };
-        let pb::Constraint {
+        let ConstraintFields {
             id,
             equality,
-            function: _,
-            parameters,
             name,
-            description,
             subscripts,
+            parameters,
+            description,
         } = c;
         let equality = Equality::from_wire(id, equality)?;
         let function = function.ok_or_else(|| ModelError::MissingFunction {

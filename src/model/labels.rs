@@ -114,7 +114,7 @@ fn empty_constraint() -> Constraint {
         equality: super::Equality::EqualToZero,
         function: super::Function::Zero,
         name: None,
-        subscripts: Vec::new(),
+        subscripts: Default::default(),
         parameters: Default::default(),
         description: None,
     }
@@ -211,7 +211,7 @@ mod tests {
             bound: (0.0, 1.0),
             substituted_value: None,
             name: Some(name.into()),
-            subscripts,
+            subscripts: subscripts.into(),
             parameters: parameters
                 .iter()
                 .map(|&(k, v)| (k.to_string(), v.to_string()))
@@ -253,7 +253,7 @@ mod tests {
             bound: (0.0, 1.0),
             substituted_value: None,
             name: Some("x".into()),
-            subscripts: vec![1, 2],
+            subscripts: [1, 2].into(),
             parameters: parameters.clone(),
             description: None,
         };

@@ -20,8 +20,8 @@ pub mod table_order;
 pub mod waste;
 
 pub use entities::{
-    AcyclicAssignments, Annotations, Constraint, DecisionVariable, Description, Equality, Kind,
-    Parameters, RemovedConstraint,
+    AcyclicAssignments, Annotations, Constraint, ConstraintFields, DecisionVariable, Description,
+    Equality, Kind, Name, Parameters, RemovedConstraint, Subscripts, VariableFields,
 };
 pub use function::Function;
 pub use hints::{ConstraintHints, OneHot, Sos1};

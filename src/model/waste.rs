@@ -281,29 +281,27 @@ fn function(f: &pb::Function) -> u64 {
 
 /// A label's fields (name, subscripts, parameters, description), as written.
 fn labels(
-    name: &Option<String>,
+    name: Option<&str>,
     subscripts: &[i64],
     parameters: &impl MapEntries,
     description: &Option<String>,
 ) -> u64 {
-    name.as_deref().map_or(0, string)
+    name.map_or(0, string)
         + packed(subscripts.iter().map(|&s| s as u64))
         + string_map(parameters)
         + description.as_deref().map_or(0, string)
 }
 
 /// A constraint's fields other than its function, as written.
-pub fn constraint_rest(c: &pb::Constraint) -> u64 {
-    let pb::Constraint {
-        id,
-        equality,
-        function: _,
-        subscripts,
-        parameters,
-        name,
-        description,
-    } = c;
-    integer(*id) + integer(*equality as u64) + labels(name, subscripts, parameters, description)
+pub fn constraint_rest(
+    id: u64,
+    equality: i32,
+    name: Option<&str>,
+    subscripts: &[i64],
+    parameters: &std::collections::BTreeMap<String, String>,
+    description: &Option<String>,
+) -> u64 {
+    integer(id) + integer(equality as u64) + labels(name, subscripts, parameters, description)
 }
 
 /// A removed constraint's fields other than its constraint, as written.
@@ -331,13 +329,19 @@ pub fn named_rest(n: &pb::NamedFunction) -> u64 {
         name,
         description,
     } = n;
-    integer(*id) + labels(name, subscripts, parameters, description)
+    integer(*id) + labels(name.as_deref(), subscripts, parameters, description)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use prost::Message;
+
+    fn rest_of(c: &pb::Constraint) -> u64 {
+        let name = c.name.as_deref();
+        let (params, description) = (&c.parameters, &c.description);
+        constraint_rest(c.id, c.equality, name, &c.subscripts, params, description)
+    }
 
     fn linear_fn(terms: &[(u64, f64)], constant: f64) -> pb::Function {
         pb::Function {
@@ -424,7 +428,7 @@ mod tests {
             name: Some(String::new()),
             description: Some("d".into()),
         };
-        assert_eq!(constraint_rest(&c), c.encoded_len() as u64);
+        assert_eq!(rest_of(&c), c.encoded_len() as u64);
     }
 
     #[test]
@@ -437,7 +441,7 @@ mod tests {
             parameters: [(String::new(), String::new())].into(),
             ..Default::default()
         };
-        assert_eq!(constraint_rest(&c), 2 + 4);
+        assert_eq!(rest_of(&c), 2 + 4);
     }
 
     #[test]

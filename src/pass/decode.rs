@@ -146,11 +146,11 @@ pub(super) fn decode_entity(
             // As writers emit it, read on the wire; prost for anything else.
             let v = match terms::held::variable(bytes) {
                 Some(v) => v,
-                None => decode("decision_variables", bytes, offset)?,
+                None => decode::<pb::DecisionVariable>("decision_variables", bytes, offset)?.into(),
             };
             laps.lap(Phase::Decode);
-            let file = (v.id, v.kind, v.bound.as_ref().map(|b| (b.lower, b.upper)));
-            let v = DecisionVariable::from_wire(v)?;
+            let file = (v.id, v.kind, v.bound);
+            let v = DecisionVariable::from_fields(v)?;
             if accounts.comparing {
                 accounts.ommx30_refused = ommx30::check_bound(file.0, file.1, file.2).err();
             }

@@ -136,7 +136,10 @@ impl StringPool {
     /// OMMX 3.0: a label's strings, stored where `role` says.
     pub fn label_v3(&mut self, label: &Label, role: Role, kind: Owner, id: u64) {
         let id = Some(id);
-        for text in [&label.name, &label.description].into_iter().flatten() {
+        for text in [label.name.as_deref(), label.description.as_deref()]
+            .into_iter()
+            .flatten()
+        {
             self.add(text, role, kind, id);
         }
         for (key, value) in &label.parameters {

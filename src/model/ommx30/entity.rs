@@ -1006,7 +1006,7 @@ mod tests {
     fn random_label(rng: &mut SplitMix64) -> Label {
         let text = |rng: &mut SplitMix64| rng.chance(2).then(|| "x".repeat(rng.below(30) as usize));
         Label {
-            name: text(rng),
+            name: text(rng).map(Into::into),
             subscripts: (0..rng.below(4) as i64).collect(),
             parameters: match rng.chance(4) {
                 true => [("k".to_string(), "v".repeat(rng.below(3) as usize))].into(),

@@ -19,7 +19,8 @@ use std::collections::BTreeMap;
 
 use crate::model::entities::{bound_holds_in_ommx30, Kind};
 use crate::model::{
-    Constraint, DecisionVariable, EntityKind, FileWaste, Function, ModelError, RemovedConstraint,
+    Constraint, DecisionVariable, EntityKind, FileWaste, Function, ModelError, Name,
+    RemovedConstraint, Subscripts,
 };
 use crate::ommx_v1 as pb1;
 
@@ -143,8 +144,8 @@ fn is_expression(f: Option<&pb1::Function>) -> bool {
 }
 
 fn label(
-    name: Option<String>,
-    subscripts: Vec<i64>,
+    name: Option<Name>,
+    subscripts: Subscripts,
     parameters: BTreeMap<String, String>,
     description: Option<String>,
 ) -> Option<Label> {
@@ -159,7 +160,7 @@ fn label(
 
 /// [`label`] of borrowed fields.
 fn label_of(
-    name: &Option<String>,
+    name: Option<&str>,
     subscripts: &[i64],
     parameters: &BTreeMap<String, String>,
     description: &Option<String>,
@@ -168,8 +169,8 @@ fn label_of(
     match empty && description.is_none() {
         true => None,
         false => label(
-            name.clone(),
-            subscripts.to_vec(),
+            name.map(Name::from),
+            Subscripts::from_slice(subscripts),
             parameters.clone(),
             description.clone(),
         ),
@@ -330,8 +331,8 @@ impl Converted {
             kind: EntityKind::NamedFunction,
             id,
             label: label(
-                name,
-                subscripts,
+                name.map(Name::from),
+                Subscripts::from_vec(subscripts),
                 parameters.into_iter().collect(),
                 description,
             ),
@@ -347,7 +348,12 @@ impl Converted {
         Self {
             kind: EntityKind::Variable,
             id: v.id,
-            label: label_of(&v.name, &v.subscripts, &v.parameters, &v.description),
+            label: label_of(
+                v.name.as_deref(),
+                &v.subscripts,
+                &v.parameters,
+                &v.description,
+            ),
             held: Held::Variable {
                 fixed: v.substituted_value.is_some(),
             },
@@ -361,7 +367,12 @@ impl Converted {
         Self {
             kind: EntityKind::Constraint,
             id: c.id,
-            label: label_of(&c.name, &c.subscripts, &c.parameters, &c.description),
+            label: label_of(
+                c.name.as_deref(),
+                &c.subscripts,
+                &c.parameters,
+                &c.description,
+            ),
             held: Held::Row {
                 row: Row::Regular(Func::Compact(c.function.clone())),
                 reason: None,
@@ -377,7 +388,12 @@ impl Converted {
         Self {
             kind: EntityKind::Removed,
             id: c.id,
-            label: label_of(&c.name, &c.subscripts, &c.parameters, &c.description),
+            label: label_of(
+                c.name.as_deref(),
+                &c.subscripts,
+                &c.parameters,
+                &c.description,
+            ),
             held: Held::Row {
                 row: Row::Regular(Func::Compact(c.function.clone())),
                 reason: Some(Reason {
@@ -403,7 +419,7 @@ impl Converted {
         Self {
             kind: EntityKind::NamedFunction,
             id,
-            label: label_of(name, subscripts, parameters, description),
+            label: label_of(name.as_deref(), subscripts, parameters, description),
             held: Held::Named(Func::Compact(function.clone())),
             waste: FileWaste::default(),
         }

@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
 
-use super::ModelError;
+use super::{ModelError, Name, Subscripts};
 
 pub use entity::Names;
 pub use entity::{entry_wire_len, fixed_value_wire_len, value_wire_len};
@@ -109,8 +109,8 @@ pub enum V2Error {
 /// only when set.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Label {
-    pub name: Option<String>,
-    pub subscripts: Vec<i64>,
+    pub name: Option<Name>,
+    pub subscripts: Subscripts,
     pub parameters: BTreeMap<String, String>,
     pub description: Option<String>,
 }
@@ -124,8 +124,8 @@ impl From<pb::ModelingLabel> for Label {
             description,
         } = l;
         Self {
-            name,
-            subscripts,
+            name: name.map(Name::from),
+            subscripts: Subscripts::from_vec(subscripts),
             parameters,
             description,
         }

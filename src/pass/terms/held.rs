@@ -1,6 +1,8 @@
 //! A held decision variable's fields, and a held constraint's other than
-//! its function, read on the wire into prost's message, where prost's
-//! decoding of every element cost the pass more than building the model.
+//! its function, read on the wire as prost would decode them, where
+//! prost's decoding of every element cost the pass more than building the
+//! model. Names and subscripts land in the model's inline types
+//! ([`Name`], [`Subscripts`]) without passing through prost's.
 //!
 //! This reader vouches only for the encoding writers emit: each field at
 //! most once, in increasing field order, behind its one-byte key with its
@@ -11,7 +13,7 @@
 //! `None`, and the caller decodes the element with prost as before, for the
 //! same result or the same error.
 
-use crate::ommx_v1 as pb;
+use crate::model::{ConstraintFields, Name, Subscripts, VariableFields};
 use crate::wire::fields::{bound, constraint, variable};
 use crate::wire::tag;
 use crate::wire::WireType::{Fixed64, Len, Varint};
@@ -73,9 +75,13 @@ fn string(bytes: &[u8]) -> Option<String> {
     std::str::from_utf8(bytes).ok().map(str::to_owned)
 }
 
+fn name(bytes: &[u8]) -> Option<Name> {
+    std::str::from_utf8(bytes).ok().map(Name::new)
+}
+
 /// A packed list of `int64`s (prost keeps each varint's 64 bits).
-fn int64s(packed: &[u8]) -> Option<Vec<i64>> {
-    let mut values = Vec::with_capacity(packed.len().min(16));
+fn int64s(packed: &[u8]) -> Option<Subscripts> {
+    let mut values = Subscripts::new();
     let mut pos = 0;
     while pos < packed.len() {
         values.push(crate::wire::varint(packed, &mut pos)? as i64);
@@ -83,22 +89,23 @@ fn int64s(packed: &[u8]) -> Option<Vec<i64>> {
     Some(values)
 }
 
-fn bound(body: &[u8]) -> Option<pb::Bound> {
+/// A bound's (lower, upper).
+fn bound(body: &[u8]) -> Option<(f64, f64)> {
     let mut r = InOrder::new(body);
-    let mut b = pb::Bound::default();
+    let (mut lower, mut upper) = (0.0, 0.0);
     if r.next_is(tag(bound::LOWER, Fixed64)) {
-        b.lower = r.double()?;
+        lower = r.double()?;
     }
     if r.next_is(tag(bound::UPPER, Fixed64)) {
-        b.upper = r.double()?;
+        upper = r.double()?;
     }
-    r.done().then_some(b)
+    r.done().then_some((lower, upper))
 }
 
 /// The body of an `ommx.v1.DecisionVariable`, as prost decodes it.
-pub fn variable(body: &[u8]) -> Option<pb::DecisionVariable> {
+pub fn variable(body: &[u8]) -> Option<VariableFields> {
     let mut r = InOrder::new(body);
-    let mut v = pb::DecisionVariable::default();
+    let mut v = VariableFields::default();
     if r.next_is(tag(variable::ID, Varint)) {
         v.id = r.varint()?;
     }
@@ -110,7 +117,7 @@ pub fn variable(body: &[u8]) -> Option<pb::DecisionVariable> {
         v.bound = Some(bound(r.len()?)?);
     }
     if r.next_is(tag(variable::NAME, Len)) {
-        v.name = Some(string(r.len()?)?);
+        v.name = Some(name(r.len()?)?);
     }
     if r.next_is(tag(variable::SUBSCRIPTS, Len)) {
         v.subscripts = int64s(r.len()?)?;
@@ -128,9 +135,9 @@ pub fn variable(body: &[u8]) -> Option<pb::DecisionVariable> {
 /// The body of an `ommx.v1.Constraint` as prost decodes it, but for its
 /// function (left `None`), which is returned as its encoding (`None`: no
 /// function field), for the function's own reader.
-pub fn constraint(body: &[u8]) -> Option<(pb::Constraint, Option<&[u8]>)> {
+pub fn constraint(body: &[u8]) -> Option<(ConstraintFields, Option<&[u8]>)> {
     let mut r = InOrder::new(body);
-    let mut c = pb::Constraint::default();
+    let mut c = ConstraintFields::default();
     let mut function = None;
     if r.next_is(tag(constraint::ID, Varint)) {
         c.id = r.varint()?;
@@ -144,7 +151,7 @@ pub fn constraint(body: &[u8]) -> Option<(pb::Constraint, Option<&[u8]>)> {
     }
     // Parameters are left to prost.
     if r.next_is(tag(constraint::NAME, Len)) {
-        c.name = Some(string(r.len()?)?);
+        c.name = Some(name(r.len()?)?);
     }
     if r.next_is(tag(constraint::DESCRIPTION, Len)) {
         c.description = Some(string(r.len()?)?);
@@ -159,6 +166,7 @@ pub fn constraint(body: &[u8]) -> Option<(pb::Constraint, Option<&[u8]>)> {
 mod tests {
     use super::*;
     use crate::ids::SplitMix64 as Rng;
+    use crate::ommx_v1 as pb;
     use crate::pass::terms::decode_field;
     use prost::Message;
     use std::collections::BTreeMap;
@@ -244,6 +252,16 @@ mod tests {
         a.encode_to_vec() == b.encode_to_vec() && format!("{a:?}") == format!("{b:?}")
     }
 
+    /// The fields read, equal to prost's to the last bit of every number.
+    fn same_variable(held: &VariableFields, prost: pb::DecisionVariable) -> bool {
+        let bits = |v: &VariableFields| {
+            let bound = v.bound.map(|(l, u)| (l.to_bits(), u.to_bits()));
+            (bound, v.substituted_value.map(f64::to_bits))
+        };
+        let prost = VariableFields::from(prost);
+        format!("{held:?}") == format!("{prost:?}") && bits(held) == bits(&prost)
+    }
+
     /// Whatever the reader answers for is what prost decodes; and it does
     /// answer for what prost writes without parameters.
     #[test]
@@ -260,7 +278,9 @@ mod tests {
                 Some(held) => {
                     read += 1;
                     let prost = prost.unwrap_or_else(|e| panic!("round {round}: {e}"));
-                    assert!(same(&held, &prost), "round {round}: {held:?} {prost:?}");
+                    let fields = VariableFields::from(prost.clone());
+                    let same = same_variable(&held, prost);
+                    assert!(same, "round {round}: {held:?} {fields:?}");
                 }
                 None => assert!(
                     body != written || !v.parameters.is_empty(),
@@ -292,7 +312,8 @@ mod tests {
                         continue;
                     };
                     let wire_function = prost.function.take();
-                    assert!(same(&held, &prost), "round {round}: {held:?} {prost:?}");
+                    let prost = ConstraintFields::from(prost);
+                    assert_eq!(held, prost, "round {round}");
                     let function = decoded.map(|f| f.unwrap());
                     assert_eq!(function.is_some(), wire_function.is_some(), "round {round}");
                     if let (Some(a), Some(b)) = (&function, &wire_function) {

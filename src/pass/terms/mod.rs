@@ -622,7 +622,7 @@ pub fn constraint<E>(
         Some(normalize(&pieces, 1)?)
     };
     let c = decode(&others).map_err(|_| Unsupported)?;
-    Ok(Constraint::from_wire_normalized(c, function))
+    Ok(Constraint::from_wire_normalized(c.into(), function))
 }
 
 /// Decodes a message as a field of the Instance, one level down prost's
