@@ -236,6 +236,7 @@ impl EntityObserver for FunctionRules {
         self.tally.named(n, cost.waste);
     }
     fn finish(&mut self, singular: &Singular<'_>) {
+        self.tally.settle();
         self.tally.objective(singular);
     }
     fn takes_ommx30_costs(&self) -> bool {

@@ -337,6 +337,7 @@ impl Ommx30Tally {
         for &v in s.assignments.keys() {
             self.used.insert(v);
         }
+        self.functions.settle();
         if let Some(Func::Compact(f)) = s.objective {
             self.functions.objective_v3(f);
         }
