@@ -63,13 +63,16 @@ fn per_term(variant: Variant) -> u64 {
 /// Constraints sharing one function up to a scalar factor.
 ///
 /// There is about one group per row, so its size is the rule's memory: 72
-/// bytes, with the fingerprints in halves (a `u128` field would align the
+/// bytes, with the fingerprints in parts (a `u128` field would align the
 /// group to 16 bytes, and pad it to 96).
 #[derive(Debug, Clone)]
 struct Group {
     /// The high half of the fingerprint of their function up to a scalar
-    /// factor ([`Groups`]' index holds the low half).
+    /// factor.
     key_high: u64,
+    /// The upper 32 bits of its low half ([`Groups`]' index holds the
+    /// lowest 32).
+    key_mid: u32,
     members: u64,
     sum: u64,
     min: u64,
@@ -87,6 +90,13 @@ const _: () = assert!(std::mem::size_of::<Group>() == 72);
 /// A fingerprint's halves, low half first.
 fn halves(fingerprint: u128) -> [u64; 2] {
     [fingerprint as u64, (fingerprint >> 64) as u64]
+}
+
+impl Group {
+    /// Whether `key` is its fingerprint, given that its lowest 32 bits are.
+    fn is(&self, key: u128) -> bool {
+        self.key_high == halves(key)[1] && self.key_mid == (key >> 32) as u32
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -181,22 +191,38 @@ const FIRST_BLOCK: usize = 4096;
 /// ([`HugeTables`]).
 const HUGE_BLOCK: usize = HUGE_PAGE / std::mem::size_of::<Group>();
 
+/// One slot of [`Groups`]' index: the lowest 32 bits of a group's
+/// fingerprint and its place.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    low: u32,
+    at: u32,
+}
+
+/// The index's hash of a fingerprint whose lowest 32 bits are `low`: the
+/// bits are uniform already, the multiply spreads them to the top bits the
+/// table also uses. A slot holds all it needs to be placed again.
+fn slot_hash(low: u32) -> u64 {
+    u64::from(low).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
 /// The groups of functions equal up to a scalar factor, in the order their
-/// first members came, in blocks that never move; found by an index from
-/// the low half of their fingerprint to their place, or, for the rare
-/// fingerprint whose low half another's holds already, by a second index
-/// of whole fingerprints.
+/// first members came, in blocks that never move; found by an index of
+/// 8-byte slots (the lowest 32 bits of a fingerprint, the group's place),
+/// whose group holds the rest of the fingerprint; the groups past the
+/// 2³²nd, which no slot can place, by a map of whole fingerprints.
 ///
 /// Most rows of an instance are distinct functions, so there are about as
 /// many groups as rows. Kept in one table, every growth wrote a table of
 /// twice their size into fresh memory (on a 200k-row LP, a sixth of
-/// `advise`'s time); here only the index grows that way, at a fifth of
+/// `advise`'s time); here only the index grows that way, at a ninth of
 /// the size, and the groups are written once. Past the first block both
-/// are in huge pages.
+/// are in huge pages. With slots of 16 bytes (whole low halves and 64-bit
+/// places) `report` on a 200k-row LP took 1.03 of the time.
 #[derive(Debug, Default, Clone)]
 struct Groups {
-    index: hashbrown::HashMap<u64, u64, BuildIdHasher, HugeTables>,
-    clashes: HashMap<u128, u64, BuildIdHasher>,
+    index: hashbrown::HashTable<Slot, HugeTables>,
+    beyond: HashMap<u128, u64, BuildIdHasher>,
     blocks: Vec<HugeVec<Group>>,
     /// How many groups there are.
     len: u64,
@@ -207,18 +233,23 @@ impl Groups {
     fn entry(&mut self, key: u128, make: impl FnOnce() -> Group) -> &mut Group {
         let Self {
             index,
-            clashes,
+            beyond,
             blocks,
             len,
         } = self;
-        let at = match index.entry(key as u64) {
-            hashbrown::hash_map::Entry::Occupied(o)
-                if Self::at(blocks, *o.get()).key_high == halves(key)[1] =>
-            {
-                *o.get()
+        let low = key as u32;
+        let hash = slot_hash(low);
+        let slotted = index.find(hash, |s| {
+            s.low == low && Self::at(blocks, s.at.into()).is(key)
+        });
+        let at = match (slotted, u32::try_from(*len)) {
+            (Some(s), _) => u64::from(s.at),
+            (None, _) if !beyond.is_empty() => *beyond.entry(key).or_insert(*len),
+            (None, Ok(at)) => {
+                index.insert_unique(hash, Slot { low, at }, |s| slot_hash(s.low));
+                *len
             }
-            hashbrown::hash_map::Entry::Occupied(_) => *clashes.entry(key).or_insert(*len),
-            hashbrown::hash_map::Entry::Vacant(v) => *v.insert(*len),
+            (None, Err(_)) => *beyond.entry(key).or_insert(*len),
         };
         if at == *len {
             if blocks.last().is_none_or(|b| b.len() == b.capacity()) {
@@ -261,7 +292,8 @@ impl Groups {
     /// own.
     fn fetch(&self, keys: impl Iterator<Item = u128>) {
         for key in keys {
-            std::hint::black_box(self.index.get(&(key as u64)));
+            let low = key as u32;
+            std::hint::black_box(self.index.find(slot_hash(low), |s| s.low == low));
         }
     }
 }
@@ -452,6 +484,7 @@ impl FunctionTally {
     fn group(&mut self, w: Waiting) {
         let group = self.groups.entry(w.scaled, || Group {
             key_high: halves(w.scaled)[1],
+            key_mid: (w.scaled >> 32) as u32,
             members: 0,
             sum: 0,
             min: u64::MAX,
@@ -778,6 +811,7 @@ mod tests {
     fn group(key: u128, id: u64) -> Group {
         Group {
             key_high: halves(key)[1],
+            key_mid: (key >> 32) as u32,
             members: 0,
             sum: 0,
             min: u64::MAX,
@@ -831,23 +865,28 @@ mod tests {
     }
 
     #[test]
-    fn groups_tell_fingerprints_apart_by_both_halves_across_blocks() {
+    fn groups_tell_fingerprints_apart_by_every_part_across_blocks() {
         let mut groups = Groups::default();
         let rows = (FIRST_BLOCK + HUGE_BLOCK + 3) as u64;
-        // Every key's low half is another's: each pair clashes in the index.
-        let key = |row: u64| (u128::from(row % 2) << 64) | u128::from(row / 2);
+        // Six keys share each lowest 32 bits, told apart by the rest of
+        // the low half, by the high half, or by both.
+        let key = |row: u64| {
+            (u128::from(row % 2) << 64) | (u128::from(row / 2 % 3) << 32) | u128::from(row / 6)
+        };
         for row in 0..rows {
             groups.entry(key(row), || group(key(row), row)).members += 1;
         }
         for row in 0..rows {
             let g = groups.entry(key(row), || unreachable!("row {row} has its group"));
-            let found = (g.key_high, g.first_exact, g.first_id, g.members);
-            assert_eq!(found, (halves(key(row))[1], halves(key(row)), row, 1));
+            let found = (g.key_high, g.key_mid, g.first_exact, g.first_id, g.members);
+            let k = key(row);
+            assert_eq!(found, (halves(k)[1], (k >> 32) as u32, halves(k), row, 1));
             g.members += 1;
         }
         assert_eq!(groups.values().count() as u64, rows);
         assert!(groups.values().all(|g| g.members == 2));
         assert_eq!(groups.blocks.len(), 3);
+        assert!(groups.beyond.is_empty());
     }
 
     #[test]
