@@ -37,16 +37,27 @@ pub fn bytes128(bytes: &[u8]) -> u128 {
     (u128::from(mix(a, K[1])) << 64) | u128::from(mix(b, K[0]))
 }
 
-/// A fingerprint of one monomial (sorted variable ids) with a coefficient
-/// (given as bits). Summing these over a function's terms fingerprints the
-/// function independently of the order the terms are stored in.
-pub fn term128(ids: &[u64], coefficient: u64) -> u128 {
+/// Fingerprints of one monomial (sorted variable ids) with each of two
+/// coefficients (given as bits), its ids mixed once. Summing these over a
+/// function's terms fingerprints the function independently of the order
+/// the terms are stored in.
+pub fn terms128(ids: &[u64], coefficients: [u64; 2]) -> [u128; 2] {
+    let ids = monomial(ids);
+    coefficients.map(|c| with_coefficient(ids, c))
+}
+
+/// The lanes of a monomial's ids, before its coefficient.
+fn monomial(ids: &[u64]) -> [u64; 2] {
     let mut a = K[0] ^ ids.len() as u64;
     let mut b = K[1] ^ ids.len() as u64;
     for &id in ids {
         a = mix(a ^ id, K[2]);
         b = mix(b ^ id, K[3]);
     }
+    [a, b]
+}
+
+fn with_coefficient([a, b]: [u64; 2], coefficient: u64) -> u128 {
     let a = mix(a ^ coefficient, K[3]);
     let b = mix(b ^ coefficient, K[2]);
     (u128::from(a) << 64) | u128::from(b)
@@ -70,6 +81,9 @@ mod tests {
         assert_ne!(bytes128(b""), bytes128(b"\0"));
         assert_ne!(bytes128(b"12345678"), bytes128(b"123456789"));
         let x = 2.0f64.to_bits();
+        let term128 = |ids: &[u64], c: u64| terms128(ids, [c, 0])[0];
+        assert_eq!(terms128(&[1, 2], [x, x])[0], terms128(&[1, 2], [x, x])[1]);
+        assert_ne!(term128(&[1], x), term128(&[1], 3.0f64.to_bits()));
         assert_ne!(term128(&[1, 2], x), term128(&[2, 1], x));
         assert_ne!(term128(&[1], x), term128(&[1, 1], x));
         // Order of terms does not matter once summed.

@@ -2,7 +2,7 @@
 //! fingerprint that finds functions equal up to a scalar factor.
 
 use crate::advise::hash::finish128;
-use crate::advise::hash::term128;
+use crate::advise::hash::terms128;
 use crate::model::elsewhere::CSR_COEFFICIENT;
 use crate::model::elsewhere::CSR_ID;
 use crate::model::elsewhere::CSR_ROW;
@@ -112,8 +112,9 @@ pub(super) fn shape(f: &Function, fingerprint: bool) -> FunctionTraits {
         monomials += 1;
         csr += CSR_ID * ids.len() as u64 + CSR_COEFFICIENT;
         if fingerprint {
-            exact = exact.wrapping_add(term128(ids, c.to_bits()));
-            scaled = scaled.wrapping_add(term128(ids, quantize(c / pivot)));
+            let [e, s] = terms128(ids, [c.to_bits(), quantize(c / pivot)]);
+            exact = exact.wrapping_add(e);
+            scaled = scaled.wrapping_add(s);
         }
     });
     let bytes = f.bytes() as u64;
