@@ -17,6 +17,7 @@ use super::InstanceError;
 use crate::model::ommx30;
 use crate::model::{
     Constraint, DecisionVariable, FileWaste, Function, ModelError, RemovedConstraint,
+    VariableFields,
 };
 use crate::ommx_v1 as pb;
 use crate::profile::wire_view::{self, TopLevelField};
@@ -144,10 +145,10 @@ pub(super) fn decode_entity(
     Ok(match element.number {
         instance::DECISION_VARIABLES => {
             // As writers emit it, read on the wire; prost for anything else.
-            let v = match terms::held::variable(bytes) {
-                Some(v) => v,
-                None => decode::<pb::DecisionVariable>("decision_variables", bytes, offset)?.into(),
-            };
+            let mut v = VariableFields::default();
+            if !terms::held::variable(bytes, &mut v) {
+                v = decode::<pb::DecisionVariable>("decision_variables", bytes, offset)?.into();
+            }
             laps.lap(Phase::Decode);
             let file = (v.id, v.kind, v.bound);
             let v = DecisionVariable::from_fields(v)?;

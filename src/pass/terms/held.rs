@@ -102,10 +102,15 @@ fn bound(body: &[u8]) -> Option<(f64, f64)> {
     r.done().then_some((lower, upper))
 }
 
-/// The body of an `ommx.v1.DecisionVariable`, as prost decodes it.
-pub fn variable(body: &[u8]) -> Option<VariableFields> {
+/// The body of an `ommx.v1.DecisionVariable`, as prost decodes it, into
+/// `v` (a default one): whether read. `v` is the caller's, so that its
+/// fields are written where the caller builds from them, not moved there.
+pub fn variable(body: &[u8], v: &mut VariableFields) -> bool {
+    variable_fields(body, v).is_some()
+}
+
+fn variable_fields(body: &[u8], v: &mut VariableFields) -> Option<()> {
     let mut r = InOrder::new(body);
-    let mut v = VariableFields::default();
     if r.next_is(tag(variable::ID, Varint)) {
         v.id = r.varint()?;
     }
@@ -129,15 +134,15 @@ pub fn variable(body: &[u8]) -> Option<VariableFields> {
     if r.next_is(tag(variable::SUBSTITUTED_VALUE, Fixed64)) {
         v.substituted_value = Some(r.double()?);
     }
-    r.done().then_some(v)
+    r.done().then_some(())
 }
 
 /// The body of an `ommx.v1.Constraint` as prost decodes it, but for its
-/// function (left `None`), which is returned as its encoding (`None`: no
-/// function field), for the function's own reader.
-pub fn constraint(body: &[u8]) -> Option<(ConstraintFields, Option<&[u8]>)> {
+/// function, into `c` (a default one, the caller's, as for [`variable`]);
+/// when read, the function's encoding (`None`: no function field), for the
+/// function's own reader.
+pub fn constraint<'a>(body: &'a [u8], c: &mut ConstraintFields) -> Option<Option<&'a [u8]>> {
     let mut r = InOrder::new(body);
-    let mut c = ConstraintFields::default();
     let mut function = None;
     if r.next_is(tag(constraint::ID, Varint)) {
         c.id = r.varint()?;
@@ -159,7 +164,7 @@ pub fn constraint(body: &[u8]) -> Option<(ConstraintFields, Option<&[u8]>)> {
     if r.next_is(tag(constraint::SUBSCRIPTS, Len)) {
         c.subscripts = int64s(r.len()?)?;
     }
-    r.done().then_some((c, function))
+    r.done().then_some(function)
 }
 
 #[cfg(test)]
@@ -274,7 +279,8 @@ mod tests {
             let other = random_variable(&mut rng).encode_to_vec();
             let body = damaged(&mut rng, written.clone(), other);
             let prost = decode_field::<pb::DecisionVariable>(&body);
-            match variable(&body) {
+            let mut held = VariableFields::default();
+            match variable(&body, &mut held).then_some(held) {
                 Some(held) => {
                     read += 1;
                     let prost = prost.unwrap_or_else(|e| panic!("round {round}: {e}"));
@@ -302,8 +308,9 @@ mod tests {
             let other = random_constraint(&mut rng).encode_to_vec();
             let body = damaged(&mut rng, written.clone(), other);
             let prost = decode_field::<pb::Constraint>(&body);
-            match constraint(&body) {
-                Some((held, function)) => {
+            let mut held = ConstraintFields::default();
+            match constraint(&body, &mut held) {
+                Some(function) => {
                     read += 1;
                     // The function is its own reader's to vouch for.
                     let decoded = function.map(pb::Function::decode);

@@ -21,7 +21,7 @@
 use prost::{encoding, Message};
 
 use crate::model::function::{merge, merge_linear};
-use crate::model::{Constraint, FileWaste, Function, ModelError};
+use crate::model::{Constraint, ConstraintFields, FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
 
 mod count;
@@ -597,7 +597,8 @@ pub fn constraint<E>(
     body: &[u8],
     decode: impl FnOnce(&[u8]) -> Result<pb::Constraint, E>,
 ) -> Wire<Result<(Constraint, FileWaste), ModelError>> {
-    if let Some((c, function)) = held::constraint(body) {
+    let mut c = ConstraintFields::default();
+    if let Some(function) = held::constraint(body, &mut c) {
         let function = match function {
             Some(piece) => Some(normalize(&[piece], 1)?),
             None => None,
