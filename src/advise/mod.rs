@@ -236,7 +236,6 @@ impl EntityObserver for FunctionRules {
         self.tally.named(n, cost.waste);
     }
     fn finish(&mut self, singular: &Singular<'_>) {
-        self.tally.settle();
         self.tally.objective(singular);
     }
     fn takes_ommx30_costs(&self) -> bool {
@@ -247,7 +246,7 @@ impl EntityObserver for FunctionRules {
 impl Advisor {
     /// The recommendations, once the instance is profiled; `migration` is
     /// what OMMX 3.0 makes of the same instance.
-    pub fn advice(self, instance: &ProfiledInstance, migration: Migration) -> LayerAdvice {
+    pub fn advice(mut self, instance: &ProfiledInstance, migration: Migration) -> LayerAdvice {
         if instance.accounting == Accounting::Ommx30 {
             return self.advice_v3(instance);
         }
@@ -294,7 +293,7 @@ impl Advisor {
 
     /// The advice for an instance counted with OMMX 3.0's accounting: every
     /// rule on 3.0's layout ([`ommx30`]).
-    fn advice_v3(self, instance: &ProfiledInstance) -> LayerAdvice {
+    fn advice_v3(mut self, instance: &ProfiledInstance) -> LayerAdvice {
         let total = instance.aggregate.totals()[Aggregate::ROOT].bytes;
         let (findings, combined) = self.tallies.v3.findings(total);
         layer_advice(

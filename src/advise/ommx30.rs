@@ -337,7 +337,6 @@ impl Ommx30Tally {
         for &v in s.assignments.keys() {
             self.used.insert(v);
         }
-        self.functions.settle();
         if let Some(Func::Compact(f)) = s.objective {
             self.functions.objective_v3(f);
         }
@@ -390,7 +389,7 @@ impl Ommx30Tally {
 
     /// Every finding, and the combined saving of the changes the user can
     /// make in OMMX (made in [`super::combined_saving`]'s order).
-    pub fn findings(&self, total: u64) -> (Vec<Finding>, u64) {
+    pub fn findings(&mut self, total: u64) -> (Vec<Finding>, u64) {
         let (unused, unused_bytes, unused_content, unused_samples) = self.unused();
         let users = "objective, constraint, named function or dependency";
         let paths = self.removed_paths.iter().map(|p| p.to_string()).collect();
