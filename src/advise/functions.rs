@@ -242,14 +242,14 @@ impl Groups {
         let slotted = index.find(hash, |s| {
             s.low == low && Self::at(blocks, s.at.into()).is(key)
         });
+        // Once a group lies past what a slot can place, every new one does.
         let at = match (slotted, u32::try_from(*len)) {
             (Some(s), _) => u64::from(s.at),
-            (None, _) if !beyond.is_empty() => *beyond.entry(key).or_insert(*len),
-            (None, Ok(at)) => {
+            (None, Ok(at)) if beyond.is_empty() => {
                 index.insert_unique(hash, Slot { low, at }, |s| slot_hash(s.low));
                 *len
             }
-            (None, Err(_)) => *beyond.entry(key).or_insert(*len),
+            (None, _) => *beyond.entry(key).or_insert(*len),
         };
         if at == *len {
             if blocks.last().is_none_or(|b| b.len() == b.capacity()) {

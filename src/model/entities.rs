@@ -10,6 +10,7 @@ use crate::profile::collections::{
 };
 use crate::profile::{LogicalMemoryProfile, LogicalMemoryVisitor, Noun, Path, Rule};
 
+use super::fields::{ConstraintFields, Name, Subscripts, VariableFields};
 use super::leaves::{ConstraintLeaves, KeyedLeaves, VariableLeaves};
 use super::{FileWaste, Function, ModelError};
 
@@ -140,14 +141,6 @@ fn integer_bound(lower: f64, upper: f64) -> Option<(f64, f64)> {
     (upper >= lower).then_some((lower, upper))
 }
 
-/// An entity's name as the model keeps it: inline up to 24 bytes. Most
-/// names are a letter or a word (`x`, `demand`), so reading one allocates
-/// nothing.
-pub type Name = compact_str::CompactString;
-
-/// An entity's subscripts as the model keeps them: inline up to two.
-pub type Subscripts = smallvec::SmallVec<[i64; 2]>;
-
 /// A decision variable as OMMX holds it. Metadata strings are kept because
 /// later analyses (names, families) need them.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,45 +153,6 @@ pub struct DecisionVariable {
     pub subscripts: Subscripts,
     pub parameters: BTreeMap<String, String>,
     pub description: Option<String>,
-}
-
-/// A decision variable's fields as the file carries them, before OMMX
-/// 2.9.3's checks: from prost's message, or read on the wire by the pass.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct VariableFields {
-    pub id: u64,
-    pub kind: i32,
-    pub bound: Option<(f64, f64)>,
-    pub substituted_value: Option<f64>,
-    pub name: Option<Name>,
-    pub subscripts: Subscripts,
-    pub parameters: BTreeMap<String, String>,
-    pub description: Option<String>,
-}
-
-impl From<pb::DecisionVariable> for VariableFields {
-    fn from(v: pb::DecisionVariable) -> Self {
-        let pb::DecisionVariable {
-            id,
-            kind,
-            bound,
-            name,
-            subscripts,
-            parameters,
-            description,
-            substituted_value,
-        } = v;
-        Self {
-            id,
-            kind,
-            bound: bound.map(|b| (b.lower, b.upper)),
-            substituted_value,
-            name: name.map(Name::from),
-            subscripts: Subscripts::from_vec(subscripts),
-            parameters,
-            description,
-        }
-    }
 }
 
 impl DecisionVariable {
@@ -350,42 +304,6 @@ pub struct Constraint {
     pub description: Option<String>,
 }
 
-/// A constraint's fields other than its function as the file carries
-/// them, before OMMX 2.9.3's checks: from prost's message, or read on the
-/// wire by the pass.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ConstraintFields {
-    pub id: u64,
-    pub equality: i32,
-    pub name: Option<Name>,
-    pub subscripts: Subscripts,
-    pub parameters: BTreeMap<String, String>,
-    pub description: Option<String>,
-}
-
-impl From<pb::Constraint> for ConstraintFields {
-    /// The fields but the function, which is read on its own.
-    fn from(c: pb::Constraint) -> Self {
-        let pb::Constraint {
-            id,
-            equality,
-            function: _,
-            parameters,
-            name,
-            description,
-            subscripts,
-        } = c;
-        Self {
-            id,
-            equality,
-            name: name.map(Name::from),
-            subscripts: Subscripts::from_vec(subscripts),
-            parameters,
-            description,
-        }
-    }
-}
-
 impl Constraint {
     pub fn from_wire(c: pb::Constraint) -> Result<Self, ModelError> {
         Self::from_wire_measured(c).map(|(c, _)| c)
@@ -412,14 +330,7 @@ impl Constraint {
     ) -> Result<(Self, FileWaste), ModelError> {
         // Waste reaches the instance through the constraint's length prefix.
         let rest = match &function {
-            Some(Ok((_, waste))) if waste.bytes > 0 => super::waste::constraint_rest(
-                c.id,
-                c.equality,
-                c.name.as_deref(),
-                &c.subscripts,
-                &c.parameters,
-                &c.description,
-            ),
+            Some(Ok((_, waste))) if waste.bytes > 0 => super::waste::constraint_rest(&c),
             _ => 0,
         };
         let ConstraintFields {

@@ -10,6 +10,7 @@
 pub mod alloc;
 pub mod elsewhere;
 pub mod entities;
+pub mod fields;
 pub mod function;
 pub mod hints;
 pub mod kind;
@@ -20,9 +21,10 @@ pub mod table_order;
 pub mod waste;
 
 pub use entities::{
-    AcyclicAssignments, Annotations, Constraint, ConstraintFields, DecisionVariable, Description,
-    Equality, Kind, Name, Parameters, RemovedConstraint, Subscripts, VariableFields,
+    AcyclicAssignments, Annotations, Constraint, DecisionVariable, Description, Equality, Kind,
+    Parameters, RemovedConstraint,
 };
+pub use fields::{ConstraintFields, Name, Subscripts, VariableFields};
 pub use function::Function;
 pub use hints::{ConstraintHints, OneHot, Sos1};
 pub use kind::EntityKind;

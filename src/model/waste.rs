@@ -15,6 +15,7 @@
 use crate::ommx_v1 as pb;
 use pb::FunctionArm;
 
+use super::fields::ConstraintFields;
 use super::Function;
 
 /// What normalization removed from one function, and the bytes it takes in
@@ -293,15 +294,17 @@ fn labels(
 }
 
 /// A constraint's fields other than its function, as written.
-pub fn constraint_rest(
-    id: u64,
-    equality: i32,
-    name: Option<&str>,
-    subscripts: &[i64],
-    parameters: &std::collections::BTreeMap<String, String>,
-    description: &Option<String>,
-) -> u64 {
-    integer(id) + integer(equality as u64) + labels(name, subscripts, parameters, description)
+pub fn constraint_rest(c: &ConstraintFields) -> u64 {
+    let ConstraintFields {
+        id,
+        equality,
+        name,
+        subscripts,
+        parameters,
+        description,
+    } = c;
+    let name = name.as_deref();
+    integer(*id) + integer(*equality as u64) + labels(name, subscripts, parameters, description)
 }
 
 /// A removed constraint's fields other than its constraint, as written.
@@ -338,9 +341,7 @@ mod tests {
     use prost::Message;
 
     fn rest_of(c: &pb::Constraint) -> u64 {
-        let name = c.name.as_deref();
-        let (params, description) = (&c.parameters, &c.description);
-        constraint_rest(c.id, c.equality, name, &c.subscripts, params, description)
+        constraint_rest(&c.clone().into())
     }
 
     fn linear_fn(terms: &[(u64, f64)], constant: f64) -> pb::Function {
