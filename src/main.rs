@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 
 // Decoding allocates and frees millions of small vectors and strings;
-// mimalloc does that markedly faster than the system allocator (with huge
-// pages where the decoding threads build entities: `api::Allocator`).
+// mimalloc does that markedly faster than the system allocator (in an arena
+// of its own where the decoding threads build entities: `api::Allocator`).
 #[global_allocator]
 static GLOBAL: memprof::api::Allocator = memprof::api::Allocator;
 

@@ -1,16 +1,24 @@
-//! Huge pages for the few large buffers memprof fills whole, the few
-//! tables that grow with an instance's rows, and the entities the decoding
-//! threads build; and the global allocator that gives them.
+//! Huge pages for the few large buffers memprof fills whole and the few
+//! tables that grow with an instance's rows; an arena of its own for the
+//! entities the decoding threads build; and the global allocator that
+//! gives them.
 //!
 //! A buffer of tens of MiB written end to end (a large objective's bytes,
 //! its terms read on every thread) costs one page fault every 4 KiB: the
 //! 2M-term QUBO's 72 MiB took 18,000 faults, most of `advise`'s time.
 //! Backed by 2 MiB pages it takes a few dozen. Elsewhere memprof's
 //! allocations are small and many, and there 2 MiB pages only multiply the
-//! memory held (see [`only_where_asked`]); except where the decoding
-//! threads build every entity of an instance for an analysis, batch after
-//! batch: there the memory the batches go round in is the page faults that
-//! remain ([`Allocator`]).
+//! memory held (see [`only_where_asked`]).
+//!
+//! A huge page is not always the cheaper: where the system hands memory
+//! left idle back to a hypervisor (a virtual machine's free page
+//! reporting, which reports free blocks of 2 MiB and more), the first
+//! touch of a huge page after a pause waits for the host to back it again,
+//! while small pages come from memory the guest still holds. On the
+//! 2-core VM memprof is measured on, 64 MiB of fresh huge pages took 6 ms
+//! run after run but 55–195 ms after a pause of a few seconds; 4 KiB pages
+//! 33–47 ms either way. So huge pages go only where they pay in both
+//! states.
 
 /// A huge page.
 pub const HUGE_PAGE: usize = 2 << 20;
@@ -196,17 +204,21 @@ mod huge {
 }
 
 /// The global allocator of memprof's binary and wheel: mimalloc, and on a
-/// thread inside [`entities_on_huge_pages`], mimalloc's heap in an arena
-/// of its own, backed by huge pages.
+/// thread inside [`entities_in_arena`], mimalloc's heap in an arena of its
+/// own.
 ///
 /// A decoding thread building entities for an analysis (`report`,
-/// `advise`, `top`, `stats`) goes through some 10 MiB of fresh memory as
-/// its batches go round, a 4 KiB page fault each time: on a 200k-row LP,
-/// two thirds of `advise`'s faults once the advice's tables had huge pages
-/// of their own ([`HugeTables`]). In the arena they are a few dozen: that
-/// `advise` and `report` took 0.87 of the time, for 10–13 MiB more peak
-/// memory. Counting on the wire (`inspect`) allocates little there, and
-/// keeps the heap as it was.
+/// `advise`, `top`, `stats`) goes through some 10 MiB of memory as its
+/// batches go round, handed from thread to thread and freed on the thread
+/// that made them. In an arena of their own they took `report` on the
+/// 200k-row LP 0.89 of the time after a pause (as much run after run), and
+/// 10–15 MiB less memory at its peak, than in mimalloc's main heap. The arena was once advised huge
+/// (a few dozen faults rather than thousands): run after run that was no
+/// faster (1.02 and 0.97 of the time without, on the 200k-row and the
+/// 198 MB LP), and after a pause, when every huge page is fresh to the
+/// host (see the module's note), slower (0.88 and 0.96 without). Counting
+/// on the wire (`inspect`) allocates little there, and keeps the heap as
+/// it was.
 ///
 /// Blocks are freed by mimalloc wherever they were allocated. A thread
 /// that finds the arena full (64 MiB: many threads at once), or the arena
@@ -258,10 +270,10 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
     }
 }
 
-/// Runs `work` with this thread's allocations in the huge-page heap of
+/// Runs `work` with this thread's allocations in the arena's heap of
 /// [`Allocator`] (when it is the global allocator; otherwise nothing
 /// changes), made on first use.
-pub fn entities_on_huge_pages<T>(work: impl FnOnce() -> T) -> T {
+pub fn entities_in_arena<T>(work: impl FnOnce() -> T) -> T {
     #[cfg(target_os = "linux")]
     {
         let _here = entity_heap::Here::enter();
@@ -289,7 +301,6 @@ mod entity_heap {
                 exclusive: bool,
                 arena_id: *mut *mut c_void,
             ) -> std::ffi::c_int;
-            pub fn mi_arena_area(arena_id: *mut c_void, size: *mut usize) -> *mut c_void;
             pub fn mi_heap_new_in_arena(arena_id: *mut c_void) -> *mut c_void;
             pub fn mi_heap_theap(heap: *mut c_void) -> *mut c_void;
             pub fn mi_theap_malloc(theap: *mut c_void, size: usize) -> *mut u8;
@@ -304,9 +315,8 @@ mod entity_heap {
 
     /// The arena's size, reserved (not committed: the memory used is what
     /// is touched), and the most memory the heap holds. Two decoding
-    /// threads' batches go round in about 20 MiB of it; sixteen would take
-    /// some 200 MiB in huge pages, where they took 110 MiB in small ones,
-    /// so the threads that find it full go on as any other.
+    /// threads' batches go round in about 20 MiB of it; the threads that
+    /// find it full (many at once) go on as any other.
     const ARENA: usize = 64 << 20;
 
     thread_local! {
@@ -315,24 +325,16 @@ mod entity_heap {
         static THEAP: Cell<*mut c_void> = const { Cell::new(std::ptr::null_mut()) };
     }
 
-    /// The heap, made once: an exclusive arena of mimalloc's, advised huge.
+    /// The heap, made once: an exclusive arena of mimalloc's.
     fn heap() -> *mut c_void {
         static HEAP: OnceLock<usize> = OnceLock::new();
         let made = *HEAP.get_or_init(|| {
             let mut arena = std::ptr::null_mut();
             // SAFETY: mimalloc reserves the memory and writes the arena's
-            // id; the area it reports is that arena's, which only advice
-            // touches here.
+            // id, which it then makes a heap in.
             unsafe {
                 if ffi::mi_reserve_os_memory_ex(ARENA, false, false, true, &mut arena) != 0 {
                     return 0;
-                }
-                let mut size = 0;
-                let area = ffi::mi_arena_area(arena, &mut size);
-                if !area.is_null() {
-                    // Advice only: without it (THP `never`) the arena is
-                    // backed by 4 KiB pages, as the rest of the heap.
-                    let _ = rustix::mm::madvise(area, size, rustix::mm::Advice::LinuxHugepage);
                 }
                 ffi::mi_heap_new_in_arena(arena) as usize
             }
@@ -342,7 +344,7 @@ mod entity_heap {
 
     /// A block of `size` (for `layout`) made by `make` in this thread's
     /// part of the heap, when the thread is in
-    /// [`super::entities_on_huge_pages`] and the heap has room.
+    /// [`super::entities_in_arena`] and the heap has room.
     #[inline]
     fn attempt(
         layout: Layout,
@@ -497,16 +499,16 @@ mod tests {
     }
 
     #[test]
-    fn blocks_made_on_huge_pages_are_blocks_like_any_other() {
+    fn blocks_made_in_the_arena_are_blocks_like_any_other() {
         use std::alloc::{GlobalAlloc, Layout};
         let a = Allocator;
         let small = Layout::from_size_align(24, 8).unwrap();
         let wide = Layout::from_size_align(64, 64).unwrap();
-        // A block of the default heap, grown on the huge-page heap.
+        // A block of the default heap, grown in the arena's heap.
         let before = unsafe { a.alloc(small) };
         unsafe { before.write_bytes(7, 24) };
         assert!(!entity_heap::here(small));
-        let (grown, zeroed, aligned) = entities_on_huge_pages(|| unsafe {
+        let (grown, zeroed, aligned) = entities_in_arena(|| unsafe {
             assert!(entity_heap::here(small), "the heap is made");
             assert!(!entity_heap::here(wide), "wider blocks go elsewhere");
             let grown = a.realloc(before, small, 3 * MIB);
@@ -554,7 +556,7 @@ mod tests {
         let large = Layout::from_size_align(80 * MIB, 8).unwrap();
         let small = Layout::from_size_align(24, 8).unwrap();
         let block = Layout::from_size_align(64 << 10, 8).unwrap();
-        entities_on_huge_pages(|| unsafe {
+        entities_in_arena(|| unsafe {
             assert!(entity_heap::here(small));
             let p = a.alloc(large);
             assert!(!p.is_null());
@@ -570,6 +572,6 @@ mod tests {
             blocks.into_iter().for_each(|b| a.dealloc(b, block));
         });
         // Entering again asks again.
-        entities_on_huge_pages(|| assert!(entity_heap::here(small)));
+        entities_in_arena(|| assert!(entity_heap::here(small)));
     }
 }

@@ -342,9 +342,9 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
                 let decoder = Decoder { tx, home, back };
                 spawn_named(scope, "decode", move || {
                     let decode = || frame_and_decode(framer, spooling, local, decoder);
-                    // The entities built go round in huge pages.
+                    // The entities built go round in an arena of their own.
                     if builds {
-                        pages::entities_on_huge_pages(decode)
+                        pages::entities_in_arena(decode)
                     } else {
                         decode()
                     }
