@@ -22,12 +22,18 @@
 #   BENCH_RUNS     rounds (default 5)
 #   BENCH_LARGE_RUNS  rounds on the files over 100 MB (default 3, at most BENCH_RUNS)
 #   BENCH_LARGE    1: also the 10,000,000-term LP and the 1 GB LP
+#   BENCH_PAUSE    seconds to wait before each timed run (default 0): the
+#                  machine's state after a pause, where a virtual machine's
+#                  host may have taken back the memory it left free
+#                  (bench/README.md, "After a pause")
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 runs=${BENCH_RUNS:-5}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_RUNS must be a positive integer" >&2; exit 2; }
+pause=${BENCH_PAUSE:-0}
+[[ $pause =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench: BENCH_PAUSE must be a number of seconds" >&2; exit 2; }
 large_runs=${BENCH_LARGE_RUNS:-3}
 [[ $large_runs =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_LARGE_RUNS must be a positive integer" >&2; exit 2; }
 /usr/bin/time -f '%e %M' true >/dev/null 2>&1 || { echo "bench: needs GNU time (/usr/bin/time -f)" >&2; exit 2; }
@@ -107,6 +113,7 @@ for name in "${inputs[@]}"; do
     for _ in $(seq "$n"); do
         for i in "${commands[@]}"; do
             command_of "$i"
+            sleep "$pause"
             measure "${cmd[@]}" >>"$tmp/runs.$i"
         done
     done
