@@ -326,6 +326,10 @@ impl EntityObserver for StatsCollector {
     fn takes_ommx30_costs(&self) -> bool {
         false
     }
+    /// The distributions take no objective: its function need not be built.
+    fn counts_only(&self) -> bool {
+        true
+    }
     fn abandon(&mut self) {
         self.per_kind.clear();
     }

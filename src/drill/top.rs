@@ -11,8 +11,8 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use super::{EntityKind, EntityRef, EntityView, KindFilter};
-use crate::model::{Constraint, DecisionVariable, RemovedConstraint};
-use crate::pass::{Cost, EntityObserver, NamedFunction, Singular};
+use crate::model::{Constraint, ConstraintHints, DecisionVariable, RemovedConstraint};
+use crate::pass::{Cost, EntityObserver, NamedFunction};
 use crate::profile::bytes_of;
 
 /// One of the largest entities.
@@ -192,12 +192,12 @@ impl EntityObserver for Largest {
         self.offer(*objective, cost);
     }
     /// OMMX 2.9.3's hints (3.0's are rows shown to [`Largest::entity`]).
-    fn finish(&mut self, singular: &Singular<'_>) {
-        for h in &singular.hints.one_hot {
+    fn hints(&mut self, hints: &ConstraintHints) {
+        for h in &hints.one_hot {
             let id = h.constraint_id;
             self.hint(EntityKind::OneHot, id, || bytes_of(h), || h.wire_bytes());
         }
-        for h in &singular.hints.sos1 {
+        for h in &hints.sos1 {
             let id = h.binary_constraint_id;
             self.hint(EntityKind::Sos1, id, || bytes_of(h), || h.wire_bytes());
         }
@@ -207,6 +207,10 @@ impl EntityObserver for Largest {
     }
     fn takes_ommx30_costs(&self) -> bool {
         false
+    }
+    /// The objective's cost is all it ranks: its function need not be built.
+    fn counts_only(&self) -> bool {
+        true
     }
     fn abandon(&mut self) {
         self.heap.clear();

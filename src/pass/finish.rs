@@ -172,6 +172,7 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
                 &EntityView::objective(objective.stored_terms() as u64),
                 cost,
             );
+            observer.hints(&hints);
             observer.finish(&singular);
             if let (Some(compare), Some(file)) = (compare, &file_dependency) {
                 compare.finish(&objective, &singular, file, &state.counts);
@@ -194,6 +195,7 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
                 waste: FileWaste::default(),
             };
             observer.objective(&EntityView::objective(shape.stored_terms as u64), cost);
+            observer.hints(&hints);
         }
     }
     Ok(state.counts)

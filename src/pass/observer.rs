@@ -193,7 +193,14 @@ pub trait EntityObserver: Send {
     /// stream repeats it); its `waste` is zero when the pass only counted it
     /// (the observer [counts only](EntityObserver::counts_only)).
     fn objective(&mut self, _objective: &EntityView<'_>, _cost: Cost) {}
-    /// Called once, after every entity, when the whole instance is accepted.
+    /// OMMX 2.9.3's constraint hints of an instance counted with its
+    /// accounting, once the whole instance is accepted, before
+    /// [`EntityObserver::finish`]; shown whether or not the objective was
+    /// built (to an observer that [counts only](EntityObserver::counts_only)
+    /// too).
+    fn hints(&mut self, _hints: &ConstraintHints) {}
+    /// Called once, after every entity, when the whole instance is accepted
+    /// and its objective was built.
     fn finish(&mut self, _singular: &Singular<'_>) {}
     /// An entity of an instance counted with OMMX 3.0's accounting (the v1
     /// methods above are not called for those): for v1 input, in stream
@@ -253,9 +260,10 @@ pub trait EntityObserver: Send {
     /// The instance begun last was refused and is read again as another
     /// schema (raw input, which holds one instance): forget what it showed.
     fn abandon(&mut self) {}
-    /// True when the observer looks at no objective: the pass may then count
-    /// the objective's terms on the wire without building it, and does not
-    /// call [`EntityObserver::finish`].
+    /// True when the observer looks at no objective's function (at most at
+    /// its cost, [`EntityObserver::objective`]): the pass may then count the
+    /// objective's terms on the wire without building it, and does not call
+    /// [`EntityObserver::finish`].
     fn counts_only(&self) -> bool {
         false
     }

@@ -5,7 +5,7 @@
 use super::observer::{
     Cost, EntityObserver, EntityView, NamedFunction, Part, Singular, Singular30,
 };
-use crate::model::{Constraint, DecisionVariable, EntityKind, RemovedConstraint};
+use crate::model::{Constraint, ConstraintHints, DecisionVariable, EntityKind, RemovedConstraint};
 use crate::profile::LogicalMemoryVisitor;
 
 /// The one visitor of the leaves among those `wanting` them (see
@@ -48,6 +48,9 @@ impl EntityObserver for Observers<'_> {
     }
     fn objective(&mut self, objective: &EntityView<'_>, cost: Cost) {
         self.0.iter_mut().for_each(|o| o.objective(objective, cost));
+    }
+    fn hints(&mut self, hints: &ConstraintHints) {
+        self.0.iter_mut().for_each(|o| o.hints(hints));
     }
     fn finish(&mut self, singular: &Singular<'_>) {
         self.0.iter_mut().for_each(|o| o.finish(singular));
