@@ -92,10 +92,16 @@ fn halves(fingerprint: u128) -> [u64; 2] {
     [fingerprint as u64, (fingerprint >> 64) as u64]
 }
 
+/// The parts of a fingerprint a [`Group`] holds: its high half, and the
+/// upper 32 bits of its low half.
+fn key_parts(key: u128) -> (u64, u32) {
+    (halves(key)[1], (key >> 32) as u32)
+}
+
 impl Group {
     /// Whether `key` is its fingerprint, given that its lowest 32 bits are.
     fn is(&self, key: u128) -> bool {
-        self.key_high == halves(key)[1] && self.key_mid == (key >> 32) as u32
+        (self.key_high, self.key_mid) == key_parts(key)
     }
 }
 
@@ -482,9 +488,10 @@ impl FunctionTally {
     }
 
     fn group(&mut self, w: Waiting) {
+        let (key_high, key_mid) = key_parts(w.scaled);
         let group = self.groups.entry(w.scaled, || Group {
-            key_high: halves(w.scaled)[1],
-            key_mid: (w.scaled >> 32) as u32,
+            key_high,
+            key_mid,
             members: 0,
             sum: 0,
             min: u64::MAX,
@@ -809,9 +816,10 @@ mod tests {
     }
 
     fn group(key: u128, id: u64) -> Group {
+        let (key_high, key_mid) = key_parts(key);
         Group {
-            key_high: halves(key)[1],
-            key_mid: (key >> 32) as u32,
+            key_high,
+            key_mid,
             members: 0,
             sum: 0,
             min: u64::MAX,
@@ -879,7 +887,8 @@ mod tests {
             let g = groups.entry(key(row), || unreachable!("row {row} has its group"));
             let found = (g.key_high, g.key_mid, g.first_exact, g.first_id, g.members);
             let k = key(row);
-            assert_eq!(found, (halves(k)[1], (k >> 32) as u32, halves(k), row, 1));
+            let (high, mid) = key_parts(k);
+            assert_eq!(found, (high, mid, halves(k), row, 1));
             g.members += 1;
         }
         assert_eq!(groups.values().count() as u64, rows);
