@@ -269,7 +269,7 @@ impl IdSet {
 
     /// Whether `f` accepts every id in the set (asked in no particular
     /// order, up to the first it refuses).
-    pub fn all(&self, f: impl Fn(u64) -> bool) -> bool {
+    pub fn all(&self, mut f: impl FnMut(u64) -> bool) -> bool {
         let in_bitmap = self.bits.iter().enumerate().all(|(i, word)| {
             let mut word = word.load(Ordering::Relaxed);
             while word != 0 {
@@ -333,6 +333,17 @@ impl SharedIdSet {
             page[((id % PAGE_IDS) / 64) as usize].fetch_or(mask, Ordering::Relaxed) & mask == 0
         } else {
             self.shard(id).insert(id)
+        }
+    }
+
+    /// [`SharedIdSet::insert`] for ids given again and again, from every
+    /// thread (a function's variables): it looks first, so that an id
+    /// already there costs a read, not a write to a line the other threads
+    /// read.
+    #[inline]
+    pub fn note(&self, id: u64) {
+        if !self.contains(id) {
+            self.insert(id);
         }
     }
 

@@ -26,7 +26,7 @@ use crate::pages::{HugeTables, HugeVec, HUGE_PAGE};
 use crate::pass::{NamedFunction, Singular};
 use crate::units::{count, exact, thousands};
 mod shape;
-use shape::{shape, FunctionTraits};
+use shape::{shape, VariantTraits};
 
 pub const IDENTICAL: &str = "identical-functions";
 pub const MATRIX: &str = "representation-csr";
@@ -377,8 +377,7 @@ impl FunctionTally {
         kind: Owner,
         id: Option<u64>,
         name: Option<&str>,
-        f: &Function,
-        s: &FunctionTraits,
+        s: &VariantTraits,
     ) -> u64 {
         if s.minimal >= s.bytes {
             return 0;
@@ -391,7 +390,7 @@ impl FunctionTally {
                 name,
                 format!(
                     "{} of degree {} with {}: {}, {} as {}",
-                    f.variant_name(),
+                    s.name,
                     s.degree,
                     count(s.terms, "term", "terms"),
                     exact(s.bytes),
@@ -431,13 +430,14 @@ impl FunctionTally {
         kept: bool,
     ) {
         let s = shape(f, true);
+        let v = s.variant;
         self.waste(kind, Some(id), name, waste);
-        let saved = self.variant(kind, Some(id), name, f, &s);
+        let saved = self.variant(kind, Some(id), name, &v);
         if kept {
             self.variants_kept += saved;
         }
-        self.matrix.count(kind, s.terms, s.bytes, s.csr);
-        if s.degree > 0 {
+        self.matrix.count(kind, v.terms, v.bytes, s.csr);
+        if v.degree > 0 {
             self.matrix.samples.offer(|| {
                 sample(
                     kind,
@@ -445,15 +445,15 @@ impl FunctionTally {
                     name,
                     format!(
                         "{} with {}: {}, {} in CSR",
-                        f.variant_name(),
-                        count(s.terms, "term", "terms"),
-                        exact(s.bytes),
+                        v.name,
+                        count(v.terms, "term", "terms"),
+                        exact(v.bytes),
                         exact(s.csr)
                     ),
                 )
             });
         }
-        if s.degree == 0 {
+        if v.degree == 0 {
             // Constants are not worth sharing.
             return;
         }
@@ -462,7 +462,7 @@ impl FunctionTally {
             scaled: s.scaled,
             exact: s.exact,
             pivot: s.pivot,
-            bytes: s.bytes,
+            bytes: v.bytes,
             kind,
             id,
             name: name.map(Name::from),
@@ -534,16 +534,16 @@ impl FunctionTally {
     pub fn named_v3(&mut self, id: u64, name: Option<&str>, f: &Function, waste: FileWaste) {
         let kind = Owner::Entity(EntityKind::NamedFunction);
         self.waste(kind, Some(id), name, waste);
-        let s = shape(f, false);
-        self.variants_kept += self.variant(kind, Some(id), name, f, &s);
+        let v = VariantTraits::of_function(f);
+        self.variants_kept += self.variant(kind, Some(id), name, &v);
     }
 
     /// OMMX 3.0: the objective's function, when the pass shows it.
     pub fn objective_v3(&mut self, f: &Function) {
-        let s = shape(f, false);
+        let v = VariantTraits::of_function(f);
         let name = Some("objective");
         self.objective_judged = true;
-        self.variants_kept += self.variant(Owner::Instance, None, name, f, &s);
+        self.variants_kept += self.variant(Owner::Instance, None, name, &v);
     }
 
     /// OMMX 3.0: a function's file waste alone (the objective's, shown
@@ -569,11 +569,10 @@ impl FunctionTally {
     }
 
     pub fn objective(&mut self, singular: &Singular<'_>) {
-        let f = singular.objective;
-        let s = shape(f, false);
+        let v = VariantTraits::of(singular.objective, singular.objective_degree);
         let name = Some("objective");
         self.waste(Owner::Instance, None, name, singular.objective_waste);
-        self.variants_kept += self.variant(Owner::Instance, None, name, f, &s);
+        self.variants_kept += self.variant(Owner::Instance, None, name, &v);
     }
 
     /// Sharing each set of identical functions, a layout OMMX does not
@@ -792,7 +791,10 @@ mod tests {
         };
         let p = shape(&p, true);
         assert_eq!(p.exact, b.exact);
-        assert_eq!((p.bytes, p.minimal, b.bytes), (32 + 96, 32 + 48, 32 + 48));
+        assert_eq!(
+            (p.variant.bytes, p.variant.minimal, b.variant.bytes),
+            (32 + 96, 32 + 48, 32 + 48)
+        );
     }
 
     #[test]
@@ -802,17 +804,26 @@ mod tests {
         let lone = linear(&[], 5.0);
         assert_eq!(
             (
-                shape(&lone, false).minimal,
-                shape(&lone, false).minimal_variant
+                shape(&lone, false).variant.minimal,
+                shape(&lone, false).variant.minimal_variant
             ),
             (40, "Constant")
         );
         let p = Function::Polynomial {
             terms: vec![(vec![], 5.0)],
         };
-        assert_eq!((shape(&p, false).bytes, shape(&p, false).minimal), (80, 40));
+        assert_eq!(
+            (
+                shape(&p, false).variant.bytes,
+                shape(&p, false).variant.minimal
+            ),
+            (80, 40)
+        );
         let empty = linear(&[], 0.0);
-        assert_eq!(shape(&empty, false).minimal, shape(&empty, false).bytes);
+        assert_eq!(
+            shape(&empty, false).variant.minimal,
+            shape(&empty, false).variant.bytes
+        );
     }
 
     fn group(key: u128, id: u64) -> Group {

@@ -497,6 +497,27 @@ impl Function {
     pub fn bytes(&self) -> usize {
         self.rule().bytes([self.stored_terms(), 0])
     }
+
+    /// The most variables one of its stored monomials multiplies (0 for a
+    /// constant, 2 for a quadratic function that keeps a quadratic term).
+    pub fn degree(&self) -> usize {
+        let linear = |terms: &[(u64, f64)]| usize::from(!terms.is_empty());
+        match self {
+            Function::Zero | Function::Constant(_) => 0,
+            Function::Linear { terms, .. } => linear(terms),
+            Function::Quadratic {
+                quadratic,
+                linear: l,
+                ..
+            } => match quadratic.is_empty() {
+                false => 2,
+                true => linear(l),
+            },
+            Function::Polynomial { terms } => {
+                terms.iter().map(|(ids, _)| ids.len()).max().unwrap_or(0)
+            }
+        }
+    }
 }
 
 /// Which variant a normalized function is, without its terms.
@@ -557,6 +578,26 @@ impl Shape {
     }
 }
 
+/// A function counted on the wire without being built: what the profile
+/// sees of it, and what an analysis reads of it beyond the profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountedFunction {
+    pub shape: Shape,
+    /// As [`Function::degree`] gives it for the function built.
+    pub degree: usize,
+    /// Terms the file holds, as `FileWaste::of` counts them: more than
+    /// the stored ones when normalizing dropped zeros or merged repeats.
+    pub in_file: u64,
+}
+
+impl CountedFunction {
+    /// Whether normalizing removes nothing from the file (its
+    /// `FileWaste` is zero).
+    pub fn as_written(&self) -> bool {
+        self.in_file == self.shape.stored_terms as u64
+    }
+}
+
 /// OMMX keeps a monomial of at most this many ids inline, and a longer
 /// one's on the heap (a `SmallVec<[u64; 3]>`).
 pub const INLINE_IDS: u64 = 3;
@@ -577,14 +618,18 @@ pub fn polynomial_unprofiled(lengths: impl IntoIterator<Item = usize>) -> Unprof
 }
 
 impl Function {
-    pub fn shape(&self) -> Shape {
-        let variant = match self {
+    pub fn variant(&self) -> Variant {
+        match self {
             Function::Zero => Variant::Zero,
             Function::Constant(_) => Variant::Constant,
             Function::Linear { .. } => Variant::Linear,
             Function::Quadratic { .. } => Variant::Quadratic,
             Function::Polynomial { .. } => Variant::Polynomial,
-        };
+        }
+    }
+
+    pub fn shape(&self) -> Shape {
+        let variant = self.variant();
         let unprofiled = match self {
             Function::Quadratic {
                 linear, constant, ..

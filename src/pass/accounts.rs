@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use super::compare::Comparing;
 use super::observer::Singular;
 use super::{Cost, ProfileOptions};
+use crate::model::function::Shape;
 use crate::model::leaves::KeyedLeaves;
 use crate::model::ommx30::ConversionError;
 use crate::model::{
@@ -27,8 +28,8 @@ use crate::profiled::{Accounting, InstanceCounts, ProfiledInstance, Schema};
 pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, visitor: &mut V) {
     let Singular {
         objective,
+        objective_degree: _,
         objective_variables: _,
-        objective_bytes: _,
         objective_waste: _,
         hints,
         dependency,
@@ -37,7 +38,7 @@ pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, vi
         annotations,
     } = singular;
     visit_parts(
-        *objective,
+        objective,
         hints,
         dependency,
         parameters,
@@ -47,9 +48,9 @@ pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, vi
     );
 }
 
-/// [`visit_instance_parts`] with an objective that may be only counted.
-pub(super) fn visit_parts<F: LogicalMemoryProfile, V: LogicalMemoryVisitor>(
-    objective: &F,
+/// [`visit_instance_parts`], its parts taken apart.
+fn visit_parts<V: LogicalMemoryVisitor>(
+    objective: &Shape,
     hints: &ConstraintHints,
     dependency: &AcyclicAssignments,
     parameters: &Parameters,
@@ -288,12 +289,6 @@ pub struct Accounts {
     pub(super) ommx30_refused: Option<ConversionError>,
     /// The comparing side of the calling thread's accounts.
     pub(super) compare: Option<Box<Comparing>>,
-    /// On a decoding thread of a pass that builds the objective: an
-    /// objective field is built from the moment it is read, on a thread
-    /// of its own that builds on up to this many
-    /// ([`crate::pass::objective::Building`]), not once the stream has
-    /// ended, when the other threads have nothing left to do.
-    pub(super) objective_as_read: Option<usize>,
 }
 
 /// What counting entities without building them keeps per thread.
@@ -322,7 +317,6 @@ impl Accounts {
             comparing: false,
             ommx30_refused: None,
             compare: None,
-            objective_as_read: None,
         }
     }
 

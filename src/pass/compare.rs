@@ -172,14 +172,24 @@ impl Comparing {
             })
     }
 
-    /// The end of an instance 2.9.3 accepted (its `objective`, its other
-    /// instance-wide parts in `singular`, its `dependency` as the file gave
-    /// it, its `counts`): 3.0's rules on what needs the whole stream, and
-    /// 3.0's instance-wide parts, as `finish.rs`'s `finish_ommx30` applies
-    /// and visits them.
+    /// The objective built (not counted: a count is of finite terms none
+    /// of which merged): 3.0 refuses a coefficient that summing terms made
+    /// infinite.
+    pub(super) fn check_objective(&mut self, objective: &Function) {
+        if !self.open() {
+            return;
+        }
+        if let Err(e) = ommx30::check_finite_compact(objective) {
+            self.refuse(&e);
+        }
+    }
+
+    /// The end of an instance 2.9.3 accepted (its instance-wide parts in
+    /// `singular`, its `dependency` as the file gave it, its `counts`):
+    /// 3.0's rules on what needs the whole stream, and 3.0's instance-wide
+    /// parts, as `finish.rs`'s `finish_ommx30` applies and visits them.
     pub(super) fn finish(
         &mut self,
-        objective: &Function,
         singular: &Singular<'_>,
         dependency: &BTreeMap<u64, pb::Function>,
         counts: &InstanceCounts,
@@ -194,11 +204,13 @@ impl Comparing {
         if !self.open() {
             return;
         }
-        if let Err(e) = ommx30::check_finite_compact(objective) {
-            return self.refuse(&e);
-        }
         // 3.0's rules take the smallest variable in use: any order does.
-        let variables = |note: &mut dyn FnMut(u64)| objective.for_each_variable(note);
+        let variables = |note: &mut dyn FnMut(u64)| {
+            singular.objective_variables.all(|id| {
+                note(id);
+                true
+            });
+        };
         let dependency = match ommx30_rules(&self.uses, dependency, &variables) {
             Ok(dependency) => dependency,
             Err(EntityRefusal::Ommx30(e)) => return self.refuse(&e),
@@ -215,6 +227,7 @@ impl Comparing {
             ..ommx30::Instance::default()
         });
         let mut path = Path::new();
+        let objective = singular.objective;
         objective.visit_logical_memory(&mut path.with(ommx30::OBJECTIVE), &mut self.memory);
     }
 

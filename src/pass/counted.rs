@@ -170,7 +170,7 @@ pub(super) fn count_spooled_constraint(
     let counted = body.constraint().ok().and_then(|c| {
         let function = match &c.function {
             None => None,
-            Some(arm) => Some(Ok(arm.count(&defined, 1).ok()??)),
+            Some(arm) => Some(Ok(arm.count(&defined, 1).ok()??.shape)),
         };
         Some((c, function))
     });

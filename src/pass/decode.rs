@@ -51,14 +51,7 @@ pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch
                     body: value_start.map(|start| &bytes[start..]),
                 });
                 laps.lap(Phase::Aggregate);
-                let as_read = accounts
-                    .objective_as_read
-                    .filter(|_| field == instance::OBJECTIVE);
-                let part = match as_read {
-                    Some(threads) => Part::built_aside(bytes, threads),
-                    None => Part::Field(bytes),
-                };
-                Ok(Item::Rest(part))
+                Ok(Item::Rest(Part::Field(bytes)))
             }
             RawElement::Spooled(part) => {
                 debug_assert!(

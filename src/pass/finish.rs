@@ -6,21 +6,21 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::accounts::{visit_instance_parts, visit_parts, Accounts};
+use super::accounts::{visit_instance_parts, Accounts};
 use super::compare::{ommx30_rules, Comparing};
 use super::convert;
 use super::observer::{Cost, EntityView, Singular, Singular30};
 use super::validate::{from_prost, function_built, State, User};
 use super::EntityObserver;
-use crate::ids::IdSet;
-use crate::model::function::Shape;
+use crate::ids::{IdSet, SharedIdSet};
+use crate::model::function::{CountedFunction, Shape};
 use crate::model::ommx30::{self, ConversionError, Func};
 use crate::model::{
     AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Function, ModelError,
     OneHot, Parameters, Sos1,
 };
 use crate::ommx_v1 as pb;
-use crate::pass::objective::{BuiltAsRead, Singulars, SingularsError, WireObjective};
+use crate::pass::objective::{Singulars, SingularsError, WireObjective};
 use crate::pass::terms;
 use crate::pass::InstanceError;
 use crate::profile::Aggregate;
@@ -69,7 +69,7 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     mut rest: Singulars,
     end: u64,
     finish: Finish,
-    compare: Option<&mut Comparing>,
+    mut compare: Option<&mut Comparing>,
     aggregate: &mut Aggregate,
     observer: &mut O,
 ) -> Result<InstanceCounts, InstanceError> {
@@ -115,29 +115,39 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
             state, singular, objective, end, threads, layer, aggregate, observer,
         );
     }
+    // 3.0's rules look at the objective's variables.
+    let counts_only = observer.counts_only() && compare.is_none();
+    let need = match counts_only {
+        true => ObjectiveNeed::Count,
+        false => ObjectiveNeed::Outline,
+    };
     let reading = ObjectiveReading {
         threads,
-        // 3.0's rules look at the objective's variables.
-        counts_only: observer.counts_only() && compare.is_none(),
+        need,
         growths,
     };
     let defined = |id| state.defines(id);
     let (objective, growths) = read_objective(objective, &defined, end, reading)?;
     drop(rest);
-    let mut objective_variables = IdSet::default();
-    match &objective {
-        Objective::Built(f, _) => {
-            objective_variables = f.variables(threads);
+    let (shape, degree, waste, objective_variables) = match objective {
+        Objective::Built(f, waste) => {
+            let variables = f.variables(threads);
             // Most often every variable is defined by now; only otherwise
             // are they noted, in OMMX's order.
-            if !objective_variables.all(|id| state.defines(id)) {
-                state.uses(User::Objective, f)?;
+            if !variables.all(|id| state.defines(id)) {
+                state.uses(User::Objective, &f)?;
             }
-            state.counts.add_objective_terms(f.shape().terms());
+            // 3.0 refuses a coefficient that summing made infinite.
+            if let Some(compare) = compare.as_deref_mut() {
+                compare.check_objective(&f);
+            }
+            (f.shape(), f.degree(), waste, variables)
         }
-        // Counted only when every variable it uses is defined.
-        Objective::Counted(shape) => state.counts.add_objective_terms(shape.terms()),
-    }
+        // Counted only when every variable it uses is defined, none
+        // repeated; its variables gathered unless it counts only.
+        Objective::Counted(c, variables) => (c.shape, c.degree, FileWaste::default(), variables),
+    };
+    state.counts.add_objective_terms(shape.terms());
     state.counts.gathered.objective_growths = growths;
     state.check_pending()?;
     let hints = check_hints(constraint_hints.unwrap_or_default(), &state)?;
@@ -149,54 +159,30 @@ pub(super) fn finish_instance<O: EntityObserver + ?Sized>(
     let description = Description(description);
     let annotations = Annotations::from_wire(annotations)?;
 
-    match objective {
-        Objective::Built(objective, objective_waste) => {
-            let singular = Singular {
-                objective: &objective,
-                objective_variables: &objective_variables,
-                objective_bytes: objective.bytes() as u64,
-                objective_waste,
-                hints: &hints,
-                dependency: &dependency,
-                parameters: &parameters,
-                description: &description,
-                annotations: &annotations,
-            };
-            visit_instance_parts(&singular, aggregate);
-            let cost = Cost {
-                bytes: singular.objective_bytes,
-                wire_bytes: objective_wire_bytes,
-                waste: objective_waste,
-            };
-            observer.objective(
-                &EntityView::objective(objective.stored_terms() as u64),
-                cost,
-            );
-            observer.hints(&hints);
-            observer.finish(&singular);
-            if let (Some(compare), Some(file)) = (compare, &file_dependency) {
-                compare.finish(&objective, &singular, file, &state.counts);
-            }
-        }
-        Objective::Counted(shape) => {
-            debug_assert!(compare.is_none(), "a comparing pass builds the objective");
-            visit_parts(
-                &shape,
-                &hints,
-                &dependency,
-                &parameters,
-                &description,
-                &annotations,
-                aggregate,
-            );
-            let cost = Cost {
-                bytes: shape.bytes() as u64,
-                wire_bytes: objective_wire_bytes,
-                waste: FileWaste::default(),
-            };
-            observer.objective(&EntityView::objective(shape.stored_terms as u64), cost);
-            observer.hints(&hints);
-        }
+    let singular = Singular {
+        objective: shape,
+        objective_degree: degree,
+        objective_variables: &objective_variables,
+        objective_waste: waste,
+        hints: &hints,
+        dependency: &dependency,
+        parameters: &parameters,
+        description: &description,
+        annotations: &annotations,
+    };
+    visit_instance_parts(&singular, aggregate);
+    let cost = Cost {
+        bytes: shape.bytes() as u64,
+        wire_bytes: objective_wire_bytes,
+        waste,
+    };
+    observer.objective(&EntityView::objective(shape.stored_terms as u64), cost);
+    observer.hints(&hints);
+    if !counts_only {
+        observer.finish(&singular);
+    }
+    if let (Some(compare), Some(file)) = (compare, &file_dependency) {
+        compare.finish(&singular, file, &state.counts);
     }
     Ok(state.counts)
 }
@@ -221,16 +207,28 @@ fn decode_singulars(
 /// How [`read_objective`] reads the objective.
 struct ObjectiveReading {
     threads: usize,
-    /// Only its count is needed.
-    counts_only: bool,
+    need: ObjectiveNeed,
     /// A quadratic one's table order is wanted too, once counted.
     growths: bool,
 }
 
-/// The objective counted on the wire, when only its count is needed and
-/// the count can be exact, else built; with a quadratic one's table order
-/// when asked for and its pieces were read on the wire (not where prost
-/// decoded it), its terms each once (none merged or cancelled).
+/// What the pass needs of the objective.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ObjectiveNeed {
+    /// Its count (for an observer that [counts only](EntityObserver::counts_only)).
+    Count,
+    /// What [`Singular`] shows of it: its count, its degree, its
+    /// variables and what normalizing removed from the file.
+    Outline,
+    /// The function itself.
+    Function,
+}
+
+/// The objective counted on the wire where the count gives all that is
+/// needed of it (when normalizing removes nothing from the file, for its
+/// outline), else built; with a quadratic one's table order when asked for
+/// and its pieces were read on the wire (not where prost decoded it), its
+/// terms each once (none merged or cancelled).
 fn read_objective<D: Fn(u64) -> bool + Sync>(
     objective: WireObjective<'_>,
     defined: &D,
@@ -239,34 +237,43 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
 ) -> Result<(Objective, Option<Vec<Growth>>), InstanceError> {
     let ObjectiveReading {
         threads,
-        counts_only,
+        need,
         growths,
     } = reading;
     // An error reading the order leaves it to the estimate's even spread.
     let order = |made: Wire<Option<Vec<Growth>>>| made.ok().flatten();
-    Ok(match objective {
+    let variables = SharedIdSet::default();
+    let defined = |id| {
+        let defined = defined(id);
+        if defined && need == ObjectiveNeed::Outline {
+            variables.note(id);
+        }
+        defined
+    };
+    let counted = |count: &dyn Fn() -> Wire<Option<CountedFunction>>| match need {
+        ObjectiveNeed::Function => None,
+        ObjectiveNeed::Count => count().ok().flatten(),
+        ObjectiveNeed::Outline => count().ok().flatten().filter(CountedFunction::as_written),
+    };
+    let (mut objective, growths) = match objective {
         WireObjective::Missing => return Err(ModelError::MissingObjective.into()),
         WireObjective::Decoded(wire) => {
             let (objective, waste) = from_prost(&wire)?;
-            (Objective::Built(objective, waste), None)
+            return Ok((Objective::Built(objective, waste), None));
         }
         // Checked in full by `rest.decode`.
-        WireObjective::Pieces { arm, pieces, built } => {
-            let objective = match counts_only.then(|| terms::count(arm.as_ref(), defined, threads))
-            {
-                Some(Ok(Some(shape))) => Objective::Counted(shape),
-                _ => {
-                    let built = built.map_or_else(|| terms::normalize(&pieces, threads), |b| *b);
-                    built_objective(built, &pieces, end)?
-                }
+        WireObjective::Pieces { arm, pieces } => {
+            let objective = match counted(&|| terms::count(arm.as_ref(), &defined, threads)) {
+                Some(c) => Objective::Counted(c, IdSet::default()),
+                None => built_objective(terms::normalize(&pieces, threads), &pieces, end)?,
             };
             let made = growths.then(|| terms::growths(arm.as_ref(), objective.stored_terms()));
             (objective, made.and_then(order))
         }
         WireObjective::Spooled(spooled) => {
-            let objective = match counts_only.then(|| spooled.count(defined, threads)) {
-                Some(Ok(Some(shape))) => Objective::Counted(shape),
-                _ => {
+            let objective = match counted(&|| spooled.count(&defined, threads)) {
+                Some(c) => Objective::Counted(c, IdSet::default()),
+                None => {
                     let bytes = spooled.load().map_err(InstanceError::Spool)?;
                     built_objective(terms::normalize(&[&bytes], threads), &[&bytes], end)?
                 }
@@ -274,13 +281,17 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
             let made = growths.then(|| spooled.growths(objective.stored_terms()));
             (objective, made.and_then(order))
         }
-    })
+    };
+    if let Objective::Counted(_, gathered) = &mut objective {
+        *gathered = variables.into_set();
+    }
+    Ok((objective, growths))
 }
 
 /// The objective, checked, from what [`terms::normalize`] built of its
 /// pieces.
 fn built_objective(
-    built: BuiltAsRead,
+    built: Wire<Result<(Function, FileWaste), ModelError>>,
     pieces: &[&[u8]],
     end: u64,
 ) -> Result<Objective, InstanceError> {
@@ -289,18 +300,19 @@ fn built_objective(
     Ok(Objective::Built(objective, waste))
 }
 
-/// The objective once read: built, or only counted (for an observer that
-/// [counts only](EntityObserver::counts_only)).
+/// The objective once read: built, with what normalizing removed from the
+/// file; or counted, with its variables (none gathered for an observer
+/// that [counts only](EntityObserver::counts_only)).
 enum Objective {
     Built(Function, FileWaste),
-    Counted(Shape),
+    Counted(CountedFunction, IdSet),
 }
 
 impl Objective {
     fn stored_terms(&self) -> usize {
         match self {
             Objective::Built(f, _) => f.stored_terms(),
-            Objective::Counted(shape) => shape.stored_terms,
+            Objective::Counted(c, _) => c.shape.stored_terms,
         }
     }
 }
@@ -475,9 +487,14 @@ fn finish_ommx30<O: EntityObserver + ?Sized>(
     } = singular;
     // A variable the objective may not use: fixed, or assigned.
     let substituted = |id: u64| uses.fixed.contains(&id) || dependency.contains_key(&id);
+    // Its function is shown to an observer that does not count only.
+    let need = match observer.counts_only() {
+        true => ObjectiveNeed::Count,
+        false => ObjectiveNeed::Function,
+    };
     let reading = ObjectiveReading {
         threads,
-        counts_only: observer.counts_only(),
+        need,
         growths: false,
     };
     // Counted only when it uses none of them, else built for 3.0's error.
@@ -500,7 +517,7 @@ fn finish_ommx30<O: EntityObserver + ?Sized>(
                 objective_waste = waste;
                 Ommx30Objective::Built(f)
             }
-            Objective::Counted(shape) => Ommx30Objective::Counted(shape),
+            Objective::Counted(c, _) => Ommx30Objective::Counted(c.shape),
         },
     };
     if let Ommx30Objective::Built(f) = &objective {

@@ -70,15 +70,16 @@ pub(super) struct Spooling {
 }
 
 impl Spooling {
-    /// An objective only counted is read from a file, a window at a time:
-    /// memory does not hold a large one (the wire view reads its bytes). So
-    /// is a constraint, when constraints are counted.
+    /// The objective, counted for the analyses too (`finish.rs`), is read
+    /// from a file, a window at a time: memory does not hold a large one
+    /// (the wire view reads its bytes). So is a constraint, when
+    /// constraints are counted (no analysis looks at them).
     pub(super) fn of<O: EntityObserver + ?Sized>(accounts: &Accounts, observer: &O) -> Self {
-        let objective =
-            (observer.counts_only() && accounts.wire.is_none()).then_some(accounts.spool_above);
+        let objective = accounts.wire.is_none().then_some(accounts.spool_above);
+        let counted = observer.counts_only() && accounts.counting.is_some();
         Self {
             objective,
-            constraints: objective.filter(|_| accounts.counting.is_some()),
+            constraints: objective.filter(|_| counted),
             quadratic: None,
         }
     }

@@ -9,7 +9,8 @@ use super::{profile_instance_within, Accounts, EntityObserver, ProfileOptions};
 use crate::ommx_v1 as pb;
 use crate::profiled::Growth;
 
-/// Looks at the objective, so that the pass builds it.
+/// Looks at the objective: the pass counts it with its variables, or
+/// builds it where the count is not exact (a repeated term).
 struct SeesObjective;
 
 impl EntityObserver for SeesObjective {}

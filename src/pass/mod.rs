@@ -25,6 +25,8 @@ mod framing;
 mod growths_tests;
 mod item;
 pub mod objective;
+#[cfg(test)]
+mod objective_tests;
 mod observe;
 mod observer;
 mod observers;

@@ -14,17 +14,14 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use prost::{encoding, Message};
 
-use crate::model::{FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
 use crate::pass::terms::spooled::{SpooledArm, SpooledFunction};
 use crate::pass::terms::{self, Arm};
 use crate::wire::fields::instance;
-use crate::wire::{tag, Wire, WireType};
+use crate::wire::{tag, WireType};
 
 /// Objective pieces longer than this are spooled to a temporary file when
 /// the pass only counts the objective (the environment variable
@@ -49,80 +46,11 @@ pub struct Singulars {
 pub enum Part {
     /// Re-encoded as an Instance field.
     Field(Vec<u8>),
-    /// An objective field, re-encoded as [`Part::Field`] is, whose function
-    /// is being built on a thread of its own ([`Building`]).
-    Building(Building),
     /// The body of an objective field, in a temporary file.
     Spooled(SpooledFunction),
 }
 
-/// An objective field's function built by [`terms::normalize`] from the
-/// field's body alone: used at the end when that field turns out to be the
-/// whole objective (no other piece merged into it), as building it then
-/// would give exactly the same.
-pub type BuiltAsRead = Wire<Result<(Function, FileWaste), ModelError>>;
-
-/// An objective field whose function is built ([`BuiltAsRead`]) on a
-/// thread of its own from the moment it is read, while the stream goes on:
-/// built where it was read, the element held up every batch behind it (the
-/// checks take batches in stream order), and at the end it kept every
-/// other thread waiting. Dropped unused (the stream failed), it waits for
-/// its thread: none outlives the pass.
-pub struct Building {
-    bytes: Arc<Vec<u8>>,
-    thread: Option<JoinHandle<BuiltAsRead>>,
-}
-
-impl Building {
-    /// The field's bytes and its function, once built; a panic of its
-    /// thread goes on here.
-    fn join(&mut self) -> (Vec<u8>, BuiltAsRead) {
-        let thread = self.thread.take().expect("joined once");
-        let built = thread
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        let bytes = std::mem::take(&mut self.bytes);
-        // The thread has ended, and its share of the bytes with it.
-        let bytes = Arc::try_unwrap(bytes).unwrap_or_else(|shared| shared.as_ref().clone());
-        (bytes, built)
-    }
-}
-
-impl Drop for Building {
-    fn drop(&mut self) {
-        if let Some(thread) = self.thread.take() {
-            // Its result is not wanted, nor its panic: the pass has failed
-            // already.
-            let _ = thread.join();
-        }
-    }
-}
-
 impl Part {
-    /// The singular field read in `bytes` (an Instance field); an objective
-    /// field is built from now on, on a thread of its own that builds on up
-    /// to `threads` threads, where one can be started.
-    pub fn built_aside(bytes: Vec<u8>, threads: usize) -> Self {
-        let Some(body) = Singulars::objective_body(&bytes) else {
-            return Part::Field(bytes);
-        };
-        let start = bytes.len() - body.len();
-        let bytes = Arc::new(bytes);
-        let shared = Arc::clone(&bytes);
-        let build = move || terms::normalize(&[&shared[start..]], threads);
-        match std::thread::Builder::new()
-            .name("objective".into())
-            .spawn(build)
-        {
-            Ok(thread) => Part::Building(Building {
-                bytes,
-                thread: Some(thread),
-            }),
-            // Built at the end, as without a thread.
-            Err(_) => Part::Field(Arc::try_unwrap(bytes).unwrap_or_else(|b| b.as_ref().clone())),
-        }
-    }
-
     /// Whether it is an objective field (a spooled part always is).
     fn is_objective(&self) -> bool {
         self.held()
@@ -133,7 +61,6 @@ impl Part {
     fn held(&self) -> Option<&[u8]> {
         match self {
             Part::Field(bytes) => Some(bytes),
-            Part::Building(building) => Some(&building.bytes),
             Part::Spooled(_) => None,
         }
     }
@@ -141,7 +68,7 @@ impl Part {
     /// Its length encoded as an Instance field.
     pub fn encoded_len(&self) -> usize {
         match self {
-            Part::Field(_) | Part::Building(_) => self.held().map_or(0, <[u8]>::len),
+            Part::Field(_) => self.held().map_or(0, <[u8]>::len),
             Part::Spooled(s) => {
                 1 + encoding::encoded_len_varint(s.len())
                     + usize::try_from(s.len()).unwrap_or(usize::MAX)
@@ -154,12 +81,10 @@ impl Part {
 pub enum WireObjective<'a> {
     /// No objective field at all.
     Missing,
-    /// Read on the wire: the final arm (checked in full) and its pieces,
-    /// and the function when it was built as it was read (one piece).
+    /// Read on the wire: the final arm (checked in full) and its pieces.
     Pieces {
         arm: Option<Arm<'a>>,
         pieces: Vec<&'a [u8]>,
-        built: Option<Box<BuiltAsRead>>,
     },
     /// Spooled, and read there: its final arm, checked in full.
     Spooled(SpooledArm),
@@ -304,7 +229,6 @@ impl Singulars {
         &mut self,
         threads: usize,
     ) -> Result<(pb::Instance, WireObjective<'_>), SingularsError> {
-        let built = self.take_built();
         if self.parts.iter().any(|p| matches!(p, Part::Spooled(_))) {
             if let Some(read) = self
                 .decode_spooled(threads)
@@ -314,7 +238,7 @@ impl Singulars {
             }
             self.load_spooled().map_err(SingularsError::Spool)?;
         }
-        if let Some(read) = self.decode_on_wire(threads, built) {
+        if let Some(read) = self.decode_on_wire(threads) {
             return Ok(read);
         }
         let mut all = Vec::with_capacity(self.len);
@@ -327,21 +251,6 @@ impl Singulars {
             Some(f) => WireObjective::Decoded(f),
         };
         Ok((instance, objective))
-    }
-
-    /// The function built aside, when the objective is that one field
-    /// ([`Building`]); every part held as a plain field from then on.
-    fn take_built(&mut self) -> Option<Box<BuiltAsRead>> {
-        let alone = self.parts.iter().filter(|p| p.is_objective()).count() == 1;
-        let mut taken = None;
-        for part in &mut self.parts {
-            if let Part::Building(building) = part {
-                let (bytes, built) = building.join();
-                *part = Part::Field(bytes);
-                taken = alone.then(|| Box::new(built));
-            }
-        }
-        taken
     }
 
     /// With a spooled objective piece: the objective's pieces, held or
@@ -360,7 +269,6 @@ impl Singulars {
                     Some(body) => held.push((spooled.len(), body)),
                     None => others.extend_from_slice(bytes),
                 },
-                Part::Building(_) => unreachable!("joined by `take_built`"),
                 Part::Spooled(s) => spooled.push(s),
             }
         }
@@ -405,11 +313,7 @@ impl Singulars {
         Ok(())
     }
 
-    fn decode_on_wire(
-        &self,
-        threads: usize,
-        built: Option<Box<BuiltAsRead>>,
-    ) -> Option<(pb::Instance, WireObjective<'_>)> {
+    fn decode_on_wire(&self, threads: usize) -> Option<(pb::Instance, WireObjective<'_>)> {
         let mut pieces = Vec::new();
         let mut others = Vec::new();
         for part in &self.parts {
@@ -426,7 +330,7 @@ impl Singulars {
             if let Some(arm) = &arm {
                 terms::check_on(arm, threads).ok()?;
             }
-            WireObjective::Pieces { arm, pieces, built }
+            WireObjective::Pieces { arm, pieces }
         };
         let instance = pb::Instance::decode(others.as_slice()).ok()?;
         Some((instance, objective))
@@ -441,7 +345,6 @@ mod tests {
         match part {
             Part::Spooled(s) => s.load().unwrap(),
             Part::Field(field) => Singulars::objective_body(field).unwrap().to_vec(),
-            Part::Building(_) => unreachable!("not made here"),
         }
     }
 

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::ids::IdSet;
+use crate::model::function::Shape;
 use crate::model::{
     ommx30, AcyclicAssignments, Annotations, Constraint, ConstraintHints, DecisionVariable,
     Description, EntityKind, FileWaste, Function, Parameters, RemovedConstraint,
@@ -43,12 +44,15 @@ pub struct NamedFunction {
 }
 
 /// The instance-wide parts, once the stream has ended and they were checked.
+/// Of the objective, what the analyses read: the pass counts it on the
+/// wire where that tells as much, and builds it otherwise.
 pub struct Singular<'a> {
-    pub objective: &'a Function,
+    /// What the profile sees of the objective.
+    pub objective: Shape,
+    /// [`Function::degree`] of the objective.
+    pub objective_degree: usize,
     /// The variables the objective uses, each once.
     pub objective_variables: &'a IdSet,
-    /// Logical bytes of the objective.
-    pub objective_bytes: u64,
     /// What normalizing the objective dropped or merged from the file.
     pub objective_waste: FileWaste,
     pub hints: &'a ConstraintHints,
@@ -190,17 +194,17 @@ pub trait EntityObserver: Send {
     /// The instance's objective, once it is accepted, before
     /// [`EntityObserver::finish`], under either accounting. Its cost's
     /// `wire_bytes` are those of its field in the file (its fields, when the
-    /// stream repeats it); its `waste` is zero when the pass only counted it
-    /// (the observer [counts only](EntityObserver::counts_only)).
+    /// stream repeats it); its `waste` is zero when the pass counted it for
+    /// an observer that [counts only](EntityObserver::counts_only), which
+    /// is not told what normalizing removed.
     fn objective(&mut self, _objective: &EntityView<'_>, _cost: Cost) {}
     /// OMMX 2.9.3's constraint hints of an instance counted with its
     /// accounting, once the whole instance is accepted, before
-    /// [`EntityObserver::finish`]; shown whether or not the objective was
-    /// built (to an observer that [counts only](EntityObserver::counts_only)
-    /// too).
+    /// [`EntityObserver::finish`]; shown to an observer that [counts
+    /// only](EntityObserver::counts_only) too.
     fn hints(&mut self, _hints: &ConstraintHints) {}
     /// Called once, after every entity, when the whole instance is accepted
-    /// and its objective was built.
+    /// (not for an observer that [counts only](EntityObserver::counts_only)).
     fn finish(&mut self, _singular: &Singular<'_>) {}
     /// An entity of an instance counted with OMMX 3.0's accounting (the v1
     /// methods above are not called for those): for v1 input, in stream
@@ -260,10 +264,11 @@ pub trait EntityObserver: Send {
     /// The instance begun last was refused and is read again as another
     /// schema (raw input, which holds one instance): forget what it showed.
     fn abandon(&mut self) {}
-    /// True when the observer looks at no objective's function (at most at
-    /// its cost, [`EntityObserver::objective`]): the pass may then count the
-    /// objective's terms on the wire without building it, and does not call
-    /// [`EntityObserver::finish`].
+    /// True when the observer looks at no more of the objective than its
+    /// cost ([`EntityObserver::objective`]): the pass then counts the
+    /// objective's terms on the wire wherever the count is exact, without
+    /// gathering its variables or what normalizing removed (which may take
+    /// building it), and does not call [`EntityObserver::finish`].
     fn counts_only(&self) -> bool {
         false
     }

@@ -315,14 +315,7 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
     let group_by = accounts.group_by;
     let builds = observer.sees_entities();
     let finish = Finish::new(accounts, threads);
-    let builds_objective = !observer.counts_only() || accounts.comparing;
-    let worker_accounts: Vec<_> = (0..threads)
-        .map(|_| {
-            let mut local = accounts.for_worker();
-            local.objective_as_read = builds_objective.then_some(threads);
-            local
-        })
-        .collect();
+    let worker_accounts: Vec<_> = (0..threads).map(|_| accounts.for_worker()).collect();
     let framer = Mutex::new(Framer {
         fields: FieldReader::new(reader, total)
             .with_max_len(max_element)

@@ -14,7 +14,7 @@ use crate::model::ommx30::{Converted, Func};
 use crate::model::EntityKind;
 use crate::model::{FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
-use crate::pass::objective::{BuiltAsRead, Singulars};
+use crate::pass::objective::Singulars;
 use crate::pass::terms;
 use crate::pass::terms::spooled::SpooledArm;
 use crate::pass::InstanceError;
@@ -23,6 +23,7 @@ use crate::profiled::Accounting;
 use crate::profiled::InstanceCounts;
 use crate::profiled::Terms;
 use crate::trace::{self, Phase};
+use crate::wire::Wire;
 
 /// Checks the batches of one instance in stream order: the state the
 /// checks reached, the singular fields kept for the end (`finish.rs`) and
@@ -252,7 +253,7 @@ pub(super) fn build_function(
 
 /// [`build_function`] from what [`terms::normalize`] gave for `pieces`.
 pub(super) fn function_built(
-    normalized: BuiltAsRead,
+    normalized: Wire<Result<(Function, FileWaste), ModelError>>,
     pieces: &[&[u8]],
     field: &'static str,
     offset: u64,

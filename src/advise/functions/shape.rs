@@ -90,17 +90,63 @@ fn quantize(x: f64) -> u64 {
 /// What the rules need to know about one function.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct FunctionTraits {
+    pub(super) variant: VariantTraits,
+    pub(super) csr: u64,
+    pub(super) exact: u128,
+    pub(super) scaled: u128,
+    pub(super) pivot: f64,
+}
+
+/// What the variant rule needs to know about one function: its variant,
+/// what it stores, and the cheapest variant that would hold the same.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct VariantTraits {
+    /// Its variant as OMMX's frames spell it.
+    pub(super) name: &'static str,
     pub(super) bytes: u64,
     pub(super) terms: u64,
     pub(super) degree: usize,
-    pub(super) csr: u64,
     /// Bytes in the cheapest variant its degree allows.
     pub(super) minimal: u64,
     /// The variant the minimal bytes are for.
     pub(super) minimal_variant: &'static str,
-    pub(super) exact: u128,
-    pub(super) scaled: u128,
-    pub(super) pivot: f64,
+}
+
+impl VariantTraits {
+    /// Of a function of `shape` whose monomials have at most `degree`
+    /// variables (as [`Function::degree`] gives it): whether built or only
+    /// counted, every stored term is a monomial, and a constant function
+    /// holds one.
+    pub(super) fn of(shape: Shape, degree: usize) -> Self {
+        let bytes = shape.bytes() as u64;
+        let monomials = match shape.variant {
+            Variant::Constant => 1,
+            _ => shape.stored_terms,
+        };
+        let name = shape.variant_name();
+        let (minimal, minimal_variant) = cheapest(name, degree, monomials, bytes);
+        Self {
+            name,
+            bytes,
+            terms: shape.stored_terms as u64,
+            degree,
+            minimal,
+            minimal_variant,
+        }
+    }
+
+    pub(super) fn of_function(f: &Function) -> Self {
+        Self::of(stored(f), f.degree())
+    }
+}
+
+/// What `f` stores, for [`VariantTraits::of`] (its load's extras aside).
+fn stored(f: &Function) -> Shape {
+    Shape {
+        variant: f.variant(),
+        stored_terms: f.stored_terms(),
+        unprofiled: Default::default(),
+    }
 }
 
 pub(super) fn shape(f: &Function, fingerprint: bool) -> FunctionTraits {
@@ -117,16 +163,11 @@ pub(super) fn shape(f: &Function, fingerprint: bool) -> FunctionTraits {
             scaled = scaled.wrapping_add(s);
         }
     });
-    let bytes = f.bytes() as u64;
-    let terms = f.stored_terms() as u64;
-    let (minimal, minimal_variant) = cheapest(f, degree, monomials as usize, bytes);
+    debug_assert_eq!(degree, f.degree());
+    let variant = VariantTraits::of(stored(f), degree);
     FunctionTraits {
-        bytes,
-        terms,
-        degree,
+        variant,
         csr,
-        minimal,
-        minimal_variant,
         exact: finish128(exact, monomials),
         scaled: finish128(scaled, monomials),
         pivot,
@@ -136,17 +177,17 @@ pub(super) fn shape(f: &Function, fingerprint: bool) -> FunctionTraits {
 /// The cheapest variant that holds `terms` monomials (a `Constant` holds
 /// one, `Zero` none) of degree `degree`
 /// (one constant as Constant, degree <= 1 as Linear, degree 2 as
-/// Quadratic), with its bytes; `f`'s own when none is cheaper. OMMX keeps
+/// Quadratic), with its bytes; its `own` when none is cheaper. OMMX keeps
 /// the variant the file's `oneof` arm names, so each is a change a writer
 /// can make.
-fn cheapest(f: &Function, degree: usize, terms: usize, bytes: u64) -> (u64, &'static str) {
+fn cheapest(own: &'static str, degree: usize, terms: usize, bytes: u64) -> (u64, &'static str) {
     let variants: &[Variant] = match degree {
         0 if terms == 1 => &[Variant::Constant, Variant::Linear],
         0 | 1 => &[Variant::Linear],
         2 => &[Variant::Quadratic],
         _ => &[],
     };
-    let mut best = (bytes, f.variant_name());
+    let mut best = (bytes, own);
     for &variant in variants {
         let shape = Shape {
             variant,

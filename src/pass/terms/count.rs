@@ -5,10 +5,12 @@
 use std::collections::HashSet;
 
 use super::windows::{FieldWindows, InMemory};
-use super::{linear, linear_walk, polynomial, quadratic_read, split, Arm, QuadraticWire};
+use super::{
+    linear, linear_walk, polynomial, quadratic_read, split, Arm, LinearCount, QuadraticWire,
+};
 use crate::ids::BuildIdHasher;
 use crate::ids::{IdSet, SharedBits, BITMAP_FLOOR};
-use crate::model::function::{Shape, Variant};
+use crate::model::function::{CountedFunction, Shape, Variant};
 use crate::model::table_order::QuadraticTable;
 use crate::profiled::{Growth, Unprofiled};
 use crate::wire::packed::varint_offsets;
@@ -96,7 +98,7 @@ pub fn count<D: Fn(u64) -> bool + Sync>(
     arm: Option<&Arm<'_>>,
     defined: &D,
     threads: usize,
-) -> Wire<Option<Shape>> {
+) -> Wire<Option<CountedFunction>> {
     count_bounded(arm, defined, threads, None)
 }
 
@@ -109,7 +111,7 @@ pub fn count_bounded<D: Fn(u64) -> bool + Sync>(
     defined: &D,
     threads: usize,
     max_id: Option<u64>,
-) -> Wire<Option<Shape>> {
+) -> Wire<Option<CountedFunction>> {
     let Some(arm) = arm else {
         return Ok(None);
     };
@@ -119,7 +121,7 @@ pub fn count_bounded<D: Fn(u64) -> bool + Sync>(
             if let Some(ranges) = split::held(pieces, threads) {
                 let mut ranges: Vec<InMemory> = ranges.iter().map(|r| InMemory(r)).collect();
                 if let Some(n) = split::count_linear(&mut ranges, defined) {
-                    return Ok(n.and_then(|n| shape(Variant::Linear, n)));
+                    return Ok(n.map(LinearCount::function));
                 }
             }
             count_linear_arm(&mut InMemory(pieces), defined)
@@ -140,38 +142,45 @@ pub fn count_bounded<D: Fn(u64) -> bool + Sync>(
 pub(super) fn count_polynomial_arm<D: Fn(u64) -> bool>(
     windows: &mut dyn FieldWindows,
     defined: &D,
-) -> Wire<Option<Shape>> {
+) -> Wire<Option<CountedFunction>> {
     Ok(match polynomial::merged_monomials(windows)? {
-        Ok(terms) if terms.iter().all(|(key, _)| key.ids().all(defined)) => {
-            Some(polynomial::polynomial_shape(&terms))
+        Ok(polynomial::Merged { terms, in_file })
+            if terms.iter().all(|(key, _)| key.ids().all(defined)) =>
+        {
+            Some(CountedFunction {
+                shape: polynomial::polynomial_shape(&terms),
+                degree: terms.iter().map(|(key, _)| key.len()).max().unwrap_or(0),
+                in_file,
+            })
         }
         _ => None,
     })
 }
 
-pub(super) fn shape(variant: Variant, stored_terms: usize) -> Option<Shape> {
-    Some(Shape {
-        variant,
-        stored_terms,
-        unprofiled: Default::default(),
-    })
-}
-
 /// [`count`] for a constant arm.
-pub(super) fn count_constant(c: f64) -> Option<Shape> {
-    match c {
-        c if !c.is_finite() => None,
-        0.0 => shape(Variant::Zero, 0),
-        _ => shape(Variant::Constant, 0),
-    }
+pub(super) fn count_constant(c: f64) -> Option<CountedFunction> {
+    let variant = match c {
+        c if !c.is_finite() => return None,
+        0.0 => Variant::Zero,
+        _ => Variant::Constant,
+    };
+    Some(CountedFunction {
+        shape: Shape {
+            variant,
+            stored_terms: 0,
+            unprofiled: Unprofiled::default(),
+        },
+        degree: 0,
+        in_file: 0,
+    })
 }
 
 /// [`count`] for a linear arm.
 pub(super) fn count_linear_arm<D: Fn(u64) -> bool + Sync>(
     pieces: &mut dyn FieldWindows,
     defined: &D,
-) -> Wire<Option<Shape>> {
-    Ok(count_linear(pieces, defined)?.and_then(|n| shape(Variant::Linear, n)))
+) -> Wire<Option<CountedFunction>> {
+    Ok(count_linear(pieces, defined)?.map(LinearCount::function))
 }
 
 /// [`count`] for a quadratic arm whose arrays have one length, with its
@@ -182,22 +191,30 @@ pub(super) fn count_quadratic_arm<D: Fn(u64) -> bool + Sync>(
     defined: &D,
     threads: usize,
     max_id: Option<u64>,
-) -> Wire<Option<Shape>> {
+) -> Wire<Option<CountedFunction>> {
     let linear = match linear {
         Some(mut l) => match count_linear(&mut l, defined)? {
             Some(n) => n,
             None => return Ok(None),
         },
-        None => 0,
+        None => LinearCount::default(),
     };
     Ok(
-        count_pairs(pairs, defined, threads, max_id)?.map(|n| Shape {
-            variant: Variant::Quadratic,
-            stored_terms: n + linear,
-            unprofiled: Unprofiled {
-                quadratic_linear: linear as u64,
-                ..Unprofiled::default()
+        count_pairs(pairs, defined, threads, max_id)?.map(|pairs| CountedFunction {
+            shape: Shape {
+                variant: Variant::Quadratic,
+                stored_terms: pairs.nonzero + linear.stored(),
+                unprofiled: Unprofiled {
+                    quadratic_linear: linear.stored() as u64,
+                    ..Unprofiled::default()
+                },
             },
+            degree: if pairs.nonzero > 0 {
+                2
+            } else {
+                linear.degree()
+            },
+            in_file: (pairs.nonzero + pairs.zeros) as u64 + linear.in_file(),
         }),
     )
 }
@@ -258,17 +275,17 @@ pub(super) fn quadratic_growths(
     Ok((table.len() == stored).then(|| table.growths()))
 }
 
-/// Stored terms of a linear part (its constant included), `None` when it
-/// must be built.
+/// A linear part counted, `None` when it must be built.
 fn count_linear<D: Fn(u64) -> bool + Sync>(
     windows: &mut dyn FieldWindows,
     defined: &D,
-) -> Wire<Option<usize>> {
+) -> Wire<Option<LinearCount>> {
     let mut ok = true;
     let mut sorted = true;
     let mut last = None;
     let mut max = 0;
     let mut nonzero = 0;
+    let mut zeros = 0;
     let mut constant = 0.0;
     // The duplicate check, made on the way while every id is below
     // BITMAP_FLOOR (where the set is a bitmap), so that an unsorted
@@ -290,6 +307,8 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(
                     Some(_) => bits = None,
                     None => {}
                 }
+            } else {
+                zeros += 1;
             }
         })?;
         constant = set.unwrap_or(constant);
@@ -314,7 +333,11 @@ fn count_linear<D: Fn(u64) -> bool + Sync>(
     if repeated {
         return Ok(None);
     }
-    Ok(Some(nonzero + usize::from(constant != 0.0)))
+    Ok(Some(LinearCount {
+        terms: nonzero,
+        constant: constant != 0.0,
+        zeros,
+    }))
 }
 
 /// Index of an unordered pair `a <= b` in the triangle of pairs.
@@ -338,6 +361,8 @@ pub(super) struct Chunk {
 #[derive(Default)]
 pub(super) struct ChunkScan {
     nonzero: usize,
+    /// Pairs of value zero (counted in pass 1 only).
+    zeros: usize,
     max: u64,
     first: Option<(u64, u64)>,
     last: Option<(u64, u64)>,
@@ -347,14 +372,22 @@ pub(super) struct ChunkScan {
     pub(super) build: bool,
 }
 
-/// Stored quadratic terms, `None` when the function must be built; every
-/// id `defined` accepts is at most `max_id`, when given.
+/// A quadratic part's pairs counted: those stored, and those of value zero
+/// the file holds beside them.
+#[derive(Debug, Clone, Copy)]
+struct PairCount {
+    nonzero: usize,
+    zeros: usize,
+}
+
+/// The pairs counted, `None` when the function must be built; every id
+/// `defined` accepts is at most `max_id`, when given.
 fn count_pairs<D: Fn(u64) -> bool + Sync>(
     windows: &mut impl PairWindows,
     defined: &D,
     threads: usize,
     max_id: Option<u64>,
-) -> Wire<Option<usize>> {
+) -> Wire<Option<PairCount>> {
     // Pass 1: values, variables, order, the largest id; and, when every id
     // is known to be at most `max_id` and a bitmap of the triangle of pairs
     // up to it fits in OWN_BITMAPS on each thread, the pairs seen, so that
@@ -373,6 +406,10 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
         return Ok(None);
     }
     let nonzero = scans.iter().map(|s| s.nonzero).sum();
+    let counted = PairCount {
+        nonzero,
+        zeros: scans.iter().map(|s| s.zeros).sum(),
+    };
     let sorted = scans.iter().all(|s| s.sorted)
         && scans.windows(2).all(|w| match (w[0].last, w[1].first) {
             (Some(a), Some(b)) => a < b,
@@ -389,10 +426,10 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
                 repeated |= !all.absorb(set);
             }
         }
-        return Ok((!repeated).then_some(nonzero));
+        return Ok((!repeated).then_some(counted));
     }
     if sorted {
-        return Ok(Some(nonzero));
+        return Ok(Some(counted));
     }
     // Pass 2: a repeated pair, in a bitmap of the triangle of pairs when it
     // is small next to the terms (one per thread when they fit in
@@ -437,7 +474,7 @@ fn count_pairs<D: Fn(u64) -> bool + Sync>(
             })?;
         }
     }
-    Ok((!repeated).then_some(nonzero))
+    Ok((!repeated).then_some(counted))
 }
 
 /// Bytes the bitmaps of pass 2 may take together, one per thread.
@@ -595,6 +632,7 @@ fn scan_pairs<D: Fn(u64) -> bool + Sync>(
     let recording = !matches!(seen, Seen::None);
     for ((r, c), v) in triples {
         if v == 0.0 {
+            s.zeros += 1;
             continue;
         }
         let key = (r.min(c), r.max(c));
@@ -633,6 +671,7 @@ fn scan_and_record_pairs<D: Fn(u64) -> bool + Sync>(
     let mut s = ChunkScan::default();
     for ((r, c), v) in triples {
         if v == 0.0 {
+            s.zeros += 1;
             continue;
         }
         let (a, b) = (r.min(c), r.max(c));

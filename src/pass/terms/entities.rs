@@ -15,7 +15,7 @@
 //! hold each monomial's distinct variables, not its degree. Each variable is
 //! named once, at its first use, whatever the function.
 
-use super::polynomial::{merged_monomials, polynomial_shape};
+use super::polynomial::{merged_monomials, polynomial_shape, Merged};
 use super::windows::InMemory;
 use super::{
     count_varints, linear_terms, non_finite, normalize_arm, scan, Arm, Fields, Unsupported, Value,
@@ -277,11 +277,13 @@ pub fn count_function(
         ids.clear();
     }
     if let Some(Arm::Polynomial(pieces)) = &arm {
-        return Ok(merged_monomials(&mut InMemory(pieces))?.map(|terms| {
-            ids.extend(terms.iter().flat_map(|(key, _)| key.ids()));
-            seen.keep_first(ids);
-            polynomial_shape(&terms)
-        }));
+        return Ok(
+            merged_monomials(&mut InMemory(pieces))?.map(|Merged { terms, .. }| {
+                ids.extend(terms.iter().flat_map(|(key, _)| key.ids()));
+                seen.keep_first(ids);
+                polynomial_shape(&terms)
+            }),
+        );
     }
     Ok(normalize_arm(arm.as_ref(), 1)?.map(|(function, _)| {
         function.for_each_variable(|id| ids.push(id));

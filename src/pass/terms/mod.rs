@@ -20,9 +20,10 @@
 
 use prost::{encoding, Message};
 
-use crate::model::function::{merge, merge_linear};
+use crate::model::function::{merge, merge_linear, CountedFunction, Shape, Variant};
 use crate::model::{Constraint, ConstraintFields, FileWaste, Function, ModelError};
 use crate::ommx_v1 as pb;
+use crate::profiled::Unprofiled;
 
 mod count;
 pub mod entities;
@@ -208,6 +209,42 @@ fn linear_term(body: &[u8]) -> Wire<(u64, f64)> {
         }
     }
     Ok((id, coefficient))
+}
+
+/// A linear part counted: its stored terms, whether its constant is one
+/// too, and the terms of coefficient zero the file holds beside them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct LinearCount {
+    pub(super) terms: usize,
+    pub(super) constant: bool,
+    pub(super) zeros: usize,
+}
+
+impl LinearCount {
+    pub(super) fn stored(self) -> usize {
+        self.terms + usize::from(self.constant)
+    }
+
+    pub(super) fn in_file(self) -> u64 {
+        (self.stored() + self.zeros) as u64
+    }
+
+    pub(super) fn degree(self) -> usize {
+        usize::from(self.terms > 0)
+    }
+
+    /// The linear function of this part.
+    pub(super) fn function(self) -> CountedFunction {
+        CountedFunction {
+            shape: Shape {
+                variant: Variant::Linear,
+                stored_terms: self.stored(),
+                unprofiled: Unprofiled::default(),
+            },
+            degree: self.degree(),
+            in_file: self.in_file(),
+        }
+    }
 }
 
 /// A `Quadratic` given in pieces: each array as the pieces of its encoded
@@ -650,6 +687,7 @@ mod tests {
     use pb::function::Function as ArmPb;
 
     use crate::ids::SplitMix64 as Rng;
+    use crate::ids::{IdSet, SharedIdSet};
 
     /// What the tests draw.
     trait Draws {
@@ -934,6 +972,22 @@ mod tests {
         }
     }
 
+    /// What a count of the function `f` built with `waste` should give:
+    /// its shape and degree, and its terms in the file.
+    fn counted_as(f: &Function, waste: &FileWaste) -> CountedFunction {
+        CountedFunction {
+            shape: f.shape(),
+            degree: f.degree(),
+            in_file: f.stored_terms() as u64 + waste.zero_terms + waste.merged_terms,
+        }
+    }
+
+    fn ids(set: &IdSet) -> std::collections::BTreeSet<u64> {
+        let mut ids = std::collections::BTreeSet::new();
+        set.all(|id| ids.insert(id));
+        ids
+    }
+
     #[test]
     fn the_wire_reader_agrees_with_prost_on_random_encodings() {
         let mut rng = Rng(16);
@@ -963,13 +1017,23 @@ mod tests {
                 }
                 let arm = scan(pieces.iter().copied()).unwrap();
                 for threads in [1, 2, 3] {
-                    match count(arm.as_ref(), &|_| true, threads).unwrap() {
-                        Some(shape) => {
+                    let variables = SharedIdSet::default();
+                    let defined = |id| {
+                        variables.note(id);
+                        true
+                    };
+                    match count(arm.as_ref(), &defined, threads).unwrap() {
+                        Some(c) => {
                             counted += 1;
-                            let (f, _) = expected
+                            let (f, waste) = expected
                                 .as_ref()
                                 .expect("a count only for a function OMMX accepts");
-                            assert_eq!(shape, f.shape(), "case {case}: {bytes:02x?}");
+                            assert_eq!(counted_as(f, waste), c, "case {case}: {bytes:02x?}");
+                            assert_eq!(
+                                ids(&variables.into_set()),
+                                ids(&f.variables(1)),
+                                "case {case}: {bytes:02x?}"
+                            );
                         }
                         None => built += 1,
                     }
@@ -1018,13 +1082,13 @@ mod tests {
                 if arm.as_ref().is_some_and(|a| check(a).is_err()) {
                     continue;
                 }
-                if let Ok(Some(shape)) = count(arm.as_ref(), &|_| true, 2) {
+                if let Ok(Some(counted)) = count(arm.as_ref(), &|_| true, 2) {
                     let expected = expected.unwrap_or_else(|| {
                         panic!("case {case}: counted what prost refuses: {bytes:02x?}")
                     });
                     assert_eq!(
-                        Some(shape),
-                        expected.ok().map(|(f, _)| f.shape()),
+                        Some(counted),
+                        expected.ok().map(|(f, waste)| counted_as(&f, &waste)),
                         "case {case}: {bytes:02x?}"
                     );
                 }
@@ -1067,7 +1131,9 @@ mod tests {
                 let got = count(arm.as_ref(), &|_| true, threads).unwrap();
                 assert_eq!(
                     got,
-                    duplicate.is_none().then(|| expected.shape()),
+                    duplicate
+                        .is_none()
+                        .then(|| counted_as(&expected, &FileWaste::default())),
                     "{duplicate:?} {threads}"
                 );
             }
@@ -1089,8 +1155,8 @@ mod tests {
             .encode_to_vec()
         };
         let arm = scan([bytes.as_slice()]).unwrap();
-        let shape = count(arm.as_ref(), &|_| true, 2).unwrap().unwrap();
-        assert_eq!(shape.stored_terms, 80_200);
+        let counted = count(arm.as_ref(), &|_| true, 2).unwrap().unwrap();
+        assert_eq!(counted.shape.stored_terms, 80_200);
         // An undefined variable: built, so that its error names it.
         assert_eq!(count(arm.as_ref(), &|id| id != 399, 2).unwrap(), None);
     }

@@ -165,17 +165,23 @@ impl Gather {
     }
 }
 
+/// A polynomial's monomials as OMMX stores them, and how many the file
+/// holds.
+pub(super) struct Merged {
+    pub(super) terms: Vec<(Key, f64)>,
+    pub(super) in_file: u64,
+}
+
 /// The polynomial in `windows` as OMMX stores it: the keys of its monomials
 /// with a non-zero coefficient, sorted, equal keys summed in file order
 /// and sums of exactly zero dropped; or the first non-finite coefficient in
 /// file order (once the whole encoding is checked, as prost decodes first).
-pub(super) fn merged_monomials(
-    windows: &mut dyn FieldWindows,
-) -> Wire<Result<Vec<(Key, f64)>, ModelError>> {
+pub(super) fn merged_monomials(windows: &mut dyn FieldWindows) -> Wire<Result<Merged, ModelError>> {
     #[derive(Default)]
     struct Terms {
         gather: Gather,
         terms: Vec<(Key, f64)>,
+        in_file: u64,
         error: Option<ModelError>,
     }
     impl Monomials for Terms {
@@ -185,6 +191,7 @@ pub(super) fn merged_monomials(
             }
         }
         fn end(&mut self, coefficient: f64) {
+            self.in_file += 1;
             let key = self.gather.take();
             if self.error.is_some() {
             } else if !coefficient.is_finite() {
@@ -198,7 +205,10 @@ pub(super) fn merged_monomials(
     windows.each(&mut |pieces| walk_polynomial(pieces, &mut terms).map(|_| ()))?;
     Ok(match terms.error {
         Some(e) => Err(e),
-        None => Ok(merge(terms.terms)),
+        None => Ok(Merged {
+            terms: merge(terms.terms),
+            in_file: terms.in_file,
+        }),
     })
 }
 

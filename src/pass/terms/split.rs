@@ -16,7 +16,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::windows::FieldWindows;
-use super::{linear, linear_walk};
+use super::{linear, linear_walk, LinearCount};
 use crate::ids::IdSet;
 use crate::wire::term::common_term;
 use crate::wire::Wire;
@@ -128,6 +128,7 @@ struct LinearScan {
     last: Option<u64>,
     max: u64,
     nonzero: usize,
+    zeros: usize,
     constant: Option<f64>,
 }
 
@@ -136,7 +137,7 @@ struct LinearScan {
 pub(super) fn count_linear<W: FieldWindows + Send, D: Fn(u64) -> bool + Sync>(
     ranges: &mut [W],
     defined: &D,
-) -> Option<Option<usize>> {
+) -> Option<Option<LinearCount>> {
     let scans = each_on_a_thread(ranges, |w| scan(w, defined));
     let scans: Vec<LinearScan> = scans.into_iter().collect::<Wire<_>>().ok()?;
     // The last constant set wins, as in one walk.
@@ -172,7 +173,11 @@ pub(super) fn count_linear<W: FieldWindows + Send, D: Fn(u64) -> bool + Sync>(
             return Some(None);
         }
     }
-    Some(Some(nonzero + usize::from(constant != 0.0)))
+    Some(Some(LinearCount {
+        terms: nonzero,
+        constant: constant != 0.0,
+        zeros: scans.iter().map(|s| s.zeros).sum(),
+    }))
 }
 
 /// One range's reading for [`count_linear`].
@@ -192,6 +197,8 @@ fn scan<D: Fn(u64) -> bool>(windows: &mut dyn FieldWindows, defined: &D) -> Wire
                 s.last = Some(id);
                 s.max = s.max.max(id);
                 s.nonzero += 1;
+            } else {
+                s.zeros += 1;
             }
         })?;
         s.constant = set.or(s.constant);
@@ -252,8 +259,7 @@ mod tests {
                     .collect();
                 let mut held: Vec<InMemory> = slices.iter().map(|s| InMemory(s)).collect();
                 assert_eq!(check_linear(&mut held), Some(()));
-                let many = count_linear(&mut held, &defined);
-                let one = one.map(|shape| shape.stored_terms);
+                let many = count_linear(&mut held, &defined).map(|c| c.map(LinearCount::function));
                 assert_eq!(many, Some(one), "{n} terms, ids {ids:?}, {parts} parts");
             }
         }

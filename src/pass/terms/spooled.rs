@@ -15,12 +15,12 @@ use std::ops::Range;
 
 use super::count::{
     count_constant, count_linear_arm, count_polynomial_arm, count_quadratic_arm, quadratic_growths,
-    scan_window, scan_windows_on, shape, ChunkScan, PairWindows, Seen, GROWTHS_UP_TO,
+    scan_window, scan_windows_on, ChunkScan, PairWindows, Seen, GROWTHS_UP_TO,
 };
 use super::split;
 use super::windows::FieldWindows;
-use super::{linear, walk_polynomial, Monomials, QuadraticWire};
-use crate::model::function::{Shape, Variant};
+use super::{linear, walk_polynomial, LinearCount, Monomials, QuadraticWire};
+use crate::model::function::CountedFunction;
 use crate::wire::packed::count_varints;
 use crate::wire::slice::varint;
 use crate::wire::term::TERM_KEY;
@@ -302,7 +302,7 @@ impl SpooledArm {
         &self,
         defined: &D,
         threads: usize,
-    ) -> Wire<Option<Shape>> {
+    ) -> Wire<Option<CountedFunction>> {
         self.count_bounded(defined, threads, None)
     }
 
@@ -313,7 +313,7 @@ impl SpooledArm {
         defined: &D,
         threads: usize,
         max_id: Option<u64>,
-    ) -> Wire<Option<Shape>> {
+    ) -> Wire<Option<CountedFunction>> {
         let file = &self.function.file;
         match &self.arm {
             FileArm::Empty => Ok(None),
@@ -321,7 +321,7 @@ impl SpooledArm {
             FileArm::Linear(pieces) => {
                 if let Some(ranges) = FileRanges::cut(file, pieces, threads) {
                     if let Some(n) = split::count_linear(&mut ranges.windows(file), defined) {
-                        return Ok(n.and_then(|n| shape(Variant::Linear, n)));
+                        return Ok(n.map(LinearCount::function));
                     }
                 }
                 count_linear_arm(&mut FileFieldWindows { file, pieces }, defined)

@@ -41,6 +41,7 @@ use prost::Message;
 use super::terms;
 use super::terms::spooled::SpooledFunction;
 use crate::ids::{IdSet, SharedIdSet};
+use crate::model::function::CountedFunction;
 use crate::model::ommx30::{self, Func, Has, Label, LabelRef, Piece};
 use crate::ommx_v1 as pb1;
 use crate::ommx_v2 as pb;
@@ -549,7 +550,7 @@ impl Objective<'_> {
                 }
             }
         };
-        if let Some(shape) = counted {
+        if let Some(CountedFunction { shape, .. }) = counted {
             shape.visit_logical_memory(path, aggregate);
             let terms = shape.stored_terms as u64;
             return Some((shape.bytes() as u64, terms, shape.unprofiled));
