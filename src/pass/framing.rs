@@ -13,8 +13,8 @@ use super::observer::EntityObserver;
 use super::terms::spooled::SpooledFunction;
 use super::InstanceError;
 use crate::trace::{self, Phase};
-use crate::wire::fields::instance;
-use crate::wire::{FieldReader, WireType};
+use crate::wire::fields::{function, instance};
+use crate::wire::{tag, FieldReader, WireType};
 
 /// Whether a batch holding an element larger than [`BATCH_BYTES`] is being
 /// decoded or checked somewhere in the process: one such batch at a time,
@@ -97,7 +97,10 @@ impl Spooling {
     }
 
     pub(super) fn batch(self) -> RawBatch {
-        RawBatch::spooling_above(self.objective, self.constraints)
+        RawBatch {
+            quadratic_above: self.quadratic,
+            ..RawBatch::spooling_above(self.objective, self.constraints)
+        }
     }
 }
 
@@ -155,8 +158,12 @@ pub(super) struct RawBatch {
     pub(super) arena: Vec<u8>,
     pub(super) elements: Vec<RawElement>,
     pub(super) last: Option<Result<u64, InstanceError>>,
-    /// Objective fields longer than this are spooled (`None`: none is).
+    /// Objective fields longer than this are spooled, or left where they
+    /// lie in a regular file (`None`: none is).
     spool_above: Option<u64>,
+    /// Objective fields that start with a quadratic part and are longer
+    /// than this are left where they lie in a regular file (`None`: none).
+    quadratic_above: Option<u64>,
     /// Constraints longer than this are spooled (`None`: none is).
     spool_constraints_above: Option<u64>,
 }
@@ -276,9 +283,22 @@ pub(super) fn frame_one<R: Read>(
                 expect(field, wire_type, WireType::Len)?;
             }
             let prefix = fields.len_prefix()?;
-            if field == instance::OBJECTIVE
-                && raw.spool_above.is_some_and(|above| prefix.len > above)
+            let long = |above: Option<u64>| above.is_some_and(|above| prefix.len > above);
+            let objective = field == instance::OBJECTIVE;
+            let quadratic = |fields: &mut FieldReader<R>| {
+                let key = tag(function::QUADRATIC, WireType::Len);
+                Ok::<_, InstanceError>(fields.peek()? == Some(key))
+            };
+            if objective
+                && (long(raw.spool_above) || long(raw.quadratic_above) && quadratic(fields)?)
             {
+                if let Some((file, range)) = fields.leave_body(prefix)? {
+                    let part = Part::Spooled(SpooledFunction::within(file, range));
+                    raw.elements.push(RawElement::Spooled(part));
+                    return Ok(true);
+                }
+            }
+            if objective && long(raw.spool_above) {
                 if let Some(mut spooler) = Spooler::new() {
                     fields.stream_body(prefix, &mut |bytes| spooler.write(bytes))?;
                     let part = spooler.finish().map_err(InstanceError::Spool)?;

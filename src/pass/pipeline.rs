@@ -9,8 +9,10 @@
 //! thread is all of that in turn.
 
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::io::{self, Read};
 use std::mem::MaybeUninit;
+use std::ops::Range;
 use std::sync::{mpsc, Arc, Mutex};
 
 use super::accounts::Accounts;
@@ -147,12 +149,13 @@ pub(super) fn profile_source<R: Read + Send, O: EntityObserver + ?Sized>(
         (1, _) => sequential(reader, total, max_element, spooling, accounts, observer),
         // A regular file: read in turn too, with positioned reads, so that
         // a long element is read on every thread.
+        // A long objective is left in the file, as on every thread.
         (_, Some((file, total))) => pipelined(
             Framed::<R>::File(file.stream(total, threads)),
             Some(total),
             max_element,
             threads,
-            spooling,
+            spooling.in_file(accounts.in_place_above),
             accounts,
             observer,
         ),
@@ -190,6 +193,14 @@ impl<R> Framed<'_, R> {
         match self {
             Framed::Stream(_) => Ok(false),
             Framed::File(f) => f.ahead(buf),
+        }
+    }
+
+    /// [`crate::wire::stream::Leave`]: a file's; a stream reads every byte.
+    fn leave(&mut self, behind: u64, len: u64) -> io::Result<Option<(File, Range<u64>)>> {
+        match self {
+            Framed::Stream(_) => Ok(None),
+            Framed::File(f) => f.leave(behind, len),
         }
     }
 }
@@ -319,7 +330,8 @@ fn pipelined<R: Read + Send, O: EntityObserver + ?Sized>(
     let framer = Mutex::new(Framer {
         fields: FieldReader::new(reader, total)
             .with_max_len(max_element)
-            .with_ahead(Framed::ahead),
+            .with_ahead(Framed::ahead)
+            .with_leave(Framed::leave),
         tickets,
         next: 0,
         done: false,

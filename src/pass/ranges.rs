@@ -129,6 +129,26 @@ impl FileAt<'_> {
     }
 }
 
+impl FileAt<'_> {
+    /// [`crate::wire::stream::Leave`]: the `len` bytes that start `behind`
+    /// bytes before the next read, left in the file; `None` for bytes past
+    /// the payload's end.
+    pub(super) fn leave(
+        &mut self,
+        behind: u64,
+        len: u64,
+    ) -> io::Result<Option<(File, Range<u64>)>> {
+        let start = self.pos - behind;
+        if len > self.end - start {
+            return Ok(None);
+        }
+        let file = self.source.file.try_clone()?;
+        self.pos = start + len;
+        (self.source.progress)(len - behind);
+        Ok(Some((file, start..start + len)))
+    }
+}
+
 /// Reads `buf` from `file` at `pos`, a share of it on each of `threads`
 /// threads, each share with `read`.
 fn read_spread<T: Send>(

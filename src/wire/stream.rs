@@ -17,8 +17,10 @@
 //! limit. A known total that the data ends short of is an error, not a
 //! profile of what was read (a file cut short while it is read).
 
+use std::fs::File;
 use std::io::{self, Read};
 use std::mem::MaybeUninit;
+use std::ops::Range;
 
 use super::{BadKey, WireType, GROUP_DEPTH_LIMIT};
 
@@ -69,12 +71,21 @@ pub struct FieldReader<R> {
     /// How `reader` reads a long body on several threads, if it can
     /// ([`FieldReader::with_ahead`]).
     ahead: Option<Ahead<R>>,
+    /// How `reader` leaves a body unread where it lies, if it can
+    /// ([`FieldReader::with_leave`]).
+    leave: Option<Leave<R>>,
 }
 
 /// Fills the slice with the reader's next bytes, every one of them, on
 /// several threads where they lie, and moves the reader past them; false,
 /// reading nothing, when fewer bytes are left than the slice holds.
 pub type Ahead<R> = fn(&mut R, &mut [MaybeUninit<u8>]) -> io::Result<bool>;
+
+/// Moves the reader past bytes it does not read, where they lie in a
+/// file: `len` bytes that start `behind` bytes before its position (read
+/// ahead already): that file (a handle of its own) and their range in it;
+/// `None`, having moved nothing, where the reader cannot.
+pub type Leave<R> = fn(&mut R, u64, u64) -> io::Result<Option<(File, Range<u64>)>>;
 
 /// Bodies at least this long are read by [`Ahead`], where there is one.
 const AHEAD_FROM: u64 = 4 << 20;
@@ -92,6 +103,7 @@ impl<R: Read> FieldReader<R> {
             total,
             max_len: None,
             ahead: None,
+            leave: None,
         }
     }
 
@@ -100,6 +112,13 @@ impl<R: Read> FieldReader<R> {
     /// several threads read faster than one.
     pub fn with_ahead(mut self, ahead: Ahead<R>) -> Self {
         self.ahead = Some(ahead);
+        self
+    }
+
+    /// Leaves a body unread where [`FieldReader::leave_body`] is asked to,
+    /// with `leave`: `reader` is a regular file.
+    pub fn with_leave(mut self, leave: Leave<R>) -> Self {
+        self.leave = Some(leave);
         self
     }
 
@@ -290,6 +309,40 @@ impl<R: Read> FieldReader<R> {
             });
         }
         Ok(())
+    }
+
+    /// The first byte of the body of the field whose prefix was just read
+    /// (which is not empty), without consuming it; `None` at the end of the
+    /// input.
+    pub fn peek(&mut self) -> Result<Option<u8>, WireError> {
+        if self.pos == self.end && !self.fill()? {
+            return Ok(None);
+        }
+        Ok(Some(self.buf[self.pos]))
+    }
+
+    /// Moves past the body of the field whose prefix was just read without
+    /// reading what is not read ahead yet, where the input is a file of
+    /// known length ([`FieldReader::with_leave`]): the file and the body's
+    /// range in it. `None`, having read nothing, for a body already read
+    /// ahead whole, or an input that cannot.
+    pub fn leave_body(
+        &mut self,
+        LenPrefix { len, .. }: LenPrefix,
+    ) -> Result<Option<(File, Range<u64>)>, WireError> {
+        let behind = (self.end - self.pos) as u64;
+        let Some(leave) = self.leave.filter(|_| self.total.is_some() && len > behind) else {
+            return Ok(None);
+        };
+        let left = leave(&mut self.reader, behind, len).map_err(|source| WireError::Io {
+            offset: self.offset,
+            source,
+        })?;
+        if left.is_some() {
+            self.pos = self.end;
+            self.offset += len;
+        }
+        Ok(left)
     }
 
     /// Appends the body of the field whose prefix was just read to `buf`.
