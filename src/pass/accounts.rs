@@ -3,8 +3,10 @@
 //! the instance-wide parts visited once the stream has ended.
 
 use std::collections::HashSet;
+use std::io;
 
 use super::compare::Comparing;
+use super::objective::{Part, Singulars};
 use super::observer::Singular;
 use super::{Cost, ProfileOptions};
 use crate::model::function::Shape;
@@ -407,6 +409,37 @@ impl Accounts {
     pub(super) fn wire_top_level(&mut self, field: TopLevelField<'_>) {
         if self.wire.is_some() {
             self.wire_positions.count_top_level(field);
+        }
+    }
+
+    /// [`Accounts::wire_top_level`] of an objective field framed as `part`
+    /// (left in a file, or held should spooling have failed), its key and
+    /// length prefix taking `tag_bytes` of its `wire_bytes`.
+    pub(super) fn wire_objective(
+        &mut self,
+        part: &Part,
+        (tag_bytes, wire_bytes): (u64, u64),
+    ) -> io::Result<()> {
+        if self.wire.is_none() {
+            return Ok(());
+        }
+        let number = crate::wire::fields::instance::OBJECTIVE;
+        match part {
+            Part::Spooled(body) => {
+                let (file, range) = body.location();
+                let head = (number, tag_bytes, wire_bytes);
+                self.wire_positions
+                    .count_top_level_in_file(head, file, range)
+            }
+            Part::Field(field) => {
+                self.wire_top_level(TopLevelField {
+                    number,
+                    tag_bytes,
+                    wire_bytes,
+                    body: Singulars::objective_body(field),
+                });
+                Ok(())
+            }
         }
     }
 

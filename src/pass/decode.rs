@@ -53,13 +53,14 @@ pub(super) fn decode_batch(raw: &mut RawBatch, accounts: &mut Accounts) -> Batch
                 laps.lap(Phase::Aggregate);
                 Ok(Item::Rest(Part::Field(bytes)))
             }
-            RawElement::Spooled(part) => {
-                debug_assert!(
-                    accounts.wire.is_none(),
-                    "spooled only without the wire view"
-                );
-                Ok(Item::Rest(part))
-            }
+            RawElement::Spooled {
+                part,
+                tag_bytes,
+                wire_bytes,
+            } => accounts
+                .wire_objective(&part, (tag_bytes, wire_bytes))
+                .map(|()| Item::Rest(part))
+                .map_err(InstanceError::Spool),
             RawElement::SpooledConstraint {
                 body,
                 offset,

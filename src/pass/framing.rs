@@ -32,7 +32,7 @@ impl LargeToken {
         let largest = raw.elements.iter().map(|e| match e {
             RawElement::Entity { start, end, .. } => end - start,
             RawElement::Rest { bytes, .. } => bytes.len(),
-            RawElement::Spooled(_)
+            RawElement::Spooled { .. }
             | RawElement::SpooledConstraint { .. }
             | RawElement::Unknown { .. } => 0,
         });
@@ -72,11 +72,13 @@ pub(super) struct Spooling {
 impl Spooling {
     /// The objective, counted for the analyses too (`finish.rs`), is read
     /// from a file, a window at a time: memory does not hold a large one
-    /// (the wire view reads its bytes). So is a constraint, when
-    /// constraints are counted (no analysis looks at them).
+    /// (the wire view reads it there too). So is a constraint, when
+    /// constraints are counted (no analysis looks at them, nor the wire
+    /// view).
     pub(super) fn of<O: EntityObserver + ?Sized>(accounts: &Accounts, observer: &O) -> Self {
-        let objective = accounts.wire.is_none().then_some(accounts.spool_above);
-        let counted = observer.counts_only() && accounts.counting.is_some();
+        let objective = Some(accounts.spool_above);
+        let counted =
+            observer.counts_only() && accounts.counting.is_some() && accounts.wire.is_none();
         Self {
             objective,
             constraints: objective.filter(|_| counted),
@@ -135,9 +137,14 @@ pub(super) enum RawElement {
         tag_bytes: u64,
         wire_bytes: u64,
     },
-    /// A large objective field, spooled to a temporary file as it was
-    /// read (never with the wire view, which reads its bytes).
-    Spooled(Part),
+    /// A large objective field, left where it lies in a regular file or
+    /// spooled to a temporary file as it was read (held, should spooling
+    /// fail), with the size of its encoding.
+    Spooled {
+        part: Part,
+        tag_bytes: u64,
+        wire_bytes: u64,
+    },
     /// A large constraint's body, spooled to a temporary file as it was
     /// read (only when constraints are counted), ending at stream `offset`.
     SpooledConstraint {
@@ -293,16 +300,22 @@ pub(super) fn frame_one<R: Read>(
                 && (long(raw.spool_above) || long(raw.quadratic_above) && quadratic(fields)?)
             {
                 if let Some((file, range)) = fields.leave_body(prefix)? {
-                    let part = Part::Spooled(SpooledFunction::within(file, range));
-                    raw.elements.push(RawElement::Spooled(part));
+                    raw.elements.push(RawElement::Spooled {
+                        part: Part::Spooled(SpooledFunction::within(file, range)),
+                        tag_bytes,
+                        wire_bytes: fields.offset() - element_start,
+                    });
                     return Ok(true);
                 }
             }
             if objective && long(raw.spool_above) {
                 if let Some(mut spooler) = Spooler::new() {
                     fields.stream_body(prefix, &mut |bytes| spooler.write(bytes))?;
-                    let part = spooler.finish().map_err(InstanceError::Spool)?;
-                    raw.elements.push(RawElement::Spooled(part));
+                    raw.elements.push(RawElement::Spooled {
+                        part: spooler.finish().map_err(InstanceError::Spool)?,
+                        tag_bytes,
+                        wire_bytes: fields.offset() - element_start,
+                    });
                     return Ok(true);
                 }
             }

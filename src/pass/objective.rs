@@ -213,7 +213,7 @@ impl Singulars {
     }
 
     /// The objective's body, when `part` is an objective field.
-    fn objective_body(part: &[u8]) -> Option<&[u8]> {
+    pub(super) fn objective_body(part: &[u8]) -> Option<&[u8]> {
         // The objective's key is one byte; the length is a varint.
         if part.first() != Some(&tag(instance::OBJECTIVE, WireType::Len)) {
             return None;

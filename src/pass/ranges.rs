@@ -531,8 +531,11 @@ impl<'a> Plan<'a> {
                 if in_place(self.spooling.objective)
                     || in_place(self.spooling.quadratic) && self.quadratic(range, body, raw)? =>
             {
-                let part = Part::Spooled(self.in_file(body..end)?);
-                raw.push(RawElement::Spooled(part));
+                raw.push(RawElement::Spooled {
+                    part: Part::Spooled(self.in_file(body..end)?),
+                    tag_bytes,
+                    wire_bytes,
+                });
             }
             DESCRIPTION
             | OBJECTIVE
@@ -728,7 +731,10 @@ mod tests {
             let mut file = tempfile::tempfile().unwrap();
             file.write_all(b"xyz").unwrap();
             file.write_all(&bytes).unwrap();
-            let one = run_with(&bytes, options, spool_above);
+            // With the wire view, against the objective held: spooled or
+            // read in place, it is walked in its file.
+            let held = if options.wire { u64::MAX } else { spool_above };
+            let one = run_with(&bytes, options, held);
             let above = (spool_above, in_place);
             match run_in_file((&bytes, &file), options, above, (threads, chunk)) {
                 Some(many) => {

@@ -106,6 +106,11 @@ impl SpooledFunction {
         self.len
     }
 
+    /// The file it lies in, and its range there.
+    pub fn location(&self) -> (&File, Range<u64>) {
+        (&self.file, self.range())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

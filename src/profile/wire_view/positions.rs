@@ -11,12 +11,16 @@
 //! output shows.
 
 use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use super::v1::{INSTANCE, LINEAR};
 use super::{Cursor, Schema, Shape, TopLevelField, LENGTH, MAX_DEPTH, TAG, UNKNOWN};
 use crate::profile::{Aggregate, Frame};
 use crate::wire::fields::{linear, linear_term};
+use crate::wire::file::append_at;
 use crate::wire::term::common_term;
 
 /// One known field at its place: the positions of its leaves and, for a
@@ -377,7 +381,242 @@ impl Counter<'_> {
     }
 }
 
+/// Bytes of a body left in a file that [`Counter::message_in_file`] reads
+/// at a time, at least.
+const WINDOW: usize = 1 << 20;
+
+/// The most bytes a field's key and length prefix (or scalar value) take.
+const HEADER_MOST: usize = 20;
+
+/// The bytes of `range` of `file`.
+fn read(file: &File, range: Range<u64>) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    let len = usize::try_from(range.end - range.start).map_err(io::Error::other)?;
+    append_at(file, &mut bytes, range.start, len)?;
+    Ok(bytes)
+}
+
+/// What [`delimit`] found at a position of a window.
+enum Delimited {
+    /// A whole field, ending here.
+    Field(usize),
+    /// A length-delimited field whose value runs past the window: its key,
+    /// the bytes of its key and of its length prefix, and its length.
+    Long {
+        key: u64,
+        tag: usize,
+        prefix: usize,
+        len: u64,
+    },
+    /// The window ends inside the field's key or prefix (or scalar).
+    Cut,
+    /// Anything else (a group, a wire type that is none, an overlong
+    /// varint): left to the walk of the whole rest of the body.
+    Other,
+}
+
+/// The field at `at` of `bytes`, as far as its extent.
+fn delimit(bytes: &[u8], at: usize) -> Delimited {
+    let mut end = at;
+    let cut = |bytes: &[u8]| match bytes.len() - at < HEADER_MOST {
+        true => Delimited::Cut,
+        false => Delimited::Other,
+    };
+    let Some(key) = crate::wire::varint(bytes, &mut end) else {
+        return cut(bytes);
+    };
+    let scalar = |end: usize, n: usize| match end + n <= bytes.len() {
+        true => Delimited::Field(end + n),
+        false => cut(bytes),
+    };
+    match key & 7 {
+        0 => match crate::wire::varint(bytes, &mut end) {
+            Some(_) => Delimited::Field(end),
+            None => cut(bytes),
+        },
+        1 => scalar(end, 8),
+        5 => scalar(end, 4),
+        2 => {
+            let tag = end - at;
+            let Some(len) = crate::wire::varint(bytes, &mut end) else {
+                return cut(bytes);
+            };
+            match usize::try_from(len).ok().and_then(|l| end.checked_add(l)) {
+                Some(field_end) if field_end <= bytes.len() => Delimited::Field(field_end),
+                _ => Delimited::Long {
+                    key,
+                    tag,
+                    prefix: end - at - tag,
+                    len,
+                },
+            }
+        }
+        _ => Delimited::Other,
+    }
+}
+
+impl Counter<'_> {
+    /// [`Counter::message`] of a body left in `file` at `body`: its fields
+    /// read a window of whole fields at a time (`window` bytes), each
+    /// window walked as a body (the walk is one field after another, term
+    /// records summed run by run, so a body cut between fields walks
+    /// alike); a length-delimited field as long as a window counted from
+    /// its key and length, walked the same way where it is a message, a
+    /// payload never read. Whatever does not read as fields to the end of
+    /// the body is walked from there in memory, for the walk's own ending.
+    fn message_in_file(
+        &mut self,
+        message: usize,
+        file: &File,
+        body: Range<u64>,
+        depth: u32,
+        window: usize,
+    ) -> io::Result<()> {
+        let mut at = body.start;
+        while at < body.end {
+            // A long field's head alone, before a window is read.
+            let head = read(file, at..body.end.min(at + 2 * HEADER_MOST as u64))?;
+            if let long @ Delimited::Long { len, .. } = delimit(&head, 0) {
+                if len >= window as u64 {
+                    match self.long_field(message, file, (at, long), body.end, depth, window)? {
+                        Some(end) => at = end,
+                        None => return Ok(()),
+                    }
+                    continue;
+                }
+            }
+            let bytes = read(file, at..body.end.min(at + window as u64))?;
+            let whole = at + bytes.len() as u64 == body.end;
+            let mut pos = 0;
+            let stop = loop {
+                if pos == bytes.len() {
+                    break None;
+                }
+                match delimit(&bytes, pos) {
+                    Delimited::Field(end) => pos = end,
+                    Delimited::Cut if !whole => break None,
+                    other => break Some(other),
+                }
+            };
+            self.message(message, &bytes[..pos], depth);
+            at += pos as u64;
+            match stop {
+                None => {}
+                Some(long @ Delimited::Long { .. }) => {
+                    match self.long_field(message, file, (at, long), body.end, depth, window)? {
+                        Some(end) => at = end,
+                        None => return Ok(()),
+                    }
+                }
+                Some(_) => {
+                    let rest = read(file, at..body.end)?;
+                    self.message(message, &rest, depth);
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The length-delimited field at `at` of a `message` body in `file`
+    /// ending at `body_end`, longer than what was read of it (`long`, a
+    /// [`Delimited::Long`]): counted from its key and length, walked in the
+    /// file where it is a known message. Where it ends; `None` where the
+    /// body ends with it (it runs past the body's end).
+    fn long_field(
+        &mut self,
+        message: usize,
+        file: &File,
+        (at, long): (u64, Delimited),
+        body_end: u64,
+        depth: u32,
+        window: usize,
+    ) -> io::Result<Option<u64>> {
+        let Delimited::Long {
+            key,
+            tag,
+            prefix,
+            len,
+        } = long
+        else {
+            unreachable!("called with a long field")
+        };
+        let compiled = self.compiled;
+        let message = &compiled.messages[message];
+        let inner = at + (tag + prefix) as u64;
+        let Some(end) = inner.checked_add(len).filter(|&end| end <= body_end) else {
+            // As the walk in memory ends on a field past the body.
+            self.leaf(message.unknown, (body_end - at) as usize);
+            return Ok(None);
+        };
+        match message.field(key >> 3).filter(|_| depth < MAX_DEPTH) {
+            Some(field) => {
+                self.leaf(field.tag, tag);
+                self.leaf(field.length, prefix);
+                match field.message {
+                    Some(inner_message) => {
+                        self.message_in_file(inner_message, file, inner..end, depth + 1, window)?
+                    }
+                    None => self.leaf(field.value, len as usize),
+                }
+            }
+            None => self.leaf(message.unknown, (end - at) as usize),
+        }
+        Ok(Some(end))
+    }
+}
+
 impl Positions {
+    /// [`Positions::count_top_level`] of a length-delimited field whose
+    /// body is left in `file` at `body` (its key and length prefix taking
+    /// `tag_bytes` and the rest of `wire_bytes`): the same leaves, its
+    /// fields read a window at a time and a long payload in it not read.
+    pub fn count_top_level_in_file(
+        &mut self,
+        (number, tag_bytes, wire_bytes): (u32, u64, u64),
+        file: &File,
+        body: Range<u64>,
+    ) -> io::Result<()> {
+        self.count_in_file((number, tag_bytes, wire_bytes), file, body, WINDOW)
+    }
+
+    /// [`Positions::count_top_level_in_file`], `window` bytes at a time.
+    fn count_in_file(
+        &mut self,
+        (number, tag_bytes, wire_bytes): (u32, u64, u64),
+        file: &File,
+        body: Range<u64>,
+        window: usize,
+    ) -> io::Result<()> {
+        let compiled = Compiled::get();
+        let known = compiled.messages[INSTANCE_AT].field(u64::from(number));
+        let Some(message) = known.and_then(|f| f.message) else {
+            // Nothing to walk: as held.
+            let bytes = read(file, body)?;
+            let body = Some(bytes.as_slice());
+            self.count_top_level(TopLevelField {
+                number,
+                tag_bytes,
+                wire_bytes,
+                body,
+            });
+            return Ok(());
+        };
+        let known = known.expect("a message field is known");
+        if self.sums.is_empty() {
+            self.sums = vec![Sum::default(); compiled.paths.len()];
+        }
+        let mut counter = Counter {
+            compiled,
+            sums: &mut self.sums,
+        };
+        let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let body_len = body.end - body.start;
+        counter.leaf(known.tag, to_usize(tag_bytes));
+        counter.leaf(known.length, to_usize(wire_bytes - tag_bytes - body_len));
+        counter.message_in_file(message, file, body, 0, window.max(2 * HEADER_MOST))
+    }
+
     /// Adds the leaves counted so far to `aggregate`, position by position,
     /// and starts again from none.
     pub fn settle(&mut self, aggregate: &mut Aggregate) {
@@ -596,6 +835,83 @@ mod tests {
             }
         }
         out
+    }
+
+    /// An objective (or constraint, or description) whose body is left in
+    /// a file counts as held, whatever the window: random bodies, a
+    /// quadratic one with long arrays and term records in its linear part,
+    /// some cut short or with garbage.
+    #[test]
+    fn a_body_left_in_a_file_counts_as_held() {
+        use crate::wire::fields::{function, instance, quadratic};
+        use std::io::Write;
+        let mut random = Random(0x1234_5678_9abc_def1);
+        let (mut longs, mut checked) = (0, 0);
+        for case in 0..3_000 {
+            let number = [
+                instance::OBJECTIVE,
+                instance::CONSTRAINTS,
+                instance::DESCRIPTION,
+            ][random.below(3) as usize];
+            let schema = match INSTANCE.fields.iter().find(|f| f.0 == number) {
+                Some(&(_, _, Shape::Message(schema))) => schema,
+                _ => unreachable!("message fields"),
+            };
+            let mut body = if number == instance::OBJECTIVE && random.below(2) == 0 {
+                let mut q = Vec::new();
+                for array in [quadratic::ROWS, quadratic::COLUMNS, quadratic::VALUES] {
+                    let len = random.below(300) as usize;
+                    len_field(&mut q, array, &vec![1; len]);
+                }
+                if random.below(3) > 0 {
+                    len_field(&mut q, quadratic::LINEAR, &linear_body(&mut random));
+                }
+                let mut f = Vec::new();
+                len_field(&mut f, function::QUADRATIC, &q);
+                f
+            } else {
+                body(schema, &mut random, 0)
+            };
+            match random.below(8) {
+                0 => body.truncate(random.below(body.len() as u64 + 1) as usize),
+                1 => body.push(0xff),
+                2 if !body.is_empty() => {
+                    let at = random.below(body.len() as u64) as usize;
+                    body[at] = random.below(256) as u8;
+                }
+                _ => {}
+            }
+            let mut prefix = Vec::new();
+            varint(&mut prefix, body.len() as u64);
+            let wire_bytes = (1 + prefix.len() + body.len()) as u64;
+            let held = TopLevelField {
+                number,
+                tag_bytes: 1,
+                wire_bytes,
+                body: Some(&body),
+            };
+            let mut expected = Positions::default();
+            expected.count_top_level(held);
+            let mut file = tempfile::tempfile().unwrap();
+            file.write_all(b"abc").unwrap();
+            file.write_all(&body).unwrap();
+            let window = [40, 41, 57, 100, 1000, WINDOW][random.below(6) as usize];
+            let mut got = Positions::default();
+            let range = 3..3 + body.len() as u64;
+            got.count_in_file((number, 1, wire_bytes), &file, range, window)
+                .unwrap();
+            let (mut a, mut b) = (Aggregate::new(), Aggregate::new());
+            expected.settle(&mut a);
+            got.settle(&mut b);
+            assert_eq!(
+                nodes(&a),
+                nodes(&b),
+                "case {case}, window {window}: {body:02x?}"
+            );
+            longs += usize::from(body.len() > window);
+            checked += 1;
+        }
+        assert!(longs > 300 && checked == 3_000, "{longs}");
     }
 
     /// Constraints whose linear functions (or a quadratic's linear part)
