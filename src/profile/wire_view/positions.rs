@@ -603,18 +603,24 @@ impl Positions {
             return Ok(());
         };
         let known = known.expect("a message field is known");
-        if self.sums.is_empty() {
-            self.sums = vec![Sum::default(); compiled.paths.len()];
-        }
-        let mut counter = Counter {
-            compiled,
-            sums: &mut self.sums,
-        };
+        let mut counter = self.counter();
         let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let body_len = body.end - body.start;
         counter.leaf(known.tag, to_usize(tag_bytes));
         counter.leaf(known.length, to_usize(wire_bytes - tag_bytes - body_len));
         counter.message_in_file(message, file, body, 0, window.max(2 * HEADER_MOST))
+    }
+
+    /// A walk summing into these sums, made for every position at first.
+    fn counter(&mut self) -> Counter<'_> {
+        let compiled = Compiled::get();
+        if self.sums.is_empty() {
+            self.sums = vec![Sum::default(); compiled.paths.len()];
+        }
+        Counter {
+            compiled,
+            sums: &mut self.sums,
+        }
     }
 
     /// Adds the leaves counted so far to `aggregate`, position by position,
@@ -634,13 +640,7 @@ impl Positions {
     /// no family frame, into `aggregate` (always the same one).
     pub fn count_top_level(&mut self, field: TopLevelField<'_>) {
         let compiled = Compiled::get();
-        if self.sums.is_empty() {
-            self.sums = vec![Sum::default(); compiled.paths.len()];
-        }
-        let mut counter = Counter {
-            compiled,
-            sums: &mut self.sums,
-        };
+        let mut counter = self.counter();
         let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let instance = &compiled.messages[INSTANCE_AT];
         let Some(known) = instance.field(u64::from(field.number)) else {
