@@ -235,6 +235,32 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
     end: u64,
     reading: ObjectiveReading,
 ) -> Result<(Objective, Option<Vec<Growth>>), InstanceError> {
+    if reading.need != ObjectiveNeed::Outline {
+        return read_counted(objective, defined, end, reading);
+    }
+    // Its variables gathered as the count checks them.
+    let variables = SharedIdSet::default();
+    let noted = |id| {
+        let defined = defined(id);
+        if defined {
+            variables.note(id);
+        }
+        defined
+    };
+    let (mut objective, growths) = read_counted(objective, &noted, end, reading)?;
+    if let Objective::Counted(_, gathered) = &mut objective {
+        *gathered = variables.into_set();
+    }
+    Ok((objective, growths))
+}
+
+/// [`read_objective`], the count's variables checked with `defined`.
+fn read_counted<D: Fn(u64) -> bool + Sync>(
+    objective: WireObjective<'_>,
+    defined: &D,
+    end: u64,
+    reading: ObjectiveReading,
+) -> Result<(Objective, Option<Vec<Growth>>), InstanceError> {
     let ObjectiveReading {
         threads,
         need,
@@ -242,28 +268,20 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
     } = reading;
     // An error reading the order leaves it to the estimate's even spread.
     let order = |made: Wire<Option<Vec<Growth>>>| made.ok().flatten();
-    let variables = SharedIdSet::default();
-    let defined = |id| {
-        let defined = defined(id);
-        if defined && need == ObjectiveNeed::Outline {
-            variables.note(id);
-        }
-        defined
-    };
     let counted = |count: &dyn Fn() -> Wire<Option<CountedFunction>>| match need {
         ObjectiveNeed::Function => None,
         ObjectiveNeed::Count => count().ok().flatten(),
         ObjectiveNeed::Outline => count().ok().flatten().filter(CountedFunction::as_written),
     };
-    let (mut objective, growths) = match objective {
+    Ok(match objective {
         WireObjective::Missing => return Err(ModelError::MissingObjective.into()),
         WireObjective::Decoded(wire) => {
             let (objective, waste) = from_prost(&wire)?;
-            return Ok((Objective::Built(objective, waste), None));
+            (Objective::Built(objective, waste), None)
         }
         // Checked in full by `rest.decode`.
         WireObjective::Pieces { arm, pieces } => {
-            let objective = match counted(&|| terms::count(arm.as_ref(), &defined, threads)) {
+            let objective = match counted(&|| terms::count(arm.as_ref(), defined, threads)) {
                 Some(c) => Objective::Counted(c, IdSet::default()),
                 None => built_objective(terms::normalize(&pieces, threads), &pieces, end)?,
             };
@@ -271,7 +289,7 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
             (objective, made.and_then(order))
         }
         WireObjective::Spooled(spooled) => {
-            let objective = match counted(&|| spooled.count(&defined, threads)) {
+            let objective = match counted(&|| spooled.count(defined, threads)) {
                 Some(c) => Objective::Counted(c, IdSet::default()),
                 None => {
                     let bytes = spooled.load().map_err(InstanceError::Spool)?;
@@ -281,11 +299,7 @@ fn read_objective<D: Fn(u64) -> bool + Sync>(
             let made = growths.then(|| spooled.growths(objective.stored_terms()));
             (objective, made.and_then(order))
         }
-    };
-    if let Objective::Counted(_, gathered) = &mut objective {
-        *gathered = variables.into_set();
-    }
-    Ok((objective, growths))
+    })
 }
 
 /// The objective, checked, from what [`terms::normalize`] built of its
