@@ -349,8 +349,9 @@ impl SharedIdSet {
 
     /// Whether `id` was added. Exact for what every other thread added
     /// before this one last synchronized with it (a join, a lock); an id
-    /// being added meanwhile may be seen or not.
-    #[inline]
+    /// being added meanwhile may be seen or not. Always inlined: the
+    /// checks of a file read on every thread look every variable up.
+    #[inline(always)]
     pub fn contains(&self, id: u64) -> bool {
         if id < BITMAP_IDS {
             self.pages[(id / PAGE_IDS) as usize]

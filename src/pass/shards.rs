@@ -118,7 +118,10 @@ impl Shard {
     }
 
     /// Checks a batch of chunk `chunk`'s elements; how many variable
-    /// references they hold.
+    /// references they hold. Kept out of its caller: inlined into the
+    /// chunk loop, it made `inspect -f folded` of the 198 MB LP take 1.07
+    /// of the time (21 pairs).
+    #[inline(never)]
     pub(super) fn check(
         &mut self,
         chunk: usize,
