@@ -284,6 +284,14 @@ impl IdSet {
         in_bitmap && self.others.iter().all(|&id| f(id))
     }
 
+    /// Calls `f` with every id in the set, in no particular order.
+    pub fn for_each(&self, mut f: impl FnMut(u64)) {
+        self.all(|id| {
+            f(id);
+            true
+        });
+    }
+
     /// Takes `id` out.
     pub fn remove(&mut self, id: u64) {
         match self.bits.get_mut((id / 64) as usize) {

@@ -9,12 +9,9 @@ use super::compare::Comparing;
 use super::objective::{Part, Singulars};
 use super::observer::Singular;
 use super::{Cost, ProfileOptions};
-use crate::model::function::Shape;
 use crate::model::leaves::KeyedLeaves;
 use crate::model::ommx30::ConversionError;
-use crate::model::{
-    AcyclicAssignments, Annotations, ConstraintHints, Description, FileWaste, Parameters,
-};
+use crate::model::FileWaste;
 use crate::pass::terms::entities::RepeatCheck;
 use crate::pass::InstanceError;
 use crate::pass::{MAX_FAMILIES, MAX_FAMILY_BYTES};
@@ -39,27 +36,6 @@ pub fn visit_instance_parts<V: LogicalMemoryVisitor>(singular: &Singular<'_>, vi
         description,
         annotations,
     } = singular;
-    visit_parts(
-        objective,
-        hints,
-        dependency,
-        parameters,
-        description,
-        annotations,
-        visitor,
-    );
-}
-
-/// [`visit_instance_parts`], its parts taken apart.
-fn visit_parts<V: LogicalMemoryVisitor>(
-    objective: &Shape,
-    hints: &ConstraintHints,
-    dependency: &AcyclicAssignments,
-    parameters: &Parameters,
-    description: &Description,
-    annotations: &Annotations,
-    visitor: &mut V,
-) {
     let mut path = Path::new();
     // Entity containers: their stack part is there even when empty.
     for frame in [

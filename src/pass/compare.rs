@@ -205,12 +205,7 @@ impl Comparing {
             return;
         }
         // 3.0's rules take the smallest variable in use: any order does.
-        let variables = |note: &mut dyn FnMut(u64)| {
-            singular.objective_variables.all(|id| {
-                note(id);
-                true
-            });
-        };
+        let variables = |note: &mut dyn FnMut(u64)| singular.objective_variables.for_each(note);
         let dependency = match ommx30_rules(&self.uses, dependency, &variables) {
             Ok(dependency) => dependency,
             Err(EntityRefusal::Ommx30(e)) => return self.refuse(&e),

@@ -18,10 +18,9 @@ impl EntityObserver for SeesObjective {
     fn finish(&mut self, singular: &super::Singular<'_>) {
         let shape = singular.objective;
         let mut variables = Vec::new();
-        singular.objective_variables.all(|id| {
-            variables.push(id);
-            true
-        });
+        singular
+            .objective_variables
+            .for_each(|id| variables.push(id));
         variables.sort_unstable();
         self.0 = Some((
             shape.stored_terms as u64,

@@ -984,7 +984,7 @@ mod tests {
 
     fn ids(set: &IdSet) -> std::collections::BTreeSet<u64> {
         let mut ids = std::collections::BTreeSet::new();
-        set.all(|id| ids.insert(id));
+        set.for_each(|id| _ = ids.insert(id));
         ids
     }
 
